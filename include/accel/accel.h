@@ -1,0 +1,21 @@
+// Umbrella header: everything a framework or backend needs from the core.
+#pragma once
+
+#include "accel/allocator.h"
+#include "accel/capabilities.h"
+#include "accel/context.h"
+#include "accel/device.h"
+#include "accel/device_guard.h"
+#include "accel/device_properties.h"
+#include "accel/device_type.h"
+#include "accel/error.h"
+#include "accel/event.h"
+#include "accel/generator.h"
+#include "accel/graph.h"
+#include "accel/hooks.h"
+#include "accel/hooks_table.h"
+#include "accel/memory_stats.h"
+#include "accel/registry.h"
+#include "accel/stream.h"
+#include "accel/stream_guard.h"
+#include "accel/version.h"

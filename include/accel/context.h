@@ -1,0 +1,77 @@
+// Context: the process-wide entry point a framework asks about devices.
+//
+// globalContext() dispatches by DeviceType to the registered hooks, and adds
+// what the hooks alone do not: lazy, once-per-process initialisation of each
+// backend (retried if init threw), seeding every initialised backend at once,
+// the choice of "the" accelerator, and fork safety (a backend initialised
+// before fork() is poisoned in the child, see docs/lifecycle.md).
+//
+// Thread-safety: every member is thread-safe.
+// Lifetime: created on first use and never destroyed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "accel/allocator.h"
+#include "accel/device.h"
+#include "accel/export.h"
+#include "accel/generator.h"
+
+namespace accel {
+
+class ACCEL_API Context {
+ public:
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Runs the backend's init() once per process. Concurrent callers wait for
+  // the first; if init throws, the error reaches every waiting caller and the
+  // next call tries again. Throws NotAvailable when no backend is registered
+  // for `type`, and whatever init throws. After fork(), in the child, a type
+  // initialised in the parent throws DeviceError.
+  void lazyInitDevice(DeviceType type);
+  // True once lazyInitDevice(type) succeeded. Never throws.
+  [[nodiscard]] bool isInitialized(DeviceType type) const noexcept;
+
+  // The default generator of `device` (index -1 = current device), after
+  // initialising its backend. CPU has a built-in generator of its own.
+  [[nodiscard]] Generator defaultGenerator(Device device);
+  // Seeds the CPU generator and every default generator of every device of
+  // every initialised backend. Throws what a backend throws (after seeding
+  // the others).
+  void manualSeed(std::uint64_t seed);
+
+  // The device of `ptr` in backend `type` (initialised first). Throws
+  // InvalidArgument for memory the backend does not own.
+  [[nodiscard]] Device getDeviceFromPtr(const void* ptr, DeviceType type);
+  // True if ptr is pinned host memory of `type` (default: the current
+  // accelerator). False, without asking the backend, while the type is not
+  // initialised: nothing can be pinned by a backend that never started.
+  [[nodiscard]] bool isPinnedPtr(const void* ptr,
+                                 std::optional<DeviceType> type = std::nullopt) const noexcept;
+  // Pinned host allocator of `type` (default: the current accelerator),
+  // initialising it first. Throws NotAvailable when there is no accelerator.
+  [[nodiscard]] Allocator& getPinnedMemoryAllocator(std::optional<DeviceType> type = std::nullopt);
+
+  // The accelerator programs should use: the one set with
+  // setCurrentAccelerator, else the first available registered backend in
+  // the order cuda, hip, xpu, mps, mtia, hpu, then run-time types in
+  // registration order. nullopt when none is available. Never throws.
+  [[nodiscard]] std::optional<DeviceType> currentAccelerator() const noexcept;
+  // Throws InvalidArgument for CPU or an unregistered type.
+  void setCurrentAccelerator(DeviceType type);
+  // Forgets an explicit choice.
+  void clearCurrentAccelerator() noexcept;
+
+ private:
+  friend ACCEL_API Context& globalContext() noexcept;
+  Context();
+};
+
+ACCEL_API Context& globalContext() noexcept;
+
+// True in a child process whose parent had initialised `type` before fork().
+ACCEL_API bool isPoisonedByFork(DeviceType type) noexcept;
+
+}  // namespace accel

@@ -1,0 +1,19 @@
+// Event identifiers and flags for the events hook group.
+//
+// An event marks a point in a stream's work. A backend hands out EventIds from
+// createEvent and frees them in destroyEvent; 0 is never a valid id.
+#pragma once
+
+#include <cstdint>
+
+namespace accel {
+
+using EventId = std::uint64_t;
+inline constexpr EventId kNoEvent = 0;
+
+struct EventFlags {
+  bool enable_timing = false;  // elapsedTime needs both events created with it
+  bool blocking_sync = false;  // synchronize sleeps instead of spinning
+};
+
+}  // namespace accel

@@ -1,0 +1,100 @@
+// Generator: a cheap, copyable handle to a random-number generator's state.
+//
+// A GeneratorImpl owns a seed and an offset into its engine's stream (the
+// Philox4x32-10 stream everywhere in accelhooks, see philox.h and
+// docs/random.md). Copies of a Generator share one GeneratorImpl: seeding
+// through one is seen through all. clone() makes an independent copy.
+//
+// Default generators (one per device, created on first use and never
+// destroyed) are reached through AcceleratorHooks::getDefaultGenerator or
+// Context::defaultGenerator; new independent ones through getNewGenerator.
+//
+// Thread-safety: every GeneratorImpl method is atomic with respect to the
+// others (implementations lock mutex()). A caller that needs several calls to
+// act as one (read state, then advance) locks mutex() around them; the mutex is
+// recursive so that the calls themselves may be made while holding it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "accel/device.h"
+#include "accel/export.h"
+
+namespace accel {
+
+class ACCEL_API GeneratorImpl {
+ public:
+  explicit GeneratorImpl(Device device) : device_(device) {}
+  GeneratorImpl(const GeneratorImpl&) = delete;
+  GeneratorImpl& operator=(const GeneratorImpl&) = delete;
+  virtual ~GeneratorImpl();
+
+  [[nodiscard]] Device device() const noexcept { return device_; }
+  // Held by implementations during each call; lock it to group calls.
+  [[nodiscard]] std::recursive_mutex& mutex() const noexcept { return mutex_; }
+
+  // Seeds deterministically and rewinds the offset to 0. Never throws.
+  virtual void setCurrentSeed(std::uint64_t seed) = 0;
+  // The seed of the current stream.
+  [[nodiscard]] virtual std::uint64_t currentSeed() const = 0;
+  // The seed this generator started from or was last (re)seeded with.
+  [[nodiscard]] virtual std::uint64_t initialSeed() const = 0;
+  // Seeds from a non-deterministic source, rewinds the offset, returns the seed.
+  virtual std::uint64_t seed() = 0;
+  // Position in the stream, in 32-bit outputs consumed.
+  virtual void setOffset(std::uint64_t offset) = 0;
+  [[nodiscard]] virtual std::uint64_t offset() const = 0;
+  // Serialised state (a versioned byte blob). setState throws InvalidArgument
+  // on a blob of the wrong size, magic or version and leaves the state as it was.
+  [[nodiscard]] virtual std::vector<std::uint8_t> getState() const = 0;
+  virtual void setState(std::span<const std::uint8_t> state) = 0;
+  // An independent generator with the same state.
+  [[nodiscard]] virtual std::shared_ptr<GeneratorImpl> clone() const = 0;
+  // "philox4x32-10"
+  [[nodiscard]] virtual std::string_view engineName() const noexcept = 0;
+
+ private:
+  Device device_;
+  mutable std::recursive_mutex mutex_;
+};
+
+// Handle with shared ownership of a GeneratorImpl. A default-constructed
+// Generator is undefined; using it throws InvalidArgument.
+class ACCEL_API Generator {
+ public:
+  Generator() = default;
+  explicit Generator(std::shared_ptr<GeneratorImpl> impl) : impl_(std::move(impl)) {}
+
+  [[nodiscard]] bool defined() const noexcept { return impl_ != nullptr; }
+  [[nodiscard]] Device device() const;
+  void manualSeed(std::uint64_t seed);
+  std::uint64_t seed();
+  [[nodiscard]] std::uint64_t currentSeed() const;
+  [[nodiscard]] std::uint64_t initialSeed() const;
+  void setOffset(std::uint64_t offset);
+  [[nodiscard]] std::uint64_t offset() const;
+  [[nodiscard]] std::vector<std::uint8_t> getState() const;
+  void setState(std::span<const std::uint8_t> state);
+  [[nodiscard]] Generator clone() const;
+
+  [[nodiscard]] GeneratorImpl& impl() const;
+  // The implementation as T, or nullptr when it is of another type.
+  template <typename T>
+  [[nodiscard]] T* as() const noexcept {
+    return dynamic_cast<T*>(impl_.get());
+  }
+
+  friend bool operator==(const Generator& a, const Generator& b) noexcept {
+    return a.impl_ == b.impl_;
+  }
+
+ private:
+  std::shared_ptr<GeneratorImpl> impl_;
+};
+
+}  // namespace accel

@@ -1,0 +1,185 @@
+// Registry<Key, Object, Args...>: named factories with priorities.
+//
+// A registry maps a key (usually a name) to a creator function that builds an
+// Object from Args. Backends register creators when their library loads; the
+// host asks for an object by key. Several registrations of one key are
+// resolved by priority: Preferred beats Default beats Fallback, and a
+// registration at the same priority as the active one is an error the caller
+// sees (a DuplicateRegistration exception), never a process exit.
+//
+// Thread-safety: every member is thread-safe. Lookups are lock-free: the
+// entries live in an immutable snapshot published with one release store, and
+// a registration copies the snapshot, edits the copy and publishes it. Old
+// snapshots are kept until the registry is destroyed, so a reader never sees
+// freed memory. Registrations are rare (load time), lookups are hot, which is
+// why the costs are split this way.
+//
+// Lifetime: registries used by the library are created on first use and never
+// destroyed, so that static destructors and late-loading plugins may use them.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "accel/error.h"
+#include "accel/export.h"
+
+namespace accel {
+
+enum class RegistryPriority : std::uint8_t { Fallback = 0, Default = 1, Preferred = 2 };
+
+// "fallback", "default", "preferred".
+ACCEL_API std::string_view registryPriorityName(RegistryPriority priority) noexcept;
+
+// Thrown by Registry::registerCreator for a same-priority duplicate.
+class ACCEL_API DuplicateRegistration : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+  ~DuplicateRegistration() override;
+};
+
+template <typename Key, typename Object, typename... Args>
+class Registry {
+ public:
+  using Creator = std::function<std::unique_ptr<Object>(Args...)>;
+
+  // `what` names the registry in messages ("hooks factory", "cuBLAS pool").
+  explicit Registry(std::string what) : what_(std::move(what)) {
+    snapshots_.push_back(std::make_unique<const Snapshot>());
+    current_.store(snapshots_.back().get(), std::memory_order_release);
+  }
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Registers `creator` under `key`. Returns true if it is now the active
+  // creator, false if an entry of higher priority already exists (that entry
+  // stays). Throws DuplicateRegistration when the active entry has the same
+  // priority, and InvalidArgument for an empty creator.
+  bool registerCreator(const Key& key, Creator creator,
+                       RegistryPriority priority = RegistryPriority::Default,
+                       std::string help = {}) {
+    ACCEL_CHECK(static_cast<bool>(creator), InvalidArgument, "cannot register an empty ",
+                what_, " creator for '", key, "'");
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    const Snapshot& old = *current_.load(std::memory_order_relaxed);
+    auto next = std::make_unique<Snapshot>(old);
+    auto it = lowerBound(next->entries, key);
+    if (it != next->entries.end() && it->key == key) {
+      if (it->priority > priority) return false;
+      if (it->priority == priority) {
+        throw DuplicateRegistration(detail::concat(
+            what_, " '", key, "' is already registered at priority ",
+            registryPriorityName(priority),
+            "; register with a higher priority to replace it, or remove the "
+            "duplicate registration (two libraries providing the same backend?)"));
+      }
+      *it = Entry{key, std::move(creator), priority, std::move(help)};
+    } else {
+      next->entries.insert(it, Entry{key, std::move(creator), priority, std::move(help)});
+    }
+    publish(std::move(next));
+    return true;
+  }
+
+  // True if `key` has a creator. Lock-free; never throws.
+  template <typename K>
+  [[nodiscard]] bool has(const K& key) const noexcept {
+    return find(key) != nullptr;
+  }
+
+  // Builds the object registered under `key`, or returns nullptr when there
+  // is none. Throws whatever the creator throws.
+  template <typename K>
+  [[nodiscard]] std::unique_ptr<Object> create(const K& key, Args... args) const {
+    const Entry* entry = find(key);
+    if (entry == nullptr) return nullptr;
+    return entry->creator(std::forward<Args>(args)...);
+  }
+
+  // Priority of the active entry, or nullopt-like false return.
+  template <typename K>
+  [[nodiscard]] bool priorityOf(const K& key, RegistryPriority& out) const noexcept {
+    const Entry* entry = find(key);
+    if (entry == nullptr) return false;
+    out = entry->priority;
+    return true;
+  }
+
+  // All keys, sorted.
+  [[nodiscard]] std::vector<Key> keys() const {
+    const Snapshot& snap = *current_.load(std::memory_order_acquire);
+    std::vector<Key> out;
+    out.reserve(snap.entries.size());
+    for (const Entry& e : snap.entries) out.push_back(e.key);
+    return out;
+  }
+
+  // The help text registered with `key` (empty if none or unknown).
+  template <typename K>
+  [[nodiscard]] std::string help(const K& key) const {
+    const Entry* entry = find(key);
+    return entry == nullptr ? std::string() : entry->help;
+  }
+
+  // One line per key: "key (priority): help".
+  [[nodiscard]] std::string helpMessage() const {
+    const Snapshot& snap = *current_.load(std::memory_order_acquire);
+    std::ostringstream out;
+    for (const Entry& e : snap.entries) {
+      out << e.key << " (" << registryPriorityName(e.priority) << ")";
+      if (!e.help.empty()) out << ": " << e.help;
+      out << '\n';
+    }
+    return std::move(out).str();
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept {
+    return current_.load(std::memory_order_acquire)->entries.size();
+  }
+
+ private:
+  struct Entry {
+    Key key;
+    Creator creator;
+    RegistryPriority priority;
+    std::string help;
+  };
+  struct Snapshot {
+    std::vector<Entry> entries;  // sorted by key
+  };
+
+  template <typename Entries, typename K>
+  static auto lowerBound(Entries& entries, const K& key) {
+    return std::lower_bound(entries.begin(), entries.end(), key,
+                            [](const Entry& e, const K& k) { return std::less<>{}(e.key, k); });
+  }
+
+  template <typename K>
+  const Entry* find(const K& key) const noexcept {
+    const Snapshot& snap = *current_.load(std::memory_order_acquire);
+    auto it = lowerBound(snap.entries, key);
+    if (it != snap.entries.end() && it->key == key) return &*it;
+    return nullptr;
+  }
+
+  void publish(std::unique_ptr<Snapshot> next) {
+    snapshots_.push_back(std::move(next));
+    current_.store(snapshots_.back().get(), std::memory_order_release);
+  }
+
+  std::string what_;
+  std::mutex write_mutex_;
+  std::vector<std::unique_ptr<const Snapshot>> snapshots_;  // guarded by write_mutex_
+  std::atomic<const Snapshot*> current_{nullptr};
+};
+
+}  // namespace accel

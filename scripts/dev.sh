@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The README's quick start: installs missing build dependencies (Debian and
+# Ubuntu, through apt-get), then runs a CMake workflow preset.
+#
+#   scripts/dev.sh main   build, then run `accel info` and the openreg demo
+#   scripts/dev.sh test   build and run the test suite
+#   scripts/dev.sh deps   only install the dependencies
+#   scripts/dev.sh asan|tsan   the sanitizer workflows
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+          libcli11-dev nlohmann-json3-dev)
+
+install_deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+case "${1:-}" in
+  deps) install_deps ;;
+  main|test|asan|tsan) install_deps; cmake --workflow --preset "$1" ;;
+  *) echo "usage: scripts/dev.sh main|test|asan|tsan|deps" >&2; exit 2 ;;
+esac

@@ -1,0 +1,7 @@
+#include "accel/allocator.h"
+
+namespace accel {
+
+Allocator::~Allocator() = default;
+
+}  // namespace accel

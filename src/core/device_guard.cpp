@@ -1,0 +1,60 @@
+#include "accel/device_guard.h"
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "destructor_error.h"
+
+namespace accel {
+
+DeviceGuard::DeviceGuard(Device device)
+    : hooks_(&getHooks(device.type)), type_(device.type) {
+  if (device.index == kCurrentDevice) {
+    original_ = current_ = hooks_->getCurrentDevice();
+  } else {
+    original_ = hooks_->exchangeDevice(device.index);
+    current_ = device.index;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  // Always restore, even when nothing seemed to change: code inside the scope
+  // may have set another device directly.
+  try {
+    hooks_->setCurrentDeviceImpl(original_);
+  } catch (...) {
+    detail::reportDestructorError("DeviceGuard");
+  }
+}
+
+void DeviceGuard::resetDevice(Device device) {
+  ACCEL_CHECK(device.type == type_, InvalidArgument, "DeviceGuard::resetDevice(): the guard is "
+              "for '", deviceTypeName(type_), "' devices, got '", device,
+              "'; use a separate guard per device type");
+  if (device.index == kCurrentDevice) return;
+  hooks_->setCurrentDevice(device.index);
+  current_ = device.index;
+}
+
+OptionalDeviceGuard::OptionalDeviceGuard(std::optional<Device> device) {
+  if (device) guard_.emplace(*device);
+}
+
+void OptionalDeviceGuard::resetDevice(Device device) {
+  if (guard_) {
+    guard_->resetDevice(device);
+  } else {
+    guard_.emplace(device);
+  }
+}
+
+std::optional<Device> OptionalDeviceGuard::originalDevice() const noexcept {
+  if (!guard_) return std::nullopt;
+  return guard_->originalDevice();
+}
+
+std::optional<Device> OptionalDeviceGuard::currentDevice() const noexcept {
+  if (!guard_) return std::nullopt;
+  return guard_->currentDevice();
+}
+
+}  // namespace accel

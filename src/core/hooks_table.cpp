@@ -1,0 +1,211 @@
+#include "accel/hooks_table.h"
+
+#include <array>
+#include <cstdio>
+#include <mutex>
+
+#include "accel/error.h"
+
+namespace accel {
+namespace detail {
+// Zero-initialised before any code runs, so lookups during static
+// initialisation or destruction are safe.
+std::atomic<AcceleratorHooks*> g_hooks_table[kHooksTableSize] = {};
+}  // namespace detail
+
+namespace {
+
+std::atomic<AbsentBackendHint> g_absent_hint{nullptr};
+
+struct TableState {
+  std::mutex mutex;  // serialises installs and factory runs
+  std::array<std::string, detail::kHooksTableSize> origins;
+  std::array<std::string, detail::kHooksTableSize> factory_errors;
+  std::vector<std::string> static_errors;
+};
+
+// Leaked on purpose: reached from static destructors and late plugins.
+TableState& state() {
+  static TableState* s = new TableState();
+  return *s;
+}
+
+std::string registeredList() {
+  std::string out;
+  for (DeviceType t : registeredHooksTypes()) {
+    if (!out.empty()) out += ", ";
+    out += deviceTypeName(t);
+  }
+  return out.empty() ? std::string("none") : out;
+}
+
+// What getHooks returns for a type without a backend: benign probes, and an
+// explanation for everything else.
+class AbsentHooks final : public AcceleratorHooks {
+ public:
+  explicit AbsentHooks(DeviceType type) : AcceleratorHooks(type, Capabilities{}) {}
+
+  [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
+    std::string extra;
+    if (AbsentBackendHint hint = g_absent_hint.load(std::memory_order_acquire)) {
+      extra = hint(deviceType());
+    }
+    std::string factory_error;
+    {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      factory_error = state().factory_errors[static_cast<std::uint8_t>(deviceType())];
+    }
+    throw NotAvailable(detail::concat(
+        hook, "(): no backend is registered for device type '", name(),
+        "' (registered backends: ", registeredList(), ")",
+        factory_error.empty() ? std::string()
+                              : detail::concat("; creating its hooks failed: ", factory_error),
+        ". Load one with accel::loadBackend(\"/path/to/libaccel_", name(),
+        ".so\"), list it in ACCEL_PLUGINS, or link the backend into the program",
+        extra.empty() ? std::string() : detail::concat(". ", extra)));
+  }
+
+ protected:
+  bool isBuiltImpl() const override { return false; }
+  bool isAvailableImpl() const override { return false; }
+  int deviceCountImpl() const override { return 0; }
+  bool hasPrimaryContextImpl(DeviceIndex) const override { return false; }
+  bool isPinnedPtrImpl(const void*) const override { return false; }
+};
+
+}  // namespace
+
+AcceleratorHooks& absentHooks(DeviceType type) noexcept {
+  // One per slot, built on first use and never destroyed (lifecycle rule).
+  static AbsentHooks* absent = [] {
+    void* memory = ::operator new(sizeof(AbsentHooks) * detail::kHooksTableSize);
+    auto* table = static_cast<AbsentHooks*>(memory);
+    for (int i = 0; i < detail::kHooksTableSize; ++i) {
+      new (&table[i]) AbsentHooks(static_cast<DeviceType>(i));
+    }
+    return table;
+  }();
+  return absent[static_cast<std::uint8_t>(type)];
+}
+
+AcceleratorHooks& detail::getHooksSlow(DeviceType type) noexcept {
+  if (isValidDeviceType(type)) {
+    std::string_view name = deviceTypeName(type);
+    if (hooksRegistry().has(name)) {
+      TableState& s = state();
+      std::lock_guard<std::mutex> lock(s.mutex);
+      auto slot = static_cast<std::uint8_t>(type);
+      if (AcceleratorHooks* hooks = g_hooks_table[slot].load(std::memory_order_acquire)) {
+        return *hooks;
+      }
+      try {
+        std::unique_ptr<AcceleratorHooks> hooks = hooksRegistry().create(name);
+        if (hooks == nullptr) {
+          s.factory_errors[slot] = "the factory returned null";
+        } else if (hooks->deviceType() != type) {
+          s.factory_errors[slot] = detail::concat("the factory built hooks for '",
+                                                  hooks->name(), "' instead");
+        } else {
+          s.origins[slot] = "factory registered for '" + std::string(name) + "'";
+          s.factory_errors[slot].clear();
+          AcceleratorHooks* raw = hooks.release();  // never destroyed
+          g_hooks_table[slot].store(raw, std::memory_order_release);
+          return *raw;
+        }
+      } catch (const std::exception& e) {
+        s.factory_errors[slot] = e.what();
+      } catch (...) {
+        s.factory_errors[slot] = "unknown exception";
+      }
+    }
+  }
+  return absentHooks(type);
+}
+
+AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks, std::string origin) {
+  ACCEL_CHECK(hooks != nullptr, InvalidArgument, "registerHooks(): null hooks object");
+  DeviceType type = hooks->deviceType();
+  ACCEL_CHECK(isValidDeviceType(type), InvalidArgument, "registerHooks(): device type id ",
+              toIndex(type), " was never registered; call registerDeviceType(name) first");
+  TableState& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto slot = static_cast<std::uint8_t>(type);
+  AcceleratorHooks* existing = detail::g_hooks_table[slot].load(std::memory_order_acquire);
+  ACCEL_CHECK(existing == nullptr, InvalidArgument, "registerHooks(): hooks for '",
+              deviceTypeName(type), "' are already registered (from ",
+              s.origins[slot].empty() ? std::string("an unknown origin") : s.origins[slot],
+              "); a device type has one backend: remove the duplicate registration or "
+              "register the new backend under another device type name");
+  s.origins[slot] = origin.empty() ? std::string("registerHooks()") : std::move(origin);
+  s.factory_errors[slot].clear();
+  AcceleratorHooks* raw = hooks.release();  // never destroyed
+  detail::g_hooks_table[slot].store(raw, std::memory_order_release);
+  return *raw;
+}
+
+bool isHooksRegistered(DeviceType type) noexcept {
+  if (detail::g_hooks_table[static_cast<std::uint8_t>(type)].load(std::memory_order_acquire)) {
+    return true;
+  }
+  return isValidDeviceType(type) && hooksRegistry().has(deviceTypeName(type));
+}
+
+std::vector<DeviceType> registeredHooksTypes() {
+  std::vector<DeviceType> out;
+  for (DeviceType t : allDeviceTypes()) {
+    if (isHooksRegistered(t)) out.push_back(t);
+  }
+  return out;
+}
+
+std::string hooksOrigin(DeviceType type) {
+  TableState& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const std::string& origin = s.origins[static_cast<std::uint8_t>(type)];
+  if (!origin.empty()) return origin;
+  if (isValidDeviceType(type) && hooksRegistry().has(deviceTypeName(type))) {
+    return "factory registered for '" + std::string(deviceTypeName(type)) + "' (not created yet)";
+  }
+  return {};
+}
+
+void setAbsentBackendHint(AbsentBackendHint hint) noexcept {
+  g_absent_hint.store(hint, std::memory_order_release);
+}
+
+HooksRegistry& hooksRegistry() {
+  static HooksRegistry* registry = new HooksRegistry("hooks factory");
+  return *registry;
+}
+
+void registerHooksFactory(std::string_view type_name,
+                          std::function<std::unique_ptr<AcceleratorHooks>()> factory,
+                          RegistryPriority priority, std::string help) {
+  registerDeviceType(type_name);
+  hooksRegistry().registerCreator(std::string(type_name), std::move(factory), priority,
+                                  std::move(help));
+}
+
+HooksRegistration::HooksRegistration(std::string_view type_name,
+                                     std::function<std::unique_ptr<AcceleratorHooks>()> factory,
+                                     RegistryPriority priority) noexcept {
+  try {
+    registerHooksFactory(type_name, std::move(factory), priority);
+  } catch (const std::exception& e) {
+    std::string message = detail::concat("accelhooks: static registration of '", type_name,
+                                         "' failed: ", e.what());
+    std::fprintf(stderr, "%s\n", message.c_str());
+    try {
+      std::lock_guard<std::mutex> lock(state().mutex);
+      state().static_errors.push_back(std::move(message));
+    } catch (...) {
+    }
+  }
+}
+
+std::vector<std::string> staticRegistrationErrors() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().static_errors;
+}
+
+}  // namespace accel

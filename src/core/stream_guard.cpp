@@ -1,0 +1,35 @@
+#include "accel/stream_guard.h"
+
+#include "accel/hooks_table.h"
+#include "destructor_error.h"
+
+namespace accel {
+
+StreamGuard::StreamGuard(Stream stream) : hooks_(&getHooks(stream.device.type)) {
+  if (stream.device.index == kCurrentDevice) {
+    stream.device.index = hooks_->getCurrentDevice();
+  }
+  original_device_ = hooks_->exchangeDevice(stream.device.index);
+  try {
+    original_stream_ = hooks_->exchangeStream(stream);
+  } catch (...) {
+    hooks_->setCurrentDeviceImpl(original_device_);
+    throw;
+  }
+  current_stream_ = stream;
+}
+
+StreamGuard::~StreamGuard() {
+  try {
+    hooks_->setCurrentStreamImpl(original_stream_);
+  } catch (...) {
+    detail::reportDestructorError("StreamGuard (stream)");
+  }
+  try {
+    hooks_->setCurrentDeviceImpl(original_device_);
+  } catch (...) {
+    detail::reportDestructorError("StreamGuard (device)");
+  }
+}
+
+}  // namespace accel

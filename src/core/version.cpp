@@ -1,0 +1,8 @@
+#include "accel/version.h"
+
+namespace accel {
+
+std::string_view libraryVersion() noexcept { return ACCEL_VERSION_STRING; }
+int libraryPluginApiVersion() noexcept { return kPluginApiVersion; }
+
+}  // namespace accel
