@@ -155,6 +155,13 @@ class ACCEL_API AcceleratorHooks {
   // Resolves -1 to the current device, then checks the range.
   [[nodiscard]] DeviceIndex resolveDeviceIndex(DeviceIndex index) const;
 
+  // Raises the error for a device index that is out of range for `hook`.
+  // The base class throws InvalidArgument ("device index 5 out of range
+  // [0, 2) for 'openreg'"); the absent backend overrides it to say that no
+  // backend is registered, naming the hook.
+  [[noreturn]] virtual void failBadDeviceIndex(DeviceIndex index, int count,
+                                               std::string_view hook, HookGroup group) const;
+
   // Raises the error for a hook this object cannot serve. The base class throws
   // NotSupported naming backend, hook and group; the absent backend and the
   // poisoned-after-fork wrapper override it with their own errors.
@@ -225,6 +232,11 @@ class ACCEL_API AcceleratorHooks {
   friend class StreamGuard;
 
   void requireGroup(HookGroup group, std::string_view hook) const;
+  // failUnsupported, known to the compiler not to return (a virtual
+  // [[noreturn]] is not trusted through the vtable).
+  [[noreturn]] void raiseUnsupported(std::string_view hook, HookGroup group) const;
+  void checkIndex(DeviceIndex index, std::string_view hook, HookGroup group) const;
+  DeviceIndex resolveIndex(DeviceIndex index, std::string_view hook, HookGroup group) const;
   void checkStream(Stream stream, std::string_view hook) const;
 
   DeviceType type_;

@@ -1,75 +1,226 @@
 // Backend plugins: loading a backend's shared library at run time, and the
 // report of every plugin the process tried to load.
 //
-// A plugin is a shared library that exports one C symbol, ACCEL_PLUGIN_ENTRY
-// ("accel_plugin_entry_v1"), defined with the ACCEL_DEFINE_PLUGIN macro. The
-// loader dlopens the file, checks the API version in both directions (the
-// plugin states the version it was built for and the oldest core it accepts;
-// the core refuses a plugin built for another API version), then calls the
-// plugin's register function, which registers its device type and hooks.
+// A plugin is a shared library that exports one C function, ACCEL_PLUGIN_ENTRY
+// (accel_plugin_entry_v1), returning a PluginEntry. Plugin authors write it
+// with one line at namespace scope:
 //
-// Every attempt, failed or not, is recorded as a PluginRecord; pluginReport()
-// returns them for `accel info` and the absent-backend error messages. A
-// failed load leaves the process working: nothing of the plugin stays
-// registered if its register function threw before registering hooks.
+//   void registerMyBackend() {                    // may throw
+//     accel::registerDeviceType("mydev");
+//     accel::registerHooks(std::make_unique<MyHooks>(), "plugin libaccel_mydev.so");
+//   }
+//   ACCEL_DEFINE_PLUGIN("mydev", "1.2.0", registerMyBackend);
 //
-// Autoload (autoloadPlugins(), run once by the first call): ACCEL_PLUGINS is
-// a ':'-separated list of plugin paths; ACCEL_PLUGIN_PATH a ':'-separated
-// list of directories scanned for libaccel_*.so; ACCEL_AUTOLOAD=0 disables
-// both. Relative paths and world-writable directories are refused with a
-// warning, and the environment is ignored in setuid/setgid processes.
+// loadBackend(path) dlopens the file (RTLD_NOW | RTLD_LOCAL), finds the entry
+// in that very file, checks the API version in both directions (the core
+// must still speak the plugin's API: api_version >= the core's
+// kOldestSupportedPluginApiVersion; the plugin must speak the core's:
+// libraryPluginApiVersion() >= min_core_api_version), calls the register function
+// inside try/catch, and works out which device types the plugin registered by
+// comparing registeredHooksTypes() before and after. Every attempt, failed or
+// not, is recorded as a PluginRecord; pluginReport() returns them for
+// `accel info`, and the absent-backend errors (getHooks(t) for a type without
+// a backend) quote the records that explain why t has none.
 //
-// Thread-safety: all functions are thread-safe; loads are serialised.
-// Lifetime: loaded plugins are never unloaded (their hooks live forever).
+// A failed load leaves the process working. Registration cannot be undone,
+// so hooks a plugin registered before its register function threw stay
+// registered (the record lists them). Libraries are never dlclose()d, not
+// even after a failed load: a static initialiser may already have handed the
+// core a pointer into them.
+//
+// Autoload, run once per process by the first autoloadPlugins() call
+// (Context::lazyInitDevice and the `accel` tool make that call):
+//  - ACCEL_PLUGINS: ':'-separated list of plugin files, loaded in order;
+//  - ACCEL_PLUGIN_PATH: ':'-separated list of directories; each is scanned
+//    for files named libaccel_*.so, loaded in name order;
+//  - ACCEL_AUTOLOAD=0 disables both.
+// Relative paths, world-writable directories (and files) are refused with a
+// one-line warning on stderr, once per item per process. In a setuid/setgid
+// process (getauxval(AT_SECURE)) the environment is ignored altogether.
+// Autoload failures are also reported on stderr, one line each: the user
+// asked for these plugins through the environment and must see why not.
+//
+// Thread-safety: all functions are thread-safe. Loads are serialised; the
+// report may be read during a load. A plugin's register function must not
+// call loadBackend() (it would wait for itself), and its autoloadPlugins()
+// calls return at once.
+// Lifetime: loaded plugins are never unloaded; their hooks live forever.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accel/device_type.h"
+#include "accel/error.h"
 #include "accel/export.h"
 #include "accel/version.h"
 
 namespace accel {
 
-enum class PluginStatus {
-  Loaded,           // registered its backend
-  NotFound,         // no such file
-  Refused,          // path refused (relative, world-writable dir, setuid)
-  OpenFailed,       // dlopen failed; detail holds dlerror()
-  NotAPlugin,       // no entry symbol
-  VersionMismatch,  // API version handshake failed
-  InitFailed,       // the register function threw
-  Duplicate,        // its device type already had a backend
-  NoDevices,        // loaded, but the backend reports zero devices
-  AlreadyLoaded,    // same file loaded before; nothing done
+// ---- The exported-entry contract (what a plugin provides) ----
+
+// The oldest plugin API version this core still loads (the value compiled
+// into libaccel.so is the one that counts). A plugin loads when its
+// api_version is at least this and its min_core_api_version is at most
+// libraryPluginApiVersion(); otherwise the load is refused with
+// PluginStatus::VersionMismatch. docs/plugins.md has the policy.
+inline constexpr int kOldestSupportedPluginApiVersion = 1;
+
+// What a plugin's entry function returns. The layout of this struct belongs to
+// the symbol name: accel_plugin_entry_v1 returns exactly these fields in this
+// order, forever. A future layout gets a new symbol (accel_plugin_entry_v2),
+// which lets a core read the entry of any plugin before it decides to refuse it.
+struct PluginEntry {
+  // kPluginApiVersion of the headers the plugin was compiled with.
+  int api_version;
+  // The oldest core plugin API the plugin accepts (usually its api_version).
+  int min_core_api_version;
+  // What the plugin calls itself ("openreg") and its own version ("0.1.0").
+  // Static strings; may be null (recorded as empty).
+  const char* name;
+  const char* version;
+  // Registers the plugin's device types and hooks (registerDeviceType,
+  // registerHooks, registerHooksFactory). May throw; the loader catches. Null
+  // when the library registers everything from static initialisers
+  // (ACCEL_REGISTER_HOOKS) as it is opened.
+  void (*register_fn)();
 };
 
-// "loaded", "not found", ...
+// The entry function's C name, as the identifier and as a string for dlsym.
+#define ACCEL_PLUGIN_ENTRY accel_plugin_entry_v1
+inline constexpr const char kPluginEntrySymbol[] = "accel_plugin_entry_v1";
+using PluginEntryFn = const PluginEntry* (*)();
+
+// ---- Loading and diagnostics ----
+
+enum class PluginStatus {
+  Loaded,           // registered its backend(s)
+  NotFound,         // no such file or directory
+  Refused,          // refused by autoload: relative path, world-writable, setuid
+  OpenFailed,       // dlopen failed; detail holds dlerror()
+  NotAPlugin,       // the file has no accel_plugin_entry_v1 of its own
+  VersionMismatch,  // API version handshake failed (either direction)
+  InitFailed,       // the register function threw, or registered nothing
+  Duplicate,        // a device type it registers already had a backend
+  NoDevices,        // loaded, but a backend it registered reports zero devices
+  AlreadyLoaded,    // this file was loaded before; nothing done
+};
+
+// "loaded", "not found", "refused", "open failed", "not a plugin",
+// "version mismatch", "init failed", "duplicate", "no devices",
+// "already loaded". Never throws.
 ACCEL_API std::string_view pluginStatusName(PluginStatus status) noexcept;
 
+// True for Loaded, NoDevices and AlreadyLoaded: the plugin's backends are
+// registered. Never throws.
+ACCEL_API bool pluginStatusIsSuccess(PluginStatus status) noexcept;
+
 struct PluginRecord {
-  std::string path;                    // as given, or as found in a directory
-  std::string source;                  // "loadBackend", "ACCEL_PLUGINS", "ACCEL_PLUGIN_PATH"
+  std::string path;    // absolute: as given, or as found in a directory
+  std::string source;  // "loadBackend", "ACCEL_PLUGINS", "ACCEL_PLUGIN_PATH"
   PluginStatus status = PluginStatus::NotFound;
-  std::string detail;                  // the reason, in words
+  std::string detail;                  // the reason, in words (empty when Loaded)
   std::vector<DeviceType> registered;  // device types it registered
   std::string plugin_name;             // what the plugin calls itself
-  std::string plugin_version;
+  std::string plugin_version;          // the plugin's own version string
+  int plugin_api_version = 0;          // PluginEntry::api_version; 0 if unknown
 };
 
-// Loads the plugin at `path`. Returns the record (also kept in the report).
-// Throws InvalidArgument/NotAvailable/... naming the path and the reason for
-// every status other than Loaded, NoDevices and AlreadyLoaded, so that a
-// caller who asked for a plugin explicitly cannot miss a failure; the
-// process keeps working either way.
+// One line: "<path>: <status>[: <detail>] (registered: a, b)". Never throws
+// except std::bad_alloc.
+ACCEL_API std::string describePluginRecord(const PluginRecord& record);
+
+// Thrown by loadBackend for a plugin that did not load. It is a NotAvailable
+// (its backend is not available), and carries the full record.
+class ACCEL_API PluginLoadError : public NotAvailable {
+ public:
+  PluginLoadError(PluginRecord record, std::string message,
+                  std::source_location where = std::source_location::current());
+  ~PluginLoadError() override;
+  [[nodiscard]] const PluginRecord& record() const noexcept { return record_; }
+
+ private:
+  PluginRecord record_;
+};
+
+// Loads the plugin at `path` and returns its record (also kept in the report).
+// A relative path is taken relative to the current directory (the dynamic
+// linker's search path is never used). Loading a file that loaded before
+// returns AlreadyLoaded and does nothing; a file whose earlier load failed is
+// tried again. Throws PluginLoadError naming the path and the reason for every
+// status other than Loaded, NoDevices and AlreadyLoaded, so that a caller who
+// asked for a plugin explicitly cannot miss a failure; the process keeps
+// working either way. Throws InvalidArgument when called from a plugin's
+// register function or static initialiser. Thread-safe; loads are serialised.
 ACCEL_API PluginRecord loadBackend(const std::string& path);
 
-// Runs the environment-driven autoload once per process (later calls do
-// nothing) and returns the records it produced. Never throws.
+// The autoload settings, as read from the environment (or made up by a caller).
+struct AutoloadConfig {
+  std::optional<std::string> plugins;      // ACCEL_PLUGINS
+  std::optional<std::string> plugin_path;  // ACCEL_PLUGIN_PATH
+  std::optional<std::string> autoload;     // ACCEL_AUTOLOAD; "0" disables
+  bool secure = false;                     // getauxval(AT_SECURE) != 0: ignore the rest
+};
+
+// The process's ACCEL_PLUGINS, ACCEL_PLUGIN_PATH, ACCEL_AUTOLOAD and
+// AT_SECURE flag. Never throws (an allocation failure gives an empty config).
+ACCEL_API AutoloadConfig autoloadConfigFromEnvironment() noexcept;
+
+// Runs the environment-driven autoload once per process (later calls, and
+// calls from inside a plugin's register function, do nothing and return an
+// empty vector) and returns the records it produced. Concurrent first callers
+// wait until the autoload is finished. Never throws; failures are recorded and
+// printed on stderr.
 ACCEL_API std::vector<PluginRecord> autoloadPlugins() noexcept;
 
-// Every load attempt so far, in order.
+// Runs the autoload logic for `config` now, whether or not the once-per-process
+// autoload ran (for programs with their own plugin settings, and for tests).
+// Same refusals, warnings and records as the environment-driven autoload.
+// Never throws.
+ACCEL_API std::vector<PluginRecord> autoloadPlugins(
+    const AutoloadConfig& config) noexcept;
+
+enum class AutoloadState {
+  NotRun,         // autoloadPlugins() was not called yet
+  Ran,            // ran (whether or not any plugin was listed)
+  Disabled,       // ACCEL_AUTOLOAD=0
+  IgnoredSecure,  // setuid/setgid process: environment ignored
+};
+// Where the once-per-process autoload stands. Never throws.
+ACCEL_API AutoloadState autoloadState() noexcept;
+// "not run", "ran", "disabled by ACCEL_AUTOLOAD=0", "ignored (setuid/setgid process)".
+ACCEL_API std::string_view autoloadStateName(AutoloadState state) noexcept;
+
+// Every load attempt so far, in order (autoload and loadBackend alike).
+// Thread-safe; throws only std::bad_alloc.
 ACCEL_API std::vector<PluginRecord> pluginReport();
 
+// The record of the successful load that registered `type`, or nullopt
+// (a built-in, statically linked or unregistered type). Thread-safe.
+ACCEL_API std::optional<PluginRecord> pluginForDeviceType(DeviceType type);
+
+// The path of the plugin being loaded on this thread (during its static
+// initialisers and register function), else empty. Lets registration code
+// name its origin: registerHooks(hooks, "plugin " + path). Never throws.
+ACCEL_API std::string loadingPluginPath() noexcept;
+
 }  // namespace accel
+
+// ACCEL_DEFINE_PLUGIN(name, version_string, register_function): defines the
+// plugin's exported entry. Use once per plugin, at global or namespace scope,
+// in a library that links libaccel.so. `register_function` is a `void()`
+// function (or a captureless lambda) that may throw. The plugin declares the
+// API version of the headers it is compiled with, and accepts any core that
+// implements that version or a later one. A macro because the entry must be an
+// exported `extern "C"` function with a fixed name.
+#define ACCEL_DEFINE_PLUGIN(plugin_name, plugin_version, register_function)     \
+  extern "C" __attribute__((visibility("default"))) const ::accel::PluginEntry* \
+  ACCEL_PLUGIN_ENTRY() {                                                        \
+    static const ::accel::PluginEntry entry{                                    \
+        ::accel::kPluginApiVersion, ::accel::kPluginApiVersion, (plugin_name),  \
+        (plugin_version), static_cast<void (*)()>(register_function)};          \
+    return &entry;                                                              \
+  }                                                                             \
+  static_assert(true, "ACCEL_DEFINE_PLUGIN requires a semicolon")

@@ -21,12 +21,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -153,9 +155,43 @@ class Registry {
     RegistryPriority priority;
     std::string help;
   };
+  // For string keys, a compact side index makes a lookup a binary search
+  // over 16-byte slots ordered by (first 8 bytes, length), with memcmp only
+  // for the bytes past the eighth. Keys compare by their bytes: a profile of
+  // the plain binary search over Entry spent half its time in memcmp calls
+  // and the rest touching 100-byte entries.
+  static constexpr bool kStringKeys = std::is_same_v<Key, std::string>;
+  struct Slot {
+    std::uint64_t prefix;  // the key's first 8 bytes, zero-padded, as one integer
+    std::uint32_t length;
+    std::uint32_t entry;   // index into entries
+    friend bool operator<(const Slot& a, const Slot& b) noexcept {
+      return a.prefix != b.prefix ? a.prefix < b.prefix : a.length < b.length;
+    }
+  };
   struct Snapshot {
     std::vector<Entry> entries;  // sorted by key
+    std::vector<Slot> slots;     // string keys only, sorted by (prefix, length)
   };
+
+  static std::uint64_t prefixOf(std::string_view key) noexcept {
+    std::uint64_t prefix = 0;
+    std::memcpy(&prefix, key.data(), key.size() < 8 ? key.size() : 8);
+    return prefix;
+  }
+
+  static void buildSlots(Snapshot& snap) {
+    if constexpr (kStringKeys) {
+      snap.slots.clear();
+      snap.slots.reserve(snap.entries.size());
+      for (std::size_t i = 0; i < snap.entries.size(); ++i) {
+        const std::string& key = snap.entries[i].key;
+        snap.slots.push_back(Slot{prefixOf(key), static_cast<std::uint32_t>(key.size()),
+                                  static_cast<std::uint32_t>(i)});
+      }
+      std::sort(snap.slots.begin(), snap.slots.end());
+    }
+  }
 
   template <typename Entries, typename K>
   static auto lowerBound(Entries& entries, const K& key) {
@@ -166,12 +202,30 @@ class Registry {
   template <typename K>
   const Entry* find(const K& key) const noexcept {
     const Snapshot& snap = *current_.load(std::memory_order_acquire);
-    auto it = lowerBound(snap.entries, key);
-    if (it != snap.entries.end() && it->key == key) return &*it;
-    return nullptr;
+    if constexpr (kStringKeys && std::is_convertible_v<const K&, std::string_view>) {
+      std::string_view text(key);
+      if (text.size() > UINT32_MAX) return nullptr;
+      const Slot probe{prefixOf(text), static_cast<std::uint32_t>(text.size()), 0};
+      auto it = std::lower_bound(snap.slots.begin(), snap.slots.end(), probe);
+      // Keys sharing the first 8 bytes and the length differ in their tails.
+      for (; it != snap.slots.end() && it->prefix == probe.prefix && it->length == probe.length;
+           ++it) {
+        const Entry& entry = snap.entries[it->entry];
+        if (text.size() <= 8 ||
+            std::memcmp(entry.key.data() + 8, text.data() + 8, text.size() - 8) == 0) {
+          return &entry;
+        }
+      }
+      return nullptr;
+    } else {
+      auto it = lowerBound(snap.entries, key);
+      if (it != snap.entries.end() && it->key == key) return &*it;
+      return nullptr;
+    }
   }
 
   void publish(std::unique_ptr<Snapshot> next) {
+    buildSlots(*next);
     snapshots_.push_back(std::move(next));
     current_.store(snapshots_.back().get(), std::memory_order_release);
   }

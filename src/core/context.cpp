@@ -11,6 +11,7 @@
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
+#include "accel/plugin.h"
 
 namespace accel {
 namespace {
@@ -28,6 +29,13 @@ class PoisonedHooks final : public AcceleratorHooks {
       : AcceleratorHooks(real.deviceType(), real.capabilities()),
         built_(real.isBuilt()),
         device_count_(real.deviceCount()) {}
+
+  // With no backend (or a poisoned one) an index error would mislead: say
+  // what is really wrong, naming the hook that was asked for.
+  [[noreturn]] void failBadDeviceIndex(DeviceIndex, int, std::string_view hook,
+                                       HookGroup group) const override {
+    failUnsupported(hook, group);
+  }
 
   [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
     throw DeviceError(detail::concat(
@@ -76,6 +84,10 @@ void poisonInitialisedBackendsInChild() {
     TypeState& t = s.types[i];
     if (t.initialized.load(std::memory_order_acquire) && t.poisoned_hooks != nullptr) {
       t.poisoned.store(true, std::memory_order_release);
+      // Not initialised in the child: manualSeed skips the type (forked
+      // workers reseed themselves) and lazyInitDevice takes its slow path,
+      // which reports the poisoning.
+      t.initialized.store(false, std::memory_order_release);
       detail::g_hooks_table[i].store(t.poisoned_hooks, std::memory_order_release);
     }
   }
@@ -101,6 +113,13 @@ bool isPoisonedByFork(DeviceType type) noexcept {
 void Context::lazyInitDevice(DeviceType type) {
   TypeState& t = contextState().types[static_cast<std::uint8_t>(type)];
   if (t.initialized.load(std::memory_order_acquire)) [[likely]] return;
+  if (t.poisoned.load(std::memory_order_acquire)) [[unlikely]] {
+    // Before the lock: the parent may have held it when it forked.
+    getHooks(type).failUnsupported("lazyInitDevice", HookGroup::High);
+  }
+  // Plugins named by the environment get their chance to register before the
+  // first initialisation of any type (once per process; a no-op afterwards).
+  (void)autoloadPlugins();
   std::lock_guard<std::mutex> lock(t.init_mutex);
   if (t.initialized.load(std::memory_order_relaxed)) return;
   AcceleratorHooks& hooks = getHooks(type);

@@ -1,5 +1,6 @@
 #include "accel/device.h"
 
+#include <cctype>
 #include <charconv>
 #include <ostream>
 
@@ -36,6 +37,14 @@ Device Device::parse(std::string_view text) {
   try {
     type = deviceTypeFromName(type_text);
   } catch (const InvalidArgument& e) {
+    // Hint with the whole corrected string, which the caller can paste.
+    std::string lower(text);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (findDeviceType(std::string_view(lower).substr(0, colon))) {
+      badDevice(text, detail::concat("unknown device type '", type_text,
+                                     "': device type names are lower case (did you mean '",
+                                     lower, "'?)"));
+    }
     badDevice(text, e.message());
   }
   if (colon == std::string_view::npos) return Device(type, kCurrentDevice);

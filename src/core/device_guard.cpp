@@ -11,16 +11,20 @@ DeviceGuard::DeviceGuard(Device device)
   if (device.index == kCurrentDevice) {
     original_ = current_ = hooks_->getCurrentDevice();
   } else {
-    original_ = hooks_->exchangeDevice(device.index);
+    // The common case is a guard for the device that is already current:
+    // that needs neither the range check nor a set.
+    original_ = hooks_->getCurrentDevice();
+    if (original_ != device.index) hooks_->setCurrentDevice(device.index);
     current_ = device.index;
   }
 }
 
 DeviceGuard::~DeviceGuard() {
-  // Always restore, even when nothing seemed to change: code inside the scope
-  // may have set another device directly.
+  // Compare with the device that is current now, not with current_: code
+  // inside the scope may have set another device directly. Reading is
+  // cheaper than setting on every backend.
   try {
-    hooks_->setCurrentDeviceImpl(original_);
+    if (hooks_->getCurrentDeviceImpl() != original_) hooks_->setCurrentDeviceImpl(original_);
   } catch (...) {
     detail::reportDestructorError("DeviceGuard");
   }

@@ -1,5 +1,7 @@
 #include "accel/hooks.h"
 
+#include <exception>
+
 #include "accel/error.h"
 
 namespace accel {
@@ -26,31 +28,53 @@ void AcceleratorHooks::failUnsupported(std::string_view hook, HookGroup group) c
       "(`accel check --backend ", name(), "` shows every such gap)"));
 }
 
+void AcceleratorHooks::raiseUnsupported(std::string_view hook, HookGroup group) const {
+  failUnsupported(hook, group);
+  std::terminate();  // unreachable: failUnsupported throws; this tells the compiler so
+}
+
 void AcceleratorHooks::requireGroup(HookGroup group, std::string_view hook) const {
-  if (!capabilities_.has(group)) [[unlikely]] failUnsupported(hook, group);
+  if (!capabilities_.has(group)) [[unlikely]] raiseUnsupported(hook, group);
+}
+
+void AcceleratorHooks::failBadDeviceIndex(DeviceIndex index, int count, std::string_view hook,
+                                          HookGroup) const {
+  throw InvalidArgument(detail::concat(
+      "device index ", int(index), " out of range [0, ", count, ") for '", name(), "'",
+      hook.empty() ? std::string() : detail::concat(" (", hook, ")"),
+      count == 0 ? std::string("; the backend reports no devices")
+                 : detail::concat("; use an index from 0 to ", count - 1)));
+}
+
+void AcceleratorHooks::checkIndex(DeviceIndex index, std::string_view hook,
+                                  HookGroup group) const {
+  int count = deviceCount();
+  if (index < 0 || index >= count) [[unlikely]] failBadDeviceIndex(index, count, hook, group);
+}
+
+DeviceIndex AcceleratorHooks::resolveIndex(DeviceIndex index, std::string_view hook,
+                                           HookGroup group) const {
+  int count = deviceCount();
+  // With no devices there is no current device to resolve -1 to either.
+  if (count == 0) [[unlikely]] failBadDeviceIndex(index, count, hook, group);
+  if (index == kCurrentDevice) index = getCurrentDeviceImpl();
+  if (index < 0 || index >= count) [[unlikely]] failBadDeviceIndex(index, count, hook, group);
+  return index;
 }
 
 void AcceleratorHooks::checkDeviceIndex(DeviceIndex index) const {
-  int count = deviceCount();
-  if (index < 0 || index >= count) [[unlikely]] {
-    throw InvalidArgument(detail::concat(
-        "device index ", int(index), " out of range [0, ", count, ") for '", name(), "'",
-        count == 0 ? std::string("; the backend reports no devices")
-                   : detail::concat("; use an index from 0 to ", count - 1)));
-  }
+  checkIndex(index, {}, HookGroup::Low);
 }
 
 DeviceIndex AcceleratorHooks::resolveDeviceIndex(DeviceIndex index) const {
-  if (index == kCurrentDevice) index = getCurrentDevice();
-  checkDeviceIndex(index);
-  return index;
+  return resolveIndex(index, {}, HookGroup::Low);
 }
 
 void AcceleratorHooks::checkStream(Stream stream, std::string_view hook) const {
   ACCEL_CHECK(stream.device.type == type_, InvalidArgument, hook, "(): ", stream,
               " belongs to '", deviceTypeName(stream.device.type), "', not '", name(),
               "'; pass it to getHooks(stream.device.type)");
-  checkDeviceIndex(stream.device.index);
+  checkIndex(stream.device.index, hook, HookGroup::Streams);
 }
 
 // ---- low ----
@@ -81,17 +105,19 @@ int AcceleratorHooks::deviceCount() const noexcept {
 }
 
 void AcceleratorHooks::setCurrentDevice(DeviceIndex index) {
-  checkDeviceIndex(index);
+  checkIndex(index, "setCurrentDevice", HookGroup::Low);
   setCurrentDeviceImpl(index);
 }
 
 DeviceIndex AcceleratorHooks::exchangeDevice(DeviceIndex index) {
-  checkDeviceIndex(index);
+  checkIndex(index, "exchangeDevice", HookGroup::Low);
   return exchangeDeviceImpl(index);
 }
 
 DeviceIndex AcceleratorHooks::maybeExchangeDevice(DeviceIndex index) {
-  if (index < 0 || index >= deviceCount()) return getCurrentDevice();
+  int count = deviceCount();
+  if (count == 0) [[unlikely]] failBadDeviceIndex(index, count, "maybeExchangeDevice", HookGroup::Low);
+  if (index < 0 || index >= count) return getCurrentDevice();
   return exchangeDeviceImpl(index);
 }
 
@@ -109,11 +135,12 @@ bool AcceleratorHooks::hasPrimaryContext(DeviceIndex index) const noexcept {
 }
 
 Generator AcceleratorHooks::getDefaultGenerator(DeviceIndex index) {
-  return getDefaultGeneratorImpl(resolveDeviceIndex(index));
+  return getDefaultGeneratorImpl(
+      resolveIndex(index, "getDefaultGenerator", HookGroup::High));
 }
 
 Generator AcceleratorHooks::getNewGenerator(DeviceIndex index) {
-  return getNewGeneratorImpl(resolveDeviceIndex(index));
+  return getNewGeneratorImpl(resolveIndex(index, "getNewGenerator", HookGroup::High));
 }
 
 Device AcceleratorHooks::getDeviceFromPtr(const void* ptr) const {
@@ -134,14 +161,15 @@ bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {
 }
 
 Allocator& AcceleratorHooks::getDeviceAllocator(DeviceIndex index) {
-  return getDeviceAllocatorImpl(resolveDeviceIndex(index));
+  return getDeviceAllocatorImpl(
+      resolveIndex(index, "getDeviceAllocator", HookGroup::High));
 }
 
 // ---- device ----
 
 void AcceleratorHooks::deviceSynchronize(DeviceIndex index) {
   requireGroup(HookGroup::Device, "deviceSynchronize");
-  deviceSynchronizeImpl(resolveDeviceIndex(index));
+  deviceSynchronizeImpl(resolveIndex(index, "deviceSynchronize", HookGroup::Device));
 }
 
 std::string AcceleratorHooks::showConfig() const {
@@ -151,19 +179,19 @@ std::string AcceleratorHooks::showConfig() const {
 
 DeviceProperties AcceleratorHooks::getDeviceProperties(DeviceIndex index) const {
   requireGroup(HookGroup::Device, "getDeviceProperties");
-  return getDevicePropertiesImpl(resolveDeviceIndex(index));
+  return getDevicePropertiesImpl(resolveIndex(index, "getDeviceProperties", HookGroup::Device));
 }
 
 // ---- streams ----
 
 Stream AcceleratorHooks::getCurrentStream(DeviceIndex index) const {
   requireGroup(HookGroup::Streams, "getCurrentStream");
-  return getCurrentStreamImpl(resolveDeviceIndex(index));
+  return getCurrentStreamImpl(resolveIndex(index, "getCurrentStream", HookGroup::Streams));
 }
 
 Stream AcceleratorHooks::getDefaultStream(DeviceIndex index) const {
   requireGroup(HookGroup::Streams, "getDefaultStream");
-  return getDefaultStreamImpl(resolveDeviceIndex(index));
+  return getDefaultStreamImpl(resolveIndex(index, "getDefaultStream", HookGroup::Streams));
 }
 
 Stream AcceleratorHooks::getNewStream(DeviceIndex index, int priority) {
@@ -172,7 +200,7 @@ Stream AcceleratorHooks::getNewStream(DeviceIndex index, int priority) {
   ACCEL_CHECK(priority >= lowest && priority <= greatest, InvalidArgument,
               "getNewStream(): priority ", priority, " is outside '", name(), "''s range [",
               lowest, ", ", greatest, "]; see streamPriorityRange()");
-  return getNewStreamImpl(resolveDeviceIndex(index), priority);
+  return getNewStreamImpl(resolveIndex(index, "getNewStream", HookGroup::Streams), priority);
 }
 
 void AcceleratorHooks::setCurrentStream(Stream stream) {
@@ -208,7 +236,7 @@ std::pair<int, int> AcceleratorHooks::streamPriorityRange() const {
 
 EventId AcceleratorHooks::createEvent(DeviceIndex index, EventFlags flags) {
   requireGroup(HookGroup::Events, "createEvent");
-  return createEventImpl(resolveDeviceIndex(index), flags);
+  return createEventImpl(resolveIndex(index, "createEvent", HookGroup::Events), flags);
 }
 
 void AcceleratorHooks::destroyEvent(EventId event) noexcept {
@@ -247,12 +275,12 @@ double AcceleratorHooks::elapsedTime(EventId start, EventId end) const {
 
 MemoryStats AcceleratorHooks::memoryStats(DeviceIndex index) const {
   requireGroup(HookGroup::Memory, "memoryStats");
-  return memoryStatsImpl(resolveDeviceIndex(index));
+  return memoryStatsImpl(resolveIndex(index, "memoryStats", HookGroup::Memory));
 }
 
 void AcceleratorHooks::resetPeakMemoryStats(DeviceIndex index) {
   requireGroup(HookGroup::Memory, "resetPeakMemoryStats");
-  resetPeakMemoryStatsImpl(resolveDeviceIndex(index));
+  resetPeakMemoryStatsImpl(resolveIndex(index, "resetPeakMemoryStats", HookGroup::Memory));
 }
 
 void AcceleratorHooks::emptyCache() {
@@ -268,7 +296,9 @@ void AcceleratorHooks::recordMemoryHistory(const MemoryHistoryOptions& options) 
 MemorySnapshot AcceleratorHooks::memorySnapshot(const MemorySnapshotOptions& options) const {
   requireGroup(HookGroup::MemoryHistory, "memorySnapshot");
   MemorySnapshotOptions resolved = options;
-  if (!resolved.all_devices) resolved.device = resolveDeviceIndex(resolved.device);
+  if (!resolved.all_devices) {
+    resolved.device = resolveIndex(resolved.device, "memorySnapshot", HookGroup::MemoryHistory);
+  }
   return memorySnapshotImpl(resolved);
 }
 
@@ -323,62 +353,62 @@ MempoolId AcceleratorHooks::graphPool(GraphId graph) const {
 
 // ---- defaults of the overridable part: each names itself and its group ----
 
-bool AcceleratorHooks::isBuiltImpl() const { failUnsupported("isBuilt", HookGroup::Low); }
-bool AcceleratorHooks::isAvailableImpl() const { failUnsupported("isAvailable", HookGroup::Low); }
-int AcceleratorHooks::deviceCountImpl() const { failUnsupported("deviceCount", HookGroup::Low); }
+bool AcceleratorHooks::isBuiltImpl() const { raiseUnsupported("isBuilt", HookGroup::Low); }
+bool AcceleratorHooks::isAvailableImpl() const { raiseUnsupported("isAvailable", HookGroup::Low); }
+int AcceleratorHooks::deviceCountImpl() const { raiseUnsupported("deviceCount", HookGroup::Low); }
 DeviceIndex AcceleratorHooks::getCurrentDeviceImpl() const {
-  failUnsupported("getCurrentDevice", HookGroup::Low);
+  raiseUnsupported("getCurrentDevice", HookGroup::Low);
 }
 void AcceleratorHooks::setCurrentDeviceImpl(DeviceIndex) {
-  failUnsupported("setCurrentDevice", HookGroup::Low);
+  raiseUnsupported("setCurrentDevice", HookGroup::Low);
 }
 DeviceIndex AcceleratorHooks::exchangeDeviceImpl(DeviceIndex index) {
   DeviceIndex previous = getCurrentDeviceImpl();
   if (previous != index) setCurrentDeviceImpl(index);
   return previous;
 }
-void AcceleratorHooks::initImpl() { failUnsupported("init", HookGroup::High); }
+void AcceleratorHooks::initImpl() { raiseUnsupported("init", HookGroup::High); }
 bool AcceleratorHooks::hasPrimaryContextImpl(DeviceIndex) const {
-  failUnsupported("hasPrimaryContext", HookGroup::High);
+  raiseUnsupported("hasPrimaryContext", HookGroup::High);
 }
 Generator AcceleratorHooks::getDefaultGeneratorImpl(DeviceIndex) {
-  failUnsupported("getDefaultGenerator", HookGroup::High);
+  raiseUnsupported("getDefaultGenerator", HookGroup::High);
 }
 Generator AcceleratorHooks::getNewGeneratorImpl(DeviceIndex) {
-  failUnsupported("getNewGenerator", HookGroup::High);
+  raiseUnsupported("getNewGenerator", HookGroup::High);
 }
 Device AcceleratorHooks::getDeviceFromPtrImpl(const void*) const {
-  failUnsupported("getDeviceFromPtr", HookGroup::High);
+  raiseUnsupported("getDeviceFromPtr", HookGroup::High);
 }
 Allocator& AcceleratorHooks::getPinnedMemoryAllocatorImpl() {
-  failUnsupported("getPinnedMemoryAllocator", HookGroup::High);
+  raiseUnsupported("getPinnedMemoryAllocator", HookGroup::High);
 }
 bool AcceleratorHooks::isPinnedPtrImpl(const void*) const {
-  failUnsupported("isPinnedPtr", HookGroup::High);
+  raiseUnsupported("isPinnedPtr", HookGroup::High);
 }
 Allocator& AcceleratorHooks::getDeviceAllocatorImpl(DeviceIndex) {
-  failUnsupported("getDeviceAllocator", HookGroup::High);
+  raiseUnsupported("getDeviceAllocator", HookGroup::High);
 }
 void AcceleratorHooks::deviceSynchronizeImpl(DeviceIndex) {
-  failUnsupported("deviceSynchronize", HookGroup::Device);
+  raiseUnsupported("deviceSynchronize", HookGroup::Device);
 }
 std::string AcceleratorHooks::showConfigImpl() const {
-  failUnsupported("showConfig", HookGroup::Device);
+  raiseUnsupported("showConfig", HookGroup::Device);
 }
 DeviceProperties AcceleratorHooks::getDevicePropertiesImpl(DeviceIndex) const {
-  failUnsupported("getDeviceProperties", HookGroup::Device);
+  raiseUnsupported("getDeviceProperties", HookGroup::Device);
 }
 Stream AcceleratorHooks::getCurrentStreamImpl(DeviceIndex) const {
-  failUnsupported("getCurrentStream", HookGroup::Streams);
+  raiseUnsupported("getCurrentStream", HookGroup::Streams);
 }
 Stream AcceleratorHooks::getDefaultStreamImpl(DeviceIndex) const {
-  failUnsupported("getDefaultStream", HookGroup::Streams);
+  raiseUnsupported("getDefaultStream", HookGroup::Streams);
 }
 Stream AcceleratorHooks::getNewStreamImpl(DeviceIndex, int) {
-  failUnsupported("getNewStream", HookGroup::Streams);
+  raiseUnsupported("getNewStream", HookGroup::Streams);
 }
 void AcceleratorHooks::setCurrentStreamImpl(Stream) {
-  failUnsupported("setCurrentStream", HookGroup::Streams);
+  raiseUnsupported("setCurrentStream", HookGroup::Streams);
 }
 Stream AcceleratorHooks::exchangeStreamImpl(Stream stream) {
   Stream previous = getCurrentStreamImpl(stream.device.index);
@@ -386,62 +416,62 @@ Stream AcceleratorHooks::exchangeStreamImpl(Stream stream) {
   return previous;
 }
 bool AcceleratorHooks::queryStreamImpl(Stream) const {
-  failUnsupported("queryStream", HookGroup::Streams);
+  raiseUnsupported("queryStream", HookGroup::Streams);
 }
 void AcceleratorHooks::synchronizeStreamImpl(Stream) const {
-  failUnsupported("synchronizeStream", HookGroup::Streams);
+  raiseUnsupported("synchronizeStream", HookGroup::Streams);
 }
 std::pair<int, int> AcceleratorHooks::streamPriorityRangeImpl() const { return {0, 0}; }
 EventId AcceleratorHooks::createEventImpl(DeviceIndex, EventFlags) {
-  failUnsupported("createEvent", HookGroup::Events);
+  raiseUnsupported("createEvent", HookGroup::Events);
 }
 void AcceleratorHooks::destroyEventImpl(EventId) noexcept {}
 void AcceleratorHooks::recordEventImpl(EventId, Stream) {
-  failUnsupported("recordEvent", HookGroup::Events);
+  raiseUnsupported("recordEvent", HookGroup::Events);
 }
 void AcceleratorHooks::blockStreamImpl(EventId, Stream) {
-  failUnsupported("blockStream", HookGroup::Events);
+  raiseUnsupported("blockStream", HookGroup::Events);
 }
 bool AcceleratorHooks::queryEventImpl(EventId) const {
-  failUnsupported("queryEvent", HookGroup::Events);
+  raiseUnsupported("queryEvent", HookGroup::Events);
 }
 void AcceleratorHooks::synchronizeEventImpl(EventId) const {
-  failUnsupported("synchronizeEvent", HookGroup::Events);
+  raiseUnsupported("synchronizeEvent", HookGroup::Events);
 }
 double AcceleratorHooks::elapsedTimeImpl(EventId, EventId) const {
-  failUnsupported("elapsedTime", HookGroup::Events);
+  raiseUnsupported("elapsedTime", HookGroup::Events);
 }
 MemoryStats AcceleratorHooks::memoryStatsImpl(DeviceIndex) const {
-  failUnsupported("memoryStats", HookGroup::Memory);
+  raiseUnsupported("memoryStats", HookGroup::Memory);
 }
 void AcceleratorHooks::resetPeakMemoryStatsImpl(DeviceIndex) {
-  failUnsupported("resetPeakMemoryStats", HookGroup::Memory);
+  raiseUnsupported("resetPeakMemoryStats", HookGroup::Memory);
 }
-void AcceleratorHooks::emptyCacheImpl() { failUnsupported("emptyCache", HookGroup::Memory); }
+void AcceleratorHooks::emptyCacheImpl() { raiseUnsupported("emptyCache", HookGroup::Memory); }
 void AcceleratorHooks::recordMemoryHistoryImpl(const MemoryHistoryOptions&) {
-  failUnsupported("recordMemoryHistory", HookGroup::MemoryHistory);
+  raiseUnsupported("recordMemoryHistory", HookGroup::MemoryHistory);
 }
 MemorySnapshot AcceleratorHooks::memorySnapshotImpl(const MemorySnapshotOptions&) const {
-  failUnsupported("memorySnapshot", HookGroup::MemoryHistory);
+  raiseUnsupported("memorySnapshot", HookGroup::MemoryHistory);
 }
 void AcceleratorHooks::attachOutOfMemoryObserverImpl(OutOfMemoryObserver) {
-  failUnsupported("attachOutOfMemoryObserver", HookGroup::MemoryHistory);
+  raiseUnsupported("attachOutOfMemoryObserver", HookGroup::MemoryHistory);
 }
-GraphId AcceleratorHooks::graphCreateImpl(bool) { failUnsupported("graphCreate", HookGroup::Graphs); }
-void AcceleratorHooks::graphDestroyImpl(GraphId) { failUnsupported("graphDestroy", HookGroup::Graphs); }
+GraphId AcceleratorHooks::graphCreateImpl(bool) { raiseUnsupported("graphCreate", HookGroup::Graphs); }
+void AcceleratorHooks::graphDestroyImpl(GraphId) { raiseUnsupported("graphDestroy", HookGroup::Graphs); }
 void AcceleratorHooks::graphCaptureBeginImpl(GraphId, MempoolId, CaptureMode) {
-  failUnsupported("graphCaptureBegin", HookGroup::Graphs);
+  raiseUnsupported("graphCaptureBegin", HookGroup::Graphs);
 }
 void AcceleratorHooks::graphCaptureEndImpl(GraphId) {
-  failUnsupported("graphCaptureEnd", HookGroup::Graphs);
+  raiseUnsupported("graphCaptureEnd", HookGroup::Graphs);
 }
 void AcceleratorHooks::graphInstantiateImpl(GraphId) {
-  failUnsupported("graphInstantiate", HookGroup::Graphs);
+  raiseUnsupported("graphInstantiate", HookGroup::Graphs);
 }
-void AcceleratorHooks::graphReplayImpl(GraphId) { failUnsupported("graphReplay", HookGroup::Graphs); }
-void AcceleratorHooks::graphResetImpl(GraphId) { failUnsupported("graphReset", HookGroup::Graphs); }
+void AcceleratorHooks::graphReplayImpl(GraphId) { raiseUnsupported("graphReplay", HookGroup::Graphs); }
+void AcceleratorHooks::graphResetImpl(GraphId) { raiseUnsupported("graphReset", HookGroup::Graphs); }
 MempoolId AcceleratorHooks::graphPoolImpl(GraphId) const {
-  failUnsupported("graphPool", HookGroup::Graphs);
+  raiseUnsupported("graphPool", HookGroup::Graphs);
 }
 
 }  // namespace accel

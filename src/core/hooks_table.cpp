@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "accel/error.h"
+#include "accel/plugin.h"
 
 namespace accel {
 namespace detail {
@@ -44,6 +45,13 @@ std::string registeredList() {
 class AbsentHooks final : public AcceleratorHooks {
  public:
   explicit AbsentHooks(DeviceType type) : AcceleratorHooks(type, Capabilities{}) {}
+
+  // With no backend (or a poisoned one) an index error would mislead: say
+  // what is really wrong, naming the hook that was asked for.
+  [[noreturn]] void failBadDeviceIndex(DeviceIndex, int, std::string_view hook,
+                                       HookGroup group) const override {
+    failUnsupported(hook, group);
+  }
 
   [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
     std::string extra;
@@ -131,12 +139,16 @@ AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks, std::st
   std::lock_guard<std::mutex> lock(s.mutex);
   auto slot = static_cast<std::uint8_t>(type);
   AcceleratorHooks* existing = detail::g_hooks_table[slot].load(std::memory_order_acquire);
-  ACCEL_CHECK(existing == nullptr, InvalidArgument, "registerHooks(): hooks for '",
+  ACCEL_CHECK(existing == nullptr, DuplicateRegistration, "registerHooks(): hooks for '",
               deviceTypeName(type), "' are already registered (from ",
               s.origins[slot].empty() ? std::string("an unknown origin") : s.origins[slot],
               "); a device type has one backend: remove the duplicate registration or "
               "register the new backend under another device type name");
-  s.origins[slot] = origin.empty() ? std::string("registerHooks()") : std::move(origin);
+  if (origin.empty()) {
+    std::string plugin = loadingPluginPath();
+    origin = plugin.empty() ? std::string("registerHooks()") : "plugin " + plugin;
+  }
+  s.origins[slot] = std::move(origin);
   s.factory_errors[slot].clear();
   AcceleratorHooks* raw = hooks.release();  // never destroyed
   detail::g_hooks_table[slot].store(raw, std::memory_order_release);

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs a finished accelhooks build into a scratch prefix, builds
+# examples/out_of_tree_backend against the installed package (CMake package
+# and pkg-config file), and loads the resulting plugin. Fails loudly at the
+# first step that does not work.
+#
+#   .ci/out_of_tree.sh [build dir]      (default: build/release, already built)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$root/build/release}
+[[ -f $build/CMakeCache.txt ]] || { echo "out_of_tree: no configured build in $build" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/accel_out_of_tree.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+step() { echo "== out_of_tree: $*"; }
+fail() { echo "out_of_tree: FAILED: $*" >&2; exit 1; }
+
+step "install $build into $prefix"
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
+libdir=$(cd "$prefix" && dirname "$(find . -name 'libaccel.so' -print -quit)")
+[[ $libdir != . ]] || fail "no libaccel.so installed"
+soname=$(readelf -d "$prefix/$libdir/libaccel.so" | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
+[[ $soname == libaccel.so.* ]] || fail "libaccel.so has no versioned SONAME (got '$soname')"
+[[ -f $prefix/include/accel/plugin.h ]] || fail "headers not installed"
+[[ -f $prefix/$libdir/cmake/accelhooks/accelhooksConfig.cmake ]] || fail "CMake package not installed"
+
+step "configure and build examples/out_of_tree_backend against the installed package"
+cmake -S "$root/examples/out_of_tree_backend" -B "$tmp/example" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" \
+  || { cat "$tmp/configure.log"; fail "configuring the example"; }
+# The example must use the installed headers, never the source tree.
+if grep -q -- "-I$root" "$tmp/example/compile_commands.json" 2>/dev/null ||
+   grep -rq -- "$root/include" "$tmp/example/build.ninja"; then
+  fail "the example compiled against the source tree instead of the install"
+fi
+cmake --build "$tmp/example" -j2 || fail "building the example"
+plugin=$tmp/example/libaccel_example.so
+[[ -f $plugin ]] || fail "the example did not produce $plugin"
+
+step "load the plugin with the example's host program"
+"$tmp/example/load_example_backend" "$plugin" example || fail "the example plugin did not load"
+
+step "autoload it through ACCEL_PLUGINS"
+if [[ -x $prefix/bin/accel ]]; then
+  out=$(ACCEL_PLUGINS=$plugin "$prefix/bin/accel" info 2>&1) || { echo "$out"; fail "accel info"; }
+  grep -q "example" <<<"$out" || { echo "$out"; fail "accel info does not list the example backend"; }
+  step "installed accel tool: accel check --backend example --plugin $plugin"
+  "$prefix/bin/accel" check --backend example --plugin "$plugin" || fail "accel check on the example backend"
+else
+  step "(no accel tool installed; skipping accel info/check)"
+fi
+
+if command -v pkg-config >/dev/null; then
+  step "pkg-config: build a program with \$(pkg-config --cflags --libs accelhooks)"
+  export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
+  flags=$(pkg-config --cflags --libs accelhooks) || fail "pkg-config does not know accelhooks"
+  cat >"$tmp/pc_check.cpp" <<'CPP'
+#include <iostream>
+#include "accel/plugin.h"
+int main(int argc, char** argv) {
+  accel::PluginRecord r = accel::loadBackend(argv[1]);
+  std::cout << accel::describePluginRecord(r) << "\n";
+  return r.registered.empty() ? 1 : 0;
+}
+CPP
+  # shellcheck disable=SC2086
+  c++ -std=c++20 "$tmp/pc_check.cpp" -o "$tmp/pc_check" $flags || fail "compiling with pkg-config flags"
+  LD_LIBRARY_PATH=$prefix/$libdir "$tmp/pc_check" "$plugin" || fail "the pkg-config-built program did not load the plugin"
+else
+  step "(pkg-config not found; skipping the pkg-config check)"
+fi
+
+step "OK"

@@ -1,0 +1,165 @@
+#include "events.h"
+
+#include <thread>
+
+#include "accel/error.h"
+#include "runtime.h"
+
+namespace accel::openreg::detail {
+namespace {
+
+// How long a non-blocking synchronize spins before it sleeps: short waits are
+// common (the event was recorded just before) and a futex wake-up costs more.
+constexpr std::chrono::microseconds kSpinTime{50};
+
+void refuseCapturing(StreamQueue& queue, const char* hook) {
+  if (std::shared_ptr<Capture> capture = queue.capture()) {
+    throw NotSupported(accel::detail::concat(
+        hook, "(): ", queue.stream(), " is capturing graph ", capture->graph,
+        "; openreg graphs capture a single stream and cannot contain event records or "
+        "waits. Record events before graphCaptureBegin or after graphCaptureEnd"));
+  }
+}
+
+}  // namespace
+
+void Events::Event::complete(std::uint64_t version) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    time = std::chrono::steady_clock::now();
+    if (version > completed.load(std::memory_order_relaxed)) {
+      completed.store(version, std::memory_order_release);
+    }
+  }
+  cv.notify_all();
+}
+
+void Events::Event::waitFor(std::uint64_t version) {
+  if (completed.load(std::memory_order_acquire) >= version) return;
+  if (!flags.blocking_sync) {
+    const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (completed.load(std::memory_order_acquire) >= version) return;
+      std::this_thread::yield();
+    }
+  }
+  std::unique_lock<std::mutex> lock(mutex);
+  cv.wait(lock, [&] { return completed.load(std::memory_order_acquire) >= version; });
+}
+
+EventId Events::create(DeviceIndex index, EventFlags flags) {
+  (void)runtime_.device(index, "createEvent");
+  auto event = std::make_shared<Event>();
+  event->id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  event->device = index;
+  event->flags = flags;
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  events_.emplace(event->id, event);
+  return event->id;
+}
+
+void Events::destroy(EventId event) noexcept {
+  std::shared_ptr<Event> doomed;  // destroyed after the lock is released
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto found = events_.find(event);
+  if (found == events_.end()) return;
+  doomed = std::move(found->second);
+  events_.erase(found);
+}
+
+std::shared_ptr<Events::Event> Events::find(EventId event, const char* hook) const {
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto found = events_.find(event);
+    if (found != events_.end()) return found->second;
+  }
+  throw InvalidArgument(accel::detail::concat(
+      hook, "(): openreg has no event ", event,
+      " (never created, or destroyed); create one with createEvent"));
+}
+
+void Events::record(EventId id, Stream stream) {
+  std::shared_ptr<Event> event = find(id, "recordEvent");
+  StreamQueue& queue = runtime_.queue(stream, "recordEvent");
+  ACCEL_CHECK(stream.device.index == event->device, InvalidArgument,
+              "recordEvent(): event ", id, " belongs to openreg:", int(event->device),
+              " and cannot be recorded on ", stream,
+              "; record it on a stream of its own device, or create the event on ",
+              stream.device);
+  refuseCapturing(queue, "recordEvent");
+  runtime_.device(stream.device.index, "recordEvent")
+      .faults.beginOperation("recordEvent");
+  const std::uint64_t version =
+      event->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
+  Operation marker;
+  marker.name = "event record";
+  marker.is_marker = true;
+  marker.body = [event, version] { event->complete(version); };
+  try {
+    queue.enqueue(std::move(marker));
+  } catch (...) {
+    event->complete(version);  // nobody must wait for a record that never runs
+    throw;
+  }
+}
+
+void Events::block(EventId id, Stream stream) {
+  std::shared_ptr<Event> event = find(id, "blockStream");
+  StreamQueue& queue = runtime_.queue(stream, "blockStream");
+  refuseCapturing(queue, "blockStream");
+  const std::uint64_t target = event->recorded.load(std::memory_order_acquire);
+  if (target == 0) return;  // never recorded: nothing to wait for, as in CUDA
+  runtime_.device(stream.device.index, "blockStream")
+      .faults.beginOperation("blockStream");
+  Operation marker;
+  marker.name = "event wait";
+  marker.is_marker = true;
+  marker.body = [event, target] { event->waitFor(target); };
+  queue.enqueue(std::move(marker));
+}
+
+bool Events::query(EventId id) {
+  std::shared_ptr<Event> event = find(id, "queryEvent");
+  runtime_.device(event->device, "queryEvent").faults.checkNotLost("queryEvent");
+  return event->completed.load(std::memory_order_acquire) >=
+         event->recorded.load(std::memory_order_acquire);
+}
+
+void Events::synchronize(EventId id) {
+  std::shared_ptr<Event> event = find(id, "synchronizeEvent");
+  DeviceState& device = runtime_.device(event->device, "synchronizeEvent");
+  device.faults.checkNotLost("synchronizeEvent");
+  event->waitFor(event->recorded.load(std::memory_order_acquire));
+  device.faults.checkNotLost("synchronizeEvent");
+}
+
+double Events::elapsedMilliseconds(EventId start_id, EventId end_id) {
+  std::shared_ptr<Event> start = find(start_id, "elapsedTime");
+  std::shared_ptr<Event> end = find(end_id, "elapsedTime");
+  for (const auto& event : {start, end}) {
+    ACCEL_CHECK(event->flags.enable_timing, InvalidArgument, "elapsedTime(): event ",
+                event->id,
+                " was created without enable_timing; create both events with "
+                "EventFlags{.enable_timing = true}");
+    const std::uint64_t recorded = event->recorded.load(std::memory_order_acquire);
+    ACCEL_CHECK(recorded > 0, InvalidArgument, "elapsedTime(): event ", event->id,
+                " was never recorded; record both events first");
+    ACCEL_CHECK(event->completed.load(std::memory_order_acquire) >= recorded,
+                InvalidArgument, "elapsedTime(): event ", event->id,
+                " has not completed yet; call synchronizeEvent on it first");
+    runtime_.device(event->device, "elapsedTime").faults.checkNotLost("elapsedTime");
+  }
+  std::chrono::steady_clock::time_point start_time;
+  std::chrono::steady_clock::time_point end_time;
+  {
+    std::lock_guard<std::mutex> lock(start->mutex);
+    start_time = start->time;
+  }
+  {
+    std::lock_guard<std::mutex> lock(end->mutex);
+    end_time = end->time;
+  }
+  return std::chrono::duration<double, std::milli>(end_time - start_time).count();
+}
+
+}  // namespace accel::openreg::detail

@@ -1,0 +1,93 @@
+#include "accel/openreg/fill.h"
+
+#include <limits>
+#include <span>
+#include <utility>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/openreg/backend.h"
+#include "accel/philox_generator.h"
+#include "accel/random_fill.h"
+#include "runtime.h"
+
+namespace accel::openreg {
+namespace {
+
+// Enqueues `hostFill(span, position)` on the stream as a kernel over
+// data[0, count). The host fill is the one of accel/random_fill.h, so the
+// device writes exactly what the host would for the same (seed, offset).
+template <typename T, typename HostFill>
+void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
+                 std::size_t count, Generator generator, HostFill hostFill) {
+  detail::Runtime& rt = detail::readyRuntime(api);
+  detail::StreamQueue& queue = rt.queue(stream, api);
+  detail::DeviceState& device = rt.device(stream.device.index, api);
+  // The parameters are checked by the host fill itself, on an empty output,
+  // so that device and host accept exactly the same values.
+  hostFill(std::span<T>(), PhiloxPosition{});
+  if (count == 0) return;
+  ACCEL_CHECK(count <= std::numeric_limits<std::size_t>::max() / sizeof(T),
+              InvalidArgument, api, "(): ", count, " elements do not fit in memory");
+  detail::Operation operation;
+  operation.name = api;
+  operation.buffers.push_back(
+      rt.resolveOn(device, data, count * sizeof(T), accel::detail::concat(api, "()")));
+  if (!generator.defined()) {
+    generator = getHooks(deviceType()).getDefaultGenerator(stream.device.index);
+  }
+  ACCEL_CHECK(generator.device().type == deviceType(), InvalidArgument, api,
+              "(): the generator is on ", generator.device(),
+              "; an openreg fill needs an "
+              "openreg generator (getDefaultGenerator or getNewGenerator of openreg)");
+  device.faults.beginOperation(api);
+  const PhiloxPosition from = reservePhilox(generator, fillOutputs(kind, count));
+  operation.body = [data, count, from, hostFill] {
+    hostFill(std::span<T>(data, count), from);
+  };
+  queue.enqueue(std::move(operation));
+}
+
+// Kernels run on one worker thread each: the fill must not start threads of
+// its own (the device's parallelism is its execution units).
+constexpr FillOptions kKernelFill{FillPath::Auto, 1};
+
+}  // namespace
+
+void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
+                 Generator generator) {
+  enqueueFill("fillUniform", FillKind::UniformFloat, stream, data, count,
+              std::move(generator),
+              [low, high](std::span<float> out, PhiloxPosition from) {
+                accel::fillUniform(out, low, high, from, kKernelFill);
+              });
+}
+
+void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
+                 Generator generator) {
+  enqueueFill("fillUniform", FillKind::UniformDouble, stream, data, count,
+              std::move(generator),
+              [low, high](std::span<double> out, PhiloxPosition from) {
+                accel::fillUniform(out, low, high, from, kKernelFill);
+              });
+}
+
+void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
+                Generator generator) {
+  enqueueFill("fillNormal", FillKind::NormalFloat, stream, data, count,
+              std::move(generator),
+              [mean, stddev](std::span<float> out, PhiloxPosition from) {
+                accel::fillNormal(out, mean, stddev, from, kKernelFill);
+              });
+}
+
+void fillNormal(Stream stream, double* data, std::size_t count, double mean,
+                double stddev, Generator generator) {
+  enqueueFill("fillNormal", FillKind::NormalDouble, stream, data, count,
+              std::move(generator),
+              [mean, stddev](std::span<double> out, PhiloxPosition from) {
+                accel::fillNormal(out, mean, stddev, from, kKernelFill);
+              });
+}
+
+}  // namespace accel::openreg

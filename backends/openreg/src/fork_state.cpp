@@ -1,0 +1,39 @@
+#include "fork_state.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "accel/error.h"
+
+namespace accel::openreg::detail {
+namespace {
+
+std::atomic<bool> g_forked_child{false};
+
+// Runs in the child right after fork(): a single store, nothing that locks.
+void markForkedChild() { g_forked_child.store(true, std::memory_order_release); }
+
+}  // namespace
+
+void installForkHandler() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] { ::pthread_atfork(nullptr, nullptr, &markForkedChild); });
+}
+
+bool isForkedChild() noexcept { return g_forked_child.load(std::memory_order_acquire); }
+
+void checkNotForkedChild(std::string_view what) {
+  if (isForkedChild()) [[unlikely]] {
+    throw DeviceError(accel::detail::concat(
+        what, ": openreg was initialised before fork(); this child process (pid ",
+        ::getpid(),
+        ") cannot use it, because the simulated devices' worker threads do not "
+        "survive fork. Initialise openreg after forking, or spawn workers with "
+        "fork+exec"));
+  }
+}
+
+}  // namespace accel::openreg::detail

@@ -1,0 +1,173 @@
+#include "graphs.h"
+
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "accel/error.h"
+#include "runtime.h"
+
+namespace accel::openreg::detail {
+namespace {
+
+const char* stateName(int state) {
+  static constexpr const char* kNames[] = {"empty", "capturing", "captured",
+                                           "instantiated"};
+  return kNames[state];
+}
+
+}  // namespace
+
+GraphId Graphs::create(bool keep_graph) {
+  auto graph = std::make_shared<Graph>();
+  graph->id = next_graph_.fetch_add(1, std::memory_order_relaxed);
+  graph->keep_graph = keep_graph;
+  std::lock_guard<std::mutex> lock(mutex_);
+  graphs_.emplace(graph->id, graph);
+  return graph->id;
+}
+
+std::shared_ptr<Graphs::Graph> Graphs::find(GraphId graph, const char* hook) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = graphs_.find(graph);
+    if (found != graphs_.end()) return found->second;
+  }
+  throw InvalidArgument(accel::detail::concat(
+      hook, "(): openreg has no graph ", graph,
+      " (never created, or destroyed); create one with graphCreate"));
+}
+
+void Graphs::destroy(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, "graphDestroy");
+  {
+    std::lock_guard<std::mutex> lock(graph->mutex);
+    if (graph->state == State::Capturing) {
+      // Abandon the capture so that the stream does not stay in capture mode.
+      graph->stream->endCapture(graph->capture);
+      graph->capture.reset();
+      graph->state = State::Empty;
+    }
+    resetLocked(*graph);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  graphs_.erase(id);
+}
+
+void Graphs::captureBegin(GraphId id, MempoolId pool, CaptureMode mode) {
+  std::shared_ptr<Graph> graph = find(id, "graphCaptureBegin");
+  const DeviceIndex index = threadCurrentDevice();
+  DeviceState& device = runtime_.device(index, "graphCaptureBegin");
+  StreamQueue& queue = runtime_.currentQueue(index, "graphCaptureBegin");
+  ACCEL_CHECK(queue.stream().id != kDefaultStreamId, InvalidArgument,
+              "graphCaptureBegin(): the current stream of ", device.device,
+              " is its default stream, which cannot be captured; make a stream from "
+              "getNewStream() current (accel::StreamGuard) before capturing");
+  device.faults.checkNotLost("graphCaptureBegin");
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  ACCEL_CHECK(
+      graph->state == State::Empty, InvalidArgument, "graphCaptureBegin(): graph ", id,
+      " is ", stateName(static_cast<int>(graph->state)),
+      "; a graph holds one capture: call graphReset first, or create another graph");
+  const MempoolId chosen =
+      pool.isDefault() ? MempoolId{next_pool_.fetch_add(1, std::memory_order_relaxed), 0}
+                       : pool;
+  auto capture = std::make_shared<Capture>();
+  capture->graph = id;
+  capture->mode = mode;
+  capture->thread = std::this_thread::get_id();
+  capture->pool = chosen;
+  device.memory.retainPool(chosen);
+  try {
+    queue.beginCapture(capture);
+  } catch (...) {
+    device.memory.releasePool(chosen);
+    throw;
+  }
+  graph->state = State::Capturing;
+  graph->device = index;
+  graph->memory = &device.memory;
+  graph->stream = &queue;
+  graph->pool = chosen;
+  graph->capture = std::move(capture);
+}
+
+void Graphs::captureEnd(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, "graphCaptureEnd");
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  ACCEL_CHECK(graph->state == State::Capturing, InvalidArgument,
+              "graphCaptureEnd(): graph ", id, " is ",
+              stateName(static_cast<int>(graph->state)),
+              ", not capturing; call graphCaptureBegin first");
+  graph->stream->endCapture(graph->capture);
+  std::vector<Operation> operations;
+  std::string invalidated;
+  {
+    std::lock_guard<std::mutex> capture_lock(graph->capture->mutex);
+    operations = std::move(graph->capture->operations);
+    invalidated = std::move(graph->capture->invalidated);
+  }
+  graph->capture.reset();
+  graph->state = State::Captured;
+  if (!invalidated.empty()) {
+    operations.clear();
+    resetLocked(*graph);
+    throw DeviceError(
+        accel::detail::concat("graphCaptureEnd(): the capture of graph ", id,
+                              " was invalidated and is discarded: ", invalidated));
+  }
+  graph->operations = std::move(operations);
+  if (!graph->keep_graph) graph->state = State::Instantiated;
+}
+
+void Graphs::instantiate(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, "graphInstantiate");
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  if (graph->state == State::Instantiated) return;
+  ACCEL_CHECK(graph->state == State::Captured, InvalidArgument,
+              "graphInstantiate(): graph ", id, " is ",
+              stateName(static_cast<int>(graph->state)),
+              "; capture it (graphCaptureBegin ... graphCaptureEnd) first");
+  graph->state = State::Instantiated;
+}
+
+void Graphs::replay(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, "graphReplay");
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  ACCEL_CHECK(graph->state == State::Instantiated, InvalidArgument,
+              "graphReplay(): graph ", id, " is ",
+              stateName(static_cast<int>(graph->state)),
+              graph->state == State::Captured
+                  ? "; call graphInstantiate first (it was created with keep_graph)"
+                  : "; capture it (graphCaptureBegin ... graphCaptureEnd) first");
+  DeviceState& device = runtime_.device(graph->device, "graphReplay");
+  StreamQueue& queue = runtime_.currentQueue(graph->device, "graphReplay");
+  device.faults.beginOperation("graphReplay");
+  for (const Operation& operation : graph->operations) queue.enqueue(operation);
+}
+
+void Graphs::reset(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, "graphReset");
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  ACCEL_CHECK(graph->state != State::Capturing, InvalidArgument, "graphReset(): graph ",
+              id, " is capturing; call graphCaptureEnd first");
+  resetLocked(*graph);
+}
+
+MempoolId Graphs::pool(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, "graphPool");
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  return graph->pool;
+}
+
+void Graphs::resetLocked(Graph& graph) noexcept {
+  graph.operations.clear();  // releases the blocks they held, into the pool
+  if (!graph.pool.isDefault() && graph.memory != nullptr)
+    graph.memory->releasePool(graph.pool);
+  graph.pool = {};
+  graph.memory = nullptr;
+  graph.stream = nullptr;
+  graph.state = State::Empty;
+}
+
+}  // namespace accel::openreg::detail

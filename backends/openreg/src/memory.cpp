@@ -1,0 +1,106 @@
+#include "accel/openreg/memory.h"
+
+#include <cstring>
+#include <optional>
+
+#include "accel/error.h"
+#include "runtime.h"
+
+namespace accel::openreg {
+namespace {
+
+using detail::AllocationRef;
+using detail::DeviceState;
+using detail::Operation;
+using detail::Runtime;
+
+// A validated copy: which device runs it and the blocks it opens.
+struct CopyPlan {
+  DeviceIndex home = 0;              // the device whose stream runs the copy
+  std::optional<DeviceIndex> other;  // the second device of a cross-device copy
+  std::vector<AllocationRef> buffers;
+};
+
+CopyPlan planCopy(Runtime& rt, void* dst, const void* src, std::size_t bytes,
+                  std::string_view what) {
+  const std::optional<DeviceIndex> dst_device = rt.deviceOfAddress(dst);
+  const std::optional<DeviceIndex> src_device = rt.deviceOfAddress(src);
+  ACCEL_CHECK(dst_device || src_device, InvalidArgument, what, ": neither dst (", dst,
+              ") nor src (", src,
+              ") is openreg device memory; copy host memory with "
+              "std::memcpy");
+  ACCEL_CHECK(dst != nullptr && src != nullptr, InvalidArgument, what,
+              ": null host pointer (dst ", dst, ", src ", src, ")");
+  CopyPlan plan;
+  if (dst_device) {
+    plan.buffers.push_back(rt.resolveOn(rt.device(*dst_device, what), dst, bytes,
+                                        accel::detail::concat(what, " (dst)")));
+  }
+  if (src_device) {
+    plan.buffers.push_back(rt.resolveOn(rt.device(*src_device, what), src, bytes,
+                                        accel::detail::concat(what, " (src)")));
+  }
+  plan.home = src_device ? *src_device : *dst_device;
+  if (dst_device && src_device && *dst_device != *src_device) plan.other = *dst_device;
+  return plan;
+}
+
+Operation copyOperation(CopyPlan&& plan, void* dst, const void* src, std::size_t bytes) {
+  Operation operation;
+  operation.name = "copy";
+  operation.buffers = std::move(plan.buffers);
+  // memmove: a device-to-device copy within one allocation may overlap.
+  operation.body = [dst, src, bytes] { std::memmove(dst, src, bytes); };
+  return operation;
+}
+
+}  // namespace
+
+DataPtr allocate(std::size_t bytes, DeviceIndex device) {
+  Runtime& rt = detail::readyRuntime("allocate");
+  if (device == kCurrentDevice) device = detail::threadCurrentDevice();
+  return rt.allocate(device, bytes);
+}
+
+void copy(void* dst, const void* src, std::size_t bytes) {
+  Runtime& rt = detail::readyRuntime("copy");
+  if (bytes == 0) return;
+  CopyPlan plan = planCopy(rt, dst, src, bytes, "copy");
+  DeviceState& device = rt.device(plan.home, "copy");
+  detail::StreamQueue& queue = rt.currentQueue(plan.home, "copy");
+  queue.checkNotCapturing("copy");
+  if (plan.other) rt.device(*plan.other, "copy").faults.checkNotLost("copy");
+  device.faults.beginOperation("copy");
+  const std::uint64_t ticket =
+      queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
+  ACCEL_CHECK(
+      ticket != 0, DeviceError, "copy(): ", queue.stream(),
+      " began capturing a graph while a synchronous copy was submitted to it; the "
+      "copy was recorded into the graph and has not run");
+  queue.waitFor(ticket);
+  device.faults.checkNotLost("copy");
+  queue.throwPendingError("copy");
+}
+
+void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  Runtime& rt = detail::readyRuntime("copyAsync");
+  detail::StreamQueue& queue = rt.queue(stream, "copyAsync");
+  if (bytes == 0) return;
+  CopyPlan plan = planCopy(rt, dst, src, bytes, "copyAsync");
+  const DeviceIndex on = stream.device.index;
+  ACCEL_CHECK(
+      on == plan.home || (plan.other && on == *plan.other), InvalidArgument,
+      "copyAsync(): ", stream,
+      " is on a device the copy does not involve; pass a stream of the device that "
+      "holds dst or src");
+  const DeviceIndex second = on == plan.home ? plan.other.value_or(on) : plan.home;
+  if (second != on) rt.device(second, "copyAsync").faults.checkNotLost("copyAsync");
+  rt.device(on, "copyAsync").faults.beginOperation("copyAsync");
+  queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
+}
+
+bool isDevicePointer(const void* ptr) noexcept {
+  return Runtime::instance().deviceOfAddress(ptr).has_value();
+}
+
+}  // namespace accel::openreg

@@ -1,0 +1,291 @@
+#include "openreg_hooks.h"
+
+#include <exception>
+#include <sstream>
+
+#include "accel/error.h"
+#include "accel/philox_generator.h"
+#include "fork_state.h"
+#include "pinned_memory.h"
+#include "runtime.h"
+
+namespace accel::openreg::detail {
+
+OpenRegHooks::OpenRegHooks(DeviceType type)
+    : AcceleratorHooks(
+          type, Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                             HookGroup::Memory, HookGroup::Graphs}) {}
+
+OpenRegHooks::~OpenRegHooks() = default;
+
+Runtime& OpenRegHooks::runtime(std::string_view hook) const { return readyRuntime(hook); }
+
+DefaultGenerators& OpenRegHooks::defaultGenerators() {
+  std::call_once(defaults_once_, [this] {
+    defaults_ = std::make_unique<DefaultGenerators>(deviceType(),
+                                                    Runtime::instance().deviceCount(),
+                                                    [] { return threadCurrentDevice(); });
+  });
+  return *defaults_;
+}
+
+// ---- low ----
+
+bool OpenRegHooks::isBuiltImpl() const { return true; }
+bool OpenRegHooks::isAvailableImpl() const {
+  return Runtime::instance().probeDeviceCount() > 0;
+}
+int OpenRegHooks::deviceCountImpl() const {
+  return Runtime::instance().probeDeviceCount();
+}
+DeviceIndex OpenRegHooks::getCurrentDeviceImpl() const { return threadCurrentDevice(); }
+void OpenRegHooks::setCurrentDeviceImpl(DeviceIndex index) {
+  setThreadCurrentDevice(index);
+}
+DeviceIndex OpenRegHooks::exchangeDeviceImpl(DeviceIndex index) {
+  const DeviceIndex previous = threadCurrentDevice();
+  setThreadCurrentDevice(index);
+  return previous;
+}
+
+// ---- high ----
+
+void OpenRegHooks::initImpl() { Runtime::instance().init(); }
+
+bool OpenRegHooks::hasPrimaryContextImpl(DeviceIndex index) const {
+  return Runtime::instance().isActive(index);
+}
+
+Generator OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+  (void)runtime("getDefaultGenerator");
+  return defaultGenerators().get(index);
+}
+
+Generator OpenRegHooks::getNewGeneratorImpl(DeviceIndex index) {
+  (void)runtime("getNewGenerator");
+  return makePhiloxGenerator(Device(deviceType(), index));
+}
+
+Device OpenRegHooks::getDeviceFromPtrImpl(const void* ptr) const {
+  Runtime& rt = runtime("getDeviceFromPtr");
+  if (std::optional<DeviceIndex> index = rt.deviceOfAddress(ptr)) {
+    return Device(deviceType(), *index);
+  }
+  ACCEL_CHECK(!PinnedMemory::instance().contains(ptr), InvalidArgument,
+              "getDeviceFromPtr(): ", ptr,
+              " is openreg pinned host memory, which is on the host, not on an openreg "
+              "device; isPinnedPtr() recognises it");
+  throw InvalidArgument(accel::detail::concat(
+      "getDeviceFromPtr(): ", ptr,
+      " is not openreg device memory (it is outside the "
+      "address range of all ",
+      rt.deviceCount(),
+      " openreg devices); pass a pointer from "
+      "getDeviceAllocator(index).allocate(), or ask the backend that owns it"));
+}
+
+Allocator& OpenRegHooks::getPinnedMemoryAllocatorImpl() {
+  (void)runtime("getPinnedMemoryAllocator");
+  return PinnedMemory::instance();
+}
+
+bool OpenRegHooks::isPinnedPtrImpl(const void* ptr) const {
+  return PinnedMemory::instance().contains(ptr);
+}
+
+Allocator& OpenRegHooks::getDeviceAllocatorImpl(DeviceIndex index) {
+  return runtime("getDeviceAllocator").device(index, "getDeviceAllocator").allocator;
+}
+
+// ---- device ----
+
+void OpenRegHooks::deviceSynchronizeImpl(DeviceIndex index) {
+  DeviceState& device = runtime("deviceSynchronize").device(index, "deviceSynchronize");
+  device.faults.checkNotLost("deviceSynchronize");
+  // Every stream is waited for even when one fails, so that the device is
+  // idle when this returns; the first error is reported.
+  std::exception_ptr first_error;
+  for (const auto& stream : device.streams) {
+    try {
+      stream->synchronizeForDevice("deviceSynchronize");
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  device.faults.checkNotLost("deviceSynchronize");
+}
+
+std::string OpenRegHooks::showConfigImpl() const {
+  Runtime& rt = runtime("showConfig");
+  const Config& config = rt.config();
+  std::ostringstream out;
+  out << "openreg: simulated accelerator (accelhooks reference backend)\n"
+      << "  devices:                    " << config.device_count
+      << "  (ACCEL_OPENREG_DEVICES)\n"
+      << "  memory per device:          " << formatByteSize(config.memory_bytes)
+      << "  (ACCEL_OPENREG_MEMORY)\n"
+      << "  execution units per device: " << config.execution_units
+      << "  (ACCEL_OPENREG_EXECUTION_UNITS)\n"
+      << "  streams per device:         1 default + " << kStreamsPerDevice - 1
+      << " pooled (priorities " << kLowestPriority << ".." << kGreatestPriority << ", "
+      << kPoolStreamsPerPriority << " each)\n"
+      << "  device memory protection:   PROT_NONE outside copies and kernels\n"
+      << "  fault injection at start:   ";
+  bool any = false;
+  if (config.fail_allocation != 0) {
+    out << "allocation #" << config.fail_allocation << " fails; ";
+    any = true;
+  }
+  for (const DeviceLossRule& rule : config.lose_device) {
+    out << "openreg:" << int(rule.device) << " lost after " << rule.after_operations
+        << " operations; ";
+    any = true;
+  }
+  if (config.stream_latency.count() > 0) {
+    out << "stream latency " << config.stream_latency.count() << " us; ";
+    any = true;
+  }
+  if (!any) out << "none";
+  out << '\n';
+  for (int i = 0; i < rt.deviceCount(); ++i) {
+    const auto index = static_cast<DeviceIndex>(i);
+    if (rt.isActive(index) && rt.device(index, "showConfig").faults.lost()) {
+      out << "  openreg:" << i << " is lost\n";
+    }
+  }
+  return std::move(out).str();
+}
+
+DeviceProperties OpenRegHooks::getDevicePropertiesImpl(DeviceIndex index) const {
+  DeviceState& device =
+      runtime("getDeviceProperties").device(index, "getDeviceProperties");
+  device.faults.checkNotLost("getDeviceProperties");
+  DeviceProperties properties;
+  properties.name = "openreg simulated device";
+  properties.total_memory_bytes = device.memory.capacity();
+  properties.multiprocessor_count = device.units.state().units;
+  properties.is_integrated = false;
+  properties.uuid = accel::detail::concat("openreg-device-", int(index));
+  return properties;
+}
+
+// ---- streams ----
+
+Stream OpenRegHooks::getCurrentStreamImpl(DeviceIndex index) const {
+  (void)runtime("getCurrentStream");
+  return Stream(Device(deviceType(), index), currentStreamId(index));
+}
+
+Stream OpenRegHooks::getDefaultStreamImpl(DeviceIndex index) const {
+  (void)runtime("getDefaultStream");
+  return Stream(Device(deviceType(), index), kDefaultStreamId);
+}
+
+Stream OpenRegHooks::getNewStreamImpl(DeviceIndex index, int priority) {
+  return runtime("getNewStream").newStream(index, priority);
+}
+
+void OpenRegHooks::setCurrentStreamImpl(Stream stream) {
+  (void)runtime("setCurrentStream").queue(stream, "setCurrentStream");
+  setCurrentStreamId(stream.device.index, stream.id);
+}
+
+Stream OpenRegHooks::exchangeStreamImpl(Stream stream) {
+  (void)runtime("exchangeStream").queue(stream, "exchangeStream");
+  const Stream previous(stream.device, currentStreamId(stream.device.index));
+  setCurrentStreamId(stream.device.index, stream.id);
+  return previous;
+}
+
+bool OpenRegHooks::queryStreamImpl(Stream stream) const {
+  return runtime("queryStream").queue(stream, "queryStream").query("queryStream");
+}
+
+void OpenRegHooks::synchronizeStreamImpl(Stream stream) const {
+  runtime("synchronizeStream")
+      .queue(stream, "synchronizeStream")
+      .synchronize("synchronizeStream");
+}
+
+std::pair<int, int> OpenRegHooks::streamPriorityRangeImpl() const {
+  return {kLowestPriority, kGreatestPriority};
+}
+
+// ---- events ----
+
+EventId OpenRegHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
+  return runtime("createEvent").events().create(index, flags);
+}
+void OpenRegHooks::destroyEventImpl(EventId event) noexcept {
+  if (isForkedChild()) return;  // its lock may belong to a vanished thread
+  Runtime::instance().events().destroy(event);
+}
+void OpenRegHooks::recordEventImpl(EventId event, Stream stream) {
+  runtime("recordEvent").events().record(event, stream);
+}
+void OpenRegHooks::blockStreamImpl(EventId event, Stream stream) {
+  runtime("blockStream").events().block(event, stream);
+}
+bool OpenRegHooks::queryEventImpl(EventId event) const {
+  return runtime("queryEvent").events().query(event);
+}
+void OpenRegHooks::synchronizeEventImpl(EventId event) const {
+  runtime("synchronizeEvent").events().synchronize(event);
+}
+double OpenRegHooks::elapsedTimeImpl(EventId start, EventId end) const {
+  return runtime("elapsedTime").events().elapsedMilliseconds(start, end);
+}
+
+// ---- memory ----
+
+MemoryStats OpenRegHooks::memoryStatsImpl(DeviceIndex index) const {
+  DeviceState& device = runtime("memoryStats").device(index, "memoryStats");
+  device.faults.checkNotLost("memoryStats");
+  return device.memory.stats();
+}
+
+void OpenRegHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
+  DeviceState& device =
+      runtime("resetPeakMemoryStats").device(index, "resetPeakMemoryStats");
+  device.faults.checkNotLost("resetPeakMemoryStats");
+  device.memory.resetPeakStats();
+}
+
+void OpenRegHooks::emptyCacheImpl() {
+  Runtime& rt = runtime("emptyCache");
+  for (int i = 0; i < rt.deviceCount(); ++i) {
+    const auto index = static_cast<DeviceIndex>(i);
+    if (rt.isActive(index)) rt.device(index, "emptyCache").memory.emptyCache();
+  }
+}
+
+// ---- graphs ----
+
+GraphId OpenRegHooks::graphCreateImpl(bool keep_graph) {
+  return runtime("graphCreate").graphs().create(keep_graph);
+}
+void OpenRegHooks::graphDestroyImpl(GraphId graph) {
+  runtime("graphDestroy").graphs().destroy(graph);
+}
+void OpenRegHooks::graphCaptureBeginImpl(GraphId graph, MempoolId pool,
+                                         CaptureMode mode) {
+  runtime("graphCaptureBegin").graphs().captureBegin(graph, pool, mode);
+}
+void OpenRegHooks::graphCaptureEndImpl(GraphId graph) {
+  runtime("graphCaptureEnd").graphs().captureEnd(graph);
+}
+void OpenRegHooks::graphInstantiateImpl(GraphId graph) {
+  runtime("graphInstantiate").graphs().instantiate(graph);
+}
+void OpenRegHooks::graphReplayImpl(GraphId graph) {
+  runtime("graphReplay").graphs().replay(graph);
+}
+void OpenRegHooks::graphResetImpl(GraphId graph) {
+  runtime("graphReset").graphs().reset(graph);
+}
+MempoolId OpenRegHooks::graphPoolImpl(GraphId graph) const {
+  return runtime("graphPool").graphs().pool(graph);
+}
+
+}  // namespace accel::openreg::detail

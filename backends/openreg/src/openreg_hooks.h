@@ -1,0 +1,95 @@
+// OpenRegHooks: openreg's implementation of the hooks contract.
+//
+// A thin layer: AcceleratorHooks (the core) has already validated device
+// indices, streams and capability groups when an *Impl function runs; each
+// one here initialises the runtime if needed and delegates to it. The probes
+// (isAvailable, deviceCount, hasPrimaryContext, isPinnedPtr) never initialise
+// anything: they read the configuration, or state that exists only once the
+// runtime does.
+//
+// Declared groups: device, streams, events, memory, graphs. Not
+// memory_history: openreg keeps no allocation history or snapshots yet (they
+// come with the core caching allocator).
+//
+// Thread-safety: every function is thread-safe. Lifetime: registered with
+// registerHooks() and never destroyed.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "accel/default_generators.h"
+#include "accel/hooks.h"
+
+namespace accel::openreg::detail {
+
+class Runtime;
+
+class OpenRegHooks final : public AcceleratorHooks {
+ public:
+  explicit OpenRegHooks(DeviceType type);
+  ~OpenRegHooks() override;
+
+ protected:
+  bool isBuiltImpl() const override;
+  bool isAvailableImpl() const override;
+  int deviceCountImpl() const override;
+  DeviceIndex getCurrentDeviceImpl() const override;
+  void setCurrentDeviceImpl(DeviceIndex index) override;
+  DeviceIndex exchangeDeviceImpl(DeviceIndex index) override;
+  void initImpl() override;
+  bool hasPrimaryContextImpl(DeviceIndex index) const override;
+  Generator getDefaultGeneratorImpl(DeviceIndex index) override;
+  Generator getNewGeneratorImpl(DeviceIndex index) override;
+  Device getDeviceFromPtrImpl(const void* ptr) const override;
+  Allocator& getPinnedMemoryAllocatorImpl() override;
+  bool isPinnedPtrImpl(const void* ptr) const override;
+  Allocator& getDeviceAllocatorImpl(DeviceIndex index) override;
+
+  void deviceSynchronizeImpl(DeviceIndex index) override;
+  std::string showConfigImpl() const override;
+  DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override;
+
+  Stream getCurrentStreamImpl(DeviceIndex index) const override;
+  Stream getDefaultStreamImpl(DeviceIndex index) const override;
+  Stream getNewStreamImpl(DeviceIndex index, int priority) override;
+  void setCurrentStreamImpl(Stream stream) override;
+  Stream exchangeStreamImpl(Stream stream) override;
+  bool queryStreamImpl(Stream stream) const override;
+  void synchronizeStreamImpl(Stream stream) const override;
+  std::pair<int, int> streamPriorityRangeImpl() const override;
+
+  EventId createEventImpl(DeviceIndex index, EventFlags flags) override;
+  void destroyEventImpl(EventId event) noexcept override;
+  void recordEventImpl(EventId event, Stream stream) override;
+  void blockStreamImpl(EventId event, Stream stream) override;
+  bool queryEventImpl(EventId event) const override;
+  void synchronizeEventImpl(EventId event) const override;
+  double elapsedTimeImpl(EventId start, EventId end) const override;
+
+  MemoryStats memoryStatsImpl(DeviceIndex index) const override;
+  void resetPeakMemoryStatsImpl(DeviceIndex index) override;
+  void emptyCacheImpl() override;
+
+  GraphId graphCreateImpl(bool keep_graph) override;
+  void graphDestroyImpl(GraphId graph) override;
+  void graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) override;
+  void graphCaptureEndImpl(GraphId graph) override;
+  void graphInstantiateImpl(GraphId graph) override;
+  void graphReplayImpl(GraphId graph) override;
+  void graphResetImpl(GraphId graph) override;
+  MempoolId graphPoolImpl(GraphId graph) const override;
+
+ private:
+  // The initialised runtime (initialising it through the context if needed).
+  Runtime& runtime(std::string_view hook) const;
+  DefaultGenerators& defaultGenerators();
+
+  std::once_flag defaults_once_;
+  std::unique_ptr<DefaultGenerators> defaults_;
+};
+
+}  // namespace accel::openreg::detail

@@ -1,0 +1,240 @@
+#include "runtime.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "accel/error.h"
+#include "accel/openreg/backend.h"
+#include "fork_state.h"
+
+namespace accel::openreg::detail {
+namespace {
+
+// The current device is read on every getCurrentDevice() through the hooks,
+// so it uses the initial-exec TLS model (a plain %fs-relative load) even
+// though the library may be dlopen()ed; one byte of static TLS is always
+// available for that. The per-device stream ids are larger and colder.
+constinit thread_local DeviceIndex t_current_device
+    __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local std::array<std::uint8_t, kMaxDevicesPerType> t_current_streams{};
+
+// Between devices: an overrun off the end of one device's range faults in
+// the gap instead of landing in the next device.
+constexpr std::size_t kGuardBytes = std::size_t{1} << 20;
+
+std::size_t pageSize() noexcept {
+  return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+DeviceIndex threadCurrentDevice() noexcept { return t_current_device; }
+void setThreadCurrentDevice(DeviceIndex index) noexcept { t_current_device = index; }
+StreamId currentStreamId(DeviceIndex index) noexcept {
+  return t_current_streams[static_cast<std::uint8_t>(index)];
+}
+void setCurrentStreamId(DeviceIndex index, StreamId id) noexcept {
+  t_current_streams[static_cast<std::uint8_t>(index)] = static_cast<std::uint8_t>(id);
+}
+
+DataPtr DeviceAllocator::allocate(std::size_t bytes) {
+  return runtime_.allocate(device_.index, bytes);
+}
+
+DeviceState::DeviceState(Runtime& runtime, Device device, std::byte* base,
+                         std::size_t capacity, std::size_t page_size,
+                         const Config& config)
+    : device(device),
+      memory(device, base, capacity, page_size),
+      units(config.execution_units),
+      faults(device),
+      allocator(runtime, device) {
+  streams.reserve(kStreamsPerDevice);
+  for (int id = 0; id < kStreamsPerDevice; ++id) {
+    const int priority =
+        id == 0 ? 0 : kLowestPriority + (id - 1) / kPoolStreamsPerPriority;
+    streams.push_back(std::make_unique<StreamQueue>(Stream(device, id), priority, units,
+                                                    faults, config.stream_latency));
+  }
+}
+
+Runtime& Runtime::instance() noexcept {
+  static Runtime* runtime = new Runtime();  // never destroyed: see the header
+  return *runtime;
+}
+
+int Runtime::probeDeviceCount() noexcept {
+  if (initialized()) return deviceCount();
+  std::call_once(probe_once_, [this] {
+    try {
+      probe_device_count_ = configFromEnvironment().device_count;
+    } catch (...) {
+      probe_device_count_ = 0;  // init() reports the malformed variable
+    }
+  });
+  return probe_device_count_;
+}
+
+void Runtime::init() {
+  std::lock_guard<std::mutex> lock(init_mutex_);
+  if (initialized()) return;
+  Config config = configFromEnvironment();
+  const std::size_t page = pageSize();
+  const std::size_t capacity = (config.memory_bytes + page - 1) / page * page;
+  const std::size_t stride = capacity + kGuardBytes;
+  std::byte* base = nullptr;
+  if (config.device_count > 0) {
+    const std::size_t total = stride * static_cast<std::size_t>(config.device_count);
+    void* range = ::mmap(nullptr, total, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (range == MAP_FAILED) {
+      const int error = errno;
+      throw NotAvailable(accel::detail::concat(
+          "openreg init(): could not reserve ", formatByteSize(total),
+          " of address space for ", config.device_count, " devices of ",
+          formatByteSize(capacity), ": ", std::strerror(error),
+          "; lower ACCEL_OPENREG_DEVICES or ACCEL_OPENREG_MEMORY"));
+    }
+    base = static_cast<std::byte*>(range);
+  }
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  devices.reserve(static_cast<std::size_t>(config.device_count));
+  const DeviceType type = deviceType();
+  for (int i = 0; i < config.device_count; ++i) {
+    devices.push_back(
+        std::make_unique<DeviceState>(*this, Device(type, static_cast<DeviceIndex>(i)),
+                                      base + stride * i, capacity, page, config));
+  }
+  for (const DeviceLossRule& rule : config.lose_device) {
+    devices[static_cast<std::size_t>(rule.device)]->faults.loseAfter(
+        rule.after_operations);
+  }
+  fail_allocation_countdown_.store(config.fail_allocation, std::memory_order_relaxed);
+  config_ = std::move(config);
+  base_ = base;
+  stride_ = stride;
+  capacity_ = capacity;
+  devices_ = std::move(devices);
+  installForkHandler();
+  initialized_.store(true, std::memory_order_release);
+}
+
+DeviceState& Runtime::device(DeviceIndex index, std::string_view what) {
+  checkNotForkedChild(what);
+  const int count = deviceCount();
+  ACCEL_CHECK(index >= 0 && index < count, InvalidArgument, what, ": device index ",
+              int(index), " out of range [0, ", count, ") for 'openreg'",
+              count == 0
+                  ? std::string("; openreg has no devices (ACCEL_OPENREG_DEVICES=0)")
+                  : accel::detail::concat("; use an index from 0 to ", count - 1));
+  DeviceState& state = *devices_[static_cast<std::size_t>(index)];
+  if (!state.active.load(std::memory_order_relaxed)) {
+    state.active.store(true, std::memory_order_relaxed);
+  }
+  return state;
+}
+
+bool Runtime::isActive(DeviceIndex index) const noexcept {
+  if (!initialized() || index < 0 || index >= deviceCount()) return false;
+  return devices_[static_cast<std::size_t>(index)]->active.load(
+      std::memory_order_relaxed);
+}
+
+std::optional<DeviceIndex> Runtime::deviceOfAddress(const void* ptr) const noexcept {
+  if (!initialized() || base_ == nullptr) return std::nullopt;
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  const auto base = reinterpret_cast<std::uintptr_t>(base_);
+  if (address < base) return std::nullopt;
+  const std::uintptr_t offset = address - base;
+  const std::uintptr_t index = offset / stride_;
+  if (index >= devices_.size() || offset % stride_ >= capacity_) return std::nullopt;
+  return static_cast<DeviceIndex>(index);
+}
+
+DataPtr Runtime::allocate(DeviceIndex index, std::size_t bytes) {
+  DeviceState& state = device(index, "allocate");
+  if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, state.device);
+  state.faults.beginOperation("allocate");
+  if (consumeInjectedAllocationFailure()) {
+    state.memory.recordOutOfMemory();
+    throw OutOfMemory(
+        accel::detail::concat(state.device, " is out of memory: tried to allocate ",
+                              formatByteSize(bytes), " (", bytes,
+                              " bytes), and fault injection (failNthAllocation / "
+                              "ACCEL_OPENREG_FAIL_ALLOC) made this allocation fail; "
+                              "later allocations succeed"));
+  }
+  MempoolId pool;
+  if (std::shared_ptr<Capture> capture = currentQueue(index, "allocate").capture()) {
+    pool = capture->pool;
+  }
+  return state.memory.allocate(bytes, pool);
+}
+
+AllocationRef Runtime::resolveOn(DeviceState& device, const void* ptr, std::size_t bytes,
+                                 std::string_view what) {
+  std::optional<DeviceIndex> owner = deviceOfAddress(ptr);
+  ACCEL_CHECK(owner.has_value(), InvalidArgument, what, ": ", ptr,
+              " is not openreg device memory; allocate it with "
+              "getDeviceAllocator(index).allocate() or accel::openreg::allocate()");
+  ACCEL_CHECK(*owner == device.device.index, InvalidArgument, what, ": ", ptr,
+              " is memory of ", Device(device.device.type, *owner),
+              ", but the work runs on ", device.device,
+              "; openreg devices cannot read each other's memory except through copies");
+  return device.memory.resolve(ptr, bytes, what);
+}
+
+StreamQueue& Runtime::queue(Stream stream, std::string_view what) {
+  ACCEL_CHECK(stream.device.type == deviceType(), InvalidArgument, what, ": ", stream,
+              " is not an openreg stream; pass a stream from getHooks(openreg)");
+  DeviceState& state = device(stream.device.index, what);
+  ACCEL_CHECK(stream.id >= 0 && stream.id < kStreamsPerDevice, InvalidArgument, what,
+              ": openreg has no stream with id ", stream.id, " (ids are 0 to ",
+              kStreamsPerDevice - 1,
+              "); get streams from getDefaultStream, "
+              "getCurrentStream or getNewStream");
+  return *state.streams[static_cast<std::size_t>(stream.id)];
+}
+
+StreamQueue& Runtime::currentQueue(DeviceIndex index, std::string_view what) {
+  DeviceState& state = device(index, what);
+  return *state.streams[static_cast<std::size_t>(currentStreamId(index))];
+}
+
+Stream Runtime::newStream(DeviceIndex index, int priority) {
+  DeviceState& state = device(index, "getNewStream");
+  const int level = priority - kLowestPriority;
+  const unsigned turn = state.next_pool_stream[static_cast<std::size_t>(level)].fetch_add(
+      1, std::memory_order_relaxed);
+  const auto id = static_cast<StreamId>(1 + level * kPoolStreamsPerPriority +
+                                        static_cast<int>(turn % kPoolStreamsPerPriority));
+  return Stream(state.device, id);
+}
+
+bool Runtime::consumeInjectedAllocationFailure() noexcept {
+  std::uint64_t countdown = fail_allocation_countdown_.load(std::memory_order_relaxed);
+  while (countdown != 0) {
+    if (fail_allocation_countdown_.compare_exchange_weak(countdown, countdown - 1,
+                                                         std::memory_order_relaxed)) {
+      return countdown == 1;
+    }
+  }
+  return false;
+}
+
+void Runtime::failNthAllocation(std::uint64_t nth) noexcept {
+  fail_allocation_countdown_.store(nth, std::memory_order_relaxed);
+}
+
+void Runtime::clearFaults() noexcept {
+  fail_allocation_countdown_.store(0, std::memory_order_relaxed);
+  for (const auto& state : devices_) {
+    state->faults.clear();
+    for (const auto& stream : state->streams) stream->setLatency({});
+  }
+}
+
+}  // namespace accel::openreg::detail

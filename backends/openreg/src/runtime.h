@@ -1,0 +1,157 @@
+// Runtime: the simulated devices of openreg, shared by its hooks and its API.
+//
+// init() reads the configuration, reserves one PROT_NONE address range for
+// all devices (device i owns [base + i * stride, base + i * stride + capacity)),
+// so that the device of any pointer is one subtraction and one division
+// away, and builds each device's memory, execution units, fault state and
+// stream queues (their workers start on first use).
+//
+// Streams: id 0 is a device's default stream; ids 1.. form the pool that
+// getNewStream hands out round-robin, kPoolStreamsPerPriority per priority
+// level. The current stream is per thread and per device, the current device
+// per thread; both live in thread_local storage.
+//
+// Thread-safety: all members are thread-safe. Lifetime: one object for the
+// process, never destroyed, so detached workers and static destructors that
+// free device memory can always reach it.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "accel/allocator.h"
+#include "accel/device.h"
+#include "accel/openreg/config.h"
+#include "accel/stream.h"
+#include "device_faults.h"
+#include "device_memory.h"
+#include "events.h"
+#include "graphs.h"
+#include "stream_queue.h"
+#include "unit_scheduler.h"
+
+namespace accel::openreg::detail {
+
+inline constexpr int kLowestPriority = 0;
+inline constexpr int kGreatestPriority = 2;
+inline constexpr int kPriorityLevels = kGreatestPriority - kLowestPriority + 1;
+inline constexpr int kPoolStreamsPerPriority = 4;
+inline constexpr int kStreamsPerDevice = 1 + kPriorityLevels * kPoolStreamsPerPriority;
+
+class Runtime;
+
+// getDeviceAllocator(i) of the hooks: allocates on one device.
+class DeviceAllocator final : public Allocator {
+ public:
+  DeviceAllocator(Runtime& runtime, Device device) noexcept
+      : runtime_(runtime), device_(device) {}
+  [[nodiscard]] DataPtr allocate(std::size_t bytes) override;
+  [[nodiscard]] Device device() const noexcept override { return device_; }
+
+ private:
+  Runtime& runtime_;
+  Device device_;
+};
+
+struct DeviceState {
+  DeviceState(Runtime& runtime, Device device, std::byte* base, std::size_t capacity,
+              std::size_t page_size, const Config& config);
+
+  const Device device;
+  DeviceMemory memory;
+  UnitScheduler units;
+  DeviceFaults faults;
+  std::vector<std::unique_ptr<StreamQueue>> streams;  // index = StreamId
+  std::array<std::atomic<unsigned>, kPriorityLevels> next_pool_stream{};
+  std::atomic<bool> active{false};  // hasPrimaryContext
+  DeviceAllocator allocator;
+};
+
+class Runtime {
+ public:
+  static Runtime& instance() noexcept;
+
+  // Device count from the configuration, without initialising; 0 when the
+  // environment is malformed. Never throws.
+  [[nodiscard]] int probeDeviceCount() noexcept;
+  // Initialises the devices once; throws InvalidArgument for a malformed
+  // environment, NotAvailable when the address range cannot be reserved.
+  // A failed init can be retried.
+  void init();
+  [[nodiscard]] bool initialized() const noexcept {
+    return initialized_.load(std::memory_order_acquire);
+  }
+  // Only after init().
+  [[nodiscard]] const Config& config() const noexcept { return config_; }
+  [[nodiscard]] int deviceCount() const noexcept {
+    return static_cast<int>(devices_.size());
+  }
+
+  // Device `index` (checked; -1 is not resolved here), marked active. Throws
+  // InvalidArgument for a bad index, DeviceError in a fork child.
+  [[nodiscard]] DeviceState& device(DeviceIndex index, std::string_view what);
+  // True once device `index` was used. Never throws.
+  [[nodiscard]] bool isActive(DeviceIndex index) const noexcept;
+  // The device whose range holds ptr. Never throws.
+  [[nodiscard]] std::optional<DeviceIndex> deviceOfAddress(
+      const void* ptr) const noexcept;
+
+  // Allocates on device `index` (from the capture pool when the calling
+  // thread's current stream there is capturing).
+  [[nodiscard]] DataPtr allocate(DeviceIndex index, std::size_t bytes);
+  // The live allocation holding [ptr, ptr + bytes), which must be on `device`.
+  [[nodiscard]] AllocationRef resolveOn(DeviceState& device, const void* ptr,
+                                        std::size_t bytes, std::string_view what);
+
+  // The queue of `stream`. Throws InvalidArgument for another type, a bad
+  // index or an unknown id.
+  [[nodiscard]] StreamQueue& queue(Stream stream, std::string_view what);
+  // The calling thread's current stream queue of device `index`.
+  [[nodiscard]] StreamQueue& currentQueue(DeviceIndex index, std::string_view what);
+  [[nodiscard]] Stream newStream(DeviceIndex index, int priority);
+
+  void failNthAllocation(std::uint64_t nth) noexcept;
+  void clearFaults() noexcept;
+
+  [[nodiscard]] Events& events() noexcept { return events_; }
+  [[nodiscard]] Graphs& graphs() noexcept { return graphs_; }
+
+ private:
+  Runtime() noexcept : events_(*this), graphs_(*this) {}
+  // True (once) when the pending injected allocation failure is this one.
+  bool consumeInjectedAllocationFailure() noexcept;
+
+  std::mutex init_mutex_;
+  std::atomic<bool> initialized_{false};
+  std::once_flag probe_once_;
+  int probe_device_count_ = 0;
+  Config config_;
+  std::byte* base_ = nullptr;
+  std::size_t stride_ = 0;
+  std::size_t capacity_ = 0;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+  std::atomic<std::uint64_t> fail_allocation_countdown_{0};  // 0: none pending
+  Events events_;
+  Graphs graphs_;
+};
+
+// The thread's current openreg device (0 until set) and current stream id per
+// device (0, the default stream, until set). Never throw.
+[[nodiscard]] DeviceIndex threadCurrentDevice() noexcept;
+void setThreadCurrentDevice(DeviceIndex index) noexcept;
+[[nodiscard]] StreamId currentStreamId(DeviceIndex index) noexcept;
+void setCurrentStreamId(DeviceIndex index, StreamId id) noexcept;
+
+// Registers and initialises the backend if needed (through the context, so
+// that fork poisoning applies) and returns the runtime. Throws what init
+// throws, and DeviceError in a fork child. `what` names the caller.
+Runtime& readyRuntime(std::string_view what);
+
+}  // namespace accel::openreg::detail

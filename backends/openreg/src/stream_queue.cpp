@@ -1,0 +1,220 @@
+#include "stream_queue.h"
+
+#include <exception>
+#include <system_error>
+#include <utility>
+
+#include "accel/error.h"
+
+namespace accel::openreg::detail {
+namespace {
+
+constexpr std::chrono::microseconds kSpinTime{20};
+
+// Polls `done` (yielding between polls) until it returns true or kSpinTime
+// has passed; returns the last answer.
+template <typename Done>
+bool spinUntil(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (int polls = 0;; ++polls) {
+    if (done()) return true;
+    // Reading the clock costs about as much as a poll: do it now and then.
+    if (polls % 16 == 15 && std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+StreamQueue::StreamQueue(Stream stream, int priority, UnitScheduler& units,
+                         DeviceFaults& faults, std::chrono::microseconds latency) noexcept
+    : stream_(stream),
+      priority_(priority),
+      units_(units),
+      faults_(faults),
+      latency_us_(latency.count()) {}
+
+std::uint64_t StreamQueue::enqueue(Operation operation) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (capture_ != nullptr) {
+    std::lock_guard<std::mutex> capture_lock(capture_->mutex);
+    capture_->operations.push_back(std::move(operation));
+    return 0;
+  }
+  if (!worker_started_) startWorkerLocked();
+  queue_.push_back(std::move(operation));
+  const std::uint64_t ticket = submitted_.load(std::memory_order_relaxed) + 1;
+  submitted_.store(ticket, std::memory_order_release);
+  lock.unlock();
+  work_cv_.notify_one();
+  return ticket;
+}
+
+void StreamQueue::startWorkerLocked() {
+  try {
+    std::thread(&StreamQueue::workerLoop, this).detach();
+  } catch (const std::system_error& e) {
+    throw DeviceError(
+        accel::detail::concat("openreg could not start the worker thread of ", stream_,
+                              ": ", e.what(), "; the process has run out of threads"));
+  }
+  worker_started_ = true;
+}
+
+void StreamQueue::workerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (queue_.empty()) {
+      lock.unlock();
+      spinUntil([this] {
+        return submitted_.load(std::memory_order_acquire) !=
+               completed_.load(std::memory_order_relaxed);
+      });
+      lock.lock();
+    }
+    work_cv_.wait(lock, [this] { return !queue_.empty(); });
+    // Enqueuers only push_back, which keeps references to existing elements
+    // valid, so the front can be used without the lock.
+    Operation& operation = queue_.front();
+    lock.unlock();
+    execute(operation);
+    // Drop the references before counting the operation complete, so that
+    // whoever waits for it sees the memory already released.
+    operation.buffers.clear();
+    operation.body = nullptr;
+    lock.lock();
+    queue_.pop_front();
+    completed_.store(completed_.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_release);
+    done_cv_.notify_all();
+  }
+}
+
+void StreamQueue::execute(Operation& operation) {
+  const std::int64_t latency = latency_us_.load(std::memory_order_relaxed);
+  if (latency > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency));
+  if (operation.is_marker) {
+    operation.body();  // markers do not throw
+    return;
+  }
+  if (faults_.lost()) return;  // the work of a lost device is dropped
+  units_.acquire(priority_);
+  std::size_t opened = 0;
+  std::string error;
+  try {
+    for (AllocationRef& buffer : operation.buffers) {
+      buffer->owner->grantAccess(*buffer.get());
+      ++opened;
+    }
+    operation.body();
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "an exception that is not a std::exception";
+  }
+  for (std::size_t i = 0; i < opened; ++i) {
+    operation.buffers[i]->owner->revokeAccess(*operation.buffers[i].get());
+  }
+  units_.release();
+  if (!error.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_error_.empty()) {
+      pending_error_ =
+          accel::detail::concat(operation.name, " failed on ", stream_, ": ", error);
+    }
+  }
+}
+
+void StreamQueue::waitFor(std::uint64_t ticket) {
+  const auto done = [&] { return completed_.load(std::memory_order_acquire) >= ticket; };
+  if (spinUntil(done)) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, done);
+}
+
+void StreamQueue::failIfCapturing(std::string_view hook, bool device_wide) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capture_ == nullptr) return;
+  if (device_wide && (capture_->mode == CaptureMode::Relaxed ||
+                      (capture_->mode == CaptureMode::ThreadLocal &&
+                       capture_->thread != std::this_thread::get_id()))) {
+    return;
+  }
+  std::string message = accel::detail::concat(
+      hook, "(): ", stream_, " is capturing graph ", capture_->graph,
+      "; a capturing stream cannot be synchronised or queried, because its recorded work "
+      "has not run (as on real devices). The capture is now invalid and "
+      "graphCaptureEnd will fail; synchronise before graphCaptureBegin or after "
+      "graphCaptureEnd");
+  {
+    std::lock_guard<std::mutex> capture_lock(capture_->mutex);
+    if (capture_->invalidated.empty()) capture_->invalidated = message;
+  }
+  throw DeviceError(std::move(message));
+}
+
+void StreamQueue::synchronize(std::string_view hook) {
+  failIfCapturing(hook, false);
+  std::uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    target = submitted_.load(std::memory_order_relaxed);
+  }
+  waitFor(target);
+  faults_.checkNotLost(hook);
+  throwPendingError(hook);
+}
+
+void StreamQueue::synchronizeForDevice(std::string_view hook) {
+  failIfCapturing(hook, true);
+  std::uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    target = submitted_.load(std::memory_order_relaxed);
+  }
+  waitFor(target);
+  throwPendingError(hook);
+}
+
+bool StreamQueue::query(std::string_view hook) {
+  failIfCapturing(hook, false);
+  faults_.checkNotLost(hook);
+  throwPendingError(hook);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_.load(std::memory_order_relaxed) ==
+         submitted_.load(std::memory_order_relaxed);
+}
+
+void StreamQueue::throwPendingError(std::string_view hook) {
+  std::string error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pending_error_.empty()) return;
+    error.swap(pending_error_);
+  }
+  throw DeviceError(
+      accel::detail::concat(hook, "(): earlier work failed: ", error,
+                            " (the error is reported once; the stream keeps working)"));
+}
+
+void StreamQueue::beginCapture(std::shared_ptr<Capture> capture) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ACCEL_CHECK(capture_ == nullptr, InvalidArgument, "graphCaptureBegin(): ", stream_,
+              " is already capturing graph ", capture_->graph,
+              "; end that capture first (graphCaptureEnd)");
+  capture_ = std::move(capture);
+}
+
+bool StreamQueue::endCapture(const std::shared_ptr<Capture>& capture) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capture_ != capture) return false;
+  capture_.reset();
+  return true;
+}
+
+std::shared_ptr<Capture> StreamQueue::capture() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return capture_;
+}
+
+}  // namespace accel::openreg::detail

@@ -1,0 +1,36 @@
+#include "accel/generator.h"
+
+#include "accel/error.h"
+
+namespace accel {
+
+GeneratorImpl::~GeneratorImpl() = default;
+
+GeneratorImpl& Generator::impl() const {
+  ACCEL_CHECK(impl_ != nullptr, InvalidArgument,
+              "use of an undefined (default-constructed) Generator; obtain one from "
+              "getDefaultGenerator(), getNewGenerator() or makePhiloxGenerator()");
+  return *impl_;
+}
+
+Device Generator::device() const { return impl().device(); }
+
+void Generator::manualSeed(std::uint64_t seed) { impl().setCurrentSeed(seed); }
+
+std::uint64_t Generator::seed() { return impl().seed(); }
+
+std::uint64_t Generator::currentSeed() const { return impl().currentSeed(); }
+
+std::uint64_t Generator::initialSeed() const { return impl().initialSeed(); }
+
+void Generator::setOffset(std::uint64_t offset) { impl().setOffset(offset); }
+
+std::uint64_t Generator::offset() const { return impl().offset(); }
+
+std::vector<std::uint8_t> Generator::getState() const { return impl().getState(); }
+
+void Generator::setState(std::span<const std::uint8_t> state) { impl().setState(state); }
+
+Generator Generator::clone() const { return Generator(impl().clone()); }
+
+}  // namespace accel

@@ -1,0 +1,35 @@
+// MinimalHooks: a backend with only the low and high groups, for checking the
+// conformance suite itself.
+//
+// It exercises the suite's undeclared-group path (every optional group must
+// answer NotSupported), and, given a Defect, breaks exactly one contract so
+// that `accel check` can be shown to fail and to name the broken hook. Device
+// memory is plain host memory tracked by address range.
+//
+//   accel::conformance::testing::registerMinimalBackend("minimaldev", 2);
+//
+// Thread-safety: every member is thread-safe; the current device is per thread.
+// Lifetime: registered hooks live forever, like every registered hooks object.
+#pragma once
+
+#include <string_view>
+
+#include "accel/hooks.h"
+
+namespace accel::conformance::testing {
+
+// The contract a MinimalHooks breaks on purpose.
+enum class Defect {
+  None,
+  SetCurrentDeviceIgnored,    // setCurrentDevice does nothing
+  DefaultGeneratorNotCached,  // getDefaultGenerator returns a new generator per call
+};
+
+// Registers device type `type_name` with a MinimalHooks of `device_count`
+// devices and the given defect, and returns the hooks. Throws what
+// registerDeviceType and registerHooks throw (a second registration of a name
+// is a duplicate).
+AcceleratorHooks& registerMinimalBackend(std::string_view type_name, int device_count,
+                                         Defect defect = Defect::None);
+
+}  // namespace accel::conformance::testing

@@ -1,0 +1,160 @@
+// Fork safety: a backend initialised before fork() is poisoned in the child.
+//
+// Each test forks; the child runs plain checks (no gtest assertions, which
+// would report in the wrong process) and _exits with the number of the first
+// failed check, which the parent turns into a test failure.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+
+#include "accel/context.h"
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "support/test_backend.h"
+
+namespace accel {
+namespace {
+
+using testing::registerTestBackend;
+using testing::TestHooks;
+
+// Runs `child` in a forked process; returns its exit code (or 100 + signal).
+int runInChild(const std::function<int()>& child) {
+  pid_t pid = ::fork();
+  if (pid == -1) return -1;
+  if (pid == 0) {
+    int code = 99;
+    try {
+      code = child();
+    } catch (...) {
+      code = 98;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -2;
+  if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(ForkTest, BackendInitialisedBeforeForkFailsClearlyInTheChild) {
+  TestHooks& hooks = registerTestBackend("forkdev", 2);
+  DeviceType type = hooks.deviceType();
+  globalContext().lazyInitDevice(type);
+  AcceleratorHooks* real = &getHooks(type);
+
+  int code = runInChild([&]() -> int {
+    if (!isPoisonedByFork(type)) return 1;
+    AcceleratorHooks& child_hooks = getHooks(type);
+    if (&child_hooks == real) return 2;
+    try {
+      (void)child_hooks.getCurrentDevice();
+      return 3;
+    } catch (const DeviceError& e) {
+      const std::string message = e.message();
+      if (!contains(message,
+                    "getCurrentDevice(): 'forkdev' was initialised before fork()")) {
+        return 4;
+      }
+      if (!contains(message, "pid " + std::to_string(::getpid()))) return 5;
+      if (!contains(message, "fork+exec")) return 6;
+    }
+    // Every non-probe hook fails the same way, whatever its group.
+    try {
+      (void)child_hooks.getNewStream(0);
+      return 7;
+    } catch (const DeviceError&) {
+    }
+    try {
+      (void)globalContext().defaultGenerator(Device(type, 0));
+      return 8;
+    } catch (const DeviceError&) {
+    }
+    // Probes stay benign: the type is known and built, but not usable.
+    if (!child_hooks.isBuilt()) return 9;
+    if (child_hooks.isAvailable()) return 10;
+    if (child_hooks.deviceCount() != 2) return 11;
+    if (child_hooks.hasPrimaryContext(0)) return 12;
+    int local = 0;
+    if (globalContext().isPinnedPtr(&local, type)) return 13;
+    // The context treats the type as not initialised, and says why it
+    // cannot initialise it again.
+    if (globalContext().isInitialized(type)) return 14;
+    try {
+      globalContext().lazyInitDevice(type);
+      return 15;
+    } catch (const DeviceError& e) {
+      if (!contains(e.message(), "'forkdev' was initialised before fork()")) return 16;
+    }
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "child failed check " << code;
+
+  // The parent is untouched.
+  EXPECT_FALSE(isPoisonedByFork(type));
+  EXPECT_EQ(&getHooks(type), real);
+  EXPECT_NO_THROW((void)getHooks(type).getCurrentDevice());
+}
+
+// Worker processes forked from a parent that used a device commonly reseed
+// themselves; that must work and must not touch the poisoned backend.
+TEST(ForkTest, ManualSeedInTheChildSkipsPoisonedBackends) {
+  TestHooks& hooks = registerTestBackend("fork_seed", 1);
+  globalContext().lazyInitDevice(hooks.deviceType());
+  int code = runInChild([&]() -> int {
+    try {
+      globalContext().manualSeed(1234);
+    } catch (const Error&) {
+      return 1;
+    }
+    if (globalContext().defaultGenerator(Device(DeviceType::CPU)).currentSeed() != 1234)
+      return 2;
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "child failed check " << code;
+}
+
+TEST(ForkTest, BackendNotInitialisedBeforeForkWorksInTheChild) {
+  TestHooks& initialised = registerTestBackend("fork_init", 1);
+  TestHooks& fresh = registerTestBackend("fork_fresh", 2);
+  globalContext().lazyInitDevice(initialised.deviceType());
+
+  int code = runInChild([&]() -> int {
+    if (isPoisonedByFork(fresh.deviceType())) return 1;
+    if (&getHooks(fresh.deviceType()) != &fresh) return 2;
+    globalContext().lazyInitDevice(fresh.deviceType());
+    fresh.setCurrentDevice(1);
+    if (fresh.getCurrentDevice() != 1) return 3;
+    if (!globalContext().isInitialized(fresh.deviceType())) return 4;
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "child failed check " << code;
+}
+
+TEST(ForkTest, ForkOfAForkedChildStaysPoisoned) {
+  TestHooks& hooks = registerTestBackend("fork_twice", 1);
+  globalContext().lazyInitDevice(hooks.deviceType());
+  int code = runInChild([&]() -> int {
+    int grandchild = runInChild([&]() -> int {
+      try {
+        (void)getHooks(hooks.deviceType()).getCurrentDevice();
+        return 1;
+      } catch (const DeviceError& e) {
+        return contains(e.message(), "was initialised before fork()") ? 0 : 2;
+      }
+    });
+    return grandchild == 0 ? 0 : 10 + grandchild;
+  });
+  EXPECT_EQ(code, 0) << "child failed check " << code;
+}
+
+}  // namespace
+}  // namespace accel

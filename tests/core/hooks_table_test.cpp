@@ -1,0 +1,302 @@
+#include "accel/hooks_table.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accel/error.h"
+#include "support/test_backend.h"
+
+namespace accel {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::registerTestBackend;
+using ::testing::StartsWith;
+using testing::TestHooks;
+
+// Built by ACCEL_REGISTER_HOOKS below on the first getHooks of its type.
+std::atomic<int> g_factory_constructions{0};
+
+class FactoryHooks final : public TestHooks {
+ public:
+  FactoryHooks() : TestHooks(registerDeviceType("table_factory"), 1) {
+    g_factory_constructions.fetch_add(1);
+  }
+};
+
+ACCEL_REGISTER_HOOKS(FactoryHooks, "table_factory");
+
+// The NotAvailable message of a call on absent hooks.
+template <typename Call>
+std::string absentError(Call&& call) {
+  try {
+    call();
+    ADD_FAILURE() << "expected NotAvailable";
+  } catch (const NotAvailable& e) {
+    return e.message();
+  }
+  return {};
+}
+
+TEST(HooksTableTest, UnregisteredTypeGetsTheAbsentHooks) {
+  DeviceType type = registerDeviceType("table_absent");
+  AcceleratorHooks& hooks = getHooks(type);
+  EXPECT_EQ(&hooks, &absentHooks(type));
+  EXPECT_EQ(&getHooks(type), &hooks);  // stable across lookups
+  EXPECT_EQ(hooks.deviceType(), type);
+  EXPECT_FALSE(isHooksRegistered(type));
+  EXPECT_EQ(hooksOrigin(type), "");
+}
+
+TEST(HooksTableTest, AbsentProbesAnswerBenignly) {
+  AcceleratorHooks& hooks = getHooks(registerDeviceType("table_probes"));
+  int local = 0;
+  EXPECT_FALSE(hooks.isBuilt());
+  EXPECT_FALSE(hooks.isAvailable());
+  EXPECT_EQ(hooks.deviceCount(), 0);
+  EXPECT_FALSE(hooks.hasPrimaryContext(0));
+  EXPECT_FALSE(hooks.isPinnedPtr(&local));
+  hooks.destroyEvent(1);  // ignored, never throws
+}
+
+TEST(HooksTableTest, AbsentHooksOfAnIdThatWasNeverRegisteredAreSafe) {
+  auto type = static_cast<DeviceType>(200);
+  AcceleratorHooks& hooks = getHooks(type);
+  EXPECT_EQ(hooks.name(), "unknown");
+  EXPECT_FALSE(hooks.isAvailable());
+  EXPECT_FALSE(isHooksRegistered(type));
+  EXPECT_THAT(absentError([&] { hooks.init(); }), HasSubstr("'unknown'"));
+}
+
+TEST(HooksTableTest, AbsentCallsNameHookTypeRegisteredBackendsAndHowToLoad) {
+  registerTestBackend("table_present", 1);
+  DeviceType type = registerDeviceType("table_missing");
+  AcceleratorHooks& hooks = getHooks(type);
+  int local = 0;
+  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+      {"init", [&] { hooks.init(); }},
+      {"getCurrentDevice", [&] { (void)hooks.getCurrentDevice(); }},
+      {"setCurrentDevice", [&] { hooks.setCurrentDevice(0); }},
+      {"exchangeDevice", [&] { (void)hooks.exchangeDevice(0); }},
+      {"getDefaultGenerator", [&] { (void)hooks.getDefaultGenerator(); }},
+      {"getDefaultGenerator", [&] { (void)hooks.getDefaultGenerator(0); }},
+      {"getNewGenerator", [&] { (void)hooks.getNewGenerator(); }},
+      {"getDeviceFromPtr", [&] { (void)hooks.getDeviceFromPtr(&local); }},
+      {"getPinnedMemoryAllocator", [&] { (void)hooks.getPinnedMemoryAllocator(); }},
+      {"getDeviceAllocator", [&] { (void)hooks.getDeviceAllocator(); }},
+      {"deviceSynchronize", [&] { hooks.deviceSynchronize(0); }},
+      {"showConfig", [&] { (void)hooks.showConfig(); }},
+      {"getCurrentStream", [&] { (void)hooks.getCurrentStream(0); }},
+      {"streamPriorityRange", [&] { (void)hooks.streamPriorityRange(); }},
+      {"createEvent", [&] { (void)hooks.createEvent(0); }},
+      {"elapsedTime", [&] { (void)hooks.elapsedTime(1, 2); }},
+      {"memoryStats", [&] { (void)hooks.memoryStats(0); }},
+      {"emptyCache", [&] { hooks.emptyCache(); }},
+      {"recordMemoryHistory", [&] { hooks.recordMemoryHistory({}); }},
+      {"attachOutOfMemoryObserver",
+       [&] { hooks.attachOutOfMemoryObserver([](const OutOfMemoryEvent&) {}); }},
+      {"graphCreate", [&] { (void)hooks.graphCreate(); }},
+      {"graphReplay", [&] { hooks.graphReplay(1); }},
+  };
+  for (const auto& [hook, call] : calls) {
+    SCOPED_TRACE(hook);
+    std::string message = absentError(call);
+    EXPECT_THAT(message, StartsWith(hook + "(): no backend is registered for device type "
+                                           "'table_missing'"));
+    EXPECT_THAT(message, HasSubstr("registered backends: "));
+    EXPECT_THAT(message, HasSubstr("table_present"));
+    EXPECT_THAT(message,
+                HasSubstr("accel::loadBackend(\"/path/to/libaccel_table_missing.so\")"));
+    EXPECT_THAT(message, HasSubstr("ACCEL_PLUGINS"));
+  }
+}
+
+TEST(HooksTableTest, AbsentBackendHintIsAppended) {
+  DeviceType type = registerDeviceType("table_hinted");
+  setAbsentBackendHint([](DeviceType t) noexcept {
+    return std::string("plugin for ") + std::string(deviceTypeName(t)) + " did not load";
+  });
+  std::string message = absentError([&] { getHooks(type).init(); });
+  setAbsentBackendHint(nullptr);
+  EXPECT_THAT(message, HasSubstr("plugin for table_hinted did not load"));
+  EXPECT_THAT(absentError([&] { getHooks(type).init(); }),
+              Not(HasSubstr("did not load")));
+}
+
+TEST(HooksTableTest, RegistrationAfterTheFirstLookupTakesEffect) {
+  DeviceType type = registerDeviceType("table_late");
+  AcceleratorHooks& before = getHooks(type);
+  EXPECT_EQ(&before, &absentHooks(type));
+  EXPECT_FALSE(before.isAvailable());
+
+  AcceleratorHooks& registered =
+      registerHooks(std::make_unique<TestHooks>(type, 2), "table test");
+  EXPECT_EQ(&getHooks(type), &registered);
+  EXPECT_NE(&getHooks(type), &before);
+  EXPECT_TRUE(getHooks(type).isAvailable());
+  EXPECT_EQ(getHooks(type).deviceCount(), 2);
+  EXPECT_TRUE(isHooksRegistered(type));
+  EXPECT_EQ(hooksOrigin(type), "table test");
+  std::vector<DeviceType> types = registeredHooksTypes();
+  EXPECT_NE(std::find(types.begin(), types.end(), type), types.end());
+}
+
+TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
+  DeviceType type = registerDeviceType("table_race");
+  std::atomic<AcceleratorHooks*> registered{nullptr};
+  std::atomic<bool> saw_registered{false};
+  std::thread reader([&] {
+    for (;;) {
+      // Once registerHooks has returned, every later lookup sees its object.
+      AcceleratorHooks* expected = registered.load(std::memory_order_acquire);
+      AcceleratorHooks* hooks = &getHooks(type);
+      if (expected != nullptr) {
+        EXPECT_EQ(hooks, expected);
+      }
+      if (hooks != &absentHooks(type)) {
+        EXPECT_EQ(hooks->deviceType(), type);
+        EXPECT_EQ(hooks->deviceCount(), 3);  // fully constructed when seen
+        saw_registered = true;
+        return;
+      }
+    }
+  });
+  registered.store(&registerHooks(std::make_unique<TestHooks>(type, 3)),
+                   std::memory_order_release);
+  reader.join();
+  EXPECT_TRUE(saw_registered);
+}
+
+TEST(HooksTableTest, DuplicateRegisterHooksThrowsNamingTypeAndFirstOrigin) {
+  DeviceType type = registerDeviceType("table_dup");
+  AcceleratorHooks& first =
+      registerHooks(std::make_unique<TestHooks>(type, 1), "first lib");
+  try {
+    registerHooks(std::make_unique<TestHooks>(type, 1), "second lib");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.message(), HasSubstr("hooks for 'table_dup' are already registered"));
+    EXPECT_THAT(e.message(), HasSubstr("from first lib"));
+  }
+  EXPECT_EQ(&getHooks(type), &first);
+  EXPECT_EQ(hooksOrigin(type), "first lib");
+}
+
+TEST(HooksTableTest, RegisterHooksRejectsNullAndUnregisteredTypes) {
+  EXPECT_THROW(registerHooks(nullptr), InvalidArgument);
+  try {
+    registerHooks(
+        std::make_unique<TestHooks>(static_cast<DeviceType>(kMaxDeviceTypes - 2), 1));
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.message(), HasSubstr("was never registered"));
+  }
+}
+
+TEST(HooksTableTest, FactoryHooksAreCreatedLazilyOnceAcrossThreads) {
+  DeviceType type = *findDeviceType("table_factory");
+  EXPECT_TRUE(isHooksRegistered(type));
+  EXPECT_THAT(hooksOrigin(type), HasSubstr("not created yet"));
+  EXPECT_EQ(g_factory_constructions.load(), 0);
+
+  constexpr int kThreads = 8;
+  std::atomic<int> ready{0};
+  std::vector<AcceleratorHooks*> seen(kThreads, nullptr);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) {
+      }
+      seen[i] = &getHooks(type);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(g_factory_constructions.load(), 1);
+  for (AcceleratorHooks* hooks : seen) EXPECT_EQ(hooks, seen[0]);
+  EXPECT_NE(dynamic_cast<FactoryHooks*>(seen[0]), nullptr);
+  EXPECT_EQ(hooksOrigin(type), "factory registered for 'table_factory'");
+  // A registered factory's type cannot also take a direct registration.
+  EXPECT_THROW(registerHooks(std::make_unique<TestHooks>(type, 1)), InvalidArgument);
+  for (const std::string& error : staticRegistrationErrors()) {
+    EXPECT_THAT(error, Not(HasSubstr("table_factory")));
+  }
+}
+
+TEST(HooksTableTest, FailingFactoryLeavesAbsentHooksThatExplainAndRetries) {
+  static std::atomic<int> attempts{0};
+  static std::atomic<bool> fail{true};
+  registerHooksFactory("table_flaky", []() -> std::unique_ptr<AcceleratorHooks> {
+    attempts.fetch_add(1);
+    if (fail.load()) throw DeviceError("driver exploded");
+    return std::make_unique<TestHooks>(*findDeviceType("table_flaky"), 1);
+  });
+  DeviceType type = *findDeviceType("table_flaky");
+  AcceleratorHooks& hooks = getHooks(type);
+  EXPECT_EQ(&hooks, &absentHooks(type));
+  EXPECT_EQ(attempts.load(), 1);
+  std::string message = absentError([&] { hooks.init(); });
+  EXPECT_THAT(message, HasSubstr("creating its hooks failed: driver exploded"));
+
+  fail = false;
+  AcceleratorHooks& retried = getHooks(type);
+  EXPECT_EQ(attempts.load(), 2);
+  EXPECT_NE(&retried, &absentHooks(type));
+  EXPECT_TRUE(retried.isAvailable());
+}
+
+TEST(HooksTableTest, FactoryReturningNullOrAnotherTypeIsReported) {
+  registerHooksFactory("table_null_factory",
+                       [] { return std::unique_ptr<AcceleratorHooks>(); });
+  DeviceType null_type = *findDeviceType("table_null_factory");
+  EXPECT_EQ(&getHooks(null_type), &absentHooks(null_type));
+  EXPECT_THAT(absentError([&] { getHooks(null_type).init(); }),
+              HasSubstr("the factory returned null"));
+
+  registerHooksFactory("table_wrong_factory", [] {
+    return std::unique_ptr<AcceleratorHooks>(
+        std::make_unique<TestHooks>(registerDeviceType("table_other"), 1));
+  });
+  DeviceType wrong_type = *findDeviceType("table_wrong_factory");
+  EXPECT_EQ(&getHooks(wrong_type), &absentHooks(wrong_type));
+  EXPECT_THAT(absentError([&] { getHooks(wrong_type).init(); }),
+              HasSubstr("built hooks for 'table_other' instead"));
+}
+
+TEST(HooksTableTest, DuplicateFactoryAtEqualPriorityThrows) {
+  auto factory = [] { return std::unique_ptr<AcceleratorHooks>(); };
+  registerHooksFactory("table_dup_factory", factory, RegistryPriority::Default, "first");
+  EXPECT_THROW(registerHooksFactory("table_dup_factory", factory), DuplicateRegistration);
+  EXPECT_NO_THROW(
+      registerHooksFactory("table_dup_factory", factory, RegistryPriority::Preferred));
+  EXPECT_TRUE(hooksRegistry().has("table_dup_factory"));
+}
+
+TEST(HooksTableTest, StaticRegistrationErrorsAreKeptNotFatal) {
+  auto factory = [] { return std::unique_ptr<AcceleratorHooks>(); };
+  ::testing::internal::CaptureStderr();
+  { HooksRegistration bad_name("Bad Name", factory); }
+  { HooksRegistration first("table_static_dup", factory); }
+  { HooksRegistration second("table_static_dup", factory); }
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  std::vector<std::string> errors = staticRegistrationErrors();
+  ASSERT_GE(errors.size(), 2u);
+  const std::string& bad = errors[errors.size() - 2];
+  const std::string& dup = errors[errors.size() - 1];
+  EXPECT_THAT(bad, HasSubstr("static registration of 'Bad Name' failed"));
+  EXPECT_THAT(dup, HasSubstr("static registration of 'table_static_dup' failed"));
+  EXPECT_THAT(dup, HasSubstr("already registered"));
+  EXPECT_THAT(printed, HasSubstr("static registration of 'Bad Name' failed"));
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,173 @@
+// openreg against the hooks contract, hook by hook, for what is specific to
+// openreg (the generic contract is checked by openreg_conformance_test).
+#include <sys/wait.h>
+
+#include "openreg_test_support.h"
+
+namespace {
+
+using openreg_test::OpenRegTest;
+
+using OpenRegHooksTest = OpenRegTest;
+
+TEST_F(OpenRegHooksTest, RegistrationIsIdempotentAndNamesTheType) {
+  accel::AcceleratorHooks& again = accel::openreg::registerBackend();
+  EXPECT_EQ(&again, &hooks());
+  EXPECT_EQ(hooks().name(), "openreg");
+  EXPECT_EQ(accel::deviceTypeFromName("openreg"), accel::openreg::deviceType());
+  EXPECT_NE(accel::hooksOrigin(accel::openreg::deviceType()).find("openreg"),
+            std::string::npos);
+}
+
+TEST_F(OpenRegHooksTest, CapabilitiesAreDeclaredHonestly) {
+  for (accel::HookGroup group :
+       {accel::HookGroup::Device, accel::HookGroup::Streams, accel::HookGroup::Events,
+        accel::HookGroup::Memory, accel::HookGroup::Graphs}) {
+    EXPECT_TRUE(hooks().supports(group)) << accel::hookGroupName(group);
+  }
+  EXPECT_FALSE(hooks().supports(accel::HookGroup::MemoryHistory));
+  EXPECT_THROW(hooks().recordMemoryHistory({}), accel::NotSupported);
+  EXPECT_THROW((void)hooks().memorySnapshot(), accel::NotSupported);
+}
+
+TEST_F(OpenRegHooksTest, ProbesAnswerFromTheConfiguration) {
+  EXPECT_TRUE(hooks().isBuilt());
+  EXPECT_TRUE(hooks().isAvailable());
+  EXPECT_EQ(hooks().deviceCount(), openreg_test::kTestDevices);
+  EXPECT_EQ(accel::openreg::activeConfig().device_count, openreg_test::kTestDevices);
+  EXPECT_EQ(accel::openreg::activeConfig().memory_bytes, std::uint64_t{64} << 20);
+}
+
+TEST_F(OpenRegHooksTest, CurrentDeviceIsPerThreadAndZeroUntilSet) {
+  hooks().setCurrentDevice(3);
+  EXPECT_EQ(hooks().getCurrentDevice(), 3);
+  accel::DeviceIndex other = -1;
+  std::thread([&] { other = hooks().getCurrentDevice(); }).join();
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(hooks().exchangeDevice(5), 3);
+  EXPECT_EQ(hooks().getCurrentDevice(), 5);
+  EXPECT_EQ(hooks().maybeExchangeDevice(-1), 5);
+  EXPECT_EQ(hooks().maybeExchangeDevice(100), 5);
+  EXPECT_EQ(hooks().getCurrentDevice(), 5);
+  try {
+    hooks().setCurrentDevice(8);
+    FAIL() << "device 8 of 8 was accepted";
+  } catch (const accel::InvalidArgument& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("device index 8 out of range [0, 8) for 'openreg'"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(OpenRegHooksTest, DeviceGuardSwitchesAndRestores) {
+  {
+    accel::DeviceGuard guard(openreg_test::device(6));
+    EXPECT_EQ(hooks().getCurrentDevice(), 6);
+  }
+  EXPECT_EQ(hooks().getCurrentDevice(), 0);
+}
+
+TEST_F(OpenRegHooksTest, PrimaryContextExistsOnceADeviceIsUsed) {
+  // Device 7 is untouched by this program until here when run alone; other
+  // tests may have used it, so only the "becomes true" half is checked.
+  (void)accel::openreg::allocate(1, 7);
+  EXPECT_TRUE(hooks().hasPrimaryContext(7));
+  EXPECT_FALSE(hooks().hasPrimaryContext(8));
+  EXPECT_FALSE(hooks().hasPrimaryContext(-1));
+}
+
+TEST_F(OpenRegHooksTest, DefaultGeneratorIsOnePerDeviceAndNewOnesAreIndependent) {
+  accel::Generator a = hooks().getDefaultGenerator(2);
+  EXPECT_EQ(a, hooks().getDefaultGenerator(2));
+  EXPECT_EQ(a.device(), openreg_test::device(2));
+  EXPECT_FALSE(a == hooks().getDefaultGenerator(3));
+  hooks().setCurrentDevice(2);
+  EXPECT_EQ(hooks().getDefaultGenerator(), a);
+  accel::Generator fresh = hooks().getNewGenerator(2);
+  EXPECT_FALSE(fresh == a);
+  fresh.manualSeed(5);
+  a.manualSeed(6);
+  EXPECT_EQ(fresh.currentSeed(), 5u);
+  EXPECT_THROW((void)hooks().getDefaultGenerator(8), accel::InvalidArgument);
+}
+
+TEST_F(OpenRegHooksTest, ContextManualSeedSeedsEveryDefaultGenerator) {
+  for (int i = 0; i < openreg_test::kTestDevices; ++i) {
+    (void)hooks().getDefaultGenerator(static_cast<accel::DeviceIndex>(i));
+  }
+  accel::globalContext().manualSeed(1234);
+  for (int i = 0; i < openreg_test::kTestDevices; ++i) {
+    accel::Generator g = hooks().getDefaultGenerator(static_cast<accel::DeviceIndex>(i));
+    EXPECT_EQ(g.currentSeed(), 1234u);
+    EXPECT_EQ(g.offset(), 0u);
+  }
+}
+
+TEST_F(OpenRegHooksTest, ContextResolvesDevicePointers) {
+  accel::DataPtr a = accel::openreg::allocate(100, 4);
+  EXPECT_EQ(accel::globalContext().getDeviceFromPtr(static_cast<char*>(a.get()) + 99,
+                                                    accel::openreg::deviceType()),
+            openreg_test::device(4));
+}
+
+TEST_F(OpenRegHooksTest, ShowConfigAndPropertiesAreTyped) {
+  const std::string config = hooks().showConfig();
+  EXPECT_NE(config.find("devices:"), std::string::npos) << config;
+  EXPECT_NE(config.find("64 MiB"), std::string::npos) << config;
+  const accel::DeviceProperties properties = hooks().getDeviceProperties(1);
+  EXPECT_EQ(properties.name, "openreg simulated device");
+  EXPECT_EQ(properties.total_memory_bytes, std::uint64_t{64} << 20);
+  EXPECT_EQ(properties.multiprocessor_count, accel::openreg::kDefaultExecutionUnits);
+  EXPECT_FALSE(properties.is_integrated);
+  EXPECT_NE(properties.uuid, hooks().getDeviceProperties(2).uuid);
+}
+
+TEST_F(OpenRegHooksTest, StreamGuardSetsTheStreamAndItsDevice) {
+  const accel::Stream stream = hooks().getNewStream(5, 1);
+  {
+    accel::StreamGuard guard(stream);
+    EXPECT_EQ(hooks().getCurrentDevice(), 5);
+    EXPECT_EQ(hooks().getCurrentStream(), stream);
+  }
+  EXPECT_EQ(hooks().getCurrentDevice(), 0);
+  EXPECT_EQ(hooks().getCurrentStream(5), hooks().getDefaultStream(5));
+}
+
+TEST_F(OpenRegHooksTest, StreamsOfAnotherBackendAreRejected) {
+  const accel::Stream cpu_stream(accel::Device(accel::DeviceType::CPU, 0), 0);
+  EXPECT_THROW(hooks().setCurrentStream(cpu_stream), accel::InvalidArgument);
+  EXPECT_THROW(accel::openreg::copyAsync(nullptr, nullptr, 4, cpu_stream),
+               accel::InvalidArgument);
+}
+
+TEST_F(OpenRegHooksTest, ForkChildCannotUseOpenRegButDoesNotHang) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only the verdict is reported, as the exit status: 0 when every call
+    // failed cleanly with DeviceError.
+    int failures = 0;
+    try {
+      (void)accel::getHooks(accel::openreg::deviceType()).getNewStream(0);
+      failures += 1;
+    } catch (const accel::DeviceError&) {
+    } catch (...) {
+      failures += 1;
+    }
+    try {
+      (void)accel::openreg::allocate(16, 0);
+      failures += 1;
+    } catch (const accel::DeviceError&) {
+    } catch (...) {
+      failures += 1;
+    }
+    if (accel::getHooks(accel::openreg::deviceType()).isAvailable()) failures += 1;
+    ::_exit(failures);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status)) << "wait status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace

@@ -1,0 +1,387 @@
+// loadBackend and the plugin report, one purpose-built plugin per outcome.
+// Each test loads plugins no other test loads (a file loads once per
+// process), so the tests pass in any order, in one process or one each.
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "accel/hooks_table.h"
+#include "accel/plugin.h"
+#include "plugin_test_support.h"
+#include "simple_hooks.h"
+
+namespace accel {
+namespace {
+
+using plugtest::testPluginPath;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Loads `file`, expecting loadBackend to throw; returns the record it carries.
+PluginRecord loadExpectingFailure(const std::string& file) {
+  std::string path = testPluginPath(file);
+  try {
+    PluginRecord unexpected = loadBackend(path);
+    ADD_FAILURE() << "loadBackend(" << path
+                  << ") succeeded: " << describePluginRecord(unexpected);
+    return unexpected;
+  } catch (const PluginLoadError& e) {
+    EXPECT_THAT(e.message(), HasSubstr(path));
+    EXPECT_THAT(e.message(), HasSubstr(std::string(pluginStatusName(e.record().status))));
+    EXPECT_EQ(e.record().path, path);
+    return e.record();
+  }
+}
+
+bool reportHas(const std::string& path, PluginStatus status) {
+  std::vector<PluginRecord> report = pluginReport();
+  return std::any_of(report.begin(), report.end(), [&](const PluginRecord& r) {
+    return r.path == path && r.status == status;
+  });
+}
+
+// The process still works after a failed load: registration and lookups.
+void expectProcessStillWorks() {
+  DeviceType type = registerDeviceType("plugtest_after_failure");
+  EXPECT_EQ(&getHooks(type), &absentHooks(type));
+  EXPECT_EQ(getHooks(type).deviceCount(), 0);
+  EXPECT_FALSE(pluginReport().empty());
+}
+
+TEST(PluginLoader, GoodPluginLoadsAndRegistersItsDeviceType) {
+  std::string path = testPluginPath("libaccel_plugtest_good.so");
+  PluginRecord r = loadBackend(path);
+  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
+  EXPECT_EQ(r.source, "loadBackend");
+  EXPECT_EQ(r.plugin_name, "plugtest_good");
+  EXPECT_EQ(r.plugin_version, "1.2.3");
+  EXPECT_EQ(r.plugin_api_version, kPluginApiVersion);
+  EXPECT_TRUE(r.detail.empty()) << r.detail;
+  DeviceType type = deviceTypeFromName("plugtest_good");
+  ASSERT_EQ(r.registered, std::vector<DeviceType>{type});
+  EXPECT_TRUE(getHooks(type).isAvailable());
+  EXPECT_EQ(getHooks(type).deviceCount(), 2);
+  std::optional<PluginRecord> owner = pluginForDeviceType(type);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->path, path);
+  EXPECT_TRUE(reportHas(path, PluginStatus::Loaded));
+}
+
+TEST(PluginLoader, LookupBeforeLoadSeesBackendAfterLoad) {
+  DeviceType type = registerDeviceType("plugtest_late");
+  AcceleratorHooks& before = getHooks(type);
+  EXPECT_EQ(&before, &absentHooks(type));
+  EXPECT_FALSE(before.isAvailable());
+  EXPECT_THROW((void)before.getCurrentDevice(), NotAvailable);
+
+  // A reader spinning on the lookup while the plugin loads must see the
+  // backend appear (and, under TSan, see it published safely).
+  std::atomic<bool> reader_saw_backend{false};
+  std::thread reader([&] {
+    while (!getHooks(type).isAvailable()) std::this_thread::yield();
+    reader_saw_backend = getHooks(type).deviceCount() == 2;
+  });
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_late.so"));
+  reader.join();
+  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
+  EXPECT_TRUE(reader_saw_backend);
+  EXPECT_NE(&getHooks(type), &absentHooks(type));
+  EXPECT_EQ(getHooks(type).getCurrentDevice(), 0);
+}
+
+TEST(PluginLoader, SameFileLoadedTwiceByAnyPathIsAlreadyLoaded) {
+  std::string path = testPluginPath("libaccel_plugtest_twice.so");
+  PluginRecord first = loadBackend(path);
+  ASSERT_EQ(first.status, PluginStatus::Loaded) << describePluginRecord(first);
+
+  PluginRecord again = loadBackend(path);
+  EXPECT_EQ(again.status, PluginStatus::AlreadyLoaded);
+  EXPECT_EQ(again.registered, first.registered);
+  EXPECT_THAT(again.detail, HasSubstr(path));
+
+  plugtest::ScratchDir dir;
+  std::string link = dir.path() + "/libaccel_other_name.so";
+  std::filesystem::create_symlink(path, link);
+  EXPECT_EQ(loadBackend(link).status, PluginStatus::AlreadyLoaded);
+}
+
+// Opens a plugin and runs its register function the way a program that links
+// the library and registers the backend itself would.
+void openAndRegisterLikeALinkedProgram(const std::string& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  auto entry = reinterpret_cast<PluginEntryFn>(::dlsym(handle, kPluginEntrySymbol));
+  ASSERT_NE(entry, nullptr);
+  entry()->register_fn();
+}
+
+TEST(PluginLoader, LibraryAlreadyInTheProcessWithItsBackendIsAlreadyLoaded) {
+  // A backend whose register function does nothing the second time (openreg's kind).
+  std::string path = testPluginPath("libaccel_plugtest_resident.so");
+  openAndRegisterLikeALinkedProgram(path);
+  PluginRecord r = loadBackend(path);
+  EXPECT_EQ(r.status, PluginStatus::AlreadyLoaded) << describePluginRecord(r);
+  EXPECT_THAT(r.detail, HasSubstr("already part of the process"));
+  EXPECT_EQ(r.registered,
+            std::vector<DeviceType>{deviceTypeFromName("plugtest_resident")});
+}
+
+TEST(PluginLoader, LibraryAlreadyInTheProcessRefusedAsItsOwnDuplicateIsAlreadyLoaded) {
+  // A backend whose register function throws the second time.
+  std::string path = testPluginPath("libaccel_plugtest_resident_strict.so");
+  openAndRegisterLikeALinkedProgram(path);
+  PluginRecord r = loadBackend(path);
+  EXPECT_EQ(r.status, PluginStatus::AlreadyLoaded) << describePluginRecord(r);
+  EXPECT_EQ(getHooks(deviceTypeFromName("plugtest_resident_strict")).deviceCount(), 2);
+}
+
+TEST(PluginLoader, RelativePathIsResolvedAgainstCurrentDirectory) {
+  std::string cwd = std::filesystem::current_path().string();
+  ASSERT_EQ(::chdir(ACCEL_TEST_PLUGIN_DIR), 0);
+  PluginRecord r;
+  try {
+    r = loadBackend("libaccel_fake.so");
+  } catch (const PluginLoadError& e) {
+    r = e.record();
+  }
+  ASSERT_EQ(::chdir(cwd.c_str()), 0);
+  EXPECT_EQ(r.path, testPluginPath("libaccel_fake.so"));
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed);
+}
+
+TEST(PluginLoader, MissingFileIsNotFound) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_does_not_exist.so");
+  EXPECT_EQ(r.status, PluginStatus::NotFound);
+  EXPECT_THAT(r.detail, HasSubstr("no such file"));
+}
+
+TEST(PluginLoader, EmptyPathIsNotFound) {
+  try {
+    (void)loadBackend("");
+    ADD_FAILURE() << "an empty path loaded";
+  } catch (const PluginLoadError& e) {
+    EXPECT_EQ(e.record().status, PluginStatus::NotFound);
+  }
+}
+
+TEST(PluginLoader, TextFileNamedLikeAPluginFailsToOpenWithTheDlopenMessage) {
+  PluginRecord r = loadExpectingFailure("libaccel_fake.so");
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed);
+  EXPECT_THAT(r.detail, HasSubstr("dlopen failed: "));
+  // The dynamic linker's own words name the file.
+  EXPECT_THAT(r.detail, HasSubstr("libaccel_fake.so:"));
+  expectProcessStillWorks();
+}
+
+TEST(PluginLoader, UnresolvedSymbolFailsToOpenNamingTheSymbol) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_missing_symbol.so");
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed);
+  EXPECT_THAT(r.detail, HasSubstr("plugtest_symbol_that_does_not_exist"));
+  expectProcessStillWorks();
+}
+
+TEST(PluginLoader, SharedLibraryWithoutEntryIsNotAPlugin) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_plain.so");
+  EXPECT_EQ(r.status, PluginStatus::NotAPlugin);
+  EXPECT_THAT(r.detail, HasSubstr(kPluginEntrySymbol));
+  EXPECT_THAT(r.detail, HasSubstr("ACCEL_DEFINE_PLUGIN"));
+}
+
+TEST(PluginLoader, PluginNeedingNewerCoreIsVersionMismatchAndDoesNotRegister) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_too_new.so");
+  EXPECT_EQ(r.status, PluginStatus::VersionMismatch);
+  EXPECT_EQ(r.plugin_name, "plugtest_too_new");
+  EXPECT_EQ(r.plugin_api_version, kPluginApiVersion + 1);
+  EXPECT_THAT(r.detail, HasSubstr(detail::concat("needs a core implementing plugin API ",
+                                                 kPluginApiVersion + 1)));
+  EXPECT_THAT(r.detail,
+              HasSubstr(detail::concat("implements plugin API ", kPluginApiVersion)));
+  EXPECT_THAT(r.detail, HasSubstr("newer accelhooks"));
+  EXPECT_TRUE(r.registered.empty());
+  std::optional<DeviceType> type = findDeviceType("plugtest_too_new");
+  EXPECT_FALSE(type.has_value() && isHooksRegistered(*type));
+  expectProcessStillWorks();
+}
+
+TEST(PluginLoader, PluginBuiltForRetiredApiIsVersionMismatch) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_retired.so");
+  EXPECT_EQ(r.status, PluginStatus::VersionMismatch);
+  EXPECT_THAT(r.detail, HasSubstr("built for plugin API 0"));
+  EXPECT_THAT(r.detail, HasSubstr("rebuild the plugin"));
+  std::optional<DeviceType> type = findDeviceType("plugtest_retired");
+  EXPECT_FALSE(type.has_value() && isHooksRegistered(*type));
+}
+
+TEST(PluginLoader, NewerPluginThatAcceptsThisCoreLoads) {
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_forward.so"));
+  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
+  EXPECT_EQ(r.plugin_api_version, kPluginApiVersion + 1);
+  EXPECT_TRUE(getHooks(deviceTypeFromName("plugtest_forward")).isAvailable());
+}
+
+TEST(PluginLoader, ThrowingRegisterFunctionIsInitFailedAndProcessKeepsWorking) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_throws.so");
+  EXPECT_EQ(r.status, PluginStatus::InitFailed);
+  EXPECT_THAT(r.detail, HasSubstr("its register function threw: "));
+  EXPECT_THAT(r.detail, HasSubstr("simulated driver failure (plugtest)"));
+  expectProcessStillWorks();
+  // A failed plugin is tried again (the driver may be up now), and fails the same way.
+  EXPECT_EQ(loadExpectingFailure("libaccel_plugtest_throws.so").status,
+            PluginStatus::InitFailed);
+}
+
+TEST(PluginLoader, AbsentBackendErrorSaysWhyItsPluginDidNotLoad) {
+  // Tried twice: explained once.
+  (void)loadExpectingFailure("libaccel_plugtest_throws.so");
+  (void)loadExpectingFailure("libaccel_plugtest_throws.so");
+  DeviceType type = registerDeviceType("plugtest_throws");
+  try {
+    (void)getHooks(type).getCurrentDevice();
+    ADD_FAILURE() << "the absent backend did not throw";
+  } catch (const NotAvailable& e) {
+    EXPECT_EQ(plugtest::countOccurrences(e.message(), "did not load"), 1) << e.message();
+    EXPECT_THAT(e.message(), HasSubstr("libaccel_plugtest_throws.so"));
+    EXPECT_THAT(e.message(), HasSubstr("simulated driver failure (plugtest)"));
+  }
+}
+
+TEST(PluginLoader, AbsentBackendErrorDoesNotBlameUnrelatedPluginsByName) {
+  (void)loadExpectingFailure("libaccel_fake.so");
+  DeviceType type = registerDeviceType("plugtest_unrelated");
+  try {
+    getHooks(type).init();
+    ADD_FAILURE() << "the absent backend did not throw";
+  } catch (const NotAvailable& e) {
+    EXPECT_THAT(e.message(), Not(HasSubstr("libaccel_fake.so")));
+    EXPECT_THAT(e.message(), HasSubstr("other plugin load(s) failed"));
+  }
+}
+
+TEST(PluginLoader, SecondBackendForATypeIsDuplicate) {
+  DeviceType type = registerDeviceType("plugtest_dup");
+  if (!isHooksRegistered(type)) {
+    registerHooks(std::make_unique<plugtest::SimpleHooks>(type, 1), "the test program");
+  }
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_dup.so");
+  EXPECT_EQ(r.status, PluginStatus::Duplicate);
+  EXPECT_THAT(r.detail, HasSubstr("already registered"));
+  EXPECT_THAT(r.detail, HasSubstr("the test program"));
+  EXPECT_EQ(getHooks(type).deviceCount(), 1);  // the first backend stays
+  // Trying again is still a duplicate (the loader opened the file, not the program).
+  EXPECT_EQ(loadExpectingFailure("libaccel_plugtest_dup.so").status,
+            PluginStatus::Duplicate);
+}
+
+TEST(PluginLoader, ZeroDevicePluginIsNoDevicesWithoutThrowing) {
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_zero.so"));
+  EXPECT_EQ(r.status, PluginStatus::NoDevices);
+  EXPECT_THAT(r.detail, HasSubstr("plugtest_zero reports 0 devices"));
+  DeviceType type = deviceTypeFromName("plugtest_zero");
+  EXPECT_EQ(r.registered, std::vector<DeviceType>{type});
+  EXPECT_TRUE(getHooks(type).isBuilt());
+  EXPECT_EQ(getHooks(type).deviceCount(), 0);
+}
+
+TEST(PluginLoader, StaticallyRegisteringPluginIsFoundByComparingTypes) {
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_static.so"));
+  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
+  DeviceType type = deviceTypeFromName("plugtest_static");
+  EXPECT_EQ(r.registered, std::vector<DeviceType>{type});
+  EXPECT_EQ(getHooks(type).deviceCount(), 3);
+}
+
+TEST(PluginLoader, PluginThatRegistersNothingIsInitFailed) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_empty.so");
+  EXPECT_EQ(r.status, PluginStatus::InitFailed);
+  EXPECT_THAT(r.detail, HasSubstr("without registering any hooks"));
+  EXPECT_EQ(loadExpectingFailure("libaccel_plugtest_empty.so").status,
+            PluginStatus::InitFailed);
+}
+
+TEST(PluginLoader, LoadingFromARegisterFunctionIsRefusedWithoutDeadlock) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_nested.so");
+  EXPECT_EQ(r.status, PluginStatus::InitFailed);
+  EXPECT_THAT(r.detail, HasSubstr("is being loaded"));
+  EXPECT_THAT(r.detail, HasSubstr("libaccel_plugtest_nested.so"));
+  EXPECT_THAT(loadingPluginPath(), ::testing::IsEmpty());
+}
+
+TEST(PluginLoader, ConcurrentLoadsOfOneFileLoadItOnce) {
+  // Loads are serialised: one thread loads the file, the others find it loaded;
+  // readers of the report meanwhile see whole records.
+  std::string path = testPluginPath("libaccel_plugtest_race.so");
+  std::atomic<int> loaded{0};
+  std::atomic<int> already_loaded{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      PluginStatus status = loadBackend(path).status;
+      if (status == PluginStatus::Loaded) ++loaded;
+      if (status == PluginStatus::AlreadyLoaded) ++already_loaded;
+      for (const PluginRecord& r : pluginReport()) EXPECT_FALSE(r.source.empty());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(loaded, 1);
+  EXPECT_EQ(already_loaded, 3);
+}
+
+TEST(PluginLoader, StatusNamesAreDistinct) {
+  std::set<std::string_view> names;
+  for (PluginStatus s :
+       {PluginStatus::Loaded, PluginStatus::NotFound, PluginStatus::Refused,
+        PluginStatus::OpenFailed, PluginStatus::NotAPlugin, PluginStatus::VersionMismatch,
+        PluginStatus::InitFailed, PluginStatus::Duplicate, PluginStatus::NoDevices,
+        PluginStatus::AlreadyLoaded}) {
+    names.insert(pluginStatusName(s));
+  }
+  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(pluginStatusName(PluginStatus::VersionMismatch), "version mismatch");
+}
+
+TEST(PluginLoader, DescriptionNamesPathPluginStatusDetailAndTypes) {
+  PluginRecord r;
+  r.path = "/opt/x/libaccel_x.so";
+  r.plugin_name = "x";
+  r.plugin_version = "2.0";
+  r.status = PluginStatus::NoDevices;
+  r.detail = "x reports 0 devices";
+  r.registered = {DeviceType::CUDA};
+  EXPECT_EQ(
+      describePluginRecord(r),
+      "/opt/x/libaccel_x.so (x 2.0): no devices: x reports 0 devices [registers cuda]");
+}
+
+TEST(PluginLoader, SecureConfigIgnoresTheEnvironmentAndLoadsNothing) {
+  AutoloadConfig config;
+  config.plugins = testPluginPath("libaccel_plugtest_good.so");
+  config.plugin_path = std::string(ACCEL_TEST_PLUGIN_DIR);
+  config.secure = true;
+  std::size_t before = pluginReport().size();
+  std::vector<PluginRecord> records = autoloadPlugins(config);
+  ASSERT_EQ(records.size(), 2u);
+  for (const PluginRecord& r : records) {
+    EXPECT_EQ(r.status, PluginStatus::Refused);
+    EXPECT_THAT(r.detail, HasSubstr("setuid"));
+  }
+  EXPECT_EQ(records[0].source, "ACCEL_PLUGINS");
+  EXPECT_EQ(records[1].source, "ACCEL_PLUGIN_PATH");
+  EXPECT_EQ(pluginReport().size(), before + 2);
+}
+
+TEST(PluginLoader, DisabledConfigLoadsNothing) {
+  AutoloadConfig config;
+  config.plugins = testPluginPath("libaccel_fake.so");
+  config.autoload = "0";
+  EXPECT_TRUE(autoloadPlugins(config).empty());
+}
+
+}  // namespace
+}  // namespace accel

@@ -1,0 +1,605 @@
+// The test backend's own behaviour: what other tests rely on when they use
+// TestHooks as a stand-in device.
+#include "support/test_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/philox_generator.h"
+
+namespace accel::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+using Action = MemoryTraceEntry::Action;
+
+template <typename Error, typename Call>
+std::string errorOf(Call&& call) {
+  try {
+    call();
+    ADD_FAILURE() << "expected an exception";
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return {};
+}
+
+std::vector<Action> actions(const std::vector<MemoryTraceEntry>& trace) {
+  std::vector<Action> out;
+  for (const MemoryTraceEntry& e : trace) out.push_back(e.action);
+  return out;
+}
+
+// Each test gets its own unregistered backend, so state never leaks between tests.
+class TestBackendTest : public ::testing::Test {
+ protected:
+  TestHooks hooks_{registerDeviceType("tb_unit"), 2};
+  DeviceType type_ = hooks_.deviceType();
+};
+
+TEST(TestBackendRegistrationTest, RegisterIsIdempotentForTheSameName) {
+  TestHooks& first = registerTestBackend("tb_registered", 3);
+  TestHooks& second = registerTestBackend("tb_registered", 3);
+  EXPECT_EQ(&first, &second);
+  EXPECT_EQ(&getHooks(*findDeviceType("tb_registered")), &first);
+  EXPECT_EQ(hooksOrigin(first.deviceType()), "accel::testing::registerTestBackend");
+  EXPECT_THAT(errorOf<InvalidArgument>([] { registerTestBackend("tb_registered", 2); }),
+              HasSubstr("already registered with 3 devices"));
+}
+
+TEST(TestBackendRegistrationTest, DefaultsAreTestdevWithTwoDevices) {
+  TestHooks& hooks = registerTestBackend();
+  EXPECT_EQ(hooks.name(), "testdev");
+  EXPECT_EQ(hooks.deviceCount(), 2);
+}
+
+TEST(TestBackendRegistrationTest, RefusesATypeServedByAnotherBackend) {
+  class Other final : public AcceleratorHooks {
+   public:
+    explicit Other(DeviceType t) : AcceleratorHooks(t, {}) {}
+  };
+  DeviceType type = registerDeviceType("tb_taken");
+  registerHooks(std::make_unique<Other>(type), "another library");
+  EXPECT_THAT(errorOf<InvalidArgument>([] { registerTestBackend("tb_taken"); }),
+              HasSubstr("not a TestHooks (from another library)"));
+}
+
+TEST(TestBackendRegistrationTest, RejectsBadNamesAndCounts) {
+  EXPECT_THROW(registerTestBackend("Bad Name"), InvalidArgument);
+  EXPECT_THROW(TestHooks(registerDeviceType("tb_counts"), -1), InvalidArgument);
+  EXPECT_THROW(TestHooks(registerDeviceType("tb_counts"), kMaxDevicesPerType + 1),
+               InvalidArgument);
+  EXPECT_NO_THROW(TestHooks(registerDeviceType("tb_counts"), kMaxDevicesPerType));
+}
+
+TEST_F(TestBackendTest, CurrentDeviceIsPerObject) {
+  TestHooks other(registerDeviceType("tb_unit_other"), 2);
+  hooks_.setCurrentDevice(1);
+  EXPECT_EQ(other.getCurrentDevice(), 0);
+  EXPECT_EQ(hooks_.getCurrentDevice(), 1);
+}
+
+TEST_F(TestBackendTest, ANewObjectStartsAtDeviceZeroInEveryThread) {
+  auto first = std::make_unique<TestHooks>(type_, 2);
+  first->setCurrentDevice(1);
+  first.reset();  // frees its slot for the next object
+  TestHooks second(type_, 2);
+  EXPECT_EQ(second.getCurrentDevice(), 0);
+}
+
+TEST_F(TestBackendTest, InitCountsCallsAndFailsOnRequest) {
+  EXPECT_FALSE(hooks_.initialized());
+  EXPECT_FALSE(hooks_.hasPrimaryContext(0));
+  hooks_.failNextInits(2);
+  EXPECT_THROW(hooks_.init(), DeviceError);
+  EXPECT_THROW(hooks_.init(), DeviceError);
+  EXPECT_FALSE(hooks_.initialized());
+  hooks_.init();
+  EXPECT_TRUE(hooks_.initialized());
+  EXPECT_EQ(hooks_.initCalls(), 3);
+  EXPECT_TRUE(hooks_.hasPrimaryContext(0));
+  EXPECT_FALSE(hooks_.hasPrimaryContext(1));
+}
+
+TEST_F(TestBackendTest, FailHookFailsTheGivenNumberOfCalls) {
+  hooks_.failHook("getCurrentStream", 2);
+  std::string message = errorOf<DeviceError>([&] { (void)hooks_.getCurrentStream(0); });
+  EXPECT_THAT(message, HasSubstr("getCurrentStream(): injected failure on 'tb_unit'"));
+  EXPECT_THROW((void)hooks_.getCurrentStream(0), DeviceError);
+  EXPECT_NO_THROW((void)hooks_.getCurrentStream(0));
+}
+
+TEST_F(TestBackendTest, FailHookAlwaysFailsUntilCleared) {
+  hooks_.failHook("memoryStats");
+  for (int i = 0; i < 3; ++i) EXPECT_THROW((void)hooks_.memoryStats(0), DeviceError);
+  hooks_.clearHookFailures();
+  EXPECT_NO_THROW((void)hooks_.memoryStats(0));
+}
+
+TEST_F(TestBackendTest, FailHookRejectsUnknownNamesAndCounts) {
+  EXPECT_THAT(errorOf<InvalidArgument>([&] { hooks_.failHook("getCurentStream"); }),
+              HasSubstr("'getCurentStream' is not a hook of the test backend"));
+  EXPECT_THROW(hooks_.failHook("init", 0), InvalidArgument);
+  EXPECT_THROW(hooks_.failHook("init", -2), InvalidArgument);
+}
+
+TEST_F(TestBackendTest, AllocatorFailuresAreInjectable) {
+  hooks_.failHook("allocate", 1);
+  EXPECT_THROW((void)hooks_.getDeviceAllocator(0).allocate(8), DeviceError);
+  EXPECT_NO_THROW((void)hooks_.getDeviceAllocator(0).allocate(8));
+  hooks_.failHook("allocatePinned", 1);
+  EXPECT_THROW((void)hooks_.getPinnedMemoryAllocator().allocate(8), DeviceError);
+}
+
+TEST_F(TestBackendTest, ObserverSeesEveryHookCallByName) {
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  hooks_.setHookObserver([&](std::string_view hook) {
+    std::lock_guard<std::mutex> lock(mutex);
+    seen.emplace_back(hook);
+  });
+  (void)hooks_.getCurrentDevice();
+  (void)hooks_.getNewStream(1);
+  hooks_.failHook("emptyCache", 1);
+  EXPECT_THROW(hooks_.emptyCache(), DeviceError);
+  hooks_.setHookObserver({});
+  (void)hooks_.getCurrentDevice();
+  // The core asks getNewStream's priority range and checks the index first.
+  EXPECT_THAT(seen, ElementsAre("getCurrentDevice", "streamPriorityRange", "deviceCount",
+                                "getNewStream", "emptyCache"));
+}
+
+TEST_F(TestBackendTest, AvailabilityCanBeSwitched) {
+  EXPECT_TRUE(hooks_.isAvailable());
+  hooks_.setAvailable(false);
+  EXPECT_FALSE(hooks_.isAvailable());
+  EXPECT_EQ(hooks_.deviceCount(), 2);  // still counted: only availability changes
+  TestHooks none(registerDeviceType("tb_none"), 0);
+  EXPECT_FALSE(none.isAvailable());
+}
+
+// ---- streams ----
+
+TEST_F(TestBackendTest, NewStreamsHaveDistinctIdsPerDevice) {
+  std::set<StreamId> ids;
+  for (int i = 0; i < 5; ++i) {
+    Stream s = hooks_.getNewStream(0);
+    EXPECT_EQ(s.device, Device(type_, 0));
+    EXPECT_NE(s.id, kDefaultStreamId);
+    ids.insert(s.id);
+  }
+  EXPECT_EQ(ids.size(), 5u);
+  EXPECT_EQ(hooks_.getNewStream(1).device, Device(type_, 1));
+  EXPECT_TRUE(hooks_.hasPrimaryContext(1));
+}
+
+TEST_F(TestBackendTest, CurrentStreamIsPerThreadAndPerDevice) {
+  Stream s0 = hooks_.getNewStream(0);
+  EXPECT_EQ(hooks_.getCurrentStream(0), hooks_.getDefaultStream(0));
+  hooks_.setCurrentStream(s0);
+  EXPECT_EQ(hooks_.getCurrentStream(0), s0);
+  EXPECT_EQ(hooks_.getCurrentStream(1), hooks_.getDefaultStream(1));
+  std::thread([&] {
+    EXPECT_EQ(hooks_.getCurrentStream(0), hooks_.getDefaultStream(0));
+  }).join();
+  EXPECT_EQ(hooks_.exchangeStream(hooks_.getDefaultStream(0)), s0);
+  EXPECT_EQ(hooks_.getCurrentStream(0), hooks_.getDefaultStream(0));
+}
+
+TEST_F(TestBackendTest, UnknownStreamIdsAreRejected) {
+  Stream made_on_0 = hooks_.getNewStream(0);
+  Stream unknown(Device(type_, 1), made_on_0.id);  // that id exists on device 0 only
+  EXPECT_THAT(errorOf<InvalidArgument>([&] { hooks_.setCurrentStream(unknown); }),
+              HasSubstr("was not created by 'tb_unit'"));
+  EXPECT_THROW((void)hooks_.queryStream(unknown), InvalidArgument);
+  EXPECT_THROW(hooks_.synchronizeStream(unknown), InvalidArgument);
+}
+
+TEST_F(TestBackendTest, WorkIsSynchronousSoStreamsAreAlwaysIdle) {
+  Stream s = hooks_.getNewStream(1);
+  EXPECT_TRUE(hooks_.queryStream(s));
+  EXPECT_TRUE(hooks_.queryStream(hooks_.getDefaultStream(0)));
+  EXPECT_NO_THROW(hooks_.synchronizeStream(s));
+  EXPECT_NO_THROW(hooks_.deviceSynchronize(1));
+}
+
+// ---- events ----
+
+TEST_F(TestBackendTest, EventsRecordQueryAndTime) {
+  EventId start = hooks_.createEvent(0, EventFlags{.enable_timing = true});
+  EventId end = hooks_.createEvent(0, EventFlags{.enable_timing = true});
+  EXPECT_NE(start, kNoEvent);
+  EXPECT_NE(start, end);
+  EXPECT_TRUE(hooks_.queryEvent(start));  // never recorded counts as complete
+  hooks_.recordEvent(start, hooks_.getDefaultStream(0));
+  hooks_.recordEvent(end, hooks_.getDefaultStream(0));
+  EXPECT_TRUE(hooks_.queryEvent(end));
+  hooks_.synchronizeEvent(end);
+  hooks_.blockStream(end, hooks_.getNewStream(0));
+  EXPECT_GE(hooks_.elapsedTime(start, end), 0.0);
+  EXPECT_LE(hooks_.elapsedTime(end, start), 0.0);
+  hooks_.destroyEvent(start);
+  hooks_.destroyEvent(end);
+}
+
+TEST_F(TestBackendTest, ElapsedTimeNeedsTimingEventsThatWereRecorded) {
+  EventId plain = hooks_.createEvent(0);
+  EventId timed = hooks_.createEvent(0, EventFlags{.enable_timing = true});
+  EventId timed_unrecorded = hooks_.createEvent(0, EventFlags{.enable_timing = true});
+  hooks_.recordEvent(plain, hooks_.getDefaultStream(0));
+  hooks_.recordEvent(timed, hooks_.getDefaultStream(0));
+  EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)hooks_.elapsedTime(plain, timed); }),
+              HasSubstr("was created without enable_timing"));
+  EXPECT_THAT(
+      errorOf<DeviceError>([&] { (void)hooks_.elapsedTime(timed, timed_unrecorded); }),
+      HasSubstr("has not been recorded"));
+}
+
+TEST_F(TestBackendTest, UnknownAndDestroyedEventsAreRejected) {
+  EventId event = hooks_.createEvent(1);
+  hooks_.destroyEvent(event);
+  hooks_.destroyEvent(event);   // twice: ignored
+  hooks_.destroyEvent(999999);  // unknown: ignored
+  EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)hooks_.queryEvent(event); }),
+              HasSubstr("is not a live event of 'tb_unit'"));
+  EXPECT_THROW(hooks_.recordEvent(event, hooks_.getDefaultStream(1)), InvalidArgument);
+  EXPECT_THROW(hooks_.synchronizeEvent(event), InvalidArgument);
+  EXPECT_THROW(hooks_.blockStream(event, hooks_.getDefaultStream(1)), InvalidArgument);
+  EXPECT_THROW((void)hooks_.elapsedTime(event, event), InvalidArgument);
+}
+
+TEST_F(TestBackendTest, EventIsRecordedOnlyOnItsOwnDevice) {
+  EventId event = hooks_.createEvent(0);
+  EXPECT_THAT(errorOf<InvalidArgument>(
+                  [&] { hooks_.recordEvent(event, hooks_.getDefaultStream(1)); }),
+              HasSubstr("record an event on its own device"));
+}
+
+// ---- device memory ----
+
+TEST_F(TestBackendTest, AllocationsAreAlignedAndOnTheirDevice) {
+  DataPtr data = hooks_.getDeviceAllocator(1).allocate(100);
+  ASSERT_TRUE(data);
+  EXPECT_EQ(
+      reinterpret_cast<std::uintptr_t>(data.get()) % TestHooks::kAllocationAlignment, 0u);
+  EXPECT_EQ(data.device(), Device(type_, 1));
+  EXPECT_EQ(hooks_.getDeviceAllocator(1).device(), Device(type_, 1));
+  EXPECT_EQ(hooks_.liveDeviceAllocations(), 1u);
+  EXPECT_TRUE(hooks_.hasPrimaryContext(1));
+  data.reset();
+  EXPECT_EQ(hooks_.liveDeviceAllocations(), 0u);
+}
+
+TEST_F(TestBackendTest, ZeroByteAllocationIsEmptyButOnTheDevice) {
+  DataPtr data = hooks_.getDeviceAllocator(0).allocate(0);
+  EXPECT_FALSE(data);
+  EXPECT_EQ(data.device(), Device(type_, 0));
+  EXPECT_EQ(hooks_.liveDeviceAllocations(), 0u);
+}
+
+TEST_F(TestBackendTest, GetDeviceFromPtrResolvesInteriorPointers) {
+  DataPtr a = hooks_.getDeviceAllocator(0).allocate(1000);
+  DataPtr b = hooks_.getDeviceAllocator(1).allocate(10);
+  auto* base = static_cast<char*>(a.get());
+  EXPECT_EQ(hooks_.getDeviceFromPtr(base), Device(type_, 0));
+  EXPECT_EQ(hooks_.getDeviceFromPtr(base + 500), Device(type_, 0));
+  EXPECT_EQ(hooks_.getDeviceFromPtr(base + 999), Device(type_, 0));
+  EXPECT_EQ(hooks_.getDeviceFromPtr(static_cast<char*>(b.get()) + 9), Device(type_, 1));
+}
+
+TEST_F(TestBackendTest, GetDeviceFromPtrRejectsForeignFreedAndPinnedPointers) {
+  int local = 0;
+  EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)hooks_.getDeviceFromPtr(&local); }),
+              HasSubstr("is not memory allocated by 'tb_unit'"));
+  DataPtr data = hooks_.getDeviceAllocator(0).allocate(64);
+  void* freed = data.get();
+  data.reset();
+  EXPECT_THROW((void)hooks_.getDeviceFromPtr(freed), InvalidArgument);
+  DataPtr pinned = hooks_.getPinnedMemoryAllocator().allocate(64);
+  EXPECT_THAT(
+      errorOf<InvalidArgument>([&] { (void)hooks_.getDeviceFromPtr(pinned.get()); }),
+      HasSubstr("is pinned host memory"));
+}
+
+TEST_F(TestBackendTest, PinnedPointersIncludingInteriorOnesAreRecognised) {
+  Allocator& allocator = hooks_.getPinnedMemoryAllocator();
+  EXPECT_EQ(&allocator, &hooks_.getPinnedMemoryAllocator());
+  EXPECT_EQ(allocator.device(), Device(DeviceType::CPU));
+  DataPtr pinned = allocator.allocate(300);
+  auto* base = static_cast<char*>(pinned.get());
+  EXPECT_TRUE(hooks_.isPinnedPtr(base));
+  EXPECT_TRUE(hooks_.isPinnedPtr(base + 299));
+  EXPECT_EQ(hooks_.livePinnedAllocations(), 1u);
+  DataPtr device = hooks_.getDeviceAllocator(0).allocate(300);
+  EXPECT_FALSE(hooks_.isPinnedPtr(device.get()));
+  int local = 0;
+  EXPECT_FALSE(hooks_.isPinnedPtr(&local));
+  pinned.reset();
+  EXPECT_FALSE(hooks_.isPinnedPtr(base));
+  EXPECT_EQ(hooks_.livePinnedAllocations(), 0u);
+}
+
+TEST_F(TestBackendTest, MemoryStatsAreExact) {
+  Allocator& allocator = hooks_.getDeviceAllocator(0);
+  DataPtr small = allocator.allocate(100);   // rounded to 256
+  DataPtr large = allocator.allocate(1000);  // rounded to 1024
+  MemoryStats stats = hooks_.memoryStats(0);
+  EXPECT_EQ(stats.allocated_bytes.current, 1280);
+  EXPECT_EQ(stats.reserved_bytes.current, 1280);
+  EXPECT_EQ(stats.active_bytes.current, 1280);
+  EXPECT_EQ(stats.requested_bytes.current, 1100);
+  EXPECT_EQ(stats.allocations.current, 2);
+  EXPECT_EQ(stats.segments.current, 2);
+  EXPECT_EQ(stats.num_device_alloc, 2);
+
+  large.reset();
+  stats = hooks_.memoryStats(0);
+  EXPECT_EQ(stats.allocated_bytes.current, 256);
+  EXPECT_EQ(stats.allocated_bytes.peak, 1280);
+  EXPECT_EQ(stats.allocated_bytes.allocated, 1280);
+  EXPECT_EQ(stats.allocated_bytes.freed, 1024);
+  EXPECT_EQ(stats.requested_bytes.current, 100);
+  EXPECT_EQ(stats.allocations.current, 1);
+  EXPECT_EQ(stats.allocations.peak, 2);
+  EXPECT_EQ(stats.num_device_free, 1);
+
+  hooks_.resetPeakMemoryStats(0);
+  stats = hooks_.memoryStats(0);
+  EXPECT_EQ(stats.allocated_bytes.peak, 256);
+  EXPECT_EQ(stats.allocations.peak, 1);
+  EXPECT_EQ(stats.allocated_bytes.allocated, 1280);  // cumulative counts stay
+
+  EXPECT_EQ(hooks_.memoryStats(1).allocated_bytes.allocated,
+            0);  // other device untouched
+  hooks_.emptyCache();
+  EXPECT_EQ(hooks_.memoryStats(0).reserved_bytes.current, 256);  // nothing was cached
+}
+
+TEST_F(TestBackendTest, ExceedingTheCapacityCallsObserversAndThrowsOutOfMemory) {
+  hooks_.setMemoryCapacity(2048);
+  EXPECT_EQ(hooks_.getDeviceProperties(1).total_memory_bytes, 2048u);
+  std::vector<OutOfMemoryEvent> events;
+  hooks_.attachOutOfMemoryObserver(
+      [&](const OutOfMemoryEvent& e) { events.push_back(e); });
+  hooks_.attachOutOfMemoryObserver([&](const OutOfMemoryEvent&) { throw 1; });  // ignored
+  DataPtr held = hooks_.getDeviceAllocator(1).allocate(1024);
+  std::string message =
+      errorOf<OutOfMemory>([&] { (void)hooks_.getDeviceAllocator(1).allocate(1500); });
+  EXPECT_THAT(message, HasSubstr("out of memory on 'tb_unit:1': asked for 1500 bytes"));
+  EXPECT_THAT(message, HasSubstr("1024 of 2048 bytes free"));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].device, 1);
+  EXPECT_EQ(events[0].requested_bytes, 1500u);
+  EXPECT_EQ(events[0].device_total_bytes, 2048u);
+  EXPECT_EQ(events[0].device_free_bytes, 1024u);
+  MemoryStats stats = hooks_.memoryStats(1);
+  EXPECT_EQ(stats.num_ooms, 1);
+  EXPECT_EQ(stats.allocated_bytes.current, 1024);
+  EXPECT_NO_THROW((void)hooks_.getDeviceAllocator(1).allocate(1024));  // exactly full
+  EXPECT_THROW((void)hooks_.getDeviceAllocator(1).allocate(SIZE_MAX), OutOfMemory);
+}
+
+// ---- memory history ----
+
+TEST_F(TestBackendTest, HistoryRecordsAllocationAndSegmentEventsWhenEnabled) {
+  DataPtr before = hooks_.getDeviceAllocator(0).allocate(10);  // not recorded: off
+  hooks_.recordMemoryHistory({HistoryRecording::All, 100, true});
+  DataPtr data = hooks_.getDeviceAllocator(0).allocate(300);
+  const auto address = reinterpret_cast<std::uint64_t>(data.get());
+  data.reset();
+  MemorySnapshot snapshot = hooks_.memorySnapshot({.device = 0});
+  ASSERT_EQ(snapshot.device_traces.size(), 2u);
+  const std::vector<MemoryTraceEntry>& trace = snapshot.device_traces[0];
+  EXPECT_THAT(actions(trace),
+              ElementsAre(Action::SegmentAlloc, Action::Alloc, Action::FreeRequested,
+                          Action::FreeCompleted, Action::SegmentFree));
+  for (const MemoryTraceEntry& e : trace) {
+    EXPECT_EQ(e.address, address);
+    EXPECT_EQ(e.size, 512u);
+    EXPECT_EQ(e.stream, hooks_.getDefaultStream(0));
+    EXPECT_FALSE(e.frames.empty());  // record_stack asked for frames
+  }
+  EXPECT_LE(trace.front().time_ns, trace.back().time_ns);
+  EXPECT_TRUE(snapshot.device_traces[1].empty());
+}
+
+TEST_F(TestBackendTest, AllocationsOnlyHistorySkipsSegmentEvents) {
+  hooks_.recordMemoryHistory({HistoryRecording::AllocationsOnly, 100, false});
+  hooks_.getDeviceAllocator(1).allocate(1).reset();
+  MemorySnapshot snapshot = hooks_.memorySnapshot({.device = 1});
+  EXPECT_THAT(actions(snapshot.device_traces[1]),
+              ElementsAre(Action::Alloc, Action::FreeCompleted));
+  EXPECT_TRUE(snapshot.device_traces[1][0].frames.empty());
+}
+
+TEST_F(TestBackendTest, HistoryKeepsOnlyTheNewestEntries) {
+  hooks_.recordMemoryHistory({HistoryRecording::AllocationsOnly, 3, false});
+  std::vector<DataPtr> blocks;
+  for (int i = 0; i < 5; ++i) blocks.push_back(hooks_.getDeviceAllocator(0).allocate(1));
+  MemorySnapshot snapshot = hooks_.memorySnapshot({.device = 0});
+  ASSERT_EQ(snapshot.device_traces[0].size(), 3u);
+  EXPECT_EQ(snapshot.device_traces[0][0].address,
+            reinterpret_cast<std::uint64_t>(blocks[2].get()));
+}
+
+TEST_F(TestBackendTest, DisablingHistoryStopsRecordingButKeepsTheTrace) {
+  hooks_.recordMemoryHistory({HistoryRecording::AllocationsOnly, 100, false});
+  DataPtr a = hooks_.getDeviceAllocator(0).allocate(1);
+  hooks_.recordMemoryHistory({HistoryRecording::Off, 0, false});
+  DataPtr b = hooks_.getDeviceAllocator(0).allocate(1);
+  EXPECT_EQ(hooks_.memorySnapshot({.device = 0}).device_traces[0].size(), 1u);
+  hooks_.recordMemoryHistory({HistoryRecording::AllocationsOnly, 100, false});
+  EXPECT_TRUE(hooks_.memorySnapshot({.device = 0}).device_traces[0].empty());
+}
+
+TEST_F(TestBackendTest, SnapshotListsLiveSegmentsOfTheChosenDevices) {
+  DataPtr a = hooks_.getDeviceAllocator(0).allocate(2u << 20);
+  DataPtr b = hooks_.getDeviceAllocator(1).allocate(100);
+  MemorySnapshot only0 = hooks_.memorySnapshot({.device = 0, .include_trace = false});
+  ASSERT_EQ(only0.segments.size(), 1u);
+  EXPECT_TRUE(only0.device_traces.empty());
+  const MemorySegment& segment = only0.segments[0];
+  EXPECT_EQ(segment.device, Device(type_, 0));
+  EXPECT_EQ(segment.address, reinterpret_cast<std::uint64_t>(a.get()));
+  EXPECT_EQ(segment.total_size, 2u << 20);
+  EXPECT_TRUE(segment.is_large);
+  ASSERT_EQ(segment.blocks.size(), 1u);
+  EXPECT_EQ(segment.blocks[0].state, MemoryBlock::State::Allocated);
+  EXPECT_EQ(segment.blocks[0].requested_size, 2u << 20);
+
+  MemorySnapshot all = hooks_.memorySnapshot({.all_devices = true});
+  EXPECT_EQ(all.segments.size(), 2u);
+  EXPECT_EQ(all.device_traces.size(), 2u);
+  hooks_.setCurrentDevice(1);
+  MemorySnapshot current = hooks_.memorySnapshot();  // -1: the current device
+  ASSERT_EQ(current.segments.size(), 1u);
+  EXPECT_EQ(current.segments[0].device, Device(type_, 1));
+  EXPECT_FALSE(current.segments[0].is_large);
+  hooks_.setCurrentDevice(0);
+}
+
+// ---- graphs ----
+
+TEST_F(TestBackendTest, GraphLifecycleCountsReplays) {
+  GraphId graph = hooks_.graphCreate(/*keep_graph=*/true);
+  EXPECT_NE(graph, kNoGraph);
+  hooks_.graphCaptureBegin(graph);
+  hooks_.graphCaptureEnd(graph);
+  EXPECT_THAT(errorOf<DeviceError>([&] { hooks_.graphReplay(graph); }),
+              HasSubstr("is not instantiated"));
+  hooks_.graphInstantiate(graph);
+  for (int i = 0; i < 3; ++i) hooks_.graphReplay(graph);
+  EXPECT_EQ(hooks_.graphReplayCount(graph), 3u);
+  hooks_.graphInstantiate(graph);  // keep_graph: may instantiate again
+  hooks_.graphReset(graph);
+  EXPECT_EQ(hooks_.graphReplayCount(graph), 0u);
+  EXPECT_THROW(hooks_.graphReplay(graph), DeviceError);
+  hooks_.graphCaptureBegin(graph);  // an empty graph can capture again
+  hooks_.graphCaptureEnd(graph);
+  hooks_.graphDestroy(graph);
+  EXPECT_THAT(errorOf<InvalidArgument>([&] { hooks_.graphReplay(graph); }),
+              HasSubstr("is not a live graph of 'tb_unit'"));
+}
+
+TEST_F(TestBackendTest, GraphWithoutKeepGraphIsInstantiatedByCaptureEnd) {
+  GraphId graph = hooks_.graphCreate();
+  hooks_.graphCaptureBegin(graph);
+  hooks_.graphCaptureEnd(graph);
+  hooks_.graphReplay(graph);
+  EXPECT_EQ(hooks_.graphReplayCount(graph), 1u);
+  EXPECT_THAT(errorOf<DeviceError>([&] { hooks_.graphInstantiate(graph); }),
+              HasSubstr("instantiated by graphCaptureEnd()"));
+}
+
+TEST_F(TestBackendTest, GraphMisuseIsRejected) {
+  GraphId graph = hooks_.graphCreate(true);
+  EXPECT_THROW(hooks_.graphCaptureEnd(graph), DeviceError);   // not capturing
+  EXPECT_THROW(hooks_.graphInstantiate(graph), DeviceError);  // nothing captured
+  hooks_.graphCaptureBegin(graph);
+  EXPECT_THROW(hooks_.graphCaptureBegin(graph), DeviceError);  // already capturing
+  GraphId other = hooks_.graphCreate(true);
+  EXPECT_THAT(errorOf<DeviceError>([&] { hooks_.graphCaptureBegin(other); }),
+              HasSubstr("is being captured into graph"));  // same stream
+  EXPECT_THROW(hooks_.graphReset(graph), DeviceError);
+  EXPECT_THROW(hooks_.graphDestroy(graph), DeviceError);
+  EXPECT_THROW(hooks_.synchronizeStream(hooks_.getCurrentStream(0)), DeviceError);
+  EXPECT_THROW((void)hooks_.queryStream(hooks_.getCurrentStream(0)), DeviceError);
+  EXPECT_THROW(hooks_.deviceSynchronize(0), DeviceError);
+  EXPECT_NO_THROW(hooks_.deviceSynchronize(1));  // another device is unaffected
+
+  Stream side = hooks_.getNewStream(0);
+  hooks_.setCurrentStream(side);
+  EXPECT_THAT(errorOf<DeviceError>([&] { hooks_.graphCaptureEnd(graph); }),
+              HasSubstr("but the current stream is"));
+  hooks_.graphCaptureBegin(other);  // a different stream may capture at the same time
+  hooks_.graphCaptureEnd(other);
+  hooks_.setCurrentStream(hooks_.getDefaultStream(0));
+  hooks_.graphCaptureEnd(graph);
+  EXPECT_THROW(hooks_.graphCaptureBegin(graph), DeviceError);  // holds a capture
+  EXPECT_THROW(hooks_.graphReplay(999), InvalidArgument);
+  EXPECT_THROW((void)hooks_.graphPool(999), InvalidArgument);
+  EXPECT_THROW(hooks_.graphDestroy(999), InvalidArgument);
+  EXPECT_THROW((void)hooks_.graphReplayCount(999), InvalidArgument);
+}
+
+TEST_F(TestBackendTest, CaptureUsesAPrivatePoolUnlessOneIsShared) {
+  GraphId a = hooks_.graphCreate(true);
+  GraphId b = hooks_.graphCreate(true);
+  GraphId c = hooks_.graphCreate(true);
+  EXPECT_TRUE(hooks_.graphPool(a).isDefault());
+  hooks_.graphCaptureBegin(a);
+  hooks_.graphCaptureEnd(a);
+  MempoolId pool_a = hooks_.graphPool(a);
+  EXPECT_FALSE(pool_a.isDefault());
+  hooks_.graphCaptureBegin(b);
+  hooks_.graphCaptureEnd(b);
+  EXPECT_NE(hooks_.graphPool(b), pool_a);
+  hooks_.graphCaptureBegin(c, pool_a);
+  hooks_.graphCaptureEnd(c);
+  EXPECT_EQ(hooks_.graphPool(c), pool_a);
+}
+
+// ---- the rest ----
+
+TEST_F(TestBackendTest, DefaultGeneratorsArePhiloxOnePerDevice) {
+  Generator g0 = hooks_.getDefaultGenerator(0);
+  EXPECT_EQ(g0, hooks_.getDefaultGenerator(0));
+  EXPECT_EQ(g0.device(), Device(type_, 0));
+  EXPECT_EQ(g0.currentSeed(), kDefaultSeed);
+  EXPECT_NE(g0.as<PhiloxGenerator>(), nullptr);
+  Generator fresh = hooks_.getNewGenerator(1);
+  EXPECT_EQ(fresh.device(), Device(type_, 1));
+  EXPECT_NE(fresh, hooks_.getDefaultGenerator(1));
+}
+
+TEST_F(TestBackendTest, DescribesItself) {
+  DeviceProperties props = hooks_.getDeviceProperties(1);
+  EXPECT_EQ(props.name, "tb_unit in-memory test device");
+  EXPECT_EQ(props.uuid, "test-tb_unit-1");
+  EXPECT_EQ(props.total_memory_bytes, TestHooks::kDefaultMemoryCapacity);
+  EXPECT_THAT(hooks_.showConfig(), HasSubstr("2 in-memory devices"));
+  EXPECT_EQ(hooks_.streamPriorityRange(),
+            std::make_pair(TestHooks::kLowestStreamPriority,
+                           TestHooks::kGreatestStreamPriority));
+}
+
+TEST_F(TestBackendTest, ConcurrentAllocationAndLookupKeepExactCounts) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      DeviceIndex device = static_cast<DeviceIndex>(t % 2);
+      hooks_.setCurrentDevice(device);
+      for (int i = 0; i < kRounds; ++i) {
+        DataPtr data = hooks_.getDeviceAllocator(-1).allocate(64);
+        EXPECT_EQ(hooks_.getDeviceFromPtr(data.get()), Device(type_, device));
+        EventId event = hooks_.createEvent();
+        hooks_.recordEvent(event, hooks_.getCurrentStream());
+        hooks_.destroyEvent(event);
+        (void)hooks_.memoryStats(device);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(hooks_.liveDeviceAllocations(), 0u);
+  MemoryStats stats = hooks_.memoryStats(0);
+  EXPECT_EQ(stats.allocated_bytes.current, 0);
+  EXPECT_EQ(stats.num_device_alloc, kThreads / 2 * kRounds);
+  EXPECT_EQ(stats.num_device_free, kThreads / 2 * kRounds);
+}
+
+}  // namespace
+}  // namespace accel::testing

@@ -1,0 +1,183 @@
+// The `accel` tool as a user runs it: a subprocess, its exit status and output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "accel/version.h"
+
+namespace {
+
+struct ToolRun {
+  int status = -1;  // exit status; -1 if it did not exit normally
+  std::string output;
+};
+
+enum class Stderr { Merge, Discard };
+
+// Runs the tool with `args` in a clean plugin environment (none of the
+// ACCEL_* variables, unless `env` sets some), as `env` `accel` `args`.
+ToolRun runTool(const std::string& args, const std::string& env = "",
+                Stderr errors = Stderr::Merge) {
+  std::string command = "env -u ACCEL_PLUGINS -u ACCEL_PLUGIN_PATH -u ACCEL_AUTOLOAD " +
+                        env + " '" ACCEL_TOOL_PATH "' " + args +
+                        (errors == Stderr::Merge ? " 2>&1" : " 2>/dev/null");
+  ToolRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    run.output.append(buffer, n);
+  int status = ::pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+const nlohmann::json* findBackend(const nlohmann::json& info, const std::string& name) {
+  for (const nlohmann::json& backend : info["backends"]) {
+    if (backend["name"] == name) return &backend;
+  }
+  return nullptr;
+}
+
+TEST(AccelTool, VersionPrintsLibraryAndPluginApiVersions) {
+  ToolRun run = runTool("version");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "libaccel " + std::string(accel::libraryVersion())))
+      << run.output;
+  EXPECT_TRUE(
+      contains(run.output, "plugin API " + std::to_string(accel::kPluginApiVersion)))
+      << run.output;
+}
+
+TEST(AccelTool, UnknownCommandIsAUsageError) {
+  ToolRun run = runTool("frobnicate");
+  EXPECT_NE(run.status, 0) << run.output;
+}
+
+TEST(AccelTool, InfoJsonParsesAndListsOpenregFoundNextToTheTool) {
+  ToolRun run = runTool("info --json", "", Stderr::Discard);
+  ASSERT_EQ(run.status, 0) << run.output;
+  nlohmann::json info =
+      nlohmann::json::parse(run.output, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(info.is_discarded()) << "not JSON:\n" << run.output;
+  ASSERT_TRUE(info["backends"].is_array()) << run.output;
+  EXPECT_EQ(info["version"]["library"], accel::libraryVersion());
+  EXPECT_FALSE(info["autoload"]["default_directories"].empty())
+      << "with ACCEL_PLUGIN_PATH unset, the tool searches the directories next to it";
+#ifdef ACCEL_TOOL_TEST_HAVE_OPENREG
+  const nlohmann::json* openreg = findBackend(info, "openreg");
+  ASSERT_NE(openreg, nullptr) << "openreg is built but `accel info` did not find it:\n"
+                              << run.output;
+  EXPECT_TRUE((*openreg)["available"].get<bool>());
+  EXPECT_GT((*openreg)["device_count"].get<int>(), 0);
+  EXPECT_TRUE(contains((*openreg)["plugin"].get<std::string>(), "libaccel_openreg.so"));
+  ASSERT_FALSE((*openreg)["devices"].empty());
+  EXPECT_FALSE((*openreg)["devices"][0]["properties"]["name"].get<std::string>().empty());
+  EXPECT_TRUE((*openreg)["devices"][0].contains("memory"));
+#endif
+}
+
+TEST(AccelTool, InfoSearchesNothingWhenAutoloadIsDisabled) {
+  ToolRun run = runTool("info --json", "ACCEL_AUTOLOAD=0", Stderr::Discard);
+  ASSERT_EQ(run.status, 0) << run.output;
+  nlohmann::json info = nlohmann::json::parse(run.output);
+  EXPECT_TRUE(info["autoload"]["default_directories"].empty());
+  EXPECT_EQ(findBackend(info, "openreg"), nullptr) << run.output;
+}
+
+TEST(AccelTool, InfoExplainsAPluginThatDoesNotLoad) {
+  ToolRun run = runTool("info --plugin /nonexistent/libaccel_missing.so");
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "/nonexistent/libaccel_missing.so")) << run.output;
+  EXPECT_TRUE(contains(run.output, "not found")) << run.output;
+}
+
+#ifdef ACCEL_TOOL_TEST_HAVE_OPENREG
+TEST(AccelTool, CheckPassesOnOpenreg) {
+  ToolRun run = runTool("check --backend openreg");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "openreg: ")) << run.output;
+  EXPECT_TRUE(contains(run.output, " 0 failed")) << run.output;
+  EXPECT_TRUE(contains(run.output, "accel check: passed")) << run.output;
+}
+#endif
+
+#ifdef ACCEL_TESTDEV_PLUGIN_PATH
+TEST(AccelTool, CheckPassesOnTheTestBackendPlugin) {
+  ToolRun run = runTool("check --plugin " ACCEL_TESTDEV_PLUGIN_PATH);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "testdev: ")) << run.output;
+  EXPECT_TRUE(contains(run.output, " 0 failed")) << run.output;
+  EXPECT_FALSE(contains(run.output, "openreg"))
+      << "--plugin checks only what it loaded:\n"
+      << run.output;
+}
+
+TEST(AccelTool, CheckWritesAJUnitReport) {
+  std::string report = ::testing::TempDir() + "accel_tool_test_junit.xml";
+  std::remove(report.c_str());
+  ToolRun run = runTool("check --plugin " ACCEL_TESTDEV_PLUGIN_PATH " --junit " + report);
+  EXPECT_EQ(run.status, 0) << run.output;
+  std::string xml = readFile(report);
+  EXPECT_TRUE(contains(xml, "<testsuites")) << xml;
+  EXPECT_TRUE(contains(xml, "name=\"conformance/testdev/low\"")) << xml;
+  EXPECT_TRUE(contains(xml, "name=\"hooks\"")) << xml;
+  EXPECT_FALSE(contains(xml, "<failure")) << xml;
+  std::remove(report.c_str());
+}
+#endif
+
+#ifdef ACCEL_BROKEN_DEVICE_PLUGIN_PATH
+TEST(AccelTool, CheckFailsAndNamesABrokenSetCurrentDevice) {
+  std::string report = ::testing::TempDir() + "accel_tool_test_broken_junit.xml";
+  ToolRun run =
+      runTool("check --plugin " ACCEL_BROKEN_DEVICE_PLUGIN_PATH " --junit " + report);
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "broken hook setCurrentDevice")) << run.output;
+  EXPECT_TRUE(contains(run.output, "FAILED: 'brokendevice'")) << run.output;
+  EXPECT_FALSE(contains(run.output, "broken hook getDefaultGenerator")) << run.output;
+  EXPECT_TRUE(contains(readFile(report), "<failure"));
+  std::remove(report.c_str());
+}
+#endif
+
+#ifdef ACCEL_BROKEN_GENERATOR_PLUGIN_PATH
+TEST(AccelTool, CheckFailsAndNamesABrokenGetDefaultGenerator) {
+  ToolRun run = runTool("check --plugin " ACCEL_BROKEN_GENERATOR_PLUGIN_PATH);
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "broken hook getDefaultGenerator")) << run.output;
+  EXPECT_TRUE(contains(run.output, "DefaultGeneratorIsOnePerDevice")) << run.output;
+  EXPECT_FALSE(contains(run.output, "broken hook setCurrentDevice")) << run.output;
+}
+#endif
+
+TEST(AccelTool, CheckRejectsAnUnknownBackend) {
+  ToolRun run = runTool("check --backend nosuchdevice");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "no backend 'nosuchdevice' is registered"))
+      << run.output;
+}
+
+TEST(AccelTool, CheckRejectsAPluginThatDoesNotLoad) {
+  ToolRun run = runTool("check --plugin /nonexistent/libaccel_missing.so");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "not found")) << run.output;
+}
+
+}  // namespace

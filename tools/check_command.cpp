@@ -1,0 +1,109 @@
+#include "check_command.h"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "accel/conformance.h"
+#include "accel/hooks_table.h"
+#include "check_reporter.h"
+#include "plugin_setup.h"
+
+namespace accel::tool {
+namespace {
+
+constexpr const char* kTestPrefix = "conformance";
+
+std::string registeredNames() {
+  std::string out;
+  for (DeviceType t : registeredHooksTypes()) {
+    out += (out.empty() ? "" : ", ") + std::string(deviceTypeName(t));
+  }
+  return out.empty() ? std::string("none") : out;
+}
+
+// The backends to check, or an error message.
+std::vector<DeviceType> selectBackends(const CheckOptions& options,
+                                       const PluginSetup& setup, std::string& error) {
+  if (!options.backend.empty()) {
+    std::optional<DeviceType> type = findDeviceType(options.backend);
+    if (!type || !isHooksRegistered(*type)) {
+      error = "no backend '" + options.backend +
+              "' is registered (registered: " + registeredNames() +
+              "). Load it with --plugin PATH, ACCEL_PLUGINS or ACCEL_PLUGIN_PATH; `accel "
+              "info` "
+              "shows which plugins were tried and why they did not load";
+      return {};
+    }
+    return {*type};
+  }
+  std::vector<DeviceType> types;
+  if (!options.plugins.empty()) {
+    for (const PluginRecord& record : setup.explicitPlugins) {
+      for (DeviceType t : record.registered) types.push_back(t);
+    }
+    if (types.empty()) error = "the --plugin paths registered no backend";
+    return types;
+  }
+  types = registeredHooksTypes();
+  if (types.empty()) {
+    error =
+        "no backend is registered. Load one with --plugin PATH, ACCEL_PLUGINS or "
+        "ACCEL_PLUGIN_PATH, or name one with --backend";
+  }
+  return types;
+}
+
+}  // namespace
+
+int runCheck(const CheckOptions& options) {
+  PluginSetup setup = setUpPlugins(options.plugins);
+  if (!setup.errors.empty()) {
+    for (const std::string& e : setup.errors) std::cerr << "accel check: " << e << '\n';
+    return 2;
+  }
+  std::string error;
+  std::vector<DeviceType> types = selectBackends(options, setup, error);
+  if (types.empty()) {
+    std::cerr << "accel check: " << error << '\n';
+    return 2;
+  }
+
+  conformance::SuiteOptions suite;
+  suite.prefix = kTestPrefix;
+  conformance::registerConformanceTests(types, suite);
+  std::string filter = "--gtest_filter=";
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    filter += (i ? ":" : "") + conformance::testFilterFor(types[i], kTestPrefix);
+  }
+  std::vector<std::string> args = {"accel check", filter};
+  if (!options.junit.empty()) args.push_back("--gtest_output=xml:" + options.junit);
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  ::testing::InitGoogleTest(&argc, argv.data());
+
+  auto* reporter = new CheckReporter(std::cout);  // owned by GoogleTest once appended
+  ::testing::TestEventListeners& listeners =
+      ::testing::UnitTest::GetInstance()->listeners();
+  if (!options.verbose) delete listeners.Release(listeners.default_result_printer());
+  listeners.Append(reporter);
+
+  int status = RUN_ALL_TESTS();
+  std::vector<std::string> failed = reporter->failedBackends();
+  if (!failed.empty()) {
+    std::string names;
+    for (const std::string& name : failed)
+      names += (names.empty() ? "'" : ", '") + name + "'";
+    std::cout << "accel check: FAILED: " << names
+              << " broke the hooks contract; see the broken hooks above and "
+                 "docs/conformance.md\n";
+  } else if (status == 0) {
+    std::cout << "accel check: passed\n";
+  }
+  if (!options.junit.empty()) std::cout << "JUnit report: " << options.junit << '\n';
+  return status == 0 ? 0 : 1;
+}
+
+}  // namespace accel::tool

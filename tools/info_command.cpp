@@ -1,0 +1,310 @@
+#include "info_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "accel/accel.h"
+#include "accel/plugin.h"
+
+namespace accel::tool {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json statJson(const Stat& s) {
+  return {{"current", s.current},
+          {"peak", s.peak},
+          {"allocated", s.allocated},
+          {"freed", s.freed}};
+}
+
+json memoryJson(const MemoryStats& m) {
+  return {{"allocated_bytes", statJson(m.allocated_bytes)},
+          {"reserved_bytes", statJson(m.reserved_bytes)},
+          {"active_bytes", statJson(m.active_bytes)},
+          {"requested_bytes", statJson(m.requested_bytes)},
+          {"allocations", statJson(m.allocations)},
+          {"segments", statJson(m.segments)},
+          {"num_alloc_retries", m.num_alloc_retries},
+          {"num_ooms", m.num_ooms},
+          {"num_device_alloc", m.num_device_alloc},
+          {"num_device_free", m.num_device_free}};
+}
+
+json propertiesJson(const DeviceProperties& p) {
+  return {
+      {"name", p.name},
+      {"total_memory_bytes", p.total_memory_bytes},
+      {"multiprocessor_count", p.multiprocessor_count},
+      {"compute_capability", {p.compute_capability_major, p.compute_capability_minor}},
+      {"warp_size", p.warp_size},
+      {"max_threads_per_multiprocessor", p.max_threads_per_multiprocessor},
+      {"l2_cache_bytes", p.l2_cache_bytes},
+      {"is_integrated", p.is_integrated},
+      {"uuid", p.uuid}};
+}
+
+json pluginJson(const PluginRecord& r) {
+  json registered = json::array();
+  for (DeviceType t : r.registered) registered.push_back(deviceTypeName(t));
+  return {{"path", r.path},
+          {"source", r.source},
+          {"status", pluginStatusName(r.status)},
+          {"loaded", pluginStatusIsSuccess(r.status)},
+          {"detail", r.detail},
+          {"registered", registered},
+          {"name", r.plugin_name},
+          {"version", r.plugin_version},
+          {"api_version", r.plugin_api_version}};
+}
+
+json optionalJson(const std::optional<std::string>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+// Sets into[key] to fn(), or into[key + "_error"] to what fn threw: one
+// failing query must not hide the rest of the report.
+template <typename Fn>
+void setOrError(json& into, const std::string& key, Fn&& fn) {
+  try {
+    into[key] = fn();
+  } catch (const std::exception& e) {
+    into[key + "_error"] = e.what();
+  }
+}
+
+json backendJson(DeviceType type) {
+  AcceleratorHooks& hooks = getHooks(type);
+  json b;
+  b["name"] = deviceTypeName(type);
+  b["type_id"] = toIndex(type);
+  b["built"] = hooks.isBuilt();
+  b["available"] = hooks.isAvailable();
+  b["device_count"] = hooks.deviceCount();
+  json capabilities = json::array();
+  for (int g = 0; g < kNumHookGroups; ++g) {
+    if (hooks.supports(static_cast<HookGroup>(g))) {
+      capabilities.push_back(hookGroupName(static_cast<HookGroup>(g)));
+    }
+  }
+  b["capabilities"] = capabilities;
+  b["origin"] = hooksOrigin(type);
+  std::optional<PluginRecord> plugin = pluginForDeviceType(type);
+  b["plugin"] = plugin ? json(plugin->path) : json(nullptr);
+  b["devices"] = json::array();
+  if (!hooks.isAvailable()) return b;
+
+  // Device queries go through the same lazy initialisation as a framework's.
+  try {
+    globalContext().lazyInitDevice(type);
+  } catch (const std::exception& e) {
+    b["init_error"] = e.what();
+    return b;
+  }
+  if (hooks.supports(HookGroup::Device))
+    setOrError(b, "config", [&] { return hooks.showConfig(); });
+  for (int i = 0; i < hooks.deviceCount(); ++i) {
+    auto index = static_cast<DeviceIndex>(i);
+    json d{{"index", i}, {"device", Device(type, index).str()}};
+    if (hooks.supports(HookGroup::Device)) {
+      setOrError(d, "properties",
+                 [&] { return propertiesJson(hooks.getDeviceProperties(index)); });
+    }
+    if (hooks.supports(HookGroup::Memory)) {
+      setOrError(d, "memory", [&] { return memoryJson(hooks.memoryStats(index)); });
+    }
+    b["devices"].push_back(std::move(d));
+  }
+  return b;
+}
+
+std::string formatBytes(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", bytes,
+                kUnits[unit]);
+  return text;
+}
+
+// Prints `text` with its first line after `first` and the others indented.
+void printIndented(std::ostream& out, const std::string& first, const std::string& indent,
+                   const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  bool isFirst = true;
+  while (std::getline(lines, line)) {
+    out << (isFirst ? first : indent) << line << '\n';
+    isFirst = false;
+  }
+}
+
+std::string propertiesLine(const json& p) {
+  std::string line = p.value("name", std::string("(unnamed)"));
+  if (auto total = p.value("total_memory_bytes", std::uint64_t{0}); total > 0) {
+    line += ", " + formatBytes(double(total));
+  }
+  if (int units = p.value("multiprocessor_count", 0); units > 0) {
+    line += ", " + std::to_string(units) + " multiprocessors";
+  }
+  if (const json& cc = p["compute_capability"]; cc.is_array() && cc[0].get<int>() > 0) {
+    line += ", compute capability " + std::to_string(cc[0].get<int>()) + "." +
+            std::to_string(cc[1].get<int>());
+  }
+  if (int warp = p.value("warp_size", 0); warp > 0)
+    line += ", warp " + std::to_string(warp);
+  if (p.value("is_integrated", false)) line += ", integrated";
+  if (auto uuid = p.value("uuid", std::string()); !uuid.empty()) line += ", uuid " + uuid;
+  return line;
+}
+
+std::string memoryLine(const json& m) {
+  auto current = [&](const char* stat) { return m[stat]["current"].get<double>(); };
+  auto peak = [&](const char* stat) { return m[stat]["peak"].get<double>(); };
+  return "memory: " + formatBytes(current("allocated_bytes")) + " allocated (peak " +
+         formatBytes(peak("allocated_bytes")) + "), " +
+         formatBytes(current("reserved_bytes")) + " reserved (peak " +
+         formatBytes(peak("reserved_bytes")) + "), " +
+         std::to_string(m["allocations"]["current"].get<std::int64_t>()) + " allocations";
+}
+
+void printBackend(const json& b, std::ostream& out) {
+  const std::string indent = "                  ";
+  out << "  " << b["name"].get<std::string>() << ": "
+      << (b["built"].get<bool>() ? "built" : "not built") << ", "
+      << (b["available"].get<bool>() ? "available" : "not available") << ", "
+      << b["device_count"].get<int>()
+      << (b["device_count"].get<int>() == 1 ? " device\n" : " devices\n");
+  std::string groups;
+  for (const json& g : b["capabilities"])
+    groups += (groups.empty() ? "" : ", ") + g.get<std::string>();
+  out << "    capabilities: " << groups << '\n';
+  out << "    from:         " << b["origin"].get<std::string>() << '\n';
+  if (b.contains("init_error")) {
+    out << "    init failed:  " << b["init_error"].get<std::string>() << '\n';
+  }
+  if (b.contains("config")) printIndented(out, "    config:       ", indent, b["config"]);
+  for (const json& d : b["devices"]) {
+    std::string head = "    " + d["device"].get<std::string>();
+    head.resize(indent.size(), ' ');
+    if (d.contains("properties")) {
+      out << head << propertiesLine(d["properties"]) << '\n';
+      head = indent;
+    }
+    if (d.contains("properties_error")) {
+      out << head << "properties: " << d["properties_error"].get<std::string>() << '\n';
+      head = indent;
+    }
+    if (d.contains("memory")) {
+      out << head << memoryLine(d["memory"]) << '\n';
+      head = indent;
+    }
+    if (d.contains("memory_error")) {
+      out << head << "memory: " << d["memory_error"].get<std::string>() << '\n';
+      head = indent;
+    }
+    if (head != indent) out << head << "(no device or memory group)\n";
+  }
+}
+
+void printPlugin(const json& p, std::ostream& out) {
+  std::string status = p["status"].get<std::string>();
+  status.resize(std::max<std::size_t>(status.size(), 15), ' ');
+  out << "  " << status << p["path"].get<std::string>() << " ("
+      << p["source"].get<std::string>() << ")";
+  if (!p["name"].get<std::string>().empty()) {
+    out << ": " << p["name"].get<std::string>() << ' ' << p["version"].get<std::string>();
+  }
+  if (!p["registered"].empty()) {
+    std::string types;
+    for (const json& t : p["registered"])
+      types += (types.empty() ? "" : ", ") + t.get<std::string>();
+    out << ", registered " << types;
+  }
+  out << '\n';
+  if (!p["detail"].get<std::string>().empty()) {
+    printIndented(out, "                   ", "                   ", p["detail"]);
+  }
+}
+
+}  // namespace
+
+json collectInfo(const PluginSetup& setup) {
+  json info;
+  info["version"] = {{"library", std::string(libraryVersion())},
+                     {"plugin_api", libraryPluginApiVersion()},
+                     {"oldest_plugin_api", kOldestSupportedPluginApiVersion}};
+  AutoloadConfig env = autoloadConfigFromEnvironment();
+  info["autoload"] = {{"state", std::string(autoloadStateName(autoloadState()))},
+                      {"ACCEL_PLUGINS", optionalJson(env.plugins)},
+                      {"ACCEL_PLUGIN_PATH", optionalJson(env.plugin_path)},
+                      {"ACCEL_AUTOLOAD", optionalJson(env.autoload)},
+                      {"default_directories", setup.defaultDirectories}};
+  info["backends"] = json::array();
+  for (DeviceType type : registeredHooksTypes())
+    info["backends"].push_back(backendJson(type));
+  std::optional<DeviceType> current = globalContext().currentAccelerator();
+  info["current_accelerator"] = current ? json(deviceTypeName(*current)) : json(nullptr);
+  info["plugins"] = json::array();
+  for (const PluginRecord& r : pluginReport()) info["plugins"].push_back(pluginJson(r));
+  info["plugin_errors"] = setup.errors;
+  info["static_registration_errors"] = staticRegistrationErrors();
+  return info;
+}
+
+void printInfoText(const json& info, std::ostream& out) {
+  out << "accelhooks " << info["version"]["library"].get<std::string>() << " (plugin API "
+      << info["version"]["plugin_api"].get<int>() << ")\n";
+  const json& current = info["current_accelerator"];
+  out << "current accelerator: "
+      << (current.is_null() ? "none" : current.get<std::string>()) << "\n\n";
+
+  if (info["backends"].empty()) {
+    out << "backends: none registered. Load one with --plugin PATH, ACCEL_PLUGINS or "
+           "ACCEL_PLUGIN_PATH (docs/plugins.md)\n";
+  } else {
+    out << "backends:\n";
+    for (const json& b : info["backends"]) printBackend(b, out);
+  }
+
+  const json& autoload = info["autoload"];
+  out << "\nplugins (autoload " << autoload["state"].get<std::string>();
+  if (!autoload["default_directories"].empty()) {
+    std::string dirs;
+    for (const json& d : autoload["default_directories"]) {
+      dirs += (dirs.empty() ? "" : ", ") + d.get<std::string>();
+    }
+    out << "; ACCEL_PLUGIN_PATH unset, searched " << dirs;
+  }
+  out << "):\n";
+  if (info["plugins"].empty()) {
+    out << "  none tried; set ACCEL_PLUGINS or ACCEL_PLUGIN_PATH, or pass --plugin "
+           "PATH\n";
+  }
+  for (const json& p : info["plugins"]) printPlugin(p, out);
+  for (const json& e : info["static_registration_errors"]) {
+    out << "static registration error: " << e.get<std::string>() << '\n';
+  }
+}
+
+int runInfo(const InfoOptions& options) {
+  PluginSetup setup = setUpPlugins(options.plugins);
+  json info = collectInfo(setup);
+  if (options.json) {
+    std::cout << info.dump(2) << '\n';
+  } else {
+    printInfoText(info, std::cout);
+  }
+  for (const std::string& error : setup.errors)
+    std::cerr << "accel info: " << error << '\n';
+  return setup.errors.empty() ? 0 : 1;
+}
+
+}  // namespace accel::tool

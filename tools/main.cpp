@@ -1,0 +1,61 @@
+// accel: inspect accelhooks backends and check them against the hooks
+// contract. Commands: info, check, version (docs/accel-tool.md).
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "accel/error.h"
+#include "check_command.h"
+#include "info_command.h"
+#include "version_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Inspect accelhooks backends and check them against the hooks contract.",
+               "accel"};
+  app.require_subcommand(1);
+  app.footer(
+      "Backends come from ACCEL_PLUGINS, ACCEL_PLUGIN_PATH (or, when it is unset, the "
+      "directories next to this executable) and --plugin PATH. See docs/accel-tool.md.");
+
+  accel::tool::InfoOptions info;
+  CLI::App* infoCommand = app.add_subcommand(
+      "info", "Show backends, devices, memory statistics and plugin diagnostics");
+  infoCommand->add_flag("--json", info.json, "Print the report as JSON");
+  infoCommand->add_option("--plugin", info.plugins, "Load this backend plugin first")
+      ->type_name("PATH")
+      ->allow_extra_args(false);
+
+  accel::tool::CheckOptions check;
+  CLI::App* checkCommand = app.add_subcommand(
+      "check",
+      "Run the conformance suite against backends; non-zero exit on any failure");
+  checkCommand
+      ->add_option("--backend", check.backend, "Check only this backend (device type)")
+      ->type_name("NAME");
+  checkCommand
+      ->add_option("--plugin", check.plugins, "Load this backend plugin and check it")
+      ->type_name("PATH")
+      ->allow_extra_args(false);
+  checkCommand->add_option("--junit", check.junit, "Write a JUnit XML report to FILE")
+      ->type_name("FILE");
+  checkCommand->add_flag("-v,--verbose", check.verbose, "Print GoogleTest's own output");
+
+  CLI::App* versionCommand =
+      app.add_subcommand("version", "Show the library and plugin API versions");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*infoCommand) return accel::tool::runInfo(info);
+    if (*checkCommand) return accel::tool::runCheck(check);
+    if (*versionCommand) return accel::tool::runVersion();
+  } catch (const accel::Error& e) {
+    std::cerr << "accel: " << e.message() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "accel: " << e.what() << '\n';
+    return 2;
+  }
+  return 2;
+}
