@@ -7,12 +7,12 @@
 #include <cstdio>
 
 int main() {
-  accel::autoloadPlugins();                          // ACCEL_PLUGINS, ACCEL_PLUGIN_PATH
+  accel::autoloadPlugins();  // ACCEL_PLUGINS, ACCEL_PLUGIN_PATH
   auto& ctx = accel::globalContext();
-  auto type = ctx.currentAccelerator();              // e.g. openreg, cuda
+  auto type = ctx.currentAccelerator();  // e.g. openreg, cuda
   if (!type) return std::puts("no accelerator: CPU only"), 0;
-  ctx.lazyInitDevice(*type);                         // once per process, thread-safe
-  ctx.manualSeed(42);                                // every device's default generator
+  ctx.lazyInitDevice(*type);  // once per process, thread-safe
+  ctx.manualSeed(42);         // every device's default generator
 
   accel::AcceleratorHooks& hooks = accel::getHooks(*type);
   for (int i = 0; i < hooks.deviceCount(); ++i) {
@@ -21,5 +21,6 @@ int main() {
     std::printf("%s holds %p\n", guard.currentDevice().str().c_str(), buffer.get());
   }
   accel::DataPtr host = hooks.getPinnedMemoryAllocator().allocate(4096);
-  std::printf("pinned: %s\n", ctx.isPinnedPtr(host.get()) ? "yes" : "no");  // never throws
+  std::printf("pinned: %s\n",
+              ctx.isPinnedPtr(host.get()) ? "yes" : "no");  // never throws
 }

@@ -37,8 +37,7 @@ ACCEL_API std::string_view hookGroupName(HookGroup group) noexcept;
 class Capabilities {
  public:
   // Low and High are always present.
-  constexpr Capabilities() noexcept
-      : bits_(bit(HookGroup::Low) | bit(HookGroup::High)) {}
+  constexpr Capabilities() noexcept : bits_(bit(HookGroup::Low) | bit(HookGroup::High)) {}
   constexpr Capabilities(std::initializer_list<HookGroup> groups) noexcept
       : Capabilities() {
     for (HookGroup g : groups) bits_ |= bit(g);

@@ -26,12 +26,13 @@ class ACCEL_API Context {
   Context& operator=(const Context&) = delete;
 
   // Runs the backend's init() once per process. Concurrent callers wait for
-  // the first; if init throws, the error reaches every waiting caller and the
-  // next call tries again. Throws NotAvailable when no backend is registered
-  // for `type`, and whatever init throws. After fork(), in the child, a type
+  // the first; if init throws, that caller gets the error and the next caller
+  // (a waiting one included) tries again. Throws NotAvailable when no backend is
+  // registered for `type`, and whatever init throws. After fork(), in the child, a type
   // initialised in the parent throws DeviceError.
   void lazyInitDevice(DeviceType type);
-  // True once lazyInitDevice(type) succeeded. Never throws.
+  // True once lazyInitDevice(type) succeeded; false in a fork child for a
+  // type the parent had initialised (it is poisoned there). Never throws.
   [[nodiscard]] bool isInitialized(DeviceType type) const noexcept;
 
   // The default generator of `device` (index -1 = current device), after
@@ -48,11 +49,12 @@ class ACCEL_API Context {
   // True if ptr is pinned host memory of `type` (default: the current
   // accelerator). False, without asking the backend, while the type is not
   // initialised: nothing can be pinned by a backend that never started.
-  [[nodiscard]] bool isPinnedPtr(const void* ptr,
-                                 std::optional<DeviceType> type = std::nullopt) const noexcept;
+  [[nodiscard]] bool isPinnedPtr(
+      const void* ptr, std::optional<DeviceType> type = std::nullopt) const noexcept;
   // Pinned host allocator of `type` (default: the current accelerator),
   // initialising it first. Throws NotAvailable when there is no accelerator.
-  [[nodiscard]] Allocator& getPinnedMemoryAllocator(std::optional<DeviceType> type = std::nullopt);
+  [[nodiscard]] Allocator& getPinnedMemoryAllocator(
+      std::optional<DeviceType> type = std::nullopt);
 
   // The accelerator programs should use: the one set with
   // setCurrentAccelerator, else the first available registered backend in

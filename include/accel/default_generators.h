@@ -4,7 +4,10 @@
 // per device index, created on first use, the same object on every later call,
 // -1 meaning the calling thread's current device, and an index outside
 // [0, deviceCount) rejected. A backend keeps one DefaultGenerators and forwards
-// to get(); Context::manualSeed reaches the generators through forEachCreated().
+// to get(). Context::manualSeed seeds every device's generator through
+// getDefaultGenerator(i), creating the ones not used yet, so that a generator
+// first used after the seed still starts from it; forEachCreated() visits only
+// those that exist (for state dumps and tests).
 //
 //   DefaultGenerators defaults_{openregType, deviceCount(),
 //                               [this] { return getCurrentDevice(); }};

@@ -35,14 +35,21 @@ struct ACCEL_API Device {
   // Throws InvalidArgument if index is below -1.
   Device(DeviceType type, DeviceIndex index = kCurrentDevice);
 
+  // For indices already known to be valid (-1 or above), e.g. ones a backend
+  // returned: no check, so it cannot throw.
+  static constexpr Device unchecked(DeviceType type, DeviceIndex index) noexcept {
+    Device device;
+    device.type = type;
+    device.index = index;
+    return device;
+  }
+
   // Parses "type" or "type:index". Throws InvalidArgument on malformed text,
   // an unknown type name, or an index outside [0, kMaxDevicesPerType).
   static Device parse(std::string_view text);
 
   [[nodiscard]] constexpr bool hasIndex() const noexcept { return index >= 0; }
-  [[nodiscard]] constexpr bool isCpu() const noexcept {
-    return type == DeviceType::CPU;
-  }
+  [[nodiscard]] constexpr bool isCpu() const noexcept { return type == DeviceType::CPU; }
   // "openreg:1", or "openreg" when the index is -1.
   [[nodiscard]] std::string str() const;
 
@@ -56,7 +63,6 @@ ACCEL_API std::ostream& operator<<(std::ostream& out, const Device& device);
 template <>
 struct std::hash<accel::Device> {
   std::size_t operator()(const accel::Device& d) const noexcept {
-    return (static_cast<std::size_t>(d.type) << 8) |
-           static_cast<std::uint8_t>(d.index);
+    return (static_cast<std::size_t>(d.type) << 8) | static_cast<std::uint8_t>(d.index);
   }
 };

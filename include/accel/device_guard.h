@@ -39,8 +39,12 @@ class ACCEL_API DeviceGuard {
   // Switches to another device of the same type. Throws InvalidArgument for
   // a device of another type.
   void resetDevice(Device device);
-  [[nodiscard]] Device originalDevice() const noexcept { return {type_, original_}; }
-  [[nodiscard]] Device currentDevice() const noexcept { return {type_, current_}; }
+  [[nodiscard]] Device originalDevice() const noexcept {
+    return Device::unchecked(type_, original_);
+  }
+  [[nodiscard]] Device currentDevice() const noexcept {
+    return Device::unchecked(type_, current_);
+  }
 
  private:
   AcceleratorHooks* hooks_;
@@ -52,13 +56,14 @@ class ACCEL_API DeviceGuard {
 class ACCEL_API OptionalDeviceGuard {
  public:
   OptionalDeviceGuard() noexcept = default;
-  // Active if `device` has a value.
+  // Active if `device` has a value. Throws what DeviceGuard's constructor throws.
   explicit OptionalDeviceGuard(std::optional<Device> device);
   OptionalDeviceGuard(const OptionalDeviceGuard&) = delete;
   OptionalDeviceGuard& operator=(const OptionalDeviceGuard&) = delete;
   ~OptionalDeviceGuard() = default;
 
   // Activates the guard, or switches device if already active (same type).
+  // Throws what DeviceGuard's constructor or resetDevice throws.
   void resetDevice(Device device);
   // Restores the original device now and deactivates.
   void reset() noexcept { guard_.reset(); }

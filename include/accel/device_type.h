@@ -67,10 +67,14 @@ ACCEL_API std::vector<DeviceType> allDeviceTypes();
 // what is wrong, or an empty string when the name is acceptable.
 ACCEL_API std::string explainBadDeviceTypeName(std::string_view name);
 
+// The names of `types` joined with ", " ("openreg, cuda"), or `if_empty`.
+// Thread-safe; throws only std::bad_alloc. Used by every message that lists
+// backends, so that they all read alike.
+ACCEL_API std::string joinDeviceTypeNames(const std::vector<DeviceType>& types,
+                                          std::string_view if_empty = "none");
+
 ACCEL_API std::ostream& operator<<(std::ostream& out, DeviceType type);
 
-constexpr int toIndex(DeviceType type) noexcept {
-  return static_cast<int>(type);
-}
+constexpr int toIndex(DeviceType type) noexcept { return static_cast<int>(type); }
 
 }  // namespace accel

@@ -95,10 +95,10 @@ std::string concat(const Parts&... parts) {
 // ACCEL_CHECK(cond, ErrorType, parts...): throws ErrorType with the parts
 // concatenated when `cond` is false. The source location is recorded. A macro
 // because the condition must be evaluated lazily and the call site captured.
-#define ACCEL_CHECK(cond, ErrorType, ...)                                \
-  do {                                                                   \
-    if (!(cond)) [[unlikely]] {                                          \
-      throw ErrorType(::accel::detail::concat(__VA_ARGS__),              \
-                      ::std::source_location::current());                \
-    }                                                                    \
+#define ACCEL_CHECK(cond, ErrorType, ...)                   \
+  do {                                                      \
+    if (!(cond)) [[unlikely]] {                             \
+      throw ErrorType(::accel::detail::concat(__VA_ARGS__), \
+                      ::std::source_location::current());   \
+    }                                                       \
   } while (false)

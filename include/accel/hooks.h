@@ -12,6 +12,20 @@
 // backend behaves the same at the edges. The protected *Impl functions that a
 // backend does not override fail with NotSupported naming backend and hook.
 //
+// Errors, for every public function below unless its comment says otherwise:
+//  - NotSupported (naming backend, hook and group) for a group the backend
+//    did not declare, or a hook it declares but did not implement;
+//  - InvalidArgument for a device index outside [0, deviceCount()) (-1 is
+//    resolved to the current device first where the parameter allows it),
+//    or a stream of another device type;
+//  - NotAvailable from the absent hooks (no backend registered), naming the
+//    hook and how to load a backend; DeviceError in a fork child for a
+//    backend initialised before the fork;
+//  - whatever the backend raises: OutOfMemory, DeviceError (device lost,
+//    misuse the device rejects), InvalidArgument (unknown ids, foreign
+//    pointers).
+// Probes are noexcept and never throw.
+//
 // Thread-safety: every public function may be called from any thread at any
 // time; implementations must make that true. "Current device" and "current
 // stream" are per thread (and the current stream per device).
@@ -68,7 +82,8 @@ class ACCEL_API AcceleratorHooks {
   // Sets `index` current and returns the previous device. Same errors as set.
   DeviceIndex exchangeDevice(DeviceIndex index);
   // Like exchangeDevice, but -1 or an out-of-range index changes nothing and
-  // returns the current device.
+  // returns the current device. With no devices at all there is no current
+  // device: throws (NotAvailable from the absent hooks, else InvalidArgument).
   DeviceIndex maybeExchangeDevice(DeviceIndex index);
 
   // ---- high ----
@@ -96,7 +111,8 @@ class ACCEL_API AcceleratorHooks {
   // ---- device group ----
   void deviceSynchronize(DeviceIndex index = kCurrentDevice);
   [[nodiscard]] std::string showConfig() const;
-  [[nodiscard]] DeviceProperties getDeviceProperties(DeviceIndex index = kCurrentDevice) const;
+  [[nodiscard]] DeviceProperties getDeviceProperties(
+      DeviceIndex index = kCurrentDevice) const;
 
   // ---- streams group ----
   // Streams must be of this backend's type and a valid device index.
@@ -115,7 +131,8 @@ class ACCEL_API AcceleratorHooks {
   [[nodiscard]] std::pair<int, int> streamPriorityRange() const;
 
   // ---- events group ----
-  [[nodiscard]] EventId createEvent(DeviceIndex index = kCurrentDevice, EventFlags flags = {});
+  [[nodiscard]] EventId createEvent(DeviceIndex index = kCurrentDevice,
+                                    EventFlags flags = {});
   // Frees the event; kNoEvent and unknown ids are ignored. Never throws.
   void destroyEvent(EventId event) noexcept;
   void recordEvent(EventId event, Stream stream);
@@ -134,7 +151,8 @@ class ACCEL_API AcceleratorHooks {
 
   // ---- memory_history group ----
   void recordMemoryHistory(const MemoryHistoryOptions& options);
-  [[nodiscard]] MemorySnapshot memorySnapshot(const MemorySnapshotOptions& options = {}) const;
+  [[nodiscard]] MemorySnapshot memorySnapshot(
+      const MemorySnapshotOptions& options = {}) const;
   void attachOutOfMemoryObserver(OutOfMemoryObserver observer);
 
   // ---- graphs group ----
@@ -160,7 +178,8 @@ class ACCEL_API AcceleratorHooks {
   // [0, 2) for 'openreg'"); the absent backend overrides it to say that no
   // backend is registered, naming the hook.
   [[noreturn]] virtual void failBadDeviceIndex(DeviceIndex index, int count,
-                                               std::string_view hook, HookGroup group) const;
+                                               std::string_view hook,
+                                               HookGroup group) const;
 
   // Raises the error for a hook this object cannot serve. The base class throws
   // NotSupported naming backend, hook and group; the absent backend and the
@@ -236,7 +255,8 @@ class ACCEL_API AcceleratorHooks {
   // [[noreturn]] is not trusted through the vtable).
   [[noreturn]] void raiseUnsupported(std::string_view hook, HookGroup group) const;
   void checkIndex(DeviceIndex index, std::string_view hook, HookGroup group) const;
-  DeviceIndex resolveIndex(DeviceIndex index, std::string_view hook, HookGroup group) const;
+  DeviceIndex resolveIndex(DeviceIndex index, std::string_view hook,
+                           HookGroup group) const;
   void checkStream(Stream stream, std::string_view hook) const;
 
   DeviceType type_;

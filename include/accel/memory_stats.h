@@ -53,7 +53,11 @@ struct MemoryBlock {
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   std::uint64_t requested_size = 0;
-  enum class State : std::uint8_t { Free, Allocated, ActivePendingFree } state = State::Free;
+  enum class State : std::uint8_t {
+    Free,
+    Allocated,
+    ActivePendingFree
+  } state = State::Free;
 };
 
 struct MemorySegment {
@@ -68,7 +72,13 @@ struct MemorySegment {
 
 struct MemoryTraceEntry {
   enum class Action : std::uint8_t {
-    Alloc, FreeRequested, FreeCompleted, SegmentAlloc, SegmentFree, Snapshot, Oom
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    Snapshot,
+    Oom
   } action = Action::Alloc;
   std::uint64_t address = 0;
   std::uint64_t size = 0;

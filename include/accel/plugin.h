@@ -15,9 +15,14 @@
 // in that very file, checks the API version in both directions (the core
 // must still speak the plugin's API: api_version >= the core's
 // kOldestSupportedPluginApiVersion; the plugin must speak the core's:
-// libraryPluginApiVersion() >= min_core_api_version), calls the register function
-// inside try/catch, and works out which device types the plugin registered by
-// comparing registeredHooksTypes() before and after. Every attempt, failed or
+// libraryPluginApiVersion() >= min_core_api_version), and only then lets the
+// plugin register: the factories its static initialisers (ACCEL_REGISTER_HOOKS)
+// registered inside dlopen were held back and are committed now (dropped if
+// the file is not a plugin or fails the handshake), then the register function
+// runs inside try/catch. The record lists the types this load registered: the
+// committed factories, and the types that appeared while the register function
+// ran, minus those registered on other threads (see docs/plugins.md for how
+// they are told apart). Every attempt, failed or
 // not, is recorded as a PluginRecord; pluginReport() returns them for
 // `accel info`, and the absent-backend errors (getHooks(t) for a type without
 // a backend) quote the records that explain why t has none.
@@ -34,8 +39,11 @@
 //  - ACCEL_PLUGIN_PATH: ':'-separated list of directories; each is scanned
 //    for files named libaccel_*.so, loaded in name order;
 //  - ACCEL_AUTOLOAD=0 disables both.
-// Relative paths, world-writable directories (and files) are refused with a
-// one-line warning on stderr, once per item per process. In a setuid/setgid
+// Each candidate is resolved with realpath() first and loaded by that path.
+// Refused, with a one-line warning on stderr once per item per process: a
+// relative path; a (resolved) file, its directory, or a scanned directory that
+// is group- or world-writable or owned by neither this user (geteuid()) nor
+// root. In a setuid/setgid
 // process (getauxval(AT_SECURE)) the environment is ignored altogether.
 // Autoload failures are also reported on stderr, one line each: the user
 // asked for these plugins through the environment and must see why not.
@@ -98,7 +106,7 @@ using PluginEntryFn = const PluginEntry* (*)();
 enum class PluginStatus {
   Loaded,           // registered its backend(s)
   NotFound,         // no such file or directory
-  Refused,          // refused by autoload: relative path, world-writable, setuid
+  Refused,          // refused by autoload: relative path, writable by others, setuid
   OpenFailed,       // dlopen failed; detail holds dlerror()
   NotAPlugin,       // the file has no accel_plugin_entry_v1 of its own
   VersionMismatch,  // API version handshake failed (either direction)

@@ -164,7 +164,7 @@ class Registry {
   struct Slot {
     std::uint64_t prefix;  // the key's first 8 bytes, zero-padded, as one integer
     std::uint32_t length;
-    std::uint32_t entry;   // index into entries
+    std::uint32_t entry;  // index into entries
     friend bool operator<(const Slot& a, const Slot& b) noexcept {
       return a.prefix != b.prefix ? a.prefix < b.prefix : a.length < b.length;
     }
@@ -195,8 +195,9 @@ class Registry {
 
   template <typename Entries, typename K>
   static auto lowerBound(Entries& entries, const K& key) {
-    return std::lower_bound(entries.begin(), entries.end(), key,
-                            [](const Entry& e, const K& k) { return std::less<>{}(e.key, k); });
+    return std::lower_bound(
+        entries.begin(), entries.end(), key,
+        [](const Entry& e, const K& k) { return std::less<>{}(e.key, k); });
   }
 
   template <typename K>
@@ -208,7 +209,8 @@ class Registry {
       const Slot probe{prefixOf(text), static_cast<std::uint32_t>(text.size()), 0};
       auto it = std::lower_bound(snap.slots.begin(), snap.slots.end(), probe);
       // Keys sharing the first 8 bytes and the length differ in their tails.
-      for (; it != snap.slots.end() && it->prefix == probe.prefix && it->length == probe.length;
+      for (; it != snap.slots.end() && it->prefix == probe.prefix &&
+             it->length == probe.length;
            ++it) {
         const Entry& entry = snap.entries[it->entry];
         if (text.size() <= 8 ||

@@ -4,14 +4,22 @@ namespace accel {
 
 std::string_view hookGroupName(HookGroup group) noexcept {
   switch (group) {
-    case HookGroup::Low: return "low";
-    case HookGroup::High: return "high";
-    case HookGroup::Device: return "device";
-    case HookGroup::Streams: return "streams";
-    case HookGroup::Events: return "events";
-    case HookGroup::Memory: return "memory";
-    case HookGroup::MemoryHistory: return "memory_history";
-    case HookGroup::Graphs: return "graphs";
+    case HookGroup::Low:
+      return "low";
+    case HookGroup::High:
+      return "high";
+    case HookGroup::Device:
+      return "device";
+    case HookGroup::Streams:
+      return "streams";
+    case HookGroup::Events:
+      return "events";
+    case HookGroup::Memory:
+      return "memory";
+    case HookGroup::MemoryHistory:
+      return "memory_history";
+    case HookGroup::Graphs:
+      return "graphs";
   }
   return "unknown";
 }

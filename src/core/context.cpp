@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <bitset>
 #include <exception>
 #include <mutex>
 
@@ -40,8 +41,11 @@ class PoisonedHooks final : public AcceleratorHooks {
   [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
     throw DeviceError(detail::concat(
         hook, "(): '", name(), "' was initialised before fork(); the child process (pid ",
-        ::getpid(), ") cannot use it because the device's threads and state do not survive "
-        "fork. Initialise '", name(), "' only after forking, or start workers with "
+        ::getpid(),
+        ") cannot use it because the device's threads and state do not survive "
+        "fork. Initialise '",
+        name(),
+        "' only after forking, or start workers with "
         "fork+exec (spawn) instead of fork"));
   }
 
@@ -60,6 +64,7 @@ class PoisonedHooks final : public AcceleratorHooks {
 struct TypeState {
   std::mutex init_mutex;
   std::atomic<bool> initialized{false};
+  std::atomic<bool> initializing{false};  // init() running: poisoned too if we fork now
   std::atomic<bool> poisoned{false};
   AcceleratorHooks* poisoned_hooks = nullptr;  // prepared at init, used in a fork child
 };
@@ -82,7 +87,9 @@ void poisonInitialisedBackendsInChild() {
   ContextState& s = contextState();
   for (int i = 0; i < kSlots; ++i) {
     TypeState& t = s.types[i];
-    if (t.initialized.load(std::memory_order_acquire) && t.poisoned_hooks != nullptr) {
+    bool started = t.initialized.load(std::memory_order_acquire) ||
+                   t.initializing.load(std::memory_order_acquire);
+    if (started && t.poisoned_hooks != nullptr) {
       t.poisoned.store(true, std::memory_order_release);
       // Not initialised in the child: manualSeed skips the type (forked
       // workers reseed themselves) and lazyInitDevice takes its slow path,
@@ -93,8 +100,9 @@ void poisonInitialisedBackendsInChild() {
   }
 }
 
-constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,  DeviceType::XPU,
-                                            DeviceType::MPS,  DeviceType::MTIA, DeviceType::HPU};
+constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
+                                            DeviceType::XPU,  DeviceType::MPS,
+                                            DeviceType::MTIA, DeviceType::HPU};
 
 }  // namespace
 
@@ -112,7 +120,8 @@ bool isPoisonedByFork(DeviceType type) noexcept {
 
 void Context::lazyInitDevice(DeviceType type) {
   TypeState& t = contextState().types[static_cast<std::uint8_t>(type)];
-  if (t.initialized.load(std::memory_order_acquire)) [[likely]] return;
+  if (t.initialized.load(std::memory_order_acquire)) [[likely]]
+    return;
   if (t.poisoned.load(std::memory_order_acquire)) [[unlikely]] {
     // Before the lock: the parent may have held it when it forked.
     getHooks(type).failUnsupported("lazyInitDevice", HookGroup::High);
@@ -120,14 +129,35 @@ void Context::lazyInitDevice(DeviceType type) {
   // Plugins named by the environment get their chance to register before the
   // first initialisation of any type (once per process; a no-op afterwards).
   (void)autoloadPlugins();
+  auto slot = static_cast<std::uint8_t>(type);
+  // init() that reaches lazyInitDevice for its own type would wait for itself.
+  thread_local std::bitset<kSlots> t_initialising;
+  ACCEL_CHECK(!t_initialising.test(slot), InvalidArgument, "lazyInitDevice('",
+              deviceTypeName(type),
+              "') was called from inside that backend's own init(); "
+              "init() must not use the Context for its own device type");
   std::lock_guard<std::mutex> lock(t.init_mutex);
   if (t.initialized.load(std::memory_order_relaxed)) return;
   AcceleratorHooks& hooks = getHooks(type);
-  hooks.init();  // an exception leaves `initialized` false: the next call retries
+  // Prepared before init() runs, so that a fork during init() poisons the
+  // child too instead of leaving it to wait on a lock held by a dead thread.
   if (t.poisoned_hooks == nullptr) t.poisoned_hooks = new PoisonedHooks(hooks);
-  std::call_once(contextState().atfork_once,
-                 [] { ::pthread_atfork(nullptr, nullptr, &poisonInitialisedBackendsInChild); });
+  std::call_once(contextState().atfork_once, [] {
+    ::pthread_atfork(nullptr, nullptr, &poisonInitialisedBackendsInChild);
+  });
+  t.initializing.store(true, std::memory_order_release);
+  t_initialising.set(slot);
+  try {
+    hooks.init();
+  } catch (...) {
+    // `initialized` stays false: the next call retries.
+    t_initialising.reset(slot);
+    t.initializing.store(false, std::memory_order_release);
+    throw;
+  }
+  t_initialising.reset(slot);
   t.initialized.store(true, std::memory_order_release);
+  t.initializing.store(false, std::memory_order_release);
 }
 
 bool Context::isInitialized(DeviceType type) const noexcept {
@@ -137,11 +167,14 @@ bool Context::isInitialized(DeviceType type) const noexcept {
 
 Generator Context::defaultGenerator(Device device) {
   if (device.type == DeviceType::CPU) {
-    ACCEL_CHECK(device.index <= 0, InvalidArgument, "defaultGenerator(): there is one CPU "
-                "generator; use 'cpu' or 'cpu:0', not '", device, "'");
+    ACCEL_CHECK(device.index <= 0, InvalidArgument,
+                "defaultGenerator(): there is one CPU "
+                "generator; use 'cpu' or 'cpu:0', not '",
+                device, "'");
     ContextState& s = contextState();
-    std::call_once(s.cpu_generator_once,
-                   [&] { s.cpu_generator = makePhiloxGenerator(Device(DeviceType::CPU, 0)); });
+    std::call_once(s.cpu_generator_once, [&] {
+      s.cpu_generator = makePhiloxGenerator(Device(DeviceType::CPU, 0));
+    });
     return s.cpu_generator;
   }
   lazyInitDevice(device.type);
@@ -149,8 +182,12 @@ Generator Context::defaultGenerator(Device device) {
 }
 
 void Context::manualSeed(std::uint64_t seed) {
-  defaultGenerator(Device(DeviceType::CPU, 0)).manualSeed(seed);
   std::exception_ptr first_error;
+  try {
+    defaultGenerator(Device(DeviceType::CPU, 0)).manualSeed(seed);
+  } catch (...) {
+    first_error = std::current_exception();
+  }
   for (int i = 0; i < kSlots; ++i) {
     auto type = static_cast<DeviceType>(i);
     if (!isInitialized(type)) continue;
@@ -172,7 +209,8 @@ Device Context::getDeviceFromPtr(const void* ptr, DeviceType type) {
   return getHooks(type).getDeviceFromPtr(ptr);
 }
 
-bool Context::isPinnedPtr(const void* ptr, std::optional<DeviceType> type) const noexcept {
+bool Context::isPinnedPtr(const void* ptr,
+                          std::optional<DeviceType> type) const noexcept {
   if (!type) type = currentAccelerator();
   if (!type || !isInitialized(*type)) return false;
   return getHooks(*type).isPinnedPtr(ptr);
@@ -180,10 +218,13 @@ bool Context::isPinnedPtr(const void* ptr, std::optional<DeviceType> type) const
 
 Allocator& Context::getPinnedMemoryAllocator(std::optional<DeviceType> type) {
   if (!type) type = currentAccelerator();
-  ACCEL_CHECK(type.has_value(), NotAvailable,
-              "getPinnedMemoryAllocator(): no accelerator is available (registered backends: ",
-              registeredHooksTypes().size(),
-              "); pass a device type, or load a backend that has devices");
+  if (!type) {
+    throw NotAvailable(detail::concat(
+        "getPinnedMemoryAllocator(): no accelerator is available (registered backends: ",
+        joinDeviceTypeNames(registeredHooksTypes()),
+        "); pass a device type, or load a backend with devices: accel::loadBackend(path) "
+        "or ACCEL_PLUGINS"));
+  }
   lazyInitDevice(*type);
   return getHooks(*type).getPinnedMemoryAllocator();
 }
@@ -208,8 +249,10 @@ std::optional<DeviceType> Context::currentAccelerator() const noexcept {
 void Context::setCurrentAccelerator(DeviceType type) {
   ACCEL_CHECK(type != DeviceType::CPU, InvalidArgument,
               "setCurrentAccelerator(): cpu is not an accelerator");
-  ACCEL_CHECK(isHooksRegistered(type), InvalidArgument, "setCurrentAccelerator(): no backend "
-              "is registered for '", deviceTypeName(type), "'; load its plugin first");
+  ACCEL_CHECK(isHooksRegistered(type), InvalidArgument,
+              "setCurrentAccelerator(): no backend "
+              "is registered for '",
+              deviceTypeName(type), "'; load its plugin first");
   contextState().chosen_accelerator.store(toIndex(type), std::memory_order_release);
 }
 

@@ -17,7 +17,8 @@ void reportDestructorError(const char* where) noexcept {
     what = e.what();
   } catch (...) {
   }
-  std::fprintf(stderr, "accelhooks: %s could not restore state and ignored the error: %s\n",
+  std::fprintf(stderr,
+               "accelhooks: %s could not restore state and ignored the error: %s\n",
                where, what);
 }
 

@@ -10,16 +10,18 @@ namespace accel {
 namespace {
 
 [[noreturn]] void badDevice(std::string_view text, std::string_view why) {
-  throw InvalidArgument(detail::concat("invalid device string '", text, "': ", why,
-                                       ". Expected 'type' or 'type:index' with a lower-case "
-                                       "type and a decimal index, e.g. 'openreg:1' or 'cpu'"));
+  throw InvalidArgument(
+      detail::concat("invalid device string '", text, "': ", why,
+                     ". Expected 'type' or 'type:index' with a lower-case "
+                     "type and a decimal index, e.g. 'openreg:1' or 'cpu'"));
 }
 
 }  // namespace
 
 Device::Device(DeviceType type, DeviceIndex index) : type(type), index(index) {
   ACCEL_CHECK(index >= kCurrentDevice, InvalidArgument, "device index ", int(index),
-              " for '", deviceTypeName(type), "' is negative; use -1 for the current device or 0..",
+              " for '", deviceTypeName(type),
+              "' is negative; use -1 for the current device or 0..",
               kMaxDevicesPerType - 1);
 }
 
@@ -39,11 +41,13 @@ Device Device::parse(std::string_view text) {
   } catch (const InvalidArgument& e) {
     // Hint with the whole corrected string, which the caller can paste.
     std::string lower(text);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (findDeviceType(std::string_view(lower).substr(0, colon))) {
-      badDevice(text, detail::concat("unknown device type '", type_text,
-                                     "': device type names are lower case (did you mean '",
-                                     lower, "'?)"));
+      badDevice(text,
+                detail::concat("unknown device type '", type_text,
+                               "': device type names are lower case (did you mean '",
+                               lower, "'?)"));
     }
     badDevice(text, e.message());
   }
@@ -53,10 +57,13 @@ Device Device::parse(std::string_view text) {
   if (index_text.empty()) badDevice(text, "the index after ':' is missing");
   if (index_text[0] == '-') badDevice(text, "the index is negative");
   for (char c : index_text) {
-    if (c < '0' || c > '9') badDevice(text, detail::concat("the index '", index_text, "' is not a decimal number"));
+    if (c < '0' || c > '9')
+      badDevice(text,
+                detail::concat("the index '", index_text, "' is not a decimal number"));
   }
   int value = 0;
-  auto [end, ec] = std::from_chars(index_text.data(), index_text.data() + index_text.size(), value);
+  auto [end, ec] =
+      std::from_chars(index_text.data(), index_text.data() + index_text.size(), value);
   if (ec != std::errc() || value >= kMaxDevicesPerType) {
     badDevice(text, detail::concat("the index ", index_text, " is out of range [0, ",
                                    kMaxDevicesPerType, ")"));

@@ -24,15 +24,18 @@ DeviceGuard::~DeviceGuard() {
   // inside the scope may have set another device directly. Reading is
   // cheaper than setting on every backend.
   try {
-    if (hooks_->getCurrentDeviceImpl() != original_) hooks_->setCurrentDeviceImpl(original_);
+    if (hooks_->getCurrentDeviceImpl() != original_)
+      hooks_->setCurrentDeviceImpl(original_);
   } catch (...) {
     detail::reportDestructorError("DeviceGuard");
   }
 }
 
 void DeviceGuard::resetDevice(Device device) {
-  ACCEL_CHECK(device.type == type_, InvalidArgument, "DeviceGuard::resetDevice(): the guard is "
-              "for '", deviceTypeName(type_), "' devices, got '", device,
+  ACCEL_CHECK(device.type == type_, InvalidArgument,
+              "DeviceGuard::resetDevice(): the guard is "
+              "for '",
+              deviceTypeName(type_), "' devices, got '", device,
               "'; use a separate guard per device type");
   if (device.index == kCurrentDevice) return;
   hooks_->setCurrentDevice(device.index);

@@ -35,14 +35,7 @@ std::string lowerCase(std::string_view s) {
   return out;
 }
 
-std::string knownNamesList() {
-  std::string out;
-  for (DeviceType t : allDeviceTypes()) {
-    if (!out.empty()) out += ", ";
-    out += deviceTypeName(t);
-  }
-  return out;
-}
+std::string knownNamesList() { return joinDeviceTypeNames(allDeviceTypes()); }
 
 }  // namespace
 
@@ -100,14 +93,14 @@ DeviceType deviceTypeFromName(std::string_view name) {
   if (auto type = findDeviceType(name)) return *type;
   std::string lower = lowerCase(name);
   if (lower != name && findDeviceType(lower)) {
-    throw InvalidArgument(detail::concat("unknown device type '", name,
-                                         "': device type names are lower case; did you mean '",
-                                         lower, "'?"));
+    throw InvalidArgument(detail::concat(
+        "unknown device type '", name,
+        "': device type names are lower case; did you mean '", lower, "'?"));
   }
-  throw InvalidArgument(detail::concat("unknown device type '", name, "'; known types: ",
-                                       knownNamesList(),
-                                       ". A backend registers its type when it loads: load "
-                                       "its plugin first (see docs/plugins.md)"));
+  throw InvalidArgument(
+      detail::concat("unknown device type '", name, "'; known types: ", knownNamesList(),
+                     ". A backend registers its type when it loads: load "
+                     "its plugin first (see docs/plugins.md)"));
 }
 
 std::string_view deviceTypeName(DeviceType type) noexcept {
@@ -121,14 +114,27 @@ std::string_view deviceTypeName(DeviceType type) noexcept {
 bool isValidDeviceType(DeviceType type) noexcept {
   int id = toIndex(type);
   return id < kNumBuiltinDeviceTypes ||
-         (id < kMaxDeviceTypes && names().names[id].load(std::memory_order_acquire) != nullptr);
+         (id < kMaxDeviceTypes &&
+          names().names[id].load(std::memory_order_acquire) != nullptr);
 }
 
 std::vector<DeviceType> allDeviceTypes() {
   std::vector<DeviceType> out;
   int count = names().count.load(std::memory_order_acquire);
   for (int i = 0; i < count; ++i) {
-    if (isValidDeviceType(static_cast<DeviceType>(i))) out.push_back(static_cast<DeviceType>(i));
+    if (isValidDeviceType(static_cast<DeviceType>(i)))
+      out.push_back(static_cast<DeviceType>(i));
+  }
+  return out;
+}
+
+std::string joinDeviceTypeNames(const std::vector<DeviceType>& types,
+                                std::string_view if_empty) {
+  if (types.empty()) return std::string(if_empty);
+  std::string out;
+  for (DeviceType t : types) {
+    if (!out.empty()) out += ", ";
+    out += deviceTypeName(t);
   }
   return out;
 }

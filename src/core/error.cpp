@@ -10,7 +10,8 @@ std::string withLocation(const std::string& message, const std::source_location&
   out += " [";
   std::string_view file = where.file_name();
   // Keep the path from the repository's top folders on, not the build machine's prefix.
-  for (std::string_view top : {"/src/", "/include/", "/backends/", "/tools/", "/tests/"}) {
+  for (std::string_view top :
+       {"/src/", "/include/", "/backends/", "/tools/", "/tests/"}) {
     if (auto pos = file.rfind(top); pos != std::string_view::npos) {
       file.remove_prefix(pos + 1);
       break;

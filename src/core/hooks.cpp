@@ -16,8 +16,9 @@ std::string_view AcceleratorHooks::name() const noexcept { return deviceTypeName
 void AcceleratorHooks::failUnsupported(std::string_view hook, HookGroup group) const {
   if (!capabilities_.has(group)) {
     throw NotSupported(detail::concat(
-        "'", name(), "' does not support ", hook, "(): the backend does not declare the '",
-        hookGroupName(group), "' group (it declares: ", capabilities_.str(),
+        "'", name(), "' does not support ", hook,
+        "(): the backend does not declare the '", hookGroupName(group),
+        "' group (it declares: ", capabilities_.str(),
         "). Check getHooks(type).supports(HookGroup) before calling, or use a backend "
         "that provides it"));
   }
@@ -25,7 +26,8 @@ void AcceleratorHooks::failUnsupported(std::string_view hook, HookGroup group) c
       "'", name(), "' does not implement ", hook, "() although it declares the '",
       hookGroupName(group),
       "' group; this is a bug in the backend: report it to its maintainers "
-      "(`accel check --backend ", name(), "` shows every such gap)"));
+      "(`accel check --backend ",
+      name(), "` shows every such gap)"));
 }
 
 void AcceleratorHooks::raiseUnsupported(std::string_view hook, HookGroup group) const {
@@ -34,11 +36,12 @@ void AcceleratorHooks::raiseUnsupported(std::string_view hook, HookGroup group) 
 }
 
 void AcceleratorHooks::requireGroup(HookGroup group, std::string_view hook) const {
-  if (!capabilities_.has(group)) [[unlikely]] raiseUnsupported(hook, group);
+  if (!capabilities_.has(group)) [[unlikely]]
+    raiseUnsupported(hook, group);
 }
 
-void AcceleratorHooks::failBadDeviceIndex(DeviceIndex index, int count, std::string_view hook,
-                                          HookGroup) const {
+void AcceleratorHooks::failBadDeviceIndex(DeviceIndex index, int count,
+                                          std::string_view hook, HookGroup) const {
   throw InvalidArgument(detail::concat(
       "device index ", int(index), " out of range [0, ", count, ") for '", name(), "'",
       hook.empty() ? std::string() : detail::concat(" (", hook, ")"),
@@ -49,25 +52,28 @@ void AcceleratorHooks::failBadDeviceIndex(DeviceIndex index, int count, std::str
 void AcceleratorHooks::checkIndex(DeviceIndex index, std::string_view hook,
                                   HookGroup group) const {
   int count = deviceCount();
-  if (index < 0 || index >= count) [[unlikely]] failBadDeviceIndex(index, count, hook, group);
+  if (index < 0 || index >= count) [[unlikely]]
+    failBadDeviceIndex(index, count, hook, group);
 }
 
 DeviceIndex AcceleratorHooks::resolveIndex(DeviceIndex index, std::string_view hook,
                                            HookGroup group) const {
   int count = deviceCount();
   // With no devices there is no current device to resolve -1 to either.
-  if (count == 0) [[unlikely]] failBadDeviceIndex(index, count, hook, group);
+  if (count == 0) [[unlikely]]
+    failBadDeviceIndex(index, count, hook, group);
   if (index == kCurrentDevice) index = getCurrentDeviceImpl();
-  if (index < 0 || index >= count) [[unlikely]] failBadDeviceIndex(index, count, hook, group);
+  if (index < 0 || index >= count) [[unlikely]]
+    failBadDeviceIndex(index, count, hook, group);
   return index;
 }
 
 void AcceleratorHooks::checkDeviceIndex(DeviceIndex index) const {
-  checkIndex(index, {}, HookGroup::Low);
+  checkIndex(index, "checkDeviceIndex", HookGroup::Low);
 }
 
 DeviceIndex AcceleratorHooks::resolveDeviceIndex(DeviceIndex index) const {
-  return resolveIndex(index, {}, HookGroup::Low);
+  return resolveIndex(index, "resolveDeviceIndex", HookGroup::Low);
 }
 
 void AcceleratorHooks::checkStream(Stream stream, std::string_view hook) const {
@@ -116,7 +122,8 @@ DeviceIndex AcceleratorHooks::exchangeDevice(DeviceIndex index) {
 
 DeviceIndex AcceleratorHooks::maybeExchangeDevice(DeviceIndex index) {
   int count = deviceCount();
-  if (count == 0) [[unlikely]] failBadDeviceIndex(index, count, "maybeExchangeDevice", HookGroup::Low);
+  if (count == 0) [[unlikely]]
+    failBadDeviceIndex(index, count, "maybeExchangeDevice", HookGroup::Low);
   if (index < 0 || index >= count) return getCurrentDevice();
   return exchangeDeviceImpl(index);
 }
@@ -144,12 +151,15 @@ Generator AcceleratorHooks::getNewGenerator(DeviceIndex index) {
 }
 
 Device AcceleratorHooks::getDeviceFromPtr(const void* ptr) const {
-  ACCEL_CHECK(ptr != nullptr, InvalidArgument, "getDeviceFromPtr(): null pointer passed to '",
-              name(), "'; pass a pointer to memory allocated by this backend");
+  ACCEL_CHECK(ptr != nullptr, InvalidArgument,
+              "getDeviceFromPtr(): null pointer passed to '", name(),
+              "'; pass a pointer to memory allocated by this backend");
   return getDeviceFromPtrImpl(ptr);
 }
 
-Allocator& AcceleratorHooks::getPinnedMemoryAllocator() { return getPinnedMemoryAllocatorImpl(); }
+Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
+  return getPinnedMemoryAllocatorImpl();
+}
 
 bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {
   if (ptr == nullptr) return false;
@@ -179,28 +189,32 @@ std::string AcceleratorHooks::showConfig() const {
 
 DeviceProperties AcceleratorHooks::getDeviceProperties(DeviceIndex index) const {
   requireGroup(HookGroup::Device, "getDeviceProperties");
-  return getDevicePropertiesImpl(resolveIndex(index, "getDeviceProperties", HookGroup::Device));
+  return getDevicePropertiesImpl(
+      resolveIndex(index, "getDeviceProperties", HookGroup::Device));
 }
 
 // ---- streams ----
 
 Stream AcceleratorHooks::getCurrentStream(DeviceIndex index) const {
   requireGroup(HookGroup::Streams, "getCurrentStream");
-  return getCurrentStreamImpl(resolveIndex(index, "getCurrentStream", HookGroup::Streams));
+  return getCurrentStreamImpl(
+      resolveIndex(index, "getCurrentStream", HookGroup::Streams));
 }
 
 Stream AcceleratorHooks::getDefaultStream(DeviceIndex index) const {
   requireGroup(HookGroup::Streams, "getDefaultStream");
-  return getDefaultStreamImpl(resolveIndex(index, "getDefaultStream", HookGroup::Streams));
+  return getDefaultStreamImpl(
+      resolveIndex(index, "getDefaultStream", HookGroup::Streams));
 }
 
 Stream AcceleratorHooks::getNewStream(DeviceIndex index, int priority) {
   requireGroup(HookGroup::Streams, "getNewStream");
   auto [lowest, greatest] = streamPriorityRangeImpl();
   ACCEL_CHECK(priority >= lowest && priority <= greatest, InvalidArgument,
-              "getNewStream(): priority ", priority, " is outside '", name(), "''s range [",
-              lowest, ", ", greatest, "]; see streamPriorityRange()");
-  return getNewStreamImpl(resolveIndex(index, "getNewStream", HookGroup::Streams), priority);
+              "getNewStream(): priority ", priority, " is outside '", name(),
+              "''s range [", lowest, ", ", greatest, "]; see streamPriorityRange()");
+  return getNewStreamImpl(resolveIndex(index, "getNewStream", HookGroup::Streams),
+                          priority);
 }
 
 void AcceleratorHooks::setCurrentStream(Stream stream) {
@@ -280,7 +294,8 @@ MemoryStats AcceleratorHooks::memoryStats(DeviceIndex index) const {
 
 void AcceleratorHooks::resetPeakMemoryStats(DeviceIndex index) {
   requireGroup(HookGroup::Memory, "resetPeakMemoryStats");
-  resetPeakMemoryStatsImpl(resolveIndex(index, "resetPeakMemoryStats", HookGroup::Memory));
+  resetPeakMemoryStatsImpl(
+      resolveIndex(index, "resetPeakMemoryStats", HookGroup::Memory));
 }
 
 void AcceleratorHooks::emptyCache() {
@@ -293,11 +308,13 @@ void AcceleratorHooks::recordMemoryHistory(const MemoryHistoryOptions& options) 
   recordMemoryHistoryImpl(options);
 }
 
-MemorySnapshot AcceleratorHooks::memorySnapshot(const MemorySnapshotOptions& options) const {
+MemorySnapshot AcceleratorHooks::memorySnapshot(
+    const MemorySnapshotOptions& options) const {
   requireGroup(HookGroup::MemoryHistory, "memorySnapshot");
   MemorySnapshotOptions resolved = options;
   if (!resolved.all_devices) {
-    resolved.device = resolveIndex(resolved.device, "memorySnapshot", HookGroup::MemoryHistory);
+    resolved.device =
+        resolveIndex(resolved.device, "memorySnapshot", HookGroup::MemoryHistory);
   }
   return memorySnapshotImpl(resolved);
 }
@@ -305,7 +322,8 @@ MemorySnapshot AcceleratorHooks::memorySnapshot(const MemorySnapshotOptions& opt
 void AcceleratorHooks::attachOutOfMemoryObserver(OutOfMemoryObserver observer) {
   requireGroup(HookGroup::MemoryHistory, "attachOutOfMemoryObserver");
   ACCEL_CHECK(static_cast<bool>(observer), InvalidArgument,
-              "attachOutOfMemoryObserver(): the observer is empty");
+              "attachOutOfMemoryObserver(): the observer passed to '", name(),
+              "' is empty; pass a callable");
   attachOutOfMemoryObserverImpl(std::move(observer));
 }
 
@@ -321,7 +339,8 @@ void AcceleratorHooks::graphDestroy(GraphId graph) {
   graphDestroyImpl(graph);
 }
 
-void AcceleratorHooks::graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
+void AcceleratorHooks::graphCaptureBegin(GraphId graph, MempoolId pool,
+                                         CaptureMode mode) {
   requireGroup(HookGroup::Graphs, "graphCaptureBegin");
   graphCaptureBeginImpl(graph, pool, mode);
 }
@@ -353,9 +372,15 @@ MempoolId AcceleratorHooks::graphPool(GraphId graph) const {
 
 // ---- defaults of the overridable part: each names itself and its group ----
 
-bool AcceleratorHooks::isBuiltImpl() const { raiseUnsupported("isBuilt", HookGroup::Low); }
-bool AcceleratorHooks::isAvailableImpl() const { raiseUnsupported("isAvailable", HookGroup::Low); }
-int AcceleratorHooks::deviceCountImpl() const { raiseUnsupported("deviceCount", HookGroup::Low); }
+bool AcceleratorHooks::isBuiltImpl() const {
+  raiseUnsupported("isBuilt", HookGroup::Low);
+}
+bool AcceleratorHooks::isAvailableImpl() const {
+  raiseUnsupported("isAvailable", HookGroup::Low);
+}
+int AcceleratorHooks::deviceCountImpl() const {
+  raiseUnsupported("deviceCount", HookGroup::Low);
+}
 DeviceIndex AcceleratorHooks::getCurrentDeviceImpl() const {
   raiseUnsupported("getCurrentDevice", HookGroup::Low);
 }
@@ -447,7 +472,9 @@ MemoryStats AcceleratorHooks::memoryStatsImpl(DeviceIndex) const {
 void AcceleratorHooks::resetPeakMemoryStatsImpl(DeviceIndex) {
   raiseUnsupported("resetPeakMemoryStats", HookGroup::Memory);
 }
-void AcceleratorHooks::emptyCacheImpl() { raiseUnsupported("emptyCache", HookGroup::Memory); }
+void AcceleratorHooks::emptyCacheImpl() {
+  raiseUnsupported("emptyCache", HookGroup::Memory);
+}
 void AcceleratorHooks::recordMemoryHistoryImpl(const MemoryHistoryOptions&) {
   raiseUnsupported("recordMemoryHistory", HookGroup::MemoryHistory);
 }
@@ -457,8 +484,12 @@ MemorySnapshot AcceleratorHooks::memorySnapshotImpl(const MemorySnapshotOptions&
 void AcceleratorHooks::attachOutOfMemoryObserverImpl(OutOfMemoryObserver) {
   raiseUnsupported("attachOutOfMemoryObserver", HookGroup::MemoryHistory);
 }
-GraphId AcceleratorHooks::graphCreateImpl(bool) { raiseUnsupported("graphCreate", HookGroup::Graphs); }
-void AcceleratorHooks::graphDestroyImpl(GraphId) { raiseUnsupported("graphDestroy", HookGroup::Graphs); }
+GraphId AcceleratorHooks::graphCreateImpl(bool) {
+  raiseUnsupported("graphCreate", HookGroup::Graphs);
+}
+void AcceleratorHooks::graphDestroyImpl(GraphId) {
+  raiseUnsupported("graphDestroy", HookGroup::Graphs);
+}
 void AcceleratorHooks::graphCaptureBeginImpl(GraphId, MempoolId, CaptureMode) {
   raiseUnsupported("graphCaptureBegin", HookGroup::Graphs);
 }
@@ -468,8 +499,12 @@ void AcceleratorHooks::graphCaptureEndImpl(GraphId) {
 void AcceleratorHooks::graphInstantiateImpl(GraphId) {
   raiseUnsupported("graphInstantiate", HookGroup::Graphs);
 }
-void AcceleratorHooks::graphReplayImpl(GraphId) { raiseUnsupported("graphReplay", HookGroup::Graphs); }
-void AcceleratorHooks::graphResetImpl(GraphId) { raiseUnsupported("graphReset", HookGroup::Graphs); }
+void AcceleratorHooks::graphReplayImpl(GraphId) {
+  raiseUnsupported("graphReplay", HookGroup::Graphs);
+}
+void AcceleratorHooks::graphResetImpl(GraphId) {
+  raiseUnsupported("graphReset", HookGroup::Graphs);
+}
 MempoolId AcceleratorHooks::graphPoolImpl(GraphId) const {
   raiseUnsupported("graphPool", HookGroup::Graphs);
 }

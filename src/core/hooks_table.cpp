@@ -1,11 +1,13 @@
 #include "accel/hooks_table.h"
 
 #include <array>
+#include <bitset>
 #include <cstdio>
 #include <mutex>
 
 #include "accel/error.h"
 #include "accel/plugin.h"
+#include "registration_capture.h"
 
 namespace accel {
 namespace detail {
@@ -19,7 +21,12 @@ namespace {
 std::atomic<AbsentBackendHint> g_absent_hint{nullptr};
 
 struct TableState {
-  std::mutex mutex;  // serialises installs and factory runs
+  // Guards the fields below and installs into the table. Never held while
+  // user code (a factory) runs, so a factory may call anything in the core.
+  std::mutex mutex;
+  // One per slot: a factory runs under its slot's mutex only, so that a slow
+  // driver factory for one type stalls nobody asking for another.
+  std::array<std::mutex, detail::kHooksTableSize> creation;
   std::array<std::string, detail::kHooksTableSize> origins;
   std::array<std::string, detail::kHooksTableSize> factory_errors;
   std::vector<std::string> static_errors;
@@ -31,14 +38,7 @@ TableState& state() {
   return *s;
 }
 
-std::string registeredList() {
-  std::string out;
-  for (DeviceType t : registeredHooksTypes()) {
-    if (!out.empty()) out += ", ";
-    out += deviceTypeName(t);
-  }
-  return out.empty() ? std::string("none") : out;
-}
+std::string registeredList() { return joinDeviceTypeNames(registeredHooksTypes()); }
 
 // What getHooks returns for a type without a backend: benign probes, and an
 // explanation for everything else.
@@ -66,8 +66,9 @@ class AbsentHooks final : public AcceleratorHooks {
     throw NotAvailable(detail::concat(
         hook, "(): no backend is registered for device type '", name(),
         "' (registered backends: ", registeredList(), ")",
-        factory_error.empty() ? std::string()
-                              : detail::concat("; creating its hooks failed: ", factory_error),
+        factory_error.empty()
+            ? std::string()
+            : detail::concat("; creating its hooks failed: ", factory_error),
         ". Load one with accel::loadBackend(\"/path/to/libaccel_", name(),
         ".so\"), list it in ACCEL_PLUGINS, or link the backend into the program",
         extra.empty() ? std::string() : detail::concat(". ", extra)));
@@ -96,58 +97,97 @@ AcceleratorHooks& absentHooks(DeviceType type) noexcept {
   return absent[static_cast<std::uint8_t>(type)];
 }
 
-AcceleratorHooks& detail::getHooksSlow(DeviceType type) noexcept {
-  if (isValidDeviceType(type)) {
-    std::string_view name = deviceTypeName(type);
-    if (hooksRegistry().has(name)) {
-      TableState& s = state();
-      std::lock_guard<std::mutex> lock(s.mutex);
-      auto slot = static_cast<std::uint8_t>(type);
-      if (AcceleratorHooks* hooks = g_hooks_table[slot].load(std::memory_order_acquire)) {
-        return *hooks;
-      }
-      try {
-        std::unique_ptr<AcceleratorHooks> hooks = hooksRegistry().create(name);
-        if (hooks == nullptr) {
-          s.factory_errors[slot] = "the factory returned null";
-        } else if (hooks->deviceType() != type) {
-          s.factory_errors[slot] = detail::concat("the factory built hooks for '",
-                                                  hooks->name(), "' instead");
-        } else {
-          s.origins[slot] = "factory registered for '" + std::string(name) + "'";
-          s.factory_errors[slot].clear();
-          AcceleratorHooks* raw = hooks.release();  // never destroyed
-          g_hooks_table[slot].store(raw, std::memory_order_release);
-          return *raw;
-        }
-      } catch (const std::exception& e) {
-        s.factory_errors[slot] = e.what();
-      } catch (...) {
-        s.factory_errors[slot] = "unknown exception";
-      }
+namespace {
+
+// Slots whose factory is running on this thread: a factory that asks for its
+// own type would otherwise wait for itself.
+thread_local std::bitset<detail::kHooksTableSize> t_creating;
+
+// Builds the hooks of `type` with its factory. Returns null and sets `error`
+// when the factory fails or misbehaves.
+std::unique_ptr<AcceleratorHooks> runFactory(DeviceType type, std::string_view name,
+                                             std::string& error) noexcept {
+  auto slot = static_cast<std::uint8_t>(type);
+  t_creating.set(slot);
+  std::unique_ptr<AcceleratorHooks> hooks;
+  try {
+    hooks = hooksRegistry().create(name);
+    if (hooks == nullptr) {
+      error = "the factory returned null";
+    } else if (hooks->deviceType() != type) {
+      error = detail::concat("the factory built hooks for '", hooks->name(), "' instead");
+      hooks.reset();
     }
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
   }
-  return absentHooks(type);
+  t_creating.reset(slot);
+  return hooks;
 }
 
-AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks, std::string origin) {
+}  // namespace
+
+AcceleratorHooks& detail::getHooksSlow(DeviceType type) noexcept {
+  if (!isValidDeviceType(type)) return absentHooks(type);
+  std::string_view name = deviceTypeName(type);
+  if (!hooksRegistry().has(name)) return absentHooks(type);
+  auto slot = static_cast<std::uint8_t>(type);
+  TableState& s = state();
+  if (t_creating.test(slot)) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.factory_errors[slot] =
+        "its factory looked up its own device type while building the hooks; a hooks "
+        "constructor must not call getHooks() for its own type";
+    return absentHooks(type);
+  }
+  std::lock_guard<std::mutex> creation(s.creation[slot]);
+  if (AcceleratorHooks* hooks = g_hooks_table[slot].load(std::memory_order_acquire)) {
+    return *hooks;  // another thread's factory run finished first
+  }
+  std::string error;
+  std::unique_ptr<AcceleratorHooks> hooks = runFactory(type, name, error);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (hooks == nullptr) {
+    s.factory_errors[slot] = std::move(error);
+    return absentHooks(type);
+  }
+  s.origins[slot] = "factory registered for '" + std::string(name) + "'";
+  s.factory_errors[slot].clear();
+  AcceleratorHooks* raw = hooks.release();  // never destroyed
+  g_hooks_table[slot].store(raw, std::memory_order_release);
+  return *raw;
+}
+
+AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
+                                std::string origin) {
   ACCEL_CHECK(hooks != nullptr, InvalidArgument, "registerHooks(): null hooks object");
   DeviceType type = hooks->deviceType();
-  ACCEL_CHECK(isValidDeviceType(type), InvalidArgument, "registerHooks(): device type id ",
-              toIndex(type), " was never registered; call registerDeviceType(name) first");
+  ACCEL_CHECK(isValidDeviceType(type), InvalidArgument,
+              "registerHooks(): device type id ", toIndex(type),
+              " was never registered; call registerDeviceType(name) first");
   TableState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   auto slot = static_cast<std::uint8_t>(type);
-  AcceleratorHooks* existing = detail::g_hooks_table[slot].load(std::memory_order_acquire);
-  ACCEL_CHECK(existing == nullptr, DuplicateRegistration, "registerHooks(): hooks for '",
-              deviceTypeName(type), "' are already registered (from ",
-              s.origins[slot].empty() ? std::string("an unknown origin") : s.origins[slot],
-              "); a device type has one backend: remove the duplicate registration or "
-              "register the new backend under another device type name");
+  AcceleratorHooks* existing =
+      detail::g_hooks_table[slot].load(std::memory_order_acquire);
+  ACCEL_CHECK(
+      existing == nullptr, DuplicateRegistration, "registerHooks(): hooks for '",
+      deviceTypeName(type), "' are already registered (from ",
+      s.origins[slot].empty() ? std::string("an unknown origin") : s.origins[slot],
+      "); a device type has one backend: remove the duplicate registration or "
+      "register the new backend under another device type name");
   if (origin.empty()) {
     std::string plugin = loadingPluginPath();
     origin = plugin.empty() ? std::string("registerHooks()") : "plugin " + plugin;
   }
+  ACCEL_CHECK(
+      !hooksRegistry().has(deviceTypeName(type)), DuplicateRegistration,
+      "registerHooks(): '", deviceTypeName(type),
+      "' already has a hooks factory "
+      "(registered with ACCEL_REGISTER_HOOKS or registerHooksFactory); a device type "
+      "has one backend: keep one of the two registrations");
   s.origins[slot] = std::move(origin);
   s.factory_errors[slot].clear();
   AcceleratorHooks* raw = hooks.release();  // never destroyed
@@ -156,7 +196,8 @@ AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks, std::st
 }
 
 bool isHooksRegistered(DeviceType type) noexcept {
-  if (detail::g_hooks_table[static_cast<std::uint8_t>(type)].load(std::memory_order_acquire)) {
+  if (detail::g_hooks_table[static_cast<std::uint8_t>(type)].load(
+          std::memory_order_acquire)) {
     return true;
   }
   return isValidDeviceType(type) && hooksRegistry().has(deviceTypeName(type));
@@ -176,7 +217,8 @@ std::string hooksOrigin(DeviceType type) {
   const std::string& origin = s.origins[static_cast<std::uint8_t>(type)];
   if (!origin.empty()) return origin;
   if (isValidDeviceType(type) && hooksRegistry().has(deviceTypeName(type))) {
-    return "factory registered for '" + std::string(deviceTypeName(type)) + "' (not created yet)";
+    return "factory registered for '" + std::string(deviceTypeName(type)) +
+           "' (not created yet)";
   }
   return {};
 }
@@ -193,19 +235,59 @@ HooksRegistry& hooksRegistry() {
 void registerHooksFactory(std::string_view type_name,
                           std::function<std::unique_ptr<AcceleratorHooks>()> factory,
                           RegistryPriority priority, std::string help) {
-  registerDeviceType(type_name);
+  DeviceType type = registerDeviceType(type_name);
+  TableState& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto slot = static_cast<std::uint8_t>(type);
+  // Once hooks exist a new factory would never run: say so instead.
+  ACCEL_CHECK(
+      detail::g_hooks_table[slot].load(std::memory_order_acquire) == nullptr,
+      DuplicateRegistration, "registerHooksFactory(): hooks for '", type_name,
+      "' already exist (from ", s.origins[slot],
+      "); a factory registered now would never run. Register factories before the "
+      "type is first used, and only one backend per device type");
   hooksRegistry().registerCreator(std::string(type_name), std::move(factory), priority,
                                   std::move(help));
 }
 
-HooksRegistration::HooksRegistration(std::string_view type_name,
-                                     std::function<std::unique_ptr<AcceleratorHooks>()> factory,
-                                     RegistryPriority priority) noexcept {
+namespace {
+thread_local bool t_capturing = false;
+thread_local std::vector<detail::PendingHooksRegistration>* t_captured = nullptr;
+}  // namespace
+
+void detail::beginHooksRegistrationCapture() noexcept {
+  if (t_capturing) return;
+  t_capturing = true;
+  t_captured = nullptr;
+}
+
+std::vector<detail::PendingHooksRegistration>
+detail::endHooksRegistrationCapture() noexcept {
+  std::vector<PendingHooksRegistration> out;
+  if (t_captured != nullptr) {
+    out.swap(*t_captured);
+    delete t_captured;
+    t_captured = nullptr;
+  }
+  t_capturing = false;
+  return out;
+}
+
+HooksRegistration::HooksRegistration(
+    std::string_view type_name,
+    std::function<std::unique_ptr<AcceleratorHooks>()> factory,
+    RegistryPriority priority) noexcept {
   try {
+    if (t_capturing) {
+      if (t_captured == nullptr)
+        t_captured = new std::vector<detail::PendingHooksRegistration>();
+      t_captured->push_back({std::string(type_name), std::move(factory), priority});
+      return;
+    }
     registerHooksFactory(type_name, std::move(factory), priority);
   } catch (const std::exception& e) {
-    std::string message = detail::concat("accelhooks: static registration of '", type_name,
-                                         "' failed: ", e.what());
+    std::string message = detail::concat("accelhooks: static registration of '",
+                                         type_name, "' failed: ", e.what());
     std::fprintf(stderr, "%s\n", message.c_str());
     try {
       std::lock_guard<std::mutex> lock(state().mutex);

@@ -18,6 +18,7 @@
 
 #include "accel/hooks_table.h"
 #include "accel/registry.h"
+#include "registration_capture.h"
 
 namespace accel {
 namespace {
@@ -176,8 +177,77 @@ std::string checkVersions(const PluginEntry& entry, const PluginRecord& record) 
   return {};
 }
 
-bool isDuplicateMessage(std::string_view message) {
-  return message.find("already registered") != std::string_view::npos;
+// Queues the static registrations (ACCEL_REGISTER_HOOKS) that run on this
+// thread while it lives, i.e. inside dlopen; the loader commits them only
+// after the version handshake. Ends the capture on every path out.
+class StaticRegistrationCapture {
+ public:
+  StaticRegistrationCapture() noexcept { detail::beginHooksRegistrationCapture(); }
+  ~StaticRegistrationCapture() { (void)finish(); }
+  StaticRegistrationCapture(const StaticRegistrationCapture&) = delete;
+  StaticRegistrationCapture& operator=(const StaticRegistrationCapture&) = delete;
+  // Stops capturing; returns the queue (empty on later calls).
+  std::vector<detail::PendingHooksRegistration> finish() noexcept {
+    if (!active_) return {};
+    active_ = false;
+    return detail::endHooksRegistrationCapture();
+  }
+
+ private:
+  bool active_ = true;
+};
+
+void addType(std::vector<DeviceType>& types, DeviceType t) {
+  if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+}
+
+// Registers the queued static registrations of a plugin that passed the
+// handshake, adding the types now served by its factories to
+// record.registered. Returns Loaded, or the status of the first failure
+// (whose reason goes to record.detail); later items are still tried.
+PluginStatus commitStaticRegistrations(
+    std::vector<detail::PendingHooksRegistration> pending, PluginRecord& record) {
+  PluginStatus status = PluginStatus::Loaded;
+  for (detail::PendingHooksRegistration& p : pending) {
+    PluginStatus failed = PluginStatus::InitFailed;
+    std::string why;
+    try {
+      registerHooksFactory(p.type_name, std::move(p.factory), p.priority);
+      RegistryPriority active{};
+      // A factory of higher priority already there keeps the type.
+      if (hooksRegistry().priorityOf(p.type_name, active) && active == p.priority) {
+        addType(record.registered, deviceTypeFromName(p.type_name));
+      }
+      continue;
+    } catch (const DuplicateRegistration& e) {
+      failed = PluginStatus::Duplicate;
+      why = detail::concat("its static registration of '", p.type_name,
+                           "' was refused: ", e.message());
+    } catch (const std::exception& e) {
+      why = detail::concat("its static registration of '", p.type_name,
+                           "' failed: ", e.what());
+    }
+    if (status == PluginStatus::Loaded) {
+      status = failed;
+      record.detail = std::move(why);
+    }
+  }
+  return status;
+}
+
+// Whether a device type that became registered while this thread ran the
+// register function of the plugin at `path` was registered by it. registerHooks
+// names the registering plugin in the origin when it gets none ("plugin
+// <path>", from loadingPluginPath(), which is per thread), and names no plugin
+// ("registerHooks()") on a thread that loads none: those origins are certain.
+// Any other origin (one the caller chose, or a factory's) cannot be traced to
+// a thread and is taken to be the plugin's: loads are serialised, so no other
+// plugin registers meanwhile.
+bool registeredByThisLoad(DeviceType type, const std::string& path) {
+  std::string origin = hooksOrigin(type);
+  if (origin == "plugin " + path) return true;
+  if (origin == "registerHooks()") return false;
+  return !origin.starts_with("plugin /");
 }
 
 // Calls the register function; returns the status it earned (Loaded when it
@@ -189,14 +259,6 @@ PluginStatus callRegister(void (*register_fn)(), PluginRecord& record) {
   } catch (const DuplicateRegistration& e) {
     record.detail = detail::concat("its registration was refused: ", e.message());
     return PluginStatus::Duplicate;
-  } catch (const Error& e) {
-    // registerHooks reports a second backend for a type as InvalidArgument.
-    if (dynamic_cast<const InvalidArgument*>(&e) != nullptr &&
-        isDuplicateMessage(e.message())) {
-      record.detail = detail::concat("its registration was refused: ", e.message());
-      return PluginStatus::Duplicate;
-    }
-    record.detail = detail::concat("its register function threw: ", e.what());
   } catch (const std::exception& e) {
     record.detail = detail::concat("its register function threw: ", e.what());
   } catch (...) {
@@ -272,12 +334,17 @@ void attemptLoad(PluginRecord& r) {
     ::dlclose(existing);  // drops only the reference RTLD_NOLOAD added
   }
 
-  std::vector<DeviceType> before = registeredHooksTypes();
   std::size_t static_errors_before = staticRegistrationErrors().size();
   LoadingScope scope(r.path);
 
+  // The library's static initialisers run inside dlopen, before anything is
+  // known about it: their registrations are queued, and dropped by every
+  // return below that comes before the handshake has passed. (A library
+  // already in the process does not run them again: the queue stays empty.)
+  StaticRegistrationCapture capture;
   ::dlerror();
   void* handle = ::dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::vector<detail::PendingHooksRegistration> pending = capture.finish();
   if (handle == nullptr) {
     const char* error = ::dlerror();
     r.status = PluginStatus::OpenFailed;
@@ -324,16 +391,28 @@ void attemptLoad(PluginRecord& r) {
     return;
   }
 
-  PluginStatus status = entry->register_fn != nullptr
-                            ? callRegister(entry->register_fn, r)
-                            : PluginStatus::Loaded;
+  // The handshake passed: the static registrations count now, in the order
+  // they ran, before the register function (which may build on them).
+  PluginStatus static_status = commitStaticRegistrations(std::move(pending), r);
+  std::string static_detail = std::move(r.detail);
+  r.detail.clear();
 
-  std::vector<DeviceType> after = registeredHooksTypes();
-  for (DeviceType t : after) {
-    if (std::find(before.begin(), before.end(), t) == before.end())
-      r.registered.push_back(t);
+  PluginStatus status = PluginStatus::Loaded;
+  if (entry->register_fn != nullptr) {
+    std::vector<DeviceType> before = registeredHooksTypes();
+    status = callRegister(entry->register_fn, r);
+    for (DeviceType t : registeredHooksTypes()) {
+      if (std::find(before.begin(), before.end(), t) == before.end() &&
+          registeredByThisLoad(t, r.path)) {
+        addType(r.registered, t);
+      }
+    }
   }
-  // Static initialisers (ACCEL_REGISTER_HOOKS) report their errors there.
+  if (status == PluginStatus::Loaded && static_status != PluginStatus::Loaded) {
+    status = static_status;
+    r.detail = std::move(static_detail);
+  }
+  // A static registration that could not even be queued reports its error there.
   std::vector<std::string> static_errors = staticRegistrationErrors();
   if (status == PluginStatus::Loaded && static_errors.size() > static_errors_before) {
     std::string joined;
@@ -341,8 +420,7 @@ void attemptLoad(PluginRecord& r) {
       if (!joined.empty()) joined += "; ";
       joined += static_errors[i];
     }
-    status =
-        isDuplicateMessage(joined) ? PluginStatus::Duplicate : PluginStatus::InitFailed;
+    status = PluginStatus::InitFailed;
     r.detail = detail::concat("its static registration failed: ", joined);
   }
 
@@ -444,7 +522,60 @@ void autoloadFile(const std::string& path, const std::string& source,
   out.push_back(std::move(r));
 }
 
-bool worldWritable(const struct stat& st) { return (st.st_mode & S_IWOTH) != 0; }
+// The canonical path of `path` (symlinks, "." and ".." resolved), or nullopt
+// when it cannot be resolved (the load that follows reports why).
+std::optional<std::string> resolvedPath(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+enum class Checked { File, ScannedDirectory, FileDirectory };
+
+// Why autoload must not trust `path` (already resolved), with `st` its stat;
+// empty when it may. Trusted: owned by this user or root, and writable by
+// nobody else, so that no other user can choose the code that runs.
+std::string distrust(const std::string& path, const struct stat& st, Checked what) {
+  std::string subject = what == Checked::File ? std::string("the file ")
+                        : what == Checked::ScannedDirectory
+                            ? std::string("the directory ")
+                            : std::string("its directory ");
+  subject += path;
+  std::string_view harm = what == Checked::File               ? "replace the code"
+                          : what == Checked::ScannedDirectory ? "add a plugin to it"
+                                                              : "replace the file";
+  uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0) {
+    return detail::concat(subject, " is owned by uid ", st.st_uid,
+                          ", neither this user (uid ", me,
+                          ") nor root, so its owner could ", harm,
+                          "; chown it, or load it with loadBackend()");
+  }
+  if ((st.st_mode & S_IWOTH) != 0) {
+    return detail::concat(subject, " is world-writable; anyone could ", harm,
+                          " (chmod o-w ", path, ")");
+  }
+  if ((st.st_mode & S_IWGRP) != 0) {
+    return detail::concat(subject, " is group-writable; other members of group ",
+                          st.st_gid, " could ", harm, " (chmod g-w ", path, ")");
+  }
+  return {};
+}
+
+// Why the plugin file `resolved` (and the directory holding it) must not be
+// trusted; empty when it may, or when it cannot be stat()ed (the load
+// reports that).
+std::string distrustFile(const std::string& resolved) {
+  struct stat st {};
+  if (::stat(resolved.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return {};
+  if (std::string why = distrust(resolved, st, Checked::File); !why.empty()) return why;
+  std::string dir = dirName(resolved);
+  struct stat dir_st {};
+  if (::stat(dir.c_str(), &dir_st) != 0) return {};
+  return distrust(dir, dir_st, Checked::FileDirectory);
+}
 
 void autoloadListedFiles(const std::string& list, std::vector<PluginRecord>& out) {
   const std::string source = "ACCEL_PLUGINS";
@@ -456,63 +587,52 @@ void autoloadListedFiles(const std::string& list, std::vector<PluginRecord>& out
                         "the current directory cannot choose the code that runs"));
       continue;
     }
-    struct stat st {};
-    if (::stat(item.c_str(), &st) == 0 && worldWritable(st)) {
-      out.push_back(
-          refusedRecord(item, source,
-                        "the file is world-writable; anyone could replace the code "
-                        "(chmod o-w it)"));
+    std::optional<std::string> resolved = resolvedPath(item);
+    if (!resolved) {
+      autoloadFile(item, source, out);  // not found or unreadable: the record says which
       continue;
     }
-    std::string dir = dirName(item);
-    struct stat dir_st {};
-    if (::stat(dir.c_str(), &dir_st) == 0 && worldWritable(dir_st) &&
-        (dir_st.st_mode & S_ISVTX) == 0) {
-      out.push_back(
-          refusedRecord(item, source,
-                        detail::concat("its directory ", dir,
-                                       " is world-writable; anyone could replace "
-                                       "the file (chmod o-w the directory)")));
+    if (std::string why = distrustFile(*resolved); !why.empty()) {
+      out.push_back(refusedRecord(item, source, std::move(why)));
       continue;
     }
-    autoloadFile(item, source, out);
+    // The file checked is the file loaded, whatever the symlinks do meanwhile.
+    autoloadFile(*resolved, source, out);
   }
 }
 
 void autoloadScannedDirectories(const std::string& list, std::vector<PluginRecord>& out) {
   const std::string source = "ACCEL_PLUGIN_PATH";
-  for (const std::string& dir : splitList(list)) {
-    if (dir.front() != '/') {
+  for (const std::string& listed : splitList(list)) {
+    if (listed.front() != '/') {
       out.push_back(
-          refusedRecord(dir, source,
+          refusedRecord(listed, source,
                         "relative directory; list plugin directories by absolute "
                         "path, so that the current directory cannot choose the "
                         "code that runs"));
       continue;
     }
+    std::optional<std::string> dir = resolvedPath(listed);
     struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (!dir || ::stat(dir->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       PluginRecord r;
-      r.path = dir;
+      r.path = listed;
       r.source = source;
       r.status = PluginStatus::NotFound;
       r.detail = "no such directory";
-      warnOnce(source + "\n" + dir,
+      warnOnce(source + "\n" + listed,
                detail::concat(source, ": ", describePluginRecord(r)));
       std::lock_guard<std::mutex> lock(loader().records_mutex);
       loader().records.push_back(r);
       out.push_back(std::move(r));
       continue;
     }
-    if (worldWritable(st)) {
-      out.push_back(
-          refusedRecord(dir, source,
-                        "the directory is world-writable; anyone could add a plugin "
-                        "to it (chmod o-w it, or use another directory)"));
+    if (std::string why = distrust(*dir, st, Checked::ScannedDirectory); !why.empty()) {
+      out.push_back(refusedRecord(listed, source, std::move(why)));
       continue;
     }
     std::vector<std::string> names;
-    if (DIR* d = ::opendir(dir.c_str())) {
+    if (DIR* d = ::opendir(dir->c_str())) {
       while (const struct dirent* entry = ::readdir(d)) {
         std::string_view name = entry->d_name;
         if (name.size() > kPluginFilePrefix.size() + kPluginFileSuffix.size() &&
@@ -523,19 +643,20 @@ void autoloadScannedDirectories(const std::string& list, std::vector<PluginRecor
       ::closedir(d);
     }
     std::sort(names.begin(), names.end());
-    std::string prefix = dir.back() == '/' ? dir : dir + "/";
+    std::string prefix = dir->back() == '/' ? *dir : *dir + "/";
     for (const std::string& name : names) {
       std::string path = prefix + name;
+      std::optional<std::string> resolved = resolvedPath(path);  // a symlink may lead out
       struct stat file_st {};
-      if (::stat(path.c_str(), &file_st) != 0 || S_ISDIR(file_st.st_mode)) continue;
-      if (worldWritable(file_st)) {
-        out.push_back(
-            refusedRecord(path, source,
-                          "the file is world-writable; anyone could replace the "
-                          "code (chmod o-w it)"));
+      if (!resolved || ::stat(resolved->c_str(), &file_st) != 0 ||
+          S_ISDIR(file_st.st_mode)) {
         continue;
       }
-      autoloadFile(path, source, out);
+      if (std::string why = distrustFile(*resolved); !why.empty()) {
+        out.push_back(refusedRecord(path, source, std::move(why)));
+        continue;
+      }
+      autoloadFile(*resolved, source, out);
     }
   }
 }

@@ -4,9 +4,12 @@ namespace accel {
 
 std::string_view registryPriorityName(RegistryPriority priority) noexcept {
   switch (priority) {
-    case RegistryPriority::Fallback: return "fallback";
-    case RegistryPriority::Default: return "default";
-    case RegistryPriority::Preferred: return "preferred";
+    case RegistryPriority::Fallback:
+      return "fallback";
+    case RegistryPriority::Default:
+      return "default";
+    case RegistryPriority::Preferred:
+      return "preferred";
   }
   return "unknown";
 }

@@ -13,7 +13,12 @@ StreamGuard::StreamGuard(Stream stream) : hooks_(&getHooks(stream.device.type)) 
   try {
     original_stream_ = hooks_->exchangeStream(stream);
   } catch (...) {
-    hooks_->setCurrentDeviceImpl(original_device_);
+    // The caller must see the exchangeStream error, not a restore failure.
+    try {
+      hooks_->setCurrentDeviceImpl(original_device_);
+    } catch (...) {
+      detail::reportDestructorError("StreamGuard (device, after a failed stream switch)");
+    }
     throw;
   }
   current_stream_ = stream;

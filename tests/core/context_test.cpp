@@ -219,8 +219,10 @@ TEST(ContextTest, ManualSeedReachesEveryDeviceOfEveryInitialisedBackend) {
 }
 
 TEST(ContextTest, ManualSeedSeedsTheOthersThenRethrowsABackendsError) {
-  TestHooks& good = registerTestBackend("ctx_seed_good", 1);
+  // `bad` is registered first, so it has the lower id and is seeded first:
+  // an implementation that stopped at the first error would leave `good`.
   TestHooks& bad = registerTestBackend("ctx_seed_bad", 1);
+  TestHooks& good = registerTestBackend("ctx_seed_good", 1);
   globalContext().lazyInitDevice(good.deviceType());
   globalContext().lazyInitDevice(bad.deviceType());
   bad.failHook("getDefaultGenerator");

@@ -248,7 +248,7 @@ TEST_F(HooksContractTest, NullPointerAndEmptyObserverAreRejected) {
               HasSubstr("null pointer"));
   EXPECT_FALSE(hooks_.isPinnedPtr(nullptr));
   EXPECT_THAT(errorOf<InvalidArgument>([&] { hooks_.attachOutOfMemoryObserver({}); }),
-              HasSubstr("the observer is empty"));
+              HasSubstr("the observer passed to 'testdev' is empty"));
 }
 
 TEST_F(HooksContractTest, TestBackendDeclaresEveryGroup) {

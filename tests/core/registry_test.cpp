@@ -53,6 +53,24 @@ TEST(RegistryTest, LooksUpByStringViewWithoutBuildingAString) {
   EXPECT_TRUE(registry.has("openreg"));
 }
 
+// Keys of one length that share their first 8 bytes differ only past the
+// part the lookup index compares as an integer: the tails decide.
+TEST(RegistryTest, KeysSharingTheirFirstEightBytesAreToldApart) {
+  WidgetRegistry registry("widget");
+  registry.registerCreator("memory_history_a", makes("a"));
+  registry.registerCreator("memory_history_b", makes("b"));
+  registry.registerCreator("memory_h", makes("short"));
+  registry.registerCreator("memory_history_bb", makes("long"));
+  EXPECT_EQ(registry.create("memory_history_a", 0)->made_by, "a");
+  EXPECT_EQ(registry.create("memory_history_b", 0)->made_by, "b");
+  EXPECT_EQ(registry.create("memory_h", 0)->made_by, "short");
+  EXPECT_EQ(registry.create("memory_history_bb", 0)->made_by, "long");
+  EXPECT_FALSE(registry.has("memory_history_c"));
+  EXPECT_FALSE(registry.has("memory_hi"));
+  EXPECT_FALSE(registry.has("memory_"));
+  EXPECT_FALSE(registry.has(std::string_view("memory_history_a\0", 17)));
+}
+
 TEST(RegistryTest, HigherPriorityReplacesLowerOne) {
   WidgetRegistry registry("widget");
   EXPECT_TRUE(

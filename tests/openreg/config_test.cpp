@@ -96,7 +96,8 @@ TEST(OpenRegConfigTest, MalformedValuesNameTheVariableAndTheAcceptedForm) {
 // a corrected environment lets the next init succeed.
 TEST(OpenRegConfigTest, InitReportsAMalformedVariableAndCanBeRetried) {
   if (accel::globalContext().isInitialized(accel::openreg::deviceType())) {
-    GTEST_SKIP() << "needs a process where openreg was never initialised (--gtest_repeat)";
+    GTEST_SKIP()
+        << "needs a process where openreg was never initialised (--gtest_repeat)";
   }
   ::setenv("ACCEL_OPENREG_DEVICES", "lots", 1);
   ::setenv("ACCEL_OPENREG_MEMORY", "8MiB", 1);

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -190,7 +191,68 @@ TEST(Autoload, WorldWritableFileIsRefused) {
               HasSubstr("RECORD ACCEL_PLUGIN_PATH|refused|libaccel_good.so|\n"
                         "RECORD ACCEL_PLUGIN_PATH|refused|libaccel_late.so|\n"));
   // One warning per item: the file listed and found by the scan is one item per source.
-  EXPECT_EQ(countOccurrences(child.err, "the file is world-writable"), 3) << child.err;
+  EXPECT_EQ(
+      countOccurrences(child.err, "is world-writable; anyone could replace the code"), 3)
+      << child.err;
+}
+
+TEST(Autoload, GroupWritableFileAndDirectoryAreRefused) {
+  ScratchDir dir;
+  std::string listed = dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_good.so");
+  ASSERT_EQ(::chmod(listed.c_str(), 0775), 0);
+  ScratchDir scanned;
+  scanned.copyPlugin("libaccel_plugtest_late.so", "libaccel_late.so");
+  ASSERT_EQ(::chmod(scanned.path().c_str(), 0770), 0);
+  ChildResult child =
+      autoloadChild({{"ACCEL_PLUGINS", listed}, {"ACCEL_PLUGIN_PATH", scanned.path()}});
+  EXPECT_THAT(child.out, HasSubstr("RECORD ACCEL_PLUGINS|refused|libaccel_good.so|\n"
+                                   "RECORD ACCEL_PLUGIN_PATH|refused|" +
+                                   baseName(scanned.path()) + "|\nSECOND"));
+  EXPECT_EQ(countOccurrences(child.err, "the file " + listed + " is group-writable"), 1)
+      << child.err;
+  EXPECT_EQ(countOccurrences(child.err,
+                             "the directory " + scanned.path() + " is group-writable"),
+            1)
+      << child.err;
+}
+
+TEST(Autoload, FileOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a file to another user";
+  ScratchDir dir;
+  std::string listed = dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_good.so");
+  std::string scanned = dir.copyPlugin("libaccel_plugtest_late.so", "libaccel_late.so");
+  ASSERT_EQ(::chown(listed.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown(scanned.c_str(), 65534, 65534), 0);
+  ChildResult child =
+      autoloadChild({{"ACCEL_PLUGINS", listed}, {"ACCEL_PLUGIN_PATH", dir.path()}});
+  EXPECT_THAT(child.out,
+              HasSubstr("RECORD ACCEL_PLUGINS|refused|libaccel_good.so|\n"
+                        "RECORD ACCEL_PLUGIN_PATH|refused|libaccel_good.so|\n"
+                        "RECORD ACCEL_PLUGIN_PATH|refused|libaccel_late.so|\n"));
+  EXPECT_EQ(countOccurrences(child.err, "is owned by uid 65534, neither this user"), 3)
+      << child.err;
+}
+
+TEST(Autoload, SymlinkIsCheckedAndLoadedAtItsTarget) {
+  ScratchDir unsafe;
+  std::string target =
+      unsafe.copyPlugin("libaccel_plugtest_good.so", "libaccel_target.so");
+  ASSERT_EQ(::chmod(unsafe.path().c_str(), 0777),
+            0);  // not sticky: anyone may replace it
+  ScratchDir safe;
+  std::string link = safe.path() + "/libaccel_link.so";
+  std::filesystem::create_symlink(target, link);
+  ChildResult child = autoloadChild({{"ACCEL_PLUGINS", link}});
+  EXPECT_THAT(child.out, HasSubstr("RECORD ACCEL_PLUGINS|refused|libaccel_link.so|\n"));
+  EXPECT_THAT(child.err,
+              HasSubstr("its directory " + unsafe.path() + " is world-writable"));
+
+  // A link to a trusted file loads, and the record names the file it loaded.
+  ASSERT_EQ(::chmod(unsafe.path().c_str(), 0700), 0);
+  child = autoloadChild({{"ACCEL_PLUGINS", link}});
+  EXPECT_THAT(
+      child.out,
+      HasSubstr("RECORD ACCEL_PLUGINS|loaded|libaccel_target.so|plugtest_good,\n"));
 }
 
 TEST(Autoload, MissingFilesAndDirectoriesAreReportedNotFound) {

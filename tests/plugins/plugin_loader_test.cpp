@@ -289,12 +289,65 @@ TEST(PluginLoader, ZeroDevicePluginIsNoDevicesWithoutThrowing) {
   EXPECT_EQ(getHooks(type).deviceCount(), 0);
 }
 
-TEST(PluginLoader, StaticallyRegisteringPluginIsFoundByComparingTypes) {
+TEST(PluginLoader, StaticallyRegisteringPluginRegistersAfterTheHandshake) {
   PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_static.so"));
   EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
   DeviceType type = deviceTypeFromName("plugtest_static");
   EXPECT_EQ(r.registered, std::vector<DeviceType>{type});
   EXPECT_EQ(getHooks(type).deviceCount(), 3);
+}
+
+TEST(PluginLoader, StaticRegistrationOfVersionMismatchedPluginIsDropped) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_static_too_new.so");
+  EXPECT_EQ(r.status, PluginStatus::VersionMismatch);
+  EXPECT_TRUE(r.registered.empty());
+  std::optional<DeviceType> type = findDeviceType("plugtest_static_too_new");
+  EXPECT_FALSE(type.has_value() && isHooksRegistered(*type));
+  EXPECT_FALSE(hooksRegistry().has(std::string("plugtest_static_too_new")));
+}
+
+TEST(PluginLoader, StaticRegistrationOfLibraryWithoutEntryIsDropped) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_static_plain.so");
+  EXPECT_EQ(r.status, PluginStatus::NotAPlugin);
+  EXPECT_TRUE(r.registered.empty());
+  std::optional<DeviceType> type = findDeviceType("plugtest_static_plain");
+  EXPECT_FALSE(type.has_value() && isHooksRegistered(*type));
+  // Opened again, it registers nothing either (its initialisers ran once).
+  EXPECT_EQ(loadExpectingFailure("libaccel_plugtest_static_plain.so").status,
+            PluginStatus::NotAPlugin);
+  EXPECT_FALSE(hooksRegistry().has(std::string("plugtest_static_plain")));
+}
+
+TEST(PluginLoader, StaticRegistrationRefusedAsDuplicateIsDuplicate) {
+  registerHooksFactory("plugtest_static_dup", [] {
+    return std::make_unique<plugtest::SimpleHooks>(
+        deviceTypeFromName("plugtest_static_dup"), 1);
+  });
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_static_dup.so");
+  EXPECT_EQ(r.status, PluginStatus::Duplicate);
+  EXPECT_THAT(r.detail,
+              HasSubstr("static registration of 'plugtest_static_dup' was refused"));
+  EXPECT_TRUE(r.registered.empty());
+  EXPECT_EQ(getHooks(deviceTypeFromName("plugtest_static_dup")).deviceCount(), 1);
+}
+
+TEST(PluginLoader, RegistrationByAnotherThreadDuringALoadIsNotThePlugins) {
+  // The plugin registers plugtest_window, then waits inside its register
+  // function until this bystander thread has registered plugtest_bystander.
+  std::thread bystander([] {
+    std::optional<DeviceType> window;
+    while (!(window = findDeviceType("plugtest_window")) || !isHooksRegistered(*window)) {
+      std::this_thread::yield();
+    }
+    DeviceType type = registerDeviceType("plugtest_bystander");
+    registerHooks(std::make_unique<plugtest::SimpleHooks>(type, 1));
+  });
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_window.so"));
+  bystander.join();
+  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
+  EXPECT_EQ(r.registered, std::vector<DeviceType>{deviceTypeFromName("plugtest_window")});
+  EXPECT_TRUE(isHooksRegistered(deviceTypeFromName("plugtest_bystander")));
+  EXPECT_FALSE(pluginForDeviceType(deviceTypeFromName("plugtest_bystander")).has_value());
 }
 
 TEST(PluginLoader, PluginThatRegistersNothingIsInitFailed) {

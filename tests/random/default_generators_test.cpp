@@ -85,7 +85,7 @@ TEST(DefaultGenerators, ForEachCreatedCanReseedEveryGenerator) {
   (void)defaults.get(0);
   (void)defaults.get(1);
   defaults.get(1).setOffset(50);
-  // What Context::manualSeed does; the callback may call back into get().
+  // Reseeding through the visitor; the callback may call back into get().
   defaults.forEachCreated([&](Generator gen) {
     gen.manualSeed(42);
     (void)defaults.get(gen.device().index);

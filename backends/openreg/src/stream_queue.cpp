@@ -93,12 +93,9 @@ void StreamQueue::workerLoop() {
 void StreamQueue::execute(Operation& operation) {
   const std::int64_t latency = latency_us_.load(std::memory_order_relaxed);
   if (latency > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency));
-  if (operation.is_marker) {
-    operation.body();  // markers do not throw
-    return;
-  }
-  if (faults_.lost()) return;  // the work of a lost device is dropped
-  units_.acquire(priority_);
+  const bool device_work = !operation.is_marker;
+  if (device_work && faults_.lost()) return;  // the work of a lost device is dropped
+  if (device_work) units_.acquire(priority_);
   std::size_t opened = 0;
   std::string error;
   try {
@@ -115,7 +112,7 @@ void StreamQueue::execute(Operation& operation) {
   for (std::size_t i = 0; i < opened; ++i) {
     operation.buffers[i]->owner->revokeAccess(*operation.buffers[i].get());
   }
-  units_.release();
+  if (device_work) units_.release();
   if (!error.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (pending_error_.empty()) {

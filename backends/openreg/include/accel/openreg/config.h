@@ -65,7 +65,7 @@ using EnvironmentLookup = std::function<const char*(const char* name)>;
 // "ACCEL_OPENREG_DEVICES='two' is not a device count: use an integer from 0 to 128".
 ACCEL_OPENREG_API Config parseConfig(const EnvironmentLookup& lookup);
 
-// parseConfig over the process environment.
+// parseConfig over the process environment. Throws as parseConfig does.
 ACCEL_OPENREG_API Config configFromEnvironment();
 
 // Parses a size as described above ("512MiB" -> 536870912). Throws
@@ -74,7 +74,8 @@ ACCEL_OPENREG_API Config configFromEnvironment();
 ACCEL_OPENREG_API std::uint64_t parseByteSize(std::string_view text,
                                               std::string_view what = "size");
 
-// "512 MiB", "1.5 GiB", "100 B": a size for messages and showConfig().
+// "512 MiB", "1.5 GiB", "100 B": a size for messages and showConfig() (one
+// decimal, rounded down). Throws only std::bad_alloc.
 ACCEL_OPENREG_API std::string formatByteSize(std::uint64_t bytes);
 
 }  // namespace accel::openreg

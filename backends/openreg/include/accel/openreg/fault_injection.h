@@ -52,6 +52,7 @@ ACCEL_OPENREG_API void setStreamLatency(Stream stream, std::chrono::microseconds
 // Cancels every pending fault, removes every stream latency, and brings lost
 // devices back (a simulated device reset: allocations made before stay valid,
 // work dropped while lost stays dropped). For test suites that share a process.
+// Throws only what initialising the backend throws.
 ACCEL_OPENREG_API void clearFaults();
 
 }  // namespace accel::openreg
