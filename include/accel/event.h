@@ -2,6 +2,9 @@
 //
 // An event marks a point in a stream's work. A backend hands out EventIds from
 // createEvent and frees them in destroyEvent; 0 is never a valid id.
+//
+// Thread-safety: plain values; an EventId may be used from any thread, and
+// what the hooks do with it is thread-safe (hooks.h).
 #pragma once
 
 #include <cstdint>

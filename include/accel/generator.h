@@ -38,7 +38,8 @@ class ACCEL_API GeneratorImpl {
   // Held by implementations during each call; lock it to group calls.
   [[nodiscard]] std::recursive_mutex& mutex() const noexcept { return mutex_; }
 
-  // Seeds deterministically and rewinds the offset to 0. Never throws.
+  // Seeds deterministically and rewinds the offset to 0. Implementations
+  // must not throw (the engine's state is two integers).
   virtual void setCurrentSeed(std::uint64_t seed) = 0;
   // The seed of the current stream.
   [[nodiscard]] virtual std::uint64_t currentSeed() const = 0;
@@ -64,7 +65,11 @@ class ACCEL_API GeneratorImpl {
 };
 
 // Handle with shared ownership of a GeneratorImpl. A default-constructed
-// Generator is undefined; using it throws InvalidArgument.
+// Generator is undefined; every method but defined(), as() and == then throws
+// InvalidArgument. Otherwise each method forwards to the GeneratorImpl and
+// throws what it throws (setState: InvalidArgument for a bad blob).
+// Thread-safety: a Generator may be copied and used from any thread; the
+// calls are atomic one by one (the GeneratorImpl locks its mutex).
 class ACCEL_API Generator {
  public:
   Generator() = default;

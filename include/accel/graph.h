@@ -4,6 +4,9 @@
 // graphCaptureEnd; after graphInstantiate, graphReplay runs it again.
 // Allocations made during capture come from a private pool named by MempoolId,
 // which several graphs may share.
+//
+// Thread-safety: plain values. Capture follows the device's rules (a graph
+// captures one stream; CaptureMode says which other threads' calls break it).
 #pragma once
 
 #include <compare>
