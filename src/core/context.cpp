@@ -13,6 +13,7 @@
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
 #include "accel/plugin.h"
+#include "refusing_hooks.h"
 
 namespace accel {
 namespace {
@@ -24,19 +25,11 @@ constexpr int kSlots = detail::kHooksTableSize;
 // cannot be used), every other hook throws DeviceError explaining why. The
 // table slot is swapped to this object in the child, so the fast path of
 // getHooks pays nothing for fork safety.
-class PoisonedHooks final : public AcceleratorHooks {
+class PoisonedHooks final : public detail::RefusingHooks {
  public:
   explicit PoisonedHooks(const AcceleratorHooks& real)
-      : AcceleratorHooks(real.deviceType(), real.capabilities()),
-        built_(real.isBuilt()),
-        device_count_(real.deviceCount()) {}
-
-  // With no backend (or a poisoned one) an index error would mislead: say
-  // what is really wrong, naming the hook that was asked for.
-  [[noreturn]] void failBadDeviceIndex(DeviceIndex, int, std::string_view hook,
-                                       HookGroup group) const override {
-    failUnsupported(hook, group);
-  }
+      : RefusingHooks(real.deviceType(), real.capabilities(), real.isBuilt(),
+                      real.deviceCount()) {}
 
   [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
     throw DeviceError(detail::concat(
@@ -48,17 +41,6 @@ class PoisonedHooks final : public AcceleratorHooks {
         "' only after forking, or start workers with "
         "fork+exec (spawn) instead of fork"));
   }
-
- protected:
-  bool isBuiltImpl() const override { return built_; }
-  bool isAvailableImpl() const override { return false; }
-  int deviceCountImpl() const override { return device_count_; }
-  bool hasPrimaryContextImpl(DeviceIndex) const override { return false; }
-  bool isPinnedPtrImpl(const void*) const override { return false; }
-
- private:
-  bool built_;
-  int device_count_;
 };
 
 struct TypeState {

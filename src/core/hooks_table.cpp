@@ -7,6 +7,7 @@
 
 #include "accel/error.h"
 #include "accel/plugin.h"
+#include "refusing_hooks.h"
 #include "registration_capture.h"
 
 namespace accel {
@@ -42,16 +43,10 @@ std::string registeredList() { return joinDeviceTypeNames(registeredHooksTypes()
 
 // What getHooks returns for a type without a backend: benign probes, and an
 // explanation for everything else.
-class AbsentHooks final : public AcceleratorHooks {
+class AbsentHooks final : public detail::RefusingHooks {
  public:
-  explicit AbsentHooks(DeviceType type) : AcceleratorHooks(type, Capabilities{}) {}
-
-  // With no backend (or a poisoned one) an index error would mislead: say
-  // what is really wrong, naming the hook that was asked for.
-  [[noreturn]] void failBadDeviceIndex(DeviceIndex, int, std::string_view hook,
-                                       HookGroup group) const override {
-    failUnsupported(hook, group);
-  }
+  explicit AbsentHooks(DeviceType type)
+      : RefusingHooks(type, Capabilities{}, /*built=*/false, /*device_count=*/0) {}
 
   [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
     std::string extra;
@@ -73,13 +68,6 @@ class AbsentHooks final : public AcceleratorHooks {
         ".so\"), list it in ACCEL_PLUGINS, or link the backend into the program",
         extra.empty() ? std::string() : detail::concat(". ", extra)));
   }
-
- protected:
-  bool isBuiltImpl() const override { return false; }
-  bool isAvailableImpl() const override { return false; }
-  int deviceCountImpl() const override { return 0; }
-  bool hasPrimaryContextImpl(DeviceIndex) const override { return false; }
-  bool isPinnedPtrImpl(const void*) const override { return false; }
 };
 
 }  // namespace
