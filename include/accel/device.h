@@ -27,10 +27,9 @@ inline constexpr DeviceIndex kCurrentDevice = -1;
 // Indices run from 0 to kMaxDevicesPerType - 1.
 inline constexpr int kMaxDevicesPerType = 128;
 
-struct ACCEL_API Device {
-  DeviceType type = DeviceType::CPU;
-  DeviceIndex index = kCurrentDevice;
-
+class ACCEL_API Device {
+ public:
+  // The CPU, index -1.
   constexpr Device() = default;
   // Throws InvalidArgument if index is below -1.
   Device(DeviceType type, DeviceIndex index = kCurrentDevice);
@@ -39,8 +38,8 @@ struct ACCEL_API Device {
   // returned: no check, so it cannot throw.
   static constexpr Device unchecked(DeviceType type, DeviceIndex index) noexcept {
     Device device;
-    device.type = type;
-    device.index = index;
+    device.type_ = type;
+    device.index_ = index;
     return device;
   }
 
@@ -48,12 +47,21 @@ struct ACCEL_API Device {
   // an unknown type name, or an index outside [0, kMaxDevicesPerType).
   static Device parse(std::string_view text);
 
-  [[nodiscard]] constexpr bool hasIndex() const noexcept { return index >= 0; }
-  [[nodiscard]] constexpr bool isCpu() const noexcept { return type == DeviceType::CPU; }
+  [[nodiscard]] constexpr DeviceType type() const noexcept { return type_; }
+  // -1 for "the current device of this type".
+  [[nodiscard]] constexpr DeviceIndex index() const noexcept { return index_; }
+  [[nodiscard]] constexpr bool hasIndex() const noexcept { return index_ >= 0; }
+  [[nodiscard]] constexpr bool isCpu() const noexcept { return type_ == DeviceType::CPU; }
   // "openreg:1", or "openreg" when the index is -1.
   [[nodiscard]] std::string str() const;
 
   friend constexpr bool operator==(const Device&, const Device&) = default;
+
+ private:
+  // Private so that every Device passed the constructor's check: an index
+  // below -1 cannot be assigned after construction.
+  DeviceType type_ = DeviceType::CPU;
+  DeviceIndex index_ = kCurrentDevice;
 };
 
 ACCEL_API std::ostream& operator<<(std::ostream& out, const Device& device);
@@ -63,6 +71,7 @@ ACCEL_API std::ostream& operator<<(std::ostream& out, const Device& device);
 template <>
 struct std::hash<accel::Device> {
   std::size_t operator()(const accel::Device& d) const noexcept {
-    return (static_cast<std::size_t>(d.type) << 8) | static_cast<std::uint8_t>(d.index);
+    return (static_cast<std::size_t>(d.type()) << 8) |
+           static_cast<std::uint8_t>(d.index());
   }
 };

@@ -35,7 +35,7 @@ struct ACCEL_API Stream {
   constexpr Stream(Device device, StreamId id) : device(device), id(id) {}
 
   [[nodiscard]] constexpr StreamData3 pack3() const noexcept {
-    return {id, device.index, static_cast<std::int64_t>(device.type)};
+    return {id, device.index(), static_cast<std::int64_t>(device.type())};
   }
   // Inverse of pack3(). Throws InvalidArgument if the device type is not a
   // known type or the index is outside [-1, kMaxDevicesPerType).

@@ -27,7 +27,7 @@ class ACCEL_API StreamGuard {
   [[nodiscard]] Stream originalStream() const noexcept { return original_stream_; }
   [[nodiscard]] Stream currentStream() const noexcept { return current_stream_; }
   [[nodiscard]] Device originalDevice() const noexcept {
-    return Device::unchecked(current_stream_.device.type, original_device_);
+    return Device::unchecked(current_stream_.device.type(), original_device_);
   }
 
  private:

@@ -148,8 +148,8 @@ bool Context::isInitialized(DeviceType type) const noexcept {
 }
 
 Generator Context::defaultGenerator(Device device) {
-  if (device.type == DeviceType::CPU) {
-    ACCEL_CHECK(device.index <= 0, InvalidArgument,
+  if (device.type() == DeviceType::CPU) {
+    ACCEL_CHECK(device.index() <= 0, InvalidArgument,
                 "defaultGenerator(): there is one CPU "
                 "generator; use 'cpu' or 'cpu:0', not '",
                 device, "'");
@@ -159,8 +159,8 @@ Generator Context::defaultGenerator(Device device) {
     });
     return s.cpu_generator;
   }
-  lazyInitDevice(device.type);
-  return getHooks(device.type).getDefaultGenerator(device.index);
+  lazyInitDevice(device.type());
+  return getHooks(device.type()).getDefaultGenerator(device.index());
 }
 
 void Context::manualSeed(std::uint64_t seed) {

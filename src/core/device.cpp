@@ -18,7 +18,7 @@ namespace {
 
 }  // namespace
 
-Device::Device(DeviceType type, DeviceIndex index) : type(type), index(index) {
+Device::Device(DeviceType type, DeviceIndex index) : type_(type), index_(index) {
   ACCEL_CHECK(index >= kCurrentDevice, InvalidArgument, "device index ", int(index),
               " for '", deviceTypeName(type),
               "' is negative; use -1 for the current device or 0..",
@@ -72,10 +72,10 @@ Device Device::parse(std::string_view text) {
 }
 
 std::string Device::str() const {
-  std::string out(deviceTypeName(type));
+  std::string out(deviceTypeName(type_));
   if (hasIndex()) {
     out += ':';
-    out += std::to_string(index);
+    out += std::to_string(index_);
   }
   return out;
 }

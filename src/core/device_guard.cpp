@@ -7,15 +7,15 @@
 namespace accel {
 
 DeviceGuard::DeviceGuard(Device device)
-    : hooks_(&getHooks(device.type)), type_(device.type) {
-  if (device.index == kCurrentDevice) {
+    : hooks_(&getHooks(device.type())), type_(device.type()) {
+  if (device.index() == kCurrentDevice) {
     original_ = current_ = hooks_->getCurrentDevice();
   } else {
     // The common case is a guard for the device that is already current:
     // that needs neither the range check nor a set.
     original_ = hooks_->getCurrentDevice();
-    if (original_ != device.index) hooks_->setCurrentDevice(device.index);
-    current_ = device.index;
+    if (original_ != device.index()) hooks_->setCurrentDevice(device.index());
+    current_ = device.index();
   }
 }
 
@@ -32,14 +32,14 @@ DeviceGuard::~DeviceGuard() {
 }
 
 void DeviceGuard::resetDevice(Device device) {
-  ACCEL_CHECK(device.type == type_, InvalidArgument,
+  ACCEL_CHECK(device.type() == type_, InvalidArgument,
               "DeviceGuard::resetDevice(): the guard is "
               "for '",
               deviceTypeName(type_), "' devices, got '", device,
               "'; use a separate guard per device type");
-  if (device.index == kCurrentDevice) return;
-  hooks_->setCurrentDevice(device.index);
-  current_ = device.index;
+  if (device.index() == kCurrentDevice) return;
+  hooks_->setCurrentDevice(device.index());
+  current_ = device.index();
 }
 
 OptionalDeviceGuard::OptionalDeviceGuard(std::optional<Device> device) {

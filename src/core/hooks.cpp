@@ -77,10 +77,10 @@ DeviceIndex AcceleratorHooks::resolveDeviceIndex(DeviceIndex index) const {
 }
 
 void AcceleratorHooks::checkStream(Stream stream, std::string_view hook) const {
-  ACCEL_CHECK(stream.device.type == type_, InvalidArgument, hook, "(): ", stream,
-              " belongs to '", deviceTypeName(stream.device.type), "', not '", name(),
-              "'; pass it to getHooks(stream.device.type)");
-  checkIndex(stream.device.index, hook, HookGroup::Streams);
+  ACCEL_CHECK(stream.device.type() == type_, InvalidArgument, hook, "(): ", stream,
+              " belongs to '", deviceTypeName(stream.device.type()), "', not '", name(),
+              "'; pass it to getHooks(stream.device.type())");
+  checkIndex(stream.device.index(), hook, HookGroup::Streams);
 }
 
 // ---- low ----
@@ -436,7 +436,7 @@ void AcceleratorHooks::setCurrentStreamImpl(Stream) {
   raiseUnsupported("setCurrentStream", HookGroup::Streams);
 }
 Stream AcceleratorHooks::exchangeStreamImpl(Stream stream) {
-  Stream previous = getCurrentStreamImpl(stream.device.index);
+  Stream previous = getCurrentStreamImpl(stream.device.index());
   setCurrentStreamImpl(stream);
   return previous;
 }

@@ -5,11 +5,11 @@
 
 namespace accel {
 
-StreamGuard::StreamGuard(Stream stream) : hooks_(&getHooks(stream.device.type)) {
-  if (stream.device.index == kCurrentDevice) {
-    stream.device.index = hooks_->getCurrentDevice();
+StreamGuard::StreamGuard(Stream stream) : hooks_(&getHooks(stream.device.type())) {
+  if (stream.device.index() == kCurrentDevice) {
+    stream.device = Device::unchecked(stream.device.type(), hooks_->getCurrentDevice());
   }
-  original_device_ = hooks_->exchangeDevice(stream.device.index);
+  original_device_ = hooks_->exchangeDevice(stream.device.index());
   try {
     original_stream_ = hooks_->exchangeStream(stream);
   } catch (...) {

@@ -64,7 +64,7 @@ class MinimalHooks final : public AcceleratorHooks {
       std::lock_guard<std::mutex> lock(mutex_);
       allocations_[reinterpret_cast<std::uintptr_t>(data)] = allocation;
     }
-    if (!device.isCpu()) primary_[device.index].store(true, std::memory_order_release);
+    if (!device.isCpu()) primary_[device.index()].store(true, std::memory_order_release);
     return DataPtr(data, allocation, &MinimalHooks::release, device);
   }
 

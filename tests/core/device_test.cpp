@@ -28,8 +28,8 @@ std::string parseError(std::string_view text) {
 
 TEST(DeviceTest, DefaultIsCurrentCpu) {
   Device device;
-  EXPECT_EQ(device.type, DeviceType::CPU);
-  EXPECT_EQ(device.index, kCurrentDevice);
+  EXPECT_EQ(device.type(), DeviceType::CPU);
+  EXPECT_EQ(device.index(), kCurrentDevice);
   EXPECT_FALSE(device.hasIndex());
   EXPECT_TRUE(device.isCpu());
 }

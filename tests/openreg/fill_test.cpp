@@ -17,7 +17,7 @@ template <typename T>
 std::vector<T> deviceUniform(accel::Stream stream, std::size_t count, T low, T high,
                              accel::Generator generator) {
   accel::DataPtr buffer =
-      accel::openreg::allocate(count * sizeof(T), stream.device.index);
+      accel::openreg::allocate(count * sizeof(T), stream.device.index());
   accel::openreg::fillUniform(stream, static_cast<T*>(buffer.get()), count, low, high,
                               std::move(generator));
   // readBack copies on the current stream, which need not be `stream`.

@@ -88,7 +88,7 @@ TEST(DefaultGenerators, ForEachCreatedCanReseedEveryGenerator) {
   // Reseeding through the visitor; the callback may call back into get().
   defaults.forEachCreated([&](Generator gen) {
     gen.manualSeed(42);
-    (void)defaults.get(gen.device().index);
+    (void)defaults.get(gen.device().index());
   });
   for (DeviceIndex i : {0, 1}) {
     EXPECT_EQ(defaults.get(i).currentSeed(), 42u);

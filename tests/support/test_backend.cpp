@@ -554,7 +554,7 @@ void TestHooks::deviceSynchronizeImpl(DeviceIndex index) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [id, graph] : graphs_) {
     ACCEL_CHECK(
-        !(graph.state == GraphState::Capturing && graph.stream.device.index == index),
+        !(graph.state == GraphState::Capturing && graph.stream.device.index() == index),
         DeviceError, "deviceSynchronize(): '", name(), ":", int(index),
         "' has a stream being captured into graph ", id,
         "; synchronising would invalidate the capture. End the capture first");
@@ -591,7 +591,7 @@ Stream TestHooks::currentStreamOf(DeviceIndex index) const {
 
 void TestHooks::requireKnownStreamLocked(Stream stream, std::string_view hook) const {
   if (stream.id == kDefaultStreamId) return;
-  const DeviceState& device = devices_[stream.device.index];
+  const DeviceState& device = devices_[stream.device.index()];
   ACCEL_CHECK(device.streams.count(stream.id) != 0, InvalidArgument, hook, "(): ", stream,
               " was not created by '", name(),
               "'; use getNewStream() or getDefaultStream()");
@@ -631,7 +631,7 @@ void TestHooks::setCurrentStreamImpl(Stream stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     requireKnownStreamLocked(stream, "setCurrentStream");
   }
-  t_current_stream[streamKey(slot_.uid, stream.device.index)] = stream.id;
+  t_current_stream[streamKey(slot_.uid, stream.device.index())] = stream.id;
 }
 
 Stream TestHooks::exchangeStreamImpl(Stream stream) {
@@ -640,7 +640,7 @@ Stream TestHooks::exchangeStreamImpl(Stream stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     requireKnownStreamLocked(stream, "exchangeStream");
   }
-  StreamId& current = t_current_stream[streamKey(slot_.uid, stream.device.index)];
+  StreamId& current = t_current_stream[streamKey(slot_.uid, stream.device.index())];
   Stream previous(stream.device, current);
   current = stream.id;
   return previous;
@@ -700,7 +700,7 @@ void TestHooks::recordEventImpl(EventId event, Stream stream) {
   enter("recordEvent");
   std::lock_guard<std::mutex> lock(mutex_);
   const EventRecord& record = eventLocked(event, "recordEvent");
-  ACCEL_CHECK(record.device == stream.device.index, InvalidArgument,
+  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument,
               "recordEvent(): event ", event, " was created on '", name(), ":",
               int(record.device), "' but the stream is ", stream,
               "; record an event on its own device");

@@ -81,13 +81,13 @@ std::shared_ptr<Events::Event> Events::find(EventId event, const char* hook) con
 void Events::record(EventId id, Stream stream) {
   std::shared_ptr<Event> event = find(id, "recordEvent");
   StreamQueue& queue = runtime_.queue(stream, "recordEvent");
-  ACCEL_CHECK(stream.device.index == event->device, InvalidArgument,
+  ACCEL_CHECK(stream.device.index() == event->device, InvalidArgument,
               "recordEvent(): event ", id, " belongs to openreg:", int(event->device),
               " and cannot be recorded on ", stream,
               "; record it on a stream of its own device, or create the event on ",
               stream.device);
   refuseCapturing(queue, "recordEvent");
-  runtime_.device(stream.device.index, "recordEvent")
+  runtime_.device(stream.device.index(), "recordEvent")
       .faults.beginOperation("recordEvent");
   const std::uint64_t version =
       event->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -109,7 +109,7 @@ void Events::block(EventId id, Stream stream) {
   refuseCapturing(queue, "blockStream");
   const std::uint64_t target = event->recorded.load(std::memory_order_acquire);
   if (target == 0) return;  // never recorded: nothing to wait for, as in CUDA
-  runtime_.device(stream.device.index, "blockStream")
+  runtime_.device(stream.device.index(), "blockStream")
       .faults.beginOperation("blockStream");
   Operation marker;
   marker.name = "event wait";

@@ -22,7 +22,7 @@ void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
                  std::size_t count, Generator generator, HostFill hostFill) {
   detail::Runtime& rt = detail::readyRuntime(api);
   detail::StreamQueue& queue = rt.queue(stream, api);
-  detail::DeviceState& device = rt.device(stream.device.index, api);
+  detail::DeviceState& device = rt.device(stream.device.index(), api);
   // The parameters are checked by the host fill itself, on an empty output,
   // so that device and host accept exactly the same values.
   hostFill(std::span<T>(), PhiloxPosition{});
@@ -34,9 +34,9 @@ void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
   operation.buffers.push_back(
       rt.resolveOn(device, data, count * sizeof(T), accel::detail::concat(api, "()")));
   if (!generator.defined()) {
-    generator = getHooks(deviceType()).getDefaultGenerator(stream.device.index);
+    generator = getHooks(deviceType()).getDefaultGenerator(stream.device.index());
   }
-  ACCEL_CHECK(generator.device().type == deviceType(), InvalidArgument, api,
+  ACCEL_CHECK(generator.device().type() == deviceType(), InvalidArgument, api,
               "(): the generator is on ", generator.device(),
               "; an openreg fill needs an "
               "openreg generator (getDefaultGenerator or getNewGenerator of openreg)");

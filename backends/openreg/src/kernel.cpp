@@ -28,7 +28,7 @@ void launchKernel(Stream stream, std::string_view name, std::vector<KernelBuffer
   ACCEL_CHECK(static_cast<bool>(body), InvalidArgument, "launchKernel('", name,
               "'): the kernel body is empty");
   detail::StreamQueue& queue = rt.queue(stream, "launchKernel");
-  detail::DeviceState& device = rt.device(stream.device.index, "launchKernel");
+  detail::DeviceState& device = rt.device(stream.device.index(), "launchKernel");
   detail::Operation operation;
   operation.name = accel::detail::concat("kernel '", name, "'");
   std::vector<KernelContext::Binding> bindings;

@@ -87,7 +87,7 @@ void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
   detail::StreamQueue& queue = rt.queue(stream, "copyAsync");
   if (bytes == 0) return;
   CopyPlan plan = planCopy(rt, dst, src, bytes, "copyAsync");
-  const DeviceIndex on = stream.device.index;
+  const DeviceIndex on = stream.device.index();
   ACCEL_CHECK(
       on == plan.home || (plan.other && on == *plan.other), InvalidArgument,
       "copyAsync(): ", stream,

@@ -188,13 +188,13 @@ Stream OpenRegHooks::getNewStreamImpl(DeviceIndex index, int priority) {
 
 void OpenRegHooks::setCurrentStreamImpl(Stream stream) {
   (void)runtime("setCurrentStream").queue(stream, "setCurrentStream");
-  setCurrentStreamId(stream.device.index, stream.id);
+  setCurrentStreamId(stream.device.index(), stream.id);
 }
 
 Stream OpenRegHooks::exchangeStreamImpl(Stream stream) {
   (void)runtime("exchangeStream").queue(stream, "exchangeStream");
-  const Stream previous(stream.device, currentStreamId(stream.device.index));
-  setCurrentStreamId(stream.device.index, stream.id);
+  const Stream previous(stream.device, currentStreamId(stream.device.index()));
+  setCurrentStreamId(stream.device.index(), stream.id);
   return previous;
 }
 

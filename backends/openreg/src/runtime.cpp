@@ -41,7 +41,7 @@ void setCurrentStreamId(DeviceIndex index, StreamId id) noexcept {
 }
 
 DataPtr DeviceAllocator::allocate(std::size_t bytes) {
-  return runtime_.allocate(device_.index, bytes);
+  return runtime_.allocate(device_.index(), bytes);
 }
 
 DeviceState::DeviceState(Runtime& runtime, Device device, std::byte* base,
@@ -180,17 +180,17 @@ AllocationRef Runtime::resolveOn(DeviceState& device, const void* ptr, std::size
   ACCEL_CHECK(owner.has_value(), InvalidArgument, what, ": ", ptr,
               " is not openreg device memory; allocate it with "
               "getDeviceAllocator(index).allocate() or accel::openreg::allocate()");
-  ACCEL_CHECK(*owner == device.device.index, InvalidArgument, what, ": ", ptr,
-              " is memory of ", Device(device.device.type, *owner),
+  ACCEL_CHECK(*owner == device.device.index(), InvalidArgument, what, ": ", ptr,
+              " is memory of ", Device(device.device.type(), *owner),
               ", but the work runs on ", device.device,
               "; openreg devices cannot read each other's memory except through copies");
   return device.memory.resolve(ptr, bytes, what);
 }
 
 StreamQueue& Runtime::queue(Stream stream, std::string_view what) {
-  ACCEL_CHECK(stream.device.type == deviceType(), InvalidArgument, what, ": ", stream,
+  ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, what, ": ", stream,
               " is not an openreg stream; pass a stream from getHooks(openreg)");
-  DeviceState& state = device(stream.device.index, what);
+  DeviceState& state = device(stream.device.index(), what);
   ACCEL_CHECK(stream.id >= 0 && stream.id < kStreamsPerDevice, InvalidArgument, what,
               ": openreg has no stream with id ", stream.id, " (ids are 0 to ",
               kStreamsPerDevice - 1,
