@@ -56,8 +56,7 @@ class Registry {
 
   // `what` names the registry in messages ("hooks factory", "cuBLAS pool").
   explicit Registry(std::string what) : what_(std::move(what)) {
-    snapshots_.push_back(std::make_unique<const Snapshot>());
-    current_.store(snapshots_.back().get(), std::memory_order_release);
+    publish(std::make_unique<Snapshot>());
   }
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
@@ -155,41 +154,81 @@ class Registry {
     RegistryPriority priority;
     std::string help;
   };
-  // For string keys, a compact side index makes a lookup a binary search
-  // over 16-byte slots ordered by (first 8 bytes, length), with memcmp only
-  // for the bytes past the eighth. Keys compare by their bytes: a profile of
-  // the plain binary search over Entry spent half its time in memcmp calls
-  // and the rest touching 100-byte entries.
+  // For string keys, a hash index over compact slots makes a hit or a miss
+  // one multiply, one slot (usually) and integer compares: a key is read as
+  // its length plus two 64-bit words (`head`, `tail`) that together hold
+  // every byte of a key of up to 16 bytes, so names of the usual length never
+  // reach memcmp. (A binary search over the same slots cost 8 ns for eight
+  // keys, a std::unordered_map<std::string> as in c10::Registry about 6 ns;
+  // docs/performance.md.) Open addressing, linear probing, at most half full.
   static constexpr bool kStringKeys = std::is_same_v<Key, std::string>;
+  static constexpr std::uint32_t kEmptySlot = UINT32_MAX;
   struct Slot {
-    std::uint64_t prefix;  // the key's first 8 bytes, zero-padded, as one integer
-    std::uint32_t length;
-    std::uint32_t entry;  // index into entries
-    friend bool operator<(const Slot& a, const Slot& b) noexcept {
-      return a.prefix != b.prefix ? a.prefix < b.prefix : a.length < b.length;
-    }
+    std::uint64_t head = 0;
+    std::uint64_t tail = 0;
+    std::uint32_t length = 0;
+    std::uint32_t entry = kEmptySlot;  // index into entries
   };
   struct Snapshot {
     std::vector<Entry> entries;  // sorted by key
-    std::vector<Slot> slots;     // string keys only, sorted by (prefix, length)
+    std::vector<Slot> slots;     // string keys only: the hash index, a power of two long
+    unsigned shift = 64;         // 64 - log2(slots.size())
   };
 
-  static std::uint64_t prefixOf(std::string_view key) noexcept {
-    std::uint64_t prefix = 0;
-    std::memcpy(&prefix, key.data(), key.size() < 8 ? key.size() : 8);
-    return prefix;
+  static std::uint64_t load64(const char* p) noexcept {
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static std::uint32_t load32(const char* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  // head and tail hold every byte of a key of up to 16 bytes (overlapping
+  // loads, so no loop and no variable-length copy); longer keys keep their
+  // first and last eight bytes here and compare the middle with memcmp.
+  static Slot slotOf(std::string_view key) noexcept {
+    const char* p = key.data();
+    const std::size_t n = key.size();
+    Slot slot;
+    slot.length = static_cast<std::uint32_t>(n);
+    if (n >= 8) {
+      slot.head = load64(p);
+      slot.tail = load64(p + n - 8);
+    } else if (n >= 4) {
+      slot.head = load32(p) | (std::uint64_t{load32(p + n - 4)} << 32);
+    } else if (n > 0) {
+      slot.head = static_cast<unsigned char>(p[0]) |
+                  (std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
+                  (std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16);
+    }
+    return slot;
+  }
+  static std::size_t bucketOf(const Slot& slot, unsigned shift) noexcept {
+    std::uint64_t x = slot.head ^ ((slot.tail << 29) | (slot.tail >> 35)) ^
+                      (std::uint64_t{slot.length} * 0x9E3779B97F4A7C15ull);
+    x *= 0xBF58476D1CE4E5B9ull;
+    return static_cast<std::size_t>(x >> shift);
   }
 
   static void buildSlots(Snapshot& snap) {
     if constexpr (kStringKeys) {
-      snap.slots.clear();
-      snap.slots.reserve(snap.entries.size());
-      for (std::size_t i = 0; i < snap.entries.size(); ++i) {
-        const std::string& key = snap.entries[i].key;
-        snap.slots.push_back(Slot{prefixOf(key), static_cast<std::uint32_t>(key.size()),
-                                  static_cast<std::uint32_t>(i)});
+      std::size_t size = 8;
+      unsigned shift = 61;
+      while (size < 2 * snap.entries.size()) {
+        size *= 2;
+        --shift;
       }
-      std::sort(snap.slots.begin(), snap.slots.end());
+      snap.slots.assign(size, Slot{});
+      snap.shift = shift;
+      for (std::size_t i = 0; i < snap.entries.size(); ++i) {
+        Slot slot = slotOf(snap.entries[i].key);
+        slot.entry = static_cast<std::uint32_t>(i);
+        std::size_t b = bucketOf(slot, shift);
+        while (snap.slots[b].entry != kEmptySlot) b = (b + 1) & (size - 1);
+        snap.slots[b] = slot;
+      }
     }
   }
 
@@ -205,20 +244,21 @@ class Registry {
     const Snapshot& snap = *current_.load(std::memory_order_acquire);
     if constexpr (kStringKeys && std::is_convertible_v<const K&, std::string_view>) {
       std::string_view text(key);
-      if (text.size() > UINT32_MAX) return nullptr;
-      const Slot probe{prefixOf(text), static_cast<std::uint32_t>(text.size()), 0};
-      auto it = std::lower_bound(snap.slots.begin(), snap.slots.end(), probe);
-      // Keys sharing the first 8 bytes and the length differ in their tails.
-      for (; it != snap.slots.end() && it->prefix == probe.prefix &&
-             it->length == probe.length;
-           ++it) {
-        const Entry& entry = snap.entries[it->entry];
-        if (text.size() <= 8 ||
-            std::memcmp(entry.key.data() + 8, text.data() + 8, text.size() - 8) == 0) {
-          return &entry;
+      if (text.size() >= kEmptySlot) return nullptr;
+      const Slot probe = slotOf(text);
+      const std::size_t mask = snap.slots.size() - 1;
+      for (std::size_t b = bucketOf(probe, snap.shift);; b = (b + 1) & mask) {
+        const Slot& slot = snap.slots[b];
+        if (slot.entry == kEmptySlot) return nullptr;
+        if (slot.head == probe.head && slot.tail == probe.tail &&
+            slot.length == probe.length) {
+          const Entry& entry = snap.entries[slot.entry];
+          if (text.size() <= 16 ||
+              std::memcmp(entry.key.data() + 8, text.data() + 8, text.size() - 16) == 0) {
+            return &entry;
+          }
         }
       }
-      return nullptr;
     } else {
       auto it = lowerBound(snap.entries, key);
       if (it != snap.entries.end() && it->key == key) return &*it;
