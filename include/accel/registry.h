@@ -94,7 +94,11 @@ class Registry {
   // True if `key` has a creator. Lock-free; never throws.
   template <typename K>
   [[nodiscard]] bool has(const K& key) const noexcept {
-    return find(key) != nullptr;
+    if constexpr (kIndexed<K>) {
+      return findIndex(*current_.load(std::memory_order_acquire), key) != kNoEntry;
+    } else {
+      return find(key) != nullptr;
+    }
   }
 
   // Builds the object registered under `key`, or returns nullptr when there
@@ -158,20 +162,25 @@ class Registry {
   // one multiply, one slot (usually) and integer compares: a key is read as
   // its length plus two 64-bit words (`head`, `tail`) that together hold
   // every byte of a key of up to 16 bytes, so names of the usual length never
-  // reach memcmp. (A binary search over the same slots cost 8 ns for eight
-  // keys, a std::unordered_map<std::string> as in c10::Registry about 6 ns;
-  // docs/performance.md.) Open addressing, linear probing, at most half full.
+  // reach memcmp, nor the entries. (A binary search over sorted slots cost
+  // 8 ns for eight keys; docs/performance.md compares with c10::Registry.)
+  // Open addressing, linear probing, at most a quarter full, so that a probe
+  // rarely goes past its first slot.
   static constexpr bool kStringKeys = std::is_same_v<Key, std::string>;
-  static constexpr std::uint32_t kEmptySlot = UINT32_MAX;
+  template <typename K>
+  static constexpr bool kIndexed =
+      kStringKeys&& std::is_convertible_v<const K&, std::string_view>;
+  static constexpr std::uint32_t kNoEntry = UINT32_MAX;
   struct Slot {
     std::uint64_t head = 0;
     std::uint64_t tail = 0;
-    std::uint32_t length = 0;
-    std::uint32_t entry = kEmptySlot;  // index into entries
+    std::uint32_t length = kNoEntry;  // kNoEntry: an empty slot (no key is that long)
+    std::uint32_t entry = kNoEntry;   // index into entries
   };
   struct Snapshot {
     std::vector<Entry> entries;  // sorted by key
     std::vector<Slot> slots;     // string keys only: the hash index, a power of two long
+    std::size_t mask = 0;        // slots.size() - 1
     unsigned shift = 64;         // 64 - log2(slots.size())
   };
 
@@ -216,17 +225,18 @@ class Registry {
     if constexpr (kStringKeys) {
       std::size_t size = 8;
       unsigned shift = 61;
-      while (size < 2 * snap.entries.size()) {
+      while (size < 4 * snap.entries.size()) {
         size *= 2;
         --shift;
       }
       snap.slots.assign(size, Slot{});
+      snap.mask = size - 1;
       snap.shift = shift;
       for (std::size_t i = 0; i < snap.entries.size(); ++i) {
         Slot slot = slotOf(snap.entries[i].key);
         slot.entry = static_cast<std::uint32_t>(i);
         std::size_t b = bucketOf(slot, shift);
-        while (snap.slots[b].entry != kEmptySlot) b = (b + 1) & (size - 1);
+        while (snap.slots[b].entry != kNoEntry) b = (b + 1) & snap.mask;
         snap.slots[b] = slot;
       }
     }
@@ -239,26 +249,29 @@ class Registry {
         [](const Entry& e, const K& k) { return std::less<>{}(e.key, k); });
   }
 
+  // The index of `key`'s entry in snap.entries, or kNoEntry.
+  static std::uint32_t findIndex(const Snapshot& snap, std::string_view key) noexcept {
+    if (key.size() >= kNoEntry) return kNoEntry;
+    const Slot probe = slotOf(key);
+    const Slot* slots = snap.slots.data();
+    for (std::size_t b = bucketOf(probe, snap.shift);; b = (b + 1) & snap.mask) {
+      const Slot& slot = slots[b];
+      if (slot.head == probe.head && slot.tail == probe.tail &&
+          slot.length == probe.length &&
+          (key.size() <= 16 || std::memcmp(snap.entries[slot.entry].key.data() + 8,
+                                           key.data() + 8, key.size() - 16) == 0)) {
+        return slot.entry;
+      }
+      if (slot.entry == kNoEntry) return kNoEntry;
+    }
+  }
+
   template <typename K>
   const Entry* find(const K& key) const noexcept {
     const Snapshot& snap = *current_.load(std::memory_order_acquire);
-    if constexpr (kStringKeys && std::is_convertible_v<const K&, std::string_view>) {
-      std::string_view text(key);
-      if (text.size() >= kEmptySlot) return nullptr;
-      const Slot probe = slotOf(text);
-      const std::size_t mask = snap.slots.size() - 1;
-      for (std::size_t b = bucketOf(probe, snap.shift);; b = (b + 1) & mask) {
-        const Slot& slot = snap.slots[b];
-        if (slot.entry == kEmptySlot) return nullptr;
-        if (slot.head == probe.head && slot.tail == probe.tail &&
-            slot.length == probe.length) {
-          const Entry& entry = snap.entries[slot.entry];
-          if (text.size() <= 16 ||
-              std::memcmp(entry.key.data() + 8, text.data() + 8, text.size() - 16) == 0) {
-            return &entry;
-          }
-        }
-      }
+    if constexpr (kIndexed<K>) {
+      const std::uint32_t index = findIndex(snap, key);
+      return index == kNoEntry ? nullptr : &snap.entries[index];
     } else {
       auto it = lowerBound(snap.entries, key);
       if (it != snap.entries.end() && it->key == key) return &*it;
