@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
@@ -23,6 +25,16 @@ class KitHooks final : public SynchronousDeviceHooks {
       : SynchronousDeviceHooks(type, groups, devices) {}
   using SynchronousDeviceHooks::addresses;
   using SynchronousDeviceHooks::markDeviceUsed;
+  using SynchronousDeviceHooks::setTracing;
+
+  mutable std::vector<std::string> traced;  // single-threaded tests only
+  std::string fail_on;
+
+ protected:
+  void onHookCall(std::string_view hook) const override {
+    traced.emplace_back(hook);
+    if (hook == fail_on) throw DeviceError("injected");
+  }
 };
 
 class SynchronousDeviceTest : public ::testing::Test {
@@ -80,6 +92,25 @@ TEST_F(SynchronousDeviceTest, PointersResolveThroughTheAddressMap) {
   EXPECT_TRUE(hooks_.isPinnedPtr(memory + 40));
   EXPECT_FALSE(hooks_.isPinnedPtr(memory));
   EXPECT_THROW((void)hooks_.getDeviceFromPtr(memory + 40), InvalidArgument);
+}
+
+TEST_F(SynchronousDeviceTest, TracingSeesEveryProvidedHookAndMayFailIt) {
+  (void)hooks_.getCurrentDevice();  // not traced: tracing is off
+  hooks_.setTracing(true);
+  (void)hooks_.getCurrentDevice();
+  (void)hooks_.getDefaultStream(1);
+  EventId event = hooks_.createEvent(0);
+  hooks_.fail_on = "queryEvent";
+  EXPECT_THROW((void)hooks_.queryEvent(event), DeviceError);
+  hooks_.fail_on = "destroyEvent";
+  hooks_.destroyEvent(event);  // never throws, but is seen
+  hooks_.setTracing(false);
+  (void)hooks_.getCurrentDevice();
+  // The core checks device indices against deviceCount first.
+  EXPECT_THAT(
+      hooks_.traced,
+      ::testing::ElementsAre("getCurrentDevice", "deviceCount", "getDefaultStream",
+                             "deviceCount", "createEvent", "queryEvent", "destroyEvent"));
 }
 
 // ---- streams ----

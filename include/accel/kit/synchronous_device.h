@@ -38,6 +38,12 @@
 // The streams and events groups are always declared (they are implemented
 // here); pass the other groups the subclass implements.
 //
+// Call tracing: every hook implemented here starts with enter(name). While
+// the subclass has switched tracing on (setTracing(true)), enter calls the
+// virtual onHookCall(name), which may record the call or throw to inject a
+// failure (a test double does both); switched off, enter is one relaxed load.
+// A subclass calls enter() at the start of its own hooks to be traced alike.
+//
 // Thread-safety: every hook is thread-safe. Stream ids are handed out with an
 // atomic counter; events live in a table behind a mutex.
 // Lifetime: like every hooks object, a registered one is never destroyed.
@@ -73,6 +79,15 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
   // Throws InvalidArgument unless `stream` is the default stream of its
   // device or was returned by getNewStream. `what` names the caller.
   void requireKnownStream(Stream stream, std::string_view what) const;
+
+  // Call tracing (see the top of this header). enter() throws what
+  // onHookCall throws; the default onHookCall does nothing.
+  void enter(std::string_view hook) const {
+    if (tracing_.load(std::memory_order_relaxed)) [[unlikely]]
+      onHookCall(hook);
+  }
+  void setTracing(bool on) noexcept { tracing_.store(on, std::memory_order_relaxed); }
+  virtual void onHookCall(std::string_view hook) const;
 
   // ---- provided hooks (override to change) ----
   bool isBuiltImpl() const override;
@@ -112,6 +127,7 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
   struct Events;
 
   const int device_count_;
+  std::atomic<bool> tracing_{false};
   mutable ThreadCurrent current_;
   mutable AddressMap addresses_;
   DefaultGenerators default_generators_;

@@ -59,6 +59,8 @@ SynchronousDeviceHooks::SynchronousDeviceHooks(DeviceType type, Capabilities cap
 
 SynchronousDeviceHooks::~SynchronousDeviceHooks() = default;
 
+void SynchronousDeviceHooks::onHookCall(std::string_view) const {}
+
 void SynchronousDeviceHooks::markDeviceUsed(DeviceIndex index) noexcept {
   if (index >= 0 && index < device_count_)
     used_[index].store(true, std::memory_order_release);
@@ -76,89 +78,119 @@ void SynchronousDeviceHooks::requireKnownStream(Stream stream,
 
 // ---- low ----
 
-bool SynchronousDeviceHooks::isBuiltImpl() const { return true; }
-bool SynchronousDeviceHooks::isAvailableImpl() const { return device_count_ > 0; }
-int SynchronousDeviceHooks::deviceCountImpl() const { return device_count_; }
+bool SynchronousDeviceHooks::isBuiltImpl() const {
+  enter("isBuilt");
+  return true;
+}
+bool SynchronousDeviceHooks::isAvailableImpl() const {
+  enter("isAvailable");
+  return device_count_ > 0;
+}
+int SynchronousDeviceHooks::deviceCountImpl() const {
+  enter("deviceCount");
+  return device_count_;
+}
 DeviceIndex SynchronousDeviceHooks::getCurrentDeviceImpl() const {
+  enter("getCurrentDevice");
   return current_.device();
 }
 void SynchronousDeviceHooks::setCurrentDeviceImpl(DeviceIndex index) {
+  enter("setCurrentDevice");
   current_.setDevice(index);
 }
 DeviceIndex SynchronousDeviceHooks::exchangeDeviceImpl(DeviceIndex index) {
+  enter("exchangeDevice");
   return current_.exchangeDevice(index);
 }
 
 // ---- high ----
 
-void SynchronousDeviceHooks::initImpl() {}  // nothing to start
+void SynchronousDeviceHooks::initImpl() {
+  enter("init");  // nothing to start
+}
 
 bool SynchronousDeviceHooks::hasPrimaryContextImpl(DeviceIndex index) const {
+  enter("hasPrimaryContext");
   return used_[index].load(std::memory_order_acquire);
 }
 
 Generator SynchronousDeviceHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+  enter("getDefaultGenerator");
   return default_generators_.get(index);
 }
 
 Generator SynchronousDeviceHooks::getNewGeneratorImpl(DeviceIndex index) {
+  enter("getNewGenerator");
   return makePhiloxGenerator(Device(deviceType(), index));
 }
 
 Device SynchronousDeviceHooks::getDeviceFromPtrImpl(const void* ptr) const {
+  enter("getDeviceFromPtr");
   return addresses_.deviceOf(ptr);
 }
 
 bool SynchronousDeviceHooks::isPinnedPtrImpl(const void* ptr) const {
+  enter("isPinnedPtr");
   return addresses_.isPinned(ptr);
 }
 
 // ---- device ----
 
-void SynchronousDeviceHooks::deviceSynchronizeImpl(DeviceIndex) {}  // nothing is pending
+void SynchronousDeviceHooks::deviceSynchronizeImpl(DeviceIndex) {
+  enter("deviceSynchronize");  // nothing is pending
+}
 
 // ---- streams ----
 
 Stream SynchronousDeviceHooks::getCurrentStreamImpl(DeviceIndex index) const {
+  enter("getCurrentStream");
   return Stream(Device(deviceType(), index), current_.stream(index));
 }
 
 Stream SynchronousDeviceHooks::getDefaultStreamImpl(DeviceIndex index) const {
+  enter("getDefaultStream");
   return Stream(Device(deviceType(), index), kDefaultStreamId);
 }
 
 Stream SynchronousDeviceHooks::getNewStreamImpl(DeviceIndex index, int) {
+  enter("getNewStream");
   markDeviceUsed(index);
   const StreamId id = next_stream_[index].fetch_add(1, std::memory_order_acq_rel);
   return Stream(Device(deviceType(), index), id);
 }
 
 void SynchronousDeviceHooks::setCurrentStreamImpl(Stream stream) {
+  enter("setCurrentStream");
   requireKnownStream(stream, "setCurrentStream");
   current_.setStream(stream.device.index(), stream.id);
 }
 
 Stream SynchronousDeviceHooks::exchangeStreamImpl(Stream stream) {
+  enter("exchangeStream");
   requireKnownStream(stream, "exchangeStream");
   return Stream(stream.device, current_.exchangeStream(stream.device.index(), stream.id));
 }
 
 bool SynchronousDeviceHooks::queryStreamImpl(Stream stream) const {
+  enter("queryStream");
   requireKnownStream(stream, "queryStream");
   return true;  // work finished when the call that enqueued it returned
 }
 
 void SynchronousDeviceHooks::synchronizeStreamImpl(Stream stream) const {
+  enter("synchronizeStream");
   requireKnownStream(stream, "synchronizeStream");
 }
 
 std::pair<int, int> SynchronousDeviceHooks::streamPriorityRangeImpl() const {
+  enter("streamPriorityRange");
   return {0, 0};
 }
 
 // ---- events ----
 
 EventId SynchronousDeviceHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
+  enter("createEvent");
   markDeviceUsed(index);
   std::lock_guard<std::mutex> lock(events_->mutex);
   const EventId id = events_->next++;
@@ -167,11 +199,17 @@ EventId SynchronousDeviceHooks::createEventImpl(DeviceIndex index, EventFlags fl
 }
 
 void SynchronousDeviceHooks::destroyEventImpl(EventId event) noexcept {
+  try {
+    enter("destroyEvent");
+  } catch (...) {
+    // destroyEvent never fails; a traced failure only reaches onHookCall.
+  }
   std::lock_guard<std::mutex> lock(events_->mutex);
   events_->records.erase(event);
 }
 
 void SynchronousDeviceHooks::recordEventImpl(EventId event, Stream stream) {
+  enter("recordEvent");
   requireKnownStream(stream, "recordEvent");
   std::lock_guard<std::mutex> lock(events_->mutex);
   Events::Record& record = events_->find(event, "recordEvent", name());
@@ -184,23 +222,27 @@ void SynchronousDeviceHooks::recordEventImpl(EventId event, Stream stream) {
 }
 
 void SynchronousDeviceHooks::blockStreamImpl(EventId event, Stream stream) {
+  enter("blockStream");
   requireKnownStream(stream, "blockStream");
   std::lock_guard<std::mutex> lock(events_->mutex);
   (void)events_->find(event, "blockStream", name());  // the work waited for is done
 }
 
 bool SynchronousDeviceHooks::queryEventImpl(EventId event) const {
+  enter("queryEvent");
   std::lock_guard<std::mutex> lock(events_->mutex);
   (void)events_->find(event, "queryEvent", name());
   return true;  // the work before a recorded event has finished
 }
 
 void SynchronousDeviceHooks::synchronizeEventImpl(EventId event) const {
+  enter("synchronizeEvent");
   std::lock_guard<std::mutex> lock(events_->mutex);
   (void)events_->find(event, "synchronizeEvent", name());
 }
 
 double SynchronousDeviceHooks::elapsedTimeImpl(EventId start, EventId end) const {
+  enter("elapsedTime");
   std::lock_guard<std::mutex> lock(events_->mutex);
   const Events::Record* records[2] = {&events_->find(start, "elapsedTime", name()),
                                       &events_->find(end, "elapsedTime", name())};
