@@ -58,9 +58,10 @@ TEST_F(AddressMapTest, PinnedRangesAnswerIsPinnedAndAreNotDeviceMemory) {
 
 TEST_F(AddressMapTest, ForeignPointersAreAClearError) {
   int local = 0;
-  EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)map_.deviceOf(&local); }),
-              AllOf(HasSubstr("is not memory of 'kit_map' (0 live device allocations)"),
-                    HasSubstr("getDeviceAllocator(index).allocate()")));
+  EXPECT_THAT(
+      errorOf<InvalidArgument>([&] { (void)map_.deviceOf(&local); }),
+      AllOf(HasSubstr("is not memory allocated by 'kit_map' (0 live device allocations)"),
+            HasSubstr("getDeviceAllocator(index).allocate()")));
   EXPECT_THROW((void)map_.deviceOf(nullptr), InvalidArgument);
 }
 
@@ -81,7 +82,7 @@ TEST_F(AddressMapTest, OnlyTheNewestFreesAreRemembered) {
     map_.erase(buffer_ + i);
   }
   EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)map_.deviceOf(buffer_); }),
-              HasSubstr("is not memory of"));  // the oldest was forgotten
+              HasSubstr("is not memory allocated by"));  // the oldest was forgotten
   EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)map_.deviceOf(buffer_ + 1); }),
               HasSubstr("was freed"));
 }

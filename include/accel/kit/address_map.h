@@ -58,7 +58,7 @@ class ACCEL_API AddressMap {
   // Erased ranges kept for the "was freed" diagnosis.
   static constexpr int kRememberedFrees = 64;
 
-  // `backend` names the owner in messages ("is not memory of 'openreg'").
+  // `backend` names the owner in messages ("is not memory allocated by 'openreg'").
   explicit AddressMap(DeviceType backend);
   ~AddressMap();
   AddressMap(const AddressMap&) = delete;

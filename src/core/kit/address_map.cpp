@@ -115,7 +115,8 @@ Device AddressMap::deviceOf(const void* ptr) const {
     }
   }
   throw InvalidArgument(detail::concat(
-      ptr, " is not memory of '", deviceTypeName(backend_), "' (", state_->live_count[0],
+      ptr, " is not memory allocated by '", deviceTypeName(backend_), "' (",
+      state_->live_count[0],
       " live device allocations); pass a pointer from its getDeviceAllocator(index)."
       "allocate() while that allocation is alive, or ask the backend that owns it"));
 }
