@@ -14,7 +14,7 @@ macro(accel_optional_dependency package debian_package not_built)
   find_package(${package} ${ARGN} QUIET)
   if(NOT ${package}_FOUND)
     message(STATUS "accelhooks: ${package} not found, so ${not_built} not built "
-                   "(install the Debian package ${debian_package})")
+                   "(apt-get install ${debian_package})")
   endif()
 endmacro()
 
