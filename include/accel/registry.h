@@ -167,9 +167,11 @@ class Registry {
   // Open addressing, linear probing, at most a quarter full, so that a probe
   // rarely goes past its first slot.
   static constexpr bool kStringKeys = std::is_same_v<Key, std::string>;
+  // Lookups by anything that reads as a string_view go through the index.
   template <typename K>
   static constexpr bool kIndexed =
-      kStringKeys&& std::is_convertible_v<const K&, std::string_view>;
+      std::conjunction_v<std::bool_constant<kStringKeys>,
+                         std::is_convertible<const K&, std::string_view>>;
   static constexpr std::uint32_t kNoEntry = UINT32_MAX;
   struct Slot {
     std::uint64_t head = 0;
