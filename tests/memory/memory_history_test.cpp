@@ -32,10 +32,10 @@ TEST_F(MemoryHistoryTest, AllRecordsSegmentAndBlockEventsInOrder) {
   a.reset();
   allocator_.emptyCache();
   const MemorySnapshot snapshot = allocator_.snapshot({.device = 0});
-  EXPECT_EQ(
-      actions(snapshot),
-      (std::vector<Action>{Action::SegmentAlloc, Action::Alloc, Action::FreeRequested,
-                           Action::FreeCompleted, Action::SegmentFree}));
+  EXPECT_EQ(actions(snapshot),
+            (std::vector<Action>{Action::SegmentAlloc, Action::Alloc,
+                                 Action::FreeRequested, Action::FreeCompleted,
+                                 Action::SegmentFree, Action::Snapshot}));
   const auto& trace = snapshot.device_traces[0];
   EXPECT_EQ(trace[1].address, address);
   EXPECT_EQ(trace[1].size, 4 * kKiB);
@@ -113,9 +113,10 @@ TEST_F(MemoryHistoryTest, OutOfMemoryIsRecorded) {
   EXPECT_THROW((void)allocator.allocate(0, 8 * kMiB, stream(0)), OutOfMemory);
   const MemorySnapshot snapshot = allocator.snapshot({.device = 0});
   const auto& trace = snapshot.device_traces.at(0);
-  ASSERT_EQ(trace.size(), 1u);
+  ASSERT_EQ(trace.size(), 2u);
   EXPECT_EQ(trace[0].action, Action::Oom);
   EXPECT_EQ(trace[0].device_free, 4 * kMiB);
+  EXPECT_EQ(trace[1].action, Action::Snapshot);
 }
 
 TEST_F(MemoryHistoryTest, SnapshotAgreesWithTheStats) {

@@ -148,9 +148,14 @@ void CachingAllocator::recordHistory(const MemoryHistoryOptions& options) {
 MemorySnapshot CachingAllocator::snapshot(const MemorySnapshotOptions& options) const {
   MemorySnapshot out;
   if (options.all_devices) {
-    for (const auto& cache : devices_) cache->snapshotInto(out, options.include_trace);
+    for (const auto& cache : devices_) {
+      if (options.include_trace) cache->noteSnapshot();
+      cache->snapshotInto(out, options.include_trace);
+    }
   } else {
-    device(options.device).snapshotInto(out, options.include_trace);
+    DeviceCache& cache = device(options.device);
+    if (options.include_trace) cache.noteSnapshot();
+    cache.snapshotInto(out, options.include_trace);
   }
   return out;
 }

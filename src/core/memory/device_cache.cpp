@@ -776,6 +776,13 @@ void DeviceCache::record(Action action, const Block* block, std::uint64_t addres
   }
 }
 
+void DeviceCache::noteSnapshot() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (history_level_ == HistoryRecording::All) {
+    record(Action::Snapshot, nullptr, 0, 0, kDefaultStreamId);
+  }
+}
+
 void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const Device device = Device::unchecked(allocator_.deviceType(), index_);

@@ -118,6 +118,8 @@ class DeviceCache {
   void resetPeakStats();
   void emptyCache();
   void recordHistory(const MemoryHistoryOptions& options);
+  // Records a "snapshot" trace event (the moment a snapshot was taken).
+  void noteSnapshot();
   void snapshotInto(MemorySnapshot& out, bool include_trace) const;
 
   [[nodiscard]] CachingAllocator& allocator() const noexcept { return allocator_; }

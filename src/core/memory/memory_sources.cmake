@@ -8,4 +8,5 @@ target_sources(accel PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/memory_stats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/segment_source.cpp
   ${CMAKE_CURRENT_LIST_DIR}/size_rules.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot_json.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stack_capture.cpp)
