@@ -6,6 +6,7 @@ target_sources(accel PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/caching_allocator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_cache.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory_stats.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pinned_caching_allocator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/segment_source.cpp
   ${CMAKE_CURRENT_LIST_DIR}/size_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/snapshot_json.cpp
