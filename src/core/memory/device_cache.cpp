@@ -327,8 +327,11 @@ void DeviceCache::free(Block* block) noexcept {
     stats_.oversize_allocations.add(-1);
   }
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
+  // One clock read for both events of an immediate free.
+  std::int64_t now = 0;
   if (history_level_ != HistoryRecording::Off) {
-    record(Action::FreeRequested, block, address, block->size, block->stream);
+    now = nowNs();
+    record(Action::FreeRequested, block, address, block->size, block->stream, 0, now);
   }
   block->pending_free = true;
   if (!block->stream_uses.empty() && source_.hasEvents()) {
@@ -347,10 +350,10 @@ void DeviceCache::free(Block* block) noexcept {
     return;
   }
   block->stream_uses.clear();
-  returnBlock(block);
+  returnBlock(block, now);
 }
 
-void DeviceCache::returnBlock(Block* block) noexcept {
+void DeviceCache::returnBlock(Block* block, std::int64_t time_ns) noexcept {
   BlockPool& pool = *block->pool;
   const bool small = pool.small;
   const std::size_t size = block->size;
@@ -382,7 +385,7 @@ void DeviceCache::returnBlock(Block* block) noexcept {
   adjustInactiveSplit(block, +1);
   pool.blocks.insert(block);
   if (history_level_ != HistoryRecording::Off) {
-    record(Action::FreeCompleted, nullptr, address, size, stream);
+    record(Action::FreeCompleted, nullptr, address, size, stream, 0, time_ns);
   }
   if (pool.owner != nullptr && pool.owner->users == 0)
     maybeReleasePrivatePool(pool.owner);
@@ -750,7 +753,8 @@ void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
 }
 
 void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
-                         std::uint64_t size, StreamId stream, std::uint64_t device_free) {
+                         std::uint64_t size, StreamId stream, std::uint64_t device_free,
+                         std::int64_t time_ns) {
   if (history_level_ == HistoryRecording::Off ||
       history_level_ == HistoryRecording::State || history_capacity_ == 0) {
     return;
@@ -760,7 +764,8 @@ void DeviceCache::record(Action action, const Block* block, std::uint64_t addres
        action != Action::FreeCompleted && action != Action::Oom)) {
     return;
   }
-  TraceRecord entry{action, address, size, stream, nowNs(), {}, device_free};
+  TraceRecord entry{action, address,    size, stream, time_ns != 0 ? time_ns : nowNs(),
+                    {},     device_free};
   if (history_stacks_) {
     entry.stack = (block != nullptr && block->stack) ? block->stack : captureStack(3);
   }

@@ -134,7 +134,8 @@ class DeviceCache {
                                       std::size_t rounded);
   [[nodiscard]] Block* handOff(BlockPool& pool, StreamId stream, std::size_t rounded);
   void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
-  void returnBlock(Block* block) noexcept;
+  // time_ns: the caller's timestamp for history (0: read the clock).
+  void returnBlock(Block* block, std::int64_t time_ns = 0) noexcept;
   void processEvents() noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
@@ -150,7 +151,8 @@ class DeviceCache {
   [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
   void adjustInactiveSplit(const Block* block, int sign) noexcept;
   void record(MemoryTraceEntry::Action action, const Block* block, std::uint64_t address,
-              std::uint64_t size, StreamId stream, std::uint64_t device_free = 0);
+              std::uint64_t size, StreamId stream, std::uint64_t device_free = 0,
+              std::int64_t time_ns = 0);
   [[nodiscard]] Block* makeBlock();
   void recycle(Block* block) noexcept;
   [[nodiscard]] std::size_t expandableStep() const noexcept;
