@@ -46,6 +46,12 @@ TEST(PinnedCachingAllocator, BlockIsReusedOnlyAfterItsEventsCompleted) {
   DataPtr c = pinned.allocate(1024);
   EXPECT_EQ(c.get(), address);
   EXPECT_EQ(source.recorded_on, std::vector<StreamId>{4});
+  // By raw (interior) pointer, as an asynchronous copy does.
+  EXPECT_TRUE(pinned.recordStreamAt(static_cast<char*>(c.get()) + 100, stream(6)));
+  int on_stack = 0;
+  EXPECT_FALSE(pinned.recordStreamAt(&on_stack, stream(6)));
+  c.reset();
+  EXPECT_EQ(source.recorded_on, (std::vector<StreamId>{4, 6}));
 }
 
 TEST(PinnedCachingAllocator, IsPinnedPtrCountsInteriorPointersOnly) {

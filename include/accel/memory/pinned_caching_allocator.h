@@ -43,6 +43,11 @@ class ACCEL_API PinnedCachingAllocator final : public Allocator {
   // The block behind `data` is in use by `stream` until its work so far is
   // done. Throws InvalidArgument for a DataPtr from elsewhere.
   void recordStream(const DataPtr& data, Stream stream);
+  // The same for the allocated block that contains `ptr` (interior pointers
+  // count), for callers that hold a raw pointer, such as an asynchronous
+  // copy. Returns false, changing nothing, when no allocated block of this
+  // cache contains it.
+  bool recordStreamAt(const void* ptr, Stream stream);
   // True for any address inside a block this cache holds (allocated or
   // cached). Never throws.
   [[nodiscard]] bool isPinnedPtr(const void* ptr) const noexcept;

@@ -101,6 +101,23 @@ void PinnedCachingAllocator::recordStream(const DataPtr& data, Stream stream) {
   block->streams.push_back(stream);
 }
 
+bool PinnedCachingAllocator::recordStreamAt(const void* ptr, Stream stream) {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto after = blocks_.upper_bound(address);
+  if (after == blocks_.begin()) return false;
+  Block* block = std::prev(after)->second.get();
+  if (address >= reinterpret_cast<std::uintptr_t>(block->ptr) + block->size ||
+      !block->allocated) {
+    return false;
+  }
+  for (const Stream& used : block->streams) {
+    if (used == stream) return true;
+  }
+  block->streams.push_back(stream);
+  return true;
+}
+
 void PinnedCachingAllocator::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.allocated_bytes.add(false, -sized(block->size));
