@@ -9,6 +9,7 @@
 #include <string>
 
 #include "accel/error.h"
+#include "memory/run_command.h"
 #include "memory/synthetic_trace.h"
 #include "memreplay_trace.h"
 
@@ -85,13 +86,8 @@ TEST(Memreplay, SyntheticTrainingTraceStaysCloseToTheAllocatedPeak) {
 
 #ifdef ACCEL_TOOL_PATH
 std::string run(const std::string& arguments, int& status) {
-  const std::string command = std::string(ACCEL_TOOL_PATH) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  status = WEXITSTATUS(pclose(pipe));
-  return out;
+  return memory::testing::runCommand(
+      std::string(ACCEL_TOOL_PATH) + " " + arguments + " 2>&1", status);
 }
 
 TEST(MemreplayCommand, PrintsTheFiguresForATraceFile) {

@@ -11,6 +11,7 @@
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/snapshot_json.h"
 #include "memory/fake_segment_source.h"
+#include "memory/run_command.h"
 
 namespace accel::memory {
 namespace {
@@ -21,12 +22,7 @@ constexpr std::size_t kMiB = 1 << 20;
 Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
 
 std::string run(const std::string& command, int& status) {
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  status = WEXITSTATUS(pclose(pipe));
-  return out;
+  return testing::runCommand(command, status);
 }
 
 std::string readFile(const std::string& path) {
