@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
+#include "accel/memory/pinned_caching_allocator.h"
 #include "memory/fake_segment_source.h"
 
 namespace accel::memory {
@@ -47,6 +48,36 @@ TEST(CachingAllocatorThreads, EightThreadsOnDifferentStreamsBalanceOut) {
     EXPECT_EQ(stats.reserved_bytes.current, 0);
     EXPECT_EQ(stats.allocations.allocated, 4 * 2000);
   }
+  EXPECT_EQ(source.used(), 0u);
+}
+
+TEST(PinnedCachingAllocatorThreads, EightThreadsShareOneCache) {
+  testing::FakeSegmentSource source(std::size_t{1} << 30, /*events=*/true);
+  source.setAutoComplete(true);
+  PinnedCachingAllocator pinned(source);
+  constexpr int kThreads = 8;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const Device where = Device::unchecked(DeviceType::CUDA, 0);
+      std::mt19937 random(static_cast<unsigned>(t) + 100);
+      std::vector<DataPtr> live;
+      for (int i = 0; i < 2000; ++i) {
+        live.push_back(pinned.allocate(std::size_t{1} << (random() % 16)));
+        if (i % 3 == 0) pinned.recordStream(live.back(), Stream(where, t));
+        EXPECT_TRUE(pinned.isPinnedPtr(live.back().get()));
+        if (live.size() > 8)
+          live.erase(live.begin() + static_cast<long>(random() % live.size()));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  pinned.emptyCache();
+  const MemoryStats stats = pinned.stats();
+  EXPECT_EQ(stats.allocations.current, 0);
+  EXPECT_EQ(stats.allocated_bytes.current, 0);
+  EXPECT_EQ(stats.reserved_bytes.current, 0);
+  EXPECT_EQ(stats.allocations.allocated, kThreads * 2000);
   EXPECT_EQ(source.used(), 0u);
 }
 
