@@ -21,7 +21,10 @@
 // own lock, so devices do not contend. OutOfMemory observers run on the
 // allocating thread without any allocator lock held.
 // Lifetime: outlives every DataPtr it handed out (backends keep theirs for
-// the process lifetime); the SegmentSource must outlive it.
+// the process lifetime); the SegmentSource must outlive it. In a fork child,
+// blocks allocated before the fork must not be freed through it (a device
+// lock may be held by a thread that did not survive the fork): a backend's
+// deleter leaks them there, as openreg's does.
 #pragma once
 
 #include <cstddef>
