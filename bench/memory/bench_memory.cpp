@@ -8,7 +8,9 @@
 //
 // Baselines: glibc malloc/free of the same size; the uncached path, a
 // SegmentSource that maps fresh pages for every allocation (mmap/munmap),
-// which is what a device allocation without a cache costs at the least.
+// which is what a device allocation without a cache costs at the least; and,
+// where openreg is built, openreg's own device allocation (page-granular best
+// fit with reference-counted blocks, no caching).
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
@@ -18,6 +20,9 @@
 #include "accel/memory/caching_allocator.h"
 #include "memory/synthetic_trace.h"
 #include "memreplay_trace.h"
+#ifdef ACCEL_BENCH_HAVE_OPENREG
+#include "accel/openreg/memory.h"
+#endif
 
 namespace accel::memory {
 namespace {
@@ -56,6 +61,18 @@ void BM_Uncached_Segment_AllocFree(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Uncached_Segment_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+
+#ifdef ACCEL_BENCH_HAVE_OPENREG
+void BM_OpenReg_Uncached_AllocFree(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  accel::openreg::allocate(size, 0).reset();  // initialise the runtime
+  for (auto _ : state) {
+    DataPtr p = accel::openreg::allocate(size, 0);
+    benchmark::DoNotOptimize(p.get());
+  }
+}
+BENCHMARK(BM_OpenReg_Uncached_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+#endif
 
 void cachedPair(benchmark::State& state, bool history) {
   const auto size = static_cast<std::size_t>(state.range(0));
