@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "accel/error.h"
-#include "kit/kit_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::kit {
 namespace {
 
-using testing::errorOf;
+using accel::testing::errorOf;
 using ::testing::HasSubstr;
 
 TEST(ThreadCurrentTest, DeviceIsZeroUntilSetAndExchangeReturnsThePrevious) {
