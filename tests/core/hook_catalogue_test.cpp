@@ -58,7 +58,7 @@ TEST(HookCatalogue, NamesAreUniqueAndImplementationsAreNamedAfterTheirHook) {
     EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
     if (info.id == HookId::maybeExchangeDevice) {
       EXPECT_EQ(info.impl, hookInfo(HookId::exchangeDevice).impl)
-          << "maybeExchangeDevice is served by exchangeDevice's implementation";
+          << "the maybe-variant is served by the exchange hook's implementation";
       continue;
     }
     EXPECT_EQ(info.impl, std::string(info.name) + "Impl");
