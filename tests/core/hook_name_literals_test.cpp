@@ -79,56 +79,83 @@ bool isIdentifierChar(char c) {
          c == '_';
 }
 
+// A position in a source text that keeps count of lines.
+struct Cursor {
+  std::string_view src;
+  std::size_t i = 0;
+  int line = 1;
+
+  [[nodiscard]] bool done() const { return i >= src.size(); }
+  [[nodiscard]] char at(std::size_t offset = 0) const {
+    return i + offset < src.size() ? src[i + offset] : '\0';
+  }
+  void advanceTo(std::size_t to) {
+    for (; i < to && i < src.size(); ++i) line += src[i] == '\n';
+  }
+  // Moves past the next occurrence of `text`, or to the end.
+  void skipPast(std::string_view text) {
+    std::size_t end = src.find(text, i);
+    advanceTo(end == std::string_view::npos ? src.size() : end + text.size());
+  }
+  // At an opening quote: the contents up to the closing one (escapes kept,
+  // a line end ends it too), moving past it.
+  std::string readQuoted() {
+    const char quote = at();
+    std::string text;
+    std::size_t j = i + 1;
+    while (j < src.size() && src[j] != quote && src[j] != '\n') {
+      if (src[j] == '\\' && j + 1 < src.size()) text += src[j++];
+      text += src[j++];
+    }
+    advanceTo(j + 1);
+    return text;
+  }
+};
+
 // The string literals of C or C++ source: skips comments and character
 // literals, understands escapes and raw strings R"delim(...)delim".
 std::vector<Literal> cppStringLiterals(std::string_view src) {
   std::vector<Literal> out;
-  int line = 1;
-  std::size_t i = 0;
-  auto advance = [&](std::size_t to) {
-    for (; i < to && i < src.size(); ++i) line += src[i] == '\n';
-  };
-  while (i < src.size()) {
-    char c = src[i];
-    if (c == '/' && i + 1 < src.size() && src[i + 1] == '/') {
-      std::size_t end = src.find('\n', i);
-      advance(end == std::string_view::npos ? src.size() : end);
-    } else if (c == '/' && i + 1 < src.size() && src[i + 1] == '*') {
-      std::size_t end = src.find("*/", i + 2);
-      advance(end == std::string_view::npos ? src.size() : end + 2);
-    } else if (c == 'R' && i + 1 < src.size() && src[i + 1] == '"' &&
-               (i == 0 || !isIdentifierChar(src[i - 1]) || src[i - 1] == '8' ||
-                src[i - 1] == 'u' || src[i - 1] == 'U' || src[i - 1] == 'L')) {
-      std::size_t open = src.find('(', i + 2);
+  Cursor cur{src};
+  while (!cur.done()) {
+    const char c = cur.at();
+    const int line = cur.line;
+    if (c == '/' && cur.at(1) == '/') {
+      cur.skipPast("\n");
+    } else if (c == '/' && cur.at(1) == '*') {
+      cur.skipPast("*/");
+    } else if (c == 'R' && cur.at(1) == '"') {
+      // Identifiers are stepped over whole below, so an R here starts a token.
+      std::size_t open = src.find('(', cur.i + 2);
       if (open == std::string_view::npos) break;
-      std::string close = ")" + std::string(src.substr(i + 2, open - i - 2)) + "\"";
+      const std::string close =
+          ")" + std::string(src.substr(cur.i + 2, open - cur.i - 2)) + "\"";
       std::size_t end = src.find(close, open + 1);
       if (end == std::string_view::npos) end = src.size();
       out.push_back({line, std::string(src.substr(open + 1, end - open - 1))});
-      advance(std::min(src.size(), end + close.size()));
+      cur.advanceTo(std::min(src.size(), end + close.size()));
     } else if (c == '"' || c == '\'') {
-      int start_line = line;
-      std::string text;
-      std::size_t j = i + 1;
-      while (j < src.size() && src[j] != c && src[j] != '\n') {
-        if (src[j] == '\\' && j + 1 < src.size()) text += src[j++];
-        text += src[j++];
-      }
-      if (c == '"') out.push_back({start_line, std::move(text)});
-      advance(j + 1);
+      std::string text = cur.readQuoted();
+      if (c == '"') out.push_back({line, std::move(text)});
     } else if (isIdentifierChar(c)) {
-      // An identifier or a number: step over it whole, so that a digit
-      // separator (1'000) is not taken for a character literal.
+      // An identifier or a number, whole, so that a digit separator (1'000)
+      // is not taken for a character literal. An encoding prefix (u8, L) ends
+      // here too, before its quote; "R" alone stays for the raw string above.
       const bool number = c >= '0' && c <= '9';
-      std::size_t j = i;
+      std::size_t j = cur.i;
       while (j < src.size() && (isIdentifierChar(src[j]) ||
                                 (number && src[j] == '\'' && j + 1 < src.size() &&
                                  isIdentifierChar(src[j + 1])))) {
+        const std::string_view prefix = src.substr(cur.i, j - cur.i);
+        if (!number && src[j] == 'R' && j + 1 < src.size() && src[j + 1] == '"' &&
+            (prefix == "u8" || prefix == "u" || prefix == "U" || prefix == "L")) {
+          break;
+        }
         ++j;
       }
-      advance(j);
+      cur.advanceTo(j);
     } else {
-      advance(i + 1);
+      cur.advanceTo(cur.i + 1);
     }
   }
   return out;
@@ -138,31 +165,19 @@ std::vector<Literal> cppStringLiterals(std::string_view src) {
 // strings (docstrings are documentation).
 std::vector<Literal> pythonStringLiterals(std::string_view src) {
   std::vector<Literal> out;
-  int line = 1;
-  std::size_t i = 0;
-  auto advance = [&](std::size_t to) {
-    for (; i < to && i < src.size(); ++i) line += src[i] == '\n';
-  };
-  while (i < src.size()) {
-    char c = src[i];
+  Cursor cur{src};
+  while (!cur.done()) {
+    const char c = cur.at();
+    const int line = cur.line;
     if (c == '#') {
-      std::size_t end = src.find('\n', i);
-      advance(end == std::string_view::npos ? src.size() : end);
-    } else if ((c == '"' || c == '\'') && src.substr(i, 3) == std::string(3, c)) {
-      std::size_t end = src.find(std::string(3, c), i + 3);
-      advance(end == std::string_view::npos ? src.size() : end + 3);
+      cur.skipPast("\n");
+    } else if ((c == '"' || c == '\'') && cur.at(1) == c && cur.at(2) == c) {
+      cur.advanceTo(cur.i + 3);
+      cur.skipPast(std::string(3, c));
     } else if (c == '"' || c == '\'') {
-      int start_line = line;
-      std::string text;
-      std::size_t j = i + 1;
-      while (j < src.size() && src[j] != c && src[j] != '\n') {
-        if (src[j] == '\\' && j + 1 < src.size()) text += src[j++];
-        text += src[j++];
-      }
-      out.push_back({start_line, std::move(text)});
-      advance(j + 1);
+      out.push_back({line, cur.readQuoted()});
     } else {
-      advance(i + 1);
+      cur.advanceTo(cur.i + 1);
     }
   }
   return out;
@@ -234,19 +249,20 @@ std::vector<Finding> scanTree(const fs::path& root) {
 
 TEST(HookNameLiterals, ScannerFindsNamesInLiteralsButNotInCommentsOrIdentifiers) {
   const std::string name(hookInfo(HookId::getNewStream).name);
-  const std::string source = "// " + name + " in a comment\n/* " + name + " */ int " +
-                             name +
-                             "Impl = 1'000;\n"
-                             "auto a = \"fine\", b = \"see " +
-                             name +
-                             "()\";\n"
-                             "auto c = R\"x(" +
-                             name + ")x\"; char q = '\"';\n";
+  const std::string source =
+      "// " + name + " in a comment\n/* " + name + " */ int " + name +
+      "Impl = 1'000;\n"
+      "auto a = \"fine\", b = \"see " +
+      name +
+      "()\";\n"
+      "auto c = R\"x(" +
+      name + ")x\"; char q = '\"';\n" + "auto d = u8R\"(" + name + ")\"; int Rx = 0;\n";
   std::vector<Literal> literals = cppStringLiterals(source);
   std::vector<std::pair<int, bool>> seen;
   for (const Literal& l : literals)
     seen.emplace_back(l.line, hookNamedIn(l.text).has_value());
-  EXPECT_EQ(seen, (std::vector<std::pair<int, bool>>{{3, false}, {3, true}, {4, true}}));
+  EXPECT_EQ(seen, (std::vector<std::pair<int, bool>>{
+                      {3, false}, {3, true}, {4, true}, {5, true}}));
   EXPECT_FALSE(hookNamedIn(name + "Impl").has_value());
   const std::string init(hookInfo(HookId::init).name);
   EXPECT_TRUE(hookNamedIn(init).has_value());
