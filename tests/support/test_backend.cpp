@@ -129,8 +129,9 @@ void TestHooks::failNextInits(int count) {
 void TestHooks::failHook(std::string_view hook, int times) {
   ACCEL_CHECK(findHook(hook) || hook == kAllocate || hook == kAllocatePinned,
               InvalidArgument, "TestHooks::failHook(): '", hook,
-              "' is not a hook of the test backend; use a public hook name such as "
-              "'getCurrentStream', or 'allocate' / 'allocatePinned'");
+              "' is not a hook of the test backend; use a public hook name such as '",
+              hookInfo(HookId::getCurrentStream).name, "', or '", kAllocate, "' / '",
+              kAllocatePinned, "'");
   ACCEL_CHECK(times == kAlways || times > 0, InvalidArgument, "TestHooks::failHook('",
               hook, "'): times must be positive or kAlways, got ", times);
   std::lock_guard<std::mutex> lock(state_->instrument_mutex);
