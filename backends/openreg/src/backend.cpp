@@ -5,9 +5,7 @@
 #include <mutex>
 #include <string>
 
-#include "accel/context.h"
 #include "accel/hooks_table.h"
-#include "fork_state.h"
 #include "openreg_hooks.h"
 #include "runtime.h"
 
@@ -40,15 +38,4 @@ AcceleratorHooks& registerBackend() {
 }
 
 const Config& activeConfig() { return detail::readyRuntime("activeConfig").config(); }
-
-namespace detail {
-
-Runtime& readyRuntime(std::string_view what) {
-  checkNotForkedChild(what);
-  registerBackend();
-  globalContext().lazyInitDevice(deviceType());
-  return Runtime::instance();
-}
-
-}  // namespace detail
 }  // namespace accel::openreg
