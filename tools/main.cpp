@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   checkCommand->add_option("--junit", check.junit, "Write a JUnit XML report to FILE")
       ->type_name("FILE");
   checkCommand->add_flag("-v,--verbose", check.verbose, "Print GoogleTest's own output");
+  checkCommand->add_flag("--list", check.list,
+                         "List the hook groups and conformance cases; check nothing");
 
   CLI::App* versionCommand =
       app.add_subcommand("version", "Show the library and plugin API versions");

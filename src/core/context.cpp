@@ -17,18 +17,13 @@ namespace {
 
 constexpr int kSlots = detail::kHooksTableSize;
 
-struct TypeState {
-  std::mutex init_mutex;
-  // The hooks, once init() succeeded through the context: one acquire load
-  // tells the fast paths that the type is ready and where its hooks are
-  // (installed hooks never move; a fork child clears this for a poisoned type).
-  std::atomic<AcceleratorHooks*> ready{nullptr};
-  std::atomic<bool> initializing{false};  // init() running: poisoned too if we fork now
-};
-
-// Constant-initialised and trivially destructible: the fast paths read it
-// with no guard of a function-local static, also during exit.
-constinit TypeState g_types[kSlots];
+// The hooks of a type once Context::lazyInitDevice succeeded for it: one
+// acquire load tells the fast paths that the type is ready and where its
+// hooks are (installed hooks never move; a fork child clears it for a
+// poisoned type). Constant-initialised and trivially destructible, so the
+// fast paths read it with no guard of a function-local static, also during
+// exit.
+constinit std::atomic<AcceleratorHooks*> g_ready[kSlots] = {};
 
 struct ContextState {
   std::atomic<int> chosen_accelerator{-1};
@@ -41,12 +36,10 @@ ContextState& contextState() {
   return *s;
 }
 
-// Whether `hooks` had started initialising through the context. Only loads:
-// it runs in a fork child.
+// The fork handler poisons every backend whose initialisation had begun (its
+// state may be half-built in the child). Only loads: it runs in a fork child.
 bool initializationStarted(const AcceleratorHooks& hooks) noexcept {
-  const TypeState& t = g_types[static_cast<std::uint8_t>(hooks.deviceType())];
-  return t.ready.load(std::memory_order_acquire) != nullptr ||
-         t.initializing.load(std::memory_order_acquire);
+  return hooks.initializationStarted();
 }
 
 constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
@@ -64,11 +57,9 @@ void detail::poisonBackendsInChild() noexcept {
   table.poisonStartedBackends(&initializationStarted);
   for (int i = 0; i < kSlots; ++i) {
     if (!table.isPoisoned(static_cast<DeviceType>(i))) continue;
-    // Not initialised in the child: manualSeed skips the type (forked
-    // workers reseed themselves) and lazyInitDevice takes its slow path,
-    // which reports the poisoning.
-    g_types[i].ready.store(nullptr, std::memory_order_release);
-    g_types[i].initializing.store(false, std::memory_order_release);
+    // Not ready in the child: lazyInitDevice and defaultGenerator take their
+    // slow path, where the stand-in's init() reports the poisoning.
+    g_ready[i].store(nullptr, std::memory_order_release);
   }
 }
 
@@ -84,47 +75,25 @@ bool isPoisonedByFork(DeviceType type) noexcept {
 }
 
 void Context::lazyInitDevice(DeviceType type) {
-  TypeState& t = g_types[static_cast<std::uint8_t>(type)];
-  if (t.ready.load(std::memory_order_acquire) != nullptr) [[likely]]
+  std::atomic<AcceleratorHooks*>& ready = g_ready[static_cast<std::uint8_t>(type)];
+  if (ready.load(std::memory_order_acquire) != nullptr) [[likely]]
     return;
-  if (isPoisonedByFork(type)) [[unlikely]] {
-    // Before the lock: the parent may have held it when it forked. The
-    // stand-in's init() throws the DeviceError that explains the fork.
-    getHooks(type).init();
-  }
   // Plugins named by the environment get their chance to register before the
   // first initialisation of any type (once per process; a no-op afterwards).
+  // Only here: a backend's own hook calls never autoload.
   (void)autoloadPlugins();
   detail::installForkHandlers();
-  auto slot = static_cast<std::uint8_t>(type);
-  // init() that reaches lazyInitDevice for its own type would wait for itself.
-  thread_local std::bitset<kSlots> t_initialising;
-  ACCEL_CHECK(!t_initialising.test(slot), InvalidArgument, "lazyInitDevice('",
-              deviceTypeName(type),
-              "') was called from inside that backend's own init(); "
-              "init() must not use the Context for its own device type");
-  std::lock_guard<std::mutex> lock(t.init_mutex);
-  if (t.ready.load(std::memory_order_relaxed) != nullptr) return;
   AcceleratorHooks& hooks = getHooks(type);
-  t.initializing.store(true, std::memory_order_release);
-  t_initialising.set(slot);
-  try {
-    hooks.init();
-  } catch (...) {
-    // Stays not ready: the next call retries.
-    t_initialising.reset(slot);
-    t.initializing.store(false, std::memory_order_release);
-    throw;
-  }
-  t_initialising.reset(slot);
-  // The absent hooks throw from init(), so `hooks` is a real backend here.
-  t.ready.store(&hooks, std::memory_order_release);
-  t.initializing.store(false, std::memory_order_release);
+  // Once per hooks object (the base class waits, retries after a throw,
+  // refuses re-entry from initImpl). The absent hooks and a fork child's
+  // stand-in throw here with their explanations.
+  hooks.init();
+  ready.store(&hooks, std::memory_order_release);
 }
 
 bool Context::isInitialized(DeviceType type) const noexcept {
-  return g_types[static_cast<std::uint8_t>(type)].ready.load(std::memory_order_acquire) !=
-         nullptr;
+  // Also true for a backend that initialised on its first hook call.
+  return getHooks(type).isInitialized();
 }
 
 Generator Context::defaultGenerator(Device device) {
@@ -140,8 +109,8 @@ Generator Context::defaultGenerator(Device device) {
     return s.cpu_generator;
   }
   // One acquire load on an initialised backend: the ready pointer is the hooks.
-  TypeState& t = g_types[static_cast<std::uint8_t>(device.type())];
-  AcceleratorHooks* hooks = t.ready.load(std::memory_order_acquire);
+  AcceleratorHooks* hooks =
+      g_ready[static_cast<std::uint8_t>(device.type())].load(std::memory_order_acquire);
   if (hooks == nullptr) [[unlikely]] {
     lazyInitDevice(device.type());
     hooks = &getHooks(device.type());

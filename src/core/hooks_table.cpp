@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "refusing_hooks.h"
 
 namespace accel {
@@ -25,21 +26,22 @@ class AbsentHooks final : public detail::RefusingHooks {
         table_(table),
         explain_(explain) {}
 
-  [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
+  [[noreturn]] void failUnsupported(HookId hook) const override {
     std::string registered = joinDeviceTypeNames(table_.registeredTypes());
     if (table_.isRegistered(deviceType())) {
       // A factory is there but could not build the hooks: loading the backend
       // again would not help, fixing the cause would.
       std::string cause = table_.creationError(deviceType());
-      throw NotAvailable(detail::concat(
-          hook, "(): the backend for device type '", name(), "' is registered (",
-          table_.origin(deviceType()), ") but creating its hooks failed: ",
-          cause.empty() ? std::string("no reason was recorded") : cause,
-          ". Fix the cause; the factory runs again on the next lookup"));
+      throw NotAvailable(
+          detail::concat(hookInfo(hook).name, "(): the backend for device type '", name(),
+                         "' is registered (", table_.origin(deviceType()),
+                         ") but creating its hooks failed: ",
+                         cause.empty() ? std::string("no reason was recorded") : cause,
+                         ". Fix the cause; the factory runs again on the next lookup"));
     }
     std::string extra = explain_ != nullptr ? explain_(deviceType()) : std::string();
     throw NotAvailable(detail::concat(
-        hook, "(): no backend is registered for device type '", name(),
+        hookInfo(hook).name, "(): no backend is registered for device type '", name(),
         "' (registered backends: ", registered, "). Load one with accel::loadBackend(\"",
         "/path/to/libaccel_", name(),
         ".so\"), list it in ACCEL_PLUGINS, or link the backend into the program",
@@ -62,10 +64,10 @@ class ForkStandInHooks final : public detail::RefusingHooks {
       : RefusingHooks(real.deviceType(), real.capabilities(), real.isBuilt(),
                       real.deviceCount()) {}
 
-  [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
+  [[noreturn]] void failUnsupported(HookId hook) const override {
     throw DeviceError(detail::concat(
-        hook, "(): '", name(), "' was initialised before fork(); the child process (pid ",
-        ::getpid(),
+        hookInfo(hook).name, "(): '", name(),
+        "' was initialised before fork(); the child process (pid ", ::getpid(),
         ") cannot use it because the device's threads and state do not survive "
         "fork. Initialise '",
         name(),
