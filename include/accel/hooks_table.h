@@ -47,6 +47,7 @@ namespace accel {
 namespace detail {
 // One slot per possible DeviceType id, so lookups need no bounds check.
 inline constexpr int kHooksTableSize = 256;
+class AbsentHooks;
 }  // namespace detail
 
 // Extra text for absent-backend errors: why nothing provides `type` (for the
@@ -132,8 +133,11 @@ class ACCEL_API HooksTable {
   [[nodiscard]] bool isPoisoned(DeviceType type) const noexcept;
 
  private:
+  friend class detail::AbsentHooks;
   struct State;
   AcceleratorHooks& getSlow(DeviceType type) noexcept;
+  // Where the type's backend or factory came from, as registered.
+  std::string registeredOrigin(DeviceType type) const;
   State& state() const noexcept;
   void install(DeviceType type, std::unique_ptr<AcceleratorHooks> hooks,
                std::string origin);

@@ -14,12 +14,12 @@
 namespace accel {
 
 namespace {
-
 constexpr int kSlots = detail::kHooksTableSize;
+}  // namespace
 
 // What a table hands out for a type without a backend: benign probes, and an
 // explanation for everything else.
-class AbsentHooks final : public detail::RefusingHooks {
+class detail::AbsentHooks final : public detail::RefusingHooks {
  public:
   AbsentHooks(const HooksTable& table, DeviceType type, AbsenceExplainer explain)
       : RefusingHooks(type, Capabilities{}, /*built=*/false, /*device_count=*/0),
@@ -34,7 +34,7 @@ class AbsentHooks final : public detail::RefusingHooks {
       std::string cause = table_.creationError(deviceType());
       throw NotAvailable(
           detail::concat(hookInfo(hook).name, "(): the backend for device type '", name(),
-                         "' is registered (", table_.origin(deviceType()),
+                         "' is registered (from ", table_.registeredOrigin(deviceType()),
                          ") but creating its hooks failed: ",
                          cause.empty() ? std::string("no reason was recorded") : cause,
                          ". Fix the cause; the factory runs again on the next lookup"));
@@ -52,6 +52,8 @@ class AbsentHooks final : public detail::RefusingHooks {
   const HooksTable& table_;
   AbsenceExplainer explain_;
 };
+
+namespace {
 
 // What a backend that had started initialising before fork() turns into in
 // the child: probes answer from values read before the fork (isAvailable is
@@ -95,7 +97,7 @@ struct HooksTable::State {
   std::array<Factory, kSlots> factories;
   // Hooks this table owns; released (never destroyed) by the process table.
   std::array<std::unique_ptr<AcceleratorHooks>, kSlots> owned;
-  std::array<std::unique_ptr<AbsentHooks>, kSlots> absent;
+  std::array<std::unique_ptr<detail::AbsentHooks>, kSlots> absent;
   std::array<std::unique_ptr<ForkStandInHooks>, kSlots> stand_ins;
   std::array<std::atomic<bool>, kSlots> poisoned{};
   // Slots whose factory is running, with the thread running it: a factory
@@ -104,8 +106,8 @@ struct HooksTable::State {
 
   State(const HooksTable& table, AbsenceExplainer explain) {
     for (int i = 0; i < kSlots; ++i) {
-      absent[i] =
-          std::make_unique<AbsentHooks>(table, static_cast<DeviceType>(i), explain);
+      absent[i] = std::make_unique<detail::AbsentHooks>(table, static_cast<DeviceType>(i),
+                                                        explain);
     }
   }
 };
@@ -318,6 +320,12 @@ std::string HooksTable::origin(DeviceType type) const {
   if (slots_[slot].load(std::memory_order_acquire) != nullptr) return s.origins[slot];
   if (s.factories[slot].make) return s.origins[slot] + " (not created yet)";
   return {};
+}
+
+std::string HooksTable::registeredOrigin(DeviceType type) const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.origins[static_cast<std::uint8_t>(type)];
 }
 
 std::string HooksTable::creationError(DeviceType type) const {

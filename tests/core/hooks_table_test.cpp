@@ -264,6 +264,7 @@ TEST(HooksTableTest, RegistrationAfterTheFirstLookupTakesEffect) {
 }
 
 TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
+  HooksTable table;
   DeviceType type = registerDeviceType("table_race");
   std::atomic<AcceleratorHooks*> registered{nullptr};
   std::atomic<bool> saw_registered{false};
@@ -271,11 +272,11 @@ TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
     for (;;) {
       // Once registerHooks has returned, every later lookup sees its object.
       AcceleratorHooks* expected = registered.load(std::memory_order_acquire);
-      AcceleratorHooks* hooks = &getHooks(type);
+      AcceleratorHooks* hooks = &table.get(type);
       if (expected != nullptr) {
         EXPECT_EQ(hooks, expected);
       }
-      if (hooks != &absentHooks(type)) {
+      if (hooks != &table.absent(type)) {
         EXPECT_EQ(hooks->deviceType(), type);
         EXPECT_EQ(hooks->deviceCount(), 3);  // fully constructed when seen
         saw_registered = true;
@@ -283,25 +284,26 @@ TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
       }
     }
   });
-  registered.store(&registerHooks(std::make_unique<TestHooks>(type, 3)),
+  registered.store(&table.registerHooks(std::make_unique<TestHooks>(type, 3), "race"),
                    std::memory_order_release);
   reader.join();
   EXPECT_TRUE(saw_registered);
 }
 
 TEST(HooksTableTest, DuplicateRegisterHooksThrowsNamingTypeAndFirstOrigin) {
+  HooksTable table;
   DeviceType type = registerDeviceType("table_dup");
   AcceleratorHooks& first =
-      registerHooks(std::make_unique<TestHooks>(type, 1), "first lib");
+      table.registerHooks(std::make_unique<TestHooks>(type, 1), "first lib");
   try {
-    registerHooks(std::make_unique<TestHooks>(type, 1), "second lib");
+    table.registerHooks(std::make_unique<TestHooks>(type, 1), "second lib");
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.message(), HasSubstr("hooks for 'table_dup' are already registered"));
     EXPECT_THAT(e.message(), HasSubstr("from first lib"));
   }
-  EXPECT_EQ(&getHooks(type), &first);
-  EXPECT_EQ(hooksOrigin(type), "first lib");
+  EXPECT_EQ(&table.get(type), &first);
+  EXPECT_EQ(table.origin(type), "first lib");
 }
 
 TEST(HooksTableTest, RegisterHooksRejectsNullAndUnregisteredTypes) {
@@ -347,44 +349,53 @@ TEST(HooksTableTest, FactoryHooksAreCreatedLazilyOnceAcrossThreads) {
 }
 
 TEST(HooksTableTest, FailingFactoryLeavesAbsentHooksThatExplainAndRetries) {
+  HooksTable table;
   static std::atomic<int> attempts{0};
   static std::atomic<bool> fail{true};
-  registerHooksFactory("table_flaky", []() -> std::unique_ptr<AcceleratorHooks> {
-    attempts.fetch_add(1);
-    if (fail.load()) throw DeviceError("driver exploded");
-    return std::make_unique<TestHooks>(*findDeviceType("table_flaky"), 1);
-  });
+  table.registerHooksFactory(
+      "table_flaky",
+      []() -> std::unique_ptr<AcceleratorHooks> {
+        attempts.fetch_add(1);
+        if (fail.load()) throw DeviceError("driver exploded");
+        return std::make_unique<TestHooks>(*findDeviceType("table_flaky"), 1);
+      },
+      "flaky driver");
   DeviceType type = *findDeviceType("table_flaky");
-  AcceleratorHooks& hooks = getHooks(type);
-  EXPECT_EQ(&hooks, &absentHooks(type));
+  AcceleratorHooks& hooks = table.get(type);
+  EXPECT_EQ(&hooks, &table.absent(type));
   EXPECT_EQ(attempts.load(), 1);
   std::string message = absentError([&] { hooks.init(); });
-  EXPECT_THAT(message, HasSubstr("'table_flaky' is registered"));
+  EXPECT_THAT(message, HasSubstr("'table_flaky' is registered (from flaky driver)"));
+  EXPECT_EQ(table.creationError(type), "driver exploded");
   EXPECT_THAT(message, HasSubstr("creating its hooks failed: driver exploded"));
   EXPECT_THAT(message, Not(HasSubstr("loadBackend")));
 
   fail = false;
-  AcceleratorHooks& retried = getHooks(type);
+  AcceleratorHooks& retried = table.get(type);
   EXPECT_EQ(attempts.load(), 2);
-  EXPECT_NE(&retried, &absentHooks(type));
+  EXPECT_NE(&retried, &table.absent(type));
   EXPECT_TRUE(retried.isAvailable());
 }
 
 TEST(HooksTableTest, FactoryReturningNullOrAnotherTypeIsReported) {
-  registerHooksFactory("table_null_factory",
-                       [] { return std::unique_ptr<AcceleratorHooks>(); });
+  HooksTable table;
+  table.registerHooksFactory(
+      "table_null_factory", [] { return std::unique_ptr<AcceleratorHooks>(); }, "test");
   DeviceType null_type = *findDeviceType("table_null_factory");
-  EXPECT_EQ(&getHooks(null_type), &absentHooks(null_type));
-  EXPECT_THAT(absentError([&] { getHooks(null_type).init(); }),
+  EXPECT_EQ(&table.get(null_type), &table.absent(null_type));
+  EXPECT_THAT(absentError([&] { table.get(null_type).init(); }),
               HasSubstr("the factory returned null"));
 
-  registerHooksFactory("table_wrong_factory", [] {
-    return std::unique_ptr<AcceleratorHooks>(
-        std::make_unique<TestHooks>(registerDeviceType("table_other"), 1));
-  });
+  table.registerHooksFactory(
+      "table_wrong_factory",
+      [] {
+        return std::unique_ptr<AcceleratorHooks>(
+            std::make_unique<TestHooks>(registerDeviceType("table_other"), 1));
+      },
+      "test");
   DeviceType wrong_type = *findDeviceType("table_wrong_factory");
-  EXPECT_EQ(&getHooks(wrong_type), &absentHooks(wrong_type));
-  EXPECT_THAT(absentError([&] { getHooks(wrong_type).init(); }),
+  EXPECT_EQ(&table.get(wrong_type), &table.absent(wrong_type));
+  EXPECT_THAT(absentError([&] { table.get(wrong_type).init(); }),
               HasSubstr("built hooks for 'table_other' instead"));
 }
 
