@@ -18,8 +18,8 @@
 namespace accel {
 namespace {
 
-constexpr std::string_view kPluginFilePrefix = "libaccel_";
-constexpr std::string_view kPluginFileSuffix = ".so";
+using detail::kPluginFilePrefix;
+using detail::kPluginFileSuffix;
 
 struct AutoloadOnce {
   std::once_flag once;

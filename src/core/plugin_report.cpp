@@ -10,9 +10,6 @@
 namespace accel {
 namespace {
 
-constexpr std::string_view kPluginFilePrefix = "libaccel_";
-constexpr std::string_view kPluginFileSuffix = ".so";
-
 struct Report {
   std::mutex mutex;
   std::vector<PluginRecord> records;

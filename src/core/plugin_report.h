@@ -11,11 +11,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "accel/plugin.h"
 
 namespace accel::detail {
+
+// Plugin files are named libaccel_<name>.so: the autoload scan looks for
+// that, and an absent type's explanation looks for its own file name.
+inline constexpr std::string_view kPluginFilePrefix = "libaccel_";
+inline constexpr std::string_view kPluginFileSuffix = ".so";
 
 // Appends `record` to the report.
 void recordPluginAttempt(const PluginRecord& record);
