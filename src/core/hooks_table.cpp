@@ -272,16 +272,26 @@ std::vector<DeviceType> HooksTable::commit(Registrar& registrar) {
   State& s = state();
   std::vector<DeviceType> types;
   std::lock_guard<std::mutex> lock(s.mutex);
-  // Everything is checked before anything is installed: all or nothing.
-  for (const Registrar::Entry& e : registrar.entries_) {
+  // Everything is checked before anything is installed: all or nothing. A
+  // factory meets a factory not run yet as registerHooksFactory says: the
+  // higher priority wins, a weaker newcomer is left out, equal is a duplicate.
+  std::vector<bool> weaker(registrar.entries_.size(), false);
+  for (std::size_t i = 0; i < registrar.entries_.size(); ++i) {
+    const Registrar::Entry& e = registrar.entries_[i];
     auto slot = static_cast<std::uint8_t>(e.type);
     const Factory& existing = s.factories[slot];
-    if (e.factory && existing.make && existing.priority < e.priority) continue;
+    if (e.factory && existing.make && existing.priority != e.priority &&
+        slots_[slot].load(std::memory_order_acquire) == nullptr) {
+      weaker[i] = existing.priority > e.priority;
+      continue;
+    }
     requireFree(slots_[slot], s.origins[slot], existing, e.type,
                 detail::concat("registering '", deviceTypeName(e.type), "' from ",
                                registrar.origin()));
   }
-  for (Registrar::Entry& e : registrar.entries_) {
+  for (std::size_t i = 0; i < registrar.entries_.size(); ++i) {
+    Registrar::Entry& e = registrar.entries_[i];
+    if (weaker[i]) continue;
     auto slot = static_cast<std::uint8_t>(e.type);
     if (e.hooks) {
       install(e.type, std::move(e.hooks), registrar.origin());
