@@ -81,6 +81,12 @@ class ACCEL_API HooksTable {
     return getSlow(type);
   }
 
+  // The installed hooks of `type`, or null: unlike get(), never runs a
+  // factory and never returns the absent hooks. Never throws.
+  [[nodiscard]] AcceleratorHooks* installed(DeviceType type) const noexcept {
+    return slots_[static_cast<std::uint8_t>(type)].load(std::memory_order_acquire);
+  }
+
   // Installs `hooks` for hooks->deviceType() and returns it (the table owns
   // it from now on). Throws InvalidArgument if hooks is null or its type was
   // never registered, and DuplicateRegistration if the type already has hooks

@@ -92,8 +92,10 @@ void Context::lazyInitDevice(DeviceType type) {
 }
 
 bool Context::isInitialized(DeviceType type) const noexcept {
-  // Also true for a backend that initialised on its first hook call.
-  return getHooks(type).isInitialized();
+  // Also true for a backend that initialised on its first hook call. Asks
+  // installed hooks only: a query must not run a factory.
+  const AcceleratorHooks* hooks = processHooksTable().installed(type);
+  return hooks != nullptr && hooks->isInitialized();
 }
 
 Generator Context::defaultGenerator(Device device) {
