@@ -405,7 +405,7 @@ TEST(HooksInitTest, ConcurrentCallersWaitForTheOneRunningInit) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(hooks.runs(), 1);
-  EXPECT_EQ(saw_unfinished.load(), 0) << "init() returned before initImpl finished";
+  EXPECT_EQ(saw_unfinished.load(), 0) << "a caller returned before initImpl finished";
   EXPECT_TRUE(hooks.isInitialized());
 }
 

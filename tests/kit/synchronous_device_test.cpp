@@ -10,12 +10,12 @@
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
-#include "kit/kit_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::kit {
 namespace {
 
-using testing::errorOf;
+using accel::testing::errorOf;
 using ::testing::HasSubstr;
 
 // The smallest subclass: everything the kit provides, nothing more.

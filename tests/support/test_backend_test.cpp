@@ -16,6 +16,7 @@
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
+#include "support/error_of.h"
 
 namespace accel::testing {
 namespace {
@@ -24,17 +25,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 using Action = MemoryTraceEntry::Action;
-
-template <typename Error, typename Call>
-std::string errorOf(Call&& call) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return {};
-}
 
 std::vector<Action> actions(const std::vector<MemoryTraceEntry>& trace) {
   std::vector<Action> out;
