@@ -203,15 +203,16 @@ TEST_F(OpenRegStreamTest, ExecutionUnitsCanBeInspectedAndChanged) {
 }
 
 // A kernel that touches a device buffer it did not name crashes, because that
-// buffer stays PROT_NONE. Run in a fresh process (fork + exec of this test
-// binary), since openreg cannot be used in a plain fork child.
+// buffer stays PROT_NONE (the named buffer fills a whole page, so the two
+// share none; blocks are 512-byte granular). Run in a fresh process (fork + exec of this
+// test binary), since openreg cannot be used in a plain fork child.
 TEST_F(OpenRegStreamTest, KernelTouchingAnUndeclaredBufferFaults) {
   if (std::getenv("OPENREG_TEST_CHILD") != nullptr) {
-    accel::DataPtr declared = accel::openreg::allocate(64, 0);
+    accel::DataPtr declared = accel::openreg::allocate(4096, 0);
     accel::DataPtr undeclared = accel::openreg::allocate(64, 0);
     void* secret = undeclared.get();
     accel::openreg::launchKernel(hooks().getDefaultStream(0), "sneaky",
-                                 {{"ok", declared.get(), 64}},
+                                 {{"ok", declared.get(), 4096}},
                                  [secret](const accel::openreg::KernelContext&) {
                                    static_cast<volatile char*>(secret)[0] = 1;
                                  });

@@ -12,9 +12,10 @@
 namespace accel::openreg::detail {
 
 OpenRegHooks::OpenRegHooks(DeviceType type)
-    : AcceleratorHooks(
-          type, Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
-                             HookGroup::Memory, HookGroup::Graphs}) {}
+    : CachingAllocatorHooks(
+          type,
+          Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs}) {}
 
 OpenRegHooks::~OpenRegHooks() = default;
 
@@ -237,25 +238,21 @@ double OpenRegHooks::elapsedTimeImpl(EventId start, EventId end) const {
 
 // ---- memory ----
 
+memory::CachingAllocator& OpenRegHooks::cachingAllocator() const {
+  return runtime("memory").cachingAllocator();
+}
+
+// A lost device answers nothing, its statistics included.
 MemoryStats OpenRegHooks::memoryStatsImpl(DeviceIndex index) const {
-  DeviceState& device = runtime("memoryStats").device(index, "memoryStats");
-  device.faults.checkNotLost("memoryStats");
-  return device.memory.stats();
+  runtime("memoryStats").device(index, "memoryStats").faults.checkNotLost("memoryStats");
+  return CachingAllocatorHooks::memoryStatsImpl(index);
 }
 
 void OpenRegHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
-  DeviceState& device =
-      runtime("resetPeakMemoryStats").device(index, "resetPeakMemoryStats");
-  device.faults.checkNotLost("resetPeakMemoryStats");
-  device.memory.resetPeakStats();
-}
-
-void OpenRegHooks::emptyCacheImpl() {
-  Runtime& rt = runtime("emptyCache");
-  for (int i = 0; i < rt.deviceCount(); ++i) {
-    const auto index = static_cast<DeviceIndex>(i);
-    if (rt.isActive(index)) rt.device(index, "emptyCache").memory.emptyCache();
-  }
+  runtime("resetPeakMemoryStats")
+      .device(index, "resetPeakMemoryStats")
+      .faults.checkNotLost("resetPeakMemoryStats");
+  CachingAllocatorHooks::resetPeakMemoryStatsImpl(index);
 }
 
 // ---- graphs ----
