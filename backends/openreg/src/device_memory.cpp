@@ -141,6 +141,8 @@ std::pair<std::uintptr_t, std::uintptr_t> DeviceMemory::closableRange(
   // Only blocks inside the first and last page can share them; at 512 bytes
   // a block, a few at most.
   auto here = blocks_.find(first);
+  // An open block holds a reference, so it is always in blocks_.
+  if (here == blocks_.end()) return {begin, end};
   for (auto it = here; it != blocks_.begin();) {
     --it;
     const Allocation& before = *it->second;
