@@ -2,13 +2,10 @@
 // (caching, accounting, the OOM path, history, expandable segments), copies,
 // bounds checks, protection against host access, pinned host memory.
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <numeric>
 #include <string>
-#include <string_view>
 
 #include "openreg_test_support.h"
 
@@ -437,35 +434,6 @@ void allocateGrowingShapes(accel::DeviceIndex device) {
   }
 }
 
-// Runs test `name` of this binary in a fresh process whose allocator reads
-// ACCEL_ALLOC_CONF=`conf` at init; returns the wait status.
-int runInFreshProcess(const std::string& name, const std::string& conf) {
-  std::vector<std::string> environment{"OPENREG_MEMORY_CHILD=1",
-                                       "ACCEL_ALLOC_CONF=" + conf};
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view text(*entry);
-    if (!text.starts_with("ACCEL_ALLOC_CONF=") &&
-        !text.starts_with("OPENREG_MEMORY_CHILD=")) {
-      environment.emplace_back(text);
-    }
-  }
-  std::vector<char*> envp;
-  for (std::string& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::string program = "openreg_memory_test";
-  std::string filter = "--gtest_filter=OpenRegMemoryTest." + name;
-  char* argv[] = {program.data(), filter.data(), nullptr};
-  // Everything is prepared before fork(): only exec follows in the child.
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execve("/proc/self/exe", argv, envp.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
-}
-
 TEST_F(OpenRegMemoryTest,
        ExpandableSegmentsGrowOneMappedRangeInsteadOfOneSegmentPerShape) {
   hooks().emptyCache();
@@ -477,9 +445,12 @@ TEST_F(OpenRegMemoryTest,
     // find the device full and must first free the cache.
     EXPECT_EQ(after.num_alloc_retries - before.num_alloc_retries, 2);
     EXPECT_EQ(after.num_device_alloc - before.num_device_alloc, 4);
-    const int status = runInFreshProcess(
+    // The allocator reads ACCEL_ALLOC_CONF once, at init: a fresh process.
+    const int status = openreg_test::runTestInFreshProcess(
+        "OpenRegMemoryTest."
         "ExpandableSegmentsGrowOneMappedRangeInsteadOfOneSegmentPerShape",
-        "expandable_segments:true");
+        {"OPENREG_MEMORY_CHILD=1", "ACCEL_ALLOC_CONF=expandable_segments:true"},
+        {"OPENREG_MEMORY_CHILD=", "ACCEL_ALLOC_CONF="});
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "the run with expandable_segments:true failed; wait status " << status;
     return;

@@ -219,32 +219,12 @@ TEST_F(OpenRegStreamTest, KernelTouchingAnUndeclaredBufferFaults) {
     hooks().deviceSynchronize(0);
     std::_Exit(0);  // not reached when the kernel faults
   }
-  // Everything the child needs is prepared before fork(): between fork and
-  // exec only async-signal-safe calls are allowed.
-  std::vector<std::string> environment{
-      "OPENREG_TEST_CHILD=1",
-      // A sanitizer would otherwise report the fault and exit with a status.
-      "ASAN_OPTIONS=handle_segv=0:detect_leaks=0", "TSAN_OPTIONS=handle_segv=0"};
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view text(*entry);
-    if (!text.starts_with("ASAN_OPTIONS=") && !text.starts_with("TSAN_OPTIONS=")) {
-      environment.emplace_back(text);
-    }
-  }
-  std::vector<char*> envp;
-  for (std::string& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::string name = "openreg_stream_test";
-  std::string filter =
-      "--gtest_filter=OpenRegStreamTest.KernelTouchingAnUndeclaredBufferFaults";
-  char* argv[] = {name.data(), filter.data(), nullptr};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execve("/proc/self/exe", argv, envp.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const int status = openreg_test::runTestInFreshProcess(
+      "OpenRegStreamTest.KernelTouchingAnUndeclaredBufferFaults",
+      {"OPENREG_TEST_CHILD=1",
+       // A sanitizer would otherwise report the fault and exit with a status.
+       "ASAN_OPTIONS=handle_segv=0:detect_leaks=0", "TSAN_OPTIONS=handle_segv=0"},
+      {"ASAN_OPTIONS=", "TSAN_OPTIONS="});
   EXPECT_TRUE(openreg_test::killedBySegv(status)) << "wait status " << status;
 }
 

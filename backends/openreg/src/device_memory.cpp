@@ -202,15 +202,19 @@ void DeviceMemory::returnToCache(Allocation* allocation) noexcept {
 // ---- raw memory ----
 
 void* DeviceMemory::takeSegment(std::size_t bytes) noexcept {
+  return takeAddresses(bytes, true);
+}
+
+void* DeviceMemory::takeAddresses(std::size_t bytes, bool backed) noexcept {
   std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (backed && bytes > capacity_ - backed_) return nullptr;
   std::size_t offset = 0;
-  if (bytes > capacity_ - backed_) return nullptr;
   try {
     if (!takeRange(bytes, offset)) return nullptr;
   } catch (...) {
-    return nullptr;
+    return nullptr;  // no memory for the free list's bookkeeping
   }
-  backed_ += bytes;
+  if (backed) backed_ += bytes;
   return base_ + offset;
 }
 
@@ -228,14 +232,7 @@ void DeviceMemory::returnSegment(void* ptr, std::size_t bytes) noexcept {
 }
 
 void* DeviceMemory::reserveRange(std::size_t bytes) noexcept {
-  std::lock_guard<std::mutex> lock(arena_mutex_);
-  std::size_t offset = 0;
-  try {
-    if (!takeRange(bytes, offset)) return nullptr;
-  } catch (...) {
-    return nullptr;
-  }
-  return base_ + offset;
+  return takeAddresses(bytes, false);
 }
 
 void DeviceMemory::releaseRange(void* ptr, std::size_t bytes) noexcept {

@@ -156,6 +156,9 @@ class DeviceMemory {
   // was its last reference (the caller destroys it without the lock).
   [[nodiscard]] Allocation* dropReference(Allocation& allocation) noexcept;
   static void returnToCache(Allocation* allocation) noexcept;
+  // A free address range of `bytes`, counted as backed memory when `backed`;
+  // nullptr when none (or, backed, the capacity is used up).
+  [[nodiscard]] void* takeAddresses(std::size_t bytes, bool backed) noexcept;
   // Requires arena_mutex_.
   bool takeRange(std::size_t size, std::size_t& offset);
   void giveRange(std::size_t offset, std::size_t size);
