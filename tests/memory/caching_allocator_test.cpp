@@ -299,6 +299,37 @@ TEST(OutOfMemory, ObserversSeeTheFactsOnceWithoutTheLockThenTheErrorGivesThem) {
   EXPECT_EQ(allocator.stats(0).num_ooms, 1);
 }
 
+TEST(OutOfMemory, FailAsOutOfMemoryTakesTheWholeOomPathEvenWhenTheCacheWouldServe) {
+  FakeSegmentSource source(40 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  DataPtr held = allocator.allocate(0, 1000, stream(0));
+  allocator.allocate(0, 5 * kMiB, stream(0)).reset();  // a 20 MiB segment cached
+  int observed = 0;
+  allocator.attachOutOfMemoryObserver([&](const OutOfMemoryEvent& event) {
+    ++observed;
+    EXPECT_EQ(event.requested_bytes, 1024u);
+    EXPECT_EQ(event.allocated_bytes, 1024u);
+  });
+  try {
+    allocator.failAsOutOfMemory(0, 1000, stream(0));
+  } catch (const OutOfMemory& error) {
+    const std::string message = error.message();
+    EXPECT_NE(message.find("cuda:0 is out of memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("Capacity: 40.00 MiB"), std::string::npos) << message;
+  }
+  EXPECT_EQ(observed, 1);
+  const MemoryStats stats = allocator.stats(0);
+  EXPECT_EQ(stats.num_ooms, 1);
+  EXPECT_EQ(stats.num_alloc_retries, 1);
+  EXPECT_EQ(stats.num_device_free, 1);               // the unused large segment went back
+  EXPECT_EQ(stats.reserved_bytes.current, 2 * MiB);  // held's small segment stays
+  EXPECT_EQ(stats.allocations.current, 1);
+  EXPECT_THROW(allocator.failAsOutOfMemory(3, 1, stream(0)), InvalidArgument);
+  EXPECT_THROW(allocator.failAsOutOfMemory(
+                   0, 1, Stream(Device::unchecked(DeviceType::CUDA, 1), 0)),
+               InvalidArgument);
+}
+
 TEST(OutOfMemory, FragmentedCacheSuggestsMaxSplitSizeOnlyWhenItIsOff) {
   for (const char* conf : {"", "max_split_size_mb:20"}) {
     FakeSegmentSource source(24 * kMiB);

@@ -1,8 +1,11 @@
-// openreg device memory: allocation, accounting, copies, bounds checks,
-// protection against host access, pinned host memory.
+// openreg device memory: allocation through the core caching allocator
+// (caching, accounting, the OOM path, history, expandable segments), copies,
+// bounds checks, protection against host access, pinned host memory.
 #include <sys/mman.h>
 
+#include <atomic>
 #include <numeric>
+#include <string>
 
 #include "openreg_test_support.h"
 
@@ -13,14 +16,17 @@ using openreg_test::readBack;
 using openreg_test::upload;
 
 constexpr std::size_t kPage = 4096;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::int64_t kSmallSegment = 2 << 20;   // the small pool's segments
+constexpr std::int64_t kLargeSegment = 20 << 20;  // for 1..10 MiB requests
 
 using OpenRegMemoryTest = OpenRegTest;
 
-TEST_F(OpenRegMemoryTest, AllocationIsOnTheRequestedDeviceAndPageAligned) {
+TEST_F(OpenRegMemoryTest, AllocationIsOnTheRequestedDeviceAndAlignedTo512Bytes) {
   accel::DataPtr a = accel::openreg::allocate(100, 3);
   ASSERT_TRUE(a);
   EXPECT_EQ(a.device(), openreg_test::device(3));
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.get()) % kPage, 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.get()) % 512, 0u);
   EXPECT_TRUE(accel::openreg::isDevicePointer(a.get()));
   EXPECT_EQ(hooks().getDeviceFromPtr(a.get()), openreg_test::device(3));
 }
@@ -38,54 +44,96 @@ TEST_F(OpenRegMemoryTest, CurrentDeviceAllocatorFollowsTheCurrentDevice) {
   EXPECT_EQ(hooks().getDeviceAllocator().device(), openreg_test::device(2));
 }
 
-TEST_F(OpenRegMemoryTest, StatsCountExactBytesPeaksAndCounts) {
+TEST_F(OpenRegMemoryTest, StatsCountExactBytesPeaksAndCountsOfTheCache) {
+  hooks().emptyCache();  // device 4 starts with nothing cached
   const accel::MemoryStats before = hooks().memoryStats(4);
   hooks().resetPeakMemoryStats(4);
   {
     accel::DataPtr a = accel::openreg::allocate(100, 4);
     accel::DataPtr b = accel::openreg::allocate(kPage + 1, 4);
     const accel::MemoryStats during = hooks().memoryStats(4);
+    // Rounded to 512 bytes; both carved from one 2 MiB small-pool segment.
     EXPECT_EQ(during.allocated_bytes.current - before.allocated_bytes.current,
-              static_cast<std::int64_t>(3 * kPage));
+              512 + 4608);
     EXPECT_EQ(during.requested_bytes.current - before.requested_bytes.current,
               static_cast<std::int64_t>(100 + kPage + 1));
     EXPECT_EQ(during.allocations.current - before.allocations.current, 2);
-    EXPECT_EQ(during.segments.current - before.segments.current, 2);
+    EXPECT_EQ(during.segments.current - before.segments.current, 1);
+    EXPECT_EQ(during.reserved_bytes.current - before.reserved_bytes.current,
+              kSmallSegment);
     EXPECT_EQ(during.active_bytes.current, during.allocated_bytes.current);
-    EXPECT_EQ(during.num_device_alloc - before.num_device_alloc, 2);
+    EXPECT_EQ(during.num_device_alloc - before.num_device_alloc, 1);
   }
   const accel::MemoryStats after = hooks().memoryStats(4);
   EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current);
-  EXPECT_EQ(after.reserved_bytes.current, before.reserved_bytes.current);
-  EXPECT_EQ(after.allocated_bytes.peak - before.allocated_bytes.current,
-            static_cast<std::int64_t>(3 * kPage));
-  EXPECT_EQ(after.num_device_free - before.num_device_free, 2);
-  EXPECT_EQ(after.allocated_bytes.freed - before.allocated_bytes.freed,
-            static_cast<std::int64_t>(3 * kPage));
+  EXPECT_EQ(after.allocated_bytes.peak - before.allocated_bytes.current, 512 + 4608);
+  EXPECT_EQ(after.allocated_bytes.freed - before.allocated_bytes.freed, 512 + 4608);
+  // Freed blocks stay cached: the segment is still reserved...
+  EXPECT_EQ(after.reserved_bytes.current - before.reserved_bytes.current, kSmallSegment);
+  EXPECT_EQ(after.num_device_free, before.num_device_free);
+  // ...and the next allocation reuses it without asking the device.
+  { accel::DataPtr again = accel::openreg::allocate(100, 4); }
+  EXPECT_EQ(hooks().memoryStats(4).num_device_alloc, after.num_device_alloc);
   hooks().resetPeakMemoryStats(4);
   EXPECT_EQ(hooks().memoryStats(4).allocated_bytes.peak, after.allocated_bytes.current);
+  // emptyCache gives the segment back.
+  hooks().emptyCache();
+  const accel::MemoryStats emptied = hooks().memoryStats(4);
+  EXPECT_EQ(emptied.reserved_bytes.current, before.reserved_bytes.current);
+  EXPECT_EQ(emptied.num_device_free - before.num_device_free, 1);
 }
 
-TEST_F(OpenRegMemoryTest, OutOfMemoryIsReportedAndCounted) {
-  const std::int64_t ooms = hooks().memoryStats(5).num_ooms;
+TEST_F(OpenRegMemoryTest, OutOfMemoryGoesThroughTheAllocatorsOomPathWithAllFigures) {
+  static std::atomic<int> observed{0};
+  static std::atomic<std::size_t> observed_requested{0};
+  hooks().attachOutOfMemoryObserver([](const accel::OutOfMemoryEvent& event) {
+    if (event.device != 5) return;
+    observed.fetch_add(1);
+    observed_requested.store(event.requested_bytes);
+  });
+  hooks().emptyCache();
+  { accel::DataPtr cached = accel::openreg::allocate(8 * kMiB, 5); }
+  const accel::MemoryStats before = hooks().memoryStats(5);
+  EXPECT_EQ(before.reserved_bytes.current, kLargeSegment);  // cached, unused
+  const int calls = observed.load();
   try {
-    (void)accel::openreg::allocate(std::size_t{65} << 20, 5);
+    (void)accel::openreg::allocate(65 * kMiB, 5);
     FAIL() << "a 65 MiB allocation fit on a 64 MiB device";
   } catch (const accel::OutOfMemory& e) {
-    EXPECT_NE(std::string(e.what()).find("openreg:5"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("ACCEL_OPENREG_MEMORY"), std::string::npos);
+    const std::string what = e.what();
+    for (const char* figure :
+         {"openreg:5", "tried to allocate 65.00 MiB", "Capacity: 64.00 MiB",
+          "free: 64.00 MiB", "allocated: 0 B", "reserved but unallocated: 0 B",
+          "in private pools: 0 B", "ACCEL_OPENREG_MEMORY"}) {
+      EXPECT_NE(what.find(figure), std::string::npos) << figure << " in " << what;
+    }
   }
-  EXPECT_EQ(hooks().memoryStats(5).num_ooms, ooms + 1);
+  const accel::MemoryStats after = hooks().memoryStats(5);
+  EXPECT_EQ(after.num_ooms, before.num_ooms + 1);
+  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
+  EXPECT_EQ(after.reserved_bytes.current, 0);  // the retry freed the cache
+  EXPECT_EQ(observed.load(), calls + 1);
+  EXPECT_EQ(observed_requested.load(), 65 * kMiB);
 }
 
-TEST_F(OpenRegMemoryTest, FreedMemoryIsCoalescedSoTheWholeDeviceCanBeAllocatedAgain) {
+TEST_F(OpenRegMemoryTest, TheOomRetryFreesCachedSegmentsSoOneAllocationCanTakeTheDevice) {
+  // 15 × 4 MiB fill three 20 MiB segments; freed, they stay cached (60 MiB
+  // reserved), so 64 MiB fits only after the retry returns them and the
+  // device's free ranges coalesce again.
   std::vector<accel::DataPtr> pieces;
-  for (int i = 0; i < 16; ++i)
-    pieces.push_back(accel::openreg::allocate(std::size_t{4} << 20, 6));
+  for (int i = 0; i < 15; ++i) pieces.push_back(accel::openreg::allocate(4 * kMiB, 6));
+  EXPECT_EQ(hooks().memoryStats(6).segments.current, 3);
   for (std::size_t i = 0; i < pieces.size(); i += 2) pieces[i].reset();
   for (std::size_t i = 1; i < pieces.size(); i += 2) pieces[i].reset();
-  accel::DataPtr whole = accel::openreg::allocate(std::size_t{64} << 20, 6);
+  const accel::MemoryStats before = hooks().memoryStats(6);
+  EXPECT_EQ(before.reserved_bytes.current, 3 * kLargeSegment);
+  accel::DataPtr whole = accel::openreg::allocate(64 * kMiB, 6);
   EXPECT_TRUE(whole);
+  const accel::MemoryStats after = hooks().memoryStats(6);
+  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
+  EXPECT_EQ(after.num_ooms, before.num_ooms);
+  EXPECT_EQ(after.num_device_free - before.num_device_free, 3);
+  EXPECT_EQ(after.reserved_bytes.current, static_cast<std::int64_t>(64 * kMiB));
 }
 
 TEST_F(OpenRegMemoryTest, HostToDeviceToHostRoundTrip) {
@@ -194,23 +242,84 @@ TEST_F(OpenRegMemoryTest, AsyncCopyOnAnUninvolvedDeviceStreamIsRejected) {
                accel::InvalidArgument);
 }
 
-TEST_F(OpenRegMemoryTest, MemoryFreedWhileAStreamUsesItStaysActiveUntilTheWorkIsDone) {
+TEST_F(OpenRegMemoryTest, MemoryFreedWhileAStreamUsesItIsNotReusedUntilTheWorkIsDone) {
   const accel::Stream stream = hooks().getNewStream(6);
   openreg_test::Gate gate;
   openreg_test::launchGatedKernel(stream, gate);
   const accel::MemoryStats before = hooks().memoryStats(6);
   accel::DataPtr a = accel::openreg::allocate(kPage, 6);
+  void* address = a.get();
   std::vector<char> host(kPage, 'x');
   accel::openreg::copyAsync(a.get(), host.data(), kPage, stream);
   a.reset();
+  // The queued copy still names the block: it stays out of the cache.
   accel::MemoryStats pending = hooks().memoryStats(6);
-  EXPECT_EQ(pending.allocated_bytes.current, before.allocated_bytes.current);
   EXPECT_EQ(pending.active_bytes.current - before.active_bytes.current,
             static_cast<std::int64_t>(kPage));
+  {
+    accel::DataPtr other = accel::openreg::allocate(kPage, 6);
+    EXPECT_NE(other.get(), address);
+  }
   gate.open();
   hooks().synchronizeStream(stream);
-  EXPECT_EQ(hooks().memoryStats(6).active_bytes.current, before.active_bytes.current);
-  EXPECT_EQ(hooks().memoryStats(6).reserved_bytes.current, before.reserved_bytes.current);
+  const accel::MemoryStats done = hooks().memoryStats(6);
+  EXPECT_EQ(done.active_bytes.current, before.active_bytes.current);
+  EXPECT_EQ(done.allocated_bytes.current, before.allocated_bytes.current);
+  // Back in the cache: the next allocation of that size gets it again.
+  accel::DataPtr again = accel::openreg::allocate(kPage, 6);
+  EXPECT_EQ(again.get(), address);
+}
+
+TEST_F(OpenRegMemoryTest, BlocksSharingAPageCanBeUsedByOperationsAtOnce) {
+  // 512-byte blocks share pages; opening one for a copy and closing it must
+  // not close the page under a neighbour that an operation still uses.
+  const accel::Stream stream = hooks().getNewStream(2);
+  accel::DataPtr left = accel::openreg::allocate(512, 2);
+  accel::DataPtr right = accel::openreg::allocate(512, 2);
+  openreg_test::Gate gate;
+  openreg_test::launchGatedKernel(stream, gate);
+  std::vector<int> values(128, 5);
+  accel::openreg::copyAsync(right.get(), values.data(), 512, stream);
+  upload(left.get(), std::vector<int>(128, 3));  // opens and closes left
+  gate.open();
+  hooks().synchronizeStream(stream);
+  EXPECT_EQ(readBack<int>(left.get(), 128), std::vector<int>(128, 3));
+  EXPECT_EQ(readBack<int>(right.get(), 128), values);
+}
+
+TEST_F(OpenRegMemoryTest, HistoryAndSnapshotComeFromTheCachingAllocator) {
+  hooks().recordMemoryHistory({accel::HistoryRecording::All});
+  void* address = nullptr;
+  {
+    accel::DataPtr a = accel::openreg::allocate(1000, 7);
+    address = a.get();
+    const accel::MemorySnapshot snapshot = hooks().memorySnapshot({.device = 7});
+    bool found = false;
+    for (const accel::MemorySegment& segment : snapshot.segments) {
+      for (const accel::MemoryBlock& block : segment.blocks) {
+        if (block.address == reinterpret_cast<std::uintptr_t>(address)) {
+          found = true;
+          EXPECT_EQ(segment.device, openreg_test::device(7));
+          EXPECT_EQ(block.requested_size, 1000u);
+          EXPECT_EQ(block.state, accel::MemoryBlock::State::Allocated);
+        }
+      }
+    }
+    EXPECT_TRUE(found);
+  }
+  const accel::MemorySnapshot snapshot = hooks().memorySnapshot({.device = 7});
+  hooks().recordMemoryHistory({accel::HistoryRecording::Off});
+  int allocs = 0;
+  int frees = 0;
+  for (const auto& trace : snapshot.device_traces) {
+    for (const accel::MemoryTraceEntry& entry : trace) {
+      if (entry.address != reinterpret_cast<std::uintptr_t>(address)) continue;
+      if (entry.action == accel::MemoryTraceEntry::Action::Alloc) ++allocs;
+      if (entry.action == accel::MemoryTraceEntry::Action::FreeCompleted) ++frees;
+    }
+  }
+  EXPECT_EQ(allocs, 1);
+  EXPECT_EQ(frees, 1);
 }
 
 TEST_F(OpenRegMemoryTest, HostReadOfDeviceMemoryKillsTheProcessWithSigsegv) {
@@ -275,16 +384,92 @@ TEST_F(OpenRegMemoryTest, PinnedMemoryIsPageAlignedTrackedAndUsableForCopies) {
   EXPECT_FALSE(hooks().isPinnedPtr(device.get()));
 }
 
-TEST_F(OpenRegMemoryTest, EmptyCacheKeepsLiveDataAndTheAccounting) {
+TEST_F(OpenRegMemoryTest, EmptyCacheReturnsUnusedSegmentsAndKeepsLiveData) {
   accel::DataPtr keep = accel::openreg::allocate(sizeof(int), 3);
   upload(keep.get(), std::vector<int>{77});
-  { accel::DataPtr scratch = accel::openreg::allocate(std::size_t{8} << 20, 3); }
+  { accel::DataPtr scratch = accel::openreg::allocate(8 * kMiB, 3); }
   const accel::MemoryStats before = hooks().memoryStats(3);
   hooks().emptyCache();
   const accel::MemoryStats after = hooks().memoryStats(3);
   EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current);
-  EXPECT_EQ(after.reserved_bytes.current, before.reserved_bytes.current);
+  // The scratch block's 20 MiB segment went back; keep's small segment stays.
+  EXPECT_EQ(after.reserved_bytes.current, kSmallSegment);
+  EXPECT_GE(after.num_device_free - before.num_device_free, 1);
   EXPECT_EQ(readBack<int>(keep.get(), 1)[0], 77);
+}
+
+TEST_F(OpenRegMemoryTest, InjectedAllocationFailureTakesTheAllocatorsOomPath) {
+  static std::atomic<int> observed{0};
+  hooks().attachOutOfMemoryObserver([](const accel::OutOfMemoryEvent& event) {
+    if (event.device == 0 && event.requested_bytes == 1536) observed.fetch_add(1);
+  });
+  hooks().emptyCache();
+  { accel::DataPtr cached = accel::openreg::allocate(100, 0); }
+  const accel::MemoryStats before = hooks().memoryStats(0);
+  EXPECT_EQ(before.reserved_bytes.current, kSmallSegment);
+  accel::openreg::failNthAllocation(1);
+  try {
+    (void)accel::openreg::allocate(1500, 0);  // would fit in the cached segment
+    FAIL() << "the injected failure did not happen";
+  } catch (const accel::OutOfMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fault injection"), std::string::npos) << what;
+    EXPECT_NE(what.find("Capacity: 64.00 MiB"), std::string::npos) << what;
+  }
+  const accel::MemoryStats after = hooks().memoryStats(0);
+  EXPECT_EQ(after.num_ooms, before.num_ooms + 1);
+  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
+  EXPECT_EQ(after.reserved_bytes.current, 0);  // the retry freed the cache
+  EXPECT_EQ(observed.load(), 1);
+  EXPECT_NO_THROW((void)accel::openreg::allocate(1500, 0));
+}
+
+// Allocates and frees 24, 36, 48 and 60 MiB in turn on `device`: the growing
+// batch shapes that leave one cached segment per shape without expandable
+// segments.
+void allocateGrowingShapes(accel::DeviceIndex device) {
+  for (std::size_t mib : {24, 36, 48, 60}) {
+    accel::DataPtr batch = accel::openreg::allocate(mib * kMiB, device);
+    upload(batch.get(), std::vector<int>(16, 1));
+  }
+}
+
+TEST_F(OpenRegMemoryTest,
+       ExpandableSegmentsGrowOneMappedRangeInsteadOfOneSegmentPerShape) {
+  hooks().emptyCache();
+  const accel::MemoryStats before = hooks().memoryStats(1);
+  allocateGrowingShapes(1);
+  const accel::MemoryStats after = hooks().memoryStats(1);
+  if (std::getenv("OPENREG_MEMORY_CHILD") == nullptr) {
+    // Fixed segments: 24 + 36 MiB stay cached, so 48 and then 60 MiB each
+    // find the device full and must first free the cache.
+    EXPECT_EQ(after.num_alloc_retries - before.num_alloc_retries, 2);
+    EXPECT_EQ(after.num_device_alloc - before.num_device_alloc, 4);
+    // The allocator reads ACCEL_ALLOC_CONF once, at init: a fresh process.
+    const int status = openreg_test::runTestInFreshProcess(
+        "OpenRegMemoryTest."
+        "ExpandableSegmentsGrowOneMappedRangeInsteadOfOneSegmentPerShape",
+        {"OPENREG_MEMORY_CHILD=1", "ACCEL_ALLOC_CONF=expandable_segments:true"},
+        {"OPENREG_MEMORY_CHILD=", "ACCEL_ALLOC_CONF="});
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the run with expandable_segments:true failed; wait status " << status;
+    return;
+  }
+  // Here with expandable_segments:true: one range, pages mapped as shapes grow.
+  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries);
+  EXPECT_EQ(after.segments.current - before.segments.current, 1);
+  EXPECT_EQ(after.reserved_bytes.current - before.reserved_bytes.current,
+            static_cast<std::int64_t>(60 * kMiB));
+  EXPECT_EQ(after.reserved_bytes.peak, static_cast<std::int64_t>(60 * kMiB));
+  bool expandable = false;
+  for (const accel::MemorySegment& segment :
+       hooks().memorySnapshot({.device = 1, .include_trace = false}).segments) {
+    expandable = expandable || segment.is_expandable;
+  }
+  EXPECT_TRUE(expandable);
+  hooks().emptyCache();  // unmaps the free pages and gives the range back
+  EXPECT_EQ(hooks().memoryStats(1).reserved_bytes.current, before.reserved_bytes.current);
+  EXPECT_EQ(hooks().memoryStats(1).segments.current, before.segments.current);
 }
 
 TEST_F(OpenRegMemoryTest, FreeingAfterTheDeviceIsLostDoesNotThrow) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -137,6 +138,40 @@ inline int runInChild(const std::function<void()>& child) {
     ::syscall(SYS_rt_sigaction, SIGSEGV, default_action, nullptr, sizeof(unsigned long));
     child();
     ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+// Runs the test `filter` (a --gtest_filter value) of this test binary in a
+// fresh process (fork + exec, so openreg initialises again there, reading
+// its environment anew) and returns the wait status. The child's
+// environment is this one, without the variables whose "NAME=" prefix is in
+// `replace`, plus `add` ("NAME=value" entries).
+inline int runTestInFreshProcess(const std::string& filter,
+                                 const std::vector<std::string>& add,
+                                 const std::vector<std::string>& replace) {
+  // Everything the child needs is prepared before fork(): between fork and
+  // exec only async-signal-safe calls are allowed.
+  std::vector<std::string> environment = add;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    bool replaced = false;
+    for (const std::string& prefix : replace)
+      replaced = replaced || text.starts_with(prefix);
+    if (!replaced) environment.emplace_back(text);
+  }
+  std::vector<char*> envp;
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::string name = "openreg_test";
+  std::string filter_flag = "--gtest_filter=" + filter;
+  char* argv[] = {name.data(), filter_flag.data(), nullptr};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execve("/proc/self/exe", argv, envp.data());
+    ::_exit(127);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);

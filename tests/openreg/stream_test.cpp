@@ -203,47 +203,28 @@ TEST_F(OpenRegStreamTest, ExecutionUnitsCanBeInspectedAndChanged) {
 }
 
 // A kernel that touches a device buffer it did not name crashes, because that
-// buffer stays PROT_NONE. Run in a fresh process (fork + exec of this test
-// binary), since openreg cannot be used in a plain fork child.
+// buffer stays PROT_NONE (the named buffer fills a whole page, so the two
+// share none; blocks are 512-byte granular). Run in a fresh process (fork + exec of this
+// test binary), since openreg cannot be used in a plain fork child.
 TEST_F(OpenRegStreamTest, KernelTouchingAnUndeclaredBufferFaults) {
   if (std::getenv("OPENREG_TEST_CHILD") != nullptr) {
-    accel::DataPtr declared = accel::openreg::allocate(64, 0);
+    accel::DataPtr declared = accel::openreg::allocate(4096, 0);
     accel::DataPtr undeclared = accel::openreg::allocate(64, 0);
     void* secret = undeclared.get();
     accel::openreg::launchKernel(hooks().getDefaultStream(0), "sneaky",
-                                 {{"ok", declared.get(), 64}},
+                                 {{"ok", declared.get(), 4096}},
                                  [secret](const accel::openreg::KernelContext&) {
                                    static_cast<volatile char*>(secret)[0] = 1;
                                  });
     hooks().deviceSynchronize(0);
     std::_Exit(0);  // not reached when the kernel faults
   }
-  // Everything the child needs is prepared before fork(): between fork and
-  // exec only async-signal-safe calls are allowed.
-  std::vector<std::string> environment{
-      "OPENREG_TEST_CHILD=1",
-      // A sanitizer would otherwise report the fault and exit with a status.
-      "ASAN_OPTIONS=handle_segv=0:detect_leaks=0", "TSAN_OPTIONS=handle_segv=0"};
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view text(*entry);
-    if (!text.starts_with("ASAN_OPTIONS=") && !text.starts_with("TSAN_OPTIONS=")) {
-      environment.emplace_back(text);
-    }
-  }
-  std::vector<char*> envp;
-  for (std::string& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::string name = "openreg_stream_test";
-  std::string filter =
-      "--gtest_filter=OpenRegStreamTest.KernelTouchingAnUndeclaredBufferFaults";
-  char* argv[] = {name.data(), filter.data(), nullptr};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execve("/proc/self/exe", argv, envp.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const int status = openreg_test::runTestInFreshProcess(
+      "OpenRegStreamTest.KernelTouchingAnUndeclaredBufferFaults",
+      {"OPENREG_TEST_CHILD=1",
+       // A sanitizer would otherwise report the fault and exit with a status.
+       "ASAN_OPTIONS=handle_segv=0:detect_leaks=0", "TSAN_OPTIONS=handle_segv=0"},
+      {"ASAN_OPTIONS=", "TSAN_OPTIONS="});
   EXPECT_TRUE(openreg_test::killedBySegv(status)) << "wait status " << status;
 }
 

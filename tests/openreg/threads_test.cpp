@@ -96,7 +96,12 @@ TEST_F(OpenRegThreadsTest, ConcurrentAllocationsAndFreesKeepExactAccounting) {
   const accel::MemoryStats after = hooks().memoryStats(2);
   EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current);
   EXPECT_EQ(after.allocations.current, before.allocations.current);
-  EXPECT_EQ(after.num_device_alloc - before.num_device_alloc, 800);
+  EXPECT_EQ(after.requested_bytes.current, before.requested_bytes.current);
+  EXPECT_EQ(after.allocations.allocated - before.allocations.allocated, 800);
+  EXPECT_EQ(after.allocations.freed - before.allocations.freed, 800);
+  // At most 4 blocks of under 8 KiB live at once: one cached 2 MiB segment
+  // serves all 800 (none if one was already cached).
+  EXPECT_LE(after.num_device_alloc - before.num_device_alloc, 1);
 }
 
 }  // namespace

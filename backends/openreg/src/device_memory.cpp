@@ -6,27 +6,9 @@
 #include <cstring>
 
 #include "accel/error.h"
-#include "accel/openreg/config.h"
 #include "fork_state.h"
 
 namespace accel::openreg::detail {
-namespace {
-
-void add(Stat& stat, std::int64_t delta) noexcept {
-  stat.current += delta;
-  if (delta > 0) {
-    stat.allocated += delta;
-    if (stat.current > stat.peak) stat.peak = stat.current;
-  } else {
-    stat.freed -= delta;
-  }
-}
-
-std::int64_t signedSize(std::size_t bytes) noexcept {
-  return static_cast<std::int64_t>(bytes);
-}
-
-}  // namespace
 
 AllocationRef::AllocationRef(const AllocationRef& other) noexcept
     : allocation_(other.allocation_) {
@@ -41,66 +23,49 @@ DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
                            std::size_t page_size) noexcept
     : device_(device), base_(base), capacity_(capacity), page_size_(page_size) {
   if (capacity_ > 0) {
-    free_by_offset_.emplace(0, capacity_);
-    free_by_size_.emplace(capacity_, 0);
+    free_by_offset_.emplace(0, capacity_ * kAddressSpanFactor);
+    free_by_size_.emplace(capacity_ * kAddressSpanFactor, 0);
   }
 }
 
-DataPtr DeviceMemory::allocate(std::size_t bytes, MempoolId pool) {
-  const std::size_t size = (bytes + page_size_ - 1) / page_size_ * page_size_;
-  std::lock_guard<std::mutex> lock(mutex_);
-  Allocation* allocation = nullptr;
-  if (!pool.isDefault()) {
-    auto found = pools_.find(pool);
-    if (found != pools_.end()) {
-      auto cached = found->second.cached.lower_bound(size);
-      if (cached != found->second.cached.end()) {
-        allocation = cached->second;
-        found->second.cached.erase(cached);
-      }
-    }
+// ---- allocations ----
+
+DataPtr DeviceMemory::allocate(std::size_t bytes, StreamId stream) {
+  DataPtr block;
+  try {
+    block = allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(accel::detail::concat(
+        e.what(),
+        " (openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for "
+        "more)"));
   }
-  if (allocation == nullptr) {
-    std::size_t offset = 0;
-    if (size < bytes || !takeRange(size, offset)) {
-      ++stats_.num_ooms;
-      const std::uint64_t used =
-          static_cast<std::uint64_t>(stats_.reserved_bytes.current);
-      throw OutOfMemory(accel::detail::concat(
-          device_, " is out of memory: tried to allocate ", formatByteSize(bytes), " (",
-          bytes, " bytes); ", formatByteSize(used), " of its ", formatByteSize(capacity_),
-          " are in use and the largest free block is ",
-          formatByteSize(largestFreeBlock()),
-          ". Free memory (and synchronise streams that still use freed blocks), or raise "
-          "ACCEL_OPENREG_MEMORY"));
-    }
-    allocation = new Allocation();
-    allocation->owner = this;
-    allocation->data = base_ + offset;
-    allocation->size = size;
-    allocation->pool = pool;
-    blocks_.emplace(reinterpret_cast<std::uintptr_t>(allocation->data), allocation);
-    add(stats_.reserved_bytes, signedSize(size));
-    add(stats_.segments, 1);
-    ++stats_.num_device_alloc;
-  }
+  auto* allocation = new Allocation();
+  allocation->owner = this;
+  allocation->data = static_cast<std::byte*>(block.get());
   allocation->requested = bytes;
   allocation->refs = 1;
   allocation->live = true;
-  add(stats_.allocated_bytes, signedSize(allocation->size));
-  add(stats_.active_bytes, signedSize(allocation->size));
-  add(stats_.requested_bytes, signedSize(bytes));
-  add(stats_.allocations, 1);
+  allocation->block = std::move(block);
+  // The block size only matters for opening pages: the request rounded up to
+  // the allocator's 512-byte quantum covers every byte a user may touch.
+  allocation->size = (bytes + 511) / 512 * 512;
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks_.emplace(reinterpret_cast<std::uintptr_t>(allocation->data), allocation);
+  } catch (...) {
+    delete allocation;
+    throw;
+  }
   return DataPtr(allocation->data, allocation, &DeviceMemory::freeFromDataPtr, device_);
 }
 
-void DeviceMemory::recordOutOfMemory() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.num_ooms;
+void DeviceMemory::failAllocation(std::size_t bytes, StreamId stream) {
+  allocator_->failAsOutOfMemory(device_.index(), bytes, Stream(device_, stream));
 }
 
 void DeviceMemory::freeFromDataPtr(void* context) noexcept {
-  // In a fork child the mutex may be held by a thread that no longer exists:
+  // In a fork child the locks may be held by a thread that no longer exists:
   // leak rather than risk a deadlock (the child cannot use the device anyway).
   if (isForkedChild()) return;
   auto* allocation = static_cast<Allocation*>(context);
@@ -108,12 +73,13 @@ void DeviceMemory::freeFromDataPtr(void* context) noexcept {
 }
 
 void DeviceMemory::freeByUser(Allocation& allocation) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  allocation.live = false;
-  add(stats_.allocated_bytes, -signedSize(allocation.size));
-  add(stats_.requested_bytes, -signedSize(allocation.requested));
-  add(stats_.allocations, -1);
-  dropReference(allocation);
+  Allocation* done = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    allocation.live = false;
+    done = dropReference(allocation);
+  }
+  returnToCache(done);
 }
 
 AllocationRef DeviceMemory::resolve(const void* ptr, std::size_t bytes,
@@ -133,8 +99,8 @@ AllocationRef DeviceMemory::resolve(const void* ptr, std::size_t bytes,
               " is in an allocation of ", device_,
               " that was already freed (use after free); keep the DataPtr alive "
               "while its memory is used");
-  // Bounds are those the user asked for, not the page-rounded block: a
-  // reference backend should catch the overrun a real device might forgive.
+  // Bounds are those the user asked for, not the rounded block: a reference
+  // backend should catch the overrun a real device might forgive.
   const std::size_t offset = address - reinterpret_cast<std::uintptr_t>(allocation->data);
   const std::size_t available =
       offset < allocation->requested ? allocation->requested - offset : 0;
@@ -149,7 +115,13 @@ AllocationRef DeviceMemory::resolve(const void* ptr, std::size_t bytes,
 void DeviceMemory::grantAccess(Allocation& allocation) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (allocation.accessors++ > 0) return;
-  if (::mprotect(allocation.data, allocation.size, PROT_READ | PROT_WRITE) != 0) {
+  const auto begin =
+      reinterpret_cast<std::uintptr_t>(allocation.data) / page_size_ * page_size_;
+  const auto end = (reinterpret_cast<std::uintptr_t>(allocation.data) + allocation.size +
+                    page_size_ - 1) /
+                   page_size_ * page_size_;
+  if (::mprotect(reinterpret_cast<void*>(begin), end - begin, PROT_READ | PROT_WRITE) !=
+      0) {
     const int error = errno;
     --allocation.accessors;
     throw DeviceError(accel::detail::concat(
@@ -160,12 +132,45 @@ void DeviceMemory::grantAccess(Allocation& allocation) {
   }
 }
 
+std::pair<std::uintptr_t, std::uintptr_t> DeviceMemory::closableRange(
+    const Allocation& allocation) const noexcept {
+  const auto first = reinterpret_cast<std::uintptr_t>(allocation.data);
+  const std::uintptr_t last = first + allocation.size;  // one past
+  std::uintptr_t begin = first / page_size_ * page_size_;
+  std::uintptr_t end = (last + page_size_ - 1) / page_size_ * page_size_;
+  // Only blocks inside the first and last page can share them; at 512 bytes
+  // a block, a few at most.
+  auto here = blocks_.find(first);
+  // An open block holds a reference, so it is always in blocks_.
+  if (here == blocks_.end()) return {begin, end};
+  for (auto it = here; it != blocks_.begin();) {
+    --it;
+    const Allocation& before = *it->second;
+    if (reinterpret_cast<std::uintptr_t>(before.data) + before.size <= begin) break;
+    if (before.accessors > 0) {
+      begin += page_size_;
+      break;
+    }
+  }
+  for (auto it = std::next(here); it != blocks_.end(); ++it) {
+    if (it->first >= end) break;
+    if (it->second->accessors > 0) {
+      end -= page_size_;
+      break;
+    }
+  }
+  return {begin, end};
+}
+
 void DeviceMemory::revokeAccess(Allocation& allocation) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (--allocation.accessors > 0) return;
+  const auto [begin, end] = closableRange(allocation);
   // Closing a range never needs new memory; a failure would leave the block
   // readable, which only weakens the simulation.
-  (void)::mprotect(allocation.data, allocation.size, PROT_NONE);
+  if (begin < end) {
+    (void)::mprotect(reinterpret_cast<void*>(begin), end - begin, PROT_NONE);
+  }
 }
 
 void DeviceMemory::retain(Allocation& allocation) noexcept {
@@ -174,50 +179,87 @@ void DeviceMemory::retain(Allocation& allocation) noexcept {
 }
 
 void DeviceMemory::release(Allocation& allocation) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  dropReference(allocation);
-}
-
-void DeviceMemory::dropReference(Allocation& allocation) noexcept {
-  if (--allocation.refs > 0) return;
-  add(stats_.active_bytes, -signedSize(allocation.size));
-  auto pool = allocation.pool.isDefault() ? pools_.end() : pools_.find(allocation.pool);
-  if (pool != pools_.end()) {
-    try {
-      pool->second.cached.emplace(allocation.size, &allocation);
-      return;
-    } catch (...) {
-      // No memory to remember the cached block: give it back instead.
-    }
+  Allocation* done = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done = dropReference(allocation);
   }
-  returnToDevice(allocation);
+  returnToCache(done);
 }
 
-void DeviceMemory::returnToDevice(Allocation& allocation) noexcept {
+Allocation* DeviceMemory::dropReference(Allocation& allocation) noexcept {
+  if (--allocation.refs > 0) return nullptr;
   blocks_.erase(reinterpret_cast<std::uintptr_t>(allocation.data));
+  return &allocation;
+}
+
+void DeviceMemory::returnToCache(Allocation* allocation) noexcept {
+  // Outside the allocation lock: the caching allocator takes its own. The
+  // address left blocks_ first, so a new allocation reusing it cannot clash.
+  delete allocation;
+}
+
+// ---- raw memory ----
+
+void* DeviceMemory::takeSegment(std::size_t bytes) noexcept {
+  return takeAddresses(bytes, true);
+}
+
+void* DeviceMemory::takeAddresses(std::size_t bytes, bool backed) noexcept {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (backed && bytes > capacity_ - backed_) return nullptr;
+  std::size_t offset = 0;
   try {
-    giveRange(static_cast<std::size_t>(allocation.data - base_), allocation.size);
+    if (!takeRange(bytes, offset)) return nullptr;
+  } catch (...) {
+    return nullptr;  // no memory for the free list's bookkeeping
+  }
+  if (backed) backed_ += bytes;
+  return base_ + offset;
+}
+
+void DeviceMemory::returnSegment(void* ptr, std::size_t bytes) noexcept {
+  // The host pages go back to the OS: a freed segment costs no host memory.
+  (void)::madvise(ptr, bytes, MADV_DONTNEED);
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  backed_ -= bytes;
+  try {
+    giveRange(static_cast<std::size_t>(static_cast<std::byte*>(ptr) - base_), bytes);
   } catch (...) {
     // The free list could not grow: the range is lost until exit, which is
     // only possible when the host itself is out of memory.
   }
-  add(stats_.reserved_bytes, -signedSize(allocation.size));
-  add(stats_.segments, -1);
-  ++stats_.num_device_free;
-  delete &allocation;
 }
 
-void DeviceMemory::retainPool(MempoolId pool) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++pools_[pool].users;
+void* DeviceMemory::reserveRange(std::size_t bytes) noexcept {
+  return takeAddresses(bytes, false);
 }
 
-void DeviceMemory::releasePool(MempoolId pool) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto found = pools_.find(pool);
-  if (found == pools_.end() || --found->second.users > 0) return;
-  for (auto& [size, allocation] : found->second.cached) returnToDevice(*allocation);
-  pools_.erase(found);
+void DeviceMemory::releaseRange(void* ptr, std::size_t bytes) noexcept {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  try {
+    giveRange(static_cast<std::size_t>(static_cast<std::byte*>(ptr) - base_), bytes);
+  } catch (...) {
+    // As in returnSegment.
+  }
+}
+
+bool DeviceMemory::mapPages(std::size_t bytes) noexcept {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  if (bytes > capacity_ - backed_) return false;
+  backed_ += bytes;
+  return true;
+}
+
+void DeviceMemory::unmapPages(void* ptr, std::size_t bytes) noexcept {
+  (void)::madvise(ptr, bytes, MADV_DONTNEED);
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  backed_ -= bytes;
+}
+
+std::size_t DeviceMemory::backedBytes() const noexcept {
+  std::lock_guard<std::mutex> lock(arena_mutex_);
+  return backed_;
 }
 
 bool DeviceMemory::takeRange(std::size_t size, std::size_t& offset) {
@@ -254,29 +296,48 @@ void DeviceMemory::giveRange(std::size_t offset, std::size_t size) {
   free_by_size_.emplace(size, offset);
 }
 
-std::size_t DeviceMemory::largestFreeBlock() const {
-  return free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
+// ---- DeviceSegments ----
+
+void* DeviceSegments::allocateSegment(DeviceIndex index, std::size_t bytes) {
+  // The allocator checked the index against its device count, which is 1
+  // when openreg has no devices.
+  if (static_cast<std::size_t>(index) >= devices_.size()) return nullptr;
+  return devices_[static_cast<std::size_t>(index)]->takeSegment(bytes);
 }
 
-MemoryStats DeviceMemory::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+void DeviceSegments::freeSegment(DeviceIndex index, void* ptr,
+                                 std::size_t bytes) noexcept {
+  devices_[static_cast<std::size_t>(index)]->returnSegment(ptr, bytes);
 }
 
-void DeviceMemory::resetPeakStats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (Stat* stat :
-       {&stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-        &stats_.requested_bytes, &stats_.allocations, &stats_.segments}) {
-    stat->peak = stat->current;
-  }
+memory::SegmentSource::DeviceMemoryInfo DeviceSegments::memoryInfo(
+    DeviceIndex index) const noexcept {
+  if (static_cast<std::size_t>(index) >= devices_.size()) return {};
+  const DeviceMemory& device = *devices_[static_cast<std::size_t>(index)];
+  return {device.capacity(), device.capacity() - device.backedBytes()};
 }
 
-void DeviceMemory::emptyCache() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [offset, size] : free_by_offset_) {
-    (void)::madvise(base_ + offset, size, MADV_DONTNEED);
-  }
+void* DeviceSegments::reserveAddressRange(DeviceIndex index, std::size_t bytes) {
+  if (static_cast<std::size_t>(index) >= devices_.size()) return nullptr;
+  return devices_[static_cast<std::size_t>(index)]->reserveRange(bytes);
+}
+
+void DeviceSegments::releaseAddressRange(DeviceIndex index, void* base,
+                                         std::size_t bytes) noexcept {
+  devices_[static_cast<std::size_t>(index)]->releaseRange(base, bytes);
+}
+
+bool DeviceSegments::mapPages(DeviceIndex index, void* /*address*/, std::size_t bytes) {
+  if (static_cast<std::size_t>(index) >= devices_.size()) return false;
+  // The pages exist (the range is reserved PROT_NONE, MAP_NORESERVE); mapping
+  // is the capacity accounting. Host pages appear when an operation first
+  // writes them and go back on unmap.
+  return devices_[static_cast<std::size_t>(index)]->mapPages(bytes);
+}
+
+void DeviceSegments::unmapPages(DeviceIndex index, void* address,
+                                std::size_t bytes) noexcept {
+  devices_[static_cast<std::size_t>(index)]->unmapPages(address, bytes);
 }
 
 }  // namespace accel::openreg::detail

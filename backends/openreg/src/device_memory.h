@@ -1,29 +1,41 @@
-// DeviceMemory: the memory of one simulated device, its protection and its
-// accounting.
+// DeviceMemory: the memory of one simulated device — its address range, the
+// raw segments and pages the core caching allocator draws from it, and the
+// live allocations that copies and kernels resolve and open.
 //
-// A device owns a fixed slice of an address range that openreg reserves at
-// start-up with PROT_NONE (no host access). Allocations are page-granular
-// blocks of that slice, handed out best-fit from a free list that coalesces
-// on free. Pages stay PROT_NONE except while an operation that names the
-// allocation runs: grantAccess() makes the block readable and writable when
-// its count of running accessors goes from 0 to 1, revokeAccess() removes the
-// access when it returns to 0, both under the device's mutex, so two kernels
-// on different streams can use one allocation (or different allocations of one
-// device) at once. Because blocks never share a page, access to one block never
-// opens another. The limit of the design: while any operation on a block
-// runs, every host thread can read it too; protection is per block, not per
-// thread.
+// Allocation goes through the core CachingAllocator (accel/memory): openreg
+// only supplies raw memory (DeviceSegments, the SegmentSource below), so the
+// rounding, pools, stream-aware reuse, private pools of graphs, expandable
+// segments, OOM path, stats, history and snapshots are the core's.
 //
-// Blocks are reference counted: the user's DataPtr holds one reference and
-// each queued or captured operation that names the block holds another, so a
-// block freed by the user while work on it is pending is not reused until the
-// work is done (it counts as "active" meanwhile). Blocks allocated during a
-// graph capture belong to the capture's pool: when freed they stay reserved
-// for that pool (reused by its later allocations) until the last graph using
-// the pool is reset or destroyed.
+// The device owns a slice of an address range that openreg reserves at
+// start-up with PROT_NONE. The slice spans kAddressSpanFactor × the device's
+// capacity, but at most `capacity` bytes are backed at once: whole segments
+// and mapped pages count, reserved address ranges do not. That is the model of
+// a device with virtual memory (cuMemAddressReserve/cuMemMap), so expandable
+// segments work. Freed segments and unmapped pages are given back to the OS
+// (madvise(MADV_DONTNEED)).
 //
-// Thread-safety: all members are thread-safe (one mutex per device).
-// Lifetime: never destroyed (the runtime that owns it is leaked on purpose).
+// Pages stay PROT_NONE except while an operation that names an allocation
+// runs: grantAccess() opens the pages the block touches when its count of
+// running accessors goes from 0 to 1, revokeAccess() closes them when it
+// returns to 0, except for a page shared with a neighbouring block that is
+// still open. Limits: while an operation on a block runs, every host thread
+// can read it, and so can the neighbours sharing its first and last page
+// (blocks are 512-byte granular, pages 4 KiB).
+//
+// Allocations are reference counted: the user's DataPtr holds one reference
+// and each queued or captured operation that names the block holds another.
+// The caching allocator's block is returned to the cache when the last
+// reference goes, so a block freed by the user while work on it is pending is
+// not reused until that work is done (it still counts as allocated
+// meanwhile), and a block named by a captured graph stays out of the cache
+// until the graph is reset or destroyed.
+//
+// Thread-safety: all members are thread-safe. The raw-memory functions run
+// under the caching allocator's device lock and take only the arena's own
+// lock (a leaf); the allocation map's lock is never held while calling the
+// allocator. Lifetime: never destroyed (the runtime that owns it is leaked on
+// purpose).
 #pragma once
 
 #include <cstddef>
@@ -33,27 +45,33 @@
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "accel/allocator.h"
 #include "accel/device.h"
-#include "accel/graph.h"
-#include "accel/memory_stats.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/segment_source.h"
+#include "accel/stream.h"
 
 namespace accel::openreg::detail {
 
 class DeviceMemory;
 
-// One block of device memory. Fields other than the range are guarded by
-// the owner's mutex.
+// Address space per device, as a multiple of its capacity: room for
+// expandable segments' reserved ranges next to ordinary segments.
+inline constexpr std::size_t kAddressSpanFactor = 4;
+
+// One allocation handed to the user. Fields other than the range are guarded
+// by the owner's allocation lock.
 struct Allocation {
   DeviceMemory* owner = nullptr;
   std::byte* data = nullptr;
-  std::size_t size = 0;       // whole pages
+  std::size_t size = 0;       // the cache block's bytes
   std::size_t requested = 0;  // what the user asked for
-  MempoolId pool;             // default: not in a graph pool
   int refs = 0;               // the user's (while live) plus operations'
   bool live = false;          // allocated to the user, not freed yet
   int accessors = 0;          // running operations that opened it
+  DataPtr block;              // the caching allocator's block
 };
 
 // A counted reference to an Allocation: keeps the block from being reused
@@ -81,17 +99,23 @@ class AllocationRef {
 
 class DeviceMemory {
  public:
-  // Manages [base, base + capacity); capacity is a multiple of page_size.
+  // Manages [base, base + capacity × kAddressSpanFactor), backing at most
+  // `capacity` bytes (a multiple of page_size) at once.
   DeviceMemory(Device device, std::byte* base, std::size_t capacity,
                std::size_t page_size) noexcept;
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
 
-  // A new allocation of at least `bytes` (> 0) for the user, from `pool` when
-  // that is not the default. Throws OutOfMemory when no free block fits.
-  [[nodiscard]] DataPtr allocate(std::size_t bytes, MempoolId pool);
-  // Counts an OutOfMemory raised on this device's behalf (fault injection).
-  void recordOutOfMemory() noexcept;
+  // The caching allocator serving this device; set once at init, before use.
+  void attach(memory::CachingAllocator& allocator) noexcept { allocator_ = &allocator; }
+
+  // A new allocation of at least `bytes` (> 0) on `stream` (its private pool
+  // while that stream captures a graph). Throws OutOfMemory from the
+  // allocator's OOM path.
+  [[nodiscard]] DataPtr allocate(std::size_t bytes, StreamId stream);
+  // Fault injection: the allocator's OOM path for `bytes` on `stream`, as if
+  // the device refused it; always throws OutOfMemory.
+  [[noreturn]] void failAllocation(std::size_t bytes, StreamId stream);
 
   // The live allocation that contains [ptr, ptr + bytes), referenced.
   // Throws InvalidArgument, naming `what`, for a range that is not inside one
@@ -107,47 +131,80 @@ class DeviceMemory {
   void retain(Allocation& allocation) noexcept;
   void release(Allocation& allocation) noexcept;
 
-  // A graph pool is alive while at least one graph holds it.
-  void retainPool(MempoolId pool);
-  void releasePool(MempoolId pool) noexcept;
-
-  [[nodiscard]] MemoryStats stats() const;
-  void resetPeakStats();
-  // Gives the host pages behind unallocated device memory back to the OS
-  // (madvise(MADV_DONTNEED)); the address range stays reserved.
-  void emptyCache();
+  // ---- raw memory for DeviceSegments (never throw) ----
+  // A segment of `bytes` (a multiple of the page size), or nullptr when the
+  // device's capacity or address range is used up.
+  [[nodiscard]] void* takeSegment(std::size_t bytes) noexcept;
+  void returnSegment(void* ptr, std::size_t bytes) noexcept;
+  // Address range only, nothing backed; nullptr when the range is used up.
+  [[nodiscard]] void* reserveRange(std::size_t bytes) noexcept;
+  void releaseRange(void* ptr, std::size_t bytes) noexcept;
+  // Backs pages of a reserved range; false when the capacity is used up.
+  [[nodiscard]] bool mapPages(std::size_t bytes) noexcept;
+  void unmapPages(void* ptr, std::size_t bytes) noexcept;
+  // Bytes backed now (segments and mapped pages).
+  [[nodiscard]] std::size_t backedBytes() const noexcept;
 
   [[nodiscard]] std::byte* base() const noexcept { return base_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] Device device() const noexcept { return device_; }
 
  private:
-  struct Pool {
-    int users = 0;
-    std::multimap<std::size_t, Allocation*> cached;  // freed blocks, by size
-  };
-
   static void freeFromDataPtr(void* context) noexcept;
   void freeByUser(Allocation& allocation) noexcept;
-
-  // The helpers below require mutex_.
+  // Requires mutex_; returns the allocation to return to the cache, if this
+  // was its last reference (the caller destroys it without the lock).
+  [[nodiscard]] Allocation* dropReference(Allocation& allocation) noexcept;
+  static void returnToCache(Allocation* allocation) noexcept;
+  // A free address range of `bytes`, counted as backed memory when `backed`;
+  // nullptr when none (or, backed, the capacity is used up).
+  [[nodiscard]] void* takeAddresses(std::size_t bytes, bool backed) noexcept;
+  // Requires arena_mutex_.
   bool takeRange(std::size_t size, std::size_t& offset);
   void giveRange(std::size_t offset, std::size_t size);
-  void dropReference(Allocation& allocation) noexcept;
-  void returnToDevice(Allocation& allocation) noexcept;
-  [[nodiscard]] std::size_t largestFreeBlock() const;
+  // The page-aligned range to close when `allocation` closes: without the
+  // first and last page when an open neighbour shares them. Requires mutex_.
+  [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> closableRange(
+      const Allocation& allocation) const noexcept;
 
   const Device device_;
   std::byte* const base_;
   const std::size_t capacity_;
   const std::size_t page_size_;
+  memory::CachingAllocator* allocator_ = nullptr;
 
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;                      // live allocations and access
+  std::map<std::uintptr_t, Allocation*> blocks_;  // live or pending, by address
+
+  mutable std::mutex arena_mutex_;                              // the raw address range
   std::map<std::size_t, std::size_t> free_by_offset_;           // offset -> size
   std::set<std::pair<std::size_t, std::size_t>> free_by_size_;  // {size, offset}
-  std::map<std::uintptr_t, Allocation*> blocks_;  // every reserved block, by address
-  std::map<MempoolId, Pool> pools_;
-  MemoryStats stats_;
+  std::size_t backed_ = 0;
+};
+
+// The SegmentSource of openreg's caching allocator: segments and pages from
+// the devices' address ranges. Synchronous-device events (the defaults) are
+// right for openreg: a block reaches the cache only once no queued or
+// captured operation names it.
+class DeviceSegments final : public memory::SegmentSource {
+ public:
+  DeviceSegments(std::vector<DeviceMemory*> devices, std::size_t page_size) noexcept
+      : devices_(std::move(devices)), page_size_(page_size) {}
+
+  [[nodiscard]] void* allocateSegment(DeviceIndex index, std::size_t bytes) override;
+  void freeSegment(DeviceIndex index, void* ptr, std::size_t bytes) noexcept override;
+  [[nodiscard]] DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override;
+  [[nodiscard]] std::size_t pageSize() const noexcept override { return page_size_; }
+  [[nodiscard]] void* reserveAddressRange(DeviceIndex index, std::size_t bytes) override;
+  void releaseAddressRange(DeviceIndex index, void* base,
+                           std::size_t bytes) noexcept override;
+  [[nodiscard]] bool mapPages(DeviceIndex index, void* address,
+                              std::size_t bytes) override;
+  void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override;
+
+ private:
+  std::vector<DeviceMemory*> devices_;
+  std::size_t page_size_;
 };
 
 }  // namespace accel::openreg::detail

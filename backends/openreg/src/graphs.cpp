@@ -45,6 +45,7 @@ void Graphs::destroy(GraphId id) {
     if (graph->state == State::Capturing) {
       // Abandon the capture so that the stream does not stay in capture mode.
       graph->stream->endCapture(graph->capture);
+      runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool);
       graph->capture.reset();
       graph->state = State::Empty;
     }
@@ -69,24 +70,28 @@ void Graphs::captureBegin(GraphId id, MempoolId pool, CaptureMode mode) {
       graph->state == State::Empty, InvalidArgument, "graphCaptureBegin(): graph ", id,
       " is ", stateName(static_cast<int>(graph->state)),
       "; a graph holds one capture: call graphReset first, or create another graph");
-  const MempoolId chosen =
-      pool.isDefault() ? MempoolId{next_pool_.fetch_add(1, std::memory_order_relaxed), 0}
-                       : pool;
+  memory::CachingAllocator& allocator = runtime_.cachingAllocator();
+  const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
   auto capture = std::make_shared<Capture>();
   capture->graph = id;
   capture->mode = mode;
   capture->thread = std::this_thread::get_id();
   capture->pool = chosen;
-  device.memory.retainPool(chosen);
+  allocator.retainPool(index, chosen);
   try {
-    queue.beginCapture(capture);
+    allocator.beginAllocateToPool(index, chosen, queue.stream());
+    try {
+      queue.beginCapture(capture);
+    } catch (...) {
+      allocator.endAllocateToPool(index, chosen);
+      throw;
+    }
   } catch (...) {
-    device.memory.releasePool(chosen);
+    allocator.releasePool(index, chosen);
     throw;
   }
   graph->state = State::Capturing;
   graph->device = index;
-  graph->memory = &device.memory;
   graph->stream = &queue;
   graph->pool = chosen;
   graph->capture = std::move(capture);
@@ -100,6 +105,7 @@ void Graphs::captureEnd(GraphId id) {
               stateName(static_cast<int>(graph->state)),
               ", not capturing; call graphCaptureBegin first");
   graph->stream->endCapture(graph->capture);
+  runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool);
   std::vector<Operation> operations;
   std::string invalidated;
   {
@@ -162,10 +168,11 @@ MempoolId Graphs::pool(GraphId id) {
 
 void Graphs::resetLocked(Graph& graph) noexcept {
   graph.operations.clear();  // releases the blocks they held, into the pool
-  if (!graph.pool.isDefault() && graph.memory != nullptr)
-    graph.memory->releasePool(graph.pool);
+  if (!graph.pool.isDefault()) {
+    // Returns the pool's free segments once no graph uses it.
+    runtime_.cachingAllocator().releasePool(graph.device, graph.pool);
+  }
   graph.pool = {};
-  graph.memory = nullptr;
   graph.stream = nullptr;
   graph.state = State::Empty;
 }

@@ -9,8 +9,9 @@
 // PyTorch's CUDAGraph does); with true, graphInstantiate must be called.
 //
 // Allocations made while a capture is attached to the allocating thread's
-// current stream come from the capture's private pool (graphPool), shared by
-// every graph captured with the same MempoolId; the pool's memory stays
+// current stream come from the capture's private pool (graphPool) of the core
+// caching allocator (beginAllocateToPool), shared by every graph captured
+// with the same MempoolId; each graph retains the pool, whose memory stays
 // reserved until the last such graph is reset or destroyed, so replays can
 // use the addresses baked into the graph.
 //
@@ -58,9 +59,8 @@ class Graphs {
     std::mutex mutex;  // guards everything below
     State state = State::Empty;
     DeviceIndex device = 0;
-    StreamQueue* stream = nullptr;   // the capturing stream
-    DeviceMemory* memory = nullptr;  // where the pool lives
-    MempoolId pool;                  // held from captureBegin until reset
+    StreamQueue* stream = nullptr;  // the capturing stream
+    MempoolId pool;                 // held from captureBegin until reset
     std::shared_ptr<Capture> capture;
     std::vector<Operation> operations;
   };
@@ -71,7 +71,6 @@ class Graphs {
 
   Runtime& runtime_;
   std::atomic<GraphId> next_graph_{1};
-  std::atomic<std::uint64_t> next_pool_{1};
   mutable std::mutex mutex_;
   std::unordered_map<GraphId, std::shared_ptr<Graph>> graphs_;
 };

@@ -13,9 +13,10 @@
 namespace accel::openreg::detail {
 
 OpenRegHooks::OpenRegHooks(DeviceType type)
-    : AcceleratorHooks(
-          type, Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
-                             HookGroup::Memory, HookGroup::Graphs}) {}
+    : CachingAllocatorHooks(
+          type,
+          Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs}) {}
 
 OpenRegHooks::~OpenRegHooks() = default;
 
@@ -248,27 +249,24 @@ double OpenRegHooks::elapsedTimeImpl(EventId start, EventId end) const {
 
 // ---- memory ----
 
+// Every memory hook runs after the NVI base initialised openreg.
+memory::CachingAllocator& OpenRegHooks::cachingAllocator() const {
+  return Runtime::instance().cachingAllocator();
+}
+
+// A lost device answers nothing, its statistics included.
 MemoryStats OpenRegHooks::memoryStatsImpl(DeviceIndex index) const {
-  DeviceState& device =
-      runtime(HookId::memoryStats).device(index, hookInfo(HookId::memoryStats).name);
-  device.faults.checkNotLost(hookInfo(HookId::memoryStats).name);
-  return device.memory.stats();
+  runtime(HookId::memoryStats)
+      .device(index, hookInfo(HookId::memoryStats).name)
+      .faults.checkNotLost(hookInfo(HookId::memoryStats).name);
+  return CachingAllocatorHooks::memoryStatsImpl(index);
 }
 
 void OpenRegHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
-  DeviceState& device = runtime(HookId::resetPeakMemoryStats)
-                            .device(index, hookInfo(HookId::resetPeakMemoryStats).name);
-  device.faults.checkNotLost(hookInfo(HookId::resetPeakMemoryStats).name);
-  device.memory.resetPeakStats();
-}
-
-void OpenRegHooks::emptyCacheImpl() {
-  Runtime& rt = runtime(HookId::emptyCache);
-  for (int i = 0; i < rt.deviceCount(); ++i) {
-    const auto index = static_cast<DeviceIndex>(i);
-    if (rt.isActive(index))
-      rt.device(index, hookInfo(HookId::emptyCache).name).memory.emptyCache();
-  }
+  runtime(HookId::resetPeakMemoryStats)
+      .device(index, hookInfo(HookId::resetPeakMemoryStats).name)
+      .faults.checkNotLost(hookInfo(HookId::resetPeakMemoryStats).name);
+  CachingAllocatorHooks::resetPeakMemoryStatsImpl(index);
 }
 
 // ---- graphs ----

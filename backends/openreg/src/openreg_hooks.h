@@ -8,9 +8,10 @@
 // anything: they read the configuration, or state that exists only once the
 // runtime does.
 //
-// Declared groups: device, streams, events, memory, graphs. Not
-// memory_history: openreg keeps no allocation history or snapshots yet (they
-// come with the core caching allocator).
+// Declared groups: device, streams, events, memory, memory_history, graphs.
+// The memory groups come from the core caching allocator through
+// memory::CachingAllocatorHooks; openreg adds only the lost-device check to
+// memoryStats and resetPeakMemoryStats.
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered with
 // registerHooks() and never destroyed.
@@ -25,12 +26,13 @@
 #include "accel/default_generators.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks.h"
+#include "accel/memory/memory_hooks.h"
 
 namespace accel::openreg::detail {
 
 class Runtime;
 
-class OpenRegHooks final : public AcceleratorHooks {
+class OpenRegHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
  public:
   explicit OpenRegHooks(DeviceType type);
   ~OpenRegHooks() override;
@@ -72,9 +74,9 @@ class OpenRegHooks final : public AcceleratorHooks {
   void synchronizeEventImpl(EventId event) const override;
   double elapsedTimeImpl(EventId start, EventId end) const override;
 
+  memory::CachingAllocator& cachingAllocator() const override;
   MemoryStats memoryStatsImpl(DeviceIndex index) const override;
   void resetPeakMemoryStatsImpl(DeviceIndex index) override;
-  void emptyCacheImpl() override;
 
   GraphId graphCreateImpl(bool keep_graph) override;
   void graphDestroyImpl(GraphId graph) override;

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -77,7 +78,8 @@ void Runtime::init() {
   Config config = configFromEnvironment();
   const std::size_t page = pageSize();
   const std::size_t capacity = (config.memory_bytes + page - 1) / page * page;
-  const std::size_t stride = capacity + kGuardBytes;
+  // Address space beyond the capacity: expandable segments reserve ranges.
+  const std::size_t stride = capacity * kAddressSpanFactor + kGuardBytes;
   std::byte* base = nullptr;
   if (config.device_count > 0) {
     const std::size_t total = stride * static_cast<std::size_t>(config.device_count);
@@ -105,15 +107,29 @@ void Runtime::init() {
     devices[static_cast<std::size_t>(rule.device)]->faults.loseAfter(
         rule.after_operations);
   }
+  std::vector<DeviceMemory*> memories;
+  for (const auto& state : devices) memories.push_back(&state->memory);
+  std::unique_ptr<DeviceSegments> segments;
+  std::unique_ptr<memory::CachingAllocator> caching_allocator;
+  // With no devices the allocator still serves the memory hooks that take no
+  // index (emptyCache, history, snapshots); it then has one device that no
+  // index check lets anyone allocate on.
+  segments = std::make_unique<DeviceSegments>(std::move(memories), page);
+  caching_allocator = std::make_unique<memory::CachingAllocator>(
+      type, std::max(config.device_count, 1), *segments,
+      memory::allocatorSettingsFromEnvironment());
+  for (const auto& state : devices) state->memory.attach(*caching_allocator);
   fail_allocation_countdown_.store(config.fail_allocation, std::memory_order_relaxed);
   // A device's whole range is its memory for getDeviceFromPtr: openreg
   // resolves single allocations inside it itself (DeviceMemory::resolve).
   for (int i = 0; i < config.device_count; ++i) {
-    addresses_.insert(base + stride * i, capacity, devices[i]->device,
-                      kit::MemoryKind::Device);
+    addresses_.insert(base + stride * i, capacity * kAddressSpanFactor,
+                      devices[i]->device, kit::MemoryKind::Device);
   }
   config_ = std::move(config);
   devices_ = std::move(devices);
+  segments_ = std::move(segments);
+  caching_allocator_ = std::move(caching_allocator);
   installForkHandler();
   initialized_.store(true, std::memory_order_release);
 }
@@ -149,20 +165,18 @@ DataPtr Runtime::allocate(DeviceIndex index, std::size_t bytes) {
   DeviceState& state = device(index, "allocate");
   if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, state.device);
   state.faults.beginOperation("allocate");
+  const StreamId stream = currentStreamId(index);
   if (consumeInjectedAllocationFailure()) {
-    state.memory.recordOutOfMemory();
-    throw OutOfMemory(
-        accel::detail::concat(state.device, " is out of memory: tried to allocate ",
-                              formatByteSize(bytes), " (", bytes,
-                              " bytes), and fault injection (failNthAllocation / "
-                              "ACCEL_OPENREG_FAIL_ALLOC) made this allocation fail; "
-                              "later allocations succeed"));
+    try {
+      state.memory.failAllocation(bytes, stream);
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory(accel::detail::concat(
+          e.what(),
+          " [fault injection (failNthAllocation / ACCEL_OPENREG_FAIL_ALLOC) made "
+          "this allocation fail; later allocations succeed]"));
+    }
   }
-  MempoolId pool;
-  if (std::shared_ptr<Capture> capture = currentQueue(index, "allocate").capture()) {
-    pool = capture->pool;
-  }
-  return state.memory.allocate(bytes, pool);
+  return state.memory.allocate(bytes, stream);
 }
 
 AllocationRef Runtime::resolveOn(DeviceState& device, const void* ptr, std::size_t bytes,

@@ -36,6 +36,7 @@
 #include "accel/device.h"
 #include "accel/kit/address_map.h"
 #include "accel/kit/thread_current.h"
+#include "accel/memory/caching_allocator.h"
 #include "accel/openreg/config.h"
 #include "accel/stream.h"
 #include "device_faults.h"
@@ -116,8 +117,8 @@ class Runtime {
   [[nodiscard]] std::optional<DeviceIndex> deviceOfAddress(
       const void* ptr) const noexcept;
 
-  // Allocates on device `index` (from the capture pool when the calling
-  // thread's current stream there is capturing).
+  // Allocates on device `index` for the calling thread's current stream there
+  // (from the graph's private pool while that stream captures).
   [[nodiscard]] DataPtr allocate(DeviceIndex index, std::size_t bytes);
   // The live allocation holding [ptr, ptr + bytes), which must be on `device`.
   [[nodiscard]] AllocationRef resolveOn(DeviceState& device, const void* ptr,
@@ -132,6 +133,12 @@ class Runtime {
 
   void failNthAllocation(std::uint64_t nth) noexcept;
   void clearFaults() noexcept;
+
+  // Device memory of every device (only after init()): the core caching
+  // allocator over the devices' address ranges.
+  [[nodiscard]] memory::CachingAllocator& cachingAllocator() const noexcept {
+    return *caching_allocator_;
+  }
 
   [[nodiscard]] Events& events() noexcept { return events_; }
   [[nodiscard]] Graphs& graphs() noexcept { return graphs_; }
@@ -149,6 +156,8 @@ class Runtime {
   kit::ThreadCurrent current_;
   kit::AddressMap addresses_;
   std::vector<std::unique_ptr<DeviceState>> devices_;
+  std::unique_ptr<DeviceSegments> segments_;
+  std::unique_ptr<memory::CachingAllocator> caching_allocator_;
   std::atomic<std::uint64_t> fail_allocation_countdown_{0};  // 0: none pending
   Events events_;
   Graphs graphs_;

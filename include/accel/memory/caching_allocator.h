@@ -62,6 +62,14 @@ class ACCEL_API CachingAllocator {
   // and after the observers ran), InvalidArgument for a bad index or stream,
   // DeviceError from the source.
   [[nodiscard]] DataPtr allocate(DeviceIndex index, std::size_t bytes, Stream stream);
+  // Fault injection for simulated backends: runs the out-of-memory path of a
+  // request of `bytes` on `stream` as if the device refused it and every
+  // retry — the cache is freed (oversize blocks, then all), num_alloc_retries
+  // and num_ooms are counted, an oom event is recorded, the observers are
+  // called — and throws that OutOfMemory. Throws InvalidArgument for a bad
+  // index or stream.
+  [[noreturn]] void failAsOutOfMemory(DeviceIndex index, std::size_t bytes,
+                                      Stream stream);
   // Marks the block behind `data` (from this allocator) as used by `stream`:
   // when freed, it is reused only after that stream's work so far completed.
   // Throws InvalidArgument for a DataPtr this allocator did not hand out.

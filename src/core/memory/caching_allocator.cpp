@@ -62,6 +62,15 @@ DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes, Stream 
   return DataPtr(block->ptr, block, &freeFromDataPtr, where);
 }
 
+void CachingAllocator::failAsOutOfMemory(DeviceIndex index, std::size_t bytes,
+                                         Stream stream) {
+  DeviceCache& cache = device(index);
+  ACCEL_CHECK(stream.device == Device::unchecked(type_, index), InvalidArgument,
+              "caching allocator: stream ", stream, " is not a stream of ",
+              Device::unchecked(type_, index));
+  cache.failAsOutOfMemory(bytes, stream.id);
+}
+
 bool CachingAllocator::owns(const DataPtr& data) const noexcept {
   if (data.deleter() != &freeFromDataPtr || data.context() == nullptr) return false;
   return &static_cast<Block*>(data.context())->owner->allocator() == this;

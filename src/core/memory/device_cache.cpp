@@ -109,18 +109,33 @@ Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
         if (block == nullptr) block = newSegment(pool, stream, rounded);
       }
     }
-    if (block == nullptr) {
-      ++stats_.num_ooms;
-      const OutOfMemoryEvent facts = outOfMemoryFacts(rounded, stream);
-      record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);
-      const std::string message = outOfMemoryMessage(facts);
-      lock.unlock();
-      allocator_.notifyOutOfMemory(facts);
-      throw OutOfMemory(message);
-    }
+    if (block == nullptr) raiseOutOfMemory(lock, rounded, stream);
   }
   splitAndMark(block, rounded, bytes);
   return block;
+}
+
+void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
+  // The retry a real shortage gets: the cache is given back, then the device
+  // (which refuses this request) is asked again.
+  ++stats_.num_alloc_retries;
+  if (settings_.max_split_size > 0) (void)releaseCached(true);
+  synchronizeEvents();
+  (void)releaseCached(false);
+  raiseOutOfMemory(lock, std::max(rounded, bytes), stream);
+}
+
+void DeviceCache::raiseOutOfMemory(std::unique_lock<std::mutex>& lock,
+                                   std::size_t rounded, StreamId stream) {
+  ++stats_.num_ooms;
+  const OutOfMemoryEvent facts = outOfMemoryFacts(rounded, stream);
+  record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);
+  const std::string message = outOfMemoryMessage(facts);
+  lock.unlock();
+  allocator_.notifyOutOfMemory(facts);
+  throw OutOfMemory(message);
 }
 
 BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {

@@ -102,6 +102,10 @@ class DeviceCache {
 
   // Throws OutOfMemory after the observers ran.
   [[nodiscard]] Block* allocate(std::size_t bytes, StreamId stream);
+  // The out-of-memory path for `bytes` as if the device refused every request
+  // (fault injection): frees the cache, then throws OutOfMemory after the
+  // observers ran.
+  [[noreturn]] void failAsOutOfMemory(std::size_t bytes, StreamId stream);
   void free(Block* block) noexcept;
   void recordStream(Block* block, StreamId stream);
 
@@ -146,6 +150,9 @@ class DeviceCache {
   void garbageCollect() noexcept;
   void maybeReleasePrivatePool(PrivatePool* pool) noexcept;
   [[nodiscard]] bool fitsLimit(std::size_t bytes) const noexcept;
+  // Counts and records the OOM, unlocks, tells the observers, throws.
+  [[noreturn]] void raiseOutOfMemory(std::unique_lock<std::mutex>& lock,
+                                     std::size_t rounded, StreamId stream);
   [[nodiscard]] OutOfMemoryEvent outOfMemoryFacts(std::size_t rounded,
                                                   StreamId stream) const;
   [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
