@@ -60,10 +60,9 @@ def populate(namespace: Dict[str, Any], type_name: str,
                 self.previous = hooks.exchange_device(self.index)
             return self
 
-        def __exit__(self, *exc: object) -> bool:
+        def __exit__(self, *exc: object) -> None:
             if self.index != -1:
                 hooks.set_device(self.previous)
-            return False
 
     def synchronize(device: DeviceLike = None) -> None:
         """Waits for all work on `device` (default: current). Releases the GIL."""
@@ -143,10 +142,9 @@ def populate(namespace: Dict[str, Any], type_name: str,
                 self.s.__enter__()
             return self.s
 
-        def __exit__(self, *exc: object) -> bool:
+        def __exit__(self, *exc: object) -> None:
             if self.s is not None:
                 self.s.__exit__(*exc)
-            return False
 
     # ---- memory ----
     def memory_stats(device: DeviceLike = None) -> Dict[str, int]:
@@ -231,13 +229,12 @@ def populate(namespace: Dict[str, Any], type_name: str,
                 raise
             return self.g
 
-        def __exit__(self, *exc: object) -> bool:
+        def __exit__(self, *exc: object) -> None:
             try:
                 self.g.capture_end()
             finally:
                 if self.s is not None:
                     self.s.__exit__(*exc)
-            return False
 
     namespace.update({
         "device_type": type_name,

@@ -69,9 +69,10 @@ class BackendRandom:
 
     def seed(self) -> None:
         """Seeds the current device's generator from a non-deterministic source."""
-        self._state.lazy_call(
-            lambda: _C._get_default_generator(self.type, self._hooks.current_device()).seed(),
-            seed=True)
+        def apply() -> None:
+            _C._get_default_generator(self.type, self._hooks.current_device()).seed()
+
+        self._state.lazy_call(apply, seed=True)
 
     def seed_all(self) -> None:
         """Seeds every device from one non-deterministic seed."""

@@ -81,10 +81,9 @@ class device_index:
         if self._inner is not None:
             self._inner.__enter__()
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> None:
         if self._inner is not None:
             self._inner.__exit__(*exc)
-        return False
 
 
 def synchronize(device: DeviceLike = None) -> None:

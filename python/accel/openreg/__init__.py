@@ -14,13 +14,14 @@ from typing import Any, Dict, Optional
 from .. import _C
 from .._backend import _modules, populate
 from .._devices import DeviceLike, index_for
+from .._lazy import state
 from . import random
 from .random import *  # noqa: F401,F403  (manual_seed, get_rng_state, ...)
 
 _C._openreg.register_backend()
 populate(globals(), "openreg", random.RANDOM)
 _modules["openreg"] = sys.modules[__name__]
-_lazy_state = _lazy  # noqa: F821 (defined by populate)
+_lazy_state = state("openreg")
 
 
 def fill_uniform(buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
