@@ -2,8 +2,9 @@
 hooks and capabilities: accel.openreg, accel.cuda and accel.backend("x").
 
 `populate(namespace, type_name)` fills a module's namespace. Probes
-(is_available, is_built, device_count, current_device) are the bound methods
-of accel._C.Hooks themselves, so a call costs one pybind11 call. Everything
+(is_available, is_built, device_count, current_device) are argument-free
+pybind11 functions bound to the type (Hooks.probes), so a call costs one
+pybind11 call. Everything
 that needs an initialised backend initialises it first (accel._lazy). A hook
 group the backend does not declare raises NotSupportedError naming the
 backend and the group (the C++ hooks say so).
@@ -240,10 +241,7 @@ def populate(namespace: Dict[str, Any], type_name: str,
         "device_type": type_name,
         "_hooks": hooks,
         "_lazy": lazy,
-        "is_available": hooks.is_available,
-        "is_built": hooks.is_built,
-        "device_count": hooks.device_count,
-        "current_device": hooks.current_device,
+        **hooks.probes(),
         "capabilities": hooks.capabilities,
         "init": init,
         "is_initialized": is_initialized,

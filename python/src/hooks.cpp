@@ -296,6 +296,28 @@ void bindHooks(py::module_& m) {
             return h.get().isPinnedPtr(reinterpret_cast<const void*>(ptr));
           },
           py::arg("ptr"))
+      .def(
+          "probes",
+          [](const PyHooks& h) {
+            // Argument-free functions with the type captured: a call costs what
+            // a no-op pybind11 call costs, with no `self` to convert.
+            const DeviceType t = h.type;
+            py::dict out;
+            out["is_available"] = py::cpp_function([t] { return getHooks(t).isAvailable(); },
+                                                   py::name("is_available"),
+                                                   py::doc("True if the backend has a usable device. Never raises."));
+            out["is_built"] = py::cpp_function([t] { return getHooks(t).isBuilt(); },
+                                               py::name("is_built"),
+                                               py::doc("True if the backend was built. Never raises."));
+            out["device_count"] = py::cpp_function([t] { return getHooks(t).deviceCount(); },
+                                                   py::name("device_count"),
+                                                   py::doc("Number of devices; 0 on any error."));
+            out["current_device"] = py::cpp_function(
+                [t] { return int(getHooks(t).getCurrentDevice()); }, py::name("current_device"),
+                py::doc("This thread's current device index (0 until set)."));
+            return out;
+          },
+          "The probes as argument-free functions bound to this type.")
       .def("__repr__", [](const PyHooks& h) {
         return "<accel._C.Hooks '" + std::string(deviceTypeName(h.type)) + "'>";
       });
