@@ -5,7 +5,7 @@
 # `python3` first on PATH, then /usr/bin/python3, and the first one that has
 # its development headers (Python.h) and a pybind11 of its own is taken: an
 # importable `pybind11` module, or the system pybind11 (pybind11-dev, CMake
-# package under /usr) when the interpreter is the system one (sys.prefix
+# package under /usr) when the interpreter is (a venv of) the system one (sys.base_prefix
 # /usr). A pyenv or venv interpreter without pybind11 is thus passed over in
 # favour of Debian's, whose python3-* packages the tests use.
 function(accel_choose_python out_exe out_reason)
@@ -28,7 +28,7 @@ try:
     import pybind11  # noqa: F401
     own = True
 except ImportError:
-    own = os.path.realpath(sys.prefix) == '/usr' and os.path.exists('/usr/include/pybind11/pybind11.h')
+    own = os.path.realpath(sys.base_prefix) == '/usr' and os.path.exists('/usr/include/pybind11/pybind11.h')
 print(('headers' if headers else 'no-headers') + ';' + ('pybind11' if own else 'no-pybind11'))
 ]=])
   set(reasons "")
