@@ -50,9 +50,10 @@ PyBuffer makeBuffer(std::size_t nbytes, const py::handle& device, bool pinned) {
     std::optional<DeviceType> type;
     if (!device.is_none()) {
       const Device d = toDevice(device);
-      ACCEL_CHECK(!d.isCpu(), InvalidArgument,
-                  "empty(pinned=True, device=...): name the accelerator whose pinned memory "
-                  "to use (e.g. 'openreg'), not cpu");
+      ACCEL_CHECK(
+          !d.isCpu(), InvalidArgument,
+          "empty(pinned=True, device=...): name the accelerator whose pinned memory "
+          "to use (e.g. 'openreg'), not cpu");
       type = d.type();
     }
     Allocator* allocator = nullptr;
@@ -70,7 +71,9 @@ PyBuffer makeBuffer(std::size_t nbytes, const py::handle& device, bool pinned) {
     // pointer is unique; zero-filled neither here nor on devices.
     const std::size_t rounded = ((nbytes == 0 ? 1 : nbytes) + 63) / 64 * 64;
     void* ptr = std::aligned_alloc(64, rounded);
-    if (ptr == nullptr) throw OutOfMemory("empty: cannot allocate " + std::to_string(nbytes) + " host bytes");
+    if (ptr == nullptr)
+      throw OutOfMemory("empty: cannot allocate " + std::to_string(nbytes) +
+                        " host bytes");
     storage->data = DataPtr(ptr, ptr, &freeHost, Device(DeviceType::CPU));
     storage->device = Device(DeviceType::CPU);
     return PyBuffer{std::move(storage)};
@@ -97,17 +100,19 @@ class HostView {
     const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
       PyErr_Clear();
-      throw InvalidArgument(std::string("expected an accel.Buffer or a ") +
-                            (writable ? "writable " : "") +
-                            "C-contiguous Python buffer (bytes, bytearray, numpy array), got " +
-                            std::string(py::str(py::type::handle_of(object).attr("__name__"))));
+      throw InvalidArgument(
+          std::string("expected an accel.Buffer or a ") + (writable ? "writable " : "") +
+          "C-contiguous Python buffer (bytes, bytearray, numpy array), got " +
+          std::string(py::str(py::type::handle_of(object).attr("__name__"))));
     }
   }
   HostView(const HostView&) = delete;
   HostView& operator=(const HostView&) = delete;
   ~HostView() { PyBuffer_Release(&view_); }
   [[nodiscard]] void* data() const noexcept { return view_.buf; }
-  [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(view_.len); }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return static_cast<std::size_t>(view_.len);
+  }
 
  private:
   Py_buffer view_{};
@@ -128,9 +133,10 @@ int getBuffer(PyObject* self, Py_buffer* view, int flags) {
     return -1;
   }
   if (!buffer->storage->hostAccessible()) {
-    const std::string message = "accel.Buffer on " + buffer->storage->device.str() +
-                                " is device memory the host cannot read; copy it to the host "
-                                "first (tobytes(), or copy_ into a host buffer)";
+    const std::string message =
+        "accel.Buffer on " + buffer->storage->device.str() +
+        " is device memory the host cannot read; copy it to the host "
+        "first (tobytes(), or copy_ into a host buffer)";
     PyErr_SetString(PyExc_BufferError, message.c_str());
     return -1;
   }
@@ -184,7 +190,8 @@ void capsuleDestructor(PyObject* capsule) {
   if (PyCapsule_IsValid(capsule, "dltensor") == 0) return;
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
-  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  auto* managed =
+      static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
   if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
   PyErr_Restore(type, value, traceback);
 }
@@ -192,9 +199,10 @@ void capsuleDestructor(PyObject* capsule) {
 py::object toDLPack(const PyBuffer& buffer) {
   const BufferStorage& s = *buffer.storage;
   if (!s.hostAccessible()) {
-    throw py::buffer_error("accel.Buffer on " + s.device.str() +
-                           " is device memory no DLPack consumer here can read; copy it to "
-                           "a host buffer first");
+    throw py::buffer_error(
+        "accel.Buffer on " + s.device.str() +
+        " is device memory no DLPack consumer here can read; copy it to "
+        "a host buffer first");
   }
   auto exported = std::make_unique<DLPackExport>();
   exported->keep = buffer.storage;
@@ -220,14 +228,14 @@ void copyInto(const PyBuffer& dst, const py::handle& src) {
   if (py::isinstance<PyBuffer>(src)) {
     const BufferStorage& s = *src.cast<const PyBuffer&>().storage;
     checkSameSize("copy_", d.nbytes, s.nbytes);
-    copyBetween(d.ptr(), d.device, d.hostAccessible(), s.ptr(), s.device, s.hostAccessible(),
-                d.nbytes);
+    copyBetween(d.ptr(), d.device, d.hostAccessible(), s.ptr(), s.device,
+                s.hostAccessible(), d.nbytes);
     return;
   }
   HostView view(src, /*writable=*/false);
   checkSameSize("copy_", d.nbytes, view.size());
-  copyBetween(d.ptr(), d.device, d.hostAccessible(), view.data(), Device(DeviceType::CPU), true,
-              d.nbytes);
+  copyBetween(d.ptr(), d.device, d.hostAccessible(), view.data(), Device(DeviceType::CPU),
+              true, d.nbytes);
 }
 
 template <typename T>
@@ -247,7 +255,9 @@ BufferView bufferView(const py::handle& buffer, const char* what) {
   return {s.ptr(), s.nbytes, s.device, s.hostAccessible()};
 }
 
-void registerCopyFunction(DeviceType type, CopyFunction copy) { copyFunctions()[type] = copy; }
+void registerCopyFunction(DeviceType type, CopyFunction copy) {
+  copyFunctions()[type] = copy;
+}
 
 void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
                  Device src_device, bool src_host, std::size_t bytes) {
@@ -258,14 +268,15 @@ void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
     return;
   }
   const Device device = dst_host ? src_device : dst_device;
-  ACCEL_CHECK(dst_host || src_host || dst_device.type() == src_device.type(), NotSupported,
-              "copy from ", src_device.str(), " to ", dst_device.str(),
+  ACCEL_CHECK(dst_host || src_host || dst_device.type() == src_device.type(),
+              NotSupported, "copy from ", src_device.str(), " to ", dst_device.str(),
               ": copies between two device types go through host memory; copy to a host "
               "buffer first");
   auto found = copyFunctions().find(device.type());
-  ACCEL_CHECK(found != copyFunctions().end(), NotSupported, "copy to or from ", device.str(),
-              ": the Python binding has no copy function for '", deviceTypeName(device.type()),
-              "' device memory (the hooks have no copy hook); only openreg's is built in");
+  ACCEL_CHECK(
+      found != copyFunctions().end(), NotSupported, "copy to or from ", device.str(),
+      ": the Python binding has no copy function for '", deviceTypeName(device.type()),
+      "' device memory (the hooks have no copy hook); only openreg's is built in");
   py::gil_scoped_release release;
   found->second(dst, src, bytes);
 }
@@ -274,14 +285,22 @@ void bindBuffer(py::module_& m) {
   py::class_<PyBuffer> cls(m, "Buffer",
                            "Bytes on a device, or in host memory (pinned or not). Host "
                            "buffers support the buffer protocol and DLPack.");
-  cls.def_property_readonly("device", [](const PyBuffer& b) { return b.storage->device; },
-                            "Where the bytes are; pinned buffers are on cpu.")
-      .def_property_readonly("nbytes", [](const PyBuffer& b) { return b.storage->nbytes; })
-      .def_property_readonly("is_pinned", [](const PyBuffer& b) { return b.storage->pinned; })
-      .def_property_readonly("is_host_accessible",
-                             [](const PyBuffer& b) { return b.storage->hostAccessible(); })
-      .def("data_ptr", [](const PyBuffer& b) { return reinterpret_cast<std::uintptr_t>(b.storage->ptr()); },
-           "The address of the first byte, as an int.")
+  cls.def_property_readonly(
+         "device", [](const PyBuffer& b) { return b.storage->device; },
+         "Where the bytes are; pinned buffers are on cpu.")
+      .def_property_readonly("nbytes",
+                             [](const PyBuffer& b) { return b.storage->nbytes; })
+      .def_property_readonly("is_pinned",
+                             [](const PyBuffer& b) { return b.storage->pinned; })
+      .def_property_readonly(
+          "is_host_accessible",
+          [](const PyBuffer& b) { return b.storage->hostAccessible(); })
+      .def(
+          "data_ptr",
+          [](const PyBuffer& b) {
+            return reinterpret_cast<std::uintptr_t>(b.storage->ptr());
+          },
+          "The address of the first byte, as an int.")
       .def("__len__", [](const PyBuffer& b) { return b.storage->nbytes; })
       .def(
           "copy_",
@@ -302,15 +321,18 @@ void bindBuffer(py::module_& m) {
             HostView view(dst, /*writable=*/true);
             checkSameSize("copy_to", view.size(), b.storage->nbytes);
             copyBetween(view.data(), Device(DeviceType::CPU), true, b.storage->ptr(),
-                        b.storage->device, b.storage->hostAccessible(), b.storage->nbytes);
+                        b.storage->device, b.storage->hostAccessible(),
+                        b.storage->nbytes);
           },
-          py::arg("dst"), "Copies this buffer into `dst` (a Buffer or a writable Python buffer).")
+          py::arg("dst"),
+          "Copies this buffer into `dst` (a Buffer or a writable Python buffer).")
       .def(
           "tobytes",
           [](const PyBuffer& b) {
             std::string out(b.storage->nbytes, '\0');
             copyBetween(out.data(), Device(DeviceType::CPU), true, b.storage->ptr(),
-                        b.storage->device, b.storage->hostAccessible(), b.storage->nbytes);
+                        b.storage->device, b.storage->hostAccessible(),
+                        b.storage->nbytes);
             return py::bytes(out);
           },
           "The contents as bytes (a copy).")
@@ -324,9 +346,8 @@ void bindBuffer(py::module_& m) {
           py::arg("device"), "A copy of this buffer on `device`.")
       .def(
           "__dlpack__",
-          [](const PyBuffer& b, const py::object& /*stream*/, const py::kwargs& /*extra*/) {
-            return toDLPack(b);
-          },
+          [](const PyBuffer& b, const py::object& /*stream*/,
+             const py::kwargs& /*extra*/) { return toDLPack(b); },
           py::arg("stream") = py::none(),
           "A DLPack capsule of the bytes (1-D uint8) for host buffers; the capsule keeps "
           "the memory alive. Device buffers raise BufferError.")
@@ -364,8 +385,8 @@ void bindBuffer(py::module_& m) {
           fillUniform(typedSpan<float>(view.data(), view.size(), "_host_fill_uniform"),
                       static_cast<float>(low), static_cast<float>(high), from);
         } else if (dtype == "float64") {
-          fillUniform(typedSpan<double>(view.data(), view.size(), "_host_fill_uniform"), low,
-                      high, from);
+          fillUniform(typedSpan<double>(view.data(), view.size(), "_host_fill_uniform"),
+                      low, high, from);
         } else {
           throw InvalidArgument("dtype '" + dtype + "': use 'float32' or 'float64'");
         }
@@ -383,8 +404,8 @@ void bindBuffer(py::module_& m) {
           fillNormal(typedSpan<float>(view.data(), view.size(), "_host_fill_normal"),
                      static_cast<float>(mean), static_cast<float>(stddev), from);
         } else if (dtype == "float64") {
-          fillNormal(typedSpan<double>(view.data(), view.size(), "_host_fill_normal"), mean,
-                     stddev, from);
+          fillNormal(typedSpan<double>(view.data(), view.size(), "_host_fill_normal"),
+                     mean, stddev, from);
         } else {
           throw InvalidArgument("dtype '" + dtype + "': use 'float32' or 'float64'");
         }

@@ -20,13 +20,14 @@ PyObject* g_not_available = nullptr;
 PyObject* g_out_of_memory = nullptr;
 PyObject* g_device_error = nullptr;
 
-PyObject* makeClass(py::module_& m, const char* name, std::initializer_list<PyObject*> bases,
-                    const char* doc) {
+PyObject* makeClass(py::module_& m, const char* name,
+                    std::initializer_list<PyObject*> bases, const char* doc) {
   py::tuple base_tuple(bases.size());
   std::size_t i = 0;
   for (PyObject* base : bases) base_tuple[i++] = py::reinterpret_borrow<py::object>(base);
   const std::string qualified = std::string("accel.") + name;
-  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base_tuple.ptr(), nullptr);
+  PyObject* cls =
+      PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base_tuple.ptr(), nullptr);
   if (cls == nullptr) throw py::error_already_set();
   m.add_object(name, py::reinterpret_borrow<py::object>(cls));
   return cls;

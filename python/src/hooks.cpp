@@ -24,10 +24,9 @@ struct PyHooks {
 
 using Release = py::call_guard<py::gil_scoped_release>;
 
-constexpr HookGroup kAllGroups[] = {HookGroup::Low,    HookGroup::High,
-                                    HookGroup::Device, HookGroup::Streams,
-                                    HookGroup::Events, HookGroup::Memory,
-                                    HookGroup::MemoryHistory, HookGroup::Graphs};
+constexpr HookGroup kAllGroups[] = {
+    HookGroup::Low,    HookGroup::High,   HookGroup::Device,        HookGroup::Streams,
+    HookGroup::Events, HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs};
 
 HookGroup groupFromName(std::string_view name) {
   for (HookGroup group : kAllGroups) {
@@ -38,7 +37,8 @@ HookGroup groupFromName(std::string_view name) {
     known += known.empty() ? "" : ", ";
     known += hookGroupName(group);
   }
-  throw InvalidArgument("unknown hook group '" + std::string(name) + "'; groups are " + known);
+  throw InvalidArgument("unknown hook group '" + std::string(name) + "'; groups are " +
+                        known);
 }
 
 void addStat(py::dict& out, const char* name, const Stat& stat) {
@@ -68,9 +68,12 @@ py::dict statsDict(const MemoryStats& stats) {
 
 const char* blockStateName(MemoryBlock::State state) {
   switch (state) {
-    case MemoryBlock::State::Free: return "inactive";
-    case MemoryBlock::State::Allocated: return "active_allocated";
-    case MemoryBlock::State::ActivePendingFree: return "active_pending_free";
+    case MemoryBlock::State::Free:
+      return "inactive";
+    case MemoryBlock::State::Allocated:
+      return "active_allocated";
+    case MemoryBlock::State::ActivePendingFree:
+      return "active_pending_free";
   }
   return "inactive";
 }
@@ -78,13 +81,20 @@ const char* blockStateName(MemoryBlock::State state) {
 const char* actionName(MemoryTraceEntry::Action action) {
   using A = MemoryTraceEntry::Action;
   switch (action) {
-    case A::Alloc: return "alloc";
-    case A::FreeRequested: return "free_requested";
-    case A::FreeCompleted: return "free_completed";
-    case A::SegmentAlloc: return "segment_alloc";
-    case A::SegmentFree: return "segment_free";
-    case A::Snapshot: return "snapshot";
-    case A::Oom: return "oom";
+    case A::Alloc:
+      return "alloc";
+    case A::FreeRequested:
+      return "free_requested";
+    case A::FreeCompleted:
+      return "free_completed";
+    case A::SegmentAlloc:
+      return "segment_alloc";
+    case A::SegmentFree:
+      return "segment_free";
+    case A::Snapshot:
+      return "snapshot";
+    case A::Oom:
+      return "oom";
   }
   return "alloc";
 }
@@ -165,12 +175,14 @@ HistoryRecording recordingFromName(const std::optional<std::string>& enabled) {
 }  // namespace
 
 void bindHooks(py::module_& m) {
-  py::class_<PyHooks>(m, "Hooks",
-                      "One backend's hooks, found by device type name. Methods take device "
-                      "indices (-1 = current device) and follow docs/hooks.md.")
+  py::class_<PyHooks>(
+      m, "Hooks",
+      "One backend's hooks, found by device type name. Methods take device "
+      "indices (-1 = current device) and follow docs/hooks.md.")
       .def(py::init([](const std::string& type) { return PyHooks{typeFromName(type)}; }),
            py::arg("type"))
-      .def_property_readonly("name", [](const PyHooks& h) { return std::string(h.get().name()); })
+      .def_property_readonly("name",
+                             [](const PyHooks& h) { return std::string(h.get().name()); })
       .def_property_readonly("is_registered",
                              [](const PyHooks& h) { return isHooksRegistered(h.type); })
       .def(
@@ -192,10 +204,13 @@ void bindHooks(py::module_& m) {
       .def("is_built", [](const PyHooks& h) { return h.get().isBuilt(); })
       .def("is_available", [](const PyHooks& h) { return h.get().isAvailable(); })
       .def("device_count", [](const PyHooks& h) { return h.get().deviceCount(); })
-      .def("current_device", [](const PyHooks& h) { return int(h.get().getCurrentDevice()); })
+      .def("current_device",
+           [](const PyHooks& h) { return int(h.get().getCurrentDevice()); })
       .def(
           "set_device",
-          [](const PyHooks& h, long long i) { h.get().setCurrentDevice(toDeviceIndex(i)); },
+          [](const PyHooks& h, long long i) {
+            h.get().setCurrentDevice(toDeviceIndex(i));
+          },
           py::arg("index"))
       .def(
           "exchange_device",
@@ -214,7 +229,8 @@ void bindHooks(py::module_& m) {
           Release(), "Context::lazyInitDevice: initialises the backend once per process.")
       .def("is_initialized",
            [](const PyHooks& h) { return globalContext().isInitialized(h.type); })
-      .def("is_poisoned_by_fork", [](const PyHooks& h) { return isPoisonedByFork(h.type); })
+      .def("is_poisoned_by_fork",
+           [](const PyHooks& h) { return isPoisonedByFork(h.type); })
       .def(
           "has_primary_context",
           [](const PyHooks& h, long long i) {
@@ -226,14 +242,19 @@ void bindHooks(py::module_& m) {
           [](const PyHooks& h, long long i) {
             return h.get().getDefaultGenerator(toDeviceIndex(i));
           },
-          py::arg("index") = -1, "The hooks' own getDefaultGenerator (no context, no init).")
+          py::arg("index") = -1,
+          "The hooks' own getDefaultGenerator (no context, no init).")
       .def(
           "new_generator",
-          [](const PyHooks& h, long long i) { return h.get().getNewGenerator(toDeviceIndex(i)); },
+          [](const PyHooks& h, long long i) {
+            return h.get().getNewGenerator(toDeviceIndex(i));
+          },
           py::arg("index") = -1)
       .def(
           "synchronize",
-          [](const PyHooks& h, long long i) { h.get().deviceSynchronize(toDeviceIndex(i)); },
+          [](const PyHooks& h, long long i) {
+            h.get().deviceSynchronize(toDeviceIndex(i));
+          },
           py::arg("index") = -1, Release())
       .def("show_config", [](const PyHooks& h) { return h.get().showConfig(); })
       .def(
@@ -249,10 +270,13 @@ void bindHooks(py::module_& m) {
           [](const PyHooks& h, long long i) {
             return statsDict(h.get().memoryStats(toDeviceIndex(i)));
           },
-          py::arg("index") = -1, "memoryStats as a dict with PyTorch's flattened key names.")
+          py::arg("index") = -1,
+          "memoryStats as a dict with PyTorch's flattened key names.")
       .def(
           "reset_peak_memory_stats",
-          [](const PyHooks& h, long long i) { h.get().resetPeakMemoryStats(toDeviceIndex(i)); },
+          [](const PyHooks& h, long long i) {
+            h.get().resetPeakMemoryStats(toDeviceIndex(i));
+          },
           py::arg("index") = -1)
       .def(
           "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
@@ -283,7 +307,8 @@ void bindHooks(py::module_& m) {
             return snapshotDict(snapshot);
           },
           py::arg("device") = -1, py::arg("all_devices") = true,
-          py::arg("include_trace") = true, "memorySnapshot in torch's snapshot dict form.")
+          py::arg("include_trace") = true,
+          "memorySnapshot in torch's snapshot dict form.")
       .def(
           "device_from_ptr",
           [](const PyHooks& h, std::uintptr_t ptr) {
@@ -303,17 +328,18 @@ void bindHooks(py::module_& m) {
             // a no-op pybind11 call costs, with no `self` to convert.
             const DeviceType t = h.type;
             py::dict out;
-            out["is_available"] = py::cpp_function([t] { return getHooks(t).isAvailable(); },
-                                                   py::name("is_available"),
-                                                   py::doc("True if the backend has a usable device. Never raises."));
-            out["is_built"] = py::cpp_function([t] { return getHooks(t).isBuilt(); },
-                                               py::name("is_built"),
-                                               py::doc("True if the backend was built. Never raises."));
-            out["device_count"] = py::cpp_function([t] { return getHooks(t).deviceCount(); },
-                                                   py::name("device_count"),
-                                                   py::doc("Number of devices; 0 on any error."));
+            out["is_available"] = py::cpp_function(
+                [t] { return getHooks(t).isAvailable(); }, py::name("is_available"),
+                py::doc("True if the backend has a usable device. Never raises."));
+            out["is_built"] = py::cpp_function(
+                [t] { return getHooks(t).isBuilt(); }, py::name("is_built"),
+                py::doc("True if the backend was built. Never raises."));
+            out["device_count"] = py::cpp_function(
+                [t] { return getHooks(t).deviceCount(); }, py::name("device_count"),
+                py::doc("Number of devices; 0 on any error."));
             out["current_device"] = py::cpp_function(
-                [t] { return int(getHooks(t).getCurrentDevice()); }, py::name("current_device"),
+                [t] { return int(getHooks(t).getCurrentDevice()); },
+                py::name("current_device"),
                 py::doc("This thread's current device index (0 until set)."));
             return out;
           },
@@ -332,14 +358,18 @@ void bindHooks(py::module_& m) {
       py::arg("type"), py::arg("index") = -1, Release(),
       "Context::defaultGenerator(Device(type, index)): initialises the backend first.");
   m.def(
-      "_lazy_init", [](const std::string& type) { globalContext().lazyInitDevice(typeFromName(type)); },
+      "_lazy_init",
+      [](const std::string& type) { globalContext().lazyInitDevice(typeFromName(type)); },
       py::arg("type"), Release());
   m.def(
       "_is_initialized",
-      [](const std::string& type) { return globalContext().isInitialized(typeFromName(type)); },
+      [](const std::string& type) {
+        return globalContext().isInitialized(typeFromName(type));
+      },
       py::arg("type"));
   m.def(
-      "_manual_seed", [](const py::handle& seed) { globalContext().manualSeed(toSeed(seed)); },
+      "_manual_seed",
+      [](const py::handle& seed) { globalContext().manualSeed(toSeed(seed)); },
       py::arg("seed"), "Context::manualSeed: CPU and every initialised backend.");
   m.def(
       "_current_accelerator",
@@ -351,14 +381,17 @@ void bindHooks(py::module_& m) {
       "The accelerator programs should use, or None.");
   m.def(
       "_set_current_accelerator",
-      [](const std::string& type) { globalContext().setCurrentAccelerator(typeFromName(type)); },
+      [](const std::string& type) {
+        globalContext().setCurrentAccelerator(typeFromName(type));
+      },
       py::arg("type"));
   m.def("_clear_current_accelerator", [] { globalContext().clearCurrentAccelerator(); });
   m.def(
       "_registered_types",
       [] {
         std::vector<std::string> names;
-        for (DeviceType type : registeredHooksTypes()) names.emplace_back(deviceTypeName(type));
+        for (DeviceType type : registeredHooksTypes())
+          names.emplace_back(deviceTypeName(type));
         return names;
       },
       "Names of the device types with a registered backend, in registration order.");
@@ -371,10 +404,12 @@ void bindHooks(py::module_& m) {
       },
       "Every known device type name (built in and registered at run time).");
   m.def(
-      "_device_type_code", [](const std::string& type) { return int(toIndex(typeFromName(type))); },
+      "_device_type_code",
+      [](const std::string& type) { return int(toIndex(typeFromName(type))); },
       py::arg("type"), "The numeric DeviceType (Stream.pack3's third integer).");
   m.def(
-      "_hooks_origin", [](const std::string& type) { return hooksOrigin(typeFromName(type)); },
+      "_hooks_origin",
+      [](const std::string& type) { return hooksOrigin(typeFromName(type)); },
       py::arg("type"));
 }
 

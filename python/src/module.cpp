@@ -23,5 +23,6 @@ PYBIND11_MODULE(_C, m) {
   m.attr("_has_openreg") = false;
 #endif
   // The baseline of bench/python: the cheapest call pybind11 can make.
-  m.def("_noop", [] {}, "Does nothing; the call-overhead baseline of the benchmarks.");
+  m.def(
+      "_noop", [] {}, "Does nothing; the call-overhead baseline of the benchmarks.");
 }

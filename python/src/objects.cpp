@@ -20,15 +20,17 @@ DeviceType typeFromName(std::string_view name) {
 
 DeviceIndex toDeviceIndex(long long index) {
   ACCEL_CHECK(index >= kCurrentDevice && index < kMaxDevicesPerType, InvalidArgument,
-              "device index ", index, " is out of range: use -1 (the current device) or 0 to ",
+              "device index ", index,
+              " is out of range: use -1 (the current device) or 0 to ",
               kMaxDevicesPerType - 1, ", below the backend's device count");
   return static_cast<DeviceIndex>(index);
 }
 
 std::uint64_t toSeed(const py::handle& seed) {
   if (!PyLong_Check(seed.ptr()) || PyBool_Check(seed.ptr())) {
-    throw InvalidArgument("a seed must be an int, not " +
-                          std::string(py::str(py::type::handle_of(seed).attr("__name__"))));
+    throw InvalidArgument(
+        "a seed must be an int, not " +
+        std::string(py::str(py::type::handle_of(seed).attr("__name__"))));
   }
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(seed.ptr(), &overflow);
@@ -58,7 +60,8 @@ py::bytes stateBytes(const std::vector<std::uint8_t>& state) {
 void setStateFrom(Generator& generator, const py::buffer& state) {
   py::buffer_info info = state.request();
   ACCEL_CHECK(info.ndim <= 1 && (info.ndim == 0 || info.strides[0] == info.itemsize),
-              InvalidArgument, "a generator state must be contiguous bytes (as get_state() returns)");
+              InvalidArgument,
+              "a generator state must be contiguous bytes (as get_state() returns)");
   const auto* data = static_cast<const std::uint8_t*>(info.ptr);
   generator.setState(std::span<const std::uint8_t>(
       data, static_cast<std::size_t>(info.size * info.itemsize)));
@@ -70,16 +73,18 @@ void bindObjects(py::module_& m) {
   py::class_<Device>(m, "Device",
                      "A device: a type and an index, e.g. Device('openreg:1') or "
                      "Device('openreg', 1). Index None means 'the current device'.")
-      .def(py::init([](const std::string& text) { return Device::parse(text); }), py::arg("device"),
+      .def(py::init([](const std::string& text) { return Device::parse(text); }),
+           py::arg("device"),
            "Parses 'type' or 'type:index'. Raises InvalidArgumentError on bad text.")
       .def(py::init([](const std::string& type, long long index) {
              return Device(typeFromName(type), toDeviceIndex(index));
            }),
-           py::arg("type"), py::arg("index"), "A device of a registered type and an index.")
+           py::arg("type"), py::arg("index"),
+           "A device of a registered type and an index.")
       .def(py::init([](const Device& device) { return device; }), py::arg("device"))
-      .def_property_readonly("type",
-                             [](const Device& d) { return std::string(deviceTypeName(d.type())); },
-                             "The device type's name, e.g. 'openreg'.")
+      .def_property_readonly(
+          "type", [](const Device& d) { return std::string(deviceTypeName(d.type())); },
+          "The device type's name, e.g. 'openreg'.")
       .def_property_readonly(
           "index",
           [](const Device& d) -> std::optional<int> {
@@ -89,16 +94,21 @@ void bindObjects(py::module_& m) {
           "The index, or None for 'the current device of this type'.")
       .def("__str__", &Device::str)
       .def("__repr__", [](const Device& d) { return "accel.Device('" + d.str() + "')"; })
-      .def("__eq__", [](const Device& a, const Device& b) { return a == b; }, py::is_operator())
-      .def("__eq__", [](const Device&, const py::object&) { return false; }, py::is_operator())
+      .def(
+          "__eq__", [](const Device& a, const Device& b) { return a == b; },
+          py::is_operator())
+      .def(
+          "__eq__", [](const Device&, const py::object&) { return false; },
+          py::is_operator())
       .def("__hash__", [](const Device& d) { return std::hash<Device>{}(d); })
       .def("__reduce__", [](const Device& d) {
         return py::make_tuple(py::type::of<Device>(), py::make_tuple(d.str()));
       });
 
-  py::class_<Generator>(m, "Generator",
-                        "A handle to a Philox4x32-10 random-number generator: a seed and an "
-                        "offset into its stream. Copies share state; clone() does not.")
+  py::class_<Generator>(
+      m, "Generator",
+      "A handle to a Philox4x32-10 random-number generator: a seed and an "
+      "offset into its stream. Copies share state; clone() does not.")
       .def_property_readonly("device", &Generator::device, "The device it serves.")
       .def(
           "manual_seed",
@@ -133,10 +143,12 @@ void bindObjects(py::module_& m) {
       .def_property_readonly(
           "engine", [](const Generator& g) { return std::string(g.impl().engineName()); },
           "The engine's name.")
-      .def("__eq__", [](const Generator& a, const Generator& b) { return a == b; },
-           py::is_operator())
-      .def("__eq__", [](const Generator&, const py::object&) { return false; },
-           py::is_operator())
+      .def(
+          "__eq__", [](const Generator& a, const Generator& b) { return a == b; },
+          py::is_operator())
+      .def(
+          "__eq__", [](const Generator&, const py::object&) { return false; },
+          py::is_operator())
       .def("__hash__",
            [](const Generator& g) { return std::hash<const void*>{}(&g.impl()); })
       .def("__repr__", [](const Generator& g) {
@@ -162,7 +174,8 @@ void bindObjects(py::module_& m) {
       .def("__repr__", [](const DeviceProperties& p) {
         return "DeviceProperties(name='" + p.name +
                "', total_memory=" + std::to_string(p.total_memory_bytes >> 20) +
-               "MB, multi_processor_count=" + std::to_string(p.multiprocessor_count) + ")";
+               "MB, multi_processor_count=" + std::to_string(p.multiprocessor_count) +
+               ")";
       });
 }
 

@@ -14,15 +14,18 @@ namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
 
-void openregCopy(void* dst, const void* src, std::size_t bytes) { openreg::copy(dst, src, bytes); }
+void openregCopy(void* dst, const void* src, std::size_t bytes) {
+  openreg::copy(dst, src, bytes);
+}
 
 // The device buffer a fill writes, with its element count for `dtype`.
 template <typename T>
 std::pair<T*, std::size_t> fillTarget(const py::handle& buffer, const char* what) {
   const BufferView view = bufferView(buffer, what);
-  ACCEL_CHECK(view.device.type() == openreg::deviceType(), InvalidArgument, what,
-              ": the buffer is on ", view.device.str(),
-              ", not an openreg device; allocate it with accel.empty(n, device='openreg:0')");
+  ACCEL_CHECK(
+      view.device.type() == openreg::deviceType(), InvalidArgument, what,
+      ": the buffer is on ", view.device.str(),
+      ", not an openreg device; allocate it with accel.empty(n, device='openreg:0')");
   ACCEL_CHECK(view.nbytes % sizeof(T) == 0, InvalidArgument, what, ": ", view.nbytes,
               " bytes is not a whole number of ", sizeof(T), "-byte elements");
   return {static_cast<T*>(view.data), view.nbytes / sizeof(T)};
@@ -33,8 +36,10 @@ Stream fillStream(const py::handle& buffer, const py::object& stream, const char
   if (stream.is_none()) {
     return getHooks(openreg::deviceType()).getCurrentStream(view.device.index());
   }
-  const auto packed = stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
-  const Stream s = Stream::unpack3(std::get<0>(packed), std::get<1>(packed), std::get<2>(packed));
+  const auto packed =
+      stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
+  const Stream s =
+      Stream::unpack3(std::get<0>(packed), std::get<1>(packed), std::get<2>(packed));
   ACCEL_CHECK(s.device == view.device, InvalidArgument, what, ": the stream is on ",
               s.device.str(), " but the buffer on ", view.device.str());
   return s;
@@ -74,16 +79,20 @@ void bindOpenReg(py::module_& m) {
   py::module_ o = m.def_submodule("_openreg", "openreg's extras (fills, faults, units).");
   registerCopyFunction(openreg::deviceType(), &openregCopy);
 
-  o.def("register_backend", [] { (void)openreg::registerBackend(); },
-        "Registers the openreg hooks (once per process; no device is touched).");
-  o.def("library_path", [] {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&openreg::registerBackend), &info) == 0 ||
-        info.dli_fname == nullptr) {
-      return std::string();
-    }
-    return std::string(info.dli_fname);
-  }, "Path of the libaccel_openreg.so this module uses.");
+  o.def(
+      "register_backend", [] { (void)openreg::registerBackend(); },
+      "Registers the openreg hooks (once per process; no device is touched).");
+  o.def(
+      "library_path",
+      [] {
+        Dl_info info{};
+        if (dladdr(reinterpret_cast<void*>(&openreg::registerBackend), &info) == 0 ||
+            info.dli_fname == nullptr) {
+          return std::string();
+        }
+        return std::string(info.dli_fname);
+      },
+      "Path of the libaccel_openreg.so this module uses.");
   o.def(
       "fill_uniform",
       [](const py::handle& buffer, double low, double high, const std::string& dtype,
@@ -114,7 +123,8 @@ void bindOpenReg(py::module_& m) {
       },
       py::arg("index"), py::arg("operations"));
   o.def(
-      "is_device_lost", [](long long index) { return openreg::isDeviceLost(toDeviceIndex(index)); },
+      "is_device_lost",
+      [](long long index) { return openreg::isDeviceLost(toDeviceIndex(index)); },
       py::arg("index"));
   o.def(
       "set_stream_latency",
@@ -122,7 +132,8 @@ void bindOpenReg(py::module_& m) {
         const auto packed =
             stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
         openreg::setStreamLatency(
-            Stream::unpack3(std::get<0>(packed), std::get<1>(packed), std::get<2>(packed)),
+            Stream::unpack3(std::get<0>(packed), std::get<1>(packed),
+                            std::get<2>(packed)),
             std::chrono::microseconds(static_cast<long long>(microseconds)));
       },
       py::arg("stream"), py::arg("microseconds"),
@@ -130,12 +141,15 @@ void bindOpenReg(py::module_& m) {
   o.def("clear_faults", &openreg::clearFaults);
   o.def(
       "set_execution_units",
-      [](long long index, int units) { openreg::setExecutionUnits(toDeviceIndex(index), units); },
+      [](long long index, int units) {
+        openreg::setExecutionUnits(toDeviceIndex(index), units);
+      },
       py::arg("index"), py::arg("units"));
   o.def(
       "execution_units_state",
       [](long long index) {
-        const openreg::ExecutionUnitsState s = openreg::executionUnitsState(toDeviceIndex(index));
+        const openreg::ExecutionUnitsState s =
+            openreg::executionUnitsState(toDeviceIndex(index));
         py::dict out;
         out["units"] = s.units;
         out["busy"] = s.busy;

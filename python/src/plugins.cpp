@@ -15,7 +15,8 @@ py::dict recordDict(const PluginRecord& record) {
   out["ok"] = pluginStatusIsSuccess(record.status);
   out["detail"] = record.detail;
   py::list registered;
-  for (DeviceType type : record.registered) registered.append(std::string(deviceTypeName(type)));
+  for (DeviceType type : record.registered)
+    registered.append(std::string(deviceTypeName(type)));
   out["registered"] = registered;
   out["plugin_name"] = record.plugin_name;
   out["plugin_version"] = record.plugin_version;
@@ -45,8 +46,9 @@ void bindPlugins(py::module_& m) {
       py::arg("path"),
       "loadBackend(path): the load record; raises NotAvailableError (the loader's "
       "message) when the plugin did not load.");
-  m.def("_plugin_report", [] { return recordList(pluginReport()); },
-        "Every load attempt so far, in order.");
+  m.def(
+      "_plugin_report", [] { return recordList(pluginReport()); },
+      "Every load attempt so far, in order.");
   m.def(
       "_autoload",
       [] {
@@ -59,7 +61,8 @@ void bindPlugins(py::module_& m) {
       },
       "Runs the once-per-process autoload (ACCEL_PLUGINS, ACCEL_PLUGIN_PATH, "
       "ACCEL_AUTOLOAD=0 disables) and returns its records.");
-  m.def("_autoload_state", [] { return std::string(autoloadStateName(autoloadState())); });
+  m.def("_autoload_state",
+        [] { return std::string(autoloadStateName(autoloadState())); });
 }
 
 }  // namespace accel::python

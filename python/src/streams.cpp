@@ -49,15 +49,17 @@ struct PyEvent {
                 ": the event was never recorded; call record() first");
   }
   void record(const Stream& stream) {
-    ACCEL_CHECK(stream.device.type() == type, InvalidArgument, "Event.record: the event is for '",
-                deviceTypeName(type), "' but the stream is on ", stream.device.str());
+    ACCEL_CHECK(stream.device.type() == type, InvalidArgument,
+                "Event.record: the event is for '", deviceTypeName(type),
+                "' but the stream is on ", stream.device.str());
     AcceleratorHooks& hooks = getHooks(type);
     if (id == kNoEvent) {
       id = hooks.createEvent(stream.device.index(), flags);
       device = stream.device.index();
     }
-    ACCEL_CHECK(stream.device.index() == device, InvalidArgument, "Event.record: the event belongs to ",
-                Device(type, device).str(), " but the stream is on ", stream.device.str());
+    ACCEL_CHECK(stream.device.index() == device, InvalidArgument,
+                "Event.record: the event belongs to ", Device(type, device).str(),
+                " but the stream is on ", stream.device.str());
     hooks.recordEvent(id, stream);
   }
 };
@@ -65,7 +67,8 @@ struct PyEvent {
 struct PyGraph {
   DeviceType type;
   GraphId id;
-  explicit PyGraph(DeviceType t, bool keep) : type(t), id(getHooks(t).graphCreate(keep)) {}
+  explicit PyGraph(DeviceType t, bool keep)
+      : type(t), id(getHooks(t).graphCreate(keep)) {}
   PyGraph(const PyGraph&) = delete;
   PyGraph& operator=(const PyGraph&) = delete;
   ~PyGraph() {
@@ -84,44 +87,53 @@ Stream currentStreamOf(DeviceType type) {
 }  // namespace
 
 void bindStreams(py::module_& m) {
-  py::class_<PyStream>(m, "Stream",
-                       "A queue of work on one device. `with stream:` makes it the current "
-                       "stream (and its device the current device) until the block ends.")
+  py::class_<PyStream>(
+      m, "Stream",
+      "A queue of work on one device. `with stream:` makes it the current "
+      "stream (and its device the current device) until the block ends.")
       .def(py::init([](const py::handle& device, int priority) {
              const Device d = toDevice(device);
              return PyStream{getHooks(d.type()).getNewStream(d.index(), priority), {}};
            }),
            py::arg("device"), py::arg("priority") = 0,
            "A new stream from the backend's pool on `device` (Device or text).")
-      .def(py::init([](long long stream_id, long long device_index, long long device_type) {
+      .def(py::init([](long long stream_id, long long device_index,
+                       long long device_type) {
              return PyStream{Stream::unpack3(stream_id, device_index, device_type), {}};
            }),
            py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"),
            "The stream with these three integers (see pack3).")
       .def_property_readonly("device", [](const PyStream& s) { return s.stream.device; })
-      .def_property_readonly("device_index", [](const PyStream& s) { return int(s.stream.device.index()); })
-      .def_property_readonly("device_type", [](const PyStream& s) {
-        return std::string(deviceTypeName(s.stream.device.type()));
-      })
+      .def_property_readonly(
+          "device_index", [](const PyStream& s) { return int(s.stream.device.index()); })
+      .def_property_readonly("device_type",
+                             [](const PyStream& s) {
+                               return std::string(deviceTypeName(s.stream.device.type()));
+                             })
       .def_property_readonly("stream_id", [](const PyStream& s) { return s.stream.id; })
-      .def("query", [](const PyStream& s) { return hooksOf(s.stream).queryStream(s.stream); },
-           "True when all work enqueued so far has finished. Never waits.")
-      .def("synchronize", [](const PyStream& s) { hooksOf(s.stream).synchronizeStream(s.stream); },
-           Release(), "Waits for all work enqueued so far (GIL released).")
+      .def(
+          "query",
+          [](const PyStream& s) { return hooksOf(s.stream).queryStream(s.stream); },
+          "True when all work enqueued so far has finished. Never waits.")
+      .def(
+          "synchronize",
+          [](const PyStream& s) { hooksOf(s.stream).synchronizeStream(s.stream); },
+          Release(), "Waits for all work enqueued so far (GIL released).")
       .def(
           "wait_event",
           [](const PyStream& s, PyEvent& event) {
             event.require("wait");
             hooksOf(s.stream).blockStream(event.id, s.stream);
           },
-          py::arg("event"), "Work enqueued on this stream after this call waits for `event`.")
+          py::arg("event"),
+          "Work enqueued on this stream after this call waits for `event`.")
       .def(
           "wait_stream",
           [](const PyStream& s, const PyStream& other) {
             AcceleratorHooks& hooks = hooksOf(other.stream);
-            ACCEL_CHECK(other.stream.device.type() == s.stream.device.type(), InvalidArgument,
-                        "wait_stream: ", s.stream.device.str(), " cannot wait for a stream on ",
-                        other.stream.device.str());
+            ACCEL_CHECK(other.stream.device.type() == s.stream.device.type(),
+                        InvalidArgument, "wait_stream: ", s.stream.device.str(),
+                        " cannot wait for a stream on ", other.stream.device.str());
             const EventId event = hooks.createEvent(other.stream.device.index(), {});
             try {
               hooks.recordEvent(event, other.stream);
@@ -132,7 +144,8 @@ void bindStreams(py::module_& m) {
             }
             hooks.destroyEvent(event);
           },
-          py::arg("stream"), "Work enqueued after this call waits for `stream`'s work so far.")
+          py::arg("stream"),
+          "Work enqueued after this call waits for `stream`'s work so far.")
       .def(
           "record_event",
           [](const PyStream& s, std::optional<PyEvent*> event) {
@@ -144,27 +157,32 @@ void bindStreams(py::module_& m) {
             fresh->record(s.stream);
             return py::cast(std::move(fresh));
           },
-          py::arg("event") = py::none(), "Records `event` (a new one if None) and returns it.")
-      .def("pack3", [](const PyStream& s) {
-        const StreamData3 d = s.stream.pack3();
-        return py::make_tuple(d.stream_id, d.device_index, d.device_type);
-      })
-      .def("__enter__",
-           [](PyStream& s) -> PyStream& {
-             AcceleratorHooks& hooks = hooksOf(s.stream);
-             const DeviceIndex previous_device = hooks.exchangeDevice(s.stream.device.index());
-             try {
-               s.saved.push_back({hooks.exchangeStream(s.stream), previous_device});
-             } catch (...) {
-               hooks.setCurrentDevice(previous_device);
-               throw;
-             }
-             return s;
-           },
-           py::return_value_policy::reference)
+          py::arg("event") = py::none(),
+          "Records `event` (a new one if None) and returns it.")
+      .def("pack3",
+           [](const PyStream& s) {
+             const StreamData3 d = s.stream.pack3();
+             return py::make_tuple(d.stream_id, d.device_index, d.device_type);
+           })
+      .def(
+          "__enter__",
+          [](PyStream& s) -> PyStream& {
+            AcceleratorHooks& hooks = hooksOf(s.stream);
+            const DeviceIndex previous_device =
+                hooks.exchangeDevice(s.stream.device.index());
+            try {
+              s.saved.push_back({hooks.exchangeStream(s.stream), previous_device});
+            } catch (...) {
+              hooks.setCurrentDevice(previous_device);
+              throw;
+            }
+            return s;
+          },
+          py::return_value_policy::reference)
       .def("__exit__",
            [](PyStream& s, const py::args&) {
-             ACCEL_CHECK(!s.saved.empty(), InvalidArgument, "Stream.__exit__ without __enter__");
+             ACCEL_CHECK(!s.saved.empty(), InvalidArgument,
+                         "Stream.__exit__ without __enter__");
              const PyStream::Saved saved = s.saved.back();
              s.saved.pop_back();
              AcceleratorHooks& hooks = hooksOf(s.stream);
@@ -172,9 +190,13 @@ void bindStreams(py::module_& m) {
              hooks.setCurrentDevice(saved.device);
              return false;
            })
-      .def("__eq__", [](const PyStream& a, const PyStream& b) { return a.stream == b.stream; },
-           py::is_operator())
-      .def("__eq__", [](const PyStream&, const py::object&) { return false; }, py::is_operator())
+      .def(
+          "__eq__",
+          [](const PyStream& a, const PyStream& b) { return a.stream == b.stream; },
+          py::is_operator())
+      .def(
+          "__eq__", [](const PyStream&, const py::object&) { return false; },
+          py::is_operator())
       .def("__hash__", [](const PyStream& s) { return std::hash<Stream>{}(s.stream); })
       .def("__repr__", [](const PyStream& s) {
         return "<accel.Stream device=" + s.stream.device.str() +
@@ -184,18 +206,22 @@ void bindStreams(py::module_& m) {
   m.def(
       "_current_stream",
       [](const std::string& type, long long index) {
-        return PyStream{getHooks(typeFromName(type)).getCurrentStream(toDeviceIndex(index)), {}};
+        return PyStream{
+            getHooks(typeFromName(type)).getCurrentStream(toDeviceIndex(index)), {}};
       },
       py::arg("type"), py::arg("index") = -1);
   m.def(
       "_default_stream",
       [](const std::string& type, long long index) {
-        return PyStream{getHooks(typeFromName(type)).getDefaultStream(toDeviceIndex(index)), {}};
+        return PyStream{
+            getHooks(typeFromName(type)).getDefaultStream(toDeviceIndex(index)), {}};
       },
       py::arg("type"), py::arg("index") = -1);
   m.def(
       "_set_stream",
-      [](const PyStream& s) { getHooks(s.stream.device.type()).setCurrentStream(s.stream); },
+      [](const PyStream& s) {
+        getHooks(s.stream.device.type()).setCurrentStream(s.stream);
+      },
       py::arg("stream"), "Makes `stream` current for its device on this thread.");
 
   py::class_<PyEvent>(m, "Event",
@@ -205,14 +231,17 @@ void bindStreams(py::module_& m) {
              return std::make_unique<PyEvent>(typeFromName(type),
                                               EventFlags{enable_timing, blocking});
            }),
-           py::arg("device_type"), py::arg("enable_timing") = false, py::arg("blocking") = false)
+           py::arg("device_type"), py::arg("enable_timing") = false,
+           py::arg("blocking") = false)
       .def(
           "record",
           [](PyEvent& e, std::optional<const PyStream*> stream) {
-            e.record(stream && *stream != nullptr ? (*stream)->stream : currentStreamOf(e.type));
+            e.record(stream && *stream != nullptr ? (*stream)->stream
+                                                  : currentStreamOf(e.type));
           },
           py::arg("stream") = py::none(),
-          "Records the event on `stream` (default: the current stream of the current device).")
+          "Records the event on `stream` (default: the current stream of the current "
+          "device).")
       .def(
           "wait",
           [](PyEvent& e, std::optional<const PyStream*> stream) {
@@ -221,10 +250,13 @@ void bindStreams(py::module_& m) {
                                                           : currentStreamOf(e.type);
             getHooks(e.type).blockStream(e.id, s);
           },
-          py::arg("stream") = py::none(), "Work enqueued on `stream` after this waits for the event.")
+          py::arg("stream") = py::none(),
+          "Work enqueued on `stream` after this waits for the event.")
       .def(
           "query",
-          [](const PyEvent& e) { return e.id == kNoEvent || getHooks(e.type).queryEvent(e.id); },
+          [](const PyEvent& e) {
+            return e.id == kNoEvent || getHooks(e.type).queryEvent(e.id);
+          },
           "True when the work before the record has finished (True if never recorded).")
       .def(
           "synchronize",
@@ -239,14 +271,17 @@ void bindStreams(py::module_& m) {
             end.require("elapsed_time");
             return getHooks(start.type).elapsedTime(start.id, end.id);
           },
-          py::arg("end"), "Milliseconds from this event to `end`; both must have completed.")
-      .def_property_readonly("device", [](const PyEvent& e) -> std::optional<Device> {
-        if (e.id == kNoEvent) return std::nullopt;
-        return Device(e.type, e.device);
-      })
+          py::arg("end"),
+          "Milliseconds from this event to `end`; both must have completed.")
+      .def_property_readonly("device",
+                             [](const PyEvent& e) -> std::optional<Device> {
+                               if (e.id == kNoEvent) return std::nullopt;
+                               return Device(e.type, e.device);
+                             })
       .def("__repr__", [](const PyEvent& e) {
         return "<accel.Event " + std::string(deviceTypeName(e.type)) +
-               (e.id == kNoEvent ? " (not recorded)" : " id=" + std::to_string(e.id)) + ">";
+               (e.id == kNoEvent ? " (not recorded)" : " id=" + std::to_string(e.id)) +
+               ">";
       });
 
   py::class_<PyGraph>(m, "Graph",
@@ -276,7 +311,8 @@ void bindStreams(py::module_& m) {
           "Begins capturing the current stream of the current device.")
       .def("capture_end", [](PyGraph& g) { getHooks(g.type).graphCaptureEnd(g.id); })
       .def("instantiate", [](PyGraph& g) { getHooks(g.type).graphInstantiate(g.id); })
-      .def("replay", [](PyGraph& g) { getHooks(g.type).graphReplay(g.id); }, Release())
+      .def(
+          "replay", [](PyGraph& g) { getHooks(g.type).graphReplay(g.id); }, Release())
       .def("reset", [](PyGraph& g) { getHooks(g.type).graphReset(g.id); })
       .def("pool", [](const PyGraph& g) {
         const MempoolId id = getHooks(g.type).graphPool(g.id);
