@@ -245,6 +245,32 @@ std::span<T> typedSpan(void* data, std::size_t bytes, const char* what) {
   return {static_cast<T*>(data), bytes / sizeof(T)};
 }
 
+// The core's host fill of any writable Python buffer from an explicit
+// (seed, offset): what a device fill must reproduce bit for bit.
+template <bool kNormal>
+void hostFill(const py::handle& out, const py::handle& seed, std::uint64_t offset,
+              double a, double b, const std::string& dtype) {
+  const char* what = kNormal ? "_host_fill_normal" : "_host_fill_uniform";
+  HostView view(out, /*writable=*/true);
+  const PhiloxPosition from{toSeed(seed), offset};
+  auto run = [&]<typename T>(std::span<T> values) {
+    py::gil_scoped_release release;
+    if constexpr (kNormal) {
+      fillNormal(values, static_cast<T>(a), static_cast<T>(b), from);
+    } else {
+      fillUniform(values, static_cast<T>(a), static_cast<T>(b), from);
+    }
+  };
+  if (dtype == "float32") {
+    run(typedSpan<float>(view.data(), view.size(), what));
+  } else if (dtype == "float64") {
+    run(typedSpan<double>(view.data(), view.size(), what));
+  } else {
+    throw InvalidArgument(std::string(what) + ": dtype '" + dtype +
+                          "': use 'float32' or 'float64'");
+  }
+}
+
 }  // namespace
 
 BufferView bufferView(const py::handle& buffer, const char* what) {
@@ -372,46 +398,12 @@ void bindBuffer(py::module_& m) {
       },
       py::arg("nbytes"), py::arg("device") = py::none(), py::arg("pinned") = false);
 
-  // The core's host fills from an explicit (seed, offset): what a device fill
-  // must reproduce bit for bit.
-  m.def(
-      "_host_fill_uniform",
-      [](const py::handle& out, const py::handle& seed, std::uint64_t offset, double low,
-         double high, const std::string& dtype) {
-        HostView view(out, /*writable=*/true);
-        const PhiloxPosition from{toSeed(seed), offset};
-        py::gil_scoped_release release;
-        if (dtype == "float32") {
-          fillUniform(typedSpan<float>(view.data(), view.size(), "_host_fill_uniform"),
-                      static_cast<float>(low), static_cast<float>(high), from);
-        } else if (dtype == "float64") {
-          fillUniform(typedSpan<double>(view.data(), view.size(), "_host_fill_uniform"),
-                      low, high, from);
-        } else {
-          throw InvalidArgument("dtype '" + dtype + "': use 'float32' or 'float64'");
-        }
-      },
-      py::arg("out"), py::arg("seed"), py::arg("offset") = 0, py::arg("low") = 0.0,
-      py::arg("high") = 1.0, py::arg("dtype") = "float32");
-  m.def(
-      "_host_fill_normal",
-      [](const py::handle& out, const py::handle& seed, std::uint64_t offset, double mean,
-         double stddev, const std::string& dtype) {
-        HostView view(out, /*writable=*/true);
-        const PhiloxPosition from{toSeed(seed), offset};
-        py::gil_scoped_release release;
-        if (dtype == "float32") {
-          fillNormal(typedSpan<float>(view.data(), view.size(), "_host_fill_normal"),
-                     static_cast<float>(mean), static_cast<float>(stddev), from);
-        } else if (dtype == "float64") {
-          fillNormal(typedSpan<double>(view.data(), view.size(), "_host_fill_normal"),
-                     mean, stddev, from);
-        } else {
-          throw InvalidArgument("dtype '" + dtype + "': use 'float32' or 'float64'");
-        }
-      },
-      py::arg("out"), py::arg("seed"), py::arg("offset") = 0, py::arg("mean") = 0.0,
-      py::arg("stddev") = 1.0, py::arg("dtype") = "float32");
+  m.def("_host_fill_uniform", &hostFill<false>, py::arg("out"), py::arg("seed"),
+        py::arg("offset") = 0, py::arg("low") = 0.0, py::arg("high") = 1.0,
+        py::arg("dtype") = "float32");
+  m.def("_host_fill_normal", &hostFill<true>, py::arg("out"), py::arg("seed"),
+        py::arg("offset") = 0, py::arg("mean") = 0.0, py::arg("stddev") = 1.0,
+        py::arg("dtype") = "float32");
 }
 
 }  // namespace accel::python
