@@ -237,39 +237,17 @@ def populate(namespace: Dict[str, Any], type_name: str,
                 if self.s is not None:
                     self.s.__exit__(*exc)
 
-    namespace.update({
-        "device_type": type_name,
-        "_hooks": hooks,
-        "_lazy": lazy,
-        **hooks.probes(),
-        "capabilities": hooks.capabilities,
-        "init": init,
-        "is_initialized": is_initialized,
-        "set_device": set_device,
-        "device": device,
-        "synchronize": synchronize,
-        "get_device_properties": get_device_properties,
-        "get_device_name": get_device_name,
-        "get_device_capability": get_device_capability,
-        "Stream": Stream,
-        "Event": Event,
-        "current_stream": current_stream,
-        "default_stream": default_stream,
-        "set_stream": set_stream,
-        "stream": stream,
-        "memory_stats": memory_stats,
-        "memory_allocated": memory_allocated,
-        "max_memory_allocated": max_memory_allocated,
-        "memory_reserved": memory_reserved,
-        "max_memory_reserved": max_memory_reserved,
-        "reset_peak_memory_stats": reset_peak_memory_stats,
-        "empty_cache": empty_cache,
-        "_record_memory_history": _record_memory_history,
-        "_snapshot": _snapshot,
-        "_dump_snapshot": _dump_snapshot,
-        "Graph": Graph,
-        "graph": graph,
-    })
+    namespace.update({"device_type": type_name, "_hooks": hooks, "_lazy": lazy,
+                      "capabilities": hooks.capabilities, **hooks.probes()})
+    # Keyed by each function's own name: the API's names are written once.
+    api: Any
+    for api in (init, is_initialized, set_device, device, synchronize, get_device_properties,
+                get_device_name, get_device_capability, Stream, Event, current_stream,
+                default_stream, set_stream, stream, memory_stats, memory_allocated,
+                max_memory_allocated, memory_reserved, max_memory_reserved,
+                reset_peak_memory_stats, empty_cache, _record_memory_history, _snapshot,
+                _dump_snapshot, Graph, graph):
+        namespace[api.__name__] = api
     namespace.update(random.exports())
     for name in ("device", "Stream", "Event", "stream", "Graph", "graph"):
         namespace[name].__module__ = namespace.get("__name__", f"accel.backend.{type_name}")

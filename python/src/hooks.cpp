@@ -243,7 +243,8 @@ void bindHooks(py::module_& m) {
             return h.get().getDefaultGenerator(toDeviceIndex(i));
           },
           py::arg("index") = -1,
-          "The hooks' own getDefaultGenerator (no context, no init).")
+          "The device's default generator straight from the hooks (no context, no "
+          "initialisation).")
       .def(
           "new_generator",
           [](const PyHooks& h, long long i) {
@@ -271,7 +272,7 @@ void bindHooks(py::module_& m) {
             return statsDict(h.get().memoryStats(toDeviceIndex(i)));
           },
           py::arg("index") = -1,
-          "memoryStats as a dict with PyTorch's flattened key names.")
+          "Allocator statistics as a dict with PyTorch's flattened key names.")
       .def(
           "reset_peak_memory_stats",
           [](const PyHooks& h, long long i) {
@@ -308,7 +309,7 @@ void bindHooks(py::module_& m) {
           },
           py::arg("device") = -1, py::arg("all_devices") = true,
           py::arg("include_trace") = true,
-          "memorySnapshot in torch's snapshot dict form.")
+          "The allocator snapshot in torch's snapshot dict form.")
       .def(
           "device_from_ptr",
           [](const PyHooks& h, std::uintptr_t ptr) {
