@@ -1,0 +1,125 @@
+"""accel: accelerator devices from Python, through accelhooks' backends.
+
+    import accel
+    accel.openreg.manual_seed(42)            # one backend, torch.cuda's shape
+    accel.current_accelerator()              # torch.accelerator's shape
+    buf = accel.empty(1 << 20, device="openreg:0")
+
+Importing accel touches no device: it registers the bundled openreg backend
+and runs the plugin autoload (ACCEL_PLUGINS, ACCEL_PLUGIN_PATH;
+ACCEL_AUTOLOAD=0 turns it off), which registers backends without
+initialising them. A backend initialises on the first call that needs it.
+docs/python.md tells the whole story.
+"""
+
+from __future__ import annotations
+
+import os as _os
+import types as _types
+from typing import Any, Dict, List, Optional, Union
+
+from . import _C
+from ._C import (  # noqa: F401  (the public names)
+    Buffer,
+    Device,
+    DeviceError,
+    DeviceProperties,
+    Error,
+    Event,
+    Generator,
+    InvalidArgumentError,
+    NotAvailableError,
+    NotSupportedError,
+    OutOfMemoryError,
+    Stream,
+)
+
+for _cls in (Buffer, Device, DeviceError, DeviceProperties, Error, Event, Generator,
+             InvalidArgumentError, NotAvailableError, NotSupportedError, OutOfMemoryError,
+             Stream):
+    try:
+        _cls.__module__ = "accel"
+    except (AttributeError, TypeError):
+        pass
+
+from ._devices import DeviceLike
+from ._lazy import state as _state
+
+
+def load_backend(path: str) -> Dict[str, Any]:
+    """Loads a backend plugin (a libaccel_<name>.so) and returns its load record
+    (path, status, registered types, ...). Raises NotAvailableError with the
+    loader's reason when it did not load. Releases the GIL while loading."""
+    return dict(_C._load_backend(_os.fspath(path)))
+
+
+def plugin_report() -> List[Dict[str, Any]]:
+    """Every plugin load attempt so far (autoload and load_backend), as dicts."""
+    return [dict(record) for record in _C._plugin_report()]
+
+
+def autoload_state() -> str:
+    """Where the once-per-process autoload stands ('ran', 'disabled', ...)."""
+    return str(_C._autoload_state())
+
+
+def empty(nbytes: int, device: Union[None, str, Device] = None, *,
+          pinned: bool = False) -> Buffer:
+    """`nbytes` uninitialised bytes: on `device` ('openreg:0'; default cpu), or
+    page-locked host memory of the accelerator (or of `device`) with pinned=True.
+    Raises InvalidArgumentError for a negative size or a bad device,
+    OutOfMemoryError when the memory is not there."""
+    if device is not None:
+        type_name = device.type if isinstance(device, Device) else Device(device).type
+        if type_name != "cpu":
+            _state(type_name).lazy_init()
+    elif pinned:
+        name = _C._current_accelerator()
+        if name is not None:
+            _state(name).lazy_init()
+    return _C._empty(nbytes, device, pinned)
+
+
+def registered_backends() -> List[str]:
+    """Names of the device types with a registered backend."""
+    return list(_C._registered_types())
+
+
+# The plugin autoload: honours ACCEL_PLUGINS, ACCEL_PLUGIN_PATH and
+# ACCEL_AUTOLOAD=0 (read by the C++ loader, which records every attempt in
+# plugin_report()). Before openreg's own registration, so that a plugin path
+# naming this very libaccel_openreg.so registers it as a plugin.
+_C._autoload()
+
+from ._backend import backend  # noqa: E402
+from . import cuda  # noqa: E402,F401
+
+if _C._has_openreg:
+    from . import openreg  # noqa: E402,F401
+
+from . import memory  # noqa: E402,F401
+from .accelerator import (  # noqa: E402,F401
+    current_accelerator,
+    current_device_index,
+    current_stream,
+    device_count,
+    device_index,
+    is_available,
+    manual_seed,
+    set_current_accelerator,
+    set_device_index,
+    set_stream,
+    synchronize,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Buffer", "Device", "DeviceError", "DeviceProperties", "Error", "Event", "Generator",
+    "InvalidArgumentError", "NotAvailableError", "NotSupportedError", "OutOfMemoryError",
+    "Stream", "autoload_state", "backend", "cuda", "current_accelerator",
+    "current_device_index", "current_stream", "device_count", "device_index", "empty",
+    "is_available", "load_backend", "manual_seed", "memory", "openreg", "plugin_report",
+    "registered_backends", "set_current_accelerator", "set_device_index", "set_stream",
+    "synchronize",
+]

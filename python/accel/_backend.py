@@ -1,0 +1,277 @@
+"""Per-backend modules in the shape of torch.cuda, built from a backend's
+hooks and capabilities: accel.openreg, accel.cuda and accel.backend("x").
+
+`populate(namespace, type_name)` fills a module's namespace. Probes
+(is_available, is_built, device_count, current_device) are argument-free
+pybind11 functions bound to the type (Hooks.probes), so a call costs one
+pybind11 call. Everything
+that needs an initialised backend initialises it first (accel._lazy). A hook
+group the backend does not declare raises NotSupportedError naming the
+backend and the group (the C++ hooks say so).
+
+Thread-safety: every function is thread-safe; the current device and stream
+are per thread, as in C++.
+"""
+
+from __future__ import annotations
+
+import pickle
+import types
+from typing import Any, Dict, Optional, Tuple
+
+from . import _C
+from ._devices import DeviceLike, index_for
+from ._lazy import state
+from ._random import BackendRandom
+
+
+def populate(namespace: Dict[str, Any], type_name: str,
+             random: Optional[BackendRandom] = None) -> None:
+    """Defines the torch.cuda-shaped API of backend `type_name` in `namespace`."""
+    hooks = _C.Hooks(type_name)
+    lazy = state(type_name)
+    if random is None:
+        random = BackendRandom(type_name)
+
+    def _index(device: DeviceLike) -> int:
+        return index_for(type_name, device)
+
+    def init() -> None:
+        """Initialises the backend now (otherwise the first call that needs it does)."""
+        lazy.lazy_init()
+
+    def is_initialized() -> bool:
+        """True once the backend is initialised in this process. Never initialises."""
+        return lazy.is_initialized()
+
+    def set_device(device: DeviceLike) -> None:
+        """Makes `device` this thread's current device. Bad index: InvalidArgumentError."""
+        hooks.set_device(_index(device))
+
+    class device:
+        """Context manager: `device` is current inside the block, the previous one
+        after it (also when the block raises). None or -1 changes nothing."""
+
+        def __init__(self, device: DeviceLike) -> None:
+            self.index = _index(device)
+            self.previous = -1
+
+        def __enter__(self) -> "device":
+            if self.index != -1:
+                self.previous = hooks.exchange_device(self.index)
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            if self.index != -1:
+                hooks.set_device(self.previous)
+
+    def synchronize(device: DeviceLike = None) -> None:
+        """Waits for all work on `device` (default: current). Releases the GIL."""
+        lazy.lazy_init()
+        hooks.synchronize(_index(device))
+
+    def get_device_properties(device: DeviceLike = None) -> _C.DeviceProperties:
+        """Typed properties of `device` (default: current)."""
+        lazy.lazy_init()
+        return hooks.device_properties(_index(device))
+
+    def get_device_name(device: DeviceLike = None) -> str:
+        """The device's name."""
+        return str(get_device_properties(device).name)
+
+    def get_device_capability(device: DeviceLike = None) -> Tuple[int, int]:
+        """(major, minor) of the device's architecture version; (0, 0) if none."""
+        props = get_device_properties(device)
+        return int(props.major), int(props.minor)
+
+    # ---- streams and events ----
+    class Stream(_C.Stream):
+        """A stream of this backend: Stream(device=None, priority=0) takes a new
+        one from the backend's pool. `with s:` makes it current."""
+
+        def __init__(self, device: DeviceLike = None, priority: int = 0, *,
+                     stream_id: Optional[int] = None) -> None:
+            lazy.lazy_init()
+            if stream_id is not None:
+                index = _index(device)
+                if index == -1:
+                    index = hooks.current_device()
+                super().__init__(stream_id, index, _C._device_type_code(type_name))
+                return
+            index = _index(device)
+            if index == -1:
+                index = hooks.current_device()
+            super().__init__(_C.Device(type_name, index), priority)
+
+    class Event(_C.Event):
+        """An event of this backend (created on its first record)."""
+
+        def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                     interprocess: bool = False) -> None:
+            if interprocess:
+                raise _C.NotSupportedError(
+                    f"'{type_name}' events cannot be shared between processes")
+            lazy.lazy_init()
+            super().__init__(type_name, enable_timing, blocking)
+
+    def _wrap(stream: _C.Stream) -> Stream:
+        return Stream(stream.device_index, stream_id=stream.stream_id)
+
+    def current_stream(device: DeviceLike = None) -> Stream:
+        """This thread's current stream of `device` (default: current device)."""
+        lazy.lazy_init()
+        return _wrap(_C._current_stream(type_name, _index(device)))
+
+    def default_stream(device: DeviceLike = None) -> Stream:
+        """The default stream of `device`."""
+        lazy.lazy_init()
+        return _wrap(_C._default_stream(type_name, _index(device)))
+
+    def set_stream(stream: _C.Stream) -> None:
+        """Makes `stream` current for its device on this thread."""
+        lazy.lazy_init()
+        _C._set_stream(stream)
+
+    class stream:
+        """Context manager over a stream, or nothing for None (torch.cuda.stream)."""
+
+        def __init__(self, s: Optional[_C.Stream]) -> None:
+            self.s = s
+
+        def __enter__(self) -> Optional[_C.Stream]:
+            if self.s is not None:
+                self.s.__enter__()
+            return self.s
+
+        def __exit__(self, *exc: object) -> None:
+            if self.s is not None:
+                self.s.__exit__(*exc)
+
+    # ---- memory ----
+    def memory_stats(device: DeviceLike = None) -> Dict[str, int]:
+        """memoryStats as a dict with torch's flattened keys
+        ("allocated_bytes.all.current", ...)."""
+        lazy.lazy_init()
+        return dict(hooks.memory_stats(_index(device)))
+
+    def memory_allocated(device: DeviceLike = None) -> int:
+        """Bytes handed out to callers now."""
+        return int(memory_stats(device)["allocated_bytes.all.current"])
+
+    def max_memory_allocated(device: DeviceLike = None) -> int:
+        """Peak of memory_allocated() since the start or the last reset."""
+        return int(memory_stats(device)["allocated_bytes.all.peak"])
+
+    def memory_reserved(device: DeviceLike = None) -> int:
+        """Bytes obtained from the device now (>= allocated with caching)."""
+        return int(memory_stats(device)["reserved_bytes.all.current"])
+
+    def max_memory_reserved(device: DeviceLike = None) -> int:
+        """Peak of memory_reserved()."""
+        return int(memory_stats(device)["reserved_bytes.all.peak"])
+
+    def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+        """Sets the peaks to the current values."""
+        lazy.lazy_init()
+        hooks.reset_peak_memory_stats(_index(device))
+
+    def empty_cache() -> None:
+        """Returns cached, unused device memory to the device."""
+        lazy.lazy_init()
+        hooks.empty_cache()
+
+    def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
+                               stacks: str = "all", max_entries: int = 100000) -> None:
+        """Starts (enabled='all' or 'state') or stops (None) recording allocation
+        history; context != None also records host stacks."""
+        lazy.lazy_init()
+        hooks.record_memory_history(enabled, max_entries, context is not None)
+
+    def _snapshot(device: DeviceLike = None) -> Dict[str, Any]:
+        """The allocator state and history in torch.cuda.memory._snapshot()'s form."""
+        lazy.lazy_init()
+        index = _index(device)
+        return dict(hooks.memory_snapshot(index, index == -1, True))
+
+    def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+        """Pickles _snapshot() to `filename` (PyTorch's memory_viz reads it)."""
+        snapshot = _snapshot()
+        with open(filename, "wb") as f:
+            pickle.dump(snapshot, f)
+
+    # ---- graphs ----
+    class Graph(_C.Graph):
+        """A captured sequence of work, replayed with replay()."""
+
+        def __init__(self, keep_graph: bool = False) -> None:
+            lazy.lazy_init()
+            super().__init__(type_name, keep_graph)
+
+    class graph:
+        """Context manager that captures the block's work on the current stream
+        (or `stream`) into `g`."""
+
+        def __init__(self, g: Graph, pool: Optional[Tuple[int, int]] = None,
+                     stream: Optional[_C.Stream] = None,
+                     capture_error_mode: str = "global") -> None:
+            self.g = g
+            self.pool = pool
+            self.s = stream
+            self.mode = capture_error_mode
+
+        def __enter__(self) -> Graph:
+            if self.s is not None:
+                self.s.__enter__()
+            try:
+                self.g.capture_begin(self.pool, self.mode)
+            except BaseException:
+                if self.s is not None:
+                    self.s.__exit__(None, None, None)
+                raise
+            return self.g
+
+        def __exit__(self, *exc: object) -> None:
+            try:
+                self.g.capture_end()
+            finally:
+                if self.s is not None:
+                    self.s.__exit__(*exc)
+
+    namespace.update({"device_type": type_name, "_hooks": hooks, "_lazy": lazy,
+                      "capabilities": hooks.capabilities, **hooks.probes()})
+    # Keyed by each function's own name: the API's names are written once.
+    api: Any
+    for api in (init, is_initialized, set_device, device, synchronize, get_device_properties,
+                get_device_name, get_device_capability, Stream, Event, current_stream,
+                default_stream, set_stream, stream, memory_stats, memory_allocated,
+                max_memory_allocated, memory_reserved, max_memory_reserved,
+                reset_peak_memory_stats, empty_cache, _record_memory_history, _snapshot,
+                _dump_snapshot, Graph, graph):
+        namespace[api.__name__] = api
+    namespace.update(random.exports())
+    for name in ("device", "Stream", "Event", "stream", "Graph", "graph"):
+        namespace[name].__module__ = namespace.get("__name__", f"accel.backend.{type_name}")
+        namespace[name].__qualname__ = name
+
+
+_modules: Dict[str, types.ModuleType] = {}
+
+
+def backend(type_name: str) -> types.ModuleType:
+    """The torch.cuda-shaped module of backend `type_name` (any registered or
+    built-in type), created on first use. Raises InvalidArgumentError for an
+    unknown type name."""
+    found = _modules.get(type_name)
+    if found is not None:
+        return found
+    if type_name == "openreg" and _C._has_openreg:
+        from . import openreg
+        return openreg
+    if type_name == "cuda":
+        from . import cuda
+        return cuda
+    _C.Hooks(type_name)  # unknown names: InvalidArgumentError listing the known ones
+    module = types.ModuleType(f"accel.backend.{type_name}",
+                              f"The accel API of the '{type_name}' backend.")
+    populate(module.__dict__, type_name)
+    return _modules.setdefault(type_name, module)

@@ -1,0 +1,119 @@
+"""The device-agnostic API, in the shape of torch.accelerator.
+
+Every function works on "the" accelerator: the one chosen with
+``set_current_accelerator`` or else the first available registered backend
+(Context::currentAccelerator). With none, the probes answer benignly
+(``is_available()`` False, ``device_count()`` 0) and the rest raise
+NotAvailableError.
+
+Thread-safety: every function is thread-safe; the current device and stream
+are per thread.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Optional
+
+from . import _C
+from ._backend import backend
+from ._devices import DeviceLike, as_device
+from ._lazy import state
+from ._random import check_seed
+
+
+def current_accelerator() -> Optional[_C.Device]:
+    """The accelerator as a Device without index (e.g. Device('openreg')), or None."""
+    name = _C._current_accelerator()
+    return None if name is None else _C.Device(name)
+
+
+def set_current_accelerator(device_type: str) -> None:
+    """Chooses the accelerator explicitly (a registered type, not cpu)."""
+    _C._set_current_accelerator(device_type)
+
+
+def _module() -> types.ModuleType:
+    name = _C._current_accelerator()
+    if name is None:
+        raise _C.NotAvailableError(
+            "no accelerator is available: registered backends are "
+            f"{_C._registered_types() or 'none'}; load one with accel.load_backend(path) or "
+            "ACCEL_PLUGINS")
+    return backend(name)
+
+
+def _module_for(device: DeviceLike) -> types.ModuleType:
+    if isinstance(device, (str, _C.Device)):
+        return backend(as_device(device).type)
+    return _module()
+
+
+def is_available() -> bool:
+    """True when there is an accelerator. Never raises."""
+    return _C._current_accelerator() is not None
+
+
+def device_count() -> int:
+    """Devices of the accelerator; 0 without one. Never raises."""
+    name = _C._current_accelerator()
+    return 0 if name is None else int(_C.Hooks(name).device_count())
+
+
+def current_device_index() -> int:
+    """This thread's current device index of the accelerator."""
+    return int(_module().current_device())
+
+
+def set_device_index(device: DeviceLike) -> None:
+    """Makes `device` (an index, or 'type:N') this thread's current device."""
+    _module_for(device).set_device(device)
+
+
+class device_index:
+    """Context manager: `device` is current inside the block (restored after,
+    also on exceptions). None changes nothing."""
+
+    def __init__(self, device: Optional[int]) -> None:
+        self._inner = None if device is None else _module().device(device)
+
+    def __enter__(self) -> None:
+        if self._inner is not None:
+            self._inner.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._inner is not None:
+            self._inner.__exit__(*exc)
+
+
+def synchronize(device: DeviceLike = None) -> None:
+    """Waits for all work on `device` (default: current). Releases the GIL."""
+    _module_for(device).synchronize(device)
+
+
+def current_stream(device: DeviceLike = None) -> _C.Stream:
+    """This thread's current stream of `device` (default: current device)."""
+    return _module_for(device).current_stream(device)
+
+
+def set_stream(stream: _C.Stream) -> None:
+    """Makes `stream` current for its device on this thread."""
+    backend(stream.device_type).set_stream(stream)
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds the CPU generator and every device of every registered backend.
+
+    Initialised backends are seeded now (Context::manualSeed); the others at
+    their initialisation.
+    """
+    seed = check_seed(seed)
+    _C._manual_seed(seed)
+    for name in _C._registered_types():
+        if not state(name).is_initialized():
+            backend(name).manual_seed_all(seed)
+
+
+__all__ = ["current_accelerator", "set_current_accelerator", "is_available", "device_count",
+           "current_device_index", "set_device_index", "device_index", "synchronize",
+           "current_stream", "set_stream", "manual_seed"]

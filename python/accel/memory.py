@@ -1,0 +1,65 @@
+"""Device-agnostic memory functions (torch.cuda.memory's shape) for the
+current accelerator, or the backend of a device given as 'type:N'.
+
+For a backend that does not declare the memory (or memory_history) hook
+group, each raises NotSupportedError naming the backend and the group.
+Thread-safety: thread-safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from .accelerator import _module, _module_for
+from ._devices import DeviceLike
+
+
+def memory_stats(device: DeviceLike = None) -> Dict[str, int]:
+    """Allocator statistics with torch's flattened keys ("allocated_bytes.all.current")."""
+    return _module_for(device).memory_stats(device)
+
+
+def memory_allocated(device: DeviceLike = None) -> int:
+    """Bytes handed to callers now."""
+    return _module_for(device).memory_allocated(device)
+
+
+def max_memory_allocated(device: DeviceLike = None) -> int:
+    """Peak of memory_allocated()."""
+    return _module_for(device).max_memory_allocated(device)
+
+
+def memory_reserved(device: DeviceLike = None) -> int:
+    """Bytes obtained from the device now."""
+    return _module_for(device).memory_reserved(device)
+
+
+def max_memory_reserved(device: DeviceLike = None) -> int:
+    """Peak of memory_reserved()."""
+    return _module_for(device).max_memory_reserved(device)
+
+
+def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+    """Sets the peaks to the current values."""
+    _module_for(device).reset_peak_memory_stats(device)
+
+
+def empty_cache() -> None:
+    """Returns cached, unused memory of the accelerator to the device."""
+    _module().empty_cache()
+
+
+def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
+                           stacks: str = "all", max_entries: int = 100000) -> None:
+    """Starts ('all' or 'state') or stops (None) recording allocation history."""
+    _module()._record_memory_history(enabled, context, stacks, max_entries)
+
+
+def _snapshot(device: DeviceLike = None) -> Dict[str, Any]:
+    """Allocator state and history in torch.cuda.memory._snapshot()'s form."""
+    return _module_for(device)._snapshot(device)
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+    """Pickles _snapshot() for PyTorch's memory_viz."""
+    _module()._dump_snapshot(filename)

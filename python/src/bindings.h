@@ -1,0 +1,74 @@
+// The pieces of accel._C, one function per concept, and the conversions they
+// share. module.cpp calls the bind* functions in dependency order.
+//
+// Conventions of the binding layer (docs/python.md, "The binding"):
+//  - device types travel as their names ("openreg"), device indices as Python
+//    ints checked here for the int8 range before the hooks check the count;
+//  - every call that may wait (synchronize, copies, initialisation, plugin
+//    loading) releases the GIL;
+//  - C++ errors become the accel.*Error classes (errors.cpp) with the C++
+//    message.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "accel/device.h"
+#include "accel/device_type.h"
+#include "accel/hooks.h"
+#include "accel/hooks_table.h"
+
+namespace accel::python {
+
+namespace py = pybind11;
+
+void bindErrors(py::module_& m);
+void bindObjects(py::module_& m);  // Device, Generator, DeviceProperties
+void bindHooks(py::module_& m);    // Hooks, context functions, memory
+void bindStreams(py::module_& m);  // Stream, Event, Graph
+void bindBuffer(py::module_& m);   // Buffer, DLPack, copies, host fills
+void bindPlugins(py::module_& m);
+#if defined(ACCEL_PY_WITH_OPENREG)
+void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
+#endif
+
+// The registered device type called `name`. Throws InvalidArgument naming the
+// known types when there is none.
+DeviceType typeFromName(std::string_view name);
+
+// A Python int as a DeviceIndex: -1 (current) or [0, kMaxDevicesPerType).
+// Throws InvalidArgument otherwise, so that 300 never wraps to 44.
+DeviceIndex toDeviceIndex(long long index);
+
+// A seed as torch takes it: [-2^63, 2^64); negative values map to 2^64 + seed.
+// Throws InvalidArgument outside that range or for a non-int.
+std::uint64_t toSeed(const py::handle& seed);
+
+// A device given as accel.Device or text ("openreg:1").
+Device toDevice(const py::handle& device);
+
+// Copies `bytes` between two allocations, host or device; releases the GIL.
+// A device side needs its backend's copy function (registerCopyFunction).
+using CopyFunction = void (*)(void* dst, const void* src, std::size_t bytes);
+void registerCopyFunction(DeviceType type, CopyFunction copy);
+void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
+                 Device src_device, bool src_host, std::size_t bytes);
+
+}  // namespace accel::python
+
+namespace accel::python {
+
+// What a backend extra needs to know of an accel.Buffer. Throws
+// InvalidArgument when `buffer` is not one.
+struct BufferView {
+  void* data;
+  std::size_t nbytes;
+  Device device;
+  bool host_accessible;
+};
+BufferView bufferView(const py::handle& buffer, const char* what);
+
+}  // namespace accel::python

@@ -1,0 +1,409 @@
+// accel._C.Buffer: bytes on a device or in (pinned) host memory.
+//
+// Host-accessible buffers (CPU and pinned) export their memory through the
+// buffer protocol and DLPack, so numpy and torch see the very same bytes
+// without a copy. Device buffers export nothing; copy them with copy_() or
+// tobytes(). The memory lives in a shared BufferStorage that DLPack
+// consumers keep alive without the GIL.
+#include <Python.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "accel/context.h"
+#include "accel/error.h"
+#include "accel/random_fill.h"
+#include "bindings.h"
+
+namespace accel::python {
+namespace {
+
+struct BufferStorage {
+  DataPtr data;
+  std::size_t nbytes = 0;
+  Device device;
+  bool pinned = false;
+  [[nodiscard]] bool hostAccessible() const noexcept { return device.isCpu(); }
+  [[nodiscard]] void* ptr() const noexcept { return data.get(); }
+};
+
+struct PyBuffer {
+  std::shared_ptr<BufferStorage> storage;
+};
+
+void freeHost(void* context) noexcept { std::free(context); }
+
+std::size_t toByteCount(long long nbytes) {
+  ACCEL_CHECK(nbytes >= 0, InvalidArgument, "empty: nbytes=", nbytes,
+              " is negative; ask for 0 or more bytes");
+  return static_cast<std::size_t>(nbytes);
+}
+
+PyBuffer makeBuffer(std::size_t nbytes, const py::handle& device, bool pinned) {
+  auto storage = std::make_shared<BufferStorage>();
+  storage->nbytes = nbytes;
+  storage->pinned = pinned;
+  if (pinned) {
+    std::optional<DeviceType> type;
+    if (!device.is_none()) {
+      const Device d = toDevice(device);
+      ACCEL_CHECK(
+          !d.isCpu(), InvalidArgument,
+          "empty(pinned=True, device=...): name the accelerator whose pinned memory "
+          "to use (e.g. 'openreg'), not cpu");
+      type = d.type();
+    }
+    Allocator* allocator = nullptr;
+    {
+      py::gil_scoped_release release;  // may initialise the backend
+      allocator = &globalContext().getPinnedMemoryAllocator(type);
+      storage->data = allocator->allocate(nbytes);
+    }
+    storage->device = Device(DeviceType::CPU);
+    return PyBuffer{std::move(storage)};
+  }
+  const Device d = device.is_none() ? Device(DeviceType::CPU) : toDevice(device);
+  if (d.isCpu()) {
+    // 64-byte aligned (cache line, AVX-512), at least one byte so that the
+    // pointer is unique; zero-filled neither here nor on devices.
+    const std::size_t rounded = ((nbytes == 0 ? 1 : nbytes) + 63) / 64 * 64;
+    void* ptr = std::aligned_alloc(64, rounded);
+    if (ptr == nullptr)
+      throw OutOfMemory("empty: cannot allocate " + std::to_string(nbytes) +
+                        " host bytes");
+    storage->data = DataPtr(ptr, ptr, &freeHost, Device(DeviceType::CPU));
+    storage->device = Device(DeviceType::CPU);
+    return PyBuffer{std::move(storage)};
+  }
+  {
+    py::gil_scoped_release release;
+    globalContext().lazyInitDevice(d.type());
+    AcceleratorHooks& hooks = getHooks(d.type());
+    storage->data = hooks.getDeviceAllocator(d.index()).allocate(nbytes);
+  }
+  storage->device = storage->data.device();
+  return PyBuffer{std::move(storage)};
+}
+
+std::unordered_map<DeviceType, CopyFunction>& copyFunctions() {
+  static auto* functions = new std::unordered_map<DeviceType, CopyFunction>();
+  return *functions;
+}
+
+// A contiguous view of any Python buffer (bytes, bytearray, numpy arrays).
+class HostView {
+ public:
+  HostView(const py::handle& object, bool writable) {
+    const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
+      PyErr_Clear();
+      throw InvalidArgument(
+          std::string("expected an accel.Buffer or a ") + (writable ? "writable " : "") +
+          "C-contiguous Python buffer (bytes, bytearray, numpy array), got " +
+          std::string(py::str(py::type::handle_of(object).attr("__name__"))));
+    }
+  }
+  HostView(const HostView&) = delete;
+  HostView& operator=(const HostView&) = delete;
+  ~HostView() { PyBuffer_Release(&view_); }
+  [[nodiscard]] void* data() const noexcept { return view_.buf; }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return static_cast<std::size_t>(view_.len);
+  }
+
+ private:
+  Py_buffer view_{};
+};
+
+void checkSameSize(const char* what, std::size_t dst, std::size_t src) {
+  ACCEL_CHECK(dst == src, InvalidArgument, what, ": the source has ", src,
+              " bytes and the destination ", dst, "; sizes must match");
+}
+
+// ---- the buffer protocol, by hand: pybind11's def_buffer cannot refuse ----
+int getBuffer(PyObject* self, Py_buffer* view, int flags) {
+  PyBuffer* buffer = nullptr;
+  try {
+    buffer = &py::handle(self).cast<PyBuffer&>();
+  } catch (...) {
+    PyErr_SetString(PyExc_BufferError, "accel.Buffer: not a Buffer");
+    return -1;
+  }
+  if (!buffer->storage->hostAccessible()) {
+    const std::string message =
+        "accel.Buffer on " + buffer->storage->device.str() +
+        " is device memory the host cannot read; copy it to the host "
+        "first (tobytes(), or copy_ into a host buffer)";
+    PyErr_SetString(PyExc_BufferError, message.c_str());
+    return -1;
+  }
+  return PyBuffer_FillInfo(view, self, buffer->storage->ptr(),
+                           static_cast<Py_ssize_t>(buffer->storage->nbytes), 0, flags);
+}
+
+PyBufferProcs g_buffer_procs = {getBuffer, nullptr};
+
+// ---- DLPack (the ABI of dlpack.h v0.x, written out: no header ships it) ----
+struct DLDevice {
+  std::int32_t device_type;
+  std::int32_t device_id;
+};
+struct DLDataType {
+  std::uint8_t code;
+  std::uint8_t bits;
+  std::uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  std::int32_t ndim;
+  DLDataType dtype;
+  std::int64_t* shape;
+  std::int64_t* strides;
+  std::uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
+constexpr std::int32_t kDLCPU = 1;
+constexpr std::int32_t kDLExtDev = 12;
+constexpr std::uint8_t kDLUInt = 1;
+
+struct DLPackExport {
+  DLManagedTensor managed{};
+  std::shared_ptr<BufferStorage> keep;
+  std::int64_t shape[1]{};
+  std::int64_t strides[1]{1};
+};
+
+void deleteExport(DLManagedTensor* managed) {
+  delete static_cast<DLPackExport*>(managed->manager_ctx);  // no GIL needed
+}
+
+void capsuleDestructor(PyObject* capsule) {
+  // Only a capsule nobody consumed still carries the name "dltensor".
+  if (PyCapsule_IsValid(capsule, "dltensor") == 0) return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  auto* managed =
+      static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
+  PyErr_Restore(type, value, traceback);
+}
+
+py::object toDLPack(const PyBuffer& buffer) {
+  const BufferStorage& s = *buffer.storage;
+  if (!s.hostAccessible()) {
+    throw py::buffer_error(
+        "accel.Buffer on " + s.device.str() +
+        " is device memory no DLPack consumer here can read; copy it to "
+        "a host buffer first");
+  }
+  auto exported = std::make_unique<DLPackExport>();
+  exported->keep = buffer.storage;
+  exported->shape[0] = static_cast<std::int64_t>(s.nbytes);
+  DLTensor& t = exported->managed.dl_tensor;
+  t.data = s.ptr();
+  t.device = {kDLCPU, 0};  // pinned memory is host memory: CPU for every consumer
+  t.ndim = 1;
+  t.dtype = {kDLUInt, 8, 1};
+  t.shape = exported->shape;
+  t.strides = exported->strides;
+  t.byte_offset = 0;
+  exported->managed.manager_ctx = exported.get();
+  exported->managed.deleter = &deleteExport;
+  PyObject* capsule = PyCapsule_New(&exported->managed, "dltensor", &capsuleDestructor);
+  if (capsule == nullptr) throw py::error_already_set();
+  exported.release();
+  return py::reinterpret_steal<py::object>(capsule);
+}
+
+void copyInto(const PyBuffer& dst, const py::handle& src) {
+  const BufferStorage& d = *dst.storage;
+  if (py::isinstance<PyBuffer>(src)) {
+    const BufferStorage& s = *src.cast<const PyBuffer&>().storage;
+    checkSameSize("copy_", d.nbytes, s.nbytes);
+    copyBetween(d.ptr(), d.device, d.hostAccessible(), s.ptr(), s.device,
+                s.hostAccessible(), d.nbytes);
+    return;
+  }
+  HostView view(src, /*writable=*/false);
+  checkSameSize("copy_", d.nbytes, view.size());
+  copyBetween(d.ptr(), d.device, d.hostAccessible(), view.data(), Device(DeviceType::CPU),
+              true, d.nbytes);
+}
+
+template <typename T>
+std::span<T> typedSpan(void* data, std::size_t bytes, const char* what) {
+  ACCEL_CHECK(bytes % sizeof(T) == 0, InvalidArgument, what, ": ", bytes,
+              " bytes is not a whole number of ", sizeof(T), "-byte elements");
+  return {static_cast<T*>(data), bytes / sizeof(T)};
+}
+
+// The core's host fill of any writable Python buffer from an explicit
+// (seed, offset): what a device fill must reproduce bit for bit.
+template <bool kNormal>
+void hostFill(const py::handle& out, const py::handle& seed, std::uint64_t offset,
+              double a, double b, const std::string& dtype) {
+  const char* what = kNormal ? "_host_fill_normal" : "_host_fill_uniform";
+  HostView view(out, /*writable=*/true);
+  const PhiloxPosition from{toSeed(seed), offset};
+  auto run = [&]<typename T>(std::span<T> values) {
+    py::gil_scoped_release release;
+    if constexpr (kNormal) {
+      fillNormal(values, static_cast<T>(a), static_cast<T>(b), from);
+    } else {
+      fillUniform(values, static_cast<T>(a), static_cast<T>(b), from);
+    }
+  };
+  if (dtype == "float32") {
+    run(typedSpan<float>(view.data(), view.size(), what));
+  } else if (dtype == "float64") {
+    run(typedSpan<double>(view.data(), view.size(), what));
+  } else {
+    throw InvalidArgument(std::string(what) + ": dtype '" + dtype +
+                          "': use 'float32' or 'float64'");
+  }
+}
+
+}  // namespace
+
+BufferView bufferView(const py::handle& buffer, const char* what) {
+  ACCEL_CHECK(py::isinstance<PyBuffer>(buffer), InvalidArgument, what,
+              ": expected an accel.Buffer, got ",
+              std::string(py::str(py::type::handle_of(buffer).attr("__name__"))));
+  const BufferStorage& s = *buffer.cast<const PyBuffer&>().storage;
+  return {s.ptr(), s.nbytes, s.device, s.hostAccessible()};
+}
+
+void registerCopyFunction(DeviceType type, CopyFunction copy) {
+  copyFunctions()[type] = copy;
+}
+
+void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
+                 Device src_device, bool src_host, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_host && src_host) {
+    py::gil_scoped_release release;
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const Device device = dst_host ? src_device : dst_device;
+  ACCEL_CHECK(dst_host || src_host || dst_device.type() == src_device.type(),
+              NotSupported, "copy from ", src_device.str(), " to ", dst_device.str(),
+              ": copies between two device types go through host memory; copy to a host "
+              "buffer first");
+  auto found = copyFunctions().find(device.type());
+  ACCEL_CHECK(
+      found != copyFunctions().end(), NotSupported, "copy to or from ", device.str(),
+      ": the Python binding has no copy function for '", deviceTypeName(device.type()),
+      "' device memory (the hooks have no copy hook); only openreg's is built in");
+  py::gil_scoped_release release;
+  found->second(dst, src, bytes);
+}
+
+void bindBuffer(py::module_& m) {
+  py::class_<PyBuffer> cls(m, "Buffer",
+                           "Bytes on a device, or in host memory (pinned or not). Host "
+                           "buffers support the buffer protocol and DLPack.");
+  cls.def_property_readonly(
+         "device", [](const PyBuffer& b) { return b.storage->device; },
+         "Where the bytes are; pinned buffers are on cpu.")
+      .def_property_readonly("nbytes",
+                             [](const PyBuffer& b) { return b.storage->nbytes; })
+      .def_property_readonly("is_pinned",
+                             [](const PyBuffer& b) { return b.storage->pinned; })
+      .def_property_readonly(
+          "is_host_accessible",
+          [](const PyBuffer& b) { return b.storage->hostAccessible(); })
+      .def(
+          "data_ptr",
+          [](const PyBuffer& b) {
+            return reinterpret_cast<std::uintptr_t>(b.storage->ptr());
+          },
+          "The address of the first byte, as an int.")
+      .def("__len__", [](const PyBuffer& b) { return b.storage->nbytes; })
+      .def(
+          "copy_",
+          [](const PyBuffer& b, const py::handle& src) -> const PyBuffer& {
+            copyInto(b, src);
+            return b;
+          },
+          py::arg("src"), py::return_value_policy::reference_internal,
+          "Copies all of `src` (a Buffer on any device, or any C-contiguous Python "
+          "buffer of the same size) into this buffer and waits until done. Returns self.")
+      .def(
+          "copy_to",
+          [](const PyBuffer& b, const py::handle& dst) {
+            if (py::isinstance<PyBuffer>(dst)) {
+              copyInto(dst.cast<const PyBuffer&>(), py::cast(b));
+              return;
+            }
+            HostView view(dst, /*writable=*/true);
+            checkSameSize("copy_to", view.size(), b.storage->nbytes);
+            copyBetween(view.data(), Device(DeviceType::CPU), true, b.storage->ptr(),
+                        b.storage->device, b.storage->hostAccessible(),
+                        b.storage->nbytes);
+          },
+          py::arg("dst"),
+          "Copies this buffer into `dst` (a Buffer or a writable Python buffer).")
+      .def(
+          "tobytes",
+          [](const PyBuffer& b) {
+            std::string out(b.storage->nbytes, '\0');
+            copyBetween(out.data(), Device(DeviceType::CPU), true, b.storage->ptr(),
+                        b.storage->device, b.storage->hostAccessible(),
+                        b.storage->nbytes);
+            return py::bytes(out);
+          },
+          "The contents as bytes (a copy).")
+      .def(
+          "to",
+          [](const PyBuffer& b, const py::handle& device) {
+            PyBuffer out = makeBuffer(b.storage->nbytes, device, false);
+            copyInto(out, py::cast(b));
+            return out;
+          },
+          py::arg("device"), "A copy of this buffer on `device`.")
+      .def(
+          "__dlpack__",
+          [](const PyBuffer& b, const py::object& /*stream*/,
+             const py::kwargs& /*extra*/) { return toDLPack(b); },
+          py::arg("stream") = py::none(),
+          "A DLPack capsule of the bytes (1-D uint8) for host buffers; the capsule keeps "
+          "the memory alive. Device buffers raise BufferError.")
+      .def(
+          "__dlpack_device__",
+          [](const PyBuffer& b) {
+            const BufferStorage& s = *b.storage;
+            if (s.hostAccessible()) return py::make_tuple(kDLCPU, 0);
+            return py::make_tuple(kDLExtDev, int(s.device.index()));
+          },
+          "(kDLCPU, 0) for host buffers; (kDLExtDev, index) for device buffers.")
+      .def("__repr__", [](const PyBuffer& b) {
+        return "<accel.Buffer " + std::to_string(b.storage->nbytes) + " bytes on " +
+               b.storage->device.str() + (b.storage->pinned ? " (pinned)" : "") + ">";
+      });
+  reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_as_buffer = &g_buffer_procs;
+
+  m.def(
+      "_empty",
+      [](long long nbytes, const py::object& device, bool pinned) {
+        return makeBuffer(toByteCount(nbytes), device, pinned);
+      },
+      py::arg("nbytes"), py::arg("device") = py::none(), py::arg("pinned") = false);
+
+  m.def("_host_fill_uniform", &hostFill<false>, py::arg("out"), py::arg("seed"),
+        py::arg("offset") = 0, py::arg("low") = 0.0, py::arg("high") = 1.0,
+        py::arg("dtype") = "float32");
+  m.def("_host_fill_normal", &hostFill<true>, py::arg("out"), py::arg("seed"),
+        py::arg("offset") = 0, py::arg("mean") = 0.0, py::arg("stddev") = 1.0,
+        py::arg("dtype") = "float32");
+}
+
+}  // namespace accel::python

@@ -1,0 +1,417 @@
+// accel._C.Hooks (one backend's hooks, by device type) and the context
+// functions: the two layers under the Python API.
+//
+// A Hooks object stores only the device type and looks the hooks up on every
+// call (one atomic load), so that it follows a backend registered after it
+// was made, as the hooks table does.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "accel/capabilities.h"
+#include "accel/context.h"
+#include "accel/error.h"
+#include "accel/fork.h"
+#include "accel/memory_stats.h"
+#include "bindings.h"
+
+namespace accel::python {
+namespace {
+
+struct PyHooks {
+  DeviceType type;
+  [[nodiscard]] AcceleratorHooks& get() const noexcept { return getHooks(type); }
+};
+
+using Release = py::call_guard<py::gil_scoped_release>;
+
+constexpr HookGroup kAllGroups[] = {
+    HookGroup::Low,    HookGroup::High,   HookGroup::Device,        HookGroup::Streams,
+    HookGroup::Events, HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs};
+
+HookGroup groupFromName(std::string_view name) {
+  for (HookGroup group : kAllGroups) {
+    if (hookGroupName(group) == name) return group;
+  }
+  std::string known;
+  for (HookGroup group : kAllGroups) {
+    known += known.empty() ? "" : ", ";
+    known += hookGroupName(group);
+  }
+  throw InvalidArgument("unknown hook group '" + std::string(name) + "'; groups are " +
+                        known);
+}
+
+void addStat(py::dict& out, const char* name, const Stat& stat) {
+  const std::string prefix = std::string(name) + ".all.";
+  out[py::str(prefix + "current")] = stat.current;
+  out[py::str(prefix + "peak")] = stat.peak;
+  out[py::str(prefix + "allocated")] = stat.allocated;
+  out[py::str(prefix + "freed")] = stat.freed;
+}
+
+// PyTorch's flattened key names ("allocated_bytes.all.current"), so that code
+// written against torch.cuda.memory_stats() reads ours.
+py::dict statsDict(const MemoryStats& stats) {
+  py::dict out;
+  addStat(out, "allocated_bytes", stats.allocated_bytes);
+  addStat(out, "reserved_bytes", stats.reserved_bytes);
+  addStat(out, "active_bytes", stats.active_bytes);
+  addStat(out, "requested_bytes", stats.requested_bytes);
+  addStat(out, "allocation", stats.allocations);
+  addStat(out, "segment", stats.segments);
+  out["num_alloc_retries"] = stats.num_alloc_retries;
+  out["num_ooms"] = stats.num_ooms;
+  out["num_device_alloc"] = stats.num_device_alloc;
+  out["num_device_free"] = stats.num_device_free;
+  return out;
+}
+
+const char* blockStateName(MemoryBlock::State state) {
+  switch (state) {
+    case MemoryBlock::State::Free:
+      return "inactive";
+    case MemoryBlock::State::Allocated:
+      return "active_allocated";
+    case MemoryBlock::State::ActivePendingFree:
+      return "active_pending_free";
+  }
+  return "inactive";
+}
+
+const char* actionName(MemoryTraceEntry::Action action) {
+  using A = MemoryTraceEntry::Action;
+  switch (action) {
+    case A::Alloc:
+      return "alloc";
+    case A::FreeRequested:
+      return "free_requested";
+    case A::FreeCompleted:
+      return "free_completed";
+    case A::SegmentAlloc:
+      return "segment_alloc";
+    case A::SegmentFree:
+      return "segment_free";
+    case A::Snapshot:
+      return "snapshot";
+    case A::Oom:
+      return "oom";
+  }
+  return "alloc";
+}
+
+// The dictionary torch.cuda.memory._snapshot() returns, key for key where we
+// have the fact, so that PyTorch's memory_viz reads a pickle of it.
+py::dict snapshotDict(const MemorySnapshot& snapshot) {
+  py::list segments;
+  for (const MemorySegment& segment : snapshot.segments) {
+    py::list blocks;
+    std::uint64_t requested = 0;
+    std::uint64_t active = 0;
+    for (const MemoryBlock& block : segment.blocks) {
+      py::dict b;
+      b["address"] = block.address;
+      b["size"] = block.size;
+      b["requested_size"] = block.requested_size;
+      b["state"] = blockStateName(block.state);
+      b["frames"] = py::list();
+      blocks.append(b);
+      if (block.state != MemoryBlock::State::Free) {
+        requested += block.requested_size;
+        active += block.size;
+      }
+    }
+    py::dict s;
+    s["device"] = int(segment.device.index());
+    s["address"] = segment.address;
+    s["total_size"] = segment.total_size;
+    s["allocated_size"] = segment.allocated_size;
+    s["active_size"] = active;
+    s["requested_size"] = requested;
+    s["stream"] = segment.stream.id;
+    s["segment_type"] = segment.is_large ? "large" : "small";
+    s["segment_pool_id"] = py::make_tuple(0, 0);
+    s["is_expandable"] = false;
+    s["frames"] = py::list();
+    s["blocks"] = blocks;
+    segments.append(s);
+  }
+  py::list traces;
+  for (const auto& device_trace : snapshot.device_traces) {
+    py::list trace;
+    for (const MemoryTraceEntry& entry : device_trace) {
+      py::list frames;
+      for (const std::string& frame : entry.frames) {
+        py::dict f;
+        f["filename"] = "";
+        f["line"] = 0;
+        f["name"] = frame;
+        frames.append(f);
+      }
+      py::dict e;
+      e["action"] = actionName(entry.action);
+      e["addr"] = entry.address;
+      e["size"] = entry.size;
+      e["stream"] = entry.stream.id;
+      e["time_us"] = entry.time_ns / 1000;
+      e["frames"] = frames;
+      trace.append(e);
+    }
+    traces.append(trace);
+  }
+  py::dict out;
+  out["segments"] = segments;
+  out["device_traces"] = traces;
+  return out;
+}
+
+HistoryRecording recordingFromName(const std::optional<std::string>& enabled) {
+  if (!enabled) return HistoryRecording::Off;
+  if (*enabled == "all") return HistoryRecording::All;
+  if (*enabled == "state") return HistoryRecording::AllocationsOnly;
+  throw InvalidArgument("enabled='" + *enabled +
+                        "' is not a history mode: use None (off), 'state' or 'all'");
+}
+
+}  // namespace
+
+void bindHooks(py::module_& m) {
+  py::class_<PyHooks>(
+      m, "Hooks",
+      "One backend's hooks, found by device type name. Methods take device "
+      "indices (-1 = current device) and follow docs/hooks.md.")
+      .def(py::init([](const std::string& type) { return PyHooks{typeFromName(type)}; }),
+           py::arg("type"))
+      .def_property_readonly("name",
+                             [](const PyHooks& h) { return std::string(h.get().name()); })
+      .def_property_readonly("is_registered",
+                             [](const PyHooks& h) { return isHooksRegistered(h.type); })
+      .def(
+          "capabilities",
+          [](const PyHooks& h) {
+            std::vector<std::string> groups;
+            for (HookGroup group : kAllGroups) {
+              if (h.get().supports(group)) groups.emplace_back(hookGroupName(group));
+            }
+            return groups;
+          },
+          "Names of the hook groups the backend declares.")
+      .def(
+          "supports",
+          [](const PyHooks& h, const std::string& group) {
+            return h.get().supports(groupFromName(group));
+          },
+          py::arg("group"))
+      .def("is_built", [](const PyHooks& h) { return h.get().isBuilt(); })
+      .def("is_available", [](const PyHooks& h) { return h.get().isAvailable(); })
+      .def("device_count", [](const PyHooks& h) { return h.get().deviceCount(); })
+      .def("current_device",
+           [](const PyHooks& h) { return int(h.get().getCurrentDevice()); })
+      .def(
+          "set_device",
+          [](const PyHooks& h, long long i) {
+            h.get().setCurrentDevice(toDeviceIndex(i));
+          },
+          py::arg("index"))
+      .def(
+          "exchange_device",
+          [](const PyHooks& h, long long i) {
+            return int(h.get().exchangeDevice(toDeviceIndex(i)));
+          },
+          py::arg("index"))
+      .def(
+          "maybe_exchange_device",
+          [](const PyHooks& h, long long i) {
+            return int(h.get().maybeExchangeDevice(toDeviceIndex(i)));
+          },
+          py::arg("index"))
+      .def(
+          "lazy_init", [](const PyHooks& h) { globalContext().lazyInitDevice(h.type); },
+          Release(), "Context::lazyInitDevice: initialises the backend once per process.")
+      .def("is_initialized",
+           [](const PyHooks& h) { return globalContext().isInitialized(h.type); })
+      .def("is_poisoned_by_fork",
+           [](const PyHooks& h) { return isPoisonedByFork(h.type); })
+      .def(
+          "has_primary_context",
+          [](const PyHooks& h, long long i) {
+            return h.get().hasPrimaryContext(toDeviceIndex(i));
+          },
+          py::arg("index"))
+      .def(
+          "default_generator",
+          [](const PyHooks& h, long long i) {
+            return h.get().getDefaultGenerator(toDeviceIndex(i));
+          },
+          py::arg("index") = -1,
+          "The device's default generator straight from the hooks (no context, no "
+          "initialisation).")
+      .def(
+          "new_generator",
+          [](const PyHooks& h, long long i) {
+            return h.get().getNewGenerator(toDeviceIndex(i));
+          },
+          py::arg("index") = -1)
+      .def(
+          "synchronize",
+          [](const PyHooks& h, long long i) {
+            h.get().deviceSynchronize(toDeviceIndex(i));
+          },
+          py::arg("index") = -1, Release())
+      .def("show_config", [](const PyHooks& h) { return h.get().showConfig(); })
+      .def(
+          "device_properties",
+          [](const PyHooks& h, long long i) {
+            return h.get().getDeviceProperties(toDeviceIndex(i));
+          },
+          py::arg("index") = -1)
+      .def("stream_priority_range",
+           [](const PyHooks& h) { return h.get().streamPriorityRange(); })
+      .def(
+          "memory_stats",
+          [](const PyHooks& h, long long i) {
+            return statsDict(h.get().memoryStats(toDeviceIndex(i)));
+          },
+          py::arg("index") = -1,
+          "Allocator statistics as a dict with PyTorch's flattened key names.")
+      .def(
+          "reset_peak_memory_stats",
+          [](const PyHooks& h, long long i) {
+            h.get().resetPeakMemoryStats(toDeviceIndex(i));
+          },
+          py::arg("index") = -1)
+      .def(
+          "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
+      .def(
+          "record_memory_history",
+          [](const PyHooks& h, const std::optional<std::string>& enabled,
+             std::size_t max_entries, bool record_stack) {
+            MemoryHistoryOptions options;
+            options.enabled = recordingFromName(enabled);
+            options.max_entries = max_entries;
+            options.record_stack = record_stack;
+            h.get().recordMemoryHistory(options);
+          },
+          py::arg("enabled") = "all", py::arg("max_entries") = 100000,
+          py::arg("record_stack") = false)
+      .def(
+          "memory_snapshot",
+          [](const PyHooks& h, long long device, bool all_devices, bool include_trace) {
+            MemorySnapshotOptions options;
+            options.device = toDeviceIndex(device);
+            options.all_devices = all_devices;
+            options.include_trace = include_trace;
+            MemorySnapshot snapshot;
+            {
+              py::gil_scoped_release release;
+              snapshot = h.get().memorySnapshot(options);
+            }
+            return snapshotDict(snapshot);
+          },
+          py::arg("device") = -1, py::arg("all_devices") = true,
+          py::arg("include_trace") = true,
+          "The allocator snapshot in torch's snapshot dict form.")
+      .def(
+          "device_from_ptr",
+          [](const PyHooks& h, std::uintptr_t ptr) {
+            return h.get().getDeviceFromPtr(reinterpret_cast<const void*>(ptr));
+          },
+          py::arg("ptr"))
+      .def(
+          "is_pinned_ptr",
+          [](const PyHooks& h, std::uintptr_t ptr) {
+            return h.get().isPinnedPtr(reinterpret_cast<const void*>(ptr));
+          },
+          py::arg("ptr"))
+      .def(
+          "probes",
+          [](const PyHooks& h) {
+            // Argument-free functions with the type captured: a call costs what
+            // a no-op pybind11 call costs, with no `self` to convert.
+            const DeviceType t = h.type;
+            py::dict out;
+            out["is_available"] = py::cpp_function(
+                [t] { return getHooks(t).isAvailable(); }, py::name("is_available"),
+                py::doc("True if the backend has a usable device. Never raises."));
+            out["is_built"] = py::cpp_function(
+                [t] { return getHooks(t).isBuilt(); }, py::name("is_built"),
+                py::doc("True if the backend was built. Never raises."));
+            out["device_count"] = py::cpp_function(
+                [t] { return getHooks(t).deviceCount(); }, py::name("device_count"),
+                py::doc("Number of devices; 0 on any error."));
+            out["current_device"] = py::cpp_function(
+                [t] { return int(getHooks(t).getCurrentDevice()); },
+                py::name("current_device"),
+                py::doc("This thread's current device index (0 until set)."));
+            return out;
+          },
+          "The probes as argument-free functions bound to this type.")
+      .def("__repr__", [](const PyHooks& h) {
+        return "<accel._C.Hooks '" + std::string(deviceTypeName(h.type)) + "'>";
+      });
+
+  // ---- the context ----
+  m.def(
+      "_get_default_generator",
+      [](const std::string& type, long long index) {
+        return globalContext().defaultGenerator(
+            Device(typeFromName(type), toDeviceIndex(index)));
+      },
+      py::arg("type"), py::arg("index") = -1, Release(),
+      "Context::defaultGenerator(Device(type, index)): initialises the backend first.");
+  m.def(
+      "_lazy_init",
+      [](const std::string& type) { globalContext().lazyInitDevice(typeFromName(type)); },
+      py::arg("type"), Release());
+  m.def(
+      "_is_initialized",
+      [](const std::string& type) {
+        return globalContext().isInitialized(typeFromName(type));
+      },
+      py::arg("type"));
+  m.def(
+      "_manual_seed",
+      [](const py::handle& seed) { globalContext().manualSeed(toSeed(seed)); },
+      py::arg("seed"), "Context::manualSeed: CPU and every initialised backend.");
+  m.def(
+      "_current_accelerator",
+      []() -> std::optional<std::string> {
+        std::optional<DeviceType> type = globalContext().currentAccelerator();
+        if (!type) return std::nullopt;
+        return std::string(deviceTypeName(*type));
+      },
+      "The accelerator programs should use, or None.");
+  m.def(
+      "_set_current_accelerator",
+      [](const std::string& type) {
+        globalContext().setCurrentAccelerator(typeFromName(type));
+      },
+      py::arg("type"));
+  m.def("_clear_current_accelerator", [] { globalContext().clearCurrentAccelerator(); });
+  m.def(
+      "_registered_types",
+      [] {
+        std::vector<std::string> names;
+        for (DeviceType type : registeredHooksTypes())
+          names.emplace_back(deviceTypeName(type));
+        return names;
+      },
+      "Names of the device types with a registered backend, in registration order.");
+  m.def(
+      "_device_type_names",
+      [] {
+        std::vector<std::string> names;
+        for (DeviceType type : allDeviceTypes()) names.emplace_back(deviceTypeName(type));
+        return names;
+      },
+      "Every known device type name (built in and registered at run time).");
+  m.def(
+      "_device_type_code",
+      [](const std::string& type) { return int(toIndex(typeFromName(type))); },
+      py::arg("type"), "The numeric DeviceType (Stream.pack3's third integer).");
+  m.def(
+      "_hooks_origin",
+      [](const std::string& type) { return hooksOrigin(typeFromName(type)); },
+      py::arg("type"));
+}
+
+}  // namespace accel::python

@@ -1,0 +1,28 @@
+// accel._C: the native half of the `accel` package. The Python package
+// (python/accel) is the public face; this module converts types, releases the
+// GIL on waits and maps errors. Importing it touches no device.
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  using namespace accel::python;
+  m.doc() =
+      "Native binding of accelhooks (the layer between the accel package and the "
+      "C++ context). Use the accel package, not this module.";
+  bindErrors(m);
+  bindObjects(m);
+  bindHooks(m);
+  bindStreams(m);
+  bindBuffer(m);
+  bindPlugins(m);
+#if defined(ACCEL_PY_WITH_OPENREG)
+  bindOpenReg(m);
+  m.attr("_has_openreg") = true;
+#else
+  m.attr("_has_openreg") = false;
+#endif
+  // The baseline of bench/python: the cheapest call pybind11 can make.
+  m.def(
+      "_noop", [] {}, "Does nothing; the call-overhead baseline of the benchmarks.");
+}

@@ -1,0 +1,182 @@
+// Value objects of accel._C: Device, Generator, DeviceProperties, and the
+// argument conversions every other part of the binding uses.
+#include <pybind11/stl.h>
+
+#include <climits>
+#include <span>
+
+#include "accel/device_properties.h"
+#include "accel/error.h"
+#include "accel/generator.h"
+#include "bindings.h"
+
+namespace accel::python {
+
+DeviceType typeFromName(std::string_view name) {
+  std::optional<DeviceType> type = findDeviceType(name);
+  if (!type) throw InvalidArgument(explainBadDeviceTypeName(name));
+  return *type;
+}
+
+DeviceIndex toDeviceIndex(long long index) {
+  ACCEL_CHECK(index >= kCurrentDevice && index < kMaxDevicesPerType, InvalidArgument,
+              "device index ", index,
+              " is out of range: use -1 (the current device) or 0 to ",
+              kMaxDevicesPerType - 1, ", below the backend's device count");
+  return static_cast<DeviceIndex>(index);
+}
+
+std::uint64_t toSeed(const py::handle& seed) {
+  if (!PyLong_Check(seed.ptr()) || PyBool_Check(seed.ptr())) {
+    throw InvalidArgument(
+        "a seed must be an int, not " +
+        std::string(py::str(py::type::handle_of(seed).attr("__name__"))));
+  }
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(seed.ptr(), &overflow);
+  if (overflow == 0) return static_cast<std::uint64_t>(value);  // negative: 2^64 + seed
+  if (overflow > 0) {
+    const unsigned long long unsigned_value = PyLong_AsUnsignedLongLong(seed.ptr());
+    if (!PyErr_Occurred()) return unsigned_value;
+    PyErr_Clear();
+  }
+  throw InvalidArgument("seed " + std::string(py::str(seed)) +
+                        " is out of range: use an int in [-2**63, 2**64)");
+}
+
+Device toDevice(const py::handle& device) {
+  if (py::isinstance<Device>(device)) return device.cast<Device>();
+  if (py::isinstance<py::str>(device)) return Device::parse(device.cast<std::string>());
+  throw InvalidArgument("expected an accel.Device or text like 'openreg:1', got " +
+                        std::string(py::str(py::repr(device))));
+}
+
+namespace {
+
+py::bytes stateBytes(const std::vector<std::uint8_t>& state) {
+  return py::bytes(reinterpret_cast<const char*>(state.data()), state.size());
+}
+
+void setStateFrom(Generator& generator, const py::buffer& state) {
+  py::buffer_info info = state.request();
+  ACCEL_CHECK(info.ndim <= 1 && (info.ndim == 0 || info.strides[0] == info.itemsize),
+              InvalidArgument,
+              "a generator state must be contiguous bytes (as get_state() returns)");
+  const auto* data = static_cast<const std::uint8_t*>(info.ptr);
+  generator.setState(std::span<const std::uint8_t>(
+      data, static_cast<std::size_t>(info.size * info.itemsize)));
+}
+
+}  // namespace
+
+void bindObjects(py::module_& m) {
+  py::class_<Device>(m, "Device",
+                     "A device: a type and an index, e.g. Device('openreg:1') or "
+                     "Device('openreg', 1). Index None means 'the current device'.")
+      .def(py::init([](const std::string& text) { return Device::parse(text); }),
+           py::arg("device"),
+           "Parses 'type' or 'type:index'. Raises InvalidArgumentError on bad text.")
+      .def(py::init([](const std::string& type, long long index) {
+             return Device(typeFromName(type), toDeviceIndex(index));
+           }),
+           py::arg("type"), py::arg("index"),
+           "A device of a registered type and an index.")
+      .def(py::init([](const Device& device) { return device; }), py::arg("device"))
+      .def_property_readonly(
+          "type", [](const Device& d) { return std::string(deviceTypeName(d.type())); },
+          "The device type's name, e.g. 'openreg'.")
+      .def_property_readonly(
+          "index",
+          [](const Device& d) -> std::optional<int> {
+            if (!d.hasIndex()) return std::nullopt;
+            return int(d.index());
+          },
+          "The index, or None for 'the current device of this type'.")
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) { return "accel.Device('" + d.str() + "')"; })
+      .def(
+          "__eq__", [](const Device& a, const Device& b) { return a == b; },
+          py::is_operator())
+      .def(
+          "__eq__", [](const Device&, const py::object&) { return false; },
+          py::is_operator())
+      .def("__hash__", [](const Device& d) { return std::hash<Device>{}(d); })
+      .def("__reduce__", [](const Device& d) {
+        return py::make_tuple(py::type::of<Device>(), py::make_tuple(d.str()));
+      });
+
+  py::class_<Generator>(
+      m, "Generator",
+      "A handle to a Philox4x32-10 random-number generator: a seed and an "
+      "offset into its stream. Copies share state; clone() does not.")
+      .def_property_readonly("device", &Generator::device, "The device it serves.")
+      .def(
+          "manual_seed",
+          [](Generator& g, const py::handle& seed) -> Generator& {
+            g.manualSeed(toSeed(seed));
+            return g;
+          },
+          py::arg("seed"), py::return_value_policy::reference_internal,
+          "Seeds deterministically and rewinds the offset to 0. Returns self.")
+      .def("seed", &Generator::seed,
+           "Seeds from a non-deterministic source and returns the seed.")
+      .def("initial_seed", &Generator::initialSeed,
+           "The seed this generator started from or was last seeded with.")
+      .def("current_seed", &Generator::currentSeed, "The seed of the current stream.")
+      .def("get_offset", &Generator::offset, "Outputs consumed so far (32-bit words).")
+      .def("set_offset", &Generator::setOffset, py::arg("offset"),
+           "Moves to `offset` in the current stream.")
+      .def_property("offset", &Generator::offset, &Generator::setOffset)
+      .def(
+          "get_state", [](const Generator& g) { return stateBytes(g.getState()); },
+          "The state as a versioned byte blob (docs/random.md).")
+      .def(
+          "set_state",
+          [](Generator& g, const py::buffer& state) -> Generator& {
+            setStateFrom(g, state);
+            return g;
+          },
+          py::arg("state"), py::return_value_policy::reference_internal,
+          "Restores a blob from get_state(). Raises InvalidArgumentError on a blob of "
+          "the wrong size, magic or version, leaving the state as it was.")
+      .def("clone", &Generator::clone, "An independent generator with the same state.")
+      .def_property_readonly(
+          "engine", [](const Generator& g) { return std::string(g.impl().engineName()); },
+          "The engine's name.")
+      .def(
+          "__eq__", [](const Generator& a, const Generator& b) { return a == b; },
+          py::is_operator())
+      .def(
+          "__eq__", [](const Generator&, const py::object&) { return false; },
+          py::is_operator())
+      .def("__hash__",
+           [](const Generator& g) { return std::hash<const void*>{}(&g.impl()); })
+      .def("__repr__", [](const Generator& g) {
+        return "<accel.Generator " + g.device().str() +
+               " seed=" + std::to_string(g.currentSeed()) +
+               " offset=" + std::to_string(g.offset()) + ">";
+      });
+
+  py::class_<DeviceProperties>(m, "DeviceProperties",
+                               "What a device is: typed fields, not text to parse.")
+      .def_readonly("name", &DeviceProperties::name)
+      .def_readonly("total_memory", &DeviceProperties::total_memory_bytes,
+                    "Device memory capacity in bytes; 0 if unknown.")
+      .def_readonly("multi_processor_count", &DeviceProperties::multiprocessor_count)
+      .def_readonly("major", &DeviceProperties::compute_capability_major)
+      .def_readonly("minor", &DeviceProperties::compute_capability_minor)
+      .def_readonly("warp_size", &DeviceProperties::warp_size)
+      .def_readonly("max_threads_per_multi_processor",
+                    &DeviceProperties::max_threads_per_multiprocessor)
+      .def_readonly("L2_cache_size", &DeviceProperties::l2_cache_bytes)
+      .def_readonly("is_integrated", &DeviceProperties::is_integrated)
+      .def_readonly("uuid", &DeviceProperties::uuid)
+      .def("__repr__", [](const DeviceProperties& p) {
+        return "DeviceProperties(name='" + p.name +
+               "', total_memory=" + std::to_string(p.total_memory_bytes >> 20) +
+               "MB, multi_processor_count=" + std::to_string(p.multiprocessor_count) +
+               ")";
+      });
+}
+
+}  // namespace accel::python

@@ -1,0 +1,176 @@
+// accel._C._openreg: openreg's extras beyond the hooks (registration, fills,
+// fault injection, execution units) and its copy function for Buffer copies.
+// Built only with the openreg backend.
+#include <dlfcn.h>
+#include <pybind11/chrono.h>
+#include <pybind11/stl.h>
+
+#include "accel/error.h"
+#include "accel/openreg/openreg.h"
+#include "bindings.h"
+
+namespace accel::python {
+namespace {
+
+using Release = py::call_guard<py::gil_scoped_release>;
+
+void openregCopy(void* dst, const void* src, std::size_t bytes) {
+  openreg::copy(dst, src, bytes);
+}
+
+// The device buffer a fill writes, with its element count for `dtype`.
+template <typename T>
+std::pair<T*, std::size_t> fillTarget(const py::handle& buffer, const char* what) {
+  const BufferView view = bufferView(buffer, what);
+  ACCEL_CHECK(
+      view.device.type() == openreg::deviceType(), InvalidArgument, what,
+      ": the buffer is on ", view.device.str(),
+      ", not an openreg device; allocate it with accel.empty(n, device='openreg:0')");
+  ACCEL_CHECK(view.nbytes % sizeof(T) == 0, InvalidArgument, what, ": ", view.nbytes,
+              " bytes is not a whole number of ", sizeof(T), "-byte elements");
+  return {static_cast<T*>(view.data), view.nbytes / sizeof(T)};
+}
+
+Stream fillStream(const py::handle& buffer, const py::object& stream, const char* what) {
+  const BufferView view = bufferView(buffer, what);
+  if (stream.is_none()) {
+    return getHooks(openreg::deviceType()).getCurrentStream(view.device.index());
+  }
+  const auto packed =
+      stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
+  const Stream s =
+      Stream::unpack3(std::get<0>(packed), std::get<1>(packed), std::get<2>(packed));
+  ACCEL_CHECK(s.device == view.device, InvalidArgument, what, ": the stream is on ",
+              s.device.str(), " but the buffer on ", view.device.str());
+  return s;
+}
+
+template <bool kNormal>
+void fill(const py::handle& buffer, double a, double b, const std::string& dtype,
+          const std::optional<Generator>& generator, const py::object& stream) {
+  const char* what = kNormal ? "fill_normal" : "fill_uniform";
+  const Stream s = fillStream(buffer, stream, what);
+  const Generator g = generator.value_or(Generator{});
+  if (dtype == "float32") {
+    auto [data, count] = fillTarget<float>(buffer, what);
+    py::gil_scoped_release release;
+    if constexpr (kNormal) {
+      openreg::fillNormal(s, data, count, float(a), float(b), g);
+    } else {
+      openreg::fillUniform(s, data, count, float(a), float(b), g);
+    }
+  } else if (dtype == "float64") {
+    auto [data, count] = fillTarget<double>(buffer, what);
+    py::gil_scoped_release release;
+    if constexpr (kNormal) {
+      openreg::fillNormal(s, data, count, a, b, g);
+    } else {
+      openreg::fillUniform(s, data, count, a, b, g);
+    }
+  } else {
+    throw InvalidArgument(std::string(what) + ": dtype '" + dtype +
+                          "': use 'float32' or 'float64'");
+  }
+}
+
+}  // namespace
+
+void bindOpenReg(py::module_& m) {
+  py::module_ o = m.def_submodule("_openreg", "openreg's extras (fills, faults, units).");
+  registerCopyFunction(openreg::deviceType(), &openregCopy);
+
+  o.def(
+      "register_backend", [] { (void)openreg::registerBackend(); },
+      "Registers the openreg hooks (once per process; no device is touched).");
+  o.def(
+      "library_path",
+      [] {
+        Dl_info info{};
+        if (dladdr(reinterpret_cast<void*>(&openreg::registerBackend), &info) == 0 ||
+            info.dli_fname == nullptr) {
+          return std::string();
+        }
+        return std::string(info.dli_fname);
+      },
+      "Path of the libaccel_openreg.so this module uses.");
+  o.def(
+      "fill_uniform",
+      [](const py::handle& buffer, double low, double high, const std::string& dtype,
+         const std::optional<Generator>& generator, const py::object& stream) {
+        fill<false>(buffer, low, high, dtype, generator, stream);
+      },
+      py::arg("buffer"), py::arg("low") = 0.0, py::arg("high") = 1.0,
+      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
+      py::arg("stream") = py::none(),
+      "Enqueues a uniform fill of an openreg buffer on `stream` (default: the "
+      "buffer device's current stream) from `generator` (default: the device's "
+      "default generator). Same numbers as the host fill for the same (seed, offset).");
+  o.def(
+      "fill_normal",
+      [](const py::handle& buffer, double mean, double stddev, const std::string& dtype,
+         const std::optional<Generator>& generator, const py::object& stream) {
+        fill<true>(buffer, mean, stddev, dtype, generator, stream);
+      },
+      py::arg("buffer"), py::arg("mean") = 0.0, py::arg("stddev") = 1.0,
+      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
+      py::arg("stream") = py::none(), "Like fill_uniform, normal(mean, stddev).");
+  o.def("fail_nth_allocation", &openreg::failNthAllocation, py::arg("nth"),
+        "The nth allocation from now raises OutOfMemoryError (0 cancels).");
+  o.def(
+      "lose_device_after",
+      [](long long index, std::uint64_t operations) {
+        openreg::loseDeviceAfter(toDeviceIndex(index), operations);
+      },
+      py::arg("index"), py::arg("operations"));
+  o.def(
+      "is_device_lost",
+      [](long long index) { return openreg::isDeviceLost(toDeviceIndex(index)); },
+      py::arg("index"));
+  o.def(
+      "set_stream_latency",
+      [](const py::object& stream, double microseconds) {
+        const auto packed =
+            stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
+        openreg::setStreamLatency(
+            Stream::unpack3(std::get<0>(packed), std::get<1>(packed),
+                            std::get<2>(packed)),
+            std::chrono::microseconds(static_cast<long long>(microseconds)));
+      },
+      py::arg("stream"), py::arg("microseconds"),
+      "Every operation on `stream` starts this much later (simulates a slow device).");
+  o.def("clear_faults", &openreg::clearFaults);
+  o.def(
+      "set_execution_units",
+      [](long long index, int units) {
+        openreg::setExecutionUnits(toDeviceIndex(index), units);
+      },
+      py::arg("index"), py::arg("units"));
+  o.def(
+      "execution_units_state",
+      [](long long index) {
+        const openreg::ExecutionUnitsState s =
+            openreg::executionUnitsState(toDeviceIndex(index));
+        py::dict out;
+        out["units"] = s.units;
+        out["busy"] = s.busy;
+        out["waiting"] = s.waiting;
+        return out;
+      },
+      py::arg("index"));
+  o.def("config", [] {
+    const openreg::Config* config = nullptr;
+    {
+      py::gil_scoped_release release;  // initialises the backend
+      config = &openreg::activeConfig();
+    }
+    const openreg::Config& c = *config;
+    py::dict out;
+    out["device_count"] = c.device_count;
+    out["memory_bytes"] = c.memory_bytes;
+    out["execution_units"] = c.execution_units;
+    out["stream_latency_us"] = c.stream_latency.count();
+    return out;
+  });
+}
+
+}  // namespace accel::python

@@ -1,0 +1,323 @@
+// accel._C.Stream, Event and Graph: thin objects over the hooks' streams,
+// events and graphs groups. Every wait releases the GIL, so that a Python
+// thread waiting on one device does not hold up threads using another.
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <vector>
+
+#include "accel/error.h"
+#include "accel/event.h"
+#include "accel/graph.h"
+#include "accel/stream.h"
+#include "bindings.h"
+
+namespace accel::python {
+namespace {
+
+using Release = py::call_guard<py::gil_scoped_release>;
+
+AcceleratorHooks& hooksOf(const Stream& s) noexcept { return getHooks(s.device.type()); }
+
+// A stream and, while it is entered as a context manager, what it replaced.
+// One object is entered by one thread at a time (as torch's StreamContext).
+struct PyStream {
+  Stream stream;
+  struct Saved {
+    Stream stream;
+    DeviceIndex device;
+  };
+  std::vector<Saved> saved;
+};
+
+// An event of one device type, created on its first record (when its device
+// becomes known), destroyed with the object.
+struct PyEvent {
+  DeviceType type;
+  EventFlags flags;
+  EventId id = kNoEvent;
+  DeviceIndex device = kCurrentDevice;
+
+  PyEvent(DeviceType t, EventFlags f) : type(t), flags(f) {}
+  PyEvent(const PyEvent&) = delete;
+  PyEvent& operator=(const PyEvent&) = delete;
+  ~PyEvent() {
+    if (id != kNoEvent) getHooks(type).destroyEvent(id);  // noexcept
+  }
+  void require(const char* what) const {
+    ACCEL_CHECK(id != kNoEvent, InvalidArgument, "Event.", what,
+                ": the event was never recorded; call record() first");
+  }
+  void record(const Stream& stream) {
+    ACCEL_CHECK(stream.device.type() == type, InvalidArgument,
+                "Event.record: the event is for '", deviceTypeName(type),
+                "' but the stream is on ", stream.device.str());
+    AcceleratorHooks& hooks = getHooks(type);
+    if (id == kNoEvent) {
+      id = hooks.createEvent(stream.device.index(), flags);
+      device = stream.device.index();
+    }
+    ACCEL_CHECK(stream.device.index() == device, InvalidArgument,
+                "Event.record: the event belongs to ", Device(type, device).str(),
+                " but the stream is on ", stream.device.str());
+    hooks.recordEvent(id, stream);
+  }
+};
+
+struct PyGraph {
+  DeviceType type;
+  GraphId id;
+  explicit PyGraph(DeviceType t, bool keep)
+      : type(t), id(getHooks(t).graphCreate(keep)) {}
+  PyGraph(const PyGraph&) = delete;
+  PyGraph& operator=(const PyGraph&) = delete;
+  ~PyGraph() {
+    try {
+      getHooks(type).graphDestroy(id);
+    } catch (...) {  // a destructor must not throw; a poisoned backend refuses
+    }
+  }
+};
+
+Stream currentStreamOf(DeviceType type) {
+  AcceleratorHooks& hooks = getHooks(type);
+  return hooks.getCurrentStream(kCurrentDevice);
+}
+
+}  // namespace
+
+void bindStreams(py::module_& m) {
+  py::class_<PyStream>(
+      m, "Stream",
+      "A queue of work on one device. `with stream:` makes it the current "
+      "stream (and its device the current device) until the block ends.")
+      .def(py::init([](const py::handle& device, int priority) {
+             const Device d = toDevice(device);
+             return PyStream{getHooks(d.type()).getNewStream(d.index(), priority), {}};
+           }),
+           py::arg("device"), py::arg("priority") = 0,
+           "A new stream from the backend's pool on `device` (Device or text).")
+      .def(py::init([](long long stream_id, long long device_index,
+                       long long device_type) {
+             return PyStream{Stream::unpack3(stream_id, device_index, device_type), {}};
+           }),
+           py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"),
+           "The stream with these three integers (see pack3).")
+      .def_property_readonly("device", [](const PyStream& s) { return s.stream.device; })
+      .def_property_readonly(
+          "device_index", [](const PyStream& s) { return int(s.stream.device.index()); })
+      .def_property_readonly("device_type",
+                             [](const PyStream& s) {
+                               return std::string(deviceTypeName(s.stream.device.type()));
+                             })
+      .def_property_readonly("stream_id", [](const PyStream& s) { return s.stream.id; })
+      .def(
+          "query",
+          [](const PyStream& s) { return hooksOf(s.stream).queryStream(s.stream); },
+          "True when all work enqueued so far has finished. Never waits.")
+      .def(
+          "synchronize",
+          [](const PyStream& s) { hooksOf(s.stream).synchronizeStream(s.stream); },
+          Release(), "Waits for all work enqueued so far (GIL released).")
+      .def(
+          "wait_event",
+          [](const PyStream& s, PyEvent& event) {
+            event.require("wait");
+            hooksOf(s.stream).blockStream(event.id, s.stream);
+          },
+          py::arg("event"),
+          "Work enqueued on this stream after this call waits for `event`.")
+      .def(
+          "wait_stream",
+          [](const PyStream& s, const PyStream& other) {
+            AcceleratorHooks& hooks = hooksOf(other.stream);
+            ACCEL_CHECK(other.stream.device.type() == s.stream.device.type(),
+                        InvalidArgument, "wait_stream: ", s.stream.device.str(),
+                        " cannot wait for a stream on ", other.stream.device.str());
+            const EventId event = hooks.createEvent(other.stream.device.index(), {});
+            try {
+              hooks.recordEvent(event, other.stream);
+              hooks.blockStream(event, s.stream);
+            } catch (...) {
+              hooks.destroyEvent(event);
+              throw;
+            }
+            hooks.destroyEvent(event);
+          },
+          py::arg("stream"),
+          "Work enqueued after this call waits for `stream`'s work so far.")
+      .def(
+          "record_event",
+          [](const PyStream& s, std::optional<PyEvent*> event) {
+            if (event && *event != nullptr) {
+              (*event)->record(s.stream);
+              return py::cast(*event, py::return_value_policy::reference);
+            }
+            auto fresh = std::make_unique<PyEvent>(s.stream.device.type(), EventFlags{});
+            fresh->record(s.stream);
+            return py::cast(std::move(fresh));
+          },
+          py::arg("event") = py::none(),
+          "Records `event` (a new one if None) and returns it.")
+      .def("pack3",
+           [](const PyStream& s) {
+             const StreamData3 d = s.stream.pack3();
+             return py::make_tuple(d.stream_id, d.device_index, d.device_type);
+           })
+      .def(
+          "__enter__",
+          [](PyStream& s) -> PyStream& {
+            AcceleratorHooks& hooks = hooksOf(s.stream);
+            const DeviceIndex previous_device =
+                hooks.exchangeDevice(s.stream.device.index());
+            try {
+              s.saved.push_back({hooks.exchangeStream(s.stream), previous_device});
+            } catch (...) {
+              hooks.setCurrentDevice(previous_device);
+              throw;
+            }
+            return s;
+          },
+          py::return_value_policy::reference)
+      .def("__exit__",
+           [](PyStream& s, const py::args&) {
+             ACCEL_CHECK(!s.saved.empty(), InvalidArgument,
+                         "Stream.__exit__ without __enter__");
+             const PyStream::Saved saved = s.saved.back();
+             s.saved.pop_back();
+             AcceleratorHooks& hooks = hooksOf(s.stream);
+             hooks.setCurrentStream(saved.stream);
+             hooks.setCurrentDevice(saved.device);
+             return false;
+           })
+      .def(
+          "__eq__",
+          [](const PyStream& a, const PyStream& b) { return a.stream == b.stream; },
+          py::is_operator())
+      .def(
+          "__eq__", [](const PyStream&, const py::object&) { return false; },
+          py::is_operator())
+      .def("__hash__", [](const PyStream& s) { return std::hash<Stream>{}(s.stream); })
+      .def("__repr__", [](const PyStream& s) {
+        return "<accel.Stream device=" + s.stream.device.str() +
+               " stream_id=" + std::to_string(s.stream.id) + ">";
+      });
+
+  m.def(
+      "_current_stream",
+      [](const std::string& type, long long index) {
+        return PyStream{
+            getHooks(typeFromName(type)).getCurrentStream(toDeviceIndex(index)), {}};
+      },
+      py::arg("type"), py::arg("index") = -1);
+  m.def(
+      "_default_stream",
+      [](const std::string& type, long long index) {
+        return PyStream{
+            getHooks(typeFromName(type)).getDefaultStream(toDeviceIndex(index)), {}};
+      },
+      py::arg("type"), py::arg("index") = -1);
+  m.def(
+      "_set_stream",
+      [](const PyStream& s) {
+        getHooks(s.stream.device.type()).setCurrentStream(s.stream);
+      },
+      py::arg("stream"), "Makes `stream` current for its device on this thread.");
+
+  py::class_<PyEvent>(m, "Event",
+                      "A marker in a stream. Created on its first record(); elapsed_time "
+                      "needs enable_timing=True on both events.")
+      .def(py::init([](const std::string& type, bool enable_timing, bool blocking) {
+             return std::make_unique<PyEvent>(typeFromName(type),
+                                              EventFlags{enable_timing, blocking});
+           }),
+           py::arg("device_type"), py::arg("enable_timing") = false,
+           py::arg("blocking") = false)
+      .def(
+          "record",
+          [](PyEvent& e, std::optional<const PyStream*> stream) {
+            e.record(stream && *stream != nullptr ? (*stream)->stream
+                                                  : currentStreamOf(e.type));
+          },
+          py::arg("stream") = py::none(),
+          "Records the event on `stream` (default: the current stream of the current "
+          "device).")
+      .def(
+          "wait",
+          [](PyEvent& e, std::optional<const PyStream*> stream) {
+            e.require("wait");
+            const Stream s = stream && *stream != nullptr ? (*stream)->stream
+                                                          : currentStreamOf(e.type);
+            getHooks(e.type).blockStream(e.id, s);
+          },
+          py::arg("stream") = py::none(),
+          "Work enqueued on `stream` after this waits for the event.")
+      .def(
+          "query",
+          [](const PyEvent& e) {
+            return e.id == kNoEvent || getHooks(e.type).queryEvent(e.id);
+          },
+          "True when the work before the record has finished (True if never recorded).")
+      .def(
+          "synchronize",
+          [](const PyEvent& e) {
+            if (e.id != kNoEvent) getHooks(e.type).synchronizeEvent(e.id);
+          },
+          Release(), "Waits until the event has happened (GIL released).")
+      .def(
+          "elapsed_time",
+          [](const PyEvent& start, const PyEvent& end) {
+            start.require("elapsed_time");
+            end.require("elapsed_time");
+            return getHooks(start.type).elapsedTime(start.id, end.id);
+          },
+          py::arg("end"),
+          "Milliseconds from this event to `end`; both must have completed.")
+      .def_property_readonly("device",
+                             [](const PyEvent& e) -> std::optional<Device> {
+                               if (e.id == kNoEvent) return std::nullopt;
+                               return Device(e.type, e.device);
+                             })
+      .def("__repr__", [](const PyEvent& e) {
+        return "<accel.Event " + std::string(deviceTypeName(e.type)) +
+               (e.id == kNoEvent ? " (not recorded)" : " id=" + std::to_string(e.id)) +
+               ">";
+      });
+
+  py::class_<PyGraph>(m, "Graph",
+                      "Work captured from a stream once and replayed many times.")
+      .def(py::init([](const std::string& type, bool keep_graph) {
+             return std::make_unique<PyGraph>(typeFromName(type), keep_graph);
+           }),
+           py::arg("device_type"), py::arg("keep_graph") = false)
+      .def(
+          "capture_begin",
+          [](PyGraph& g, std::optional<std::pair<std::uint64_t, std::uint64_t>> pool,
+             const std::string& mode) {
+            CaptureMode capture = CaptureMode::Global;
+            if (mode == "thread_local") {
+              capture = CaptureMode::ThreadLocal;
+            } else if (mode == "relaxed") {
+              capture = CaptureMode::Relaxed;
+            } else {
+              ACCEL_CHECK(mode == "global", InvalidArgument, "capture_error_mode='", mode,
+                          "': use 'global', 'thread_local' or 'relaxed'");
+            }
+            MempoolId id;
+            if (pool) id = MempoolId{pool->first, pool->second};
+            getHooks(g.type).graphCaptureBegin(g.id, id, capture);
+          },
+          py::arg("pool") = py::none(), py::arg("capture_error_mode") = "global",
+          "Begins capturing the current stream of the current device.")
+      .def("capture_end", [](PyGraph& g) { getHooks(g.type).graphCaptureEnd(g.id); })
+      .def("instantiate", [](PyGraph& g) { getHooks(g.type).graphInstantiate(g.id); })
+      .def(
+          "replay", [](PyGraph& g) { getHooks(g.type).graphReplay(g.id); }, Release())
+      .def("reset", [](PyGraph& g) { getHooks(g.type).graphReset(g.id); })
+      .def("pool", [](const PyGraph& g) {
+        const MempoolId id = getHooks(g.type).graphPool(g.id);
+        return std::make_pair(id.first, id.second);
+      });
+}
+
+}  // namespace accel::python

@@ -1,0 +1,58 @@
+"""pip/setuptools entry point of the accel Python package.
+
+`python3 -m pip install --no-build-isolation .` (offline, with Debian's
+python3-setuptools, python3-wheel, python3-dev, pybind11-dev, cmake, ninja,
+g++) configures the CMake project for the installing interpreter, builds the
+`accel_python` target and installs the package (component `python`) with
+libaccel and the openreg plugin bundled next to `_C` (rpath $ORIGIN).
+The CMake build directory is build/pip-<python version> in the checkout.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class CMakeBuild(build_ext):
+    """Builds accel._C (and the libraries it needs) with the project's CMake."""
+
+    def build_extension(self, ext):
+        build_dir = ROOT / "build" / f"pip-{sys.version_info[0]}.{sys.version_info[1]}"
+        package_parent = Path(self.get_ext_fullpath(ext.name)).resolve().parent.parent
+        configure = [
+            "cmake", "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            "-DACCEL_BUILD_TESTS=OFF", "-DACCEL_BUILD_BENCHMARKS=OFF",
+            "-DACCEL_BUILD_EXAMPLES=OFF", "-DACCEL_BUILD_TOOLS=OFF",
+            "-DACCEL_PYTHON_BUNDLE_LIBS=ON", "-DACCEL_INSTALL_PYTHONDIR=.",
+        ]
+        subprocess.run(configure, check=True)
+        subprocess.run(["cmake", "--build", str(build_dir), "--target", "accel_python"],
+                       check=True)
+        subprocess.run(["cmake", "--install", str(build_dir), "--component", "python",
+                        "--prefix", str(package_parent)], check=True)
+        if not (package_parent / "accel" / Path(self.get_ext_filename(ext.name)).name).exists():
+            sys.exit("setup.py: CMake did not produce accel._C (is the Python package "
+                     "disabled? see the 'accelhooks: Python package' status line)")
+
+
+setup(
+    name="accel",
+    version="0.1.0",
+    description="accelhooks from Python: pluggable accelerator backends",
+    packages=["accel", "accel.openreg", "accel.cuda"],
+    package_dir={"": "python"},
+    package_data={"accel": ["py.typed", "*.pyi"], "accel.openreg": ["*.pyi"],
+                  "accel.cuda": ["*.pyi"]},
+    ext_modules=[Extension("accel._C", sources=[])],
+    cmdclass={"build_ext": CMakeBuild},
+    python_requires=">=3.9",
+    zip_safe=False,
+)

@@ -1,0 +1,95 @@
+"""Buffers: allocation, copies, the buffer protocol and DLPack with numpy and torch."""
+
+import numpy as np
+import pytest
+
+import accel
+
+
+def test_empty_on_cpu_device_and_pinned():
+    cpu = accel.empty(100)
+    assert cpu.device == accel.Device("cpu") and cpu.nbytes == 100 and len(cpu) == 100
+    dev = accel.empty(4096, device="openreg:1")
+    assert dev.device == accel.Device("openreg:1") and not dev.is_host_accessible
+    pinned = accel.empty(4096, pinned=True)
+    assert pinned.is_pinned and pinned.is_host_accessible
+    assert accel.openreg._hooks.is_pinned_ptr(pinned.data_ptr())
+    assert accel.openreg._hooks.device_from_ptr(dev.data_ptr()) == accel.Device("openreg:1")
+
+
+def test_copies_between_host_objects_devices_and_back():
+    payload = np.arange(1024, dtype=np.float32)
+    d0 = accel.empty(payload.nbytes, device="openreg:0")
+    d0.copy_(payload)
+    d1 = d0.to("openreg:1")
+    assert d1.device == accel.Device("openreg:1")
+    out = np.zeros_like(payload)
+    d1.copy_to(out)
+    assert np.array_equal(out, payload)
+    back = bytearray(payload.nbytes)
+    d1.copy_to(back)
+    assert bytes(back) == payload.tobytes()
+    host = accel.empty(payload.nbytes, pinned=True)
+    host.copy_(d1)
+    assert host.tobytes() == payload.tobytes()
+    d0.copy_(bytes(payload.nbytes))
+    assert d0.tobytes() == bytes(payload.nbytes)
+
+
+def test_buffer_protocol_shares_memory():
+    buffer = accel.empty(16)
+    view = memoryview(buffer)
+    view[:4] = b"abcd"
+    assert buffer.tobytes()[:4] == b"abcd"
+    array = np.frombuffer(buffer, dtype=np.uint8)
+    assert array.ctypes.data == buffer.data_ptr()
+
+
+def test_device_buffer_refuses_the_buffer_protocol_and_dlpack():
+    dev = accel.empty(64, device="openreg:0")
+    with pytest.raises(BufferError, match="device memory"):
+        memoryview(dev)
+    with pytest.raises(BufferError):
+        np.from_dlpack(dev)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_numpy_from_dlpack_without_copy(pinned):
+    buffer = accel.empty(64, pinned=pinned)
+    array = np.from_dlpack(buffer)
+    assert array.ctypes.data == buffer.data_ptr() and array.nbytes == 64
+    memoryview(buffer)[:] = bytes([7]) * 64  # numpy < 2 imports DLPack read-only
+    assert array.tolist() == [7] * 64
+    floats = array.view(np.float32)
+    assert floats.shape == (16,)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_torch_from_dlpack_without_copy(pinned):
+    torch = pytest.importorskip("torch")
+    buffer = accel.empty(256, pinned=pinned)
+    tensor = torch.from_dlpack(buffer)
+    assert tensor.data_ptr() == buffer.data_ptr()
+    assert tensor.numel() == 256 and tensor.dtype == torch.uint8
+    tensor.fill_(3)
+    assert buffer.tobytes() == bytes([3]) * 256
+    del buffer  # the capsule keeps the memory alive
+    assert int(tensor.sum()) == 3 * 256
+
+
+def test_bad_buffer_input_is_clear():
+    with pytest.raises(accel.InvalidArgumentError, match="negative"):
+        accel.empty(-1)
+    with pytest.raises(accel.InvalidArgumentError, match="sizes must match"):
+        accel.empty(8, device="openreg:0").copy_(bytes(9))
+    with pytest.raises(accel.InvalidArgumentError, match="not an openreg device"):
+        accel.openreg.fill_uniform(accel.empty(16))
+    with pytest.raises(accel.InvalidArgumentError, match="stream is on"):
+        accel.openreg.fill_uniform(accel.empty(16, device="openreg:0"),
+                                   stream=accel.openreg.Stream(1))
+    with pytest.raises(accel.InvalidArgumentError):
+        accel.empty(8, device="openreg:0").copy_(object())
+    with pytest.raises(accel.InvalidArgumentError, match="out of range"):
+        accel.empty(8, device="openreg:7")
+    with pytest.raises(accel.InvalidArgumentError):
+        accel.empty(8, device="openreg:0").copy_to(b"immutable")

@@ -1,0 +1,37 @@
+"""Checked by mypy (ctest python.mypy): the package's stubs and annotations
+let a typed program use accel without ignores. Also runs as a script."""
+
+from typing import Dict, Optional
+
+import accel
+import accel.openreg
+
+
+def seed_and_read(seed: int) -> bytes:
+    accel.openreg.manual_seed(seed)
+    state: bytes = accel.openreg.get_rng_state()
+    generator: accel.Generator = accel.openreg.default_generator(0)
+    offset: int = generator.get_offset()
+    assert offset >= 0
+    return state
+
+
+def copy_round_trip(payload: bytes) -> bytes:
+    device: accel.Device = accel.Device("openreg:0")
+    index: Optional[int] = device.index
+    assert index == 0
+    buffer: accel.Buffer = accel.empty(len(payload), device=device)
+    buffer.copy_(payload)
+    stream: accel.Stream = accel.openreg.current_stream()
+    stream.synchronize()
+    return buffer.tobytes()
+
+
+def stats() -> Dict[str, int]:
+    return accel.memory.memory_stats()
+
+
+if __name__ == "__main__":
+    seed_and_read(1)
+    assert copy_round_trip(b"abcd") == b"abcd"
+    assert "allocated_bytes.all.current" in stats()
