@@ -1,0 +1,170 @@
+#include "graphs.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "accel/error.h"
+#include "cuda_error.h"
+#include "current_device.h"
+#include "streams.h"
+
+namespace accel::cuda::detail {
+namespace {
+
+enum class GraphState { Empty, Capturing, Captured, Instantiated };
+
+struct GraphRecord {
+  bool keep_graph = false;
+  GraphState state = GraphState::Empty;
+  DeviceIndex device = 0;
+  Stream stream;
+  MempoolId pool;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+class GraphTable {
+ public:
+  static GraphTable& instance() {
+    static GraphTable* const table = new GraphTable();  // never destroyed
+    return *table;
+  }
+  GraphId add(bool keep) {
+    const GraphId id = next_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lock(mutex);
+    GraphRecord record;
+    record.keep_graph = keep;
+    graphs.emplace(id, record);
+    return id;
+  }
+  // Call with `mutex` held.
+  GraphRecord& find(GraphId id) {
+    auto found = graphs.find(id);
+    ACCEL_CHECK(found != graphs.end(), InvalidArgument, "graph id ", id,
+                " is not a live graph of the cuda backend (never created, or destroyed)");
+    return found->second;
+  }
+
+  std::mutex mutex;
+  std::unordered_map<GraphId, GraphRecord> graphs;
+
+ private:
+  std::atomic<GraphId> next_{1};
+};
+
+cudaStreamCaptureMode toCuda(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::ThreadLocal:
+      return cudaStreamCaptureModeThreadLocal;
+    case CaptureMode::Relaxed:
+      return cudaStreamCaptureModeRelaxed;
+    default:
+      return cudaStreamCaptureModeGlobal;
+  }
+}
+
+void release(GraphRecord& record) noexcept {
+  if (record.exec != nullptr) (void)succeeded(cudaGraphExecDestroy(record.exec));
+  if (record.graph != nullptr) (void)succeeded(cudaGraphDestroy(record.graph));
+  record.exec = nullptr;
+  record.graph = nullptr;
+  record.state = GraphState::Empty;
+}
+
+}  // namespace
+
+GraphId graphCreate(bool keep_graph) { return GraphTable::instance().add(keep_graph); }
+
+void graphDestroy(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  GraphRecord& record = table.find(graph);
+  ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
+              " is capturing; end the capture (graphCaptureEnd) before destroying it");
+  release(record);
+  table.graphs.erase(graph);
+}
+
+void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
+  const DeviceIndex device = currentDevice();
+  const Stream stream = currentStream(device);
+  ACCEL_CHECK(stream.id != kDefaultStreamId, InvalidArgument,
+              "graphCaptureBegin: the current stream of cuda:", static_cast<int>(device),
+              " is the default stream, which CUDA cannot capture; make a stream from "
+              "getNewStream current first (StreamGuard)");
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  GraphRecord& record = table.find(graph);
+  ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
+              " already holds a capture; graphReset it first");
+  DeviceContext context(device);
+  checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
+            "cudaStreamBeginCapture (graphCaptureBegin)");
+  record.state = GraphState::Capturing;
+  record.device = device;
+  record.stream = stream;
+  record.pool = pool.isDefault() ? MempoolId{graph, 0} : pool;
+}
+
+void graphCaptureEnd(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  GraphRecord& record = table.find(graph);
+  ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
+              " is not capturing; call graphCaptureBegin first");
+  DeviceContext context(record.device);
+  cudaGraph_t captured = nullptr;
+  const cudaError_t status = cudaStreamEndCapture(nativeStream(record.stream), &captured);
+  record.state = GraphState::Empty;
+  checkCuda(status,
+            "cudaStreamEndCapture (graphCaptureEnd; the capture was invalidated)");
+  record.graph = captured;
+  record.state = GraphState::Captured;
+}
+
+void graphInstantiate(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  GraphRecord& record = table.find(graph);
+  ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
+              " has no finished capture to instantiate");
+  DeviceContext context(record.device);
+  checkCuda(cudaGraphInstantiate(&record.exec, record.graph, 0), "cudaGraphInstantiate");
+  if (!record.keep_graph) {
+    (void)succeeded(cudaGraphDestroy(record.graph));
+    record.graph = nullptr;
+  }
+  record.state = GraphState::Instantiated;
+}
+
+void graphReplay(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  GraphRecord& record = table.find(graph);
+  ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ", graph,
+              " is not instantiated; call graphInstantiate after the capture");
+  DeviceContext context(record.device);
+  checkCuda(cudaGraphLaunch(record.exec, nativeStream(record.stream)),
+            "cudaGraphLaunch (graphReplay)");
+}
+
+void graphReset(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  GraphRecord& record = table.find(graph);
+  ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
+              " is capturing; end the capture before resetting it");
+  release(record);
+}
+
+MempoolId graphPool(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  std::lock_guard lock(table.mutex);
+  return table.find(graph).pool;
+}
+
+}  // namespace accel::cuda::detail
