@@ -41,12 +41,14 @@ class GraphTable {
     graphs.emplace(id, record);
     return id;
   }
-  // Call with `mutex` held.
-  GraphRecord& find(GraphId id) {
+  // Runs fn(record) with the table locked; InvalidArgument for unknown ids.
+  template <typename Fn>
+  decltype(auto) with(GraphId id, Fn&& fn) {
+    std::lock_guard lock(mutex);
     auto found = graphs.find(id);
     ACCEL_CHECK(found != graphs.end(), InvalidArgument, "graph id ", id,
                 " is not a live graph of the cuda backend (never created, or destroyed)");
-    return found->second;
+    return fn(found->second);
   }
 
   std::mutex mutex;
@@ -81,12 +83,12 @@ GraphId graphCreate(bool keep_graph) { return GraphTable::instance().add(keep_gr
 
 void graphDestroy(GraphId graph) {
   GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  GraphRecord& record = table.find(graph);
-  ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
-              " is capturing; end the capture (graphCaptureEnd) before destroying it");
-  release(record);
-  table.graphs.erase(graph);
+  table.with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
+                " is capturing; end the capture (graphCaptureEnd) before destroying it");
+    release(record);
+    table.graphs.erase(graph);  // `record` is not used after this
+  });
 }
 
 void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
@@ -96,75 +98,71 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
               "graphCaptureBegin: the current stream of cuda:", static_cast<int>(device),
               " is the default stream, which CUDA cannot capture; make a stream from "
               "getNewStream current first (StreamGuard)");
-  GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  GraphRecord& record = table.find(graph);
-  ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
-              " already holds a capture; graphReset it first");
-  DeviceContext context(device);
-  checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
-            "cudaStreamBeginCapture (graphCaptureBegin)");
-  record.state = GraphState::Capturing;
-  record.device = device;
-  record.stream = stream;
-  record.pool = pool.isDefault() ? MempoolId{graph, 0} : pool;
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
+                " already holds a capture; graphReset it first");
+    DeviceContext context(device);
+    checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
+              "cudaStreamBeginCapture (graphCaptureBegin)");
+    record.state = GraphState::Capturing;
+    record.device = device;
+    record.stream = stream;
+    record.pool = pool.isDefault() ? MempoolId{graph, 0} : pool;
+  });
 }
 
 void graphCaptureEnd(GraphId graph) {
-  GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  GraphRecord& record = table.find(graph);
-  ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
-              " is not capturing; call graphCaptureBegin first");
-  DeviceContext context(record.device);
-  cudaGraph_t captured = nullptr;
-  const cudaError_t status = cudaStreamEndCapture(nativeStream(record.stream), &captured);
-  record.state = GraphState::Empty;
-  checkCuda(status,
-            "cudaStreamEndCapture (graphCaptureEnd; the capture was invalidated)");
-  record.graph = captured;
-  record.state = GraphState::Captured;
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
+                " is not capturing; call graphCaptureBegin first");
+    DeviceContext context(record.device);
+    cudaGraph_t captured = nullptr;
+    const cudaError_t status =
+        cudaStreamEndCapture(nativeStream(record.stream), &captured);
+    record.state = GraphState::Empty;
+    checkCuda(status,
+              "cudaStreamEndCapture (graphCaptureEnd; the capture was invalidated)");
+    record.graph = captured;
+    record.state = GraphState::Captured;
+  });
 }
 
 void graphInstantiate(GraphId graph) {
-  GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  GraphRecord& record = table.find(graph);
-  ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
-              " has no finished capture to instantiate");
-  DeviceContext context(record.device);
-  checkCuda(cudaGraphInstantiate(&record.exec, record.graph, 0), "cudaGraphInstantiate");
-  if (!record.keep_graph) {
-    (void)succeeded(cudaGraphDestroy(record.graph));
-    record.graph = nullptr;
-  }
-  record.state = GraphState::Instantiated;
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
+                " has no finished capture to instantiate");
+    DeviceContext context(record.device);
+    checkCuda(cudaGraphInstantiate(&record.exec, record.graph, 0),
+              "cudaGraphInstantiate");
+    if (!record.keep_graph) {
+      (void)succeeded(cudaGraphDestroy(record.graph));
+      record.graph = nullptr;
+    }
+    record.state = GraphState::Instantiated;
+  });
 }
 
 void graphReplay(GraphId graph) {
-  GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  GraphRecord& record = table.find(graph);
-  ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ", graph,
-              " is not instantiated; call graphInstantiate after the capture");
-  DeviceContext context(record.device);
-  checkCuda(cudaGraphLaunch(record.exec, nativeStream(record.stream)),
-            "cudaGraphLaunch (graphReplay)");
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ",
+                graph, " is not instantiated; call graphInstantiate after the capture");
+    DeviceContext context(record.device);
+    checkCuda(cudaGraphLaunch(record.exec, nativeStream(record.stream)),
+              "cudaGraphLaunch (graphReplay)");
+  });
 }
 
 void graphReset(GraphId graph) {
-  GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  GraphRecord& record = table.find(graph);
-  ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
-              " is capturing; end the capture before resetting it");
-  release(record);
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
+                " is capturing; end the capture before resetting it");
+    release(record);
+  });
 }
 
 MempoolId graphPool(GraphId graph) {
-  GraphTable& table = GraphTable::instance();
-  std::lock_guard lock(table.mutex);
-  return table.find(graph).pool;
+  return GraphTable::instance().with(graph,
+                                     [](GraphRecord& record) { return record.pool; });
 }
 
 }  // namespace accel::cuda::detail

@@ -19,7 +19,8 @@ namespace detail {
 namespace {
 
 [[noreturn]] void libraryFailed(const char* call, int status, const char* name) {
-  throw DeviceError(std::string(call) + " failed: " + (name != nullptr ? name : "status ") +
+  throw DeviceError(std::string(call) +
+                    " failed: " + (name != nullptr ? name : "status ") +
                     (name != nullptr ? "" : std::to_string(status)));
 }
 
@@ -65,21 +66,21 @@ std::size_t cublasLtWorkspaceBytes() {
   return static_cast<std::size_t>(kib) * 1024;
 }
 
-// The last stream this thread bound its handle of `device` to, per library:
-// rebinding (and the workspace lookup under a mutex) only when it changed.
-// The handle of a (thread, device) never changes while the thread lives.
-template <typename Tag>
-struct LastBound {
-  static inline thread_local cudaStream_t stream[kMaxDevicesPerType] = {};
-  static inline thread_local bool bound[kMaxDevicesPerType] = {};
-  static bool unchanged(DeviceIndex device, cudaStream_t current) noexcept {
-    return bound[device] && stream[device] == current;
-  }
-  static void remember(DeviceIndex device, cudaStream_t current) noexcept {
-    stream[device] = current;
-    bound[device] = true;
-  }
-};
+// Binds a handle of library `Pool` to this thread's current stream of
+// `device` with `bind(stream)`, unless it is still bound to it: the thread
+// records the last stream per library and device (the handle of a (thread,
+// device) never changes while the thread lives), so the steady state costs
+// one comparison.
+template <typename Pool, typename Bind>
+void bindToCurrentStream(DeviceIndex device, Bind&& bind) {
+  static thread_local cudaStream_t lastStream[kMaxDevicesPerType] = {};
+  static thread_local bool bound[kMaxDevicesPerType] = {};
+  const cudaStream_t stream = nativeStream(currentStream(device));
+  if (bound[device] && lastStream[device] == stream) return;
+  bind(stream);
+  lastStream[device] = stream;
+  bound[device] = true;
+}
 
 struct CublasPool {
   using Handle = cublasHandle_t;
@@ -93,14 +94,14 @@ struct CublasPool {
   }
   static void destroy(Handle handle) noexcept { (void)cublasDestroy(handle); }
   static void bind(Handle handle, DeviceIndex device) {
-    const cudaStream_t stream = nativeStream(currentStream(device));
-    if (LastBound<CublasPool>::unchanged(device, stream)) return;
-    checkCublas(cublasSetStream(handle, stream), "cublasSetStream");
-    // cublasSetStream resets the workspace to cuBLAS's own: set ours after it.
-    const std::size_t bytes = cublasWorkspaceBytesFor(device);
-    checkCublas(cublasSetWorkspace(handle, workspaceFor(handle, stream, device, bytes), bytes),
-                "cublasSetWorkspace");
-    LastBound<CublasPool>::remember(device, stream);
+    bindToCurrentStream<CublasPool>(device, [&](cudaStream_t stream) {
+      checkCublas(cublasSetStream(handle, stream), "cublasSetStream");
+      // cublasSetStream resets the workspace to cuBLAS's own: set ours after it.
+      const std::size_t bytes = cublasWorkspaceBytesFor(device);
+      checkCublas(
+          cublasSetWorkspace(handle, workspaceFor(handle, stream, device, bytes), bytes),
+          "cublasSetWorkspace");
+    });
   }
 };
 
@@ -129,16 +130,16 @@ struct CusolverDnPool {
   }
   static void destroy(Handle handle) noexcept { (void)cusolverDnDestroy(handle); }
   static void bind(Handle handle, DeviceIndex device) {
-    const cudaStream_t stream = nativeStream(currentStream(device));
-    if (LastBound<CusolverDnPool>::unchanged(device, stream)) return;
-    checkCusolver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
-    LastBound<CusolverDnPool>::remember(device, stream);
+    bindToCurrentStream<CusolverDnPool>(device, [&](cudaStream_t stream) {
+      checkCusolver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
+    });
   }
 };
 
 #if defined(ACCEL_CUDA_HAVE_CUDNN)
 void checkCudnn(cudnnStatus_t status, const char* call) {
-  if (status != CUDNN_STATUS_SUCCESS) libraryFailed(call, status, cudnnGetErrorString(status));
+  if (status != CUDNN_STATUS_SUCCESS)
+    libraryFailed(call, status, cudnnGetErrorString(status));
 }
 
 struct CudnnPool {
@@ -153,10 +154,9 @@ struct CudnnPool {
   }
   static void destroy(Handle handle) noexcept { (void)cudnnDestroy(handle); }
   static void bind(Handle handle, DeviceIndex device) {
-    const cudaStream_t stream = nativeStream(currentStream(device));
-    if (LastBound<CudnnPool>::unchanged(device, stream)) return;
-    checkCudnn(cudnnSetStream(handle, stream), "cudnnSetStream");
-    LastBound<CudnnPool>::remember(device, stream);
+    bindToCurrentStream<CudnnPool>(device, [&](cudaStream_t stream) {
+      checkCudnn(cudnnSetStream(handle, stream), "cudnnSetStream");
+    });
   }
 };
 #endif
@@ -178,10 +178,9 @@ struct CudssPool {
   }
   static void destroy(Handle handle) noexcept { (void)cudssDestroy(handle); }
   static void bind(Handle handle, DeviceIndex device) {
-    const cudaStream_t stream = nativeStream(currentStream(device));
-    if (LastBound<CudssPool>::unchanged(device, stream)) return;
-    checkCudss(cudssSetStream(handle, stream), "cudssSetStream");
-    LastBound<CudssPool>::remember(device, stream);
+    bindToCurrentStream<CudssPool>(device, [&](cudaStream_t stream) {
+      checkCudss(cudssSetStream(handle, stream), "cudssSetStream");
+    });
   }
 };
 #endif

@@ -13,7 +13,8 @@ void* workspaceFor(const void* handle, cudaStream_t stream, DeviceIndex device,
                    std::size_t bytes) {
   // Never destroyed: freeing device memory during exit is what must not happen.
   static auto* const mutex = new std::mutex();
-  static auto* const buffers = new std::map<std::pair<const void*, cudaStream_t>, DataPtr>();
+  static auto* const buffers =
+      new std::map<std::pair<const void*, cudaStream_t>, DataPtr>();
   std::lock_guard lock(*mutex);
   DataPtr& buffer = (*buffers)[{handle, stream}];
   if (!buffer) buffer = deviceAllocator(device).allocate(bytes);
