@@ -5,10 +5,8 @@
 #include <mutex>
 #include <string>
 
-#include "accel/context.h"
 #include "accel/hooks_table.h"
 #include "accel/plugin.h"
-#include "fork_state.h"
 #include "openreg_hooks.h"
 #include "runtime.h"
 
@@ -38,15 +36,4 @@ AcceleratorHooks& registerBackend() {
 }
 
 const Config& activeConfig() { return detail::readyRuntime("activeConfig").config(); }
-
-namespace detail {
-
-Runtime& readyRuntime(std::string_view what) {
-  checkNotForkedChild(what);
-  registerBackend();
-  globalContext().lazyInitDevice(deviceType());
-  return Runtime::instance();
-}
-
-}  // namespace detail
 }  // namespace accel::openreg

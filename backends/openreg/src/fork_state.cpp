@@ -1,12 +1,12 @@
 #include "fork_state.h"
 
-#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 
 #include "accel/error.h"
+#include "accel/fork.h"
 
 namespace accel::openreg::detail {
 namespace {
@@ -14,13 +14,22 @@ namespace {
 std::atomic<bool> g_forked_child{false};
 
 // Runs in the child right after fork(): a single store, nothing that locks.
-void markForkedChild() { g_forked_child.store(true, std::memory_order_release); }
+void markForkedChild() noexcept { g_forked_child.store(true, std::memory_order_release); }
 
 }  // namespace
 
 void installForkHandler() noexcept {
   static std::once_flag once;
-  std::call_once(once, [] { ::pthread_atfork(nullptr, nullptr, &markForkedChild); });
+  std::call_once(once, [] {
+    // Through the core's one atfork registration, so that it runs after the
+    // core has poisoned the hooks of initialised backends.
+    try {
+      registerForkCallbacks({.after_in_child = &markForkedChild});
+    } catch (...) {
+      // Only std::bad_alloc: without the flag a child fails later, in a
+      // worker wait, instead of with a clear DeviceError.
+    }
+  });
 }
 
 bool isForkedChild() noexcept { return g_forked_child.load(std::memory_order_acquire); }

@@ -15,7 +15,8 @@
 
 namespace accel::openreg::detail {
 
-// Installs the pthread_atfork child handler that sets the flag. Idempotent.
+// Registers (accel::registerForkCallbacks) the after-fork child callback
+// that sets the flag. Idempotent.
 void installForkHandler() noexcept;
 
 // True in the child of a fork() made after installForkHandler().

@@ -18,15 +18,22 @@ OpenRegHooks::OpenRegHooks(DeviceType type)
 
 OpenRegHooks::~OpenRegHooks() = default;
 
+// Until the hooks base initialises every backend before its *Impls run, the
+// hooks initialise openreg's runtime themselves, never through the context.
 Runtime& OpenRegHooks::runtime(std::string_view hook) const { return readyRuntime(hook); }
 
-DefaultGenerators& OpenRegHooks::defaultGenerators() {
-  std::call_once(defaults_once_, [this] {
-    defaults_ = std::make_unique<DefaultGenerators>(deviceType(),
-                                                    Runtime::instance().deviceCount(),
-                                                    [] { return threadCurrentDevice(); });
-  });
-  return *defaults_;
+DefaultGenerators& OpenRegHooks::createDefaultGenerators() {
+  Runtime& rt = runtime("getDefaultGenerator");
+  std::lock_guard<std::mutex> lock(defaults_mutex_);
+  DefaultGenerators* defaults = defaults_.load(std::memory_order_relaxed);
+  if (defaults == nullptr) {
+    // Never freed: the hooks object is never destroyed either, and a reader
+    // may hold the pointer without a lock.
+    defaults = new DefaultGenerators(deviceType(), rt.deviceCount(),
+                                     [] { return threadCurrentDevice(); });
+    defaults_.store(defaults, std::memory_order_release);
+  }
+  return *defaults;
 }
 
 // ---- low ----
@@ -38,14 +45,13 @@ bool OpenRegHooks::isAvailableImpl() const {
 int OpenRegHooks::deviceCountImpl() const {
   return Runtime::instance().probeDeviceCount();
 }
+// The runtime holds the current device: openreg's own API reads it too.
 DeviceIndex OpenRegHooks::getCurrentDeviceImpl() const { return threadCurrentDevice(); }
 void OpenRegHooks::setCurrentDeviceImpl(DeviceIndex index) {
-  setThreadCurrentDevice(index);
+  Runtime::instance().current().setDevice(index);
 }
 DeviceIndex OpenRegHooks::exchangeDeviceImpl(DeviceIndex index) {
-  const DeviceIndex previous = threadCurrentDevice();
-  setThreadCurrentDevice(index);
-  return previous;
+  return Runtime::instance().current().exchangeDevice(index);
 }
 
 // ---- high ----
@@ -56,9 +62,15 @@ bool OpenRegHooks::hasPrimaryContextImpl(DeviceIndex index) const {
   return Runtime::instance().isActive(index);
 }
 
+// The fast path is a flag load, a pointer load and DefaultGenerators::get (an
+// index check, one acquire load and a handle copy): no lock, once_flag or map.
 Generator OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
-  (void)runtime("getDefaultGenerator");
-  return defaultGenerators().get(index);
+  if (isForkedChild()) [[unlikely]]
+    checkNotForkedChild("getDefaultGenerator");
+  DefaultGenerators* defaults = defaults_.load(std::memory_order_acquire);
+  if (defaults == nullptr) [[unlikely]]
+    defaults = &createDefaultGenerators();
+  return defaults->get(index);
 }
 
 Generator OpenRegHooks::getNewGeneratorImpl(DeviceIndex index) {
@@ -67,21 +79,7 @@ Generator OpenRegHooks::getNewGeneratorImpl(DeviceIndex index) {
 }
 
 Device OpenRegHooks::getDeviceFromPtrImpl(const void* ptr) const {
-  Runtime& rt = runtime("getDeviceFromPtr");
-  if (std::optional<DeviceIndex> index = rt.deviceOfAddress(ptr)) {
-    return Device(deviceType(), *index);
-  }
-  ACCEL_CHECK(!PinnedMemory::instance().contains(ptr), InvalidArgument,
-              "getDeviceFromPtr(): ", ptr,
-              " is openreg pinned host memory, which is on the host, not on an openreg "
-              "device; isPinnedPtr() recognises it");
-  throw InvalidArgument(accel::detail::concat(
-      "getDeviceFromPtr(): ", ptr,
-      " is not openreg device memory (it is outside the "
-      "address range of all ",
-      rt.deviceCount(),
-      " openreg devices); pass a pointer from "
-      "getDeviceAllocator(index).allocate(), or ask the backend that owns it"));
+  return runtime("getDeviceFromPtr").addresses().deviceOf(ptr);
 }
 
 Allocator& OpenRegHooks::getPinnedMemoryAllocatorImpl() {
@@ -90,7 +88,7 @@ Allocator& OpenRegHooks::getPinnedMemoryAllocatorImpl() {
 }
 
 bool OpenRegHooks::isPinnedPtrImpl(const void* ptr) const {
-  return PinnedMemory::instance().contains(ptr);
+  return Runtime::instance().addresses().isPinned(ptr);
 }
 
 Allocator& OpenRegHooks::getDeviceAllocatorImpl(DeviceIndex index) {
@@ -188,14 +186,14 @@ Stream OpenRegHooks::getNewStreamImpl(DeviceIndex index, int priority) {
 
 void OpenRegHooks::setCurrentStreamImpl(Stream stream) {
   (void)runtime("setCurrentStream").queue(stream, "setCurrentStream");
-  setCurrentStreamId(stream.device.index(), stream.id);
+  Runtime::instance().current().setStream(stream.device.index(), stream.id);
 }
 
 Stream OpenRegHooks::exchangeStreamImpl(Stream stream) {
-  (void)runtime("exchangeStream").queue(stream, "exchangeStream");
-  const Stream previous(stream.device, currentStreamId(stream.device.index()));
-  setCurrentStreamId(stream.device.index(), stream.id);
-  return previous;
+  Runtime& rt = runtime("exchangeStream");
+  (void)rt.queue(stream, "exchangeStream");
+  return Stream(stream.device,
+                rt.current().exchangeStream(stream.device.index(), stream.id));
 }
 
 bool OpenRegHooks::queryStreamImpl(Stream stream) const {

@@ -2,7 +2,8 @@
 //
 // A thin layer: AcceleratorHooks (the core) has already validated device
 // indices, streams and capability groups when an *Impl function runs; each
-// one here initialises the runtime if needed and delegates to it. The probes
+// one here initialises openreg's runtime if needed (never through the
+// context) and delegates to it. The probes
 // (isAvailable, deviceCount, hasPrimaryContext, isPinnedPtr) never initialise
 // anything: they read the configuration, or state that exists only once the
 // runtime does.
@@ -15,7 +16,7 @@
 // registerHooks() and never destroyed.
 #pragma once
 
-#include <memory>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -84,12 +85,14 @@ class OpenRegHooks final : public AcceleratorHooks {
   MempoolId graphPoolImpl(GraphId graph) const override;
 
  private:
-  // The initialised runtime (initialising it through the context if needed).
+  // The initialised runtime (initialising openreg's own runtime if needed).
   Runtime& runtime(std::string_view hook) const;
-  DefaultGenerators& defaultGenerators();
+  // Slow path of getDefaultGenerator: creates the generators once the device
+  // count is known (after init).
+  DefaultGenerators& createDefaultGenerators();
 
-  std::once_flag defaults_once_;
-  std::unique_ptr<DefaultGenerators> defaults_;
+  std::mutex defaults_mutex_;
+  std::atomic<DefaultGenerators*> defaults_{nullptr};
 };
 
 }  // namespace accel::openreg::detail

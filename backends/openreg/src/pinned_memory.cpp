@@ -5,11 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 
 #include "accel/error.h"
-#include "accel/openreg/config.h"
+#include "accel/kit/config.h"
 #include "fork_state.h"
+#include "runtime.h"
 
 namespace accel::openreg::detail {
 
@@ -28,14 +28,13 @@ DataPtr PinnedMemory::allocate(std::size_t bytes) {
   if (memory == MAP_FAILED) {
     const int error = errno;
     throw OutOfMemory(accel::detail::concat(
-        "openreg pinned host allocator: could not allocate ", formatByteSize(bytes), " (",
-        bytes, " bytes): ", std::strerror(error),
+        "openreg pinned host allocator: could not allocate ", kit::formatByteSize(bytes),
+        " (", bytes, " bytes): ", std::strerror(error),
         "; free pinned buffers or allocate less"));
   }
-  const auto start = reinterpret_cast<std::uintptr_t>(memory);
   try {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    blocks_.emplace(start, length);
+    Runtime::instance().addresses().insert(memory, length, device(),
+                                           kit::MemoryKind::Pinned);
   } catch (...) {
     ::munmap(memory, length);
     throw;
@@ -46,27 +45,12 @@ DataPtr PinnedMemory::allocate(std::size_t bytes) {
 void PinnedMemory::free(void* context) noexcept {
   // In a fork child the lock may belong to a thread that no longer exists.
   if (isForkedChild()) return;
-  PinnedMemory& self = instance();
-  std::size_t length = 0;
-  {
-    std::unique_lock<std::shared_mutex> lock(self.mutex_);
-    auto found = self.blocks_.find(reinterpret_cast<std::uintptr_t>(context));
-    if (found == self.blocks_.end()) return;
-    length = found->second;
-    self.blocks_.erase(found);
-  }
-  ::munmap(context, length);
+  kit::AddressMap& addresses = Runtime::instance().addresses();
+  const std::optional<kit::AddressRange> block = addresses.find(context);
+  if (!block || !addresses.erase(context)) return;
+  ::munmap(context, block->size);
 }
 
 Device PinnedMemory::device() const noexcept { return Device{}; }
-
-bool PinnedMemory::contains(const void* ptr) const noexcept {
-  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-  std::shared_lock<std::shared_mutex> lock(mutex_);
-  auto next = blocks_.upper_bound(address);
-  if (next == blocks_.begin()) return false;
-  auto block = std::prev(next);
-  return address - block->first < block->second;
-}
 
 }  // namespace accel::openreg::detail

@@ -1,20 +1,17 @@
 // PinnedMemory: openreg's allocator of "page-locked" host memory.
 //
 // Pinned memory is host memory the backend knows about: page-aligned blocks
-// from mmap, recorded in an address map so that isPinnedPtr answers for
-// interior pointers too. openreg does not mlock() the pages: a simulated
+// from mmap, recorded in the runtime's kit::AddressMap so that isPinnedPtr
+// answers for interior pointers too. openreg does not mlock() the pages: a simulated
 // device gains nothing from it, and containers allow only a little locked
 // memory (RLIMIT_MEMLOCK); what frameworks need to test (which allocator
 // memory came from, and isPinnedPtr) behaves as on real devices.
 //
-// Thread-safety: all members are thread-safe (lookups share a reader lock).
+// Thread-safety: all members are thread-safe.
 // Lifetime: one object for the process, never destroyed.
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <map>
-#include <shared_mutex>
 
 #include "accel/allocator.h"
 
@@ -30,15 +27,9 @@ class PinnedMemory final : public Allocator {
   // The CPU: pinned memory is host memory.
   [[nodiscard]] Device device() const noexcept override;
 
-  // True if ptr lies inside a live pinned block. Never throws.
-  [[nodiscard]] bool contains(const void* ptr) const noexcept;
-
  private:
   PinnedMemory() = default;
   static void free(void* context) noexcept;
-
-  mutable std::shared_mutex mutex_;
-  std::map<std::uintptr_t, std::size_t> blocks_;  // start -> mapped length
 };
 
 }  // namespace accel::openreg::detail

@@ -13,14 +13,6 @@
 namespace accel::openreg::detail {
 namespace {
 
-// The current device is read on every getCurrentDevice() through the hooks,
-// so it uses the initial-exec TLS model (a plain %fs-relative load) even
-// though the library may be dlopen()ed; one byte of static TLS is always
-// available for that. The per-device stream ids are larger and colder.
-constinit thread_local DeviceIndex t_current_device
-    __attribute__((tls_model("initial-exec"))) = 0;
-constinit thread_local std::array<std::uint8_t, kMaxDevicesPerType> t_current_streams{};
-
 // Between devices: an overrun off the end of one device's range faults in
 // the gap instead of landing in the next device.
 constexpr std::size_t kGuardBytes = std::size_t{1} << 20;
@@ -31,13 +23,12 @@ std::size_t pageSize() noexcept {
 
 }  // namespace
 
-DeviceIndex threadCurrentDevice() noexcept { return t_current_device; }
-void setThreadCurrentDevice(DeviceIndex index) noexcept { t_current_device = index; }
-StreamId currentStreamId(DeviceIndex index) noexcept {
-  return t_current_streams[static_cast<std::uint8_t>(index)];
-}
-void setCurrentStreamId(DeviceIndex index, StreamId id) noexcept {
-  t_current_streams[static_cast<std::uint8_t>(index)] = static_cast<std::uint8_t>(id);
+Runtime& readyRuntime(std::string_view what) {
+  checkNotForkedChild(what);
+  Runtime& runtime = Runtime::instance();
+  if (!runtime.initialized()) [[unlikely]]
+    runtime.init();
+  return runtime;
 }
 
 DataPtr DeviceAllocator::allocate(std::size_t bytes) {
@@ -60,6 +51,8 @@ DeviceState::DeviceState(Runtime& runtime, Device device, std::byte* base,
                                                     faults, config.stream_latency));
   }
 }
+
+Runtime::Runtime() : addresses_(deviceType()), events_(*this), graphs_(*this) {}
 
 Runtime& Runtime::instance() noexcept {
   static Runtime* runtime = new Runtime();  // never destroyed: see the header
@@ -113,10 +106,13 @@ void Runtime::init() {
         rule.after_operations);
   }
   fail_allocation_countdown_.store(config.fail_allocation, std::memory_order_relaxed);
+  // A device's whole range is its memory for getDeviceFromPtr: openreg
+  // resolves single allocations inside it itself (DeviceMemory::resolve).
+  for (int i = 0; i < config.device_count; ++i) {
+    addresses_.insert(base + stride * i, capacity, devices[i]->device,
+                      kit::MemoryKind::Device);
+  }
   config_ = std::move(config);
-  base_ = base;
-  stride_ = stride;
-  capacity_ = capacity;
   devices_ = std::move(devices);
   installForkHandler();
   initialized_.store(true, std::memory_order_release);
@@ -144,14 +140,9 @@ bool Runtime::isActive(DeviceIndex index) const noexcept {
 }
 
 std::optional<DeviceIndex> Runtime::deviceOfAddress(const void* ptr) const noexcept {
-  if (!initialized() || base_ == nullptr) return std::nullopt;
-  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-  const auto base = reinterpret_cast<std::uintptr_t>(base_);
-  if (address < base) return std::nullopt;
-  const std::uintptr_t offset = address - base;
-  const std::uintptr_t index = offset / stride_;
-  if (index >= devices_.size() || offset % stride_ >= capacity_) return std::nullopt;
-  return static_cast<DeviceIndex>(index);
+  const std::optional<kit::AddressRange> range = addresses_.find(ptr);
+  if (!range || range->kind != kit::MemoryKind::Device) return std::nullopt;
+  return range->device.index();
 }
 
 DataPtr Runtime::allocate(DeviceIndex index, std::size_t bytes) {

@@ -8,8 +8,14 @@
 //
 // Streams: id 0 is a device's default stream; ids 1.. form the pool that
 // getNewStream hands out round-robin, kPoolStreamsPerPriority per priority
-// level. The current stream is per thread and per device, the current device
-// per thread; both live in thread_local storage.
+// level. The current device (per thread) and the current stream (per thread
+// and device) live in a kit::ThreadCurrent; the devices' address ranges and the
+// pinned host buffers in one kit::AddressMap, so getDeviceFromPtr and
+// isPinnedPtr are one lookup.
+//
+// The runtime is openreg's own: its API (allocate, launchKernel, fault
+// injection) initialises it directly through readyRuntime(), never through
+// the context, so using openreg never triggers plugin autoload.
 //
 // Thread-safety: all members are thread-safe. Lifetime: one object for the
 // process, never destroyed, so detached workers and static destructors that
@@ -28,6 +34,8 @@
 
 #include "accel/allocator.h"
 #include "accel/device.h"
+#include "accel/kit/address_map.h"
+#include "accel/kit/thread_current.h"
 #include "accel/openreg/config.h"
 #include "accel/stream.h"
 #include "device_faults.h"
@@ -97,6 +105,11 @@ class Runtime {
   // Device `index` (checked; -1 is not resolved here), marked active. Throws
   // InvalidArgument for a bad index, DeviceError in a fork child.
   [[nodiscard]] DeviceState& device(DeviceIndex index, std::string_view what);
+  // The per-thread current device and streams. Never throws.
+  [[nodiscard]] kit::ThreadCurrent& current() noexcept { return current_; }
+  // Device ranges (from init) and live pinned host buffers.
+  [[nodiscard]] kit::AddressMap& addresses() noexcept { return addresses_; }
+
   // True once device `index` was used. Never throws.
   [[nodiscard]] bool isActive(DeviceIndex index) const noexcept;
   // The device whose range holds ptr. Never throws.
@@ -124,7 +137,7 @@ class Runtime {
   [[nodiscard]] Graphs& graphs() noexcept { return graphs_; }
 
  private:
-  Runtime() noexcept : events_(*this), graphs_(*this) {}
+  Runtime();
   // True (once) when the pending injected allocation failure is this one.
   bool consumeInjectedAllocationFailure() noexcept;
 
@@ -133,9 +146,8 @@ class Runtime {
   std::once_flag probe_once_;
   int probe_device_count_ = 0;
   Config config_;
-  std::byte* base_ = nullptr;
-  std::size_t stride_ = 0;
-  std::size_t capacity_ = 0;
+  kit::ThreadCurrent current_;
+  kit::AddressMap addresses_;
   std::vector<std::unique_ptr<DeviceState>> devices_;
   std::atomic<std::uint64_t> fail_allocation_countdown_{0};  // 0: none pending
   Events events_;
@@ -144,13 +156,15 @@ class Runtime {
 
 // The thread's current openreg device (0 until set) and current stream id per
 // device (0, the default stream, until set). Never throw.
-[[nodiscard]] DeviceIndex threadCurrentDevice() noexcept;
-void setThreadCurrentDevice(DeviceIndex index) noexcept;
-[[nodiscard]] StreamId currentStreamId(DeviceIndex index) noexcept;
-void setCurrentStreamId(DeviceIndex index, StreamId id) noexcept;
+[[nodiscard]] inline DeviceIndex threadCurrentDevice() noexcept {
+  return Runtime::instance().current().device();
+}
+[[nodiscard]] inline StreamId currentStreamId(DeviceIndex index) noexcept {
+  return Runtime::instance().current().stream(index);
+}
 
-// Registers and initialises the backend if needed (through the context, so
-// that fork poisoning applies) and returns the runtime. Throws what init
+// The initialised runtime, initialising it if needed (openreg's own init, not
+// the context's: no plugin autoload, no registration). Throws what init
 // throws, and DeviceError in a fork child. `what` names the caller.
 Runtime& readyRuntime(std::string_view what);
 

@@ -17,8 +17,9 @@
 //   accel::AcceleratorHooks& hooks = accel::getHooks(openreg);
 //
 // The functions of the openreg API (copy.h, kernel.h, fill.h,
-// fault_injection.h, execution_units.h) register and initialise the backend
-// themselves on first use.
+// fault_injection.h, execution_units.h) initialise openreg's own runtime on
+// first use. They never go through the context: they neither register the
+// hooks nor trigger plugin autoload (ACCEL_PLUGINS).
 //
 // Thread-safety: every function here is thread-safe.
 // Lifetime: the hooks and the simulated devices live until the process ends;

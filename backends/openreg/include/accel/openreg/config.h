@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "accel/device.h"
+#include "accel/kit/config.h"
 #include "accel/openreg/export.h"
 
 namespace accel::openreg {
@@ -60,22 +61,19 @@ struct Config {
 // Returns the value of an environment variable, or nullptr when unset.
 using EnvironmentLookup = std::function<const char*(const char* name)>;
 
-// Builds a Config from `lookup` (unset variables keep their defaults). Throws
-// InvalidArgument naming the first malformed variable, e.g.
-// "ACCEL_OPENREG_DEVICES='two' is not a device count: use an integer from 0 to 128".
+// Builds a Config from `lookup` (unset variables keep their defaults), with
+// the kit's ConfigReader. Throws InvalidArgument naming the first malformed
+// variable, its value and the form expected, e.g. "ACCEL_OPENREG_DEVICES='two'
+// is not a device count: use an integer from 0 to 128, or unset the variable
+// for the default (2)".
 ACCEL_OPENREG_API Config parseConfig(const EnvironmentLookup& lookup);
 
 // parseConfig over the process environment. Throws as parseConfig does.
 ACCEL_OPENREG_API Config configFromEnvironment();
 
-// Parses a size as described above ("512MiB" -> 536870912). Throws
-// InvalidArgument describing the accepted forms; `what` names the source of
-// the text in the message (e.g. the variable name).
-ACCEL_OPENREG_API std::uint64_t parseByteSize(std::string_view text,
-                                              std::string_view what = "size");
-
-// "512 MiB", "1.5 GiB", "100 B": a size for messages and showConfig() (one
-// decimal, rounded down). Throws only std::bad_alloc.
-ACCEL_OPENREG_API std::string formatByteSize(std::uint64_t bytes);
+// The size parser and formatter are the backend kit's (accel/kit/config.h),
+// named here too because openreg's API used them first.
+using kit::formatByteSize;
+using kit::parseByteSize;
 
 }  // namespace accel::openreg

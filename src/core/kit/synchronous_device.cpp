@@ -1,0 +1,263 @@
+#include "accel/kit/synchronous_device.h"
+
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+
+#include "accel/error.h"
+#include "accel/philox_generator.h"
+
+namespace accel::kit {
+namespace {
+
+int checkedDeviceCount(DeviceType type, int count) {
+  ACCEL_CHECK(count >= 0 && count <= kMaxDevicesPerType, InvalidArgument,
+              "SynchronousDeviceHooks for '", deviceTypeName(type), "': device count ",
+              count, " is outside [0, ", kMaxDevicesPerType, "]");
+  return count;
+}
+
+}  // namespace
+
+struct SynchronousDeviceHooks::Events {
+  struct Record {
+    DeviceIndex device = 0;
+    EventFlags flags;
+    bool recorded = false;
+    std::chrono::steady_clock::time_point recorded_at;
+  };
+
+  // The live event `id`; the mutex is held. Throws InvalidArgument.
+  Record& find(EventId id, std::string_view what, std::string_view backend) {
+    auto it = records.find(id);
+    ACCEL_CHECK(it != records.end(), InvalidArgument, what, "(): event ", id,
+                " is not a live event of '", backend,
+                "'; create it with createEvent() and do not use it after destroyEvent()");
+    return it->second;
+  }
+
+  std::mutex mutex;
+  std::unordered_map<EventId, Record> records;
+  EventId next = 1;
+};
+
+SynchronousDeviceHooks::SynchronousDeviceHooks(DeviceType type, Capabilities capabilities,
+                                               int device_count)
+    : AcceleratorHooks(type,
+                       capabilities.with(HookGroup::Streams).with(HookGroup::Events)),
+      device_count_(checkedDeviceCount(type, device_count)),
+      addresses_(type),
+      default_generators_(type, device_count, [this] { return current_.device(); }),
+      used_(
+          std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(device_count))),
+      next_stream_(std::make_unique<std::atomic<StreamId>[]>(
+          static_cast<std::size_t>(device_count))),
+      events_(std::make_unique<Events>()) {
+  for (int i = 0; i < device_count; ++i)
+    next_stream_[i].store(1, std::memory_order_relaxed);
+}
+
+SynchronousDeviceHooks::~SynchronousDeviceHooks() = default;
+
+void SynchronousDeviceHooks::onHookCall(std::string_view) const {}
+
+void SynchronousDeviceHooks::markDeviceUsed(DeviceIndex index) noexcept {
+  if (index >= 0 && index < device_count_)
+    used_[index].store(true, std::memory_order_release);
+}
+
+void SynchronousDeviceHooks::requireKnownStream(Stream stream,
+                                                std::string_view what) const {
+  const bool known =
+      stream.id == kDefaultStreamId ||
+      (stream.id > 0 &&
+       stream.id < next_stream_[stream.device.index()].load(std::memory_order_acquire));
+  ACCEL_CHECK(known, InvalidArgument, what, "(): ", stream, " was not created by '",
+              name(), "'; use getNewStream() or getDefaultStream()");
+}
+
+// ---- low ----
+
+bool SynchronousDeviceHooks::isBuiltImpl() const {
+  enter("isBuilt");
+  return true;
+}
+bool SynchronousDeviceHooks::isAvailableImpl() const {
+  enter("isAvailable");
+  return device_count_ > 0;
+}
+int SynchronousDeviceHooks::deviceCountImpl() const {
+  enter("deviceCount");
+  return device_count_;
+}
+DeviceIndex SynchronousDeviceHooks::getCurrentDeviceImpl() const {
+  enter("getCurrentDevice");
+  return current_.device();
+}
+void SynchronousDeviceHooks::setCurrentDeviceImpl(DeviceIndex index) {
+  enter("setCurrentDevice");
+  current_.setDevice(index);
+}
+DeviceIndex SynchronousDeviceHooks::exchangeDeviceImpl(DeviceIndex index) {
+  enter("exchangeDevice");
+  return current_.exchangeDevice(index);
+}
+
+// ---- high ----
+
+void SynchronousDeviceHooks::initImpl() {
+  enter("init");  // nothing to start
+}
+
+bool SynchronousDeviceHooks::hasPrimaryContextImpl(DeviceIndex index) const {
+  enter("hasPrimaryContext");
+  return used_[index].load(std::memory_order_acquire);
+}
+
+Generator SynchronousDeviceHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+  enter("getDefaultGenerator");
+  return default_generators_.get(index);
+}
+
+Generator SynchronousDeviceHooks::getNewGeneratorImpl(DeviceIndex index) {
+  enter("getNewGenerator");
+  return makePhiloxGenerator(Device(deviceType(), index));
+}
+
+Device SynchronousDeviceHooks::getDeviceFromPtrImpl(const void* ptr) const {
+  enter("getDeviceFromPtr");
+  return addresses_.deviceOf(ptr);
+}
+
+bool SynchronousDeviceHooks::isPinnedPtrImpl(const void* ptr) const {
+  enter("isPinnedPtr");
+  return addresses_.isPinned(ptr);
+}
+
+// ---- device ----
+
+void SynchronousDeviceHooks::deviceSynchronizeImpl(DeviceIndex) {
+  enter("deviceSynchronize");  // nothing is pending
+}
+
+// ---- streams ----
+
+Stream SynchronousDeviceHooks::getCurrentStreamImpl(DeviceIndex index) const {
+  enter("getCurrentStream");
+  return Stream(Device(deviceType(), index), current_.stream(index));
+}
+
+Stream SynchronousDeviceHooks::getDefaultStreamImpl(DeviceIndex index) const {
+  enter("getDefaultStream");
+  return Stream(Device(deviceType(), index), kDefaultStreamId);
+}
+
+Stream SynchronousDeviceHooks::getNewStreamImpl(DeviceIndex index, int) {
+  enter("getNewStream");
+  markDeviceUsed(index);
+  const StreamId id = next_stream_[index].fetch_add(1, std::memory_order_acq_rel);
+  return Stream(Device(deviceType(), index), id);
+}
+
+void SynchronousDeviceHooks::setCurrentStreamImpl(Stream stream) {
+  enter("setCurrentStream");
+  requireKnownStream(stream, "setCurrentStream");
+  current_.setStream(stream.device.index(), stream.id);
+}
+
+Stream SynchronousDeviceHooks::exchangeStreamImpl(Stream stream) {
+  enter("exchangeStream");
+  requireKnownStream(stream, "exchangeStream");
+  return Stream(stream.device, current_.exchangeStream(stream.device.index(), stream.id));
+}
+
+bool SynchronousDeviceHooks::queryStreamImpl(Stream stream) const {
+  enter("queryStream");
+  requireKnownStream(stream, "queryStream");
+  return true;  // work finished when the call that enqueued it returned
+}
+
+void SynchronousDeviceHooks::synchronizeStreamImpl(Stream stream) const {
+  enter("synchronizeStream");
+  requireKnownStream(stream, "synchronizeStream");
+}
+
+std::pair<int, int> SynchronousDeviceHooks::streamPriorityRangeImpl() const {
+  enter("streamPriorityRange");
+  return {0, 0};
+}
+
+// ---- events ----
+
+EventId SynchronousDeviceHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
+  enter("createEvent");
+  markDeviceUsed(index);
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  const EventId id = events_->next++;
+  events_->records.emplace(id, Events::Record{index, flags, false, {}});
+  return id;
+}
+
+void SynchronousDeviceHooks::destroyEventImpl(EventId event) noexcept {
+  try {
+    enter("destroyEvent");
+  } catch (...) {
+    // destroyEvent never fails; a traced failure only reaches onHookCall.
+  }
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  events_->records.erase(event);
+}
+
+void SynchronousDeviceHooks::recordEventImpl(EventId event, Stream stream) {
+  enter("recordEvent");
+  requireKnownStream(stream, "recordEvent");
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  Events::Record& record = events_->find(event, "recordEvent", name());
+  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument,
+              "recordEvent(): event ", event, " was created on '", name(), ":",
+              int(record.device), "' but the stream is ", stream,
+              "; record an event on its own device");
+  record.recorded = true;
+  record.recorded_at = std::chrono::steady_clock::now();
+}
+
+void SynchronousDeviceHooks::blockStreamImpl(EventId event, Stream stream) {
+  enter("blockStream");
+  requireKnownStream(stream, "blockStream");
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  (void)events_->find(event, "blockStream", name());  // the work waited for is done
+}
+
+bool SynchronousDeviceHooks::queryEventImpl(EventId event) const {
+  enter("queryEvent");
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  (void)events_->find(event, "queryEvent", name());
+  return true;  // the work before a recorded event has finished
+}
+
+void SynchronousDeviceHooks::synchronizeEventImpl(EventId event) const {
+  enter("synchronizeEvent");
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  (void)events_->find(event, "synchronizeEvent", name());
+}
+
+double SynchronousDeviceHooks::elapsedTimeImpl(EventId start, EventId end) const {
+  enter("elapsedTime");
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  const Events::Record* records[2] = {&events_->find(start, "elapsedTime", name()),
+                                      &events_->find(end, "elapsedTime", name())};
+  const EventId ids[2] = {start, end};
+  for (int i = 0; i < 2; ++i) {
+    ACCEL_CHECK(records[i]->flags.enable_timing, InvalidArgument, "elapsedTime(): event ",
+                ids[i],
+                " was created without enable_timing; create both events with "
+                "EventFlags{.enable_timing = true}");
+    ACCEL_CHECK(records[i]->recorded, DeviceError, "elapsedTime(): event ", ids[i],
+                " has not been recorded; call recordEvent() on both events first");
+  }
+  return std::chrono::duration<double, std::milli>(records[1]->recorded_at -
+                                                   records[0]->recorded_at)
+      .count();
+}
+
+}  // namespace accel::kit

@@ -1,0 +1,55 @@
+// openreg's own API owns its runtime: it initialises it without the context,
+// so using openreg registers nothing and never autoloads plugins. This program
+// never calls registerBackend(); ctest runs each test in a fresh process.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "accel/accel.h"
+#include "accel/openreg/openreg.h"
+
+namespace {
+
+TEST(OpenRegRuntimeTest, DirectApiInitialisesWithoutTheContextOrAutoload) {
+  const accel::DeviceType openreg = accel::openreg::deviceType();
+  if (accel::isHooksRegistered(openreg) ||
+      accel::autoloadState() != accel::AutoloadState::NotRun) {
+    GTEST_SKIP() << "needs a fresh process (run through ctest)";
+  }
+  // Were autoload to run, it would try (and report failing) to load this.
+  ::setenv("ACCEL_PLUGINS", "/nonexistent/libaccel_should_not_load.so", 1);
+  accel::DataPtr buffer = accel::openreg::allocate(64, 0);
+  ASSERT_TRUE(buffer);
+  EXPECT_EQ(buffer.device(), accel::Device(openreg, 0));
+  const std::string host = "payload";
+  accel::openreg::copy(buffer.get(), host.c_str(), host.size() + 1);
+  accel::openreg::failNthAllocation(1);
+  EXPECT_THROW((void)accel::openreg::allocate(64, 0), accel::OutOfMemory);
+
+  EXPECT_EQ(accel::autoloadState(), accel::AutoloadState::NotRun);
+  EXPECT_FALSE(accel::isHooksRegistered(openreg));
+  EXPECT_FALSE(accel::globalContext().isInitialized(openreg));
+  ::unsetenv("ACCEL_PLUGINS");
+}
+
+TEST(OpenRegRuntimeTest, DirectApiReportsAMalformedVariableByName) {
+  if (accel::autoloadState() != accel::AutoloadState::NotRun) {
+    GTEST_SKIP() << "needs a fresh process (run through ctest)";
+  }
+  ::setenv("ACCEL_OPENREG_DEVICES", "abc", 1);
+  try {
+    (void)accel::openreg::allocate(16, 0);
+    ADD_FAILURE() << "allocate accepted ACCEL_OPENREG_DEVICES=abc";
+  } catch (const accel::InvalidArgument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("ACCEL_OPENREG_DEVICES='abc' is not a device count"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("use an integer from 0 to 128"), std::string::npos) << message;
+  }
+  ::unsetenv("ACCEL_OPENREG_DEVICES");
+  EXPECT_NO_THROW((void)accel::openreg::allocate(16, 0));  // the next init succeeds
+}
+
+}  // namespace
