@@ -1,12 +1,13 @@
 // The CUDA libraries' handle pools (accel/cuda/handles.h): one traits type
 // per library for the core's DeviceThreadHandlePool, and the getters.
-#include <cstdlib>
+#include <cstdint>
 #include <string>
 
 #include "accel/cuda/handles.h"
 #include "accel/error.h"
 #include "accel/handle_pool.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/config.h"
 #include "cuda_error.h"
 #include "cuda_hooks.h"
 #include "current_device.h"
@@ -56,14 +57,10 @@ std::size_t cublasWorkspaceBytesFor(DeviceIndex device) {
 
 // CUBLASLT_WORKSPACE_SIZE, in KiB (PyTorch's variable); 1 MiB without it.
 std::size_t cublasLtWorkspaceBytes() {
-  const char* value = std::getenv("CUBLASLT_WORKSPACE_SIZE");
-  if (value == nullptr) return std::size_t{1024} * 1024;
-  char* end = nullptr;
-  const unsigned long long kib = std::strtoull(value, &end, 10);
-  ACCEL_CHECK(end != value && *end == '\0' && kib > 0, InvalidArgument,
-              "CUBLASLT_WORKSPACE_SIZE='", value,
-              "' is not a positive whole number of KiB; e.g. 4096");
-  return static_cast<std::size_t>(kib) * 1024;
+  constexpr std::uint64_t kMaxKiB = std::uint64_t{1} << 30;  // 1 TiB: surely a typo
+  return static_cast<std::size_t>(kit::ConfigReader().count(
+             "CUBLASLT_WORKSPACE_SIZE", 1024, 1, kMaxKiB, "a workspace size in KiB")) *
+         1024;
 }
 
 // Binds a handle of library `Pool` to this thread's current stream of

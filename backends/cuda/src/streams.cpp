@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/kit/thread_current.h"
 #include "cuda_error.h"
 #include "current_device.h"
 
@@ -99,7 +100,12 @@ class StreamRegistry {
   std::unordered_map<cudaStream_t, StreamId> ids_;
 };
 
-thread_local std::array<StreamId, kMaxDevicesPerType> t_current{};
+// The per-thread current stream ids (the kit's, which stay readable during
+// static destruction). Never destroyed.
+kit::ThreadCurrent& threadCurrent() {
+  static kit::ThreadCurrent* const current = new kit::ThreadCurrent();
+  return *current;
+}
 
 }  // namespace
 
@@ -155,12 +161,12 @@ Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
   return StreamRegistry::instance().wrap(stream, device);
 }
 
-Stream currentStream(DeviceIndex device) noexcept {
-  return Stream(Device(DeviceType::CUDA, device), t_current[device]);
+Stream currentStream(DeviceIndex device) {
+  return Stream(Device(DeviceType::CUDA, device), threadCurrent().stream(device));
 }
 
-void setCurrentStream(Stream stream) noexcept {
-  t_current[stream.device.index()] = stream.id;
+void setCurrentStream(Stream stream) {
+  threadCurrent().setStream(stream.device.index(), stream.id);
 }
 
 }  // namespace accel::cuda::detail

@@ -49,8 +49,9 @@ cudaStream_t nativeStream(Stream stream);
 // stream (use the default stream, id 0).
 Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device);
 
-// This thread's current stream of `device` (the default stream until set).
-Stream currentStream(DeviceIndex device) noexcept;
-void setCurrentStream(Stream stream) noexcept;
+// This thread's current stream of `device` (the default stream until set),
+// kept in a kit::ThreadCurrent. Setting throws only std::bad_alloc.
+Stream currentStream(DeviceIndex device);
+void setCurrentStream(Stream stream);
 
 }  // namespace accel::cuda::detail
