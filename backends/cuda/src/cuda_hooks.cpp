@@ -113,7 +113,7 @@ Device CudaHooks::getDeviceFromPtrImpl(const void* ptr) const {
   }
   std::ostringstream text;
   text << ptr;
-  throw InvalidArgument("getDeviceFromPtr: " + text.str() +
+  throw InvalidArgument(text.str() +
                         " is not memory CUDA knows (not allocated or registered with "
                         "the CUDA runtime or driver); pass a pointer into a CUDA "
                         "allocation");
@@ -214,7 +214,7 @@ bool CudaHooks::queryStreamImpl(Stream stream) const {
     (void)cudaGetLastError();
     return false;
   }
-  checkCuda(status, "cudaStreamQuery (queryStream)");
+  checkCuda(status, "cudaStreamQuery");
   return true;
 }
 

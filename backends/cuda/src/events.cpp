@@ -56,9 +56,9 @@ class EventTable {
   std::unordered_map<EventId, EventRecord> events_;
 };
 
-EventRecord onStreamDevice(EventId event, Stream stream, const char* hook) {
+EventRecord onStreamDevice(EventId event, Stream stream) {
   EventRecord record = EventTable::instance().find(event);
-  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, hook, ": event ",
+  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, "event ",
               event, " belongs to cuda:", static_cast<int>(record.device),
               ", the stream to ", stream.device.str(),
               "; create the event on the stream's device");
@@ -89,7 +89,7 @@ void destroyEvent(EventId event) noexcept {
 }
 
 void recordEvent(EventId event, Stream stream) {
-  const EventRecord record = onStreamDevice(event, stream, "recordEvent");
+  const EventRecord record = onStreamDevice(event, stream);
   DeviceContext context(record.device);
   checkCuda(cudaEventRecord(record.event, nativeStream(stream)), "cudaEventRecord");
 }
@@ -98,7 +98,7 @@ void blockStream(EventId event, Stream stream) {
   const EventRecord record = EventTable::instance().find(event);
   DeviceContext context(stream.device.index());
   checkCuda(cudaStreamWaitEvent(nativeStream(stream), record.event, 0),
-            "cudaStreamWaitEvent (blockStream)");
+            "cudaStreamWaitEvent");
 }
 
 bool queryEvent(EventId event) {
@@ -108,7 +108,7 @@ bool queryEvent(EventId event) {
     (void)cudaGetLastError();
     return false;
   }
-  checkCuda(status, "cudaEventQuery (queryEvent)");
+  checkCuda(status, "cudaEventQuery");
   return true;
 }
 

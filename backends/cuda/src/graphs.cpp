@@ -85,7 +85,7 @@ void graphDestroy(GraphId graph) {
   GraphTable& table = GraphTable::instance();
   table.with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
-                " is capturing; end the capture (graphCaptureEnd) before destroying it");
+                " is capturing; end the capture before destroying it");
     release(record);
     table.graphs.erase(graph);  // `record` is not used after this
   });
@@ -95,15 +95,15 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
   const DeviceIndex device = currentDevice();
   const Stream stream = currentStream(device);
   ACCEL_CHECK(stream.id != kDefaultStreamId, InvalidArgument,
-              "graphCaptureBegin: the current stream of cuda:", static_cast<int>(device),
+              "capture: the current stream of cuda:", static_cast<int>(device),
               " is the default stream, which CUDA cannot capture; make a stream from "
-              "getNewStream current first (StreamGuard)");
+              "the stream pool current first (StreamGuard)");
   GraphTable::instance().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
-                " already holds a capture; graphReset it first");
+                " already holds a capture; reset it first");
     DeviceContext context(device);
     checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
-              "cudaStreamBeginCapture (graphCaptureBegin)");
+              "cudaStreamBeginCapture");
     record.state = GraphState::Capturing;
     record.device = device;
     record.stream = stream;
@@ -114,14 +114,14 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
 void graphCaptureEnd(GraphId graph) {
   GraphTable::instance().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
-                " is not capturing; call graphCaptureBegin first");
+                " is not capturing; begin a capture first");
     DeviceContext context(record.device);
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
         cudaStreamEndCapture(nativeStream(record.stream), &captured);
     record.state = GraphState::Empty;
     checkCuda(status,
-              "cudaStreamEndCapture (graphCaptureEnd; the capture was invalidated)");
+              "cudaStreamEndCapture (the capture was invalidated)");
     record.graph = captured;
     record.state = GraphState::Captured;
   });
@@ -145,10 +145,10 @@ void graphInstantiate(GraphId graph) {
 void graphReplay(GraphId graph) {
   GraphTable::instance().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ",
-                graph, " is not instantiated; call graphInstantiate after the capture");
+                graph, " is not instantiated; instantiate it after the capture");
     DeviceContext context(record.device);
     checkCuda(cudaGraphLaunch(record.exec, nativeStream(record.stream)),
-              "cudaGraphLaunch (graphReplay)");
+              "cudaGraphLaunch");
   });
 }
 

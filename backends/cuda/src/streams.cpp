@@ -115,7 +115,7 @@ std::pair<int, int> streamPriorityRange() {
     int least = 0;
     int greatestCuda = 0;
     checkCuda(cudaDeviceGetStreamPriorityRange(&least, &greatestCuda),
-              "cudaDeviceGetStreamPriorityRange (streamPriorityRange)");
+              "cudaDeviceGetStreamPriorityRange");
     // Levels count from the default priority (0) towards greatestCuda.
     return std::clamp(-greatestCuda, 0, kMaxPriorityLevels - 1);
   }();
@@ -129,7 +129,7 @@ Stream newStream(DeviceIndex device, int priority) {
     std::array<cudaStream_t, kStreamsPerPool> streams{};
     for (cudaStream_t& stream : streams) {
       checkCuda(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, -priority),
-                "cudaStreamCreateWithPriority (getNewStream)");
+                "cudaStreamCreateWithPriority (a stream pool)");
     }
     pool.streams = streams;
     pool.next.store(1, std::memory_order_release);
@@ -150,14 +150,14 @@ cudaStream_t nativeStream(Stream stream) {
   }
   ACCEL_CHECK(native != nullptr, InvalidArgument, "stream id ", stream.id, " of ",
               stream.device.str(),
-              " is not a stream of the cuda backend; use getNewStream or "
+              " is not a stream of the cuda backend; use a pool stream or "
               "wrapExternalStream");
   return native;
 }
 
 Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
   ACCEL_CHECK(stream != nullptr, InvalidArgument,
-              "wrapExternalStream: null is the default stream; use getDefaultStream");
+              "wrapExternalStream: null is the default stream (id 0), not an external one");
   return StreamRegistry::instance().wrap(stream, device);
 }
 
