@@ -111,7 +111,7 @@ kit::ThreadCurrent& threadCurrent() {
 
 std::pair<int, int> streamPriorityRange() {
   static const int greatest = [] {
-    DeviceContext context(0);
+    DeviceContext context(currentDevice());  // where streams are about to be made
     int least = 0;
     int greatestCuda = 0;
     checkCuda(cudaDeviceGetStreamPriorityRange(&least, &greatestCuda),

@@ -31,8 +31,9 @@ inline constexpr int kStreamsPerPool = 32;
 inline constexpr int kMaxPriorityLevels = 8;
 inline constexpr StreamId kExternalStreamBase = StreamId{1} << 32;
 
-// {0, greatest level}: the accelhooks priority range of device 0 (all CUDA
-// devices report the same range). Queried once; creates device 0's context.
+// {0, greatest level}: the accelhooks priority range (all CUDA devices report
+// the same one). Queried once, on the calling thread's current device, whose
+// context it creates: it is asked for just before a stream is made.
 std::pair<int, int> streamPriorityRange();
 
 // A pool stream of `device` at `priority` (already checked against the range).
