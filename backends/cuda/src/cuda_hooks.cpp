@@ -60,7 +60,11 @@ void CudaHooks::initImpl() {
   // Load kernels on first launch, not all at context creation (the default
   // since CUDA 12.2; set it for older drivers' runtimes and for the record).
   // The runtime reads it when it initialises, which no probe has triggered.
-  ::setenv("CUDA_MODULE_LOADING", "LAZY", /*overwrite=*/0);
+  // Once per process: setenv must not race with other threads' getenv more
+  // than it has to.
+  static std::once_flag lazyLoading;
+  std::call_once(lazyLoading,
+                 [] { ::setenv("CUDA_MODULE_LOADING", "LAZY", /*overwrite=*/0); });
 }
 
 bool CudaHooks::hasPrimaryContextImpl(DeviceIndex index) const {
