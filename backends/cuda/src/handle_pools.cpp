@@ -63,12 +63,12 @@ std::size_t cublasLtWorkspaceBytes() {
          1024;
 }
 
-// Binds a handle of library `Pool` to this thread's current stream of
+// Binds a handle of library `Library` to this thread's current stream of
 // `device` with `bind(stream)`, unless it is still bound to it: the thread
 // records the last stream per library and device (the handle of a (thread,
 // device) never changes while the thread lives), so the steady state costs
 // one comparison.
-template <typename Pool, typename Bind>
+template <typename Library, typename Bind>
 void bindToCurrentStream(DeviceIndex device, Bind&& bind) {
   static thread_local cudaStream_t lastStream[kMaxDevicesPerType] = {};
   static thread_local bool bound[kMaxDevicesPerType] = {};
@@ -79,59 +79,77 @@ void bindToCurrentStream(DeviceIndex device, Bind&& bind) {
   bound[device] = true;
 }
 
-struct CublasPool {
+// The pool traits (accel/handle_pool.h) of a library described by `Library`:
+// Handle, kName, create(Handle*), destroy(Handle), check(status, call) and,
+// for libraries with stream state, bindStream(Handle, stream, device).
+template <typename Library>
+struct LibraryPool {
+  using Handle = typename Library::Handle;
+  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
+  static constexpr std::string_view kName = Library::kName;
+
+  // Runs with `device` current (the pool's DeviceGuard); the context is
+  // made real here, the first work on the device.
+  static Handle create(DeviceIndex device) {
+    DeviceContext context(device);
+    Handle handle{};
+    Library::check(Library::create(&handle), Library::kCreate);
+    return handle;
+  }
+  static void destroy(Handle handle) noexcept { (void)Library::destroy(handle); }
+};
+
+template <typename Library>
+struct StreamBoundPool : LibraryPool<Library> {
+  static void bind(typename Library::Handle handle, DeviceIndex device) {
+    bindToCurrentStream<Library>(device, [&](cudaStream_t stream) {
+      Library::bindStream(handle, stream, device);
+    });
+  }
+};
+
+struct Cublas {
   using Handle = cublasHandle_t;
-  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
   static constexpr std::string_view kName = "cublas";
-  static Handle create(DeviceIndex device) {
-    DeviceContext context(device);
-    Handle handle = nullptr;
-    checkCublas(cublasCreate(&handle), "cublasCreate");
-    return handle;
-  }
-  static void destroy(Handle handle) noexcept { (void)cublasDestroy(handle); }
-  static void bind(Handle handle, DeviceIndex device) {
-    bindToCurrentStream<CublasPool>(device, [&](cudaStream_t stream) {
-      checkCublas(cublasSetStream(handle, stream), "cublasSetStream");
-      // cublasSetStream resets the workspace to cuBLAS's own: set ours after it.
-      const std::size_t bytes = cublasWorkspaceBytesFor(device);
-      checkCublas(
-          cublasSetWorkspace(handle, workspaceFor(handle, stream, device, bytes), bytes),
-          "cublasSetWorkspace");
-    });
+  static constexpr const char* kCreate = "cublasCreate";
+  static constexpr auto create = cublasCreate;
+  static constexpr auto destroy = cublasDestroy;
+  static constexpr auto check = checkCublas;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex device) {
+    checkCublas(cublasSetStream(handle, stream), "cublasSetStream");
+    // cublasSetStream resets the workspace to cuBLAS's own: set ours after it.
+    const std::size_t bytes = cublasWorkspaceBytesFor(device);
+    checkCublas(
+        cublasSetWorkspace(handle, workspaceFor(handle, stream, device, bytes), bytes),
+        "cublasSetWorkspace");
   }
 };
 
-struct CublasLtPool {
+// cuBLASLt keeps no stream: its workspace is passed per call.
+struct CublasLt {
   using Handle = cublasLtHandle_t;
-  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
   static constexpr std::string_view kName = "cublasLt";
-  static Handle create(DeviceIndex device) {
-    DeviceContext context(device);
-    Handle handle = nullptr;
-    checkCublas(cublasLtCreate(&handle), "cublasLtCreate");
-    return handle;
-  }
-  static void destroy(Handle handle) noexcept { (void)cublasLtDestroy(handle); }
+  static constexpr const char* kCreate = "cublasLtCreate";
+  static constexpr auto create = cublasLtCreate;
+  static constexpr auto destroy = cublasLtDestroy;
+  static constexpr auto check = checkCublas;
 };
 
-struct CusolverDnPool {
+struct CusolverDn {
   using Handle = cusolverDnHandle_t;
-  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
   static constexpr std::string_view kName = "cusolverDn";
-  static Handle create(DeviceIndex device) {
-    DeviceContext context(device);
-    Handle handle = nullptr;
-    checkCusolver(cusolverDnCreate(&handle), "cusolverDnCreate");
-    return handle;
-  }
-  static void destroy(Handle handle) noexcept { (void)cusolverDnDestroy(handle); }
-  static void bind(Handle handle, DeviceIndex device) {
-    bindToCurrentStream<CusolverDnPool>(device, [&](cudaStream_t stream) {
-      checkCusolver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
-    });
+  static constexpr const char* kCreate = "cusolverDnCreate";
+  static constexpr auto create = cusolverDnCreate;
+  static constexpr auto destroy = cusolverDnDestroy;
+  static constexpr auto check = checkCusolver;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex) {
+    checkCusolver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
   }
 };
+
+using CublasPool = StreamBoundPool<Cublas>;
+using CublasLtPool = LibraryPool<CublasLt>;
+using CusolverDnPool = StreamBoundPool<CusolverDn>;
 
 #if defined(ACCEL_CUDA_HAVE_CUDNN)
 void checkCudnn(cudnnStatus_t status, const char* call) {
@@ -139,23 +157,18 @@ void checkCudnn(cudnnStatus_t status, const char* call) {
     libraryFailed(call, status, cudnnGetErrorString(status));
 }
 
-struct CudnnPool {
+struct Cudnn {
   using Handle = cudnnHandle_t;
-  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
   static constexpr std::string_view kName = "cudnn";
-  static Handle create(DeviceIndex device) {
-    DeviceContext context(device);
-    Handle handle = nullptr;
-    checkCudnn(cudnnCreate(&handle), "cudnnCreate");
-    return handle;
-  }
-  static void destroy(Handle handle) noexcept { (void)cudnnDestroy(handle); }
-  static void bind(Handle handle, DeviceIndex device) {
-    bindToCurrentStream<CudnnPool>(device, [&](cudaStream_t stream) {
-      checkCudnn(cudnnSetStream(handle, stream), "cudnnSetStream");
-    });
+  static constexpr const char* kCreate = "cudnnCreate";
+  static constexpr auto create = cudnnCreate;
+  static constexpr auto destroy = cudnnDestroy;
+  static constexpr auto check = checkCudnn;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex) {
+    checkCudnn(cudnnSetStream(handle, stream), "cudnnSetStream");
   }
 };
+using CudnnPool = StreamBoundPool<Cudnn>;
 #endif
 
 #if defined(ACCEL_CUDA_HAVE_CUDSS)
@@ -163,23 +176,18 @@ void checkCudss(cudssStatus_t status, const char* call) {
   if (status != CUDSS_STATUS_SUCCESS) libraryFailed(call, status, nullptr);
 }
 
-struct CudssPool {
+struct Cudss {
   using Handle = cudssHandle_t;
-  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
   static constexpr std::string_view kName = "cudss";
-  static Handle create(DeviceIndex device) {
-    DeviceContext context(device);
-    Handle handle = nullptr;
-    checkCudss(cudssCreate(&handle), "cudssCreate");
-    return handle;
-  }
-  static void destroy(Handle handle) noexcept { (void)cudssDestroy(handle); }
-  static void bind(Handle handle, DeviceIndex device) {
-    bindToCurrentStream<CudssPool>(device, [&](cudaStream_t stream) {
-      checkCudss(cudssSetStream(handle, stream), "cudssSetStream");
-    });
+  static constexpr const char* kCreate = "cudssCreate";
+  static constexpr auto create = cudssCreate;
+  static constexpr auto destroy = cudssDestroy;
+  static constexpr auto check = checkCudss;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex) {
+    checkCudss(cudssSetStream(handle, stream), "cudssSetStream");
   }
 };
+using CudssPool = StreamBoundPool<Cudss>;
 #endif
 
 DeviceIndex resolve(DeviceIndex index) {
