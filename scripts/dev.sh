@@ -6,11 +6,18 @@
 #   scripts/dev.sh test   build and run the test suite
 #   scripts/dev.sh deps   only install the dependencies
 #   scripts/dev.sh asan|tsan   the sanitizer workflows
+#
+# ACCEL_WITH_PYTORCH=1 also installs libtorch-dev (PyTorch 1.13, about 160
+# packages with its dependencies), so that bench/peer, our benchmarks beside
+# PyTorch's, is built. CI sets it; a quick start does not need it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev)
+if [ "${ACCEL_WITH_PYTORCH:-0}" = 1 ]; then
+  packages+=(libtorch-dev)
+fi
 
 install_deps() {
   local missing=()

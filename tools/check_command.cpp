@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "accel/conformance.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "check_reporter.h"
 #include "plugin_setup.h"
@@ -56,7 +57,33 @@ std::vector<DeviceType> selectBackends(const CheckOptions& options,
 
 }  // namespace
 
+void printCaseList(std::ostream& out) {
+  std::vector<conformance::CaseInfo> cases = conformance::conformanceCases();
+  for (int g = 0; g < kNumHookGroups; ++g) {
+    auto group = static_cast<HookGroup>(g);
+    out << hookGroupName(group) << "\n  hooks:";
+    for (const HookInfo& hook : kHookCatalogue) {
+      if (hook.group == group) out << ' ' << hook.name;
+    }
+    out << '\n';
+    for (const conformance::CaseInfo& c : cases) {
+      if (c.group != group) continue;
+      out << "  " << hookGroupName(group) << '.' << c.name << "  [hooks:";
+      for (std::size_t i = 0; i < c.hooks.size(); ++i)
+        out << (i ? ", " : " ") << hookInfo(c.hooks[i]).name;
+      out << ']' << (c.needsDevice ? "" : "  (runs without a device)") << '\n';
+    }
+  }
+  out << cases.size() << " cases in " << kNumHookGroups
+      << " groups; a backend is checked against the groups it declares, and must refuse "
+         "the others with NotSupported\n";
+}
+
 int runCheck(const CheckOptions& options) {
+  if (options.list) {
+    printCaseList(std::cout);
+    return 0;
+  }
   PluginSetup setup = setUpPlugins(options.plugins);
   if (!setup.errors.empty()) {
     for (const std::string& e : setup.errors) std::cerr << "accel check: " << e << '\n';

@@ -6,8 +6,10 @@
 // with --junit FILE (GoogleTest's XML output). Exit status: 0 when every
 // case passed or was skipped, 1 when any failed, 2 when nothing could be
 // checked (unknown backend, a --plugin that did not load, no backends).
+// With --list it loads nothing and prints the groups and their cases instead.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,13 @@ struct CheckOptions {
   std::vector<std::string> plugins;  // --plugin paths
   std::string junit;                 // empty: no XML report
   bool verbose = false;              // GoogleTest's own output instead of the summary
+  bool list = false;                 // print groups and cases, run nothing
 };
 
 int runCheck(const CheckOptions& options);
+
+// The suite's groups, each with its hooks and its cases (the hooks each case
+// exercises; whether it needs a device), as `accel check --list` prints them.
+void printCaseList(std::ostream& out);
 
 }  // namespace accel::tool

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "accel/conformance.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 
 namespace accel::tool {
@@ -83,11 +84,11 @@ void CheckReporter::OnTestEnd(const ::testing::TestInfo& info) {
     std::string hooks;
     std::string broken = "(unknown hook)";
     if (description) {
-      for (const std::string& hook : description->testCase.hooks) {
-        hooks += (hooks.empty() ? "" : ", ") + hook;
+      for (HookId hook : description->testCase.hooks) {
+        hooks += (hooks.empty() ? "" : ", ") + std::string(hookInfo(hook).name);
       }
       if (!description->testCase.hooks.empty())
-        broken = description->testCase.hooks.front();
+        broken = hookInfo(description->testCase.hooks.front()).name;
     }
     // A case blames another hook when one it relies on failed (conformance_case.h).
     for (int i = 0; i < result.test_property_count(); ++i) {
@@ -126,7 +127,11 @@ void CheckReporter::OnTestProgramEnd(const ::testing::UnitTest&) {
     out_ << backend << ": " << tally.passed << " passed, " << tally.skipped
          << " skipped, " << tally.failed << " failed\n";
     for (const auto& [hook, cases] : tally.brokenHooks) {
-      out_ << "  broken hook " << hook << " (";
+      out_ << "  broken hook " << hook;
+      if (std::optional<HookId> id = findHook(hook)) {
+        out_ << ": fix or override " << hookInfo(*id).impl;
+      }
+      out_ << " (";
       for (std::size_t i = 0; i < cases.size(); ++i) out_ << (i ? ", " : "") << cases[i];
       out_ << ")\n";
     }

@@ -2,8 +2,10 @@
 //
 // One line per conformance case (pass, FAIL, skip with its reason), the
 // failure messages under a failed case, and at the end a summary per backend
-// that names the broken hooks: the hook each failed case is about (the first
-// of the hooks it lists, see accel::conformance::CaseInfo).
+// that names the broken hooks and the *Impl to fix or override for each: the
+// hook a failed case blamed (a hook whose *Impl is missing, a precondition
+// hook that misbehaved), else the hook the case is about (the first it lists,
+// see accel::conformance::CaseInfo).
 //
 // Thread-safety: GoogleTest may report failures from the threads a case
 // starts; the listener serialises them.

@@ -1,5 +1,6 @@
 // accel: inspect accelhooks backends and check them against the hooks
-// contract. Commands: info, check, version (docs/accel-tool.md).
+// contract, and look at memory. Commands: info, check, version, memviz,
+// memreplay (docs/accel-tool.md, docs/memory.md).
 #include <CLI/CLI.hpp>
 
 #include <exception>
@@ -8,6 +9,8 @@
 #include "accel/error.h"
 #include "check_command.h"
 #include "info_command.h"
+#include "memreplay_command.h"
+#include "memviz_command.h"
 #include "version_command.h"
 
 int main(int argc, char** argv) {
@@ -40,6 +43,34 @@ int main(int argc, char** argv) {
   checkCommand->add_option("--junit", check.junit, "Write a JUnit XML report to FILE")
       ->type_name("FILE");
   checkCommand->add_flag("-v,--verbose", check.verbose, "Print GoogleTest's own output");
+  checkCommand->add_flag("--list", check.list,
+                         "List the hook groups and conformance cases; check nothing");
+
+  accel::tool::MemvizOptions memviz;
+  CLI::App* memvizCommand = app.add_subcommand(
+      "memviz", "Draw a memory snapshot (JSON) as a self-contained HTML page");
+  memvizCommand->add_option("snapshot", memviz.snapshot, "Snapshot JSON file")
+      ->required()
+      ->type_name("SNAPSHOT.json");
+  memvizCommand->add_option("-o,--output", memviz.output, "HTML file to write")
+      ->type_name("FILE");
+  memvizCommand->add_option("--device", memviz.device, "Device whose memory to draw");
+
+  accel::tool::MemreplayOptions memreplay;
+  CLI::App* memreplayCommand = app.add_subcommand(
+      "memreplay", "Replay an allocation trace through the caching allocator");
+  memreplayCommand->add_option("trace", memreplay.trace, "Trace file or snapshot JSON")
+      ->required()
+      ->type_name("TRACE");
+  memreplayCommand
+      ->add_option("--settings", memreplay.settings,
+                   "Allocator settings, as ACCEL_ALLOC_CONF (key:value,...)")
+      ->type_name("CONF");
+  memreplayCommand->add_option("--capacity", memreplay.capacity,
+                               "Simulated device memory (default 80GiB)");
+  memreplayCommand->add_option("--device", memreplay.device,
+                               "Which device trace of a snapshot to replay");
+  memreplayCommand->add_flag("--json", memreplay.json, "Print the results as JSON");
 
   CLI::App* versionCommand =
       app.add_subcommand("version", "Show the library and plugin API versions");
@@ -50,6 +81,8 @@ int main(int argc, char** argv) {
     if (*infoCommand) return accel::tool::runInfo(info);
     if (*checkCommand) return accel::tool::runCheck(check);
     if (*versionCommand) return accel::tool::runVersion();
+    if (*memvizCommand) return accel::tool::runMemviz(memviz);
+    if (*memreplayCommand) return accel::tool::runMemreplay(memreplay);
   } catch (const accel::Error& e) {
     std::cerr << "accel: " << e.message() << '\n';
     return 2;

@@ -10,6 +10,13 @@
 //   EventRecordQuery        recordEvent + queryEvent
 //   CopyHostToDevice / CopyDeviceToHost   synchronous copies (pinned host memory)
 //   MemcpyBaseline          std::memcpy of the same sizes
+//   DefaultGeneratorViaContext   globalContext().defaultGenerator(openreg:0) on
+//                                an initialised backend (PyTorch's peer:
+//                                ~6.7 ns on this kind of machine)
+//   DefaultGeneratorViaHooks     getHooks(openreg).getDefaultGenerator(0)
+//   GeneratorCopyBaseline        copying a Generator handle (its refcount):
+//                                the floor for anything that returns one
+//   CurrentDeviceViaHooks        getHooks(openreg).getCurrentDevice()
 //
 // Copies are timed in wall-clock time (the calling thread mostly waits).
 // Run with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -176,5 +183,37 @@ void MemcpyBaseline(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
 }
 BENCHMARK(MemcpyBaseline)->Arg(64 << 10)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
+
+void DefaultGeneratorViaContext(benchmark::State& state) {
+  const accel::Device device(hooks().deviceType(), 0);
+  (void)accel::globalContext().defaultGenerator(device);  // created outside the loop
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(accel::globalContext().defaultGenerator(device));
+  }
+}
+BENCHMARK(DefaultGeneratorViaContext);
+
+void DefaultGeneratorViaHooks(benchmark::State& state) {
+  const accel::DeviceType type = hooks().deviceType();
+  (void)accel::getHooks(type).getDefaultGenerator(0);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(accel::getHooks(type).getDefaultGenerator(0));
+}
+BENCHMARK(DefaultGeneratorViaHooks);
+
+void GeneratorCopyBaseline(benchmark::State& state) {
+  const accel::Generator generator = hooks().getDefaultGenerator(0);
+  for (auto _ : state) {
+    accel::Generator copy = generator;
+    benchmark::DoNotOptimize(copy);
+  }
+}
+BENCHMARK(GeneratorCopyBaseline);
+
+void CurrentDeviceViaHooks(benchmark::State& state) {
+  const accel::DeviceType type = hooks().deviceType();
+  for (auto _ : state) benchmark::DoNotOptimize(accel::getHooks(type).getCurrentDevice());
+}
+BENCHMARK(CurrentDeviceViaHooks);
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "accel/capabilities.h"
 #include "accel/device.h"
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks.h"
 
 namespace accel::conformance::detail {
@@ -30,8 +31,10 @@ namespace accel::conformance::detail {
 struct ConformanceCase {
   HookGroup group;
   const char* name;
-  std::vector<std::string_view> hooks;  // hooks exercised; see the undeclared-group check
-  bool needsDevice;                     // skipped when the backend is not available
+  // Hooks exercised, the one under test first (it is blamed when the case
+  // fails without a more precise culprit); see the undeclared-group check.
+  std::vector<HookId> hooks;
+  bool needsDevice;  // skipped when the backend is not available
   void (*body)(AcceleratorHooks& hooks);
 };
 
@@ -44,13 +47,21 @@ std::vector<ConformanceCase> memoryCases();
 std::vector<ConformanceCase> memoryHistoryCases();
 std::vector<ConformanceCase> graphsCases();
 
-// The group of the public hook named `hook` ("getNewStream"), nullopt for a
-// name that is not a hook.
-std::optional<HookGroup> hookGroupOf(std::string_view hook);
+// The hook's public name, for failure messages ("getNewStream").
+[[nodiscard]] constexpr std::string_view hookName(HookId hook) noexcept {
+  return hookInfo(hook).name;
+}
+
 // Calls `hook` on `hooks` with placeholder arguments, for the check that an
-// undeclared group refuses every call. Returns false, calling nothing, for an
-// unknown name and for destroyEvent (noexcept: it ignores undeclared groups).
-bool callHookWithPlaceholders(AcceleratorHooks& hooks, std::string_view hook);
+// undeclared group refuses every call. Returns false, calling nothing, for
+// destroyEvent (noexcept: it ignores undeclared groups).
+bool callHookWithPlaceholders(AcceleratorHooks& hooks, HookId hook);
+
+// "streams.QueryIsTrueAfterSynchronize on 'mydev'": the case running on the
+// thread that runs the tests, set by the suite for inNewThread's trace, so
+// that a failure on a case's own thread names the case too. Empty between
+// cases.
+std::string& runningCaseLabel();
 
 // Runs fn on a new thread and waits for it. Per-thread state (current device,
 // current stream) starts fresh there and dies with the thread, so cases can
@@ -60,7 +71,10 @@ bool callHookWithPlaceholders(AcceleratorHooks& hooks, std::string_view hook);
 template <typename Fn>
 void inNewThread(Fn&& fn) {
   std::exception_ptr error;
+  const std::string label = runningCaseLabel();
   std::thread thread([&] {
+    // gtest's traces are per thread: repeat the case's own here.
+    SCOPED_TRACE(label);
     try {
       fn();
     } catch (...) {
@@ -72,7 +86,9 @@ void inNewThread(Fn&& fn) {
 }
 
 // Success if fn throws E (or a subclass) whose message contains every part.
-// The failure says what happened instead, for the report.
+// The failure says what happened instead, for the report. A hook that is not
+// implemented at all (HookNotImplemented) propagates unless E covers it, so
+// that the case blames the missing *Impl rather than the hook it checks.
 template <typename E, typename Fn>
 ::testing::AssertionResult throwsContaining(
     Fn&& fn, std::initializer_list<std::string_view> parts) {
@@ -88,6 +104,8 @@ template <typename E, typename Fn>
       }
     }
     return ::testing::AssertionSuccess();
+  } catch (const HookNotImplemented&) {
+    throw;  // reached only when E does not cover it
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << "threw " << typeid(e).name()
                                          << " instead of the expected type: " << e.what();
@@ -111,11 +129,11 @@ template <typename Fn>
 }
 
 // Names the hook to blame for this test's failure in reports (the property
-// "broken_hook"), instead of the case's first hook. For a precondition that
-// relies on another hook: a broken setCurrentDevice should not be reported
-// as a broken getDefaultGenerator.
-inline void blame(std::string_view hook) {
-  ::testing::Test::RecordProperty("broken_hook", std::string(hook));
+// "broken_hook", its catalogue name), instead of the case's first hook. For a
+// precondition that relies on another hook: a broken setCurrentDevice should
+// not be reported as a broken getDefaultGenerator.
+inline void blame(HookId hook) {
+  ::testing::Test::RecordProperty("broken_hook", std::string(hookInfo(hook).name));
 }
 
 // Makes `index` current on the calling thread and checks that it is. On
@@ -124,10 +142,14 @@ inline void blame(std::string_view hook) {
 [[nodiscard]] inline bool makeCurrent(AcceleratorHooks& hooks, DeviceIndex index) {
   hooks.setCurrentDevice(index);
   if (hooks.getCurrentDevice() == index) return true;
-  blame("setCurrentDevice");
-  ADD_FAILURE() << "precondition failed: getCurrentDevice() is "
-                << int(hooks.getCurrentDevice()) << " right after setCurrentDevice("
-                << int(index) << ")";
+  blame(HookId::setCurrentDevice);
+  ADD_FAILURE() << "precondition failed: expected "
+                << hookInfo(HookId::getCurrentDevice).name << "() to return "
+                << int(index) << " right after "
+                << hookInfo(HookId::setCurrentDevice).name << "(" << int(index)
+                << "); it returned " << int(hooks.getCurrentDevice()) << ". Fix "
+                << hookInfo(HookId::setCurrentDevice).impl << " / "
+                << hookInfo(HookId::getCurrentDevice).impl;
   return false;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <typeinfo>
 
 #include "accel/conformance.h"
 #include "accel/context.h"
@@ -18,6 +19,7 @@ namespace accel::conformance {
 namespace {
 
 using detail::ConformanceCase;
+using detail::hookName;
 
 // Every case, group by group: the order tests run in. Low comes first so
 // that its check that probes create no device context sees devices that no
@@ -40,17 +42,22 @@ CaseInfo infoOf(const ConformanceCase& c) {
   info.group = c.group;
   info.name = c.name;
   info.needsDevice = c.needsDevice;
-  for (std::string_view hook : c.hooks) info.hooks.emplace_back(hook);
+  info.hooks = c.hooks;
   return info;
 }
 
 std::string joinHooks(const ConformanceCase& c) {
   std::string out;
-  for (std::string_view hook : c.hooks) {
+  for (HookId hook : c.hooks) {
     if (!out.empty()) out += ", ";
-    out += hook;
+    out += hookName(hook);
   }
   return out;
+}
+
+// "streams.QueryIsTrueAfterSynchronize": how reports name a case.
+std::string caseLabel(const ConformanceCase& c) {
+  return std::string(hookGroupName(c.group)) + "." + c.name;
 }
 
 // Runs a registration's setUp once; every test of the registration sees the
@@ -100,8 +107,17 @@ class ConformanceTest : public ::testing::Test {
     RecordProperty("backend", name);
     RecordProperty("group", std::string(hookGroupName(case_.group)));
     RecordProperty("hooks", joinHooks(case_));
-    checkHookNames();
+    // Every failure of this case names it, on this thread and (through
+    // inNewThread) on the threads the case starts.
+    detail::runningCaseLabel() = "conformance case " + caseLabel(case_) + " on '" + name +
+                                 "' (hooks: " + joinHooks(case_) + ")";
+    SCOPED_TRACE(detail::runningCaseLabel());
+    runCase(name);
+    detail::runningCaseLabel().clear();
+  }
 
+ private:
+  void runCase(const std::string& name) {
     if (setUp_ != nullptr) {
       const std::string& error = setUp_->run();
       ASSERT_TRUE(error.empty())
@@ -124,55 +140,61 @@ class ConformanceTest : public ::testing::Test {
     }
     if (case_.needsDevice) {
       if (!hooks.isAvailable()) {
-        GTEST_SKIP() << "'" << name
-                     << "' is not available here (isAvailable() is false); the case "
-                        "needs a device";
+        GTEST_SKIP() << "'" << name << "' is not available here ("
+                     << hookName(HookId::isAvailable)
+                     << "() is false); the case needs a device";
       }
       try {
         globalContext().lazyInitDevice(type_);
       } catch (const std::exception& e) {
-        FAIL() << "init(): Context::lazyInitDevice('" << name << "') threw: " << e.what();
+        detail::blame(HookId::init);
+        FAIL() << "expected the backend to initialise (Context::lazyInitDevice('" << name
+               << "') runs " << hookInfo(HookId::init).impl
+               << "); it threw: " << e.what();
       }
     }
     try {
       case_.body(hooks);
+    } catch (const HookNotImplemented& e) {
+      // The backend declares the group but left a hook out: blame that hook,
+      // whichever hook the case is about.
+      const HookInfo& missing = hookInfo(e.hook());
+      detail::blame(e.hook());
+      ADD_FAILURE() << "expected " << missing.name << "() to work on '" << name
+                    << "', which declares the '" << hookGroupName(missing.group)
+                    << "' group; it is not implemented: override " << missing.impl
+                    << ". The hook threw: " << e.what();
     } catch (const std::exception& e) {
-      ADD_FAILURE() << "unexpected exception from one of the hooks " << joinHooks(case_)
-                    << ": " << e.what();
+      ADD_FAILURE() << "expected the hooks " << joinHooks(case_)
+                    << " to succeed here; one of them threw " << typeid(e).name() << ": "
+                    << e.what();
     } catch (...) {
-      ADD_FAILURE() << "unexpected non-standard exception from one of the hooks "
-                    << joinHooks(case_);
+      ADD_FAILURE() << "expected the hooks " << joinHooks(case_)
+                    << " to succeed here; one of them threw a non-standard exception";
     }
   }
 
- private:
   // A backend that does not declare the group must refuse each of the
   // group's hooks this case uses with NotSupported naming backend and group.
   void checkUndeclaredGroup(AcceleratorHooks& hooks) {
     std::string backend = "'" + std::string(hooks.name()) + "'";
     std::string group = "'" + std::string(hookGroupName(case_.group)) + "'";
-    for (std::string_view hook : case_.hooks) {
+    for (HookId hook : case_.hooks) {
+      const HookInfo& info = hookInfo(hook);
       // Hooks of other groups that the case also uses are checked by their own cases.
-      if (detail::hookGroupOf(hook) != case_.group) continue;
+      if (info.group != case_.group) continue;
       bool called = true;
       auto result = detail::throwsContaining<NotSupported>(
           [&] { called = detail::callHookWithPlaceholders(hooks, hook); },
-          {backend, group, hook});
+          {backend, group, info.name});
       if (!called) continue;
-      EXPECT_TRUE(result) << hook << "() on " << backend
+      if (!result) detail::blame(hook);
+      EXPECT_TRUE(result) << "expected " << info.name << "() on " << backend
                           << ", which does not declare the " << group
-                          << " group, must throw NotSupported naming the backend "
-                          << "and the group";
-    }
-  }
-
-  // A hook name the suite does not know is a typo in a case: say so rather
-  // than skip its undeclared-group check silently.
-  void checkHookNames() {
-    for (std::string_view hook : case_.hooks) {
-      EXPECT_TRUE(detail::hookGroupOf(hook).has_value())
-          << "conformance suite bug: case " << case_.name << " lists unknown hook "
-          << hook;
+                          << " group, to throw NotSupported naming the backend and the "
+                             "group (the base class does this unless the backend "
+                             "overrides "
+                          << info.impl << " or failUnsupported); it " << result.message();
     }
   }
 
@@ -182,6 +204,11 @@ class ConformanceTest : public ::testing::Test {
 };
 
 }  // namespace
+
+std::string& detail::runningCaseLabel() {
+  static auto* label = new std::string();  // tests run one at a time
+  return *label;
+}
 
 void registerConformanceTests(const std::vector<DeviceType>& types,
                               const SuiteOptions& options) {

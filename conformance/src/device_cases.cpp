@@ -14,30 +14,38 @@ void devicePropertiesAreTypedAndStable(AcceleratorHooks& hooks) {
     auto index = DeviceIndex(i);
     DeviceProperties first = hooks.getDeviceProperties(index);
     DeviceProperties second = hooks.getDeviceProperties(index);
-    EXPECT_FALSE(first.name.empty()) << "getDeviceProperties(" << i << ").name is empty";
-    EXPECT_EQ(first.name, second.name) << "getDeviceProperties(" << i << ").name changed";
+    EXPECT_FALSE(first.name.empty())
+        << hookName(HookId::getDeviceProperties) << "(" << i << ").name is empty";
+    EXPECT_EQ(first.name, second.name)
+        << hookName(HookId::getDeviceProperties) << "(" << i << ").name changed";
     EXPECT_EQ(first.total_memory_bytes, second.total_memory_bytes)
-        << "getDeviceProperties(" << i << ").total_memory_bytes changed";
-    EXPECT_EQ(first.uuid, second.uuid) << "getDeviceProperties(" << i << ").uuid changed";
-    EXPECT_GE(first.multiprocessor_count, 0) << "getDeviceProperties(" << i << ")";
-    EXPECT_GE(first.warp_size, 0) << "getDeviceProperties(" << i << ")";
+        << hookName(HookId::getDeviceProperties) << "(" << i
+        << ").total_memory_bytes changed";
+    EXPECT_EQ(first.uuid, second.uuid)
+        << hookName(HookId::getDeviceProperties) << "(" << i << ").uuid changed";
+    EXPECT_GE(first.multiprocessor_count, 0)
+        << hookName(HookId::getDeviceProperties) << "(" << i << ")";
+    EXPECT_GE(first.warp_size, 0)
+        << hookName(HookId::getDeviceProperties) << "(" << i << ")";
     if (!first.uuid.empty()) {
       EXPECT_TRUE(uuids.insert(first.uuid).second)
-          << "getDeviceProperties(" << i << ").uuid \"" << first.uuid
-          << "\" is also another device's";
+          << hookName(HookId::getDeviceProperties) << "(" << i << ").uuid \""
+          << first.uuid << "\" is also another device's";
     }
   }
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.getDeviceProperties(DeviceIndex(count)); },
       {rangeMessage(hooks, count)}))
-      << "getDeviceProperties(" << count << ")";
+      << hookName(HookId::getDeviceProperties) << "(" << count << ")";
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
     EXPECT_EQ(hooks.getDeviceProperties().uuid, hooks.getDeviceProperties(last).uuid)
-        << "getDeviceProperties(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getDeviceProperties) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
     EXPECT_EQ(hooks.getDeviceProperties().name, hooks.getDeviceProperties(last).name)
-        << "getDeviceProperties(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getDeviceProperties) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
   });
 }
 
@@ -45,21 +53,24 @@ void deviceSynchronizeCompletesWork(AcceleratorHooks& hooks) {
   int count = hooks.deviceCount();
   for (int i = 0; i < count; ++i) {
     auto index = DeviceIndex(i);
-    EXPECT_NO_THROW(hooks.deviceSynchronize(index)) << "deviceSynchronize(" << i << ")";
+    EXPECT_NO_THROW(hooks.deviceSynchronize(index))
+        << hookName(HookId::deviceSynchronize) << "(" << i << ")";
     if (hooks.supports(HookGroup::Streams)) {
       EXPECT_TRUE(hooks.queryStream(hooks.getDefaultStream(index)))
-          << "queryStream(default stream of device " << i << ") after deviceSynchronize("
-          << i << ")";
+          << hookName(HookId::queryStream) << "(default stream of device " << i
+          << ") after " << hookName(HookId::deviceSynchronize) << "(" << i << ")";
     }
   }
-  EXPECT_NO_THROW(hooks.deviceSynchronize()) << "deviceSynchronize(-1)";
+  EXPECT_NO_THROW(hooks.deviceSynchronize())
+      << hookName(HookId::deviceSynchronize) << "(-1)";
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { hooks.deviceSynchronize(DeviceIndex(count)); }, {rangeMessage(hooks, count)}))
-      << "deviceSynchronize(" << count << ")";
+      << hookName(HookId::deviceSynchronize) << "(" << count << ")";
 }
 
 void showConfigDescribesBackend(AcceleratorHooks& hooks) {
-  EXPECT_FALSE(hooks.showConfig().empty()) << "showConfig() returned an empty string";
+  EXPECT_FALSE(hooks.showConfig().empty())
+      << hookName(HookId::showConfig) << "() returned an empty string";
 }
 
 }  // namespace
@@ -69,15 +80,19 @@ std::vector<ConformanceCase> deviceCases() {
   return {
       {g,
        "DevicePropertiesAreTypedAndStable",
-       {"getDeviceProperties"},
+       {HookId::getDeviceProperties},
        true,
        devicePropertiesAreTypedAndStable},
       {g,
        "DeviceSynchronizeCompletesWork",
-       {"deviceSynchronize"},
+       {HookId::deviceSynchronize},
        true,
        deviceSynchronizeCompletesWork},
-      {g, "ShowConfigDescribesBackend", {"showConfig"}, true, showConfigDescribesBackend},
+      {g,
+       "ShowConfigDescribesBackend",
+       {HookId::showConfig},
+       true,
+       showConfigDescribesBackend},
   };
 }
 

@@ -34,15 +34,19 @@ void recordedEventCompletesAfterSynchronize(AcceleratorHooks& hooks) {
   int count = hooks.deviceCount();
   for (int i = 0; i < count; ++i) {
     ScopedEvent event(hooks, i);
-    EXPECT_NE(event.id(), kNoEvent) << "createEvent(" << i << ") returned kNoEvent";
+    EXPECT_NE(event.id(), kNoEvent)
+        << hookName(HookId::createEvent) << "(" << i << ") returned kNoEvent";
     hooks.recordEvent(event.id(), defaultStreamOf(hooks, i));
-    EXPECT_NO_THROW(hooks.synchronizeEvent(event.id())) << "synchronizeEvent";
+    EXPECT_NO_THROW(hooks.synchronizeEvent(event.id()))
+        << hookName(HookId::synchronizeEvent);
     EXPECT_TRUE(hooks.queryEvent(event.id()))
-        << "queryEvent() right after synchronizeEvent() on device " << i;
+        << hookName(HookId::queryEvent) << "() right after "
+        << hookName(HookId::synchronizeEvent) << "() on device " << i;
   }
   ScopedEvent first(hooks, 0);
   ScopedEvent second(hooks, 0);
-  EXPECT_NE(first.id(), second.id()) << "two live createEvent() results share an id";
+  EXPECT_NE(first.id(), second.id())
+      << "two live " << hookName(HookId::createEvent) << "() results share an id";
 }
 
 void elapsedTimeBetweenTimedEvents(AcceleratorHooks& hooks) {
@@ -55,8 +59,9 @@ void elapsedTimeBetweenTimedEvents(AcceleratorHooks& hooks) {
   hooks.recordEvent(end.id(), stream);
   hooks.synchronizeEvent(end.id());
   double ms = hooks.elapsedTime(start.id(), end.id());
-  EXPECT_TRUE(std::isfinite(ms)) << "elapsedTime() = " << ms;
-  EXPECT_GE(ms, 0.0) << "elapsedTime(start, end) of events recorded in that order";
+  EXPECT_TRUE(std::isfinite(ms)) << hookName(HookId::elapsedTime) << "() = " << ms;
+  EXPECT_GE(ms, 0.0) << hookName(HookId::elapsedTime)
+                     << "(start, end) of events recorded in that order";
 
   ScopedEvent plainStart(hooks, 0);
   ScopedEvent plainEnd(hooks, 0);
@@ -65,7 +70,8 @@ void elapsedTimeBetweenTimedEvents(AcceleratorHooks& hooks) {
   hooks.synchronizeEvent(plainEnd.id());
   EXPECT_TRUE(throwsAccelError([&] {
     (void)hooks.elapsedTime(plainStart.id(), plainEnd.id());
-  })) << "elapsedTime() of events created without enable_timing must be an error, not a "
+  })) << hookName(HookId::elapsedTime)
+      << "() of events created without enable_timing must be an error, not a "
          "number";
 }
 
@@ -80,7 +86,8 @@ void blockStreamWaitsForEvent(AcceleratorHooks& hooks) {
   hooks.recordEvent(consumed.id(), consumer);
   hooks.synchronizeEvent(consumed.id());
   EXPECT_TRUE(hooks.queryEvent(produced.id()))
-      << "after blockStream(event, stream), work recorded on the stream completed before "
+      << "after " << hookName(HookId::blockStream)
+      << "(event, stream), work recorded on the stream completed before "
          "the "
          "event did";
 }
@@ -92,7 +99,8 @@ void destroyEventIgnoresUnknownIds(AcceleratorHooks& hooks) {
   EventId event = hooks.createEvent(0);
   hooks.destroyEvent(event);
   hooks.destroyEvent(event);  // now unknown: ignored
-  SUCCEED() << "destroyEvent() of unknown and already destroyed ids returned";
+  SUCCEED() << hookName(HookId::destroyEvent)
+            << "() of unknown and already destroyed ids returned";
 }
 
 void eventStreamArgumentsAreValidated(AcceleratorHooks& hooks) {
@@ -100,14 +108,14 @@ void eventStreamArgumentsAreValidated(AcceleratorHooks& hooks) {
   Stream foreign(Device(DeviceType::CPU, 0), kDefaultStreamId);
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { hooks.recordEvent(event.id(), foreign); }, {"cpu"}))
-      << "recordEvent(event, a cpu stream)";
+      << hookName(HookId::recordEvent) << "(event, a cpu stream)";
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { hooks.blockStream(event.id(), foreign); }, {"cpu"}))
-      << "blockStream(event, a cpu stream)";
+      << hookName(HookId::blockStream) << "(event, a cpu stream)";
   int count = hooks.deviceCount();
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.createEvent(DeviceIndex(count)); }, {rangeMessage(hooks, count)}))
-      << "createEvent(" << count << ")";
+      << hookName(HookId::createEvent) << "(" << count << ")";
 }
 
 }  // namespace
@@ -117,27 +125,28 @@ std::vector<ConformanceCase> eventsCases() {
   return {
       {g,
        "RecordedEventCompletesAfterSynchronize",
-       {"createEvent", "recordEvent", "synchronizeEvent", "queryEvent", "destroyEvent"},
+       {HookId::createEvent, HookId::recordEvent, HookId::synchronizeEvent,
+        HookId::queryEvent, HookId::destroyEvent},
        true,
        recordedEventCompletesAfterSynchronize},
       {g,
        "ElapsedTimeBetweenTimedEvents",
-       {"elapsedTime", "recordEvent", "synchronizeEvent"},
+       {HookId::elapsedTime, HookId::recordEvent, HookId::synchronizeEvent},
        true,
        elapsedTimeBetweenTimedEvents},
       {g,
        "BlockStreamWaitsForEvent",
-       {"blockStream", "recordEvent", "queryEvent"},
+       {HookId::blockStream, HookId::recordEvent, HookId::queryEvent},
        true,
        blockStreamWaitsForEvent},
       {g,
        "DestroyEventIgnoresUnknownIds",
-       {"destroyEvent", "createEvent"},
+       {HookId::destroyEvent, HookId::createEvent},
        true,
        destroyEventIgnoresUnknownIds},
       {g,
        "EventStreamArgumentsAreValidated",
-       {"recordEvent", "blockStream", "createEvent"},
+       {HookId::recordEvent, HookId::blockStream, HookId::createEvent},
        true,
        eventStreamArgumentsAreValidated},
   };

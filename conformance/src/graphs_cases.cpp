@@ -19,16 +19,22 @@ void captureAndReplayWithoutKeepingGraph(AcceleratorHooks& hooks) {
   inNewThread([&] {
     useNewStreamIfAny(hooks);
     GraphId graph = hooks.graphCreate(/*keep_graph=*/false);
-    EXPECT_NE(graph, kNoGraph) << "graphCreate() returned kNoGraph";
+    EXPECT_NE(graph, kNoGraph) << hookName(HookId::graphCreate) << "() returned kNoGraph";
     hooks.graphCaptureBegin(graph);
     hooks.graphCaptureEnd(graph);
     EXPECT_FALSE(hooks.graphPool(graph).isDefault())
-        << "graphPool() of a captured graph is the default pool; capture must give it a "
+        << hookName(HookId::graphPool)
+        << "() of a captured graph is the default pool; capture must give it a "
            "private pool";
-    EXPECT_NO_THROW(hooks.graphReplay(graph)) << "graphReplay() after graphCaptureEnd()";
-    EXPECT_NO_THROW(hooks.graphReplay(graph)) << "graphReplay() a second time";
-    EXPECT_NO_THROW(hooks.graphReset(graph)) << "graphReset()";
-    EXPECT_NO_THROW(hooks.graphDestroy(graph)) << "graphDestroy() after graphReset()";
+    EXPECT_NO_THROW(hooks.graphReplay(graph))
+        << hookName(HookId::graphReplay) << "() after "
+        << hookName(HookId::graphCaptureEnd) << "()";
+    EXPECT_NO_THROW(hooks.graphReplay(graph))
+        << hookName(HookId::graphReplay) << "() a second time";
+    EXPECT_NO_THROW(hooks.graphReset(graph)) << hookName(HookId::graphReset) << "()";
+    EXPECT_NO_THROW(hooks.graphDestroy(graph))
+        << hookName(HookId::graphDestroy) << "() after " << hookName(HookId::graphReset)
+        << "()";
   });
 }
 
@@ -39,9 +45,11 @@ void keptGraphIsInstantiatedExplicitly(AcceleratorHooks& hooks) {
     hooks.graphCaptureBegin(graph);
     hooks.graphCaptureEnd(graph);
     EXPECT_NO_THROW(hooks.graphInstantiate(graph))
-        << "graphInstantiate() of a kept graph";
-    EXPECT_NO_THROW(hooks.graphReplay(graph)) << "graphReplay() after graphInstantiate()";
-    EXPECT_NO_THROW(hooks.graphDestroy(graph)) << "graphDestroy()";
+        << hookName(HookId::graphInstantiate) << "() of a kept graph";
+    EXPECT_NO_THROW(hooks.graphReplay(graph))
+        << hookName(HookId::graphReplay) << "() after "
+        << hookName(HookId::graphInstantiate) << "()";
+    EXPECT_NO_THROW(hooks.graphDestroy(graph)) << hookName(HookId::graphDestroy) << "()";
   });
 }
 
@@ -50,14 +58,16 @@ void graphsCanShareAPool(AcceleratorHooks& hooks) {
     useNewStreamIfAny(hooks);
     GraphId first = hooks.graphCreate();
     GraphId second = hooks.graphCreate();
-    EXPECT_NE(first, second) << "two live graphCreate() results share an id";
+    EXPECT_NE(first, second) << "two live " << hookName(HookId::graphCreate)
+                             << "() results share an id";
     hooks.graphCaptureBegin(first);
     hooks.graphCaptureEnd(first);
     MempoolId pool = hooks.graphPool(first);
     hooks.graphCaptureBegin(second, pool);
     hooks.graphCaptureEnd(second);
     EXPECT_TRUE(hooks.graphPool(second) == pool)
-        << "graphPool() of a graph captured into another graph's pool";
+        << hookName(HookId::graphPool)
+        << "() of a graph captured into another graph's pool";
     hooks.graphDestroy(second);
     hooks.graphDestroy(first);
   });
@@ -66,13 +76,13 @@ void graphsCanShareAPool(AcceleratorHooks& hooks) {
 void unknownGraphIsRejected(AcceleratorHooks& hooks) {
   constexpr GraphId kNeverCreated = 0x7fffffffffffULL;
   EXPECT_TRUE(throwsAccelError([&] { hooks.graphReplay(kNeverCreated); }))
-      << "graphReplay(an id never created) must be an error";
+      << hookName(HookId::graphReplay) << "(an id never created) must be an error";
   EXPECT_TRUE(throwsAccelError([&] { hooks.graphCaptureBegin(kNoGraph); }))
-      << "graphCaptureBegin(kNoGraph) must be an error";
+      << hookName(HookId::graphCaptureBegin) << "(kNoGraph) must be an error";
   GraphId graph = hooks.graphCreate();
   hooks.graphDestroy(graph);
   EXPECT_TRUE(throwsAccelError([&] { hooks.graphReplay(graph); }))
-      << "graphReplay(a destroyed graph) must be an error";
+      << hookName(HookId::graphReplay) << "(a destroyed graph) must be an error";
 }
 
 }  // namespace
@@ -82,24 +92,24 @@ std::vector<ConformanceCase> graphsCases() {
   return {
       {g,
        "CaptureAndReplayWithoutKeepingGraph",
-       {"graphCreate", "graphCaptureBegin", "graphCaptureEnd", "graphPool", "graphReplay",
-        "graphReset", "graphDestroy"},
+       {HookId::graphCreate, HookId::graphCaptureBegin, HookId::graphCaptureEnd,
+        HookId::graphPool, HookId::graphReplay, HookId::graphReset, HookId::graphDestroy},
        true,
        captureAndReplayWithoutKeepingGraph},
       {g,
        "KeptGraphIsInstantiatedExplicitly",
-       {"graphCreate", "graphCaptureBegin", "graphCaptureEnd", "graphInstantiate",
-        "graphReplay", "graphDestroy"},
+       {HookId::graphCreate, HookId::graphCaptureBegin, HookId::graphCaptureEnd,
+        HookId::graphInstantiate, HookId::graphReplay, HookId::graphDestroy},
        true,
        keptGraphIsInstantiatedExplicitly},
       {g,
        "GraphsCanShareAPool",
-       {"graphCaptureBegin", "graphPool"},
+       {HookId::graphCaptureBegin, HookId::graphPool},
        true,
        graphsCanShareAPool},
       {g,
        "UnknownGraphIsRejected",
-       {"graphReplay", "graphCaptureBegin", "graphDestroy"},
+       {HookId::graphReplay, HookId::graphCaptureBegin, HookId::graphDestroy},
        true,
        unknownGraphIsRejected},
   };

@@ -14,9 +14,10 @@ constexpr std::size_t kProbeBytes = 4096;
 void initIsIdempotent(AcceleratorHooks& hooks) {
   EXPECT_TRUE(globalContext().isInitialized(hooks.deviceType()))
       << "Context::isInitialized after lazyInitDevice";
-  EXPECT_NO_THROW(hooks.init()) << "init() a second time";
-  EXPECT_NO_THROW(hooks.init()) << "init() a third time";
-  EXPECT_EQ(hooks.deviceCount() > 0, hooks.isAvailable()) << "deviceCount() after init()";
+  EXPECT_NO_THROW(hooks.init()) << hookName(HookId::init) << "() a second time";
+  EXPECT_NO_THROW(hooks.init()) << hookName(HookId::init) << "() a third time";
+  EXPECT_EQ(hooks.deviceCount() > 0, hooks.isAvailable())
+      << hookName(HookId::deviceCount) << "() after " << hookName(HookId::init) << "()";
 }
 
 void hasPrimaryContextAfterAllocation(AcceleratorHooks& hooks) {
@@ -24,11 +25,14 @@ void hasPrimaryContextAfterAllocation(AcceleratorHooks& hooks) {
   for (int i = 0; i < count; ++i) {
     DataPtr data = hooks.getDeviceAllocator(DeviceIndex(i)).allocate(kProbeBytes);
     EXPECT_TRUE(hooks.hasPrimaryContext(DeviceIndex(i)))
-        << "hasPrimaryContext(" << i << ") after allocating memory on the device";
+        << hookName(HookId::hasPrimaryContext) << "(" << i
+        << ") after allocating memory on the device";
   }
   EXPECT_FALSE(hooks.hasPrimaryContext(DeviceIndex(count)))
-      << "hasPrimaryContext(" << count << "), an index out of range";
-  EXPECT_FALSE(hooks.hasPrimaryContext(kCurrentDevice)) << "hasPrimaryContext(-1)";
+      << hookName(HookId::hasPrimaryContext) << "(" << count
+      << "), an index out of range";
+  EXPECT_FALSE(hooks.hasPrimaryContext(kCurrentDevice))
+      << hookName(HookId::hasPrimaryContext) << "(-1)";
 }
 
 void defaultGeneratorIsOnePerDevice(AcceleratorHooks& hooks) {
@@ -37,19 +41,21 @@ void defaultGeneratorIsOnePerDevice(AcceleratorHooks& hooks) {
   for (int i = 0; i < count; ++i) {
     Generator first = hooks.getDefaultGenerator(DeviceIndex(i));
     Generator second = hooks.getDefaultGenerator(DeviceIndex(i));
-    ASSERT_TRUE(first.defined()) << "getDefaultGenerator(" << i << ") is undefined";
-    EXPECT_TRUE(first == second) << "getDefaultGenerator(" << i
+    ASSERT_TRUE(first.defined())
+        << hookName(HookId::getDefaultGenerator) << "(" << i << ") is undefined";
+    EXPECT_TRUE(first == second) << hookName(HookId::getDefaultGenerator) << "(" << i
                                  << ") returned a different generator on the second call";
     EXPECT_EQ(first.device(), deviceOf(hooks, i))
-        << "getDefaultGenerator(" << i << ").device()";
+        << hookName(HookId::getDefaultGenerator) << "(" << i << ").device()";
     Generator fromOtherThread;
     inNewThread([&] { fromOtherThread = hooks.getDefaultGenerator(DeviceIndex(i)); });
     EXPECT_TRUE(first == fromOtherThread)
-        << "getDefaultGenerator(" << i
+        << hookName(HookId::getDefaultGenerator) << "(" << i
         << ") returned another generator on another thread";
     for (int j = 0; j < i; ++j) {
       EXPECT_FALSE(first == generators[j])
-          << "getDefaultGenerator(" << i << ") and getDefaultGenerator(" << j
+          << hookName(HookId::getDefaultGenerator) << "(" << i << ") and "
+          << hookName(HookId::getDefaultGenerator) << "(" << j
           << ") are the same generator";
     }
     generators.push_back(first);
@@ -57,18 +63,20 @@ void defaultGeneratorIsOnePerDevice(AcceleratorHooks& hooks) {
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.getDefaultGenerator(DeviceIndex(count)); },
       {rangeMessage(hooks, count)}))
-      << "getDefaultGenerator(" << count << ")";
+      << hookName(HookId::getDefaultGenerator) << "(" << count << ")";
 }
 
 void defaultGeneratorOfCurrentDevice(AcceleratorHooks& hooks) {
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     EXPECT_TRUE(hooks.getDefaultGenerator() == hooks.getDefaultGenerator(0))
-        << "getDefaultGenerator(-1) on a new thread is not device 0's";
+        << hookName(HookId::getDefaultGenerator)
+        << "(-1) on a new thread is not device 0's";
     if (!makeCurrent(hooks, last)) return;
     EXPECT_TRUE(hooks.getDefaultGenerator(kCurrentDevice) ==
                 hooks.getDefaultGenerator(last))
-        << "getDefaultGenerator(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getDefaultGenerator) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
   });
 }
 
@@ -79,12 +87,14 @@ void newGeneratorHasIndependentState(AcceleratorHooks& hooks) {
     Generator fresh = hooks.getNewGenerator(index);
     Generator other = hooks.getNewGenerator(index);
     Generator shared = hooks.getDefaultGenerator(index);
-    ASSERT_TRUE(fresh.defined() && other.defined()) << "getNewGenerator(" << i << ")";
+    ASSERT_TRUE(fresh.defined() && other.defined())
+        << hookName(HookId::getNewGenerator) << "(" << i << ")";
     EXPECT_EQ(fresh.device(), deviceOf(hooks, i))
-        << "getNewGenerator(" << i << ").device()";
-    EXPECT_FALSE(fresh == other) << "two getNewGenerator(" << i << ") calls share state";
+        << hookName(HookId::getNewGenerator) << "(" << i << ").device()";
+    EXPECT_FALSE(fresh == other) << "two " << hookName(HookId::getNewGenerator) << "("
+                                 << i << ") calls share state";
     EXPECT_FALSE(fresh == shared)
-        << "getNewGenerator(" << i << ") is the default generator";
+        << hookName(HookId::getNewGenerator) << "(" << i << ") is the default generator";
 
     // Seeding the new generator must leave the others alone. The default
     // generator's state is restored: other code in the process may rely on it.
@@ -94,18 +104,22 @@ void newGeneratorHasIndependentState(AcceleratorHooks& hooks) {
     fresh.manualSeed(otherSeed + 1);
     fresh.setOffset(otherOffset + 8);
     EXPECT_EQ(other.currentSeed(), otherSeed)
-        << "seeding one getNewGenerator(" << i << ") result changed another";
+        << "seeding one " << hookName(HookId::getNewGenerator) << "(" << i
+        << ") result changed another";
     EXPECT_EQ(other.offset(), otherOffset)
-        << "advancing one getNewGenerator(" << i << ") result moved another";
+        << "advancing one " << hookName(HookId::getNewGenerator) << "(" << i
+        << ") result moved another";
     EXPECT_EQ(shared.getState(), sharedState)
-        << "seeding a getNewGenerator(" << i << ") result changed the default generator";
+        << "seeding a " << hookName(HookId::getNewGenerator) << "(" << i
+        << ") result changed the default generator";
     shared.setState(sharedState);
   }
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
     EXPECT_EQ(hooks.getNewGenerator().device(), deviceOf(hooks, last))
-        << "getNewGenerator(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getNewGenerator) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
   });
 }
 
@@ -116,25 +130,28 @@ void deviceFromPtrResolvesInteriorPointers(AcceleratorHooks& hooks) {
     Device expected = deviceOf(hooks, i);
     Allocator& allocator = hooks.getDeviceAllocator(index);
     EXPECT_EQ(&allocator, &hooks.getDeviceAllocator(index))
-        << "getDeviceAllocator(" << i
+        << hookName(HookId::getDeviceAllocator) << "(" << i
         << ") returned another allocator on the second call";
-    EXPECT_EQ(allocator.device(), expected) << "getDeviceAllocator(" << i << ").device()";
+    EXPECT_EQ(allocator.device(), expected)
+        << hookName(HookId::getDeviceAllocator) << "(" << i << ").device()";
     DataPtr data = allocator.allocate(kProbeBytes);
-    ASSERT_TRUE(data) << "getDeviceAllocator(" << i << ").allocate(" << kProbeBytes
-                      << ") returned null";
+    ASSERT_TRUE(data) << hookName(HookId::getDeviceAllocator) << "(" << i << ").allocate("
+                      << kProbeBytes << ") returned null";
     EXPECT_EQ(data.device(), expected) << "DataPtr::device() of memory on device " << i;
     const auto* base = static_cast<const char*>(data.get());
-    EXPECT_EQ(hooks.getDeviceFromPtr(base), expected) << "getDeviceFromPtr(start)";
+    EXPECT_EQ(hooks.getDeviceFromPtr(base), expected)
+        << hookName(HookId::getDeviceFromPtr) << "(start)";
     EXPECT_EQ(hooks.getDeviceFromPtr(base + 1), expected)
-        << "getDeviceFromPtr(start + 1)";
+        << hookName(HookId::getDeviceFromPtr) << "(start + 1)";
     EXPECT_EQ(hooks.getDeviceFromPtr(base + kProbeBytes - 1), expected)
-        << "getDeviceFromPtr(start + size - 1), the last byte";
+        << hookName(HookId::getDeviceFromPtr) << "(start + size - 1), the last byte";
   }
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
     EXPECT_EQ(&hooks.getDeviceAllocator(), &hooks.getDeviceAllocator(last))
-        << "getDeviceAllocator(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getDeviceAllocator) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
   });
 }
 
@@ -144,44 +161,55 @@ void deviceFromPtrRejectsForeignPointers(AcceleratorHooks& hooks) {
   auto onHeap = std::make_unique<int[]>(64);
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.getDeviceFromPtr(&onStack); }, {name}))
-      << "getDeviceFromPtr(a stack address) must be an InvalidArgument naming the "
+      << hookName(HookId::getDeviceFromPtr)
+      << "(a stack address) must be an InvalidArgument naming the "
          "backend";
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.getDeviceFromPtr(onHeap.get() + 3); }, {name}))
-      << "getDeviceFromPtr(a heap address) must be an InvalidArgument naming the backend";
+      << hookName(HookId::getDeviceFromPtr)
+      << "(a heap address) must be an InvalidArgument naming the backend";
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.getDeviceFromPtr(nullptr); }, {name}))
-      << "getDeviceFromPtr(nullptr)";
+      << hookName(HookId::getDeviceFromPtr) << "(nullptr)";
 }
 
 void pinnedMemoryIsRecognised(AcceleratorHooks& hooks) {
   Allocator& pinned = hooks.getPinnedMemoryAllocator();
   EXPECT_EQ(&pinned, &hooks.getPinnedMemoryAllocator())
-      << "getPinnedMemoryAllocator() returned another allocator on the second call";
+      << hookName(HookId::getPinnedMemoryAllocator)
+      << "() returned another allocator on the second call";
   Allocator* fromOtherThread = nullptr;
   inNewThread([&] { fromOtherThread = &hooks.getPinnedMemoryAllocator(); });
   EXPECT_EQ(&pinned, fromOtherThread)
-      << "getPinnedMemoryAllocator() returned another allocator on another thread";
+      << hookName(HookId::getPinnedMemoryAllocator)
+      << "() returned another allocator on another thread";
   EXPECT_TRUE(pinned.device().isCpu())
-      << "getPinnedMemoryAllocator().device() is " << pinned.device() << ", not cpu";
+      << hookName(HookId::getPinnedMemoryAllocator) << "().device() is "
+      << pinned.device() << ", not cpu";
 
   DataPtr data = pinned.allocate(kProbeBytes);
-  ASSERT_TRUE(data) << "getPinnedMemoryAllocator().allocate(" << kProbeBytes
-                    << ") returned null";
+  ASSERT_TRUE(data) << hookName(HookId::getPinnedMemoryAllocator) << "().allocate("
+                    << kProbeBytes << ") returned null";
   auto* base = static_cast<char*>(data.get());
   std::memset(base, 0x5a, kProbeBytes);  // host memory: must be writable from the CPU
-  EXPECT_TRUE(hooks.isPinnedPtr(base)) << "isPinnedPtr(start of pinned memory)";
+  EXPECT_TRUE(hooks.isPinnedPtr(base))
+      << hookName(HookId::isPinnedPtr) << "(start of pinned memory)";
   EXPECT_TRUE(hooks.isPinnedPtr(base + kProbeBytes / 2))
-      << "isPinnedPtr(interior pointer)";
-  EXPECT_TRUE(hooks.isPinnedPtr(base + kProbeBytes - 1)) << "isPinnedPtr(last byte)";
+      << hookName(HookId::isPinnedPtr) << "(interior pointer)";
+  EXPECT_TRUE(hooks.isPinnedPtr(base + kProbeBytes - 1))
+      << hookName(HookId::isPinnedPtr) << "(last byte)";
 
   int onStack = 0;
   auto onHeap = std::make_unique<int[]>(64);
-  EXPECT_FALSE(hooks.isPinnedPtr(&onStack)) << "isPinnedPtr(a stack address)";
-  EXPECT_FALSE(hooks.isPinnedPtr(onHeap.get())) << "isPinnedPtr(a heap address)";
-  EXPECT_FALSE(hooks.isPinnedPtr(nullptr)) << "isPinnedPtr(nullptr)";
+  EXPECT_FALSE(hooks.isPinnedPtr(&onStack))
+      << hookName(HookId::isPinnedPtr) << "(a stack address)";
+  EXPECT_FALSE(hooks.isPinnedPtr(onHeap.get()))
+      << hookName(HookId::isPinnedPtr) << "(a heap address)";
+  EXPECT_FALSE(hooks.isPinnedPtr(nullptr))
+      << hookName(HookId::isPinnedPtr) << "(nullptr)";
   DataPtr onDevice = hooks.getDeviceAllocator(0).allocate(kProbeBytes);
-  EXPECT_FALSE(hooks.isPinnedPtr(onDevice.get())) << "isPinnedPtr(device memory)";
+  EXPECT_FALSE(hooks.isPinnedPtr(onDevice.get()))
+      << hookName(HookId::isPinnedPtr) << "(device memory)";
 }
 
 }  // namespace
@@ -189,40 +217,40 @@ void pinnedMemoryIsRecognised(AcceleratorHooks& hooks) {
 std::vector<ConformanceCase> highCases() {
   constexpr HookGroup g = HookGroup::High;
   return {
-      {g, "InitIsIdempotent", {"init"}, true, initIsIdempotent},
+      {g, "InitIsIdempotent", {HookId::init}, true, initIsIdempotent},
       {g,
        "HasPrimaryContextAfterAllocation",
-       {"hasPrimaryContext", "getDeviceAllocator"},
+       {HookId::hasPrimaryContext, HookId::getDeviceAllocator},
        true,
        hasPrimaryContextAfterAllocation},
       {g,
        "DefaultGeneratorIsOnePerDevice",
-       {"getDefaultGenerator"},
+       {HookId::getDefaultGenerator},
        true,
        defaultGeneratorIsOnePerDevice},
       {g,
        "DefaultGeneratorOfCurrentDevice",
-       {"getDefaultGenerator", "setCurrentDevice"},
+       {HookId::getDefaultGenerator, HookId::setCurrentDevice},
        true,
        defaultGeneratorOfCurrentDevice},
       {g,
        "NewGeneratorHasIndependentState",
-       {"getNewGenerator", "getDefaultGenerator"},
+       {HookId::getNewGenerator, HookId::getDefaultGenerator},
        true,
        newGeneratorHasIndependentState},
       {g,
        "DeviceFromPtrResolvesInteriorPointers",
-       {"getDeviceFromPtr", "getDeviceAllocator"},
+       {HookId::getDeviceFromPtr, HookId::getDeviceAllocator},
        true,
        deviceFromPtrResolvesInteriorPointers},
       {g,
        "DeviceFromPtrRejectsForeignPointers",
-       {"getDeviceFromPtr"},
+       {HookId::getDeviceFromPtr},
        true,
        deviceFromPtrRejectsForeignPointers},
       {g,
        "PinnedMemoryIsRecognised",
-       {"getPinnedMemoryAllocator", "isPinnedPtr"},
+       {HookId::getPinnedMemoryAllocator, HookId::isPinnedPtr},
        true,
        pinnedMemoryIsRecognised},
   };

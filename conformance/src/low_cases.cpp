@@ -13,8 +13,9 @@ struct Probes {
   int count;
   friend bool operator==(const Probes&, const Probes&) = default;
   friend std::ostream& operator<<(std::ostream& out, const Probes& p) {
-    return out << "{isBuilt " << p.built << ", isAvailable " << p.available
-               << ", deviceCount " << p.count << "}";
+    return out << "{" << hookName(HookId::isBuilt) << " " << p.built << ", "
+               << hookName(HookId::isAvailable) << " " << p.available << ", "
+               << hookName(HookId::deviceCount) << " " << p.count << "}";
   }
 };
 
@@ -36,7 +37,9 @@ void probesNeverCreateDeviceContexts(AcceleratorHooks& hooks) {
   for (int i = 0; i < count; ++i) {
     if (before[i]) continue;
     EXPECT_FALSE(hooks.hasPrimaryContext(DeviceIndex(i)))
-        << "isBuilt()/isAvailable()/deviceCount()/hasPrimaryContext() created a context "
+        << hookName(HookId::isBuilt) << "()/" << hookName(HookId::isAvailable) << "()/"
+        << hookName(HookId::deviceCount) << "()/" << hookName(HookId::hasPrimaryContext)
+        << "() created a context "
            "on "
            "device "
         << i << "; probes must never initialise a device";
@@ -46,22 +49,28 @@ void probesNeverCreateDeviceContexts(AcceleratorHooks& hooks) {
 void probesAreConsistentAndStable(AcceleratorHooks& hooks) {
   Probes first = probe(hooks);
   if (first.available) {
-    EXPECT_TRUE(first.built) << "isAvailable() is true but isBuilt() is false";
-    EXPECT_GT(first.count, 0) << "isAvailable() is true but deviceCount() is 0";
+    EXPECT_TRUE(first.built) << hookName(HookId::isAvailable) << "() is true but "
+                             << hookName(HookId::isBuilt) << "() is false";
+    EXPECT_GT(first.count, 0) << hookName(HookId::isAvailable) << "() is true but "
+                              << hookName(HookId::deviceCount) << "() is 0";
   }
-  EXPECT_GE(first.count, 0) << "deviceCount()";
-  EXPECT_LE(first.count, kMaxDevicesPerType) << "deviceCount()";
+  EXPECT_GE(first.count, 0) << hookName(HookId::deviceCount) << "()";
+  EXPECT_LE(first.count, kMaxDevicesPerType) << hookName(HookId::deviceCount) << "()";
   EXPECT_EQ(probe(hooks), first)
-      << "isBuilt()/isAvailable()/deviceCount() changed between calls";
+      << hookName(HookId::isBuilt) << "()/" << hookName(HookId::isAvailable) << "()/"
+      << hookName(HookId::deviceCount) << "() changed between calls";
   Probes other{};
   inNewThread([&] { other = probe(hooks); });
-  EXPECT_EQ(other, first)
-      << "isBuilt()/isAvailable()/deviceCount() answer differently on another thread";
+  EXPECT_EQ(other, first) << hookName(HookId::isBuilt) << "()/"
+                          << hookName(HookId::isAvailable) << "()/"
+                          << hookName(HookId::deviceCount)
+                          << "() answer differently on another thread";
 }
 
 void currentDeviceIsZeroUntilSet(AcceleratorHooks& hooks) {
   inNewThread([&] {
-    EXPECT_EQ(int(hooks.getCurrentDevice()), 0) << "getCurrentDevice() on a new thread";
+    EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
+        << hookName(HookId::getCurrentDevice) << "() on a new thread";
   });
 }
 
@@ -71,16 +80,20 @@ void currentDeviceIsPerThread(AcceleratorHooks& hooks) {
   inNewThread([&] {
     hooks.setCurrentDevice(last);
     EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << "getCurrentDevice() right after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getCurrentDevice) << "() right after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
     inNewThread([&] {
       EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-          << "getCurrentDevice() on a thread started after another thread called "
-             "setCurrentDevice("
-          << int(last) << "): the current device must be per thread";
+          << hookName(HookId::getCurrentDevice)
+          << "() on a thread started after another thread called "
+          << hookName(HookId::setCurrentDevice) << "(" << int(last)
+          << "): the current device must be per thread";
       hooks.setCurrentDevice(0);
     });
     EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << "getCurrentDevice() after another thread called setCurrentDevice(0): the "
+        << hookName(HookId::getCurrentDevice) << "() after another thread called "
+        << hookName(HookId::setCurrentDevice)
+        << "(0): the "
            "current "
            "device must be per thread";
   });
@@ -94,12 +107,13 @@ void setCurrentDeviceRejectsOutOfRangeIndex(AcceleratorHooks& hooks) {
     EXPECT_TRUE(throwsContaining<InvalidArgument>(
         [&] { hooks.setCurrentDevice(DeviceIndex(count)); },
         {rangeMessage(hooks, count)}))
-        << "setCurrentDevice(" << count << ")";
+        << hookName(HookId::setCurrentDevice) << "(" << count << ")";
     EXPECT_TRUE(throwsContaining<InvalidArgument>([&] { hooks.setCurrentDevice(-1); },
                                                   {rangeMessage(hooks, -1)}))
-        << "setCurrentDevice(-1)";
+        << hookName(HookId::setCurrentDevice) << "(-1)";
     EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << "getCurrentDevice() after a rejected setCurrentDevice must be unchanged";
+        << hookName(HookId::getCurrentDevice) << "() after a rejected "
+        << hookName(HookId::setCurrentDevice) << " must be unchanged";
   });
 }
 
@@ -108,19 +122,23 @@ void exchangeDeviceReturnsPreviousDevice(AcceleratorHooks& hooks) {
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     EXPECT_EQ(int(hooks.exchangeDevice(last)), 0)
-        << "exchangeDevice(" << int(last)
+        << hookName(HookId::exchangeDevice) << "(" << int(last)
         << ") on a new thread returns the previous device";
     EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << "getCurrentDevice() after exchangeDevice";
-    EXPECT_EQ(int(hooks.exchangeDevice(0)), int(last)) << "exchangeDevice(0)";
+        << hookName(HookId::getCurrentDevice) << "() after "
+        << hookName(HookId::exchangeDevice);
+    EXPECT_EQ(int(hooks.exchangeDevice(0)), int(last))
+        << hookName(HookId::exchangeDevice) << "(0)";
     EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << "getCurrentDevice() after exchangeDevice(0)";
+        << hookName(HookId::getCurrentDevice) << "() after "
+        << hookName(HookId::exchangeDevice) << "(0)";
     EXPECT_TRUE(throwsContaining<InvalidArgument>(
         [&] { (void)hooks.exchangeDevice(DeviceIndex(count)); },
         {rangeMessage(hooks, count)}))
-        << "exchangeDevice(" << count << ")";
+        << hookName(HookId::exchangeDevice) << "(" << count << ")";
     EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << "getCurrentDevice() after a rejected exchangeDevice must be unchanged";
+        << hookName(HookId::getCurrentDevice) << "() after a rejected "
+        << hookName(HookId::exchangeDevice) << " must be unchanged";
   });
 }
 
@@ -129,16 +147,20 @@ void maybeExchangeDeviceIgnoresInvalidIndex(AcceleratorHooks& hooks) {
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(int(hooks.maybeExchangeDevice(-1)), int(last)) << "maybeExchangeDevice(-1)";
+    EXPECT_EQ(int(hooks.maybeExchangeDevice(-1)), int(last))
+        << hookName(HookId::maybeExchangeDevice) << "(-1)";
     EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << "maybeExchangeDevice(-1) changed the device";
+        << hookName(HookId::maybeExchangeDevice) << "(-1) changed the device";
     EXPECT_EQ(int(hooks.maybeExchangeDevice(DeviceIndex(count))), int(last))
-        << "maybeExchangeDevice(" << count << ")";
+        << hookName(HookId::maybeExchangeDevice) << "(" << count << ")";
     EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << "maybeExchangeDevice(" << count << ") changed the device";
-    EXPECT_EQ(int(hooks.maybeExchangeDevice(0)), int(last)) << "maybeExchangeDevice(0)";
+        << hookName(HookId::maybeExchangeDevice) << "(" << count
+        << ") changed the device";
+    EXPECT_EQ(int(hooks.maybeExchangeDevice(0)), int(last))
+        << hookName(HookId::maybeExchangeDevice) << "(0)";
     EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << "getCurrentDevice() after maybeExchangeDevice(0)";
+        << hookName(HookId::getCurrentDevice) << "() after "
+        << hookName(HookId::maybeExchangeDevice) << "(0)";
   });
 }
 
@@ -149,37 +171,38 @@ std::vector<ConformanceCase> lowCases() {
   return {
       {g,
        "ProbesNeverCreateDeviceContexts",
-       {"isBuilt", "isAvailable", "deviceCount", "hasPrimaryContext"},
+       {HookId::isBuilt, HookId::isAvailable, HookId::deviceCount,
+        HookId::hasPrimaryContext},
        false,
        probesNeverCreateDeviceContexts},
       {g,
        "ProbesAreConsistentAndStable",
-       {"isBuilt", "isAvailable", "deviceCount"},
+       {HookId::isBuilt, HookId::isAvailable, HookId::deviceCount},
        false,
        probesAreConsistentAndStable},
       {g,
        "CurrentDeviceIsZeroUntilSet",
-       {"getCurrentDevice"},
+       {HookId::getCurrentDevice},
        true,
        currentDeviceIsZeroUntilSet},
       {g,
        "CurrentDeviceIsPerThread",
-       {"setCurrentDevice", "getCurrentDevice"},
+       {HookId::setCurrentDevice, HookId::getCurrentDevice},
        true,
        currentDeviceIsPerThread},
       {g,
        "SetCurrentDeviceRejectsOutOfRangeIndex",
-       {"setCurrentDevice", "getCurrentDevice"},
+       {HookId::setCurrentDevice, HookId::getCurrentDevice},
        true,
        setCurrentDeviceRejectsOutOfRangeIndex},
       {g,
        "ExchangeDeviceReturnsPreviousDevice",
-       {"exchangeDevice", "getCurrentDevice"},
+       {HookId::exchangeDevice, HookId::getCurrentDevice},
        true,
        exchangeDeviceReturnsPreviousDevice},
       {g,
        "MaybeExchangeDeviceIgnoresInvalidIndex",
-       {"maybeExchangeDevice", "setCurrentDevice", "getCurrentDevice"},
+       {HookId::maybeExchangeDevice, HookId::setCurrentDevice, HookId::getCurrentDevice},
        true,
        maybeExchangeDeviceIgnoresInvalidIndex},
   };

@@ -33,24 +33,28 @@ void memoryStatsFollowAllocations(AcceleratorHooks& hooks) {
     MemoryStats during = hooks.memoryStats(index);
     EXPECT_GE(during.allocated_bytes.current,
               before.allocated_bytes.current + std::int64_t(kBytes))
-        << "memoryStats(" << i << ").allocated_bytes.current while " << kBytes
-        << " bytes are allocated";
+        << hookName(HookId::memoryStats) << "(" << i << ").allocated_bytes.current while "
+        << kBytes << " bytes are allocated";
     EXPECT_GE(during.requested_bytes.current,
               before.requested_bytes.current + std::int64_t(kBytes))
-        << "memoryStats(" << i << ").requested_bytes.current while " << kBytes
-        << " bytes are allocated";
+        << hookName(HookId::memoryStats) << "(" << i << ").requested_bytes.current while "
+        << kBytes << " bytes are allocated";
     EXPECT_EQ(during.allocations.current, before.allocations.current + 1)
-        << "memoryStats(" << i << ").allocations.current after one allocation";
+        << hookName(HookId::memoryStats) << "(" << i
+        << ").allocations.current after one allocation";
     EXPECT_GE(during.reserved_bytes.current, during.allocated_bytes.current)
-        << "memoryStats(" << i << "): reserved_bytes below allocated_bytes";
+        << hookName(HookId::memoryStats) << "(" << i
+        << "): reserved_bytes below allocated_bytes";
     EXPECT_GE(during.allocated_bytes.peak, during.allocated_bytes.current)
-        << "memoryStats(" << i << ").allocated_bytes.peak";
+        << hookName(HookId::memoryStats) << "(" << i << ").allocated_bytes.peak";
     data.reset();
     MemoryStats after = hooks.memoryStats(index);
     EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current)
-        << "memoryStats(" << i << ").allocated_bytes.current after the memory was freed";
+        << hookName(HookId::memoryStats) << "(" << i
+        << ").allocated_bytes.current after the memory was freed";
     EXPECT_EQ(after.allocations.current, before.allocations.current)
-        << "memoryStats(" << i << ").allocations.current after the memory was freed";
+        << hookName(HookId::memoryStats) << "(" << i
+        << ").allocations.current after the memory was freed";
   }
 }
 
@@ -59,11 +63,12 @@ void memoryStatsAreConsistent(AcceleratorHooks& hooks) {
   for (int i = 0; i < count; ++i) {
     DataPtr data = hooks.getDeviceAllocator(DeviceIndex(i)).allocate(kBytes);
     for (const NamedStat& s : statsOf(hooks.memoryStats(DeviceIndex(i)))) {
-      EXPECT_GE(s.stat.current, 0) << "memoryStats(" << i << ")." << s.name << ".current";
-      EXPECT_GE(s.stat.peak, s.stat.current)
-          << "memoryStats(" << i << ")." << s.name << ": peak below current";
+      EXPECT_GE(s.stat.current, 0)
+          << hookName(HookId::memoryStats) << "(" << i << ")." << s.name << ".current";
+      EXPECT_GE(s.stat.peak, s.stat.current) << hookName(HookId::memoryStats) << "(" << i
+                                             << ")." << s.name << ": peak below current";
       EXPECT_EQ(s.stat.allocated - s.stat.freed, s.stat.current)
-          << "memoryStats(" << i << ")." << s.name
+          << hookName(HookId::memoryStats) << "(" << i << ")." << s.name
           << ": current must equal the cumulative increases (allocated) minus the "
              "cumulative "
              "decreases (freed)";
@@ -74,12 +79,13 @@ void memoryStatsAreConsistent(AcceleratorHooks& hooks) {
     if (!makeCurrent(hooks, last)) return;
     EXPECT_EQ(hooks.memoryStats().allocations.current,
               hooks.memoryStats(last).allocations.current)
-        << "memoryStats(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::memoryStats) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
   });
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.memoryStats(DeviceIndex(hooks.deviceCount())); },
       {rangeMessage(hooks, hooks.deviceCount())}))
-      << "memoryStats(" << hooks.deviceCount() << ")";
+      << hookName(HookId::memoryStats) << "(" << hooks.deviceCount() << ")";
 }
 
 void resetPeakMemoryStatsLowersPeakToCurrent(AcceleratorHooks& hooks) {
@@ -91,13 +97,13 @@ void resetPeakMemoryStatsLowersPeakToCurrent(AcceleratorHooks& hooks) {
     MemoryStats freed = hooks.memoryStats(index);
     EXPECT_GE(freed.allocated_bytes.peak,
               before.allocated_bytes.current + std::int64_t(kBytes))
-        << "memoryStats(" << i << ").allocated_bytes.peak after allocating and freeing "
-        << kBytes << " bytes";
+        << hookName(HookId::memoryStats) << "(" << i
+        << ").allocated_bytes.peak after allocating and freeing " << kBytes << " bytes";
     hooks.resetPeakMemoryStats(index);
     for (const NamedStat& s : statsOf(hooks.memoryStats(index))) {
       EXPECT_EQ(s.stat.peak, s.stat.current)
-          << "memoryStats(" << i << ")." << s.name << ".peak after resetPeakMemoryStats("
-          << i << ")";
+          << hookName(HookId::memoryStats) << "(" << i << ")." << s.name << ".peak after "
+          << hookName(HookId::resetPeakMemoryStats) << "(" << i << ")";
     }
   }
 }
@@ -111,10 +117,12 @@ void emptyCacheReleasesUnusedMemory(AcceleratorHooks& hooks) {
     hooks.emptyCache();
     MemoryStats after = hooks.memoryStats(index);
     EXPECT_LE(after.reserved_bytes.current, before.reserved_bytes.current)
-        << "memoryStats(" << i << ").reserved_bytes.current after freeing " << kBytes
-        << " bytes and emptyCache(): the freed memory is still reserved";
+        << hookName(HookId::memoryStats) << "(" << i
+        << ").reserved_bytes.current after freeing " << kBytes << " bytes and "
+        << hookName(HookId::emptyCache) << "(): the freed memory is still reserved";
     EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current)
-        << "memoryStats(" << i << ").allocated_bytes.current after emptyCache()";
+        << hookName(HookId::memoryStats) << "(" << i << ").allocated_bytes.current after "
+        << hookName(HookId::emptyCache) << "()";
   }
 }
 
@@ -125,18 +133,22 @@ std::vector<ConformanceCase> memoryCases() {
   return {
       {g,
        "MemoryStatsFollowAllocations",
-       {"memoryStats", "getDeviceAllocator"},
+       {HookId::memoryStats, HookId::getDeviceAllocator},
        true,
        memoryStatsFollowAllocations},
-      {g, "MemoryStatsAreConsistent", {"memoryStats"}, true, memoryStatsAreConsistent},
+      {g,
+       "MemoryStatsAreConsistent",
+       {HookId::memoryStats},
+       true,
+       memoryStatsAreConsistent},
       {g,
        "ResetPeakMemoryStatsLowersPeakToCurrent",
-       {"resetPeakMemoryStats", "memoryStats"},
+       {HookId::resetPeakMemoryStats, HookId::memoryStats},
        true,
        resetPeakMemoryStatsLowersPeakToCurrent},
       {g,
        "EmptyCacheReleasesUnusedMemory",
-       {"emptyCache", "memoryStats"},
+       {HookId::emptyCache, HookId::memoryStats},
        true,
        emptyCacheReleasesUnusedMemory},
   };

@@ -54,7 +54,8 @@ class ScopedHistoryRecording {
     try {
       hooks_.recordMemoryHistory(off);
     } catch (const std::exception& e) {
-      ADD_FAILURE() << "recordMemoryHistory(Off) threw: " << e.what();
+      ADD_FAILURE() << hookName(HookId::recordMemoryHistory)
+                    << "(Off) threw: " << e.what();
     }
   }
 
@@ -71,32 +72,38 @@ void snapshotShowsRecordedAllocation(AcceleratorHooks& hooks) {
   options.device = 0;
   MemorySnapshot live = hooks.memorySnapshot(options);
   const MemoryBlock* block = blockAt(live, device, address);
-  ASSERT_NE(block, nullptr) << "memorySnapshot() has no segment block containing a live "
+  ASSERT_NE(block, nullptr) << hookName(HookId::memorySnapshot)
+                            << "() has no segment block containing a live "
                                "allocation of device 0";
   EXPECT_EQ(block->state, MemoryBlock::State::Allocated)
-      << "memorySnapshot(): the block of a live allocation is not Allocated";
+      << hookName(HookId::memorySnapshot)
+      << "(): the block of a live allocation is not Allocated";
   EXPECT_GE(block->size, kBytes)
-      << "memorySnapshot(): the block of a " << kBytes << "-byte allocation is smaller";
+      << hookName(HookId::memorySnapshot) << "(): the block of a " << kBytes
+      << "-byte allocation is smaller";
   EXPECT_TRUE(traceHas(live, Action::Alloc, address))
-      << "memorySnapshot() trace has no Alloc entry for an allocation made while "
+      << hookName(HookId::memorySnapshot)
+      << "() trace has no Alloc entry for an allocation made while "
          "recording";
 
   data.reset();
   MemorySnapshot freed = hooks.memorySnapshot(options);
   EXPECT_TRUE(traceHas(freed, Action::FreeRequested, address) ||
               traceHas(freed, Action::FreeCompleted, address))
-      << "memorySnapshot() trace has no free entry for memory freed while recording";
+      << hookName(HookId::memorySnapshot)
+      << "() trace has no free entry for memory freed while recording";
   const MemoryBlock* after = blockAt(freed, device, address);
   if (after != nullptr) {
     EXPECT_NE(after->state, MemoryBlock::State::Allocated)
-        << "memorySnapshot(): freed memory is still shown Allocated";
+        << hookName(HookId::memorySnapshot)
+        << "(): freed memory is still shown Allocated";
   }
 }
 
 void outOfMemoryObserverSeesFailedAllocation(AcceleratorHooks& hooks) {
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { hooks.attachOutOfMemoryObserver(OutOfMemoryObserver{}); }, {}))
-      << "attachOutOfMemoryObserver(an empty function)";
+      << hookName(HookId::attachOutOfMemoryObserver) << "(an empty function)";
   if (!hooks.supports(HookGroup::Device) ||
       hooks.getDeviceProperties(0).total_memory_bytes == 0) {
     GTEST_SKIP()
@@ -135,12 +142,12 @@ std::vector<ConformanceCase> memoryHistoryCases() {
   return {
       {g,
        "SnapshotShowsRecordedAllocation",
-       {"recordMemoryHistory", "memorySnapshot"},
+       {HookId::recordMemoryHistory, HookId::memorySnapshot},
        true,
        snapshotShowsRecordedAllocation},
       {g,
        "OutOfMemoryObserverSeesFailedAllocation",
-       {"attachOutOfMemoryObserver"},
+       {HookId::attachOutOfMemoryObserver},
        true,
        outOfMemoryObserverSeesFailedAllocation},
   };

@@ -13,13 +13,14 @@ void defaultStreamIsStreamZeroOfItsDevice(AcceleratorHooks& hooks) {
   for (int i = 0; i < count; ++i) {
     EXPECT_EQ(hooks.getDefaultStream(DeviceIndex(i)),
               Stream(deviceOf(hooks, i), kDefaultStreamId))
-        << "getDefaultStream(" << i << ")";
+        << hookName(HookId::getDefaultStream) << "(" << i << ")";
   }
   DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
     EXPECT_EQ(hooks.getDefaultStream(), hooks.getDefaultStream(last))
-        << "getDefaultStream(-1) after setCurrentDevice(" << int(last) << ")";
+        << hookName(HookId::getDefaultStream) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
   });
 }
 
@@ -29,7 +30,7 @@ void currentStreamIsDefaultUntilSet(AcceleratorHooks& hooks) {
     for (int i = 0; i < count; ++i) {
       EXPECT_EQ(hooks.getCurrentStream(DeviceIndex(i)),
                 hooks.getDefaultStream(DeviceIndex(i)))
-          << "getCurrentStream(" << i << ") on a new thread";
+          << hookName(HookId::getCurrentStream) << "(" << i << ") on a new thread";
     }
   });
 }
@@ -40,23 +41,31 @@ void currentStreamIsPerThreadAndPerDevice(AcceleratorHooks& hooks) {
     Stream mine = hooks.getNewStream(0);
     hooks.setCurrentStream(mine);
     EXPECT_EQ(hooks.getCurrentStream(0), mine)
-        << "getCurrentStream(0) after setCurrentStream";
+        << hookName(HookId::getCurrentStream) << "(0) after "
+        << hookName(HookId::setCurrentStream);
     EXPECT_EQ(hooks.getCurrentStream(), mine)
-        << "getCurrentStream(-1) with device 0 current, after setCurrentStream";
+        << hookName(HookId::getCurrentStream) << "(-1) with device 0 current, after "
+        << hookName(HookId::setCurrentStream);
     if (count >= 2) {
       EXPECT_EQ(hooks.getCurrentStream(1), hooks.getDefaultStream(1))
-          << "getCurrentStream(1) after setCurrentStream(a stream of device 0): the "
+          << hookName(HookId::getCurrentStream) << "(1) after "
+          << hookName(HookId::setCurrentStream)
+          << "(a stream of device 0): the "
              "current "
              "stream must be per device";
     }
     inNewThread([&] {
       EXPECT_EQ(hooks.getCurrentStream(0), hooks.getDefaultStream(0))
-          << "getCurrentStream(0) on a thread started after another thread called "
-             "setCurrentStream: the current stream must be per thread";
+          << hookName(HookId::getCurrentStream)
+          << "(0) on a thread started after another thread called "
+          << hookName(HookId::setCurrentStream)
+          << ": the current stream must be per thread";
       hooks.setCurrentStream(hooks.getNewStream(0));
     });
     EXPECT_EQ(hooks.getCurrentStream(0), mine)
-        << "getCurrentStream(0) after another thread called setCurrentStream: the "
+        << hookName(HookId::getCurrentStream) << "(0) after another thread called "
+        << hookName(HookId::setCurrentStream)
+        << ": the "
            "current "
            "stream must be per thread";
   });
@@ -64,34 +73,36 @@ void currentStreamIsPerThreadAndPerDevice(AcceleratorHooks& hooks) {
 
 void newStreamsHonourPriorityRange(AcceleratorHooks& hooks) {
   auto [lowest, greatest] = hooks.streamPriorityRange();
-  EXPECT_LE(lowest, 0)
-      << "streamPriorityRange(): 0, the default priority, must be in range";
-  EXPECT_GE(greatest, 0)
-      << "streamPriorityRange(): 0, the default priority, must be in range";
+  EXPECT_LE(lowest, 0) << hookName(HookId::streamPriorityRange)
+                       << "(): 0, the default priority, must be in range";
+  EXPECT_GE(greatest, 0) << hookName(HookId::streamPriorityRange)
+                         << "(): 0, the default priority, must be in range";
   int count = hooks.deviceCount();
   for (int i = 0; i < count; ++i) {
     for (int priority : {lowest, 0, greatest}) {
       Stream stream = hooks.getNewStream(DeviceIndex(i), priority);
       EXPECT_EQ(stream.device, deviceOf(hooks, i))
-          << "getNewStream(" << i << ", " << priority << ").device";
+          << hookName(HookId::getNewStream) << "(" << i << ", " << priority << ").device";
       EXPECT_NE(stream.id, kDefaultStreamId)
-          << "getNewStream(" << i << ", " << priority << ") returned the default stream";
+          << hookName(HookId::getNewStream) << "(" << i << ", " << priority
+          << ") returned the default stream";
     }
   }
   if (greatest < INT_MAX) {
     EXPECT_TRUE(throwsContaining<InvalidArgument>(
         [&] { (void)hooks.getNewStream(0, greatest + 1); }, {"priority"}))
-        << "getNewStream(0, " << greatest + 1 << "), above the range";
+        << hookName(HookId::getNewStream) << "(0, " << greatest + 1
+        << "), above the range";
   }
   if (lowest > INT_MIN) {
     EXPECT_TRUE(throwsContaining<InvalidArgument>(
         [&] { (void)hooks.getNewStream(0, lowest - 1); }, {"priority"}))
-        << "getNewStream(0, " << lowest - 1 << "), below the range";
+        << hookName(HookId::getNewStream) << "(0, " << lowest - 1 << "), below the range";
   }
   EXPECT_TRUE(throwsContaining<InvalidArgument>(
       [&] { (void)hooks.getNewStream(DeviceIndex(count)); },
       {rangeMessage(hooks, count)}))
-      << "getNewStream(" << count << ")";
+      << hookName(HookId::getNewStream) << "(" << count << ")";
 }
 
 void exchangeStreamReturnsPreviousStream(AcceleratorHooks& hooks) {
@@ -99,12 +110,15 @@ void exchangeStreamReturnsPreviousStream(AcceleratorHooks& hooks) {
     Stream fresh = hooks.getNewStream(0);
     Stream previous = hooks.exchangeStream(fresh);
     EXPECT_EQ(previous, hooks.getDefaultStream(0))
-        << "exchangeStream() on a new thread returns the default stream";
+        << hookName(HookId::exchangeStream)
+        << "() on a new thread returns the default stream";
     EXPECT_EQ(hooks.getCurrentStream(0), fresh)
-        << "getCurrentStream(0) after exchangeStream";
-    EXPECT_EQ(hooks.exchangeStream(previous), fresh) << "exchangeStream(back)";
+        << hookName(HookId::getCurrentStream) << "(0) after "
+        << hookName(HookId::exchangeStream);
+    EXPECT_EQ(hooks.exchangeStream(previous), fresh)
+        << hookName(HookId::exchangeStream) << "(back)";
     EXPECT_EQ(hooks.getCurrentStream(0), previous)
-        << "getCurrentStream(0) after exchanging back";
+        << hookName(HookId::getCurrentStream) << "(0) after exchanging back";
   });
 }
 
@@ -113,15 +127,15 @@ void streamArgumentsAreValidated(AcceleratorHooks& hooks) {
   Stream foreign(Device(DeviceType::CPU, 0), kDefaultStreamId);
   EXPECT_TRUE(throwsContaining<InvalidArgument>([&] { hooks.setCurrentStream(foreign); },
                                                 {"cpu"}))
-      << "setCurrentStream(a cpu stream)";
+      << hookName(HookId::setCurrentStream) << "(a cpu stream)";
   EXPECT_TRUE(throwsContaining<InvalidArgument>([&] { (void)hooks.queryStream(foreign); },
                                                 {"cpu"}))
-      << "queryStream(a cpu stream)";
+      << hookName(HookId::queryStream) << "(a cpu stream)";
   if (count < kMaxDevicesPerType) {
     Stream beyond(deviceOf(hooks, count), kDefaultStreamId);
     EXPECT_TRUE(throwsContaining<InvalidArgument>(
         [&] { hooks.synchronizeStream(beyond); }, {rangeMessage(hooks, count)}))
-        << "synchronizeStream(a stream of device " << count << ")";
+        << hookName(HookId::synchronizeStream) << "(a stream of device " << count << ")";
   }
 }
 
@@ -131,9 +145,10 @@ void queryIsTrueAfterSynchronize(AcceleratorHooks& hooks) {
     for (Stream stream :
          {hooks.getDefaultStream(DeviceIndex(i)), hooks.getNewStream(DeviceIndex(i))}) {
       EXPECT_NO_THROW(hooks.synchronizeStream(stream))
-          << "synchronizeStream(" << stream << ")";
+          << hookName(HookId::synchronizeStream) << "(" << stream << ")";
       EXPECT_TRUE(hooks.queryStream(stream))
-          << "queryStream(" << stream << ") right after synchronizeStream";
+          << hookName(HookId::queryStream) << "(" << stream << ") right after "
+          << hookName(HookId::synchronizeStream);
     }
   }
 }
@@ -145,37 +160,37 @@ std::vector<ConformanceCase> streamsCases() {
   return {
       {g,
        "DefaultStreamIsStreamZeroOfItsDevice",
-       {"getDefaultStream"},
+       {HookId::getDefaultStream},
        true,
        defaultStreamIsStreamZeroOfItsDevice},
       {g,
        "CurrentStreamIsDefaultUntilSet",
-       {"getCurrentStream", "getDefaultStream"},
+       {HookId::getCurrentStream, HookId::getDefaultStream},
        true,
        currentStreamIsDefaultUntilSet},
       {g,
        "CurrentStreamIsPerThreadAndPerDevice",
-       {"getCurrentStream", "setCurrentStream", "getNewStream"},
+       {HookId::getCurrentStream, HookId::setCurrentStream, HookId::getNewStream},
        true,
        currentStreamIsPerThreadAndPerDevice},
       {g,
        "NewStreamsHonourPriorityRange",
-       {"getNewStream", "streamPriorityRange"},
+       {HookId::getNewStream, HookId::streamPriorityRange},
        true,
        newStreamsHonourPriorityRange},
       {g,
        "ExchangeStreamReturnsPreviousStream",
-       {"exchangeStream", "getCurrentStream"},
+       {HookId::exchangeStream, HookId::getCurrentStream},
        true,
        exchangeStreamReturnsPreviousStream},
       {g,
        "StreamArgumentsAreValidated",
-       {"setCurrentStream", "queryStream", "synchronizeStream"},
+       {HookId::setCurrentStream, HookId::queryStream, HookId::synchronizeStream},
        true,
        streamArgumentsAreValidated},
       {g,
        "QueryIsTrueAfterSynchronize",
-       {"synchronizeStream", "queryStream", "getNewStream"},
+       {HookId::synchronizeStream, HookId::queryStream, HookId::getNewStream},
        true,
        queryIsTrueAfterSynchronize},
   };

@@ -5,6 +5,9 @@
 // what was wrong and what to do about it, and names the backend and hook where
 // one is involved. The source location where the error was raised is kept
 // separately (location()) and appended to what() so logs point at the code.
+// Files of this project are named from the repository root
+// ("src/core/device.cpp"), wherever the checkout lives: the build maps the
+// checkout's path away with -fmacro-prefix-map; nothing here edits the path.
 //
 // Thread-safety: the types are immutable values; safe to share across threads.
 #pragma once

@@ -10,7 +10,17 @@
 // into undeclared groups with NotSupported naming the backend and the group.
 // Backends therefore implement only the device-specific part, and every
 // backend behaves the same at the edges. The protected *Impl functions that a
-// backend does not override fail with NotSupported naming backend and hook.
+// backend does not override fail with HookNotImplemented (a NotSupported)
+// naming backend, hook and the *Impl to override. Names and groups come from
+// the hook catalogue (hook_catalogue.h).
+//
+// Lazy initialisation lives here, once for every backend: init() runs
+// initImpl() once per hooks object (concurrent callers wait; a throw leaves
+// the object uninitialised so that the next call retries), and every hook
+// that is not a probe, outside the low group, calls init() on first use. A
+// backend's *Impls may therefore assume that initImpl() succeeded, and a
+// backend never initialises itself through the Context. The fast path is one
+// acquire load. Probes and the low group (current device) never initialise.
 //
 // Errors, for every public function below unless its comment says otherwise:
 //  - NotSupported (naming backend, hook and group) for a group the backend
@@ -34,24 +44,57 @@
 // docs/lifecycle.md): code running during static destruction may reach it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <source_location>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "accel/allocator.h"
 #include "accel/capabilities.h"
 #include "accel/device.h"
 #include "accel/device_properties.h"
+#include "accel/error.h"
 #include "accel/event.h"
 #include "accel/export.h"
 #include "accel/generator.h"
 #include "accel/graph.h"
+#include "accel/hook_catalogue.h"
 #include "accel/memory_stats.h"
 #include "accel/stream.h"
 
 namespace accel {
+
+// What a hook throws when the backend declares its group but does not
+// override its *Impl: a bug in the backend. Carries the hook, so that the
+// conformance suite blames the *Impl that is missing rather than the hook a
+// case happened to be about.
+class ACCEL_API HookNotImplemented : public NotSupported {
+ public:
+  HookNotImplemented(HookId hook, std::string message,
+                     std::source_location where = std::source_location::current());
+  ~HookNotImplemented() override;
+  [[nodiscard]] HookId hook() const noexcept { return hook_; }
+
+ private:
+  HookId hook_;
+};
+
+// The key to AcceleratorHooks' restore entry points. Only DeviceGuard and
+// StreamGuard can make one: restoring skips validation and initialisation,
+// which is right for a value a guard saved a moment ago and wrong for anyone
+// else. A key rather than friendship, so that the guards see exactly two
+// functions of AcceleratorHooks and nothing else that is private.
+class GuardKey {
+ private:
+  GuardKey() noexcept = default;
+  friend class DeviceGuard;
+  friend class StreamGuard;
+};
 
 class ACCEL_API AcceleratorHooks {
  public:
@@ -87,10 +130,29 @@ class ACCEL_API AcceleratorHooks {
   DeviceIndex maybeExchangeDevice(DeviceIndex index);
 
   // ---- high ----
-  // Initialises the backend. Reached through Context::lazyInitDevice, which
-  // makes it run once per process (retried if it threw). Backends make it
-  // idempotent all the same.
-  void init();
+  // Initialises the backend: runs initImpl() once for this object. Callers
+  // on other threads wait for a running initImpl() and return when it
+  // succeeded or throw what it threw. After a throw the object is not
+  // initialised and the next call retries. Called by every initialising hook
+  // on first use (see above) and by Context::lazyInitDevice. Throws what
+  // initImpl throws; InvalidArgument when called (directly, or through a
+  // hook) from the backend's own initImpl on the same thread, which would
+  // otherwise wait for itself. Thread-safe.
+  void init() {
+    if (init_state_.load(std::memory_order_acquire) != InitState::Done) [[unlikely]]
+      initSlow(HookId::init);
+  }
+  // True once init() succeeded. noexcept; never initialises.
+  [[nodiscard]] bool isInitialized() const noexcept {
+    return init_state_.load(std::memory_order_acquire) == InitState::Done;
+  }
+  // True from the moment initImpl() begins (and after it succeeded); false
+  // again if it threw. The fork handler poisons every backend for which this
+  // is true: its state may be half-built in the child. noexcept.
+  [[nodiscard]] bool initializationStarted() const noexcept {
+    InitState state = init_state_.load(std::memory_order_acquire);
+    return state == InitState::Running || state == InitState::Done;
+  }
   // True once device `index` has been initialised; never initialises. noexcept.
   [[nodiscard]] bool hasPrimaryContext(DeviceIndex index) const noexcept;
   // One generator per device, created on first use, the same object after.
@@ -173,20 +235,37 @@ class ACCEL_API AcceleratorHooks {
   // Resolves -1 to the current device, then checks the range.
   [[nodiscard]] DeviceIndex resolveDeviceIndex(DeviceIndex index) const;
 
-  // Raises the error for a device index that is out of range for `hook`.
-  // The base class throws InvalidArgument ("device index 5 out of range
-  // [0, 2) for 'openreg'"); the absent backend overrides it to say that no
-  // backend is registered, naming the hook.
-  [[noreturn]] virtual void failBadDeviceIndex(DeviceIndex index, int count,
-                                               std::string_view hook,
-                                               HookGroup group) const;
-
-  // Raises the error for a hook this object cannot serve. The base class throws
-  // NotSupported naming backend, hook and group; the absent backend and the
-  // poisoned-after-fork wrapper override it with their own errors.
-  [[noreturn]] virtual void failUnsupported(std::string_view hook, HookGroup group) const;
+  // For DeviceGuard and StreamGuard only (see GuardKey): make `index` /
+  // `stream` current again without validating or initialising, because a
+  // guard saved them from this backend a moment ago. Never throw: they run
+  // in destructors; a failure is reported once on stderr, naming `guard`,
+  // and otherwise ignored. restoreCurrentDevice sets only when the current
+  // device differs (reading is cheaper than setting on every backend).
+  void restoreCurrentDevice(GuardKey, DeviceIndex index, const char* guard) noexcept;
+  void restoreCurrentStream(GuardKey, Stream stream, const char* guard) noexcept;
 
  protected:
+  // Raises the error for a device index out of range [0, count) in `hook`.
+  // The base class throws InvalidArgument ("device index 5 out of range
+  // [0, 2) for 'openreg' (setCurrentDevice); ..."); the stand-ins for an
+  // absent or poisoned backend override it with their own explanation.
+  // Protected: only the wrappers and subclasses raise refusals.
+  [[noreturn]] virtual void failBadDeviceIndex(DeviceIndex index, int count,
+                                               HookId hook) const;
+  // Raises the error for a hook this object cannot serve. The base class
+  // throws NotSupported naming backend, hook and group when the group is not
+  // declared, and HookNotImplemented naming the *Impl to override when it is;
+  // the stand-ins override it with their own errors.
+  [[noreturn]] virtual void failUnsupported(HookId hook) const;
+
+  // For stand-ins that can never initialise (absent or poisoned backends):
+  // from now on init() and every hook that would initialise refuse through
+  // failUnsupported(that hook) instead of running initImpl. Call from the
+  // constructor.
+  void refuseInitialization() noexcept {
+    init_state_.store(InitState::Refused, std::memory_order_release);
+  }
+
   // ---- what a backend overrides (defaults: failUnsupported) ----
   virtual bool isBuiltImpl() const;
   virtual bool isAvailableImpl() const;
@@ -245,22 +324,46 @@ class ACCEL_API AcceleratorHooks {
   virtual MempoolId graphPoolImpl(GraphId graph) const;
 
  private:
-  // Guards restore the previous device/stream without re-validating it: it
-  // was valid when it was saved, and destructors must stay cheap and quiet.
-  friend class DeviceGuard;
-  friend class StreamGuard;
+  enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused };
 
-  void requireGroup(HookGroup group, std::string_view hook) const;
-  // failUnsupported, known to the compiler not to return (a virtual
-  // [[noreturn]] is not trusted through the vtable).
-  [[noreturn]] void raiseUnsupported(std::string_view hook, HookGroup group) const;
-  void checkIndex(DeviceIndex index, std::string_view hook, HookGroup group) const;
-  DeviceIndex resolveIndex(DeviceIndex index, std::string_view hook,
-                           HookGroup group) const;
-  void checkStream(Stream stream, std::string_view hook) const;
+  // The fast check of every initialising hook: one acquire load.
+  // Const hooks initialise too: the init state is a cache of the object's
+  // readiness, not part of its observable value.
+  void requireInit(HookId hook) const {
+    if (init_state_.load(std::memory_order_acquire) != InitState::Done) [[unlikely]]
+      initSlow(hook);
+  }
+  void initSlow(HookId hook) const;
+  // The device count range checks use: read once when init() succeeds
+  // (devices do not come and go within a process), so that an initialised
+  // backend's index checks cost a load instead of a virtual call. A count of
+  // 0 then is not trusted (the probe may have failed): it is asked again.
+  [[nodiscard]] int rangeCount() const noexcept {
+    if (init_state_.load(std::memory_order_acquire) == InitState::Done &&
+        initialized_device_count_ > 0) [[likely]]
+      return initialized_device_count_;
+    return deviceCount();
+  }
+
+  void requireGroup(HookId hook) const {
+    if (!capabilities_.has(hookInfo(hook).group)) [[unlikely]]
+      raiseUnsupported(hook);
+  }
+  // failUnsupported / failBadDeviceIndex, known to the compiler not to return
+  // (a virtual [[noreturn]] is not trusted through the vtable).
+  [[noreturn]] void raiseUnsupported(HookId hook) const;
+  [[noreturn]] void raiseBadDeviceIndex(DeviceIndex index, int count, HookId hook) const;
+  void checkIndex(DeviceIndex index, HookId hook) const;
+  DeviceIndex resolveIndex(DeviceIndex index, HookId hook) const;
+  void checkStream(Stream stream, HookId hook) const;
 
   DeviceType type_;
   Capabilities capabilities_;
+  mutable std::atomic<InitState> init_state_{InitState::NotStarted};
+  // Written before init_state_ becomes Done, read after seeing Done.
+  mutable int initialized_device_count_ = 0;
+  mutable std::atomic<std::thread::id> init_thread_{};  // runs initImpl: re-entry check
+  mutable std::mutex init_mutex_;                       // held while initImpl runs
 };
 
 }  // namespace accel

@@ -2,21 +2,27 @@
 // recording, snapshots and out-of-memory observers.
 //
 // A Stat tracks one quantity (bytes or a count) as current value, peak since
-// the last reset, and cumulative amounts added and removed. MemoryStats is what
-// memoryStats(device) returns. MemorySnapshot is the state of a caching
-// allocator's segments plus the recorded history; its JSON form is documented
-// in docs/memory.md.
+// the last reset, and cumulative amounts added and removed. A PooledStat is a
+// Stat for all pools (its own fields) plus the same for the small and the
+// large pool. MemoryStats is what memoryStats(device) returns; flatten() gives
+// the flat names PyTorch's memory_stats() uses ("allocated_bytes.all.peak").
+// MemorySnapshot is the state of a caching allocator's segments plus the
+// recorded history; memorySnapshotToJson (accel/memory/snapshot_json.h) writes
+// it with the keys of PyTorch's snapshot dictionary (docs/memory.md).
 //
-// Thread-safety: plain value types.
+// Thread-safety: plain value types; flatten() is a pure function.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "accel/device.h"
+#include "accel/export.h"
+#include "accel/graph.h"
 #include "accel/stream.h"
 
 namespace accel {
@@ -26,22 +32,72 @@ struct Stat {
   std::int64_t peak = 0;
   std::int64_t allocated = 0;  // cumulative increases
   std::int64_t freed = 0;      // cumulative decreases
+
+  // Adds delta (negative: subtracts), keeping peak and the cumulative sums.
+  void add(std::int64_t delta) noexcept {
+    current += delta;
+    if (delta >= 0) {
+      allocated += delta;
+      if (current > peak) peak = current;
+    } else {
+      freed -= delta;
+    }
+  }
+  void resetPeak() noexcept { peak = current; }
+  friend bool operator==(const Stat&, const Stat&) = default;
 };
 
-struct MemoryStats {
-  Stat allocated_bytes;  // bytes handed to callers
-  Stat reserved_bytes;   // bytes obtained from the device (>= allocated with caching)
-  Stat active_bytes;     // allocated, or freed but still in use by a stream
-  Stat requested_bytes;  // bytes callers asked for, before rounding
-  Stat allocations;      // live allocation count
-  Stat segments;         // device allocations (cudaMalloc-level calls)
+// The Stat fields themselves are the "all" figure, so code that reads
+// stats.allocated_bytes.current keeps working; small_pool/large_pool split it
+// by the pool the block came from (requests of at most 1 MiB are small).
+struct PooledStat : Stat {
+  Stat small_pool;
+  Stat large_pool;
+
+  void add(bool small, std::int64_t delta) noexcept {
+    Stat::add(delta);
+    (small ? small_pool : large_pool).add(delta);
+  }
+  void resetPeak() noexcept {
+    Stat::resetPeak();
+    small_pool.resetPeak();
+    large_pool.resetPeak();
+  }
+  friend bool operator==(const PooledStat&, const PooledStat&) = default;
+};
+
+struct ACCEL_API MemoryStats {
+  PooledStat allocated_bytes;          // bytes handed to callers (rounded sizes)
+  PooledStat reserved_bytes;           // bytes obtained from the device
+  PooledStat active_bytes;             // allocated, or freed but still used by a stream
+  PooledStat inactive_split_bytes;     // free bytes inside split segments
+  PooledStat requested_bytes;          // bytes callers asked for, before rounding
+  PooledStat allocations;              // live allocation count ("allocation")
+  PooledStat segments;                 // device segments ("segment")
+  PooledStat active;                   // active block count
+  PooledStat inactive_split;           // free blocks inside split segments
+  Stat oversize_allocations;           // allocations above max_split_size
+  Stat oversize_segments;              // segments above max_split_size
   std::int64_t num_alloc_retries = 0;  // allocations that freed cache and retried
   std::int64_t num_ooms = 0;           // OutOfMemory errors raised
-  std::int64_t num_device_alloc = 0;
-  std::int64_t num_device_free = 0;
+  std::int64_t num_device_alloc = 0;   // raw segment allocations (and page maps)
+  std::int64_t num_device_free = 0;    // raw segment frees (and page unmaps)
+  std::int64_t num_sync_all_streams = 0;  // waits for all pending frees
+  std::int64_t max_split_size = 0;        // setting in force (0: unlimited)
+
+  // Every figure under PyTorch's flat name: "<stat>.<all|small_pool|large_pool>.
+  // <current|peak|allocated|freed>", "oversize_allocations.<field>", and the
+  // plain counters. The names are written once, in memory_stats.cpp.
+  [[nodiscard]] std::map<std::string, std::int64_t> flatten() const;
+  // Sets every peak to its current value.
+  void resetPeaks() noexcept;
+  friend bool operator==(const MemoryStats&, const MemoryStats&) = default;
 };
 
-enum class HistoryRecording : std::uint8_t { Off, AllocationsOnly, All };
+// Off: nothing recorded. State: live blocks keep the stack of their
+// allocation (for snapshots) but no event trace is kept. AllocationsOnly: the
+// trace keeps alloc and free events only. All: every event, segments included.
+enum class HistoryRecording : std::uint8_t { Off, AllocationsOnly, All, State };
 
 struct MemoryHistoryOptions {
   HistoryRecording enabled = HistoryRecording::All;
@@ -49,15 +105,24 @@ struct MemoryHistoryOptions {
   bool record_stack = false;         // capture a host call stack per event
 };
 
+// One frame of a host call stack, symbolised when the snapshot is taken.
+struct MemoryFrame {
+  std::string name;      // demangled function name, or the address in hex
+  std::string filename;  // the shared object holding it
+  int line = 0;          // 0: unknown (no debug-line lookup is done)
+  friend bool operator==(const MemoryFrame&, const MemoryFrame&) = default;
+};
+
 struct MemoryBlock {
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   std::uint64_t requested_size = 0;
   enum class State : std::uint8_t {
-    Free,
-    Allocated,
-    ActivePendingFree
+    Free,              // "inactive"
+    Allocated,         // "active_allocated"
+    ActivePendingFree  // "active_pending_free": freed, a stream still uses it
   } state = State::Free;
+  std::vector<MemoryFrame> frames;  // allocation stack when recorded
 };
 
 struct MemorySegment {
@@ -68,6 +133,10 @@ struct MemorySegment {
   Stream stream;
   bool is_large = true;
   std::vector<MemoryBlock> blocks;
+  std::uint64_t active_size = 0;
+  std::uint64_t requested_size = 0;
+  MempoolId pool;  // default pool: {0, 0}
+  bool is_expandable = false;
 };
 
 struct MemoryTraceEntry {
@@ -78,13 +147,17 @@ struct MemoryTraceEntry {
     SegmentAlloc,
     SegmentFree,
     Snapshot,
-    Oom
+    Oom,
+    SegmentMap,
+    SegmentUnmap
   } action = Action::Alloc;
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   Stream stream;
-  std::int64_t time_ns = 0;  // steady-clock time of the event
-  std::vector<std::string> frames;
+  std::int64_t time_ns = 0;         // steady-clock time of the event
+  std::vector<std::string> frames;  // "name (file)" per frame, innermost first
+  std::vector<MemoryFrame> frame_details;
+  std::uint64_t device_free = 0;  // for Oom: bytes the device reported free
 };
 
 struct MemorySnapshotOptions {
@@ -103,10 +176,18 @@ struct OutOfMemoryEvent {
   std::size_t requested_bytes = 0;
   std::size_t device_total_bytes = 0;
   std::size_t device_free_bytes = 0;
+  std::size_t allocated_bytes = 0;  // live allocations on the device
+  std::size_t reserved_bytes = 0;   // held by the cache, allocated or not
+  std::size_t reserved_unallocated_bytes = 0;
+  std::size_t private_pool_bytes = 0;  // reserved by graph/private pools
+  std::size_t largest_free_block = 0;  // largest cached free block
+  double fragmentation = 0.0;          // 1 - largest free block / all cached free bytes
+  Stream stream;
 };
 
-// Called on the thread that hit the OutOfMemory, before the error is thrown.
-// Must not throw; must not allocate on the same device.
+// Called on the thread that hit the OutOfMemory, before the error is thrown,
+// without the allocator's lock held. Must not throw (a throw is swallowed);
+// may free memory on the device, but not allocate there.
 using OutOfMemoryObserver = std::function<void(const OutOfMemoryEvent&)>;
 
 }  // namespace accel

@@ -56,8 +56,7 @@ class Registry {
 
   // `what` names the registry in messages ("hooks factory", "cuBLAS pool").
   explicit Registry(std::string what) : what_(std::move(what)) {
-    snapshots_.push_back(std::make_unique<const Snapshot>());
-    current_.store(snapshots_.back().get(), std::memory_order_release);
+    publish(std::make_unique<Snapshot>());
   }
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
@@ -95,7 +94,11 @@ class Registry {
   // True if `key` has a creator. Lock-free; never throws.
   template <typename K>
   [[nodiscard]] bool has(const K& key) const noexcept {
-    return find(key) != nullptr;
+    if constexpr (kIndexed<K>) {
+      return findIndex(*current_.load(std::memory_order_acquire), key) != kNoEntry;
+    } else {
+      return find(key) != nullptr;
+    }
   }
 
   // Builds the object registered under `key`, or returns nullptr when there
@@ -155,41 +158,89 @@ class Registry {
     RegistryPriority priority;
     std::string help;
   };
-  // For string keys, a compact side index makes a lookup a binary search
-  // over 16-byte slots ordered by (first 8 bytes, length), with memcmp only
-  // for the bytes past the eighth. Keys compare by their bytes: a profile of
-  // the plain binary search over Entry spent half its time in memcmp calls
-  // and the rest touching 100-byte entries.
+  // For string keys, a hash index over compact slots makes a hit or a miss
+  // one multiply, one slot (usually) and integer compares: a key is read as
+  // its length plus two 64-bit words (`head`, `tail`) that together hold
+  // every byte of a key of up to 16 bytes, so names of the usual length never
+  // reach memcmp, nor the entries. (A binary search over sorted slots cost
+  // 8 ns for eight keys; docs/performance.md compares with c10::Registry.)
+  // Open addressing, linear probing, at most a quarter full, so that a probe
+  // rarely goes past its first slot.
   static constexpr bool kStringKeys = std::is_same_v<Key, std::string>;
+  // Lookups by anything that reads as a string_view go through the index.
+  template <typename K>
+  static constexpr bool kIndexed =
+      std::conjunction_v<std::bool_constant<kStringKeys>,
+                         std::is_convertible<const K&, std::string_view>>;
+  static constexpr std::uint32_t kNoEntry = UINT32_MAX;
   struct Slot {
-    std::uint64_t prefix;  // the key's first 8 bytes, zero-padded, as one integer
-    std::uint32_t length;
-    std::uint32_t entry;  // index into entries
-    friend bool operator<(const Slot& a, const Slot& b) noexcept {
-      return a.prefix != b.prefix ? a.prefix < b.prefix : a.length < b.length;
-    }
+    std::uint64_t head = 0;
+    std::uint64_t tail = 0;
+    std::uint32_t length = kNoEntry;  // kNoEntry: an empty slot (no key is that long)
+    std::uint32_t entry = kNoEntry;   // index into entries
   };
   struct Snapshot {
     std::vector<Entry> entries;  // sorted by key
-    std::vector<Slot> slots;     // string keys only, sorted by (prefix, length)
+    std::vector<Slot> slots;     // string keys only: the hash index, a power of two long
+    std::size_t mask = 0;        // slots.size() - 1
+    unsigned shift = 64;         // 64 - log2(slots.size())
   };
 
-  static std::uint64_t prefixOf(std::string_view key) noexcept {
-    std::uint64_t prefix = 0;
-    std::memcpy(&prefix, key.data(), key.size() < 8 ? key.size() : 8);
-    return prefix;
+  static std::uint64_t load64(const char* p) noexcept {
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static std::uint32_t load32(const char* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  // head and tail hold every byte of a key of up to 16 bytes (overlapping
+  // loads, so no loop and no variable-length copy); longer keys keep their
+  // first and last eight bytes here and compare the middle with memcmp.
+  static Slot slotOf(std::string_view key) noexcept {
+    const char* p = key.data();
+    const std::size_t n = key.size();
+    Slot slot;
+    slot.length = static_cast<std::uint32_t>(n);
+    if (n >= 8) {
+      slot.head = load64(p);
+      slot.tail = load64(p + n - 8);
+    } else if (n >= 4) {
+      slot.head = load32(p) | (std::uint64_t{load32(p + n - 4)} << 32);
+    } else if (n > 0) {
+      slot.head = static_cast<unsigned char>(p[0]) |
+                  (std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
+                  (std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16);
+    }
+    return slot;
+  }
+  static std::size_t bucketOf(const Slot& slot, unsigned shift) noexcept {
+    std::uint64_t x = slot.head ^ ((slot.tail << 29) | (slot.tail >> 35)) ^
+                      (std::uint64_t{slot.length} * 0x9E3779B97F4A7C15ull);
+    x *= 0xBF58476D1CE4E5B9ull;
+    return static_cast<std::size_t>(x >> shift);
   }
 
   static void buildSlots(Snapshot& snap) {
     if constexpr (kStringKeys) {
-      snap.slots.clear();
-      snap.slots.reserve(snap.entries.size());
-      for (std::size_t i = 0; i < snap.entries.size(); ++i) {
-        const std::string& key = snap.entries[i].key;
-        snap.slots.push_back(Slot{prefixOf(key), static_cast<std::uint32_t>(key.size()),
-                                  static_cast<std::uint32_t>(i)});
+      std::size_t size = 8;
+      unsigned shift = 61;
+      while (size < 4 * snap.entries.size()) {
+        size *= 2;
+        --shift;
       }
-      std::sort(snap.slots.begin(), snap.slots.end());
+      snap.slots.assign(size, Slot{});
+      snap.mask = size - 1;
+      snap.shift = shift;
+      for (std::size_t i = 0; i < snap.entries.size(); ++i) {
+        Slot slot = slotOf(snap.entries[i].key);
+        slot.entry = static_cast<std::uint32_t>(i);
+        std::size_t b = bucketOf(slot, shift);
+        while (snap.slots[b].entry != kNoEntry) b = (b + 1) & snap.mask;
+        snap.slots[b] = slot;
+      }
     }
   }
 
@@ -200,25 +251,29 @@ class Registry {
         [](const Entry& e, const K& k) { return std::less<>{}(e.key, k); });
   }
 
+  // The index of `key`'s entry in snap.entries, or kNoEntry.
+  static std::uint32_t findIndex(const Snapshot& snap, std::string_view key) noexcept {
+    if (key.size() >= kNoEntry) return kNoEntry;
+    const Slot probe = slotOf(key);
+    const Slot* slots = snap.slots.data();
+    for (std::size_t b = bucketOf(probe, snap.shift);; b = (b + 1) & snap.mask) {
+      const Slot& slot = slots[b];
+      if (slot.head == probe.head && slot.tail == probe.tail &&
+          slot.length == probe.length &&
+          (key.size() <= 16 || std::memcmp(snap.entries[slot.entry].key.data() + 8,
+                                           key.data() + 8, key.size() - 16) == 0)) {
+        return slot.entry;
+      }
+      if (slot.entry == kNoEntry) return kNoEntry;
+    }
+  }
+
   template <typename K>
   const Entry* find(const K& key) const noexcept {
     const Snapshot& snap = *current_.load(std::memory_order_acquire);
-    if constexpr (kStringKeys && std::is_convertible_v<const K&, std::string_view>) {
-      std::string_view text(key);
-      if (text.size() > UINT32_MAX) return nullptr;
-      const Slot probe{prefixOf(text), static_cast<std::uint32_t>(text.size()), 0};
-      auto it = std::lower_bound(snap.slots.begin(), snap.slots.end(), probe);
-      // Keys sharing the first 8 bytes and the length differ in their tails.
-      for (; it != snap.slots.end() && it->prefix == probe.prefix &&
-             it->length == probe.length;
-           ++it) {
-        const Entry& entry = snap.entries[it->entry];
-        if (text.size() <= 8 ||
-            std::memcmp(entry.key.data() + 8, text.data() + 8, text.size() - 8) == 0) {
-          return &entry;
-        }
-      }
-      return nullptr;
+    if constexpr (kIndexed<K>) {
+      const std::uint32_t index = findIndex(snap, key);
+      return index == kNoEntry ? nullptr : &snap.entries[index];
     } else {
       auto it = lowerBound(snap.entries, key);
       if (it != snap.entries.end() && it->key == key) return &*it;

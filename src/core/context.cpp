@@ -31,10 +31,10 @@ class PoisonedHooks final : public detail::RefusingHooks {
       : RefusingHooks(real.deviceType(), real.capabilities(), real.isBuilt(),
                       real.deviceCount()) {}
 
-  [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
+  [[noreturn]] void failUnsupported(HookId hook) const override {
     throw DeviceError(detail::concat(
-        hook, "(): '", name(), "' was initialised before fork(); the child process (pid ",
-        ::getpid(),
+        hookInfo(hook).name, "(): '", name(),
+        "' was initialised before fork(); the child process (pid ", ::getpid(),
         ") cannot use it because the device's threads and state do not survive "
         "fork. Initialise '",
         name(),
@@ -105,8 +105,9 @@ void Context::lazyInitDevice(DeviceType type) {
   if (t.initialized.load(std::memory_order_acquire)) [[likely]]
     return;
   if (t.poisoned.load(std::memory_order_acquire)) [[unlikely]] {
-    // Before the lock: the parent may have held it when it forked.
-    getHooks(type).failUnsupported("lazyInitDevice", HookGroup::High);
+    // Before the lock: the parent may have held it when it forked. The
+    // poisoned hooks refuse init() with the explanation.
+    getHooks(type).init();
   }
   // Plugins named by the environment get their chance to register before the
   // first initialisation of any type (once per process; a no-op afterwards).

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/philox_generator.h"
 
 namespace accel {
@@ -16,11 +17,12 @@ DefaultGenerators::DefaultGenerators(DeviceType type, int deviceCount,
   ACCEL_CHECK(deviceCount >= 0 && deviceCount <= kMaxDevicesPerType, InvalidArgument,
               "DefaultGenerators for '", deviceTypeName(type), "': device count ",
               deviceCount, " is outside [0, ", kMaxDevicesPerType,
-              "]; pass the backend's deviceCount()");
+              "]; pass the backend's ", hookInfo(HookId::deviceCount).name, "()");
   ACCEL_CHECK(currentDevice_ != nullptr, InvalidArgument, "DefaultGenerators for '",
               deviceTypeName(type),
               "': the current-device callable is empty; pass one that returns the "
-              "backend's getCurrentDevice()");
+              "backend's ",
+              hookInfo(HookId::getCurrentDevice).name, "()");
   if (!factory_) {
     factory_ = [](Device device) { return makePhiloxGenerator(device, kDefaultSeed); };
   }

@@ -2,7 +2,6 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
-#include "destructor_error.h"
 
 namespace accel {
 
@@ -22,13 +21,8 @@ DeviceGuard::DeviceGuard(Device device)
 DeviceGuard::~DeviceGuard() {
   // Compare with the device that is current now, not with current_: code
   // inside the scope may have set another device directly. Reading is
-  // cheaper than setting on every backend.
-  try {
-    if (hooks_->getCurrentDeviceImpl() != original_)
-      hooks_->setCurrentDeviceImpl(original_);
-  } catch (...) {
-    detail::reportDestructorError("DeviceGuard");
-  }
+  // cheaper than setting on every backend (restoreCurrentDevice does both).
+  hooks_->restoreCurrentDevice(GuardKey(), original_, "DeviceGuard");
 }
 
 void DeviceGuard::resetDevice(Device device) {

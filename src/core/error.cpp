@@ -5,19 +5,16 @@
 namespace accel {
 namespace {
 
+// The file name is used as the compiler recorded it. Builds of this project
+// map the checkout's path away (-fmacro-prefix-map, top-level CMakeLists.txt),
+// so files read "src/core/device.cpp" wherever the checkout lives; a file
+// built elsewhere (an out-of-tree plugin) keeps its own build's spelling.
+// No guessing from the path's text: a checkout under a folder named src/
+// must not lose its top folders.
 std::string withLocation(const std::string& message, const std::source_location& where) {
   std::string out = message;
   out += " [";
-  std::string_view file = where.file_name();
-  // Keep the path from the repository's top folders on, not the build machine's prefix.
-  for (std::string_view top :
-       {"/src/", "/include/", "/backends/", "/tools/", "/tests/"}) {
-    if (auto pos = file.rfind(top); pos != std::string_view::npos) {
-      file.remove_prefix(pos + 1);
-      break;
-    }
-  }
-  out += file;
+  out += where.file_name();
   out += ':';
   out += std::to_string(where.line());
   out += ']';

@@ -1,6 +1,7 @@
 #include "accel/generator.h"
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 
 namespace accel {
 
@@ -8,8 +9,9 @@ GeneratorImpl::~GeneratorImpl() = default;
 
 GeneratorImpl& Generator::impl() const {
   ACCEL_CHECK(impl_ != nullptr, InvalidArgument,
-              "use of an undefined (default-constructed) Generator; obtain one from "
-              "getDefaultGenerator(), getNewGenerator() or makePhiloxGenerator()");
+              "use of an undefined (default-constructed) Generator; obtain one from ",
+              hookInfo(HookId::getDefaultGenerator).name, "(), ",
+              hookInfo(HookId::getNewGenerator).name, "() or makePhiloxGenerator()");
   return *impl_;
 }
 

@@ -1,8 +1,10 @@
 #include "accel/hooks.h"
 
 #include <exception>
+#include <utility>
 
 #include "accel/error.h"
+#include "destructor_error.h"
 
 namespace accel {
 
@@ -13,74 +15,150 @@ AcceleratorHooks::~AcceleratorHooks() = default;
 
 std::string_view AcceleratorHooks::name() const noexcept { return deviceTypeName(type_); }
 
-void AcceleratorHooks::failUnsupported(std::string_view hook, HookGroup group) const {
-  if (!capabilities_.has(group)) {
+HookNotImplemented::HookNotImplemented(HookId hook, std::string message,
+                                       std::source_location where)
+    : NotSupported(std::move(message), where), hook_(hook) {}
+
+HookNotImplemented::~HookNotImplemented() = default;
+
+namespace {
+
+// "getNewStream()": how messages name the hook that was called.
+std::string callOf(HookId hook) { return detail::concat(hookInfo(hook).name, "()"); }
+
+std::string rangeMessage(DeviceIndex index, int count, std::string_view backend) {
+  return detail::concat("device index ", int(index), " out of range [0, ", count,
+                        ") for '", backend, "'");
+}
+
+std::string rangeAdvice(int count) {
+  return count == 0 ? std::string("; the backend reports no devices")
+                    : detail::concat("; use an index from 0 to ", count - 1);
+}
+
+// Which thread runs an initImpl, for the re-entry check (a thread cannot
+// wait for itself).
+bool isInitialisingThread(const std::atomic<std::thread::id>& owner) noexcept {
+  return owner.load(std::memory_order_acquire) == std::this_thread::get_id();
+}
+
+}  // namespace
+
+void AcceleratorHooks::failUnsupported(HookId hook) const {
+  const HookInfo& info = hookInfo(hook);
+  if (!capabilities_.has(info.group)) {
     throw NotSupported(detail::concat(
-        "'", name(), "' does not support ", hook,
-        "(): the backend does not declare the '", hookGroupName(group),
+        "'", name(), "' does not support ", callOf(hook),
+        ": the backend does not declare the '", hookGroupName(info.group),
         "' group (it declares: ", capabilities_.str(),
         "). Check getHooks(type).supports(HookGroup) before calling, or use a backend "
         "that provides it"));
   }
-  throw NotSupported(detail::concat(
-      "'", name(), "' does not implement ", hook, "() although it declares the '",
-      hookGroupName(group),
-      "' group; this is a bug in the backend: report it to its maintainers "
-      "(`accel check --backend ",
-      name(), "` shows every such gap)"));
+  throw HookNotImplemented(
+      hook, detail::concat("'", name(), "' does not implement ", callOf(hook),
+                           " although it declares the '", hookGroupName(info.group),
+                           "' group: the backend must override ", info.impl,
+                           ". This is a bug in the backend: report it to its maintainers "
+                           "(`accel check --backend ",
+                           name(), "` shows every such gap)"));
 }
 
-void AcceleratorHooks::raiseUnsupported(std::string_view hook, HookGroup group) const {
-  failUnsupported(hook, group);
+void AcceleratorHooks::raiseUnsupported(HookId hook) const {
+  failUnsupported(hook);
   std::terminate();  // unreachable: failUnsupported throws; this tells the compiler so
 }
 
-void AcceleratorHooks::requireGroup(HookGroup group, std::string_view hook) const {
-  if (!capabilities_.has(group)) [[unlikely]]
-    raiseUnsupported(hook, group);
-}
-
 void AcceleratorHooks::failBadDeviceIndex(DeviceIndex index, int count,
-                                          std::string_view hook, HookGroup) const {
-  throw InvalidArgument(detail::concat(
-      "device index ", int(index), " out of range [0, ", count, ") for '", name(), "'",
-      hook.empty() ? std::string() : detail::concat(" (", hook, ")"),
-      count == 0 ? std::string("; the backend reports no devices")
-                 : detail::concat("; use an index from 0 to ", count - 1)));
+                                          HookId hook) const {
+  throw InvalidArgument(detail::concat(rangeMessage(index, count, name()), " (",
+                                       hookInfo(hook).name, ")", rangeAdvice(count)));
 }
 
-void AcceleratorHooks::checkIndex(DeviceIndex index, std::string_view hook,
-                                  HookGroup group) const {
-  int count = deviceCount();
-  if (index < 0 || index >= count) [[unlikely]]
-    failBadDeviceIndex(index, count, hook, group);
+void AcceleratorHooks::raiseBadDeviceIndex(DeviceIndex index, int count,
+                                           HookId hook) const {
+  failBadDeviceIndex(index, count, hook);
+  std::terminate();  // unreachable, as in raiseUnsupported
 }
 
-DeviceIndex AcceleratorHooks::resolveIndex(DeviceIndex index, std::string_view hook,
-                                           HookGroup group) const {
-  int count = deviceCount();
-  // With no devices there is no current device to resolve -1 to either.
-  if (count == 0) [[unlikely]]
-    failBadDeviceIndex(index, count, hook, group);
-  if (index == kCurrentDevice) index = getCurrentDeviceImpl();
+void AcceleratorHooks::checkIndex(DeviceIndex index, HookId hook) const {
+  int count = rangeCount();
   if (index < 0 || index >= count) [[unlikely]]
-    failBadDeviceIndex(index, count, hook, group);
+    raiseBadDeviceIndex(index, count, hook);
+}
+
+DeviceIndex AcceleratorHooks::resolveIndex(DeviceIndex index, HookId hook) const {
+  int count = rangeCount();
+  if (index == kCurrentDevice) {
+    // With no devices there is no current device to resolve -1 to either.
+    if (count == 0) [[unlikely]]
+      raiseBadDeviceIndex(index, count, hook);
+    index = getCurrentDeviceImpl();
+  }
+  if (index < 0 || index >= count) [[unlikely]]
+    raiseBadDeviceIndex(index, count, hook);
   return index;
 }
 
 void AcceleratorHooks::checkDeviceIndex(DeviceIndex index) const {
-  checkIndex(index, "checkDeviceIndex", HookGroup::Low);
+  int count = rangeCount();
+  ACCEL_CHECK(index >= 0 && index < count, InvalidArgument,
+              rangeMessage(index, count, name()), rangeAdvice(count));
 }
 
 DeviceIndex AcceleratorHooks::resolveDeviceIndex(DeviceIndex index) const {
-  return resolveIndex(index, "resolveDeviceIndex", HookGroup::Low);
+  if (index == kCurrentDevice && rangeCount() > 0) index = getCurrentDeviceImpl();
+  checkDeviceIndex(index);
+  return index;
 }
 
-void AcceleratorHooks::checkStream(Stream stream, std::string_view hook) const {
-  ACCEL_CHECK(stream.device.type() == type_, InvalidArgument, hook, "(): ", stream,
+void AcceleratorHooks::checkStream(Stream stream, HookId hook) const {
+  ACCEL_CHECK(stream.device.type() == type_, InvalidArgument, callOf(hook), ": ", stream,
               " belongs to '", deviceTypeName(stream.device.type()), "', not '", name(),
               "'; pass it to getHooks(stream.device.type())");
-  checkIndex(stream.device.index(), hook, HookGroup::Streams);
+  checkIndex(stream.device.index(), hook);
+}
+
+void AcceleratorHooks::initSlow(HookId hook) const {
+  if (init_state_.load(std::memory_order_acquire) == InitState::Refused) [[unlikely]]
+    raiseUnsupported(hook);
+  ACCEL_CHECK(!isInitialisingThread(init_thread_), InvalidArgument, callOf(hook), " on '",
+              name(), "' was called from inside its own ", hookInfo(HookId::init).impl,
+              "(), which would wait for itself: initImpl must not call the hooks that "
+              "initialise (only the probes and the current-device hooks)");
+  std::lock_guard<std::mutex> lock(init_mutex_);
+  if (init_state_.load(std::memory_order_acquire) == InitState::Done) return;
+  init_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  init_state_.store(InitState::Running, std::memory_order_release);
+  try {
+    // Hooks objects are never const themselves (they are created with new);
+    // only the view through a const hook is.
+    const_cast<AcceleratorHooks*>(this)->initImpl();
+  } catch (...) {
+    init_state_.store(InitState::NotStarted, std::memory_order_release);
+    init_thread_.store(std::thread::id(), std::memory_order_release);
+    throw;  // not initialised: the next call retries
+  }
+  initialized_device_count_ = deviceCount();
+  init_thread_.store(std::thread::id(), std::memory_order_release);
+  init_state_.store(InitState::Done, std::memory_order_release);
+}
+
+void AcceleratorHooks::restoreCurrentDevice(GuardKey, DeviceIndex index,
+                                            const char* guard) noexcept {
+  try {
+    if (getCurrentDeviceImpl() != index) setCurrentDeviceImpl(index);
+  } catch (...) {
+    detail::reportDestructorError(guard);
+  }
+}
+
+void AcceleratorHooks::restoreCurrentStream(GuardKey, Stream stream,
+                                            const char* guard) noexcept {
+  try {
+    setCurrentStreamImpl(stream);
+  } catch (...) {
+    detail::reportDestructorError(guard);
+  }
 }
 
 // ---- low ----
@@ -111,26 +189,24 @@ int AcceleratorHooks::deviceCount() const noexcept {
 }
 
 void AcceleratorHooks::setCurrentDevice(DeviceIndex index) {
-  checkIndex(index, "setCurrentDevice", HookGroup::Low);
+  checkIndex(index, HookId::setCurrentDevice);
   setCurrentDeviceImpl(index);
 }
 
 DeviceIndex AcceleratorHooks::exchangeDevice(DeviceIndex index) {
-  checkIndex(index, "exchangeDevice", HookGroup::Low);
+  checkIndex(index, HookId::exchangeDevice);
   return exchangeDeviceImpl(index);
 }
 
 DeviceIndex AcceleratorHooks::maybeExchangeDevice(DeviceIndex index) {
-  int count = deviceCount();
+  int count = rangeCount();
   if (count == 0) [[unlikely]]
-    failBadDeviceIndex(index, count, "maybeExchangeDevice", HookGroup::Low);
+    raiseBadDeviceIndex(index, count, HookId::maybeExchangeDevice);
   if (index < 0 || index >= count) return getCurrentDevice();
   return exchangeDeviceImpl(index);
 }
 
 // ---- high ----
-
-void AcceleratorHooks::init() { initImpl(); }
 
 bool AcceleratorHooks::hasPrimaryContext(DeviceIndex index) const noexcept {
   if (index < 0 || index >= deviceCount()) return false;
@@ -142,22 +218,25 @@ bool AcceleratorHooks::hasPrimaryContext(DeviceIndex index) const noexcept {
 }
 
 Generator AcceleratorHooks::getDefaultGenerator(DeviceIndex index) {
-  return getDefaultGeneratorImpl(
-      resolveIndex(index, "getDefaultGenerator", HookGroup::High));
+  requireInit(HookId::getDefaultGenerator);
+  return getDefaultGeneratorImpl(resolveIndex(index, HookId::getDefaultGenerator));
 }
 
 Generator AcceleratorHooks::getNewGenerator(DeviceIndex index) {
-  return getNewGeneratorImpl(resolveIndex(index, "getNewGenerator", HookGroup::High));
+  requireInit(HookId::getNewGenerator);
+  return getNewGeneratorImpl(resolveIndex(index, HookId::getNewGenerator));
 }
 
 Device AcceleratorHooks::getDeviceFromPtr(const void* ptr) const {
-  ACCEL_CHECK(ptr != nullptr, InvalidArgument,
-              "getDeviceFromPtr(): null pointer passed to '", name(),
+  ACCEL_CHECK(ptr != nullptr, InvalidArgument, callOf(HookId::getDeviceFromPtr),
+              ": null pointer passed to '", name(),
               "'; pass a pointer to memory allocated by this backend");
+  requireInit(HookId::getDeviceFromPtr);
   return getDeviceFromPtrImpl(ptr);
 }
 
 Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
+  requireInit(HookId::getPinnedMemoryAllocator);
   return getPinnedMemoryAllocatorImpl();
 }
 
@@ -171,269 +250,291 @@ bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {
 }
 
 Allocator& AcceleratorHooks::getDeviceAllocator(DeviceIndex index) {
-  return getDeviceAllocatorImpl(
-      resolveIndex(index, "getDeviceAllocator", HookGroup::High));
+  requireInit(HookId::getDeviceAllocator);
+  return getDeviceAllocatorImpl(resolveIndex(index, HookId::getDeviceAllocator));
 }
 
 // ---- device ----
 
 void AcceleratorHooks::deviceSynchronize(DeviceIndex index) {
-  requireGroup(HookGroup::Device, "deviceSynchronize");
-  deviceSynchronizeImpl(resolveIndex(index, "deviceSynchronize", HookGroup::Device));
+  requireGroup(HookId::deviceSynchronize);
+  requireInit(HookId::deviceSynchronize);
+  deviceSynchronizeImpl(resolveIndex(index, HookId::deviceSynchronize));
 }
 
 std::string AcceleratorHooks::showConfig() const {
-  requireGroup(HookGroup::Device, "showConfig");
+  requireGroup(HookId::showConfig);
+  requireInit(HookId::showConfig);
   return showConfigImpl();
 }
 
 DeviceProperties AcceleratorHooks::getDeviceProperties(DeviceIndex index) const {
-  requireGroup(HookGroup::Device, "getDeviceProperties");
-  return getDevicePropertiesImpl(
-      resolveIndex(index, "getDeviceProperties", HookGroup::Device));
+  requireGroup(HookId::getDeviceProperties);
+  requireInit(HookId::getDeviceProperties);
+  return getDevicePropertiesImpl(resolveIndex(index, HookId::getDeviceProperties));
 }
 
 // ---- streams ----
 
 Stream AcceleratorHooks::getCurrentStream(DeviceIndex index) const {
-  requireGroup(HookGroup::Streams, "getCurrentStream");
-  return getCurrentStreamImpl(
-      resolveIndex(index, "getCurrentStream", HookGroup::Streams));
+  requireGroup(HookId::getCurrentStream);
+  requireInit(HookId::getCurrentStream);
+  return getCurrentStreamImpl(resolveIndex(index, HookId::getCurrentStream));
 }
 
 Stream AcceleratorHooks::getDefaultStream(DeviceIndex index) const {
-  requireGroup(HookGroup::Streams, "getDefaultStream");
-  return getDefaultStreamImpl(
-      resolveIndex(index, "getDefaultStream", HookGroup::Streams));
+  requireGroup(HookId::getDefaultStream);
+  requireInit(HookId::getDefaultStream);
+  return getDefaultStreamImpl(resolveIndex(index, HookId::getDefaultStream));
 }
 
 Stream AcceleratorHooks::getNewStream(DeviceIndex index, int priority) {
-  requireGroup(HookGroup::Streams, "getNewStream");
+  requireGroup(HookId::getNewStream);
+  requireInit(HookId::getNewStream);
   auto [lowest, greatest] = streamPriorityRangeImpl();
   ACCEL_CHECK(priority >= lowest && priority <= greatest, InvalidArgument,
-              "getNewStream(): priority ", priority, " is outside '", name(),
-              "''s range [", lowest, ", ", greatest, "]; see streamPriorityRange()");
-  return getNewStreamImpl(resolveIndex(index, "getNewStream", HookGroup::Streams),
-                          priority);
+              callOf(HookId::getNewStream), ": priority ", priority, " is outside '",
+              name(), "''s range [", lowest, ", ", greatest, "]; see ",
+              callOf(HookId::streamPriorityRange));
+  return getNewStreamImpl(resolveIndex(index, HookId::getNewStream), priority);
 }
 
 void AcceleratorHooks::setCurrentStream(Stream stream) {
-  requireGroup(HookGroup::Streams, "setCurrentStream");
-  checkStream(stream, "setCurrentStream");
+  requireGroup(HookId::setCurrentStream);
+  requireInit(HookId::setCurrentStream);
+  checkStream(stream, HookId::setCurrentStream);
   setCurrentStreamImpl(stream);
 }
 
 Stream AcceleratorHooks::exchangeStream(Stream stream) {
-  requireGroup(HookGroup::Streams, "exchangeStream");
-  checkStream(stream, "exchangeStream");
+  requireGroup(HookId::exchangeStream);
+  requireInit(HookId::exchangeStream);
+  checkStream(stream, HookId::exchangeStream);
   return exchangeStreamImpl(stream);
 }
 
 bool AcceleratorHooks::queryStream(Stream stream) const {
-  requireGroup(HookGroup::Streams, "queryStream");
-  checkStream(stream, "queryStream");
+  requireGroup(HookId::queryStream);
+  requireInit(HookId::queryStream);
+  checkStream(stream, HookId::queryStream);
   return queryStreamImpl(stream);
 }
 
 void AcceleratorHooks::synchronizeStream(Stream stream) const {
-  requireGroup(HookGroup::Streams, "synchronizeStream");
-  checkStream(stream, "synchronizeStream");
+  requireGroup(HookId::synchronizeStream);
+  requireInit(HookId::synchronizeStream);
+  checkStream(stream, HookId::synchronizeStream);
   synchronizeStreamImpl(stream);
 }
 
 std::pair<int, int> AcceleratorHooks::streamPriorityRange() const {
-  requireGroup(HookGroup::Streams, "streamPriorityRange");
+  requireGroup(HookId::streamPriorityRange);
+  requireInit(HookId::streamPriorityRange);
   return streamPriorityRangeImpl();
 }
 
 // ---- events ----
 
 EventId AcceleratorHooks::createEvent(DeviceIndex index, EventFlags flags) {
-  requireGroup(HookGroup::Events, "createEvent");
-  return createEventImpl(resolveIndex(index, "createEvent", HookGroup::Events), flags);
+  requireGroup(HookId::createEvent);
+  requireInit(HookId::createEvent);
+  return createEventImpl(resolveIndex(index, HookId::createEvent), flags);
 }
 
 void AcceleratorHooks::destroyEvent(EventId event) noexcept {
-  if (event == kNoEvent || !capabilities_.has(HookGroup::Events)) return;
+  // Before init no event can exist (createEvent initialises): nothing to free.
+  if (event == kNoEvent || !capabilities_.has(HookGroup::Events) || !isInitialized())
+    return;
   destroyEventImpl(event);
 }
 
 void AcceleratorHooks::recordEvent(EventId event, Stream stream) {
-  requireGroup(HookGroup::Events, "recordEvent");
-  checkStream(stream, "recordEvent");
+  requireGroup(HookId::recordEvent);
+  requireInit(HookId::recordEvent);
+  checkStream(stream, HookId::recordEvent);
   recordEventImpl(event, stream);
 }
 
 void AcceleratorHooks::blockStream(EventId event, Stream stream) {
-  requireGroup(HookGroup::Events, "blockStream");
-  checkStream(stream, "blockStream");
+  requireGroup(HookId::blockStream);
+  requireInit(HookId::blockStream);
+  checkStream(stream, HookId::blockStream);
   blockStreamImpl(event, stream);
 }
 
 bool AcceleratorHooks::queryEvent(EventId event) const {
-  requireGroup(HookGroup::Events, "queryEvent");
+  requireGroup(HookId::queryEvent);
+  requireInit(HookId::queryEvent);
   return queryEventImpl(event);
 }
 
 void AcceleratorHooks::synchronizeEvent(EventId event) const {
-  requireGroup(HookGroup::Events, "synchronizeEvent");
+  requireGroup(HookId::synchronizeEvent);
+  requireInit(HookId::synchronizeEvent);
   synchronizeEventImpl(event);
 }
 
 double AcceleratorHooks::elapsedTime(EventId start, EventId end) const {
-  requireGroup(HookGroup::Events, "elapsedTime");
+  requireGroup(HookId::elapsedTime);
+  requireInit(HookId::elapsedTime);
   return elapsedTimeImpl(start, end);
 }
 
 // ---- memory ----
 
 MemoryStats AcceleratorHooks::memoryStats(DeviceIndex index) const {
-  requireGroup(HookGroup::Memory, "memoryStats");
-  return memoryStatsImpl(resolveIndex(index, "memoryStats", HookGroup::Memory));
+  requireGroup(HookId::memoryStats);
+  requireInit(HookId::memoryStats);
+  return memoryStatsImpl(resolveIndex(index, HookId::memoryStats));
 }
 
 void AcceleratorHooks::resetPeakMemoryStats(DeviceIndex index) {
-  requireGroup(HookGroup::Memory, "resetPeakMemoryStats");
-  resetPeakMemoryStatsImpl(
-      resolveIndex(index, "resetPeakMemoryStats", HookGroup::Memory));
+  requireGroup(HookId::resetPeakMemoryStats);
+  requireInit(HookId::resetPeakMemoryStats);
+  resetPeakMemoryStatsImpl(resolveIndex(index, HookId::resetPeakMemoryStats));
 }
 
 void AcceleratorHooks::emptyCache() {
-  requireGroup(HookGroup::Memory, "emptyCache");
+  requireGroup(HookId::emptyCache);
+  requireInit(HookId::emptyCache);
   emptyCacheImpl();
 }
 
 void AcceleratorHooks::recordMemoryHistory(const MemoryHistoryOptions& options) {
-  requireGroup(HookGroup::MemoryHistory, "recordMemoryHistory");
+  requireGroup(HookId::recordMemoryHistory);
+  requireInit(HookId::recordMemoryHistory);
   recordMemoryHistoryImpl(options);
 }
 
 MemorySnapshot AcceleratorHooks::memorySnapshot(
     const MemorySnapshotOptions& options) const {
-  requireGroup(HookGroup::MemoryHistory, "memorySnapshot");
+  requireGroup(HookId::memorySnapshot);
+  requireInit(HookId::memorySnapshot);
   MemorySnapshotOptions resolved = options;
   if (!resolved.all_devices) {
-    resolved.device =
-        resolveIndex(resolved.device, "memorySnapshot", HookGroup::MemoryHistory);
+    resolved.device = resolveIndex(resolved.device, HookId::memorySnapshot);
   }
   return memorySnapshotImpl(resolved);
 }
 
 void AcceleratorHooks::attachOutOfMemoryObserver(OutOfMemoryObserver observer) {
-  requireGroup(HookGroup::MemoryHistory, "attachOutOfMemoryObserver");
+  requireGroup(HookId::attachOutOfMemoryObserver);
+  requireInit(HookId::attachOutOfMemoryObserver);
   ACCEL_CHECK(static_cast<bool>(observer), InvalidArgument,
-              "attachOutOfMemoryObserver(): the observer passed to '", name(),
-              "' is empty; pass a callable");
+              callOf(HookId::attachOutOfMemoryObserver), ": the observer passed to '",
+              name(), "' is empty; pass a callable");
   attachOutOfMemoryObserverImpl(std::move(observer));
 }
 
 // ---- graphs ----
 
 GraphId AcceleratorHooks::graphCreate(bool keep_graph) {
-  requireGroup(HookGroup::Graphs, "graphCreate");
+  requireGroup(HookId::graphCreate);
+  requireInit(HookId::graphCreate);
   return graphCreateImpl(keep_graph);
 }
 
 void AcceleratorHooks::graphDestroy(GraphId graph) {
-  requireGroup(HookGroup::Graphs, "graphDestroy");
+  requireGroup(HookId::graphDestroy);
+  requireInit(HookId::graphDestroy);
   graphDestroyImpl(graph);
 }
 
 void AcceleratorHooks::graphCaptureBegin(GraphId graph, MempoolId pool,
                                          CaptureMode mode) {
-  requireGroup(HookGroup::Graphs, "graphCaptureBegin");
+  requireGroup(HookId::graphCaptureBegin);
+  requireInit(HookId::graphCaptureBegin);
   graphCaptureBeginImpl(graph, pool, mode);
 }
 
 void AcceleratorHooks::graphCaptureEnd(GraphId graph) {
-  requireGroup(HookGroup::Graphs, "graphCaptureEnd");
+  requireGroup(HookId::graphCaptureEnd);
+  requireInit(HookId::graphCaptureEnd);
   graphCaptureEndImpl(graph);
 }
 
 void AcceleratorHooks::graphInstantiate(GraphId graph) {
-  requireGroup(HookGroup::Graphs, "graphInstantiate");
+  requireGroup(HookId::graphInstantiate);
+  requireInit(HookId::graphInstantiate);
   graphInstantiateImpl(graph);
 }
 
 void AcceleratorHooks::graphReplay(GraphId graph) {
-  requireGroup(HookGroup::Graphs, "graphReplay");
+  requireGroup(HookId::graphReplay);
+  requireInit(HookId::graphReplay);
   graphReplayImpl(graph);
 }
 
 void AcceleratorHooks::graphReset(GraphId graph) {
-  requireGroup(HookGroup::Graphs, "graphReset");
+  requireGroup(HookId::graphReset);
+  requireInit(HookId::graphReset);
   graphResetImpl(graph);
 }
 
 MempoolId AcceleratorHooks::graphPool(GraphId graph) const {
-  requireGroup(HookGroup::Graphs, "graphPool");
+  requireGroup(HookId::graphPool);
+  requireInit(HookId::graphPool);
   return graphPoolImpl(graph);
 }
 
 // ---- defaults of the overridable part: each names itself and its group ----
 
-bool AcceleratorHooks::isBuiltImpl() const {
-  raiseUnsupported("isBuilt", HookGroup::Low);
-}
-bool AcceleratorHooks::isAvailableImpl() const {
-  raiseUnsupported("isAvailable", HookGroup::Low);
-}
-int AcceleratorHooks::deviceCountImpl() const {
-  raiseUnsupported("deviceCount", HookGroup::Low);
-}
+bool AcceleratorHooks::isBuiltImpl() const { raiseUnsupported(HookId::isBuilt); }
+bool AcceleratorHooks::isAvailableImpl() const { raiseUnsupported(HookId::isAvailable); }
+int AcceleratorHooks::deviceCountImpl() const { raiseUnsupported(HookId::deviceCount); }
 DeviceIndex AcceleratorHooks::getCurrentDeviceImpl() const {
-  raiseUnsupported("getCurrentDevice", HookGroup::Low);
+  raiseUnsupported(HookId::getCurrentDevice);
 }
 void AcceleratorHooks::setCurrentDeviceImpl(DeviceIndex) {
-  raiseUnsupported("setCurrentDevice", HookGroup::Low);
+  raiseUnsupported(HookId::setCurrentDevice);
 }
 DeviceIndex AcceleratorHooks::exchangeDeviceImpl(DeviceIndex index) {
   DeviceIndex previous = getCurrentDeviceImpl();
   if (previous != index) setCurrentDeviceImpl(index);
   return previous;
 }
-void AcceleratorHooks::initImpl() { raiseUnsupported("init", HookGroup::High); }
+void AcceleratorHooks::initImpl() { raiseUnsupported(HookId::init); }
 bool AcceleratorHooks::hasPrimaryContextImpl(DeviceIndex) const {
-  raiseUnsupported("hasPrimaryContext", HookGroup::High);
+  raiseUnsupported(HookId::hasPrimaryContext);
 }
 Generator AcceleratorHooks::getDefaultGeneratorImpl(DeviceIndex) {
-  raiseUnsupported("getDefaultGenerator", HookGroup::High);
+  raiseUnsupported(HookId::getDefaultGenerator);
 }
 Generator AcceleratorHooks::getNewGeneratorImpl(DeviceIndex) {
-  raiseUnsupported("getNewGenerator", HookGroup::High);
+  raiseUnsupported(HookId::getNewGenerator);
 }
 Device AcceleratorHooks::getDeviceFromPtrImpl(const void*) const {
-  raiseUnsupported("getDeviceFromPtr", HookGroup::High);
+  raiseUnsupported(HookId::getDeviceFromPtr);
 }
 Allocator& AcceleratorHooks::getPinnedMemoryAllocatorImpl() {
-  raiseUnsupported("getPinnedMemoryAllocator", HookGroup::High);
+  raiseUnsupported(HookId::getPinnedMemoryAllocator);
 }
 bool AcceleratorHooks::isPinnedPtrImpl(const void*) const {
-  raiseUnsupported("isPinnedPtr", HookGroup::High);
+  raiseUnsupported(HookId::isPinnedPtr);
 }
 Allocator& AcceleratorHooks::getDeviceAllocatorImpl(DeviceIndex) {
-  raiseUnsupported("getDeviceAllocator", HookGroup::High);
+  raiseUnsupported(HookId::getDeviceAllocator);
 }
 void AcceleratorHooks::deviceSynchronizeImpl(DeviceIndex) {
-  raiseUnsupported("deviceSynchronize", HookGroup::Device);
+  raiseUnsupported(HookId::deviceSynchronize);
 }
 std::string AcceleratorHooks::showConfigImpl() const {
-  raiseUnsupported("showConfig", HookGroup::Device);
+  raiseUnsupported(HookId::showConfig);
 }
 DeviceProperties AcceleratorHooks::getDevicePropertiesImpl(DeviceIndex) const {
-  raiseUnsupported("getDeviceProperties", HookGroup::Device);
+  raiseUnsupported(HookId::getDeviceProperties);
 }
 Stream AcceleratorHooks::getCurrentStreamImpl(DeviceIndex) const {
-  raiseUnsupported("getCurrentStream", HookGroup::Streams);
+  raiseUnsupported(HookId::getCurrentStream);
 }
 Stream AcceleratorHooks::getDefaultStreamImpl(DeviceIndex) const {
-  raiseUnsupported("getDefaultStream", HookGroup::Streams);
+  raiseUnsupported(HookId::getDefaultStream);
 }
 Stream AcceleratorHooks::getNewStreamImpl(DeviceIndex, int) {
-  raiseUnsupported("getNewStream", HookGroup::Streams);
+  raiseUnsupported(HookId::getNewStream);
 }
 void AcceleratorHooks::setCurrentStreamImpl(Stream) {
-  raiseUnsupported("setCurrentStream", HookGroup::Streams);
+  raiseUnsupported(HookId::setCurrentStream);
 }
 Stream AcceleratorHooks::exchangeStreamImpl(Stream stream) {
   Stream previous = getCurrentStreamImpl(stream.device.index());
@@ -441,72 +542,64 @@ Stream AcceleratorHooks::exchangeStreamImpl(Stream stream) {
   return previous;
 }
 bool AcceleratorHooks::queryStreamImpl(Stream) const {
-  raiseUnsupported("queryStream", HookGroup::Streams);
+  raiseUnsupported(HookId::queryStream);
 }
 void AcceleratorHooks::synchronizeStreamImpl(Stream) const {
-  raiseUnsupported("synchronizeStream", HookGroup::Streams);
+  raiseUnsupported(HookId::synchronizeStream);
 }
 std::pair<int, int> AcceleratorHooks::streamPriorityRangeImpl() const { return {0, 0}; }
 EventId AcceleratorHooks::createEventImpl(DeviceIndex, EventFlags) {
-  raiseUnsupported("createEvent", HookGroup::Events);
+  raiseUnsupported(HookId::createEvent);
 }
 void AcceleratorHooks::destroyEventImpl(EventId) noexcept {}
 void AcceleratorHooks::recordEventImpl(EventId, Stream) {
-  raiseUnsupported("recordEvent", HookGroup::Events);
+  raiseUnsupported(HookId::recordEvent);
 }
 void AcceleratorHooks::blockStreamImpl(EventId, Stream) {
-  raiseUnsupported("blockStream", HookGroup::Events);
+  raiseUnsupported(HookId::blockStream);
 }
 bool AcceleratorHooks::queryEventImpl(EventId) const {
-  raiseUnsupported("queryEvent", HookGroup::Events);
+  raiseUnsupported(HookId::queryEvent);
 }
 void AcceleratorHooks::synchronizeEventImpl(EventId) const {
-  raiseUnsupported("synchronizeEvent", HookGroup::Events);
+  raiseUnsupported(HookId::synchronizeEvent);
 }
 double AcceleratorHooks::elapsedTimeImpl(EventId, EventId) const {
-  raiseUnsupported("elapsedTime", HookGroup::Events);
+  raiseUnsupported(HookId::elapsedTime);
 }
 MemoryStats AcceleratorHooks::memoryStatsImpl(DeviceIndex) const {
-  raiseUnsupported("memoryStats", HookGroup::Memory);
+  raiseUnsupported(HookId::memoryStats);
 }
 void AcceleratorHooks::resetPeakMemoryStatsImpl(DeviceIndex) {
-  raiseUnsupported("resetPeakMemoryStats", HookGroup::Memory);
+  raiseUnsupported(HookId::resetPeakMemoryStats);
 }
-void AcceleratorHooks::emptyCacheImpl() {
-  raiseUnsupported("emptyCache", HookGroup::Memory);
-}
+void AcceleratorHooks::emptyCacheImpl() { raiseUnsupported(HookId::emptyCache); }
 void AcceleratorHooks::recordMemoryHistoryImpl(const MemoryHistoryOptions&) {
-  raiseUnsupported("recordMemoryHistory", HookGroup::MemoryHistory);
+  raiseUnsupported(HookId::recordMemoryHistory);
 }
 MemorySnapshot AcceleratorHooks::memorySnapshotImpl(const MemorySnapshotOptions&) const {
-  raiseUnsupported("memorySnapshot", HookGroup::MemoryHistory);
+  raiseUnsupported(HookId::memorySnapshot);
 }
 void AcceleratorHooks::attachOutOfMemoryObserverImpl(OutOfMemoryObserver) {
-  raiseUnsupported("attachOutOfMemoryObserver", HookGroup::MemoryHistory);
+  raiseUnsupported(HookId::attachOutOfMemoryObserver);
 }
-GraphId AcceleratorHooks::graphCreateImpl(bool) {
-  raiseUnsupported("graphCreate", HookGroup::Graphs);
-}
+GraphId AcceleratorHooks::graphCreateImpl(bool) { raiseUnsupported(HookId::graphCreate); }
 void AcceleratorHooks::graphDestroyImpl(GraphId) {
-  raiseUnsupported("graphDestroy", HookGroup::Graphs);
+  raiseUnsupported(HookId::graphDestroy);
 }
 void AcceleratorHooks::graphCaptureBeginImpl(GraphId, MempoolId, CaptureMode) {
-  raiseUnsupported("graphCaptureBegin", HookGroup::Graphs);
+  raiseUnsupported(HookId::graphCaptureBegin);
 }
 void AcceleratorHooks::graphCaptureEndImpl(GraphId) {
-  raiseUnsupported("graphCaptureEnd", HookGroup::Graphs);
+  raiseUnsupported(HookId::graphCaptureEnd);
 }
 void AcceleratorHooks::graphInstantiateImpl(GraphId) {
-  raiseUnsupported("graphInstantiate", HookGroup::Graphs);
+  raiseUnsupported(HookId::graphInstantiate);
 }
-void AcceleratorHooks::graphReplayImpl(GraphId) {
-  raiseUnsupported("graphReplay", HookGroup::Graphs);
-}
-void AcceleratorHooks::graphResetImpl(GraphId) {
-  raiseUnsupported("graphReset", HookGroup::Graphs);
-}
+void AcceleratorHooks::graphReplayImpl(GraphId) { raiseUnsupported(HookId::graphReplay); }
+void AcceleratorHooks::graphResetImpl(GraphId) { raiseUnsupported(HookId::graphReset); }
 MempoolId AcceleratorHooks::graphPoolImpl(GraphId) const {
-  raiseUnsupported("graphPool", HookGroup::Graphs);
+  raiseUnsupported(HookId::graphPool);
 }
 
 }  // namespace accel

@@ -48,7 +48,7 @@ class AbsentHooks final : public detail::RefusingHooks {
   explicit AbsentHooks(DeviceType type)
       : RefusingHooks(type, Capabilities{}, /*built=*/false, /*device_count=*/0) {}
 
-  [[noreturn]] void failUnsupported(std::string_view hook, HookGroup) const override {
+  [[noreturn]] void failUnsupported(HookId hook) const override {
     std::string extra;
     if (AbsentBackendHint hint = g_absent_hint.load(std::memory_order_acquire)) {
       extra = hint(deviceType());
@@ -59,7 +59,7 @@ class AbsentHooks final : public detail::RefusingHooks {
       factory_error = state().factory_errors[static_cast<std::uint8_t>(deviceType())];
     }
     throw NotAvailable(detail::concat(
-        hook, "(): no backend is registered for device type '", name(),
+        hookInfo(hook).name, "(): no backend is registered for device type '", name(),
         "' (registered backends: ", registeredList(), ")",
         factory_error.empty()
             ? std::string()

@@ -5,7 +5,9 @@
 // initialised before fork(), and this is the child). Both answer the probes
 // benignly, from fixed values, and refuse every other hook through
 // failUnsupported, which each overrides with its own explanation. An index
-// error would mislead there, so it is routed to failUnsupported too.
+// error would mislead there, so it is routed to failUnsupported too. They
+// can never initialise: init() and every hook that would initialise refuse
+// through failUnsupported, naming the hook that was called.
 //
 // Thread-safety: immutable after construction.
 #pragma once
@@ -19,18 +21,17 @@ namespace accel::detail {
 class RefusingHooks : public AcceleratorHooks {
  public:
   RefusingHooks(DeviceType type, Capabilities capabilities, bool built, int device_count)
-      : AcceleratorHooks(type, capabilities),
-        built_(built),
-        device_count_(device_count) {}
+      : AcceleratorHooks(type, capabilities), built_(built), device_count_(device_count) {
+    refuseInitialization();
+  }
 
-  [[noreturn]] void failBadDeviceIndex(DeviceIndex, int, std::string_view hook,
-                                       HookGroup group) const final {
-    failUnsupported(hook, group);
+ protected:
+  [[noreturn]] void failBadDeviceIndex(DeviceIndex, int, HookId hook) const final {
+    failUnsupported(hook);
     std::terminate();  // unreachable: failUnsupported throws (a virtual call is not
                        // trusted)
   }
 
- protected:
   bool isBuiltImpl() const final { return built_; }
   bool isAvailableImpl() const final { return false; }
   int deviceCountImpl() const final { return device_count_; }

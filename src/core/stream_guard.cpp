@@ -1,7 +1,6 @@
 #include "accel/stream_guard.h"
 
 #include "accel/hooks_table.h"
-#include "destructor_error.h"
 
 namespace accel {
 
@@ -14,27 +13,16 @@ StreamGuard::StreamGuard(Stream stream) : hooks_(&getHooks(stream.device.type())
     original_stream_ = hooks_->exchangeStream(stream);
   } catch (...) {
     // The caller must see the exchangeStream error, not a restore failure.
-    try {
-      hooks_->setCurrentDeviceImpl(original_device_);
-    } catch (...) {
-      detail::reportDestructorError("StreamGuard (device, after a failed stream switch)");
-    }
+    hooks_->restoreCurrentDevice(GuardKey(), original_device_,
+                                 "StreamGuard (device, after a failed stream switch)");
     throw;
   }
   current_stream_ = stream;
 }
 
 StreamGuard::~StreamGuard() {
-  try {
-    hooks_->setCurrentStreamImpl(original_stream_);
-  } catch (...) {
-    detail::reportDestructorError("StreamGuard (stream)");
-  }
-  try {
-    hooks_->setCurrentDeviceImpl(original_device_);
-  } catch (...) {
-    detail::reportDestructorError("StreamGuard (device)");
-  }
+  hooks_->restoreCurrentStream(GuardKey(), original_stream_, "StreamGuard (stream)");
+  hooks_->restoreCurrentDevice(GuardKey(), original_device_, "StreamGuard (device)");
 }
 
 }  // namespace accel

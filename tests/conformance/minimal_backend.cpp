@@ -9,6 +9,7 @@
 #include <string>
 
 #include "accel/default_generators.h"
+#include "accel/device_properties.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
@@ -19,6 +20,15 @@ namespace {
 
 // Current device per thread, one slot per device type id (zero until set).
 thread_local std::array<DeviceIndex, 256> tl_current_device{};
+// Current stream id per thread, device type id and device (default until set).
+thread_local std::array<std::array<StreamId, kMaxDevicesPerType>, 256>
+    tl_current_stream{};
+
+Capabilities capabilitiesFor(Defect defect) {
+  if (defect == Defect::StreamsWithoutDefaultOrNewStream)
+    return Capabilities{HookGroup::Device, HookGroup::Streams};
+  return Capabilities{};
+}
 
 class MinimalHooks;
 
@@ -44,7 +54,7 @@ struct Allocation {
 class MinimalHooks final : public AcceleratorHooks {
  public:
   MinimalHooks(DeviceType type, int count, Defect defect)
-      : AcceleratorHooks(type, Capabilities{}),
+      : AcceleratorHooks(type, capabilitiesFor(defect)),
         count_(count),
         defect_(defect),
         primary_(std::make_unique<std::atomic<bool>[]>(count)),
@@ -93,7 +103,8 @@ class MinimalHooks final : public AcceleratorHooks {
   Device getDeviceFromPtrImpl(const void* ptr) const override {
     const Allocation* allocation = find(ptr);
     ACCEL_CHECK(allocation != nullptr && !allocation->device.isCpu(), InvalidArgument,
-                "getDeviceFromPtr(): ", ptr, " is not memory of '", name(),
+                hookInfo(HookId::getDeviceFromPtr).name, "(): ", ptr,
+                " is not memory of '", name(),
                 "'; pass a pointer allocated by its device allocator");
     return allocation->device;
   }
@@ -106,7 +117,31 @@ class MinimalHooks final : public AcceleratorHooks {
     return *device_allocators_[index];
   }
 
+  // The device and streams groups, declared only with
+  // Defect::StreamsWithoutDefaultOrNewStream; getDefaultStreamImpl and
+  // getNewStreamImpl are left out on purpose. Work is synchronous.
+  void deviceSynchronizeImpl(DeviceIndex) override {}
+  std::string showConfigImpl() const override { return "minimal backend"; }
+  DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override {
+    DeviceProperties properties;
+    properties.name = "minimal device";
+    properties.uuid = "minimal-" + std::to_string(int(index));
+    return properties;
+  }
+  Stream getCurrentStreamImpl(DeviceIndex index) const override {
+    return Stream(Device(deviceType(), index), currentStreams()[index]);
+  }
+  void setCurrentStreamImpl(Stream stream) override {
+    currentStreams()[stream.device.index()] = stream.id;
+  }
+  bool queryStreamImpl(Stream) const override { return true; }
+  void synchronizeStreamImpl(Stream) const override {}
+
  private:
+  std::array<StreamId, kMaxDevicesPerType>& currentStreams() const {
+    return tl_current_stream[static_cast<std::uint8_t>(deviceType())];
+  }
+
   static void release(void* context) noexcept {
     auto* allocation = static_cast<Allocation*>(context);
     {

@@ -3,7 +3,9 @@
 //
 // It exercises the suite's undeclared-group path (every optional group must
 // answer NotSupported), and, given a Defect, breaks exactly one contract so
-// that `accel check` can be shown to fail and to name the broken hook. Device
+// that `accel check` can be shown to fail and to name the broken hook (one
+// defect declares the device and streams groups, which the backend then
+// serves as a synchronous device: every stream is always complete). Device
 // memory is plain host memory tracked by address range.
 //
 //   accel::conformance::testing::registerMinimalBackend("minimaldev", 2);
@@ -23,6 +25,10 @@ enum class Defect {
   None,
   SetCurrentDeviceIgnored,    // setCurrentDevice does nothing
   DefaultGeneratorNotCached,  // getDefaultGenerator returns a new generator per call
+  // Declares the device and streams groups and implements them, except
+  // getDefaultStreamImpl and getNewStreamImpl: cases about other hooks that
+  // use those two must blame them, not the hook under test.
+  StreamsWithoutDefaultOrNewStream,
 };
 
 // Registers device type `type_name` with a MinimalHooks of `device_count`

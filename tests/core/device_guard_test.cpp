@@ -7,6 +7,7 @@
 #include <string>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "support/test_backend.h"
 
@@ -121,7 +122,7 @@ TEST_F(DeviceGuardTest, FailedRestoreIsReportedOnceAndNotThrown) {
   ::testing::internal::CaptureStderr();
   {
     DeviceGuard guard(Device(type_, 1));
-    hooks_.failHook("setCurrentDevice");
+    hooks_.failHook(hookInfo(HookId::setCurrentDevice).name);
   }  // the destructor's restore fails; it must not throw
   {
     DeviceGuard guard(Device(type_, kCurrentDevice));

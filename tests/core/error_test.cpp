@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <type_traits>
 
+#include "accel/device_type.h"
 #include "accel/registry.h"
 
 namespace accel {
@@ -33,10 +35,37 @@ TEST(ErrorTest, WhatAppendsTheLocationToTheMessage) {
               EndsWith("tests/core/error_test.cpp:" + std::to_string(line) + "]"));
 }
 
+// The build maps the checkout's path away (-fmacro-prefix-map), so a location
+// reads from the repository root wherever the checkout lives, including under
+// a folder that is itself named src/ or tests/ (~/src/accelhooks).
 TEST(ErrorTest, LocationIsShortenedToTheRepositoryPath) {
+  const int line = __LINE__ + 1;
   Error error("x");
-  // The build machine's prefix before tests/ is dropped.
-  EXPECT_THAT(error.what(), HasSubstr("[tests/core/error_test.cpp:"));
+  EXPECT_STREQ(error.location().file_name(), "tests/core/error_test.cpp");
+  EXPECT_EQ(std::string(error.what()),
+            "x [tests/core/error_test.cpp:" + std::to_string(line) + "]");
+}
+
+TEST(ErrorTest, LocationsRaisedInsideTheCoreAreRepositoryRelative) {
+  try {
+    (void)registerDeviceType("Not A Valid Name!");
+    FAIL() << "registerDeviceType accepted an invalid name";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.location().file_name(), "src/core/device_type.cpp");
+    EXPECT_THAT(e.what(), HasSubstr(" [src/core/device_type.cpp:"));
+  }
+}
+
+TEST(ErrorTest, LocationsRaisedInPublicHeadersAreRepositoryRelative) {
+  Registry<std::string, int> registry("test registry");
+  auto creator = [] { return std::make_unique<int>(1); };
+  ASSERT_TRUE(registry.registerCreator("key", creator));
+  try {
+    registry.registerCreator("key", creator);
+    FAIL() << "a same-priority duplicate was accepted";
+  } catch (const DuplicateRegistration& e) {
+    EXPECT_STREQ(e.location().file_name(), "include/accel/registry.h");
+  }
 }
 
 TEST(ErrorTest, CheckThrowsTheGivenTypeWithConcatenatedPartsAndItsLocation) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "support/test_backend.h"
 
@@ -43,6 +46,39 @@ class ForgetfulHooks final : public AcceleratorHooks {
  protected:
   int deviceCountImpl() const override { return 1; }
   DeviceIndex getCurrentDeviceImpl() const override { return 0; }
+  void initImpl() override {}
+};
+
+// Implements everything it declares except initImpl.
+class NoInitHooks final : public AcceleratorHooks {
+ public:
+  explicit NoInitHooks(DeviceType type) : AcceleratorHooks(type, Capabilities{}) {}
+
+ protected:
+  int deviceCountImpl() const override { return 1; }
+  DeviceIndex getCurrentDeviceImpl() const override { return 0; }
+  Generator getNewGeneratorImpl(DeviceIndex) override { return {}; }
+};
+
+// Runs a caller-supplied initImpl, counting runs.
+class ScriptedInitHooks final : public AcceleratorHooks {
+ public:
+  ScriptedInitHooks(DeviceType type, std::function<void(ScriptedInitHooks&)> script)
+      : AcceleratorHooks(type, Capabilities{}), script_(std::move(script)) {}
+  int runs() const { return runs_.load(); }
+
+ protected:
+  int deviceCountImpl() const override { return 1; }
+  DeviceIndex getCurrentDeviceImpl() const override { return 0; }
+  void initImpl() override {
+    runs_.fetch_add(1);
+    script_(*this);
+  }
+  Generator getDefaultGeneratorImpl(DeviceIndex) override { return {}; }
+
+ private:
+  std::function<void(ScriptedInitHooks&)> script_;
+  std::atomic<int> runs_{0};
 };
 
 // Reports a device count outside what the core allows, or throws.
@@ -97,9 +133,8 @@ TEST_F(HooksContractTest, ProbesAreNoexcept) {
 }
 
 TEST_F(HooksContractTest, ProbesWhoseImplementationThrowsAnswerTheirDefault) {
-  for (const char* probe :
-       {"isBuilt", "isAvailable", "deviceCount", "hasPrimaryContext", "isPinnedPtr"}) {
-    hooks_.failHook(probe);
+  for (const HookInfo& hook : kHookCatalogue) {
+    if (hook.probe) hooks_.failHook(hook.name);
   }
   DataPtr pinned = hooks_.getPinnedMemoryAllocator().allocate(64);
   EXPECT_FALSE(hooks_.isBuilt());
@@ -143,26 +178,28 @@ TEST_F(HooksContractTest, IndexErrorsReadExactlyAlike) {
   const std::string expected = "device index 5 out of range [0, 2) for 'testdev'";
   int local = 0;
   (void)local;
-  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
-      {"setCurrentDevice", [&] { hooks_.setCurrentDevice(5); }},
-      {"exchangeDevice", [&] { (void)hooks_.exchangeDevice(5); }},
-      {"getDefaultGenerator", [&] { (void)hooks_.getDefaultGenerator(5); }},
-      {"getNewGenerator", [&] { (void)hooks_.getNewGenerator(5); }},
-      {"getDeviceAllocator", [&] { (void)hooks_.getDeviceAllocator(5); }},
-      {"deviceSynchronize", [&] { hooks_.deviceSynchronize(5); }},
-      {"getDeviceProperties", [&] { (void)hooks_.getDeviceProperties(5); }},
-      {"getCurrentStream", [&] { (void)hooks_.getCurrentStream(5); }},
-      {"getDefaultStream", [&] { (void)hooks_.getDefaultStream(5); }},
-      {"getNewStream", [&] { (void)hooks_.getNewStream(5); }},
-      {"createEvent", [&] { (void)hooks_.createEvent(5); }},
-      {"memoryStats", [&] { (void)hooks_.memoryStats(5); }},
-      {"resetPeakMemoryStats", [&] { hooks_.resetPeakMemoryStats(5); }},
-      {"memorySnapshot", [&] { (void)hooks_.memorySnapshot({.device = 5}); }},
+  const std::vector<std::pair<HookId, std::function<void()>>> calls = {
+      {HookId::setCurrentDevice, [&] { hooks_.setCurrentDevice(5); }},
+      {HookId::exchangeDevice, [&] { (void)hooks_.exchangeDevice(5); }},
+      {HookId::getDefaultGenerator, [&] { (void)hooks_.getDefaultGenerator(5); }},
+      {HookId::getNewGenerator, [&] { (void)hooks_.getNewGenerator(5); }},
+      {HookId::getDeviceAllocator, [&] { (void)hooks_.getDeviceAllocator(5); }},
+      {HookId::deviceSynchronize, [&] { hooks_.deviceSynchronize(5); }},
+      {HookId::getDeviceProperties, [&] { (void)hooks_.getDeviceProperties(5); }},
+      {HookId::getCurrentStream, [&] { (void)hooks_.getCurrentStream(5); }},
+      {HookId::getDefaultStream, [&] { (void)hooks_.getDefaultStream(5); }},
+      {HookId::getNewStream, [&] { (void)hooks_.getNewStream(5); }},
+      {HookId::createEvent, [&] { (void)hooks_.createEvent(5); }},
+      {HookId::memoryStats, [&] { (void)hooks_.memoryStats(5); }},
+      {HookId::resetPeakMemoryStats, [&] { hooks_.resetPeakMemoryStats(5); }},
+      {HookId::memorySnapshot, [&] { (void)hooks_.memorySnapshot({.device = 5}); }},
   };
   for (const auto& [hook, call] : calls) {
-    SCOPED_TRACE(hook);
+    const std::string_view name = hookInfo(hook).name;
+    SCOPED_TRACE(name);
     std::string message = errorOf<InvalidArgument>(call);
     EXPECT_THAT(message, StartsWith(expected));
+    EXPECT_THAT(message, HasSubstr(" (" + std::string(name) + ")"));
     EXPECT_THAT(message, HasSubstr("use an index from 0 to 1"));
   }
   EXPECT_EQ(hooks_.getCurrentDevice(), 0);
@@ -221,11 +258,11 @@ TEST_F(HooksContractTest, StreamsOfAnotherTypeOrBadIndexAreRejected) {
   Stream foreign(Device(DeviceType::CUDA, 0), 0);
   std::string message =
       errorOf<InvalidArgument>([&] { hooks_.setCurrentStream(foreign); });
-  EXPECT_THAT(message,
-              HasSubstr("setCurrentStream(): stream 0 on cuda:0 belongs to 'cuda', "
-                        "not 'testdev'"));
+  EXPECT_THAT(message, HasSubstr(std::string(hookInfo(HookId::setCurrentStream).name) +
+                                 "(): stream 0 on cuda:0 belongs to 'cuda', "
+                                 "not 'testdev'"));
   EXPECT_THAT(errorOf<InvalidArgument>([&] { (void)hooks_.queryStream(foreign); }),
-              HasSubstr("queryStream()"));
+              HasSubstr(std::string(hookInfo(HookId::queryStream).name) + "()"));
   Stream bad_index(Device(hooks_.deviceType(), 9), 0);
   EXPECT_THAT(errorOf<InvalidArgument>([&] { hooks_.synchronizeStream(bad_index); }),
               StartsWith("device index 9 out of range [0, 2) for 'testdev'"));
@@ -265,44 +302,212 @@ TEST(HooksGroupsTest, UndeclaredGroupFailsWithNotSupportedNamingBackendAndGroup)
   EXPECT_TRUE(hooks.supports(HookGroup::Low));
   EXPECT_TRUE(hooks.supports(HookGroup::High));
   const Stream stream(Device(hooks.deviceType(), 0), 0);
-  const std::vector<std::tuple<std::string, std::string, std::function<void()>>> calls = {
-      {"deviceSynchronize", "device", [&] { hooks.deviceSynchronize(0); }},
-      {"showConfig", "device", [&] { (void)hooks.showConfig(); }},
-      {"getDeviceProperties", "device", [&] { (void)hooks.getDeviceProperties(0); }},
-      {"getCurrentStream", "streams", [&] { (void)hooks.getCurrentStream(0); }},
-      {"getNewStream", "streams", [&] { (void)hooks.getNewStream(0); }},
-      {"setCurrentStream", "streams", [&] { hooks.setCurrentStream(stream); }},
-      {"synchronizeStream", "streams", [&] { hooks.synchronizeStream(stream); }},
-      {"createEvent", "events", [&] { (void)hooks.createEvent(0); }},
-      {"recordEvent", "events", [&] { hooks.recordEvent(1, stream); }},
-      {"elapsedTime", "events", [&] { (void)hooks.elapsedTime(1, 2); }},
-      {"memoryStats", "memory", [&] { (void)hooks.memoryStats(0); }},
-      {"emptyCache", "memory", [&] { hooks.emptyCache(); }},
-      {"recordMemoryHistory", "memory_history", [&] { hooks.recordMemoryHistory({}); }},
-      {"memorySnapshot", "memory_history", [&] { (void)hooks.memorySnapshot(); }},
-      {"graphCreate", "graphs", [&] { (void)hooks.graphCreate(); }},
-      {"graphReplay", "graphs", [&] { hooks.graphReplay(1); }},
-      {"graphPool", "graphs", [&] { (void)hooks.graphPool(1); }},
+  const std::vector<std::pair<HookId, std::function<void()>>> calls = {
+      {HookId::deviceSynchronize, [&] { hooks.deviceSynchronize(0); }},
+      {HookId::showConfig, [&] { (void)hooks.showConfig(); }},
+      {HookId::getDeviceProperties, [&] { (void)hooks.getDeviceProperties(0); }},
+      {HookId::getCurrentStream, [&] { (void)hooks.getCurrentStream(0); }},
+      {HookId::getNewStream, [&] { (void)hooks.getNewStream(0); }},
+      {HookId::setCurrentStream, [&] { hooks.setCurrentStream(stream); }},
+      {HookId::synchronizeStream, [&] { hooks.synchronizeStream(stream); }},
+      {HookId::createEvent, [&] { (void)hooks.createEvent(0); }},
+      {HookId::recordEvent, [&] { hooks.recordEvent(1, stream); }},
+      {HookId::elapsedTime, [&] { (void)hooks.elapsedTime(1, 2); }},
+      {HookId::memoryStats, [&] { (void)hooks.memoryStats(0); }},
+      {HookId::emptyCache, [&] { hooks.emptyCache(); }},
+      {HookId::recordMemoryHistory, [&] { hooks.recordMemoryHistory({}); }},
+      {HookId::memorySnapshot, [&] { (void)hooks.memorySnapshot(); }},
+      {HookId::graphCreate, [&] { (void)hooks.graphCreate(); }},
+      {HookId::graphReplay, [&] { hooks.graphReplay(1); }},
+      {HookId::graphPool, [&] { (void)hooks.graphPool(1); }},
   };
-  for (const auto& [hook, group, call] : calls) {
-    SCOPED_TRACE(hook);
+  for (const auto& [hook, call] : calls) {
+    const HookInfo& info = hookInfo(hook);
+    SCOPED_TRACE(info.name);
     std::string message = errorOf<NotSupported>(call);
-    EXPECT_THAT(message, StartsWith("'minimaldev' does not support " + hook + "()"));
-    EXPECT_THAT(message, HasSubstr("does not declare the '" + group + "' group"));
+    EXPECT_THAT(message, StartsWith("'minimaldev' does not support " +
+                                    std::string(info.name) + "()"));
+    EXPECT_THAT(message, HasSubstr("does not declare the '" +
+                                   std::string(hookGroupName(info.group)) + "' group"));
     EXPECT_THAT(message, HasSubstr("it declares: low, high"));
   }
+  EXPECT_FALSE(hooks.isInitialized()) << "a refused call must not initialise";
   hooks.destroyEvent(1);  // never throws, even without the events group
 }
 
-TEST(HooksGroupsTest, UnimplementedHookOfADeclaredGroupIsReportedAsABackendBug) {
+TEST(HooksGroupsTest, UnimplementedHookOfADeclaredGroupNamesTheImplToOverride) {
   ForgetfulHooks hooks(registerDeviceType("forgetfuldev"));
+  const HookInfo& hook = hookInfo(HookId::getCurrentStream);
   std::string message = errorOf<NotSupported>([&] { (void)hooks.getCurrentStream(0); });
-  EXPECT_THAT(message, StartsWith("'forgetfuldev' does not implement getCurrentStream() "
-                                  "although it declares the 'streams' group"));
+  EXPECT_THAT(message,
+              StartsWith("'forgetfuldev' does not implement " + std::string(hook.name) +
+                         "() although it declares the 'streams' group"));
+  EXPECT_THAT(message, HasSubstr("must override " + std::string(hook.impl)));
   EXPECT_THAT(message, HasSubstr("accel check --backend forgetfuldev"));
-  // A high-group hook a backend forgot is reported the same way.
-  EXPECT_THAT(errorOf<NotSupported>([&] { hooks.init(); }),
-              StartsWith("'forgetfuldev' does not implement init()"));
+  try {
+    (void)hooks.getNewStream(0);
+    ADD_FAILURE() << "expected HookNotImplemented";
+  } catch (const HookNotImplemented& e) {
+    EXPECT_EQ(e.hook(), HookId::getNewStream) << "the error carries the hook";
+  }
+}
+
+TEST(HooksGroupsTest, AMissingInitImplSurfacesOnTheFirstInitialisingHook) {
+  NoInitHooks hooks(registerDeviceType("noinitdev"));
+  const std::string expected =
+      "'noinitdev' does not implement " + std::string(hookInfo(HookId::init).name) + "()";
+  EXPECT_THAT(errorOf<NotSupported>([&] { (void)hooks.getNewGenerator(0); }),
+              StartsWith(expected));
+  EXPECT_THAT(errorOf<NotSupported>([&] { hooks.init(); }), StartsWith(expected));
+  EXPECT_FALSE(hooks.isInitialized());
+  EXPECT_EQ(hooks.getCurrentDevice(), 0) << "the low group never initialises";
+}
+
+// ---- lazy initialisation in the base (hooks.h) ----
+
+TEST(HooksInitTest, InitRunsInitImplOncePerObject) {
+  TestHooks hooks(registerDeviceType("init_once"), 2);
+  EXPECT_FALSE(hooks.isInitialized());
+  EXPECT_FALSE(hooks.initializationStarted());
+  hooks.init();
+  hooks.init();
+  EXPECT_TRUE(hooks.isInitialized());
+  EXPECT_TRUE(hooks.initializationStarted());
+  EXPECT_EQ(hooks.initCalls(), 1);
+}
+
+TEST(HooksInitTest, InitThatThrowsLeavesTheObjectUninitialisedAndIsRetried) {
+  TestHooks hooks(registerDeviceType("init_retry"), 2);
+  hooks.failNextInits(1);
+  EXPECT_THROW(hooks.init(), DeviceError);
+  EXPECT_FALSE(hooks.isInitialized());
+  EXPECT_FALSE(hooks.initializationStarted()) << "started is false again after a throw";
+  hooks.init();
+  EXPECT_TRUE(hooks.isInitialized());
+  EXPECT_EQ(hooks.initCalls(), 2);
+}
+
+TEST(HooksInitTest, ConcurrentCallersWaitForTheOneRunningInit) {
+  std::atomic<bool> finished{false};
+  ScriptedInitHooks hooks(registerDeviceType("init_concurrent"), [&](auto&) {
+    // Give the other callers time to arrive while this runs; correctness
+    // does not depend on it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    finished.store(true);
+  });
+  std::atomic<int> saw_unfinished{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      hooks.init();
+      if (!finished.load()) saw_unfinished.fetch_add(1);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(hooks.runs(), 1);
+  EXPECT_EQ(saw_unfinished.load(), 0) << "a caller returned before initImpl finished";
+  EXPECT_TRUE(hooks.isInitialized());
+}
+
+TEST(HooksInitTest, InitializationStartedIsTrueWhileInitImplRuns) {
+  bool started_inside = false;
+  bool initialized_inside = true;
+  ScriptedInitHooks hooks(registerDeviceType("init_started"), [&](auto& self) {
+    started_inside = self.initializationStarted();
+    initialized_inside = self.isInitialized();
+  });
+  hooks.init();
+  EXPECT_TRUE(started_inside);
+  EXPECT_FALSE(initialized_inside);
+}
+
+TEST(HooksInitTest, ReenteringFromTheBackendsOwnInitImplIsAnInvalidArgument) {
+  std::string from_init;
+  std::string from_hook;
+  ScriptedInitHooks hooks(registerDeviceType("init_reentry"), [&](auto& self) {
+    from_init = errorOf<InvalidArgument>([&] { self.init(); });
+    from_hook = errorOf<InvalidArgument>([&] { (void)self.getDefaultGenerator(0); });
+  });
+  hooks.init();  // the inner calls failed; initImpl itself returned normally
+  EXPECT_THAT(from_init, HasSubstr("from inside its own initImpl"));
+  EXPECT_THAT(from_hook,
+              StartsWith(std::string(hookInfo(HookId::getDefaultGenerator).name) + "()"));
+  EXPECT_THAT(from_hook, HasSubstr("from inside its own initImpl"));
+  EXPECT_TRUE(hooks.isInitialized());
+  EXPECT_EQ(hooks.runs(), 1);
+}
+
+TEST(HooksInitTest, EveryInitialisingGroupInitialisesOnFirstUse) {
+  int local = 0;
+  const std::vector<std::pair<HookId, std::function<void(TestHooks&)>>> calls = {
+      {HookId::getDefaultGenerator, [](TestHooks& h) { (void)h.getDefaultGenerator(0); }},
+      {HookId::getDeviceFromPtr,
+       [&](TestHooks& h) {
+         EXPECT_THROW((void)h.getDeviceFromPtr(&local), InvalidArgument);
+       }},
+      {HookId::getPinnedMemoryAllocator,
+       [](TestHooks& h) { (void)h.getPinnedMemoryAllocator(); }},
+      {HookId::deviceSynchronize, [](TestHooks& h) { h.deviceSynchronize(0); }},
+      {HookId::getCurrentStream, [](TestHooks& h) { (void)h.getCurrentStream(0); }},
+      {HookId::streamPriorityRange, [](TestHooks& h) { (void)h.streamPriorityRange(); }},
+      {HookId::createEvent, [](TestHooks& h) { h.destroyEvent(h.createEvent(0)); }},
+      {HookId::memoryStats, [](TestHooks& h) { (void)h.memoryStats(0); }},
+      {HookId::recordMemoryHistory, [](TestHooks& h) { h.recordMemoryHistory({}); }},
+      {HookId::graphCreate, [](TestHooks& h) { h.graphDestroy(h.graphCreate()); }},
+  };
+  for (const auto& [hook, call] : calls) {
+    const HookInfo& info = hookInfo(hook);
+    SCOPED_TRACE(info.name);
+    ASSERT_TRUE(initialisesOnFirstUse(info));
+    TestHooks hooks(registerDeviceType("init_first_use"), 2);
+    call(hooks);
+    EXPECT_TRUE(hooks.isInitialized());
+    EXPECT_EQ(hooks.initCalls(), 1);
+  }
+}
+
+TEST(HooksInitTest, ProbesAndCurrentDeviceHooksNeverInitialise) {
+  TestHooks hooks(registerDeviceType("init_never"), 2);
+  int local = 0;
+  (void)hooks.isBuilt();
+  (void)hooks.isAvailable();
+  (void)hooks.deviceCount();
+  (void)hooks.hasPrimaryContext(0);
+  (void)hooks.isPinnedPtr(&local);
+  hooks.setCurrentDevice(1);
+  (void)hooks.exchangeDevice(0);
+  (void)hooks.maybeExchangeDevice(1);
+  (void)hooks.getCurrentDevice();
+  hooks.destroyEvent(1);
+  EXPECT_EQ(hooks.initCalls(), 0);
+  EXPECT_FALSE(hooks.isInitialized());
+}
+
+TEST(HooksInitTest, AFailedInitOnFirstUseFailsTheHookAndTheNextUseRetries) {
+  TestHooks hooks(registerDeviceType("init_first_use_retry"), 2);
+  hooks.failNextInits(1);
+  EXPECT_THROW((void)hooks.getDefaultGenerator(0), DeviceError);
+  EXPECT_FALSE(hooks.isInitialized());
+  EXPECT_NO_THROW((void)hooks.getDefaultGenerator(0));
+  EXPECT_EQ(hooks.initCalls(), 2);
+}
+
+TEST(HooksInitTest, TheAbsentHooksRefuseToInitialiseNamingTheHookCalled) {
+  AcceleratorHooks& absent = getHooks(registerDeviceType("init_absent"));
+  for (HookId hook : {HookId::getPinnedMemoryAllocator, HookId::init}) {
+    const std::string name(hookInfo(hook).name);
+    SCOPED_TRACE(name);
+    std::string message = errorOf<NotAvailable>([&] {
+      if (hook == HookId::init) {
+        absent.init();
+      } else {
+        (void)absent.getPinnedMemoryAllocator();
+      }
+    });
+    EXPECT_THAT(message, StartsWith(name + "(): no backend is registered"));
+  }
+  EXPECT_FALSE(absent.isInitialized());
+  EXPECT_FALSE(absent.initializationStarted());
 }
 
 TEST(CapabilitiesTest, LowAndHighAreAlwaysPresent) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -69,6 +70,38 @@ TEST(RegistryTest, KeysSharingTheirFirstEightBytesAreToldApart) {
   EXPECT_FALSE(registry.has("memory_hi"));
   EXPECT_FALSE(registry.has("memory_"));
   EXPECT_FALSE(registry.has(std::string_view("memory_history_a\0", 17)));
+}
+
+// Every length class of the index (0, 1-3, 4-7, 8-16, past 16 bytes) with
+// keys that differ in one byte only, at the start, the middle or the end, and
+// enough keys to grow the table and make probe sequences collide.
+TEST(RegistryTest, EveryKeyIsFoundAndNoNearMissIs) {
+  WidgetRegistry registry("widget");
+  std::vector<std::string> keys{""};
+  for (std::size_t length : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 40}) {
+    std::string base(length, 'k');
+    keys.push_back(base);
+    for (std::size_t at : {std::size_t{0}, length / 2, length - 1}) {
+      std::string variant = base;
+      variant[at] = 'v';
+      keys.push_back(variant);
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& key : keys) registry.registerCreator(key, makes(key));
+  ASSERT_EQ(registry.size(), keys.size());
+  for (const std::string& key : keys) {
+    ASSERT_TRUE(registry.has(key)) << "'" << key << "'";
+    EXPECT_EQ(registry.create(key, 0)->made_by, key);
+    // The same key with one byte changed to a byte no key holds is absent.
+    for (std::size_t at = 0; at < key.size(); ++at) {
+      std::string near_miss = key;
+      near_miss[at] = 'x';
+      EXPECT_FALSE(registry.has(near_miss)) << "'" << near_miss << "'";
+    }
+    EXPECT_FALSE(registry.has(key + "x"));
+  }
 }
 
 TEST(RegistryTest, HigherPriorityReplacesLowerOne) {

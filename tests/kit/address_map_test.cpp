@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "accel/error.h"
-#include "kit/kit_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::kit {
 namespace {
 
+using accel::testing::errorOf;
 using ::testing::AllOf;
-using testing::errorOf;
 using ::testing::HasSubstr;
 
 class AddressMapTest : public ::testing::Test {

@@ -7,13 +7,13 @@
 #include <string>
 
 #include "accel/error.h"
-#include "kit/kit_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::kit {
 namespace {
 
+using accel::testing::errorOf;
 using ::testing::AllOf;
-using testing::errorOf;
 using ::testing::HasSubstr;
 
 ConfigReader readerOf(std::map<std::string, std::string> values) {

@@ -10,12 +10,12 @@
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
-#include "kit/kit_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::kit {
 namespace {
 
-using testing::errorOf;
+using accel::testing::errorOf;
 using ::testing::HasSubstr;
 
 // The smallest subclass: everything the kit provides, nothing more.
@@ -96,6 +96,7 @@ TEST_F(SynchronousDeviceTest, PointersResolveThroughTheAddressMap) {
 
 TEST_F(SynchronousDeviceTest, TracingSeesEveryProvidedHookAndMayFailIt) {
   (void)hooks_.getCurrentDevice();  // not traced: tracing is off
+  hooks_.init();  // else the first initialising hook runs (and traces) init first
   hooks_.setTracing(true);
   (void)hooks_.getCurrentDevice();
   (void)hooks_.getDefaultStream(1);
@@ -106,11 +107,10 @@ TEST_F(SynchronousDeviceTest, TracingSeesEveryProvidedHookAndMayFailIt) {
   hooks_.destroyEvent(event);  // never throws, but is seen
   hooks_.setTracing(false);
   (void)hooks_.getCurrentDevice();
-  // The core checks device indices against deviceCount first.
-  EXPECT_THAT(
-      hooks_.traced,
-      ::testing::ElementsAre("getCurrentDevice", "deviceCount", "getDefaultStream",
-                             "deviceCount", "createEvent", "queryEvent", "destroyEvent"));
+  // An initialised backend's index checks use the device count read at init.
+  EXPECT_THAT(hooks_.traced,
+              ::testing::ElementsAre("getCurrentDevice", "getDefaultStream", "createEvent",
+                                     "queryEvent", "destroyEvent"));
 }
 
 // ---- streams ----

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "accel/error.h"
-#include "kit/kit_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::kit {
 namespace {
 
-using testing::errorOf;
+using accel::testing::errorOf;
 using ::testing::HasSubstr;
 
 TEST(ThreadCurrentTest, DeviceIsZeroUntilSetAndExchangeReturnsThePrevious) {
@@ -34,6 +34,21 @@ TEST(ThreadCurrentTest, EachObjectHasItsOwnValues) {
   EXPECT_EQ(b.stream(0), kDefaultStreamId);
   EXPECT_EQ(a.device(), 2);
   EXPECT_EQ(a.stream(0), 7);
+}
+
+TEST(ThreadCurrentTest, AlternatingObjectsKeepTheirDevices) {
+  // device() reads a one-entry cache of the object used last on the thread;
+  // switching objects must always fall back to the right values.
+  ThreadCurrent a;
+  ThreadCurrent b;
+  for (int i = 0; i < 10; ++i) {
+    a.setDevice(static_cast<DeviceIndex>(i));
+    EXPECT_EQ(b.device(), i == 0 ? 0 : i + 50 - 1);
+    b.setDevice(static_cast<DeviceIndex>(i + 50));
+    EXPECT_EQ(a.device(), i);
+    EXPECT_EQ(a.exchangeDevice(static_cast<DeviceIndex>(i)), i);
+    EXPECT_EQ(b.device(), i + 50);
+  }
 }
 
 TEST(ThreadCurrentTest, ValuesArePerThread) {

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "accel/conformance.h"
+#include "accel/hook_catalogue.h"
 #include "accel/version.h"
 
 namespace {
@@ -40,6 +42,11 @@ ToolRun runTool(const std::string& args, const std::string& env = "",
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// "broken hook getNewStream": the summary line `accel check` prints per hook.
+std::string brokenHook(accel::HookId hook) {
+  return "broken hook " + std::string(accel::hookInfo(hook).name);
 }
 
 std::string readFile(const std::string& path) {
@@ -149,9 +156,11 @@ TEST(AccelTool, CheckFailsAndNamesABrokenSetCurrentDevice) {
   ToolRun run =
       runTool("check --plugin " ACCEL_BROKEN_DEVICE_PLUGIN_PATH " --junit " + report);
   EXPECT_EQ(run.status, 1) << run.output;
-  EXPECT_TRUE(contains(run.output, "broken hook setCurrentDevice")) << run.output;
+  EXPECT_TRUE(contains(run.output, brokenHook(accel::HookId::setCurrentDevice)))
+      << run.output;
   EXPECT_TRUE(contains(run.output, "FAILED: 'brokendevice'")) << run.output;
-  EXPECT_FALSE(contains(run.output, "broken hook getDefaultGenerator")) << run.output;
+  EXPECT_FALSE(contains(run.output, brokenHook(accel::HookId::getDefaultGenerator)))
+      << run.output;
   EXPECT_TRUE(contains(readFile(report), "<failure"));
   std::remove(report.c_str());
 }
@@ -161,11 +170,55 @@ TEST(AccelTool, CheckFailsAndNamesABrokenSetCurrentDevice) {
 TEST(AccelTool, CheckFailsAndNamesABrokenGetDefaultGenerator) {
   ToolRun run = runTool("check --plugin " ACCEL_BROKEN_GENERATOR_PLUGIN_PATH);
   EXPECT_EQ(run.status, 1) << run.output;
-  EXPECT_TRUE(contains(run.output, "broken hook getDefaultGenerator")) << run.output;
+  EXPECT_TRUE(contains(run.output, brokenHook(accel::HookId::getDefaultGenerator)))
+      << run.output;
   EXPECT_TRUE(contains(run.output, "DefaultGeneratorIsOnePerDevice")) << run.output;
-  EXPECT_FALSE(contains(run.output, "broken hook setCurrentDevice")) << run.output;
+  EXPECT_FALSE(contains(run.output, brokenHook(accel::HookId::setCurrentDevice)))
+      << run.output;
 }
 #endif
+
+#ifdef ACCEL_BROKEN_STREAMS_PLUGIN_PATH
+// The backend declares device and streams but lacks getDefaultStreamImpl and
+// getNewStreamImpl. Cases about deviceSynchronize, exchangeStream and
+// synchronizeStream use those two; they must blame the missing *Impls.
+TEST(AccelTool, CheckBlamesMissingImplementationsNotTheHookUnderTest) {
+  using accel::HookId;
+  using accel::hookInfo;
+  ToolRun run = runTool("check --plugin " ACCEL_BROKEN_STREAMS_PLUGIN_PATH);
+  EXPECT_EQ(run.status, 1) << run.output;
+  for (HookId missing : {HookId::getDefaultStream, HookId::getNewStream}) {
+    EXPECT_TRUE(contains(run.output, brokenHook(missing) + ": fix or override " +
+                                         std::string(hookInfo(missing).impl)))
+        << run.output;
+    EXPECT_TRUE(contains(run.output, "it is not implemented: override " +
+                                         std::string(hookInfo(missing).impl)))
+        << run.output;
+  }
+  for (HookId innocent :
+       {HookId::deviceSynchronize, HookId::exchangeStream, HookId::synchronizeStream,
+        HookId::getCurrentStream, HookId::setCurrentStream, HookId::queryStream}) {
+    EXPECT_FALSE(contains(run.output, brokenHook(innocent))) << run.output;
+  }
+  // Each failure names its case, also when it happened on a thread the case started.
+  EXPECT_TRUE(
+      contains(run.output, "conformance case streams.QueryIsTrueAfterSynchronize"))
+      << run.output;
+}
+#endif
+
+TEST(AccelTool, CheckListPrintsEveryGroupHookAndCaseAndLoadsNothing) {
+  ToolRun run = runTool("check --list", "ACCEL_PLUGINS=/nonexistent/libaccel_x.so");
+  EXPECT_EQ(run.status, 0) << run.output;
+  for (const accel::HookInfo& hook : accel::kHookCatalogue) {
+    EXPECT_TRUE(contains(run.output, " " + std::string(hook.name))) << hook.name;
+  }
+  for (const accel::conformance::CaseInfo& c : accel::conformance::conformanceCases()) {
+    std::string label = std::string(accel::hookGroupName(c.group)) + "." + c.name;
+    EXPECT_TRUE(contains(run.output, label)) << label << "\n" << run.output;
+  }
+  EXPECT_FALSE(contains(run.output, "libaccel_x")) << "--list must not load plugins";
+}
 
 TEST(AccelTool, CheckRejectsAnUnknownBackend) {
   ToolRun run = runTool("check --backend nosuchdevice");

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "accel/error.h"
+#include "pinned_memory.h"
 #include "runtime.h"
 
 namespace accel::openreg {
@@ -96,6 +97,11 @@ void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
   const DeviceIndex second = on == plan.home ? plan.other.value_or(on) : plan.home;
   if (second != on) rt.device(second, "copyAsync").faults.checkNotLost("copyAsync");
   rt.device(on, "copyAsync").faults.beginOperation("copyAsync");
+  // A pinned host block freed while this copy is queued must not be reused
+  // before the copy ran: the pinned cache records this stream on it.
+  detail::PinnedMemory& pinned = detail::PinnedMemory::instance();
+  if (!rt.deviceOfAddress(dst)) (void)pinned.recordStreamAt(dst, stream);
+  if (!rt.deviceOfAddress(src)) (void)pinned.recordStreamAt(src, stream);
   queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
 }
 

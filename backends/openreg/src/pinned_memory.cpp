@@ -3,11 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "accel/error.h"
-#include "accel/kit/config.h"
 #include "fork_state.h"
 #include "runtime.h"
 
@@ -18,37 +14,84 @@ PinnedMemory& PinnedMemory::instance() noexcept {
   return *pinned;
 }
 
-DataPtr PinnedMemory::allocate(std::size_t bytes) {
-  if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, device());
+void* PinnedMemory::PageSource::allocateSegment(DeviceIndex, std::size_t bytes) {
+  // The cache asks for powers of two of at least 512 B; whole pages keep
+  // every block page-aligned and alone on its pages.
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t length = (bytes + page - 1) / page * page;
-  void* memory = length < bytes ? MAP_FAILED
-                                : ::mmap(nullptr, length, PROT_READ | PROT_WRITE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) {
-    const int error = errno;
-    throw OutOfMemory(accel::detail::concat(
-        "openreg pinned host allocator: could not allocate ", kit::formatByteSize(bytes),
-        " (", bytes, " bytes): ", std::strerror(error),
-        "; free pinned buffers or allocate less"));
-  }
+  if (length < bytes) return nullptr;
+  void* memory =
+      ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return nullptr;  // the cache frees and retries
   try {
-    Runtime::instance().addresses().insert(memory, length, device(),
+    Runtime::instance().addresses().insert(memory, length, Device{},
                                            kit::MemoryKind::Pinned);
   } catch (...) {
     ::munmap(memory, length);
     throw;
   }
-  return DataPtr(memory, memory, &PinnedMemory::free, device());
+  return memory;
+}
+
+void PinnedMemory::PageSource::freeSegment(DeviceIndex, void* ptr, std::size_t) noexcept {
+  kit::AddressMap& addresses = Runtime::instance().addresses();
+  const std::optional<kit::AddressRange> block = addresses.find(ptr);
+  if (!block || !addresses.erase(ptr)) return;
+  ::munmap(ptr, block->size);
+}
+
+EventId PinnedMemory::PageSource::recordEvent(Stream stream) {
+  Events& events = Runtime::instance().events();
+  const EventId event = events.create(stream.device.index(), EventFlags{});
+  try {
+    events.record(event, stream);
+  } catch (...) {
+    events.destroy(event);
+    throw;
+  }
+  return event;
+}
+
+bool PinnedMemory::PageSource::eventCompleted(EventId event) noexcept {
+  try {
+    return Runtime::instance().events().query(event);
+  } catch (...) {
+    return true;  // a lost device runs no more work on the block
+  }
+}
+
+void PinnedMemory::PageSource::releaseEvent(EventId event) noexcept {
+  Runtime::instance().events().destroy(event);
+}
+
+void PinnedMemory::PageSource::synchronizeEvent(EventId event) {
+  try {
+    Runtime::instance().events().synchronize(event);
+  } catch (const DeviceError&) {
+    // The device was lost: its work is over, the block is free to go.
+  }
+}
+
+DataPtr PinnedMemory::allocate(std::size_t bytes) {
+  DataPtr cached = cache_.allocate(bytes);
+  if (!cached) return DataPtr(nullptr, nullptr, nullptr, device());
+  void* data = cached.get();
+  auto [context, deleter] = cached.releaseContext();
+  // The cache's deleter is one function for every block; openreg's own
+  // deleter wraps it to keep the fork-child rule below.
+  cache_deleter_.store(deleter, std::memory_order_relaxed);
+  return DataPtr(data, context, &PinnedMemory::free, device());
 }
 
 void PinnedMemory::free(void* context) noexcept {
-  // In a fork child the lock may belong to a thread that no longer exists.
+  // In a fork child the cache's lock may belong to a thread that no longer
+  // exists: leak rather than risk a deadlock.
   if (isForkedChild()) return;
-  kit::AddressMap& addresses = Runtime::instance().addresses();
-  const std::optional<kit::AddressRange> block = addresses.find(context);
-  if (!block || !addresses.erase(context)) return;
-  ::munmap(context, block->size);
+  instance().cache_deleter_.load(std::memory_order_relaxed)(context);
+}
+
+bool PinnedMemory::recordStreamAt(const void* ptr, Stream stream) {
+  return cache_.recordStreamAt(ptr, stream);
 }
 
 Device PinnedMemory::device() const noexcept { return Device{}; }

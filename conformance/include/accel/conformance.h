@@ -39,6 +39,7 @@
 
 #include "accel/capabilities.h"
 #include "accel/device_type.h"
+#include "accel/hook_catalogue.h"
 
 namespace testing {
 class TestInfo;
@@ -73,9 +74,9 @@ void registerConformanceTests(const std::vector<std::string>& typeNames,
 // One case of the suite, as documentation and reports see it.
 struct CaseInfo {
   HookGroup group = HookGroup::Low;
-  std::string name;                // "CurrentDeviceIsZeroUntilSet"
-  std::vector<std::string> hooks;  // the hooks it exercises, the one under test first
-  bool needsDevice = true;         // skipped when the backend is not available
+  std::string name;           // "CurrentDeviceIsZeroUntilSet"
+  std::vector<HookId> hooks;  // the hooks it exercises, the one under test first
+  bool needsDevice = true;    // skipped when the backend is not available
 };
 
 // Every case, in the order tests run (group by group).
@@ -84,6 +85,11 @@ struct CaseInfo {
 // What a registered conformance test checks: its backend and case, or
 // nullopt for any other test. Used by reporters (`accel check`) to name the
 // hooks behind a failure. Thread-safe.
+//
+// A failed test records the property "broken_hook" (the hook's catalogue
+// name) when the case knows better than its first hook whom to blame: a
+// precondition hook that misbehaved, or a hook whose *Impl the backend did
+// not override (HookNotImplemented).
 struct TestDescription {
   DeviceType type = DeviceType::CPU;
   CaseInfo testCase;

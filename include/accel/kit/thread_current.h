@@ -36,10 +36,26 @@
 
 namespace accel::kit {
 
+namespace tls {
+// A current device of one object (`uid`; uids start at 1).
+struct CurrentDeviceEntry {
+  std::uint32_t uid = 0;
+  DeviceIndex index = 0;
+};
+inline constexpr int kMaxLiveThreadCurrents = 128;
+// The calling thread's most recently used entry, exposed only so that
+// device(), read on every getCurrentDevice(), inlines to one initial-exec TLS
+// load and a compare (8 bytes of static TLS; the full per-object table behind
+// it is a larger, dynamically allocated TLS block). Trivially destructible,
+// so it is readable at any point of a thread's or the process's exit.
+ACCEL_API extern constinit thread_local CurrentDeviceEntry t_last_current_device
+    __attribute__((tls_model("initial-exec")));
+}  // namespace tls
+
 class ACCEL_API ThreadCurrent {
  public:
   // Objects alive at once in the process (every backend has one or two).
-  static constexpr int kMaxLive = 128;
+  static constexpr int kMaxLive = tls::kMaxLiveThreadCurrents;
 
   // Throws InvalidArgument when kMaxLive objects are alive already.
   ThreadCurrent();
@@ -49,7 +65,12 @@ class ACCEL_API ThreadCurrent {
 
   // The calling thread's current device: 0 until set. The index is stored as
   // given; callers (the hooks base) validate it first.
-  [[nodiscard]] DeviceIndex device() const noexcept;
+  [[nodiscard]] DeviceIndex device() const noexcept {
+    const tls::CurrentDeviceEntry last = tls::t_last_current_device;
+    if (last.uid == uid_) [[likely]]
+      return last.index;
+    return deviceFromTable();
+  }
   void setDevice(DeviceIndex index) noexcept;
   // Sets `index` and returns the previous device.
   DeviceIndex exchangeDevice(DeviceIndex index) noexcept;
@@ -63,6 +84,9 @@ class ACCEL_API ThreadCurrent {
   StreamId exchangeStream(DeviceIndex index, StreamId id);
 
  private:
+  // device() when another object was used last on this thread.
+  [[nodiscard]] DeviceIndex deviceFromTable() const noexcept;
+
   std::uint32_t uid_;   // unique per object over the process's life
   std::uint16_t slot_;  // this object's entry in the thread tables
 };

@@ -8,18 +8,22 @@
 #include "accel/error.h"
 
 namespace accel::kit {
+
+namespace tls {
+constinit thread_local CurrentDeviceEntry t_last_current_device
+    __attribute__((tls_model("initial-exec"))) = {};
+}  // namespace tls
+
 namespace {
 
-// One entry per live object; `uid` tells the object that owns the entry now
-// from an earlier holder of the same slot, whose values must not leak into it.
-struct DeviceEntry {
-  std::uint32_t uid = 0;
-  DeviceIndex index = 0;
-};
+using tls::CurrentDeviceEntry;
+using tls::t_last_current_device;
 
-// Trivially destructible, so reading it is safe at any point of a thread's
-// or the process's exit (no destructor ever runs for it).
-constinit thread_local std::array<DeviceEntry, ThreadCurrent::kMaxLive> t_devices{};
+// One entry per live object, indexed by its slot; `uid` tells the object that
+// owns the entry now from an earlier holder of the slot, whose values must not
+// leak into it. t_last_current_device caches the entry used last, and is kept
+// equal to it on every write.
+constinit thread_local CurrentDeviceEntry t_current_devices[ThreadCurrent::kMaxLive] = {};
 
 struct StreamEntry {
   std::uint32_t uid;
@@ -102,19 +106,22 @@ ThreadCurrent::~ThreadCurrent() {
   s.live_uid[slot_].store(0, std::memory_order_relaxed);
 }
 
-DeviceIndex ThreadCurrent::device() const noexcept {
-  const DeviceEntry& entry = t_devices[slot_];
-  return entry.uid == uid_ ? entry.index : DeviceIndex{0};
+DeviceIndex ThreadCurrent::deviceFromTable() const noexcept {
+  const CurrentDeviceEntry& entry = t_current_devices[slot_];
+  const CurrentDeviceEntry current{uid_,
+                                   entry.uid == uid_ ? entry.index : DeviceIndex{0}};
+  t_last_current_device = current;
+  return current.index;
 }
 
 void ThreadCurrent::setDevice(DeviceIndex index) noexcept {
-  t_devices[slot_] = DeviceEntry{uid_, index};
+  t_current_devices[slot_] = t_last_current_device = CurrentDeviceEntry{uid_, index};
 }
 
 DeviceIndex ThreadCurrent::exchangeDevice(DeviceIndex index) noexcept {
-  DeviceEntry& entry = t_devices[slot_];
+  CurrentDeviceEntry& entry = t_current_devices[slot_];
   const DeviceIndex previous = entry.uid == uid_ ? entry.index : DeviceIndex{0};
-  entry = DeviceEntry{uid_, index};
+  entry = t_last_current_device = CurrentDeviceEntry{uid_, index};
   return previous;
 }
 

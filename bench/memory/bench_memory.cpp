@@ -1,0 +1,137 @@
+// The caching allocator's hot path and a training-like replay, each next to
+// its baseline in the same run.
+//
+// Budgets (issue 10, DESIGN.md): a cached allocate+free pair <= 60 ns and
+// <= 2x glibc malloc/free of the same size; with history recording (no
+// stacks) <= 2x the pair without; on the synthetic training trace,
+// reserved/allocated at the peak <= 1.07.
+//
+// Baselines: glibc malloc/free of the same size; the uncached path, a
+// SegmentSource that maps fresh pages for every allocation (mmap/munmap),
+// which is what a device allocation without a cache costs at the least; and,
+// where openreg is built, openreg's own device allocation (page-granular best
+// fit with reference-counted blocks, no caching).
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "accel/memory/caching_allocator.h"
+#include "memory/synthetic_trace.h"
+#include "memreplay_trace.h"
+#ifdef ACCEL_BENCH_HAVE_OPENREG
+#include "accel/openreg/memory.h"
+#endif
+
+namespace accel::memory {
+namespace {
+
+class MappedPagesSource final : public SegmentSource {
+ public:
+  void* allocateSegment(DeviceIndex, std::size_t bytes) override {
+    void* p =
+        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  void freeSegment(DeviceIndex, void* ptr, std::size_t bytes) noexcept override {
+    munmap(ptr, bytes);
+  }
+};
+
+const Stream kStream(Device::unchecked(DeviceType::CUDA, 0), 0);
+
+void BM_Malloc_Free(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    void* p = std::malloc(size);
+    benchmark::DoNotOptimize(p);
+    std::free(p);
+  }
+}
+BENCHMARK(BM_Malloc_Free)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+
+void BM_Uncached_Segment_AllocFree(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  MappedPagesSource source;
+  for (auto _ : state) {
+    void* p = source.allocateSegment(0, size);
+    benchmark::DoNotOptimize(p);
+    source.freeSegment(0, p, size);
+  }
+}
+BENCHMARK(BM_Uncached_Segment_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+
+#ifdef ACCEL_BENCH_HAVE_OPENREG
+void BM_OpenReg_Uncached_AllocFree(benchmark::State& state) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  accel::openreg::allocate(size, 0).reset();  // initialise the runtime
+  for (auto _ : state) {
+    DataPtr p = accel::openreg::allocate(size, 0);
+    benchmark::DoNotOptimize(p.get());
+  }
+}
+BENCHMARK(BM_OpenReg_Uncached_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+#endif
+
+void cachedPair(benchmark::State& state, bool history) {
+  const auto size = static_cast<std::size_t>(state.range(0));
+  MappedPagesSource source;
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  if (history) allocator.recordHistory({HistoryRecording::All, 100000, false});
+  allocator.allocate(0, size, kStream).reset();  // warm: the segment is cached
+  for (auto _ : state) {
+    DataPtr p = allocator.allocate(0, size, kStream);
+    benchmark::DoNotOptimize(p.get());
+  }
+}
+
+void BM_Cached_AllocFree(benchmark::State& state) { cachedPair(state, false); }
+BENCHMARK(BM_Cached_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+
+void BM_Cached_AllocFree_History(benchmark::State& state) { cachedPair(state, true); }
+BENCHMARK(BM_Cached_AllocFree_History)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+
+const tool::Trace& syntheticTrace() {
+  static const tool::Trace trace = [] {
+    std::istringstream text(testing::syntheticTrainingTrace({.iterations = 30}));
+    return tool::parseTrace(text, "synthetic");
+  }();
+  return trace;
+}
+
+// Counters: device allocations, peaks and their ratio; ns per trace event.
+void replay(benchmark::State& state, const char* settings) {
+  tool::ReplayOptions options;
+  options.settings = parseAllocatorSettings(settings);
+  tool::ReplayResult result;
+  double ns = 0;
+  for (auto _ : state) {
+    result = tool::replayTrace(syntheticTrace(), options);
+    ns += result.ns_per_op;
+  }
+  state.counters["ns_per_op"] = ns / static_cast<double>(state.iterations());
+  state.counters["device_allocs"] = static_cast<double>(result.device_allocs);
+  state.counters["reserved_over_allocated"] = result.reservedOverAllocated();
+  state.counters["peak_allocated_MiB"] =
+      static_cast<double>(result.peak_allocated) / (1 << 20);
+  state.counters["events"] = static_cast<double>(result.events);
+}
+
+void BM_Replay_Synthetic_Default(benchmark::State& state) { replay(state, ""); }
+BENCHMARK(BM_Replay_Synthetic_Default)->Unit(benchmark::kMillisecond);
+
+void BM_Replay_Synthetic_Expandable(benchmark::State& state) {
+  replay(state, "expandable_segments:true");
+}
+BENCHMARK(BM_Replay_Synthetic_Expandable)->Unit(benchmark::kMillisecond);
+
+void BM_Replay_Synthetic_Malloc(benchmark::State& state) {
+  double ns = 0;
+  for (auto _ : state) ns += tool::replayWithMalloc(syntheticTrace());
+  state.counters["ns_per_op"] = ns / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_Replay_Synthetic_Malloc)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace accel::memory

@@ -1,0 +1,124 @@
+// CachingAllocator: the one caching device allocator of accelhooks, generic
+// over a backend's raw segment allocate/free (segment_source.h).
+//
+// Use it from a backend: construct one per device type over the backend's
+// SegmentSource, hand out its DataPtrs from the device allocator hook, and
+// answer the memory and memory_history hook groups by forwarding to it
+// (memory_hooks.h does that in one line). Device allocation is slow, so freed
+// blocks are cached and reused: sizes are rounded (size_rules.h), requests of
+// at most 1 MiB share 2 MiB segments (the small pool), larger ones use 20 MiB
+// or their own segments (the large pool), the best-fitting free block of the
+// same stream is reused and split when the rest is worth keeping, and free
+// neighbours merge again. A block used on other streams (recordStream) is
+// reused only once those streams' work on it has completed (events); a free
+// segment cached for one stream is handed to another by making the new stream
+// wait on the old one's event rather than left stranded. When memory runs out
+// the cache is freed (oversize blocks first, then everything) and the
+// allocation retried; then OutOfMemory observers are told, and OutOfMemory is
+// thrown with the figures that explain it. docs/memory.md has the rules.
+//
+// Thread-safety: every member function is thread-safe; each device has its
+// own lock, so devices do not contend. OutOfMemory observers run on the
+// allocating thread without any allocator lock held.
+// Lifetime: outlives every DataPtr it handed out (backends keep theirs for
+// the process lifetime); the SegmentSource must outlive it. In a fork child,
+// blocks allocated before the fork must not be freed through it (a device
+// lock may be held by a thread that did not survive the fork): a backend's
+// deleter leaks them there, as openreg's does.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "accel/allocator.h"
+#include "accel/device.h"
+#include "accel/export.h"
+#include "accel/graph.h"
+#include "accel/memory/allocator_settings.h"
+#include "accel/memory/segment_source.h"
+#include "accel/memory_stats.h"
+#include "accel/stream.h"
+
+namespace accel::memory {
+
+namespace detail {
+class DeviceCache;
+}
+
+class ACCEL_API CachingAllocator {
+ public:
+  // Caches memory of devices [0, device_count) of `type` drawn from `source`.
+  // Throws InvalidArgument for device_count outside [1, kMaxDevicesPerType].
+  CachingAllocator(DeviceType type, int device_count, SegmentSource& source,
+                   AllocatorSettings settings = {});
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // At least `bytes` on device `index` for use on `stream` (a stream of that
+  // device). 0 bytes give an empty DataPtr. Destroying the DataPtr returns the
+  // block to the cache. Throws OutOfMemory (after freeing cache and retrying,
+  // and after the observers ran), InvalidArgument for a bad index or stream,
+  // DeviceError from the source.
+  [[nodiscard]] DataPtr allocate(DeviceIndex index, std::size_t bytes, Stream stream);
+  // Marks the block behind `data` (from this allocator) as used by `stream`:
+  // when freed, it is reused only after that stream's work so far completed.
+  // Throws InvalidArgument for a DataPtr this allocator did not hand out.
+  void recordStream(const DataPtr& data, Stream stream);
+  // True if `data` came from this allocator. Never throws.
+  [[nodiscard]] bool owns(const DataPtr& data) const noexcept;
+
+  // Settings apply to later allocations. Throws InvalidArgument when
+  // expandable segments are asked of a source without page mapping.
+  void setSettings(const AllocatorSettings& settings);
+  [[nodiscard]] AllocatorSettings settings() const;
+  // Caps what device `index` may reserve: a byte count (0: no cap) or a
+  // fraction of the source's reported capacity. Throws InvalidArgument for a
+  // fraction outside (0, 1] or when the capacity is unknown.
+  void setMemoryLimit(DeviceIndex index, std::size_t bytes);
+  void setMemoryFraction(DeviceIndex index, double fraction);
+
+  // ---- private pools (graph capture) ----
+  // A new pool id, never returned before by this allocator.
+  [[nodiscard]] MempoolId createPool();
+  // Counts a user of `pool` (created on first use); a pool lives while it
+  // has users, and when the last one releases it its cached memory is
+  // returned (segments still in use go back once their blocks are freed).
+  void retainPool(DeviceIndex index, MempoolId pool);
+  void releasePool(DeviceIndex index, MempoolId pool);
+  // Until endAllocateToPool, allocations on `stream` come from `pool` (which
+  // must be retained). Throws InvalidArgument for an unknown pool.
+  void beginAllocateToPool(DeviceIndex index, MempoolId pool, Stream stream);
+  void endAllocateToPool(DeviceIndex index, MempoolId pool);
+
+  // ---- the memory and memory_history hook groups ----
+  [[nodiscard]] MemoryStats stats(DeviceIndex index) const;
+  void resetPeakStats(DeviceIndex index);
+  // Returns every unused cached segment to the device (waiting for pending
+  // frees first), on all devices.
+  void emptyCache();
+  // Applies to all devices. Turning recording off drops the recorded trace.
+  void recordHistory(const MemoryHistoryOptions& options);
+  [[nodiscard]] MemorySnapshot snapshot(const MemorySnapshotOptions& options) const;
+  void attachOutOfMemoryObserver(OutOfMemoryObserver observer);
+
+  [[nodiscard]] DeviceType deviceType() const noexcept { return type_; }
+  [[nodiscard]] int deviceCount() const noexcept {
+    return static_cast<int>(devices_.size());
+  }
+  [[nodiscard]] SegmentSource& source() const noexcept { return source_; }
+
+ private:
+  friend class detail::DeviceCache;
+  detail::DeviceCache& device(DeviceIndex index) const;
+  void notifyOutOfMemory(const OutOfMemoryEvent& event) const noexcept;
+
+  const DeviceType type_;
+  SegmentSource& source_;
+  std::vector<std::unique_ptr<detail::DeviceCache>> devices_;
+  struct Shared;
+  std::unique_ptr<Shared> shared_;
+};
+
+}  // namespace accel::memory

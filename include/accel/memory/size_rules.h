@@ -1,0 +1,53 @@
+// The size rules of the caching allocator, as pure functions.
+//
+// A request is rounded to the 512-byte quantum (or, when power-of-two
+// divisions are set for its size class, to the next of N equal steps between
+// two powers of two); a rounded size of at most 1 MiB is "small" and is carved
+// out of 2 MiB segments, anything larger out of 20 MiB segments (up to 10 MiB)
+// or out of its own segment rounded up to 2 MiB. A cached block is split when
+// the rest is worth keeping: at least 512 bytes in the small pool, more than
+// 1 MiB in the large pool. The allocator (caching_allocator.h) calls these and
+// nothing else decides sizes, so the tests pin the rules down here.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+
+#include "accel/export.h"
+
+namespace accel::memory {
+
+inline constexpr std::size_t kMinBlockSize = 512;        // the quantum
+inline constexpr std::size_t kSmallSize = 1 << 20;       // small-pool limit
+inline constexpr std::size_t kSmallBuffer = 2 << 20;     // small segments
+inline constexpr std::size_t kLargeBuffer = 20 << 20;    // mid-size segments
+inline constexpr std::size_t kMinLargeAlloc = 10 << 20;  // own segment above
+inline constexpr std::size_t kRoundLarge = 2 << 20;      // own-segment step
+
+// Rounds a request. divisions == 0 or 1: the 512 B quantum; divisions == N
+// (a power of two): sizes above 512 B go to the next of N steps between the
+// powers of two around them (PyTorch's roundup_power2_divisions). 0 bytes
+// round to 512 (every block has an address of its own).
+[[nodiscard]] ACCEL_API std::size_t roundSize(std::size_t bytes,
+                                              std::size_t divisions = 0) noexcept;
+// True when a rounded size belongs to the small pool.
+[[nodiscard]] constexpr bool isSmallSize(std::size_t rounded) noexcept {
+  return rounded <= kSmallSize;
+}
+// The segment size requested from the device for a rounded size.
+[[nodiscard]] ACCEL_API std::size_t segmentSize(std::size_t rounded) noexcept;
+// Whether a free block of block_size serving a request of rounded bytes is
+// split (true) or handed out whole (false). Oversize requests (>= a non-zero
+// max_split_size) are never split off a large block; in an expandable segment
+// any whole quantum left over is kept, as the segment has no fixed shape.
+[[nodiscard]] ACCEL_API bool shouldSplit(std::size_t block_size, std::size_t rounded,
+                                         bool small_pool, std::size_t max_split_size = 0,
+                                         bool expandable = false) noexcept;
+// Whether a cached block of block_size may serve a request of rounded bytes
+// under max_split_size (0: unlimited): an oversize block (>= max_split_size)
+// serves only oversize requests, and only when it wastes at most kLargeBuffer.
+[[nodiscard]] ACCEL_API bool mayServe(std::size_t block_size, std::size_t rounded,
+                                      std::size_t max_split_size) noexcept;
+
+}  // namespace accel::memory

@@ -1,0 +1,187 @@
+#include "accel/memory/caching_allocator.h"
+
+#include <atomic>
+#include <mutex>
+
+#include "accel/error.h"
+#include "device_cache.h"
+
+namespace accel::memory {
+
+using detail::Block;
+using detail::DeviceCache;
+
+namespace {
+
+void freeFromDataPtr(void* context) noexcept {
+  auto* block = static_cast<Block*>(context);
+  block->owner->free(block);
+}
+
+}  // namespace
+
+struct CachingAllocator::Shared {
+  mutable std::mutex observers_mutex;
+  std::vector<OutOfMemoryObserver> observers;
+  std::atomic<std::uint64_t> next_pool{1};
+};
+
+CachingAllocator::CachingAllocator(DeviceType type, int device_count,
+                                   SegmentSource& source, AllocatorSettings settings)
+    : type_(type), source_(source), shared_(std::make_unique<Shared>()) {
+  ACCEL_CHECK(device_count >= 1 && device_count <= kMaxDevicesPerType, InvalidArgument,
+              "CachingAllocator: device count ", device_count, " is outside [1, ",
+              kMaxDevicesPerType, "]");
+  ACCEL_CHECK(!settings.expandable_segments || source.pageSize() > 0, InvalidArgument,
+              "allocator setting 'expandable_segments:true' needs a backend that maps "
+              "pages; this one does not (set expandable_segments:false)");
+  devices_.reserve(static_cast<std::size_t>(device_count));
+  for (int i = 0; i < device_count; ++i) {
+    devices_.push_back(
+        std::make_unique<DeviceCache>(*this, static_cast<DeviceIndex>(i), settings));
+  }
+}
+
+CachingAllocator::~CachingAllocator() = default;
+
+DeviceCache& CachingAllocator::device(DeviceIndex index) const {
+  ACCEL_CHECK(index >= 0 && index < static_cast<int>(devices_.size()), InvalidArgument,
+              "caching allocator: device index ", static_cast<int>(index),
+              " out of range [0, ", devices_.size(), ") for '", type_, "'");
+  return *devices_[static_cast<std::size_t>(index)];
+}
+
+DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes, Stream stream) {
+  DeviceCache& cache = device(index);
+  const Device where = Device::unchecked(type_, index);
+  ACCEL_CHECK(stream.device == where, InvalidArgument, "caching allocator: stream ",
+              stream, " is not a stream of ", where);
+  if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, where);
+  Block* block = cache.allocate(bytes, stream.id);
+  return DataPtr(block->ptr, block, &freeFromDataPtr, where);
+}
+
+bool CachingAllocator::owns(const DataPtr& data) const noexcept {
+  if (data.deleter() != &freeFromDataPtr || data.context() == nullptr) return false;
+  return &static_cast<Block*>(data.context())->owner->allocator() == this;
+}
+
+void CachingAllocator::recordStream(const DataPtr& data, Stream stream) {
+  ACCEL_CHECK(owns(data), InvalidArgument,
+              "recordStream(): the DataPtr was not allocated by this caching allocator");
+  auto* block = static_cast<Block*>(data.context());
+  ACCEL_CHECK(stream.device == data.device(), InvalidArgument, "recordStream(): stream ",
+              stream, " is not a stream of ", data.device(), " where the block lives");
+  block->owner->recordStream(block, stream.id);
+}
+
+void CachingAllocator::setSettings(const AllocatorSettings& settings) {
+  ACCEL_CHECK(!settings.expandable_segments || source_.pageSize() > 0, InvalidArgument,
+              "allocator setting 'expandable_segments:true' needs a backend that maps "
+              "pages; '",
+              type_, "' does not (set expandable_segments:false)");
+  for (auto& cache : devices_) cache->setSettings(settings);
+}
+
+AllocatorSettings CachingAllocator::settings() const { return devices_[0]->settings(); }
+
+void CachingAllocator::setMemoryLimit(DeviceIndex index, std::size_t bytes) {
+  device(index).setLimit(bytes);
+}
+
+void CachingAllocator::setMemoryFraction(DeviceIndex index, double fraction) {
+  DeviceCache& cache = device(index);
+  ACCEL_CHECK(fraction > 0.0 && fraction <= 1.0, InvalidArgument,
+              "setMemoryFraction(): fraction ", fraction, " is outside (0, 1]");
+  const std::size_t total = source_.memoryInfo(index).total_bytes;
+  ACCEL_CHECK(total > 0, InvalidArgument, "setMemoryFraction(): '", type_,
+              "' does not report its capacity; use setMemoryLimit with a byte count");
+  cache.setLimit(static_cast<std::size_t>(static_cast<double>(total) * fraction));
+}
+
+MempoolId CachingAllocator::createPool() {
+  return MempoolId{shared_->next_pool.fetch_add(1, std::memory_order_relaxed), 0};
+}
+
+void CachingAllocator::retainPool(DeviceIndex index, MempoolId pool) {
+  ACCEL_CHECK(!pool.isDefault(), InvalidArgument,
+              "retainPool(): {0, 0} is the default pool, not a private one");
+  device(index).retainPool(pool);
+}
+
+void CachingAllocator::releasePool(DeviceIndex index, MempoolId pool) {
+  device(index).releasePool(pool);
+}
+
+void CachingAllocator::beginAllocateToPool(DeviceIndex index, MempoolId pool,
+                                           Stream stream) {
+  DeviceCache& cache = device(index);
+  ACCEL_CHECK(stream.device == Device::unchecked(type_, index), InvalidArgument,
+              "beginAllocateToPool(): stream ", stream, " is not on device ",
+              static_cast<int>(index));
+  cache.beginAllocateToPool(pool, stream.id);
+}
+
+void CachingAllocator::endAllocateToPool(DeviceIndex index, MempoolId pool) {
+  device(index).endAllocateToPool(pool);
+}
+
+MemoryStats CachingAllocator::stats(DeviceIndex index) const {
+  return device(index).stats();
+}
+
+void CachingAllocator::resetPeakStats(DeviceIndex index) {
+  device(index).resetPeakStats();
+}
+
+void CachingAllocator::emptyCache() {
+  for (auto& cache : devices_) cache->emptyCache();
+}
+
+void CachingAllocator::recordHistory(const MemoryHistoryOptions& options) {
+  ACCEL_CHECK(options.enabled == HistoryRecording::Off || options.max_entries > 0,
+              InvalidArgument,
+              "recordMemoryHistory(): max_entries must be positive while recording");
+  for (auto& cache : devices_) cache->recordHistory(options);
+}
+
+MemorySnapshot CachingAllocator::snapshot(const MemorySnapshotOptions& options) const {
+  MemorySnapshot out;
+  if (options.all_devices) {
+    for (const auto& cache : devices_) {
+      if (options.include_trace) cache->noteSnapshot();
+      cache->snapshotInto(out, options.include_trace);
+    }
+  } else {
+    DeviceCache& cache = device(options.device);
+    if (options.include_trace) cache.noteSnapshot();
+    cache.snapshotInto(out, options.include_trace);
+  }
+  return out;
+}
+
+void CachingAllocator::attachOutOfMemoryObserver(OutOfMemoryObserver observer) {
+  ACCEL_CHECK(static_cast<bool>(observer), InvalidArgument,
+              "attachOutOfMemoryObserver(): the observer is empty; pass a callable");
+  std::lock_guard<std::mutex> lock(shared_->observers_mutex);
+  shared_->observers.push_back(std::move(observer));
+}
+
+void CachingAllocator::notifyOutOfMemory(const OutOfMemoryEvent& event) const noexcept {
+  std::vector<OutOfMemoryObserver> observers;
+  try {
+    std::lock_guard<std::mutex> lock(shared_->observers_mutex);
+    observers = shared_->observers;
+  } catch (...) {
+    return;
+  }
+  for (const OutOfMemoryObserver& observer : observers) {
+    try {
+      observer(event);
+    } catch (...) {
+      // An observer must not turn an OutOfMemory into another error.
+    }
+  }
+}
+
+}  // namespace accel::memory

@@ -1,0 +1,847 @@
+#include "device_cache.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "accel/error.h"
+#include "accel/memory/size_rules.h"
+
+namespace accel::memory::detail {
+namespace {
+
+using Action = MemoryTraceEntry::Action;
+
+constexpr std::int64_t sized(std::size_t bytes) noexcept {
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::size_t roundUp(std::size_t value, std::size_t step) noexcept {
+  return (value + step - 1) / step * step;
+}
+
+std::string formatBytes(std::size_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[48];
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%zu B", bytes);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f %s", value, kUnits[unit]);
+  }
+  return text;
+}
+
+std::int64_t nowNs() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool isFreeWholeSegment(const Block* block) noexcept {
+  return !block->allocated && block->prev == nullptr && block->next == nullptr &&
+         !block->segment->expandable;
+}
+
+}  // namespace
+
+DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
+                         AllocatorSettings settings)
+    : allocator_(allocator),
+      source_(allocator.source()),
+      index_(index),
+      settings_(settings) {
+  stats_.max_split_size = sized(settings_.max_split_size);
+}
+
+DeviceCache::~DeviceCache() {
+  // Only reached when the allocator itself is destroyed (tests, tools): give
+  // the device back what it lent; blocks still handed out are the caller's
+  // bug and are not touched.
+  for (auto& [base, segment] : segments_) {
+    if (segment->expandable) {
+      if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
+      source_.releaseAddressRange(index_, segment->base, segment->reserved);
+    } else {
+      source_.freeSegment(index_, segment->base, segment->size);
+    }
+    for (Block* block = segment->head; block != nullptr;) {
+      Block* next = block->next;
+      delete block;
+      block = next;
+    }
+  }
+  for (auto& [event, block] : pending_events_) source_.releaseEvent(event);
+  for (Block* block : spare_blocks_) delete block;
+}
+
+// ---- allocation ----
+
+Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
+  if (rounded < bytes) {
+    throw OutOfMemory(accel::detail::concat("cannot allocate ", bytes,
+                                            " bytes: the size overflows when rounded"));
+  }
+  if (!pending_events_.empty()) processEvents();
+  BlockPool& pool = poolFor(stream, rounded);
+  Block* block = findFree(pool, stream, rounded);
+  if (block == nullptr) {
+    if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
+    block = newSegment(pool, stream, rounded);
+    if (block == nullptr) block = handOff(pool, stream, rounded);
+    if (block == nullptr) {
+      ++stats_.num_alloc_retries;
+      if (settings_.max_split_size > 0 && releaseCached(true) > 0) {
+        block = newSegment(pool, stream, rounded);
+      }
+      if (block == nullptr) {
+        synchronizeEvents();
+        releaseCached(false);
+        block = findFree(pool, stream, rounded);
+        if (block == nullptr) block = newSegment(pool, stream, rounded);
+      }
+    }
+    if (block == nullptr) {
+      ++stats_.num_ooms;
+      const OutOfMemoryEvent facts = outOfMemoryFacts(rounded, stream);
+      record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);
+      const std::string message = outOfMemoryMessage(facts);
+      lock.unlock();
+      allocator_.notifyOutOfMemory(facts);
+      throw OutOfMemory(message);
+    }
+  }
+  splitAndMark(block, rounded, bytes);
+  return block;
+}
+
+BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
+  const bool small = isSmallSize(rounded);
+  for (const auto& [capturing, pool] : allocating_to_pool_) {
+    if (capturing == stream) return small ? pool->small : pool->large;
+  }
+  return small ? small_ : large_;
+}
+
+Block* DeviceCache::findFree(BlockPool& pool, StreamId stream, std::size_t rounded) {
+  Block key;
+  key.stream = stream;
+  key.size = rounded;
+  auto found = pool.blocks.lower_bound(&key);
+  if (found == pool.blocks.end() || (*found)->stream != stream) return nullptr;
+  // The smallest fitting block decides: every later one is larger, so if this
+  // one may not serve (oversize rules) none may.
+  if (!mayServe((*found)->size, rounded, settings_.max_split_size)) return nullptr;
+  Block* block = *found;
+  pool.blocks.erase(found);
+  return block;
+}
+
+bool DeviceCache::fitsLimit(std::size_t bytes) const noexcept {
+  return limit_ == 0 || sized(bytes) + stats_.reserved_bytes.current <= sized(limit_);
+}
+
+std::size_t DeviceCache::expandableStep() const noexcept {
+  return std::max(source_.pageSize(), kRoundLarge);
+}
+
+Block* DeviceCache::newSegment(BlockPool& pool, StreamId stream, std::size_t rounded) {
+  if (settings_.expandable_segments && !pool.small && pool.owner == nullptr &&
+      source_.pageSize() > 0) {
+    if (Block* block = growExpandable(pool, stream, rounded)) return block;
+  }
+  const std::size_t size = segmentSize(rounded);
+  if (!fitsLimit(size)) return nullptr;
+  void* memory = source_.allocateSegment(index_, size);
+  if (memory == nullptr) return nullptr;
+  auto segment = std::make_unique<Segment>();
+  segment->base = static_cast<std::byte*>(memory);
+  segment->size = size;
+  segment->stream = stream;
+  segment->pool = &pool;
+  Block* block = makeBlock();
+  block->ptr = segment->base;
+  block->size = size;
+  block->stream = stream;
+  block->pool = &pool;
+  block->segment = segment.get();
+  segment->head = block;
+  segments_.emplace(segment->base, std::move(segment));
+  stats_.reserved_bytes.add(pool.small, sized(size));
+  stats_.segments.add(pool.small, 1);
+  ++stats_.num_device_alloc;
+  if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
+    stats_.oversize_segments.add(1);
+  }
+  record(Action::SegmentAlloc, nullptr, reinterpret_cast<std::uintptr_t>(memory), size,
+         stream);
+  return block;
+}
+
+Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
+                                   std::size_t rounded) {
+  const std::size_t step = expandableStep();
+  Segment* segment = nullptr;
+  auto found = expandable_.find(stream);
+  if (found != expandable_.end()) {
+    segment = found->second;
+  } else {
+    // Reserve address space for everything the device could hold; mapping
+    // decides what is really used.
+    std::size_t range = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
+    if (range == 0) range = std::size_t{64} << 30;
+    range = roundUp(std::max(range, rounded), step);
+    void* base = source_.reserveAddressRange(index_, range);
+    if (base == nullptr) return nullptr;
+    auto owned = std::make_unique<Segment>();
+    owned->base = static_cast<std::byte*>(base);
+    owned->reserved = range;
+    owned->stream = stream;
+    owned->pool = &pool;
+    owned->expandable = true;
+    segment = owned.get();
+    segments_.emplace(segment->base, std::move(owned));
+    expandable_.emplace(stream, segment);
+    stats_.segments.add(false, 1);
+  }
+  Block* tail = segment->head;
+  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  const std::size_t tail_free = (tail != nullptr && !tail->allocated) ? tail->size : 0;
+  const std::size_t grow = roundUp(rounded - std::min(rounded, tail_free), step);
+  if (segment->size + grow > segment->reserved || !fitsLimit(grow)) return nullptr;
+  std::byte* at = segment->base + segment->size;
+  if (!source_.mapPages(index_, at, grow)) return nullptr;
+  segment->size += grow;
+  stats_.reserved_bytes.add(false, sized(grow));
+  ++stats_.num_device_alloc;
+  record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow, stream);
+  Block* block = nullptr;
+  if (tail_free > 0) {
+    adjustInactiveSplit(tail, -1);
+    pool.blocks.erase(tail);
+    tail->size += grow;
+    block = tail;
+  } else {
+    block = makeBlock();
+    block->ptr = at;
+    block->size = grow;
+    block->stream = stream;
+    block->pool = &pool;
+    block->segment = segment;
+    block->prev = tail;
+    if (tail != nullptr) {
+      tail->next = block;
+    } else {
+      segment->head = block;
+    }
+  }
+  if (block->size < rounded) {  // a tail too small even after growing: keep it
+    adjustInactiveSplit(block, +1);
+    pool.blocks.insert(block);
+    return nullptr;
+  }
+  return block;
+}
+
+Block* DeviceCache::handOff(BlockPool& pool, StreamId stream, std::size_t rounded) {
+  Block* best = nullptr;
+  for (Block* candidate : pool.blocks) {
+    if (candidate->stream == stream || !isFreeWholeSegment(candidate)) continue;
+    if (!mayServe(candidate->size, rounded, settings_.max_split_size)) continue;
+    if (best == nullptr || candidate->size < best->size) best = candidate;
+  }
+  if (best == nullptr) return nullptr;
+  if (source_.hasEvents()) {
+    // The old stream may still be using the memory it freed; the new stream
+    // starts after that work instead of the memory staying unusable.
+    const Device device = Device::unchecked(allocator_.deviceType(), index_);
+    const EventId event = source_.recordEvent(Stream(device, best->stream));
+    try {
+      source_.streamWaitEvent(Stream(device, stream), event);
+    } catch (...) {
+      source_.releaseEvent(event);
+      throw;
+    }
+    source_.releaseEvent(event);
+  }
+  pool.blocks.erase(best);
+  best->stream = stream;
+  best->segment->stream = stream;
+  return best;
+}
+
+void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t requested) {
+  BlockPool& pool = *block->pool;
+  adjustInactiveSplit(block, -1);
+  if (shouldSplit(block->size, rounded, pool.small, settings_.max_split_size,
+                  block->segment->expandable)) {
+    Block* rest = makeBlock();
+    rest->ptr = block->ptr + rounded;
+    rest->size = block->size - rounded;
+    rest->stream = block->stream;
+    rest->pool = &pool;
+    rest->segment = block->segment;
+    rest->prev = block;
+    rest->next = block->next;
+    if (rest->next != nullptr) rest->next->prev = rest;
+    block->next = rest;
+    block->size = rounded;
+    adjustInactiveSplit(rest, +1);
+    pool.blocks.insert(rest);
+  }
+  block->allocated = true;
+  block->requested = requested;
+  const bool small = pool.small;
+  stats_.allocated_bytes.add(small, sized(block->size));
+  stats_.allocations.add(small, 1);
+  stats_.active_bytes.add(small, sized(block->size));
+  stats_.active.add(small, 1);
+  stats_.requested_bytes.add(small, sized(requested));
+  if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
+    stats_.oversize_allocations.add(1);
+  }
+  if (history_level_ != HistoryRecording::Off) {
+    if (history_stacks_) block->stack = captureStack(3);
+    record(Action::Alloc, block, reinterpret_cast<std::uintptr_t>(block->ptr),
+           block->size, block->stream);
+  }
+}
+
+// ---- freeing ----
+
+void DeviceCache::free(Block* block) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const bool small = block->pool->small;
+  stats_.allocated_bytes.add(small, -sized(block->size));
+  stats_.allocations.add(small, -1);
+  stats_.requested_bytes.add(small, -sized(block->requested));
+  if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
+    stats_.oversize_allocations.add(-1);
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
+  // One clock read for both events of an immediate free.
+  std::int64_t now = 0;
+  if (history_level_ != HistoryRecording::Off) {
+    now = nowNs();
+    record(Action::FreeRequested, block, address, block->size, block->stream, 0, now);
+  }
+  block->pending_free = true;
+  if (!block->stream_uses.empty() && source_.hasEvents()) {
+    const Device device = Device::unchecked(allocator_.deviceType(), index_);
+    try {
+      for (StreamId use : block->stream_uses) {
+        pending_events_.emplace_back(source_.recordEvent(Stream(device, use)), block);
+        ++block->event_count;
+      }
+    } catch (...) {
+      // An event could not be recorded: the block cannot be proven idle, so
+      // it stays out of the cache (leaked) rather than be reused too early.
+      return;
+    }
+    block->stream_uses.clear();
+    return;
+  }
+  block->stream_uses.clear();
+  returnBlock(block, now);
+}
+
+void DeviceCache::returnBlock(Block* block, std::int64_t time_ns) noexcept {
+  BlockPool& pool = *block->pool;
+  const bool small = pool.small;
+  const std::size_t size = block->size;
+  const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
+  const StreamId stream = block->stream;
+  stats_.active_bytes.add(small, -sized(size));
+  stats_.active.add(small, -1);
+  block->allocated = false;
+  block->pending_free = false;
+  block->requested = 0;
+  block->stack.reset();
+  if (Block* prev = block->prev; prev != nullptr && !prev->allocated) {
+    adjustInactiveSplit(prev, -1);
+    pool.blocks.erase(prev);
+    prev->size += block->size;
+    prev->next = block->next;
+    if (prev->next != nullptr) prev->next->prev = prev;
+    recycle(block);
+    block = prev;
+  }
+  if (Block* next = block->next; next != nullptr && !next->allocated) {
+    adjustInactiveSplit(next, -1);
+    pool.blocks.erase(next);
+    block->size += next->size;
+    block->next = next->next;
+    if (block->next != nullptr) block->next->prev = block;
+    recycle(next);
+  }
+  adjustInactiveSplit(block, +1);
+  pool.blocks.insert(block);
+  if (history_level_ != HistoryRecording::Off) {
+    record(Action::FreeCompleted, nullptr, address, size, stream, 0, time_ns);
+  }
+  if (pool.owner != nullptr && pool.owner->users == 0)
+    maybeReleasePrivatePool(pool.owner);
+}
+
+void DeviceCache::recordStream(Block* block, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stream == block->stream) return;
+  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
+      block->stream_uses.end()) {
+    block->stream_uses.push_back(stream);
+  }
+}
+
+void DeviceCache::processEvents() noexcept {
+  // In recording order; stop at the first event not yet reached so that the
+  // scan stays short (later events on the same stream cannot be done either).
+  while (!pending_events_.empty()) {
+    auto [event, block] = pending_events_.front();
+    if (!source_.eventCompleted(event)) break;
+    pending_events_.pop_front();
+    source_.releaseEvent(event);
+    if (--block->event_count == 0) returnBlock(block);
+  }
+}
+
+void DeviceCache::synchronizeEvents() {
+  if (pending_events_.empty()) return;
+  ++stats_.num_sync_all_streams;
+  while (!pending_events_.empty()) {
+    auto [event, block] = pending_events_.front();
+    source_.synchronizeEvent(event);
+    pending_events_.pop_front();
+    source_.releaseEvent(event);
+    if (--block->event_count == 0) returnBlock(block);
+  }
+}
+
+// ---- giving memory back ----
+
+void DeviceCache::releaseSegment(Block* block) noexcept {
+  Segment* segment = block->segment;
+  BlockPool& pool = *block->pool;
+  pool.blocks.erase(block);
+  const std::size_t size = segment->size;
+  source_.freeSegment(index_, segment->base, size);
+  stats_.reserved_bytes.add(pool.small, -sized(size));
+  stats_.segments.add(pool.small, -1);
+  ++stats_.num_device_free;
+  if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
+    stats_.oversize_segments.add(-1);
+  }
+  record(Action::SegmentFree, nullptr, reinterpret_cast<std::uintptr_t>(segment->base),
+         size, segment->stream);
+  recycle(block);
+  segments_.erase(segment->base);
+}
+
+void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
+  Block* tail = segment->head;
+  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  if (tail == nullptr || tail->allocated) return;
+  const std::size_t step = expandableStep();
+  const std::size_t tail_offset = static_cast<std::size_t>(tail->ptr - segment->base);
+  const std::size_t keep_until = roundUp(tail_offset, step);
+  if (keep_until >= segment->size) return;
+  const std::size_t unmap = segment->size - keep_until;
+  BlockPool& pool = *tail->pool;
+  adjustInactiveSplit(tail, -1);
+  pool.blocks.erase(tail);
+  source_.unmapPages(index_, segment->base + keep_until, unmap);
+  segment->size = keep_until;
+  tail->size -= unmap;
+  stats_.reserved_bytes.add(false, -sized(unmap));
+  ++stats_.num_device_free;
+  record(Action::SegmentUnmap, nullptr,
+         reinterpret_cast<std::uintptr_t>(segment->base + keep_until), unmap,
+         segment->stream);
+  if (tail->size > 0) {
+    adjustInactiveSplit(tail, +1);
+    pool.blocks.insert(tail);
+    return;
+  }
+  if (tail->prev != nullptr) {
+    // The block before a free tail is allocated (free neighbours merge), so
+    // it counts in no inactive-split figure whether or not it is split.
+    tail->prev->next = nullptr;
+    recycle(tail);
+    return;
+  }
+  // Nothing is mapped any more: give the address range back too.
+  recycle(tail);
+  segment->head = nullptr;
+  source_.releaseAddressRange(index_, segment->base, segment->reserved);
+  stats_.segments.add(false, -1);
+  expandable_.erase(segment->stream);
+  segments_.erase(segment->base);
+}
+
+std::size_t DeviceCache::releaseCached(bool oversize_only) noexcept {
+  std::size_t released = 0;
+  std::vector<Block*> victims;
+  std::vector<Segment*> expandable;
+  for (auto& [base, segment] : segments_) {
+    PrivatePool* owner = segment->pool->owner;
+    if (owner != nullptr && owner->users > 0) continue;
+    if (segment->expandable) {
+      if (!oversize_only) expandable.push_back(segment.get());
+      continue;
+    }
+    Block* head = segment->head;
+    if (!isFreeWholeSegment(head)) continue;
+    if (oversize_only && head->size < settings_.max_split_size) continue;
+    victims.push_back(head);
+  }
+  for (Block* victim : victims) {
+    released += victim->size;
+    releaseSegment(victim);
+  }
+  for (Segment* segment : expandable) {
+    const std::size_t before = segment->size;
+    shrinkExpandable(segment);
+    released += before;  // an upper bound is enough for the caller's "> 0"
+  }
+  return released;
+}
+
+void DeviceCache::garbageCollect() noexcept {
+  std::size_t capacity = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
+  if (capacity == 0) return;
+  const auto threshold = static_cast<std::int64_t>(
+      settings_.garbage_collection_threshold * static_cast<double>(capacity));
+  if (stats_.reserved_bytes.current <= threshold) return;
+  // Largest free segments first: they bring the reservation down fastest.
+  std::vector<Block*> victims;
+  for (auto& [base, segment] : segments_) {
+    if (segment->pool->owner == nullptr && !segment->expandable &&
+        isFreeWholeSegment(segment->head)) {
+      victims.push_back(segment->head);
+    }
+  }
+  std::sort(victims.begin(), victims.end(),
+            [](const Block* a, const Block* b) { return a->size > b->size; });
+  for (Block* victim : victims) {
+    if (stats_.reserved_bytes.current <= threshold) break;
+    releaseSegment(victim);
+  }
+}
+
+void DeviceCache::maybeReleasePrivatePool(PrivatePool* pool) noexcept {
+  std::vector<Block*> victims;
+  bool in_use = false;
+  for (auto& [base, segment] : segments_) {
+    if (segment->pool->owner != pool) continue;
+    if (isFreeWholeSegment(segment->head)) {
+      victims.push_back(segment->head);
+    } else {
+      in_use = true;
+    }
+  }
+  for (Block* victim : victims) releaseSegment(victim);
+  if (!in_use) private_pools_.erase(pool->id);
+}
+
+// ---- settings, pools ----
+
+void DeviceCache::setSettings(const AllocatorSettings& settings) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  settings_ = settings;
+  stats_.max_split_size = sized(settings.max_split_size);
+}
+
+AllocatorSettings DeviceCache::settings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return settings_;
+}
+
+void DeviceCache::setLimit(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  limit_ = bytes;
+}
+
+void DeviceCache::retainPool(MempoolId id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& pool = private_pools_[id];
+  if (!pool) pool = std::make_unique<PrivatePool>(id);
+  ++pool->users;
+}
+
+void DeviceCache::releasePool(MempoolId id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = private_pools_.find(id);
+  ACCEL_CHECK(found != private_pools_.end() && found->second->users > 0, InvalidArgument,
+              "releasePool(): memory pool {", id.first, ", ", id.second,
+              "} has no users on device ", static_cast<int>(index_),
+              "; release a pool only as often as it was retained");
+  PrivatePool* pool = found->second.get();
+  if (--pool->users > 0) return;
+  std::erase_if(allocating_to_pool_,
+                [&](const auto& entry) { return entry.second == pool; });
+  maybeReleasePrivatePool(pool);
+}
+
+void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = private_pools_.find(id);
+  ACCEL_CHECK(found != private_pools_.end() && found->second->users > 0, InvalidArgument,
+              "beginAllocateToPool(): memory pool {", id.first, ", ", id.second,
+              "} is not retained on device ", static_cast<int>(index_),
+              "; call retainPool first");
+  for (auto& entry : allocating_to_pool_) {
+    if (entry.first == stream) {
+      entry.second = found->second.get();
+      return;
+    }
+  }
+  allocating_to_pool_.emplace_back(stream, found->second.get());
+}
+
+void DeviceCache::endAllocateToPool(MempoolId id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase_if(allocating_to_pool_,
+                [&](const auto& entry) { return entry.second->id == id; });
+}
+
+// ---- queries ----
+
+MemoryStats DeviceCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void DeviceCache::resetPeakStats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.resetPeaks();
+}
+
+void DeviceCache::emptyCache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  synchronizeEvents();
+  releaseCached(false);
+}
+
+void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
+  if (block->allocated || (block->prev == nullptr && block->next == nullptr)) return;
+  const bool small = block->pool->small;
+  stats_.inactive_split_bytes.add(small, sign * sized(block->size));
+  stats_.inactive_split.add(small, sign);
+}
+
+Block* DeviceCache::makeBlock() {
+  Block* block = nullptr;
+  if (!spare_blocks_.empty()) {
+    block = spare_blocks_.back();
+    spare_blocks_.pop_back();
+  } else {
+    block = new Block();
+  }
+  block->owner = this;
+  return block;
+}
+
+void DeviceCache::recycle(Block* block) noexcept {
+  *block = Block();
+  try {
+    spare_blocks_.push_back(block);
+  } catch (...) {
+    delete block;
+  }
+}
+
+// ---- out of memory ----
+
+OutOfMemoryEvent DeviceCache::outOfMemoryFacts(std::size_t rounded,
+                                               StreamId stream) const {
+  OutOfMemoryEvent facts;
+  facts.device = index_;
+  facts.requested_bytes = rounded;
+  const SegmentSource::DeviceMemoryInfo info = source_.memoryInfo(index_);
+  facts.device_total_bytes = limit_ != 0 ? limit_ : info.total_bytes;
+  facts.device_free_bytes = info.free_bytes;
+  if (limit_ != 0) {
+    const std::size_t under_limit =
+        limit_ - std::min<std::size_t>(limit_, stats_.reserved_bytes.current);
+    facts.device_free_bytes = std::min(facts.device_free_bytes, under_limit);
+    if (info.total_bytes == 0) facts.device_free_bytes = under_limit;
+  }
+  facts.allocated_bytes = static_cast<std::size_t>(stats_.allocated_bytes.current);
+  facts.reserved_bytes = static_cast<std::size_t>(stats_.reserved_bytes.current);
+  facts.reserved_unallocated_bytes = facts.reserved_bytes - facts.allocated_bytes;
+  std::size_t free_total = 0;
+  for (const auto& [base, segment] : segments_) {
+    if (segment->pool->owner != nullptr) facts.private_pool_bytes += segment->size;
+    for (const Block* block = segment->head; block != nullptr; block = block->next) {
+      if (block->allocated) continue;
+      free_total += block->size;
+      facts.largest_free_block = std::max(facts.largest_free_block, block->size);
+    }
+  }
+  facts.fragmentation = free_total == 0
+                            ? 0.0
+                            : 1.0 - static_cast<double>(facts.largest_free_block) /
+                                        static_cast<double>(free_total);
+  facts.stream = Stream(Device::unchecked(allocator_.deviceType(), index_), stream);
+  return facts;
+}
+
+std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const {
+  const Device device = Device::unchecked(allocator_.deviceType(), index_);
+  std::string message = accel::detail::concat(
+      device, " is out of memory: tried to allocate ", formatBytes(facts.requested_bytes),
+      " (", facts.requested_bytes, " bytes) on stream ", facts.stream.id, ". Capacity: ",
+      facts.device_total_bytes == 0 ? std::string("unknown")
+                                    : formatBytes(facts.device_total_bytes),
+      (limit_ != 0 ? " (the allocator's limit)" : ""),
+      "; free: ", formatBytes(facts.device_free_bytes),
+      "; allocated: ", formatBytes(facts.allocated_bytes),
+      "; reserved but unallocated: ", formatBytes(facts.reserved_unallocated_bytes),
+      "; in private pools: ", formatBytes(facts.private_pool_bytes),
+      "; fragmentation: ", static_cast<int>(facts.fragmentation * 100.0 + 0.5),
+      "% (largest free cached block ", formatBytes(facts.largest_free_block), ").");
+  // Suggest a setting only where it would change something.
+  const bool fragmented = facts.reserved_unallocated_bytes >= facts.requested_bytes;
+  if (fragmented && !settings_.expandable_segments && source_.pageSize() > 0) {
+    message +=
+        " Much memory is reserved but unallocated; to avoid fragmentation set "
+        "ACCEL_ALLOC_CONF=expandable_segments:true.";
+  } else if (fragmented && settings_.max_split_size == 0) {
+    message +=
+        " Much memory is reserved but unallocated; to limit fragmentation set "
+        "ACCEL_ALLOC_CONF=max_split_size_mb:<MiB>.";
+  } else {
+    message += " Free tensors you no longer need, or use smaller batches.";
+  }
+  return message;
+}
+
+// ---- history ----
+
+void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  history_level_ = options.enabled;
+  history_stacks_ = options.record_stack && options.enabled != HistoryRecording::Off;
+  if (options.enabled == HistoryRecording::Off) {
+    history_.clear();
+    history_.shrink_to_fit();
+    history_capacity_ = 0;
+    history_next_ = 0;
+    return;
+  }
+  const std::size_t capacity = options.max_entries;
+  if (capacity != history_capacity_) {
+    // Keep the newest entries that fit, in order.
+    std::vector<TraceRecord> kept;
+    const std::size_t count = history_.size();
+    const std::size_t take = std::min(count, capacity);
+    kept.reserve(take);
+    for (std::size_t i = count - take; i < count; ++i) {
+      kept.push_back(std::move(history_[(history_next_ + i) % count]));
+    }
+    history_ = std::move(kept);
+    history_next_ = 0;
+    history_capacity_ = capacity;
+  }
+}
+
+void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
+                         std::uint64_t size, StreamId stream, std::uint64_t device_free,
+                         std::int64_t time_ns) {
+  if (history_level_ == HistoryRecording::Off ||
+      history_level_ == HistoryRecording::State || history_capacity_ == 0) {
+    return;
+  }
+  if (history_level_ == HistoryRecording::AllocationsOnly &&
+      (action != Action::Alloc && action != Action::FreeRequested &&
+       action != Action::FreeCompleted && action != Action::Oom)) {
+    return;
+  }
+  TraceRecord entry{action, address,    size, stream, time_ns != 0 ? time_ns : nowNs(),
+                    {},     device_free};
+  if (history_stacks_) {
+    entry.stack = (block != nullptr && block->stack) ? block->stack : captureStack(3);
+  }
+  try {
+    if (history_.size() < history_capacity_) {
+      history_.push_back(std::move(entry));
+    } else {
+      history_[history_next_] = std::move(entry);
+      history_next_ = (history_next_ + 1) % history_capacity_;
+    }
+  } catch (...) {
+    // History is best effort: losing an entry must not fail an allocation.
+  }
+}
+
+void DeviceCache::noteSnapshot() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (history_level_ == HistoryRecording::All) {
+    record(Action::Snapshot, nullptr, 0, 0, kDefaultStreamId);
+  }
+}
+
+void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Device device = Device::unchecked(allocator_.deviceType(), index_);
+  for (const auto& [base, segment] : segments_) {
+    if (segment->head == nullptr) continue;
+    MemorySegment view;
+    view.device = device;
+    view.address = reinterpret_cast<std::uintptr_t>(segment->base);
+    view.total_size = segment->size;
+    view.stream = Stream(device, segment->stream);
+    view.is_large = !segment->pool->small;
+    view.is_expandable = segment->expandable;
+    if (segment->pool->owner != nullptr) view.pool = segment->pool->owner->id;
+    for (const Block* block = segment->head; block != nullptr; block = block->next) {
+      MemoryBlock item;
+      item.address = reinterpret_cast<std::uintptr_t>(block->ptr);
+      item.size = block->size;
+      item.requested_size = block->requested;
+      if (block->allocated) {
+        item.state = block->pending_free ? MemoryBlock::State::ActivePendingFree
+                                         : MemoryBlock::State::Allocated;
+        view.active_size += block->size;
+        view.requested_size += block->requested;
+        if (!block->pending_free) view.allocated_size += block->size;
+        item.frames = symbolizer_.symbolize(block->stack);
+      }
+      view.blocks.push_back(std::move(item));
+    }
+    out.segments.push_back(std::move(view));
+  }
+  if (out.device_traces.size() <= static_cast<std::size_t>(index_)) {
+    out.device_traces.resize(static_cast<std::size_t>(index_) + 1);
+  }
+  if (!include_trace) return;
+  std::vector<MemoryTraceEntry>& trace =
+      out.device_traces[static_cast<std::size_t>(index_)];
+  const std::size_t count = history_.size();
+  trace.reserve(count);
+  const std::size_t start = count < history_capacity_ ? 0 : history_next_;
+  for (std::size_t i = 0; i < count; ++i) {
+    const TraceRecord& record = history_[(start + i) % count];
+    MemoryTraceEntry entry;
+    entry.action = record.action;
+    entry.address = record.address;
+    entry.size = record.size;
+    entry.stream = Stream(device, record.stream);
+    entry.time_ns = record.time_ns;
+    entry.device_free = record.device_free;
+    entry.frame_details = symbolizer_.symbolize(record.stack);
+    for (const MemoryFrame& frame : entry.frame_details) {
+      entry.frames.push_back(frame.name + " (" + frame.filename + ")");
+    }
+    trace.push_back(std::move(entry));
+  }
+}
+
+}  // namespace accel::memory::detail

@@ -1,0 +1,185 @@
+// DeviceCache: the caching allocator's state and rules for one device.
+//
+// CachingAllocator (accel/memory/caching_allocator.h) owns one DeviceCache per
+// device and routes every call to it; this file is the algorithm: blocks,
+// segments, pools (small, large, and private pools for graph capture), the
+// pending-free events, expandable segments, the history ring and the stats.
+// A block is one contiguous piece of a segment; the blocks of a segment form
+// a doubly linked list in address order, so freeing merges with free
+// neighbours in O(1). Free blocks sit in their pool's set ordered by (stream,
+// size, address), so best fit for a stream is one lower_bound.
+//
+// Thread-safety: every public member takes the device's mutex; OutOfMemory
+// observers are called after it is released.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "accel/memory/caching_allocator.h"
+#include "stack_capture.h"
+
+namespace accel::memory::detail {
+
+struct Segment;
+struct BlockPool;
+struct PrivatePool;
+class DeviceCache;
+
+struct Block {
+  DeviceCache* owner = nullptr;
+  std::byte* ptr = nullptr;
+  std::size_t size = 0;
+  std::size_t requested = 0;
+  StreamId stream = kDefaultStreamId;
+  BlockPool* pool = nullptr;
+  Segment* segment = nullptr;
+  Block* prev = nullptr;  // neighbours in the segment, in address order
+  Block* next = nullptr;
+  bool allocated = false;     // handed out, or freed with work still pending
+  bool pending_free = false;  // freed by the user, waiting for events
+  int event_count = 0;
+  std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
+  CapturedStack stack;                // allocation stack when recorded
+};
+
+struct BlockOrder {
+  bool operator()(const Block* a, const Block* b) const noexcept {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->size != b->size) return a->size < b->size;
+    return a->ptr < b->ptr;
+  }
+};
+
+struct BlockPool {
+  BlockPool(bool small_pool, PrivatePool* private_owner) noexcept
+      : small(small_pool), owner(private_owner) {}
+  std::set<Block*, BlockOrder> blocks;  // free blocks only
+  const bool small;
+  PrivatePool* const owner;  // nullptr: the device's default pools
+};
+
+struct Segment {
+  std::byte* base = nullptr;
+  std::size_t size = 0;      // bytes backed by memory (mapped, for expandable)
+  std::size_t reserved = 0;  // address range of an expandable segment
+  StreamId stream = kDefaultStreamId;
+  BlockPool* pool = nullptr;
+  bool expandable = false;
+  Block* head = nullptr;
+};
+
+struct PrivatePool {
+  explicit PrivatePool(MempoolId pool_id) : id(pool_id) {}
+  MempoolId id;
+  int users = 0;
+  BlockPool small{true, this};
+  BlockPool large{false, this};
+};
+
+struct TraceRecord {
+  MemoryTraceEntry::Action action;
+  std::uint64_t address;
+  std::uint64_t size;
+  StreamId stream;
+  std::int64_t time_ns;
+  CapturedStack stack;
+  std::uint64_t device_free;
+};
+
+class DeviceCache {
+ public:
+  DeviceCache(CachingAllocator& allocator, DeviceIndex index, AllocatorSettings settings);
+  ~DeviceCache();
+  DeviceCache(const DeviceCache&) = delete;
+  DeviceCache& operator=(const DeviceCache&) = delete;
+
+  // Throws OutOfMemory after the observers ran.
+  [[nodiscard]] Block* allocate(std::size_t bytes, StreamId stream);
+  void free(Block* block) noexcept;
+  void recordStream(Block* block, StreamId stream);
+
+  void setSettings(const AllocatorSettings& settings);
+  [[nodiscard]] AllocatorSettings settings() const;
+  void setLimit(std::size_t bytes);
+
+  void retainPool(MempoolId pool);
+  void releasePool(MempoolId pool);
+  void beginAllocateToPool(MempoolId pool, StreamId stream);
+  void endAllocateToPool(MempoolId pool);
+
+  [[nodiscard]] MemoryStats stats() const;
+  void resetPeakStats();
+  void emptyCache();
+  void recordHistory(const MemoryHistoryOptions& options);
+  // Records a "snapshot" trace event (the moment a snapshot was taken).
+  void noteSnapshot();
+  void snapshotInto(MemorySnapshot& out, bool include_trace) const;
+
+  [[nodiscard]] CachingAllocator& allocator() const noexcept { return allocator_; }
+  [[nodiscard]] DeviceIndex index() const noexcept { return index_; }
+
+ private:
+  // Everything below requires mutex_.
+  [[nodiscard]] BlockPool& poolFor(StreamId stream, std::size_t rounded);
+  [[nodiscard]] Block* findFree(BlockPool& pool, StreamId stream, std::size_t rounded);
+  [[nodiscard]] Block* newSegment(BlockPool& pool, StreamId stream, std::size_t rounded);
+  [[nodiscard]] Block* growExpandable(BlockPool& pool, StreamId stream,
+                                      std::size_t rounded);
+  [[nodiscard]] Block* handOff(BlockPool& pool, StreamId stream, std::size_t rounded);
+  void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
+  // time_ns: the caller's timestamp for history (0: read the clock).
+  void returnBlock(Block* block, std::int64_t time_ns = 0) noexcept;
+  void processEvents() noexcept;
+  void synchronizeEvents();
+  // Frees whole free segments: only those >= max_split_size when oversize_only;
+  // private pools only once released. Returns bytes given back.
+  std::size_t releaseCached(bool oversize_only) noexcept;
+  void releaseSegment(Block* block) noexcept;
+  void shrinkExpandable(Segment* segment) noexcept;
+  void garbageCollect() noexcept;
+  void maybeReleasePrivatePool(PrivatePool* pool) noexcept;
+  [[nodiscard]] bool fitsLimit(std::size_t bytes) const noexcept;
+  [[nodiscard]] OutOfMemoryEvent outOfMemoryFacts(std::size_t rounded,
+                                                  StreamId stream) const;
+  [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
+  void adjustInactiveSplit(const Block* block, int sign) noexcept;
+  void record(MemoryTraceEntry::Action action, const Block* block, std::uint64_t address,
+              std::uint64_t size, StreamId stream, std::uint64_t device_free = 0,
+              std::int64_t time_ns = 0);
+  [[nodiscard]] Block* makeBlock();
+  void recycle(Block* block) noexcept;
+  [[nodiscard]] std::size_t expandableStep() const noexcept;
+
+  CachingAllocator& allocator_;
+  SegmentSource& source_;
+  const DeviceIndex index_;
+
+  mutable std::mutex mutex_;
+  AllocatorSettings settings_;
+  std::size_t limit_ = 0;  // 0: no cap on reserved bytes
+  BlockPool small_{true, nullptr};
+  BlockPool large_{false, nullptr};
+  std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
+  std::vector<std::pair<StreamId, PrivatePool*>> allocating_to_pool_;
+  std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address
+  std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
+  std::deque<std::pair<EventId, Block*>> pending_events_;
+  std::vector<Block*> spare_blocks_;  // recycled Block objects
+  MemoryStats stats_;
+
+  HistoryRecording history_level_ = HistoryRecording::Off;
+  bool history_stacks_ = false;
+  std::size_t history_capacity_ = 0;
+  std::vector<TraceRecord> history_;  // ring
+  std::size_t history_next_ = 0;
+  mutable StackSymbolizer symbolizer_;
+};
+
+}  // namespace accel::memory::detail

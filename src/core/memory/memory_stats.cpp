@@ -1,0 +1,82 @@
+#include "accel/memory_stats.h"
+
+#include <array>
+#include <string_view>
+
+namespace accel {
+namespace {
+
+// PyTorch's names for the pooled figures and the plain counters; the one
+// place these strings are written.
+struct PooledName {
+  std::string_view name;
+  PooledStat MemoryStats::*member;
+};
+constexpr std::array<PooledName, 9> kPooled{{
+    {"allocation", &MemoryStats::allocations},
+    {"segment", &MemoryStats::segments},
+    {"active", &MemoryStats::active},
+    {"inactive_split", &MemoryStats::inactive_split},
+    {"allocated_bytes", &MemoryStats::allocated_bytes},
+    {"reserved_bytes", &MemoryStats::reserved_bytes},
+    {"active_bytes", &MemoryStats::active_bytes},
+    {"inactive_split_bytes", &MemoryStats::inactive_split_bytes},
+    {"requested_bytes", &MemoryStats::requested_bytes},
+}};
+
+struct PlainStatName {
+  std::string_view name;
+  Stat MemoryStats::*member;
+};
+constexpr std::array<PlainStatName, 2> kPlainStats{{
+    {"oversize_allocations", &MemoryStats::oversize_allocations},
+    {"oversize_segments", &MemoryStats::oversize_segments},
+}};
+
+struct CounterName {
+  std::string_view name;
+  std::int64_t MemoryStats::*member;
+};
+constexpr std::array<CounterName, 6> kCounters{{
+    {"num_alloc_retries", &MemoryStats::num_alloc_retries},
+    {"num_ooms", &MemoryStats::num_ooms},
+    {"num_sync_all_streams", &MemoryStats::num_sync_all_streams},
+    {"num_device_alloc", &MemoryStats::num_device_alloc},
+    {"num_device_free", &MemoryStats::num_device_free},
+    {"max_split_size", &MemoryStats::max_split_size},
+}};
+
+void addStat(std::map<std::string, std::int64_t>& out, std::string prefix,
+             const Stat& stat) {
+  out[prefix + ".current"] = stat.current;
+  out[prefix + ".peak"] = stat.peak;
+  out[prefix + ".allocated"] = stat.allocated;
+  out[prefix + ".freed"] = stat.freed;
+}
+
+}  // namespace
+
+std::map<std::string, std::int64_t> MemoryStats::flatten() const {
+  std::map<std::string, std::int64_t> out;
+  for (const PooledName& entry : kPooled) {
+    const PooledStat& stat = this->*entry.member;
+    const std::string name(entry.name);
+    addStat(out, name + ".all", stat);
+    addStat(out, name + ".small_pool", stat.small_pool);
+    addStat(out, name + ".large_pool", stat.large_pool);
+  }
+  for (const PlainStatName& entry : kPlainStats) {
+    addStat(out, std::string(entry.name), this->*entry.member);
+  }
+  for (const CounterName& entry : kCounters) {
+    out[std::string(entry.name)] = this->*entry.member;
+  }
+  return out;
+}
+
+void MemoryStats::resetPeaks() noexcept {
+  for (const PooledName& entry : kPooled) (this->*entry.member).resetPeak();
+  for (const PlainStatName& entry : kPlainStats) (this->*entry.member).resetPeak();
+}
+
+}  // namespace accel

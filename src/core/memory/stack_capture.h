@@ -1,0 +1,36 @@
+// Host call stacks for memory history: captured cheaply as return addresses
+// when an event is recorded, symbolised only when a snapshot is taken.
+//
+// Capturing is backtrace() into a small vector (no symbol lookup, no string);
+// StackSymbolizer turns addresses into MemoryFrames with dladdr and the C++
+// demangler and keeps the result per address, so a snapshot of many events
+// from the same call sites looks each address up once.
+//
+// Thread-safety: captureStack is thread-safe. A StackSymbolizer is not; the
+// allocator keeps one per device under the device's lock.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "accel/memory_stats.h"
+
+namespace accel::memory::detail {
+
+using CapturedStack = std::shared_ptr<const std::vector<void*>>;
+
+// The return addresses of the caller's stack, innermost first, without the
+// allocator's own frames (skip counts those).
+[[nodiscard]] CapturedStack captureStack(int skip);
+
+class StackSymbolizer {
+ public:
+  [[nodiscard]] std::vector<MemoryFrame> symbolize(const CapturedStack& stack);
+
+ private:
+  const MemoryFrame& frameFor(void* address);
+  std::unordered_map<void*, MemoryFrame> cache_;
+};
+
+}  // namespace accel::memory::detail

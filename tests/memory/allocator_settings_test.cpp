@@ -1,0 +1,76 @@
+#include "accel/memory/allocator_settings.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "accel/error.h"
+
+namespace accel::memory {
+namespace {
+
+std::string errorOf(std::string_view text) {
+  try {
+    (void)parseAllocatorSettings(text);
+  } catch (const InvalidArgument& error) {
+    return error.message();
+  }
+  return "no error";
+}
+
+TEST(AllocatorSettings, ParsesEveryKey) {
+  const AllocatorSettings settings = parseAllocatorSettings(
+      "max_split_size_mb:64, garbage_collection_threshold:0.6,"
+      "roundup_power2_divisions:4,expandable_segments:true");
+  EXPECT_EQ(settings.max_split_size, std::size_t{64} << 20);
+  EXPECT_DOUBLE_EQ(settings.garbage_collection_threshold, 0.6);
+  EXPECT_EQ(settings.roundup_power2_divisions, 4u);
+  EXPECT_TRUE(settings.expandable_segments);
+  EXPECT_EQ(parseAllocatorSettings(formatAllocatorSettings(settings)), settings);
+}
+
+TEST(AllocatorSettings, EmptyTextGivesDefaults) {
+  EXPECT_EQ(parseAllocatorSettings(""), AllocatorSettings{});
+  EXPECT_EQ(formatAllocatorSettings({}), "");
+}
+
+TEST(AllocatorSettings, UnknownKeyIsNamedWithTheKnownOnes) {
+  const std::string message = errorOf("max_split_size:64");
+  EXPECT_NE(message.find("unknown allocator setting 'max_split_size'"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("max_split_size_mb"), std::string::npos) << message;
+}
+
+TEST(AllocatorSettings, BadValuesNameKeyValueAndWhatIsAccepted) {
+  for (const char* text : {"max_split_size_mb:abc", "max_split_size_mb:10",
+                           "garbage_collection_threshold:1.5",
+                           "roundup_power2_divisions:3", "expandable_segments:yes"}) {
+    const std::string message = errorOf(text);
+    const std::string_view item(text);
+    const std::string key(item.substr(0, item.find(':')));
+    const std::string value(item.substr(item.find(':') + 1));
+    EXPECT_NE(message.find("'" + key + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'" + value + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find("expected"), std::string::npos) << message;
+  }
+  EXPECT_NE(errorOf("expandable_segments").find("has no value"), std::string::npos);
+}
+
+TEST(AllocatorSettings, EnvironmentErrorNamesTheVariable) {
+  ::setenv("ACCEL_TEST_ALLOC_CONF", "bogus:1", 1);
+  try {
+    (void)allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF");
+    FAIL() << "no error";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(error.message().find("ACCEL_TEST_ALLOC_CONF"), std::string::npos);
+    EXPECT_NE(error.message().find("'bogus'"), std::string::npos);
+  }
+  ::setenv("ACCEL_TEST_ALLOC_CONF", "expandable_segments:true", 1);
+  EXPECT_TRUE(
+      allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF").expandable_segments);
+  ::unsetenv("ACCEL_TEST_ALLOC_CONF");
+  EXPECT_EQ(allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF"),
+            AllocatorSettings{});
+}
+
+}  // namespace
+}  // namespace accel::memory

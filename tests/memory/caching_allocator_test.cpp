@@ -1,0 +1,447 @@
+#include "accel/memory/caching_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "accel/error.h"
+#include "memory/fake_segment_source.h"
+
+namespace accel::memory {
+namespace {
+
+using testing::FakeSegmentSource;
+
+constexpr std::size_t kKiB = 1 << 10;
+constexpr std::size_t kMiB = 1 << 20;
+constexpr std::int64_t MiB = 1 << 20;
+
+Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+
+// Every flat stat must equal `expected` (absent: 0): the whole of MemoryStats
+// is compared, not a chosen few fields.
+void expectExactly(const MemoryStats& stats,
+                   const std::map<std::string, std::int64_t>& expected) {
+  const auto flat = stats.flatten();
+  for (const auto& [name, value] : expected) {
+    EXPECT_TRUE(flat.count(name)) << "no stat named " << name;
+  }
+  for (const auto& [name, value] : flat) {
+    auto found = expected.find(name);
+    EXPECT_EQ(value, found == expected.end() ? 0 : found->second) << name;
+  }
+}
+
+// cur/peak/allocated/freed of one stat.
+void put(std::map<std::string, std::int64_t>& out, const std::string& name,
+         std::int64_t current, std::int64_t peak, std::int64_t allocated,
+         std::int64_t freed) {
+  out[name + ".current"] = current;
+  out[name + ".peak"] = peak;
+  out[name + ".allocated"] = allocated;
+  out[name + ".freed"] = freed;
+}
+
+class CachingAllocatorTest : public ::testing::Test {
+ protected:
+  FakeSegmentSource source_{std::size_t{1} << 30};
+  CachingAllocator allocator_{DeviceType::CUDA, 1, source_};
+};
+
+TEST_F(CachingAllocatorTest, StatsAreExactAfterAScriptedSequence) {
+  DataPtr a = allocator_.allocate(0, 1000, stream(0));
+  DataPtr b = allocator_.allocate(0, 3 * kMiB, stream(0));
+  a.reset();
+  allocator_.emptyCache();
+  b.reset();
+
+  std::map<std::string, std::int64_t> e;
+  put(e, "allocation.small_pool", 0, 1, 1, 1);
+  put(e, "allocation.large_pool", 0, 1, 1, 1);
+  put(e, "allocation.all", 0, 2, 2, 2);
+  put(e, "segment.small_pool", 0, 1, 1, 1);
+  put(e, "segment.large_pool", 1, 1, 1, 0);
+  put(e, "segment.all", 1, 2, 2, 1);
+  put(e, "active.small_pool", 0, 1, 1, 1);
+  put(e, "active.large_pool", 0, 1, 1, 1);
+  put(e, "active.all", 0, 2, 2, 2);
+  put(e, "inactive_split.small_pool", 0, 1, 1, 1);
+  put(e, "inactive_split.large_pool", 0, 1, 1, 1);
+  put(e, "inactive_split.all", 0, 2, 2, 2);
+  put(e, "allocated_bytes.small_pool", 0, 1024, 1024, 1024);
+  put(e, "allocated_bytes.large_pool", 0, 3 * MiB, 3 * MiB, 3 * MiB);
+  put(e, "allocated_bytes.all", 0, 3 * MiB + 1024, 3 * MiB + 1024, 3 * MiB + 1024);
+  put(e, "reserved_bytes.small_pool", 0, 2 * MiB, 2 * MiB, 2 * MiB);
+  put(e, "reserved_bytes.large_pool", 20 * MiB, 20 * MiB, 20 * MiB, 0);
+  put(e, "reserved_bytes.all", 20 * MiB, 22 * MiB, 22 * MiB, 2 * MiB);
+  put(e, "active_bytes.small_pool", 0, 1024, 1024, 1024);
+  put(e, "active_bytes.large_pool", 0, 3 * MiB, 3 * MiB, 3 * MiB);
+  put(e, "active_bytes.all", 0, 3 * MiB + 1024, 3 * MiB + 1024, 3 * MiB + 1024);
+  const std::int64_t small_rest = 2 * MiB - 1024;
+  const std::int64_t large_rest = 17 * MiB;
+  put(e, "inactive_split_bytes.small_pool", 0, small_rest, small_rest, small_rest);
+  put(e, "inactive_split_bytes.large_pool", 0, large_rest, large_rest, large_rest);
+  put(e, "inactive_split_bytes.all", 0, small_rest + large_rest, small_rest + large_rest,
+      small_rest + large_rest);
+  put(e, "requested_bytes.small_pool", 0, 1000, 1000, 1000);
+  put(e, "requested_bytes.large_pool", 0, 3 * MiB, 3 * MiB, 3 * MiB);
+  put(e, "requested_bytes.all", 0, 3 * MiB + 1000, 3 * MiB + 1000, 3 * MiB + 1000);
+  e["num_device_alloc"] = 2;
+  e["num_device_free"] = 1;
+  expectExactly(allocator_.stats(0), e);
+  EXPECT_EQ(source_.used(), 20 * kMiB);
+
+  allocator_.resetPeakStats(0);
+  const MemoryStats reset = allocator_.stats(0);
+  EXPECT_EQ(reset.reserved_bytes.peak, 20 * MiB);
+  EXPECT_EQ(reset.allocated_bytes.peak, 0);
+  EXPECT_EQ(reset.allocated_bytes.allocated, 3 * MiB + 1024);  // cumulative stays
+}
+
+TEST_F(CachingAllocatorTest, FreedBlockIsReusedBestFitAndSplit) {
+  DataPtr a = allocator_.allocate(0, 4 * kKiB, stream(0));
+  DataPtr b = allocator_.allocate(0, 8 * kKiB, stream(0));
+  DataPtr c = allocator_.allocate(0, 4 * kKiB, stream(0));
+  DataPtr d = allocator_.allocate(0, 2 * kKiB, stream(0));
+  void* const b_address = b.get();
+  void* const d_address = d.get();
+  // Same segment, address order, 512 B quantum.
+  EXPECT_EQ(static_cast<std::byte*>(b.get()),
+            static_cast<std::byte*>(a.get()) + 4 * kKiB);
+  b.reset();
+  d.reset();  // merges with the free rest of the segment
+  // 6 KiB fits the 8 KiB hole better than the ~2 MiB rest: best fit.
+  DataPtr e = allocator_.allocate(0, 6 * kKiB, stream(0));
+  EXPECT_EQ(e.get(), b_address);
+  // The 2 KiB left of the hole serves a 2 KiB request.
+  DataPtr f = allocator_.allocate(0, 2 * kKiB, stream(0));
+  EXPECT_EQ(static_cast<std::byte*>(f.get()),
+            static_cast<std::byte*>(b_address) + 6 * kKiB);
+  DataPtr g = allocator_.allocate(0, 512, stream(0));
+  EXPECT_EQ(g.get(), d_address);
+  EXPECT_EQ(source_.allocations.load(), 1);
+}
+
+TEST_F(CachingAllocatorTest, FreeNeighboursMergeSoTheSegmentCanBeReturned) {
+  std::vector<DataPtr> blocks;
+  for (int i = 0; i < 16; ++i)
+    blocks.push_back(allocator_.allocate(0, 64 * kKiB, stream(0)));
+  for (std::size_t i = 0; i < blocks.size(); i += 2) blocks[i].reset();
+  MemoryStats stats = allocator_.stats(0);
+  EXPECT_EQ(stats.inactive_split.current, 9);  // 8 holes and the rest
+  // A request larger than every hole cannot use them: fragmentation.
+  DataPtr big = allocator_.allocate(0, 1 * kMiB, stream(0));
+  EXPECT_EQ(allocator_.stats(0).segments.current, 1);  // it fits the rest
+  big.reset();
+  for (DataPtr& block : blocks) block.reset();
+  stats = allocator_.stats(0);
+  EXPECT_EQ(stats.inactive_split.current, 0);
+  EXPECT_EQ(stats.inactive_split_bytes.current, 0);
+  allocator_.emptyCache();
+  EXPECT_EQ(allocator_.stats(0).reserved_bytes.current, 0);
+  EXPECT_EQ(source_.used(), 0u);
+}
+
+TEST_F(CachingAllocatorTest, BlocksAreNotSharedAcrossStreamsWhileMemoryIsPlentiful) {
+  DataPtr a = allocator_.allocate(0, 4 * kKiB, stream(0));
+  void* const address = a.get();
+  a.reset();
+  DataPtr b = allocator_.allocate(0, 4 * kKiB, stream(1));
+  EXPECT_NE(b.get(), address);
+  DataPtr c = allocator_.allocate(0, 4 * kKiB, stream(0));
+  EXPECT_EQ(c.get(), address);
+}
+
+TEST_F(CachingAllocatorTest, ZeroBytesGiveAnEmptyDataPtrAndBadInputIsRefused) {
+  DataPtr empty = allocator_.allocate(0, 0, stream(0));
+  EXPECT_FALSE(empty);
+  EXPECT_EQ(empty.device(), Device::unchecked(DeviceType::CUDA, 0));
+  EXPECT_THROW((void)allocator_.allocate(1, 16, stream(0)), InvalidArgument);
+  EXPECT_THROW(
+      (void)allocator_.allocate(0, 16, Stream(Device::unchecked(DeviceType::CUDA, 1), 0)),
+      InvalidArgument);
+  DataPtr foreign(reinterpret_cast<void*>(0x1000), nullptr, nullptr,
+                  Device::unchecked(DeviceType::CUDA, 0));
+  EXPECT_FALSE(allocator_.owns(foreign));
+  EXPECT_THROW(allocator_.recordStream(foreign, stream(1)), InvalidArgument);
+  AllocatorSettings expandable;
+  expandable.expandable_segments = true;
+  EXPECT_THROW(allocator_.setSettings(expandable), InvalidArgument);
+}
+
+class StreamReuseTest : public ::testing::Test {
+ protected:
+  FakeSegmentSource source_{std::size_t{1} << 30, /*events=*/true};
+  CachingAllocator allocator_{DeviceType::CUDA, 1, source_};
+};
+
+TEST_F(StreamReuseTest, BlockUsedOnAnotherStreamWaitsForItsEvent) {
+  DataPtr a = allocator_.allocate(0, 4 * kKiB, stream(0));
+  void* const address = a.get();
+  allocator_.recordStream(a, stream(7));
+  allocator_.recordStream(a, stream(0));  // its own stream: nothing to wait for
+  a.reset();
+  ASSERT_EQ(source_.recorded_on, std::vector<StreamId>{7});
+  MemoryStats stats = allocator_.stats(0);
+  EXPECT_EQ(stats.allocated_bytes.current, 0);
+  EXPECT_EQ(stats.active_bytes.current, 4 * 1024);  // still in use by stream 7
+  MemorySnapshot snapshot = allocator_.snapshot({.device = 0});
+  ASSERT_EQ(snapshot.segments.size(), 1u);
+  EXPECT_EQ(snapshot.segments[0].blocks[0].state, MemoryBlock::State::ActivePendingFree);
+
+  DataPtr b = allocator_.allocate(0, 4 * kKiB, stream(0));
+  EXPECT_NE(b.get(), address);  // not reused while stream 7 may use it
+  source_.completeAll();
+  DataPtr c = allocator_.allocate(0, 4 * kKiB, stream(0));
+  EXPECT_EQ(c.get(), address);  // reused once the event completed
+  EXPECT_EQ(source_.released_events.load(), 1);
+  stats = allocator_.stats(0);
+  EXPECT_EQ(stats.active_bytes.current, 8 * 1024);
+}
+
+TEST_F(StreamReuseTest, EmptyCacheWaitsForPendingFrees) {
+  DataPtr a = allocator_.allocate(0, 4 * kKiB, stream(0));
+  allocator_.recordStream(a, stream(3));
+  a.reset();
+  allocator_.emptyCache();
+  EXPECT_EQ(source_.synchronized_events.load(), 1);
+  const MemoryStats stats = allocator_.stats(0);
+  EXPECT_EQ(stats.num_sync_all_streams, 1);
+  EXPECT_EQ(stats.reserved_bytes.current, 0);
+  EXPECT_EQ(stats.active_bytes.current, 0);
+}
+
+TEST(CrossStreamHandOff, FreeSegmentOfOneStreamIsGivenToAnotherByEvent) {
+  FakeSegmentSource source(20 * kMiB, /*events=*/true);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  DataPtr a = allocator.allocate(0, 5 * kMiB, stream(0));
+  void* const address = a.get();
+  a.reset();
+  // The device has no room for a second segment: instead of stranding the
+  // cached one on stream 0, stream 2 waits on stream 0's event and takes it.
+  DataPtr b = allocator.allocate(0, 5 * kMiB, stream(2));
+  EXPECT_EQ(b.get(), address);
+  ASSERT_EQ(source.waits.size(), 1u);
+  EXPECT_EQ(source.waits[0].first, 2);
+  EXPECT_EQ(source.recorded_on, std::vector<StreamId>{0});
+  const MemoryStats stats = allocator.stats(0);
+  EXPECT_EQ(stats.num_device_alloc, 1);
+  EXPECT_EQ(stats.num_alloc_retries, 0);
+  EXPECT_EQ(stats.num_ooms, 0);
+  MemorySnapshot snapshot = allocator.snapshot({.device = 0});
+  EXPECT_EQ(snapshot.segments.at(0).stream.id, 2);
+}
+
+TEST(OutOfMemory, CachedMemoryIsFreedAndTheAllocationRetried) {
+  FakeSegmentSource source(40 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  allocator.allocate(0, 15 * kMiB, stream(0)).reset();  // 16 MiB cached
+  DataPtr big = allocator.allocate(0, 30 * kMiB, stream(0));
+  EXPECT_TRUE(big);
+  const MemoryStats stats = allocator.stats(0);
+  EXPECT_EQ(stats.num_alloc_retries, 1);
+  EXPECT_EQ(stats.num_device_free, 1);
+  EXPECT_EQ(stats.reserved_bytes.current, 30 * MiB);
+}
+
+TEST(OutOfMemory, OversizeCachedBlocksAreFreedFirst) {
+  FakeSegmentSource source(64 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source,
+                             parseAllocatorSettings("max_split_size_mb:20"));
+  allocator.allocate(0, 2 * kKiB, stream(0)).reset();   // small segment cached
+  allocator.allocate(0, 30 * kMiB, stream(0)).reset();  // oversize segment cached
+  MemoryStats stats = allocator.stats(0);
+  EXPECT_EQ(stats.oversize_segments.current, 1);
+  EXPECT_EQ(stats.oversize_allocations.allocated, 1);
+  DataPtr big = allocator.allocate(0, 40 * kMiB, stream(0));
+  stats = allocator.stats(0);
+  EXPECT_EQ(stats.num_device_free, 1);
+  EXPECT_EQ(stats.reserved_bytes.small_pool.current, 2 * MiB);  // small cache kept
+  EXPECT_EQ(stats.oversize_segments.current, 1);
+  EXPECT_EQ(stats.max_split_size, 20 * MiB);
+}
+
+TEST(OutOfMemory, ObserversSeeTheFactsOnceWithoutTheLockThenTheErrorGivesThem) {
+  FakeSegmentSource source(40 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  DataPtr held = allocator.allocate(0, 30 * kMiB, stream(0));
+  std::vector<OutOfMemoryEvent> seen;
+  MemoryStats seen_stats;
+  allocator.attachOutOfMemoryObserver([&](const OutOfMemoryEvent& event) {
+    seen.push_back(event);
+    seen_stats = allocator.stats(0);  // would deadlock if the lock were held
+  });
+  allocator.attachOutOfMemoryObserver([](const OutOfMemoryEvent&) { throw 1; });
+  try {
+    (void)allocator.allocate(0, 20 * kMiB, stream(0));
+    FAIL() << "no OutOfMemory";
+  } catch (const OutOfMemory& error) {
+    const std::string message = error.message();
+    for (const char* part :
+         {"cuda:0 is out of memory", "20.00 MiB (20971520 bytes)", "Capacity: 40.00 MiB",
+          "free: 10.00 MiB", "allocated: 30.00 MiB", "reserved but unallocated: 0 B",
+          "in private pools: 0 B", "fragmentation: 0%"}) {
+      EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
+    }
+    // Nothing is fragmented, so no setting is suggested.
+    EXPECT_EQ(message.find("ACCEL_ALLOC_CONF"), std::string::npos) << message;
+  }
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].requested_bytes, 20 * kMiB);
+  EXPECT_EQ(seen[0].device_total_bytes, 40 * kMiB);
+  EXPECT_EQ(seen[0].device_free_bytes, 10 * kMiB);
+  EXPECT_EQ(seen[0].allocated_bytes, 30 * kMiB);
+  EXPECT_EQ(seen[0].reserved_bytes, 30 * kMiB);
+  EXPECT_EQ(seen[0].reserved_unallocated_bytes, 0u);
+  EXPECT_EQ(seen_stats.num_ooms, 1);
+  EXPECT_EQ(allocator.stats(0).num_ooms, 1);
+}
+
+TEST(OutOfMemory, FragmentedCacheSuggestsMaxSplitSizeOnlyWhenItIsOff) {
+  for (const char* conf : {"", "max_split_size_mb:20"}) {
+    FakeSegmentSource source(24 * kMiB);
+    CachingAllocator allocator(DeviceType::CUDA, 1, source, parseAllocatorSettings(conf));
+    DataPtr a = allocator.allocate(0, 2 * kMiB, stream(0));  // 20 MiB segment
+    DataPtr b = allocator.allocate(0, 8 * kMiB, stream(0));
+    a.reset();  // 2 MiB hole, 10 MiB rest: 12 MiB free but split
+    try {
+      (void)allocator.allocate(0, 12 * kMiB, stream(0));
+      FAIL() << "no OutOfMemory";
+    } catch (const OutOfMemory& error) {
+      const bool suggested =
+          error.message().find("max_split_size_mb") != std::string::npos;
+      EXPECT_EQ(suggested, std::string(conf).empty()) << error.message();
+      EXPECT_NE(error.message().find("fragmentation: 17%"), std::string::npos)
+          << error.message();
+    }
+  }
+}
+
+TEST(MemoryLimit, CapsReservedBytesAndFractionUsesCapacity) {
+  FakeSegmentSource source(100 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  allocator.setMemoryLimit(0, 4 * kMiB);
+  DataPtr small = allocator.allocate(0, 1 * kMiB, stream(0));  // 2 MiB segment
+  try {
+    (void)allocator.allocate(0, 3 * kMiB, stream(0));  // would need 20 MiB
+    FAIL() << "no OutOfMemory";
+  } catch (const OutOfMemory& error) {
+    EXPECT_NE(error.message().find("the allocator's limit"), std::string::npos);
+  }
+  allocator.setMemoryFraction(0, 0.5);
+  DataPtr mid = allocator.allocate(0, 3 * kMiB, stream(0));
+  EXPECT_THROW((void)allocator.allocate(0, 30 * kMiB, stream(0)), OutOfMemory);
+  EXPECT_THROW(allocator.setMemoryFraction(0, 1.5), InvalidArgument);
+}
+
+TEST(GarbageCollection, FreesLargestUnusedSegmentsAboveTheThreshold) {
+  FakeSegmentSource source(100 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source,
+                             parseAllocatorSettings("garbage_collection_threshold:0.5"));
+  for (StreamId s = 0; s < 4; ++s) allocator.allocate(0, 16 * kMiB, stream(s)).reset();
+  EXPECT_EQ(allocator.stats(0).reserved_bytes.current, 64 * MiB);  // 48 <= 50 at the 4th
+  DataPtr next = allocator.allocate(0, 20 * kMiB, stream(0));
+  const MemoryStats stats = allocator.stats(0);
+  EXPECT_EQ(stats.num_device_free, 1);  // 64 -> 48 MiB, below half of 100 MiB
+  EXPECT_EQ(stats.reserved_bytes.current, 68 * MiB);
+  EXPECT_EQ(stats.num_alloc_retries, 0);
+}
+
+TEST(PrivatePools, SharedByTwoGraphsAndReleasedWithTheLastUser) {
+  FakeSegmentSource source(std::size_t{1} << 30);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  const MempoolId pool = allocator.createPool();
+  EXPECT_FALSE(pool.isDefault());
+  EXPECT_NE(allocator.createPool(), pool);
+  allocator.retainPool(0, pool);  // graph 1
+  allocator.retainPool(0, pool);  // graph 2 shares it
+  allocator.beginAllocateToPool(0, pool, stream(5));
+  DataPtr in_pool = allocator.allocate(0, 4 * kKiB, stream(5));
+  allocator.endAllocateToPool(0, pool);
+  DataPtr outside = allocator.allocate(0, 4 * kKiB, stream(5));
+  MemorySnapshot snapshot = allocator.snapshot({.device = 0});
+  ASSERT_EQ(snapshot.segments.size(), 2u);
+  int private_segments = 0;
+  for (const MemorySegment& segment : snapshot.segments) {
+    if (segment.pool == pool) ++private_segments;
+  }
+  EXPECT_EQ(private_segments, 1);
+
+  // Graph 2 captures into the same pool and reuses what graph 1 freed.
+  void* const address = in_pool.get();
+  in_pool.reset();
+  allocator.emptyCache();  // the pool is in use: its memory stays
+  EXPECT_EQ(allocator.stats(0).segments.current, 1 + 1);
+  allocator.beginAllocateToPool(0, pool, stream(5));
+  DataPtr again = allocator.allocate(0, 4 * kKiB, stream(5));
+  allocator.endAllocateToPool(0, pool);
+  EXPECT_EQ(again.get(), address);
+
+  allocator.releasePool(0, pool);  // graph 1 goes
+  again.reset();
+  EXPECT_EQ(allocator.stats(0).segments.current, 2);
+  allocator.releasePool(0, pool);  // graph 2 goes: the pool's memory returns
+  EXPECT_EQ(allocator.stats(0).segments.current, 1);
+  EXPECT_THROW(allocator.releasePool(0, pool), InvalidArgument);
+  EXPECT_THROW(allocator.beginAllocateToPool(0, pool, stream(5)), InvalidArgument);
+}
+
+TEST(PrivatePools, SegmentInUseWhenReleasedReturnsWhenFreed) {
+  FakeSegmentSource source(std::size_t{1} << 30);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  const MempoolId pool = allocator.createPool();
+  allocator.retainPool(0, pool);
+  allocator.beginAllocateToPool(0, pool, stream(0));
+  DataPtr block = allocator.allocate(0, 3 * kMiB, stream(0));
+  allocator.endAllocateToPool(0, pool);
+  allocator.releasePool(0, pool);
+  EXPECT_EQ(allocator.stats(0).reserved_bytes.current, 20 * MiB);
+  block.reset();
+  EXPECT_EQ(allocator.stats(0).reserved_bytes.current, 0);
+  EXPECT_EQ(source.used(), 0u);
+}
+
+TEST(ExpandableSegments, OneSegmentGrowsAcrossBatchShapesAndShrinks) {
+  const std::vector<std::size_t> shapes{30 * kMiB, 50 * kMiB, 70 * kMiB, 90 * kMiB};
+  std::int64_t reserved_fixed = 0;
+  {
+    FakeSegmentSource source(std::size_t{1} << 30, false, 2 * kMiB);
+    CachingAllocator allocator(DeviceType::CUDA, 1, source);
+    for (std::size_t shape : shapes) allocator.allocate(0, shape, stream(0)).reset();
+    reserved_fixed = allocator.stats(0).reserved_bytes.current;
+  }
+  FakeSegmentSource source(std::size_t{1} << 30, false, 2 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source,
+                             parseAllocatorSettings("expandable_segments:true"));
+  for (std::size_t shape : shapes) allocator.allocate(0, shape, stream(0)).reset();
+  MemoryStats stats = allocator.stats(0);
+  EXPECT_EQ(reserved_fixed, 240 * MiB);               // one segment per shape
+  EXPECT_EQ(stats.reserved_bytes.current, 90 * MiB);  // grown to the largest
+  EXPECT_EQ(stats.segments.current, 1);
+  EXPECT_EQ(source.reservations.load(), 1);
+
+  DataPtr a = allocator.allocate(0, 40 * kMiB, stream(0));
+  DataPtr b = allocator.allocate(0, 60 * kMiB, stream(0));  // grows by 10 MiB
+  EXPECT_EQ(static_cast<std::byte*>(b.get()),
+            static_cast<std::byte*>(a.get()) + 40 * kMiB);
+  EXPECT_EQ(allocator.stats(0).reserved_bytes.current, 100 * MiB);
+  MemorySnapshot snapshot = allocator.snapshot({.device = 0});
+  ASSERT_EQ(snapshot.segments.size(), 1u);
+  EXPECT_TRUE(snapshot.segments[0].is_expandable);
+  b.reset();
+  allocator.emptyCache();  // unmaps the free tail
+  stats = allocator.stats(0);
+  EXPECT_EQ(stats.reserved_bytes.current, 40 * MiB);
+  EXPECT_EQ(source.mapped(), 40 * kMiB);
+  a.reset();
+  allocator.emptyCache();  // nothing mapped: the range goes back too
+  EXPECT_EQ(allocator.stats(0).reserved_bytes.current, 0);
+  EXPECT_EQ(allocator.stats(0).segments.current, 0);
+  EXPECT_EQ(source.range_releases.load(), 1);
+  EXPECT_EQ(source.used(), 0u);
+}
+
+}  // namespace
+}  // namespace accel::memory
