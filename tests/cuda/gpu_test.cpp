@@ -207,16 +207,26 @@ TEST(CudaGpu, ImpossibleAllocationThrowsOutOfMemory) {
 
 TEST(CudaGpu, OutOfMemoryObserversSeeTheFailure) {
   ACCEL_SKIP_WITHOUT_GPU();
-  if (!cuda().supports(accel::HookGroup::MemoryHistory)) {
-    GTEST_SKIP() << "the cuda backend does not declare memory_history yet: OOM observers "
-                    "come with the core caching allocator (docs/cuda.md)";
-  }
   bool observed = false;
   cuda().attachOutOfMemoryObserver(
       [&](const accel::OutOfMemoryEvent&) { observed = true; });
   EXPECT_THROW((void)cuda().getDeviceAllocator(0).allocate(std::size_t{1} << 60),
                accel::OutOfMemory);
   EXPECT_TRUE(observed);
+}
+
+TEST(CudaGpu, FreedBlocksAreCachedAndReused) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  accel::Allocator& allocator = cuda().getDeviceAllocator(0);
+  void* first = nullptr;
+  {
+    accel::DataPtr block = allocator.allocate(1 << 20);
+    first = block.get();
+  }
+  const accel::MemoryStats before = cuda().memoryStats(0);
+  accel::DataPtr again = allocator.allocate(1 << 20);
+  EXPECT_EQ(again.get(), first);
+  EXPECT_EQ(cuda().memoryStats(0).num_device_alloc, before.num_device_alloc);
 }
 
 TEST(CudaGpu, PinnedMemoryIsRecognisedAndHostMemoryIsNot) {

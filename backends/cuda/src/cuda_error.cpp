@@ -15,8 +15,7 @@ void checkCuda(cudaError_t status, std::string_view what, std::source_location w
                         " (" + cudaGetErrorString(status) + ")";
   switch (status) {
     case cudaErrorMemoryAllocation:
-      throw OutOfMemory(message + "; free device memory or use smaller sizes",
-                        where);
+      throw OutOfMemory(message + "; free device memory or use smaller sizes", where);
     case cudaErrorInvalidValue:
     case cudaErrorInvalidResourceHandle:
     case cudaErrorInvalidDevice:

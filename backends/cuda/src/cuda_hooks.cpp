@@ -10,11 +10,11 @@
 #include "accel/error.h"
 #include "accel/philox_generator.h"
 #include "cuda_error.h"
+#include "cuda_memory.h"
 #include "current_device.h"
 #include "driver.h"
 #include "events.h"
 #include "graphs.h"
-#include "raw_allocators.h"
 #include "streams.h"
 #include "workspace_config.h"
 
@@ -27,18 +27,23 @@ void requireAvailable() {
 }
 
 CudaHooks::CudaHooks()
-    : AcceleratorHooks(DeviceType::CUDA,
-                       Capabilities{HookGroup::Device, HookGroup::Streams,
-                                    HookGroup::Events, HookGroup::Graphs}) {}
+    : CachingAllocatorHooks(
+          DeviceType::CUDA,
+          Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs}) {}
+
+memory::CachingAllocator& CudaHooks::cachingAllocator() const {
+  requireAvailable();
+  return deviceCachingAllocator();
+}
 
 CudaHooks::~CudaHooks() = default;
 
-void CudaHooks::failBadDeviceIndex(DeviceIndex index, int count, std::string_view hook,
-                                   HookGroup group) const {
+void CudaHooks::failBadDeviceIndex(DeviceIndex index, int count, HookId hook) const {
   if (count == 0) {
     requireAvailable();  // throws NotAvailable with the reason
   }
-  AcceleratorHooks::failBadDeviceIndex(index, count, hook, group);
+  AcceleratorHooks::failBadDeviceIndex(index, count, hook);
 }
 
 bool CudaHooks::isBuiltImpl() const { return true; }
@@ -161,7 +166,9 @@ std::string CudaHooks::showConfigImpl() const {
   out << "cuBLAS workspace per (handle, stream): " << cublasWorkspaceBytes(0)
       << " bytes (CUBLAS_WORKSPACE_CONFIG; sm_90+ default " << cublasWorkspaceBytes(90)
       << ")\n";
-  out << "memory: uncached cudaMalloc/cudaHostAlloc (caching allocator not plugged in)\n";
+  out << "memory: core caching allocator over cudaMalloc (ACCEL_ALLOC_CONF), pinned "
+         "cache "
+         "over cudaHostAlloc; no expandable segments\n";
   return out.str();
 }
 

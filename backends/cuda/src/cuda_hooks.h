@@ -7,10 +7,9 @@
 // probe's reason ("no NVIDIA driver: libcuda.so.1 not found ..."), including
 // device index errors (there is no valid index to name).
 //
-// Declared groups: device, streams, events, graphs. Not memory and
-// memory_history: the core caching allocator is not plugged in yet; device
-// and pinned allocations are uncached (raw_allocators.h). docs/cuda.md maps
-// each hook to the runtime/driver calls behind it.
+// Declared groups: device, streams, events, memory, memory_history (the core
+// caching allocator, cuda_memory.h) and graphs. docs/cuda.md maps each hook
+// to the runtime/driver calls behind it.
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered once,
 // never destroyed.
@@ -24,21 +23,21 @@
 
 #include "accel/default_generators.h"
 #include "accel/hooks.h"
+#include "accel/memory/memory_hooks.h"
 
 namespace accel::cuda::detail {
 
-class CudaHooks final : public AcceleratorHooks {
+class CudaHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
  public:
   CudaHooks();
   ~CudaHooks() override;
 
+ protected:
   // With no devices, a bad index means "no CUDA here": NotAvailable with the
   // probe's reason instead of "index 0 out of range [0, 0)".
   [[noreturn]] void failBadDeviceIndex(DeviceIndex index, int count,
-                                       std::string_view hook,
-                                       HookGroup group) const override;
+                                       HookId hook) const override;
 
- protected:
   bool isBuiltImpl() const override;
   bool isAvailableImpl() const override;
   int deviceCountImpl() const override;
@@ -81,6 +80,9 @@ class CudaHooks final : public AcceleratorHooks {
   void graphReplayImpl(GraphId graph) override;
   void graphResetImpl(GraphId graph) override;
   MempoolId graphPoolImpl(GraphId graph) const override;
+
+  // The memory groups: memory::CachingAllocatorHooks forwards to it.
+  memory::CachingAllocator& cachingAllocator() const override;
 
  private:
   DefaultGenerators& defaultGenerators();

@@ -50,7 +50,8 @@ void setCurrentDevice(DeviceIndex index) {
   (void)usableDriver();
   if (primaryContextActive(index)) {
     // The context exists: making it current creates nothing.
-    checkCuda(cudaSetDevice(index), "cudaSetDevice (making the current device's context current)");
+    checkCuda(cudaSetDevice(index),
+              "cudaSetDevice (making the current device's context current)");
     t_target = -1;
   } else {
     t_target = index;

@@ -58,10 +58,9 @@ class EventTable {
 
 EventRecord onStreamDevice(EventId event, Stream stream) {
   EventRecord record = EventTable::instance().find(event);
-  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, "event ",
-              event, " belongs to cuda:", static_cast<int>(record.device),
-              ", the stream to ", stream.device.str(),
-              "; create the event on the stream's device");
+  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, "event ", event,
+              " belongs to cuda:", static_cast<int>(record.device), ", the stream to ",
+              stream.device.str(), "; create the event on the stream's device");
   return record;
 }
 

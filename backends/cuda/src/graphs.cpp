@@ -9,6 +9,7 @@
 
 #include "accel/error.h"
 #include "cuda_error.h"
+#include "cuda_memory.h"
 #include "current_device.h"
 #include "streams.h"
 
@@ -23,6 +24,7 @@ struct GraphRecord {
   DeviceIndex device = 0;
   Stream stream;
   MempoolId pool;
+  bool pool_retained = false;  // allocations of the capture are in `pool`
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
 };
@@ -75,6 +77,14 @@ void release(GraphRecord& record) noexcept {
   record.exec = nullptr;
   record.graph = nullptr;
   record.state = GraphState::Empty;
+  if (record.pool_retained) {
+    record.pool_retained = false;
+    try {
+      deviceCachingAllocator().releasePool(record.device, record.pool);
+    } catch (...) {
+      // The pool's memory stays cached; nothing else depends on it.
+    }
+  }
 }
 
 }  // namespace
@@ -101,13 +111,32 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
   GraphTable::instance().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
                 " already holds a capture; reset it first");
-    DeviceContext context(device);
-    checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
-              "cudaStreamBeginCapture");
-    record.state = GraphState::Capturing;
+    // The capture's allocations come from a private pool (the one given, to
+    // share it with other graphs, or a new one), kept until the graph is
+    // reset or destroyed: replays write to the addresses captured.
+    memory::CachingAllocator& allocator = deviceCachingAllocator();
+    const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
+    allocator.retainPool(device, chosen);
     record.device = device;
+    record.pool = chosen;
+    record.pool_retained = true;
+    DeviceContext context(device);
+    try {
+      allocator.beginAllocateToPool(device, chosen, stream);
+    } catch (...) {
+      release(record);
+      throw;
+    }
+    try {
+      checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
+                "cudaStreamBeginCapture");
+    } catch (...) {
+      allocator.endAllocateToPool(device, chosen);
+      release(record);
+      throw;
+    }
+    record.state = GraphState::Capturing;
     record.stream = stream;
-    record.pool = pool.isDefault() ? MempoolId{graph, 0} : pool;
   });
 }
 
@@ -119,9 +148,9 @@ void graphCaptureEnd(GraphId graph) {
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
         cudaStreamEndCapture(nativeStream(record.stream), &captured);
+    deviceCachingAllocator().endAllocateToPool(record.device, record.pool);
     record.state = GraphState::Empty;
-    checkCuda(status,
-              "cudaStreamEndCapture (the capture was invalidated)");
+    checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
     record.graph = captured;
     record.state = GraphState::Captured;
   });

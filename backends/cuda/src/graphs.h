@@ -8,10 +8,10 @@
 // executable graph (and drops the captured one unless keep_graph), and
 // graphReplay launches it on the stream it was captured on.
 //
-// Memory pools: the MempoolId given at capture (or {graph id, 0}) is recorded
-// and returned by graphPool, but allocations made during capture do not yet
-// come from a private pool: the core caching allocator is not plugged into
-// this backend yet (docs/cuda.md).
+// Memory pools: allocations made through the caching allocator on the
+// capturing stream come from a private pool (the MempoolId given at capture,
+// which graphs may share, or a new one), retained until the graph is reset
+// or destroyed, so replays find their memory where the capture left it.
 //
 // Thread-safety: thread-safe (a mutex around the table; CUDA calls run
 // outside it except where the state must change with them).

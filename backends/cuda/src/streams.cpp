@@ -156,8 +156,9 @@ cudaStream_t nativeStream(Stream stream) {
 }
 
 Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
-  ACCEL_CHECK(stream != nullptr, InvalidArgument,
-              "wrapExternalStream: null is the default stream (id 0), not an external one");
+  ACCEL_CHECK(
+      stream != nullptr, InvalidArgument,
+      "wrapExternalStream: null is the default stream (id 0), not an external one");
   return StreamRegistry::instance().wrap(stream, device);
 }
 

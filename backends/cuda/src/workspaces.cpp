@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "accel/allocator.h"
-#include "raw_allocators.h"
+#include "cuda_memory.h"
 
 namespace accel::cuda::detail {
 

@@ -4,8 +4,8 @@
 //
 // Buffers are allocated on the pair's first use and kept for the process
 // (a handle outlives its thread, and the pair may come back); they come from
-// the backend's device allocator (uncached cudaMalloc until the core caching
-// allocator is plugged in).
+// the core caching allocator, allocated for the pair's stream (the thread's
+// current stream when the handle is bound).
 //
 // Thread-safety: thread-safe (one mutex; taken only when a thread binds a
 // handle to a stream it did not use last).
