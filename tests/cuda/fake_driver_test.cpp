@@ -38,7 +38,7 @@ TEST(CudaFakeDriver, ProbeReportsTheDriversProblem) {
   EXPECT_FALSE(cuda.hasPrimaryContext(0));
   try {
     cuda.init();
-    FAIL() << "init() succeeded on a fake driver";
+    FAIL() << "initialisation succeeded on a fake driver";
   } catch (const accel::NotAvailable& e) {
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find("libcuda.so.1 not found"), std::string::npos)

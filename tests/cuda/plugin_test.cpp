@@ -11,6 +11,7 @@
 #include <string>
 
 #include "accel/accel.h"
+#include "accel/hook_catalogue.h"
 #include "accel/plugin.h"
 
 namespace {
@@ -73,7 +74,7 @@ TEST_F(CudaWithoutGpu, ProbesAnswerNoDevicesWithoutThrowing) {
 
 TEST_F(CudaWithoutGpu, InitFailsWithNotAvailableNamingTheReason) {
   const std::string why = reasonFromInit(*hooks_);
-  ASSERT_FALSE(why.empty()) << "init() did not throw NotAvailable";
+  ASSERT_FALSE(why.empty()) << "initialisation did not throw NotAvailable";
   EXPECT_NE(why.find("cuda backend is not available"), std::string::npos) << why;
   // One of the documented reasons (docs/cuda.md).
   const bool known =
@@ -91,7 +92,7 @@ TEST_F(CudaWithoutGpu, InitFailsWithNotAvailableNamingTheReason) {
 TEST_F(CudaWithoutGpu, ShowConfigRefusesWithTheReason) {
   try {
     (void)hooks_->showConfig();
-    FAIL() << "showConfig() answered without devices";
+    FAIL() << "the configuration was shown without devices";
   } catch (const accel::NotAvailable& e) {
     EXPECT_NE(std::string(e.what()).find("cuda backend is not available: "),
               std::string::npos)
@@ -104,7 +105,8 @@ TEST_F(CudaWithoutGpu, DeviceHooksThrowNotAvailableWithTheReason) {
   const std::string why = reasonFromInit(*hooks_);
   ASSERT_FALSE(why.empty());
   const std::string reasonText = why.substr(why.find(": ") + 2, 30);
-  auto expectNotAvailable = [&](const char* what, auto&& call) {
+  auto expectNotAvailable = [&](accel::HookId hook, auto&& call) {
+    const std::string_view what = accel::hookInfo(hook).name;
     try {
       call();
       ADD_FAILURE() << what << " did not throw";
@@ -117,28 +119,36 @@ TEST_F(CudaWithoutGpu, DeviceHooksThrowNotAvailableWithTheReason) {
   };
   const accel::Stream stream(accel::Device(DeviceType::CUDA, 0), 0);
   auto& h = *hooks_;
-  expectNotAvailable("getCurrentDevice", [&] { (void)h.getCurrentDevice(); });
-  expectNotAvailable("setCurrentDevice", [&] { h.setCurrentDevice(0); });
-  expectNotAvailable("exchangeDevice", [&] { (void)h.exchangeDevice(0); });
-  expectNotAvailable("getDefaultGenerator", [&] { (void)h.getDefaultGenerator(0); });
-  expectNotAvailable("getNewGenerator", [&] { (void)h.getNewGenerator(0); });
+  expectNotAvailable(accel::HookId::getCurrentDevice,
+                     [&] { (void)h.getCurrentDevice(); });
+  expectNotAvailable(accel::HookId::setCurrentDevice, [&] { h.setCurrentDevice(0); });
+  expectNotAvailable(accel::HookId::exchangeDevice, [&] { (void)h.exchangeDevice(0); });
+  expectNotAvailable(accel::HookId::getDefaultGenerator,
+                     [&] { (void)h.getDefaultGenerator(0); });
+  expectNotAvailable(accel::HookId::getNewGenerator, [&] { (void)h.getNewGenerator(0); });
   int local = 0;
-  expectNotAvailable("getDeviceFromPtr", [&] { (void)h.getDeviceFromPtr(&local); });
-  expectNotAvailable("getPinnedMemoryAllocator",
+  expectNotAvailable(accel::HookId::getDeviceFromPtr,
+                     [&] { (void)h.getDeviceFromPtr(&local); });
+  expectNotAvailable(accel::HookId::getPinnedMemoryAllocator,
                      [&] { (void)h.getPinnedMemoryAllocator(); });
-  expectNotAvailable("getDeviceAllocator", [&] { (void)h.getDeviceAllocator(0); });
-  expectNotAvailable("deviceSynchronize", [&] { h.deviceSynchronize(0); });
-  expectNotAvailable("getDeviceProperties", [&] { (void)h.getDeviceProperties(0); });
-  expectNotAvailable("showConfig", [&] { (void)h.showConfig(); });
-  expectNotAvailable("getCurrentStream", [&] { (void)h.getCurrentStream(0); });
-  expectNotAvailable("getNewStream", [&] { (void)h.getNewStream(0); });
-  expectNotAvailable("streamPriorityRange", [&] { (void)h.streamPriorityRange(); });
-  expectNotAvailable("synchronizeStream", [&] { h.synchronizeStream(stream); });
-  expectNotAvailable("createEvent", [&] { (void)h.createEvent(0); });
-  expectNotAvailable("graphCreate", [&] { (void)h.graphCreate(); });
-  expectNotAvailable("memoryStats", [&] { (void)h.memoryStats(0); });
-  expectNotAvailable("emptyCache", [&] { h.emptyCache(); });
-  expectNotAvailable("memorySnapshot", [&] { (void)h.memorySnapshot(); });
+  expectNotAvailable(accel::HookId::getDeviceAllocator,
+                     [&] { (void)h.getDeviceAllocator(0); });
+  expectNotAvailable(accel::HookId::deviceSynchronize, [&] { h.deviceSynchronize(0); });
+  expectNotAvailable(accel::HookId::getDeviceProperties,
+                     [&] { (void)h.getDeviceProperties(0); });
+  expectNotAvailable(accel::HookId::showConfig, [&] { (void)h.showConfig(); });
+  expectNotAvailable(accel::HookId::getCurrentStream,
+                     [&] { (void)h.getCurrentStream(0); });
+  expectNotAvailable(accel::HookId::getNewStream, [&] { (void)h.getNewStream(0); });
+  expectNotAvailable(accel::HookId::streamPriorityRange,
+                     [&] { (void)h.streamPriorityRange(); });
+  expectNotAvailable(accel::HookId::synchronizeStream,
+                     [&] { h.synchronizeStream(stream); });
+  expectNotAvailable(accel::HookId::createEvent, [&] { (void)h.createEvent(0); });
+  expectNotAvailable(accel::HookId::graphCreate, [&] { (void)h.graphCreate(); });
+  expectNotAvailable(accel::HookId::memoryStats, [&] { (void)h.memoryStats(0); });
+  expectNotAvailable(accel::HookId::emptyCache, [&] { h.emptyCache(); });
+  expectNotAvailable(accel::HookId::memorySnapshot, [&] { (void)h.memorySnapshot(); });
   // destroyEvent never throws, with or without devices.
   EXPECT_NO_THROW(h.destroyEvent(1));
 }
