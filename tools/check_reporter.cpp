@@ -61,7 +61,9 @@ void CheckReporter::OnTestStart(const ::testing::TestInfo& info) {
 void CheckReporter::OnTestPartResult(const ::testing::TestPartResult& result) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (result.skipped()) {
-    skipReason_ = result.message();
+    // The reason is the first line; the rest is GoogleTest's trace of the case.
+    std::string message = result.message();
+    skipReason_ = message.substr(0, message.find('\n'));
     return;
   }
   if (!result.failed()) return;

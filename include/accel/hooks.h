@@ -31,6 +31,9 @@
 //  - NotAvailable from the absent hooks (no backend registered), naming the
 //    hook and how to load a backend; DeviceError in a fork child for a
 //    backend initialised before the fork;
+//  - whatever initImpl throws, from any hook that initialises while the
+//    backend is not initialised yet (the next call retries); InvalidArgument
+//    when such a hook is called from the backend's own initImpl;
 //  - whatever the backend raises: OutOfMemory, DeviceError (device lost,
 //    misuse the device rejects), InvalidArgument (unknown ids, foreign
 //    pointers).
@@ -131,9 +134,10 @@ class ACCEL_API AcceleratorHooks {
 
   // ---- high ----
   // Initialises the backend: runs initImpl() once for this object. Callers
-  // on other threads wait for a running initImpl() and return when it
-  // succeeded or throw what it threw. After a throw the object is not
-  // initialised and the next call retries. Called by every initialising hook
+  // on other threads wait for a running initImpl() and return once it
+  // succeeded. After a throw (which reaches the caller that ran it) the
+  // object is not initialised, and the next caller, a waiting one included,
+  // runs initImpl() again. Called by every initialising hook
   // on first use (see above) and by Context::lazyInitDevice. Throws what
   // initImpl throws; InvalidArgument when called (directly, or through a
   // hook) from the backend's own initImpl on the same thread, which would

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
@@ -28,6 +29,20 @@ class DeviceGuardTest : public ::testing::Test {
     hooks_.setCurrentDevice(0);
   }
 };
+
+// Only the guards may restore without validation (hooks.h, GuardKey).
+static_assert(!std::is_default_constructible_v<GuardKey>,
+              "GuardKey must not be constructible outside the guards");
+
+TEST_F(DeviceGuardTest, ADeviceGuardNeverInitialisesTheBackend) {
+  TestHooks& fresh = registerTestBackend("guard_uninitialised", 2);
+  {
+    DeviceGuard guard(Device(fresh.deviceType(), 1));
+    EXPECT_EQ(fresh.getCurrentDevice(), 1);
+  }
+  EXPECT_EQ(fresh.getCurrentDevice(), 0);
+  EXPECT_EQ(fresh.initCalls(), 0) << "switching devices is the low group: no init";
+}
 
 TEST_F(DeviceGuardTest, SetsTheDeviceAndRestoresItOnScopeExit) {
   {

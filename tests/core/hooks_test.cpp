@@ -409,6 +409,30 @@ TEST(HooksInitTest, ConcurrentCallersWaitForTheOneRunningInit) {
   EXPECT_TRUE(hooks.isInitialized());
 }
 
+TEST(HooksInitTest, AfterAThrowTheNextCallerAWaitingOneIncludedRunsInitAgain) {
+  ScriptedInitHooks hooks(registerDeviceType("init_retry_concurrent"), [](auto& self) {
+    if (self.runs() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let others queue
+      throw DeviceError("first init fails");
+    }
+  });
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&] {
+      try {
+        hooks.init();
+      } catch (const DeviceError&) {
+        failures.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 1) << "only the caller that ran the failed init sees it";
+  EXPECT_EQ(hooks.runs(), 2);
+  EXPECT_TRUE(hooks.isInitialized());
+}
+
 TEST(HooksInitTest, InitializationStartedIsTrueWhileInitImplRuns) {
   bool started_inside = false;
   bool initialized_inside = true;
