@@ -61,7 +61,9 @@ void CudaHooks::setCurrentDeviceImpl(DeviceIndex index) {
 }
 
 void CudaHooks::initImpl() {
-  requireAvailable();
+  // Without devices init succeeds (the hooks contract: deviceCount() then
+  // says 0); every hook that needs a device says why with NotAvailable.
+  if (!driver().available()) return;
   // Load kernels on first launch, not all at context creation (the default
   // since CUDA 12.2; set it for older drivers' runtimes and for the record).
   // The runtime reads it when it initialises, which no probe has triggered.
