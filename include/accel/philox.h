@@ -16,12 +16,15 @@
 // See docs/random.md.
 //
 // Thread-safety: pure functions of their arguments; safe from any thread.
-// Everything here is constexpr, so it can also run in constant expressions
-// and in device code that accepts constexpr functions.
+// Everything here is constexpr, so it can also run in constant expressions,
+// and ACCEL_HOST_DEVICE: nvcc compiles the very same functions for CUDA
+// devices (with --expt-relaxed-constexpr, for std::array's accessors).
 #pragma once
 
 #include <array>
 #include <cstdint>
+
+#include "accel/host_device.h"
 
 namespace accel {
 
@@ -47,8 +50,8 @@ struct PhiloxPosition {
 
 // Philox4x32 with 10 rounds, bit-exact with Random123's philox4x32_R(10, ...).
 // Never throws.
-[[nodiscard]] constexpr PhiloxCounter philox4x32(PhiloxCounter counter,
-                                                 PhiloxKey key) noexcept {
+[[nodiscard]] ACCEL_HOST_DEVICE constexpr PhiloxCounter philox4x32(
+    PhiloxCounter counter, PhiloxKey key) noexcept {
   for (int round = 0; round < kPhiloxRounds; ++round) {
     if (round > 0) {
       key[0] += kPhiloxWeyl0;
@@ -69,9 +72,8 @@ struct PhiloxPosition {
 
 // The four outputs n = 4 * block .. 4 * block + 3 of stream (seed, subsequence).
 // Never throws.
-[[nodiscard]] constexpr PhiloxCounter philoxBlock(std::uint64_t seed,
-                                                  std::uint64_t subsequence,
-                                                  std::uint64_t block) noexcept {
+[[nodiscard]] ACCEL_HOST_DEVICE constexpr PhiloxCounter philoxBlock(
+    std::uint64_t seed, std::uint64_t subsequence, std::uint64_t block) noexcept {
   return philox4x32(
       {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
        static_cast<std::uint32_t>(subsequence),
@@ -80,9 +82,8 @@ struct PhiloxPosition {
 }
 
 // The n-th 32-bit output of stream (seed, subsequence). Never throws.
-[[nodiscard]] constexpr std::uint32_t philoxOutput(std::uint64_t seed,
-                                                   std::uint64_t subsequence,
-                                                   std::uint64_t n) noexcept {
+[[nodiscard]] ACCEL_HOST_DEVICE constexpr std::uint32_t philoxOutput(
+    std::uint64_t seed, std::uint64_t subsequence, std::uint64_t n) noexcept {
   return philoxBlock(seed, subsequence, n / 4)[n % 4];
 }
 

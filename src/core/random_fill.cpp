@@ -21,171 +21,6 @@ namespace accel {
 namespace detail {
 namespace {
 
-// Outputs of blocks [first, first + kReaderBlocks), computed side by side:
-// one block alone is a chain of dependent multiplies, several keep the
-// multiplier busy. Same arithmetic as philox4x32 (tests compare the two).
-constexpr int kReaderBlocks = 4;
-
-void philoxBlocks(std::uint64_t seed, std::uint64_t first,
-                  std::uint32_t (&out)[4 * kReaderBlocks]) noexcept {
-  std::uint32_t c0[kReaderBlocks], c1[kReaderBlocks], c2[kReaderBlocks] = {},
-                                                      c3[kReaderBlocks] = {};
-  for (int j = 0; j < kReaderBlocks; ++j) {
-    c0[j] = static_cast<std::uint32_t>(first + j);
-    c1[j] = static_cast<std::uint32_t>((first + j) >> 32);
-  }
-  auto k0 = static_cast<std::uint32_t>(seed);
-  auto k1 = static_cast<std::uint32_t>(seed >> 32);
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    for (int j = 0; j < kReaderBlocks; ++j) {
-      const std::uint64_t product0 = std::uint64_t{kPhiloxMultiplier0} * c0[j];
-      const std::uint64_t product1 = std::uint64_t{kPhiloxMultiplier1} * c2[j];
-      c0[j] = static_cast<std::uint32_t>(product1 >> 32) ^ c1[j] ^ k0;
-      c1[j] = static_cast<std::uint32_t>(product1);
-      c2[j] = static_cast<std::uint32_t>(product0 >> 32) ^ c3[j] ^ k1;
-      c3[j] = static_cast<std::uint32_t>(product0);
-    }
-    k0 += kPhiloxWeyl0;
-    k1 += kPhiloxWeyl1;
-  }
-  for (int j = 0; j < kReaderBlocks; ++j) {
-    out[4 * j + 0] = c0[j];
-    out[4 * j + 1] = c1[j];
-    out[4 * j + 2] = c2[j];
-    out[4 * j + 3] = c3[j];
-  }
-}
-
-// Stream outputs in order from a position, kReaderBlocks blocks at a time.
-class StreamReader {
- public:
-  StreamReader(std::uint64_t seed, std::uint64_t position) noexcept
-      : seed_(seed), block_(position / 4), next_(static_cast<int>(position % 4)) {
-    philoxBlocks(seed_, block_, words_);
-  }
-
-  std::uint32_t next() noexcept {
-    if (next_ == 4 * kReaderBlocks) [[unlikely]] {
-      block_ += kReaderBlocks;
-      philoxBlocks(seed_, block_, words_);
-      next_ = 0;
-    }
-    return words_[next_++];
-  }
-
- private:
-  std::uint64_t seed_;
-  std::uint64_t block_;
-  int next_;
-  std::uint32_t words_[4 * kReaderBlocks];
-};
-
-float minFloat(float x, float bound) noexcept {
-  return x < bound ? x : bound;  // as MINPS: the bound unless x is below it
-}
-
-double minDouble(double x, double bound) noexcept { return x < bound ? x : bound; }
-
-float logFloat(float u) noexcept {
-  using namespace fconst;
-  const auto bits = std::bit_cast<std::uint32_t>(u);
-  const auto exponent = static_cast<std::int32_t>(bits >> 23) - 127;
-  float m = std::bit_cast<float>((bits & 0x007FFFFFu) | 0x3F800000u);
-  const bool big = m > kSqrt2;
-  if (big) m = m * 0.5f;
-  const float e = static_cast<float>(exponent) + (big ? 1.0f : 0.0f);
-  const float f = m - 1.0f;
-  const float s = f / (2.0f + f);
-  const float z = s * s;
-  float poly = kLog[3];
-  for (int k = 2; k >= 0; --k) poly = kLog[k] + z * poly;
-  poly = z * poly;
-  const float twoS = s + s;
-  const float logm = twoS + twoS * poly;
-  return e * kLn2 + logm;
-}
-
-std::array<float, 2> normalFloatPair(std::uint32_t first, std::uint32_t second) noexcept {
-  using namespace fconst;
-  const float u1 = static_cast<float>((first >> 8) + 1) * 0x1p-24f;
-  const float radius = std::sqrt(-2.0f * logFloat(u1));
-
-  // The angle in quarter turns: quadrant q and a remainder r in [-1/2, 1/2),
-  // all in exact integer arithmetic.
-  const std::uint32_t turn = second >> 8;
-  const std::uint32_t quadrant = (turn + (1u << 21)) >> 22;
-  const auto reduced = static_cast<std::int32_t>(turn - (quadrant << 22));
-  const float r = static_cast<float>(reduced) * 0x1p-22f;
-  const float z = r * r;
-  float sinPoly = kSin[4];
-  for (int k = 3; k >= 0; --k) sinPoly = kSin[k] + z * sinPoly;
-  const float sinR = r * sinPoly;
-  float cosPoly = kCos[4];
-  for (int k = 3; k >= 0; --k) cosPoly = kCos[k] + z * cosPoly;
-  const float cosR = 1.0f + z * cosPoly;
-
-  const bool swap = (quadrant & 1) != 0;
-  const std::uint32_t sinSign = (quadrant & 2) << 30;
-  const std::uint32_t cosSign = ((quadrant + 1) & 2) << 30;
-  const float sinT =
-      std::bit_cast<float>(std::bit_cast<std::uint32_t>(swap ? cosR : sinR) ^ sinSign);
-  const float cosT =
-      std::bit_cast<float>(std::bit_cast<std::uint32_t>(swap ? sinR : cosR) ^ cosSign);
-  return {radius * cosT, radius * sinT};
-}
-
-double logDouble(double u) noexcept {
-  using namespace dconst;
-  const auto bits = std::bit_cast<std::uint64_t>(u);
-  const auto exponent = static_cast<std::int64_t>(bits >> 52) - 1023;
-  double m =
-      std::bit_cast<double>((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull);
-  const bool big = m > kSqrt2;
-  if (big) m = m * 0.5;
-  const double e = static_cast<double>(exponent) + (big ? 1.0 : 0.0);
-  const double f = m - 1.0;
-  const double s = f / (2.0 + f);
-  const double z = s * s;
-  double poly = kLog[10];
-  for (int k = 9; k >= 0; --k) poly = kLog[k] + z * poly;
-  poly = z * poly;
-  const double twoS = s + s;
-  const double logm = twoS + twoS * poly;
-  return e * kLn2 + logm;
-}
-
-std::uint64_t joinWords(std::uint32_t low, std::uint32_t high) noexcept {
-  return (static_cast<std::uint64_t>(high) << 32) | low;
-}
-
-std::array<double, 2> normalDoublePair(std::uint64_t first,
-                                       std::uint64_t second) noexcept {
-  using namespace dconst;
-  const double u1 = static_cast<double>((first >> 11) + 1) * 0x1p-53;
-  const double radius = std::sqrt(-2.0 * logDouble(u1));
-
-  const std::uint64_t turn = second >> 11;
-  const std::uint64_t quadrant = (turn + (1ull << 50)) >> 51;
-  const auto reduced = static_cast<std::int64_t>(turn - (quadrant << 51));
-  const double r = static_cast<double>(reduced) * 0x1p-51;
-  const double z = r * r;
-  double sinPoly = kSin[8];
-  for (int k = 7; k >= 0; --k) sinPoly = kSin[k] + z * sinPoly;
-  const double sinR = r * sinPoly;
-  double cosPoly = kCos[8];
-  for (int k = 7; k >= 0; --k) cosPoly = kCos[k] + z * cosPoly;
-  const double cosR = 1.0 + z * cosPoly;
-
-  const bool swap = (quadrant & 1) != 0;
-  const std::uint64_t sinSign = (quadrant & 2) << 62;
-  const std::uint64_t cosSign = ((quadrant + 1) & 2) << 62;
-  const double sinT =
-      std::bit_cast<double>(std::bit_cast<std::uint64_t>(swap ? cosR : sinR) ^ sinSign);
-  const double cosT =
-      std::bit_cast<double>(std::bit_cast<std::uint64_t>(swap ? sinR : cosR) ^ cosSign);
-  return {radius * cosT, radius * sinT};
-}
-
 std::size_t elementBytes(const FillJob& job) noexcept {
   switch (job.kind) {
     case FillKind::Uint64:
@@ -199,11 +34,6 @@ std::size_t elementBytes(const FillJob& job) noexcept {
   }
 }
 
-template <typename T>
-T* outputAs(const FillJob& job) noexcept {
-  return static_cast<T*>(job.out);
-}
-
 }  // namespace
 
 FillJob sliceFillJob(const FillJob& job, std::size_t first, std::size_t count) noexcept {
@@ -214,81 +44,7 @@ FillJob sliceFillJob(const FillJob& job, std::size_t first, std::size_t count) n
   return slice;
 }
 
-void fillScalar(const FillJob& job) noexcept {
-  StreamReader in(job.seed, job.offset);
-  const std::size_t n = job.count;
-  switch (job.kind) {
-    case FillKind::Uint32: {
-      auto* out = outputAs<std::uint32_t>(job);
-      for (std::size_t i = 0; i < n; ++i) out[i] = in.next();
-      return;
-    }
-    case FillKind::Uint64: {
-      auto* out = outputAs<std::uint64_t>(job);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t low = in.next();
-        out[i] = joinWords(low, in.next());
-      }
-      return;
-    }
-    case FillKind::UniformFloat: {
-      auto* out = outputAs<float>(job);
-      const auto low = static_cast<float>(job.low);
-      const auto range = static_cast<float>(job.range);
-      const auto belowHigh = static_cast<float>(job.belowHigh);
-      for (std::size_t i = 0; i < n; ++i) {
-        const float u = uniformFloatFromBits(in.next());
-        out[i] = job.ranged ? minFloat(u * range + low, belowHigh) : u;
-      }
-      return;
-    }
-    case FillKind::UniformDouble: {
-      auto* out = outputAs<double>(job);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t first = in.next();
-        const double u = uniformDoubleFromBits(first, in.next());
-        out[i] = job.ranged ? minDouble(u * job.range + job.low, job.belowHigh) : u;
-      }
-      return;
-    }
-    case FillKind::NormalFloat: {
-      auto* out = outputAs<float>(job);
-      const auto mean = static_cast<float>(job.mean);
-      const auto stddev = static_cast<float>(job.stddev);
-      for (std::size_t i = 0; i < n; i += 2) {
-        const std::uint32_t first = in.next();
-        const auto z = normalFloatPair(first, in.next());
-        out[i] = z[0] * stddev + mean;
-        if (i + 1 < n) out[i + 1] = z[1] * stddev + mean;
-      }
-      return;
-    }
-    case FillKind::NormalDouble: {
-      auto* out = outputAs<double>(job);
-      for (std::size_t i = 0; i < n; i += 2) {
-        const std::uint32_t w0 = in.next();
-        const std::uint32_t w1 = in.next();
-        const std::uint32_t w2 = in.next();
-        const std::uint32_t w3 = in.next();
-        const auto z = normalDoublePair(joinWords(w0, w1), joinWords(w2, w3));
-        out[i] = z[0] * job.stddev + job.mean;
-        if (i + 1 < n) out[i + 1] = z[1] * job.stddev + job.mean;
-      }
-      return;
-    }
-    case FillKind::Bernoulli: {
-      for (std::size_t i = 0; i < n; ++i) {
-        const bool hit = bernoulliFromBits(in.next(), job.threshold);
-        if (job.output == FillOutput::Byte) {
-          outputAs<std::uint8_t>(job)[i] = hit ? 1 : 0;
-        } else {
-          outputAs<float>(job)[i] = hit ? 1.0f : 0.0f;
-        }
-      }
-      return;
-    }
-  }
-}
+void fillScalar(const FillJob& job) noexcept { fillElements(job, 0, job.count); }
 
 }  // namespace detail
 
@@ -310,14 +66,18 @@ double uniformDoubleFromBits(std::uint32_t first, std::uint32_t second, double f
 
 std::array<float, 2> normalFloatPairFromBits(std::uint32_t first,
                                              std::uint32_t second) noexcept {
-  return detail::normalFloatPair(first, second);
+  float z[2];
+  detail::normalFloatPair(first, second, z);
+  return {z[0], z[1]};
 }
 
 std::array<double, 2> normalDoublePairFromBits(std::uint32_t first, std::uint32_t second,
                                                std::uint32_t third,
                                                std::uint32_t fourth) noexcept {
-  return detail::normalDoublePair(detail::joinWords(first, second),
-                                  detail::joinWords(third, fourth));
+  double z[2];
+  detail::normalDoublePair(detail::joinWords(first, second),
+                           detail::joinWords(third, fourth), z);
+  return {z[0], z[1]};
 }
 
 // ---------------------------------------------------------------------------
@@ -534,6 +294,45 @@ FillJob bernoulliJob(const char* api, std::span<T> out, double p) {
 }
 
 }  // namespace
+
+// The validated jobs, for device fills (random_fill_elements.h).
+namespace detail {
+FillJob bitsFillJob(std::uint32_t* out, std::size_t count) {
+  return makeJob(FillKind::Uint32, std::span(out, count));
+}
+FillJob bitsFillJob(std::uint64_t* out, std::size_t count) {
+  return makeJob(FillKind::Uint64, std::span(out, count));
+}
+FillJob uniformFillJob(float* out, std::size_t count) {
+  return makeJob(FillKind::UniformFloat, std::span(out, count));
+}
+FillJob uniformFillJob(double* out, std::size_t count) {
+  return makeJob(FillKind::UniformDouble, std::span(out, count));
+}
+FillJob uniformFillJob(const char* api, float* out, std::size_t count, float low,
+                       float high) {
+  return uniformJob(api, std::span(out, count), low, high);
+}
+FillJob uniformFillJob(const char* api, double* out, std::size_t count, double low,
+                       double high) {
+  return uniformJob(api, std::span(out, count), low, high);
+}
+FillJob normalFillJob(const char* api, float* out, std::size_t count, float mean,
+                      float stddev) {
+  return normalJob(api, std::span(out, count), mean, stddev);
+}
+FillJob normalFillJob(const char* api, double* out, std::size_t count, double mean,
+                      double stddev) {
+  return normalJob(api, std::span(out, count), mean, stddev);
+}
+FillJob bernoulliFillJob(const char* api, std::uint8_t* out, std::size_t count,
+                         double p) {
+  return bernoulliJob(api, std::span(out, count), p);
+}
+FillJob bernoulliFillJob(const char* api, float* out, std::size_t count, double p) {
+  return bernoulliJob(api, std::span(out, count), p);
+}
+}  // namespace detail
 
 void fillBits(std::span<std::uint32_t> out, PhiloxPosition from, FillOptions options) {
   fillAt("fillBits", makeJob(FillKind::Uint32, out), from, options);

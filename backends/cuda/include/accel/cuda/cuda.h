@@ -1,0 +1,55 @@
+// The cuda backend's own API: registration, why it is (not) available, and
+// the bridge between accel::Stream and CUDA streams.
+//
+// Most code reaches the backend through the hooks (accel::getHooks(
+// DeviceType::CUDA)) after loading libaccel_cuda.so as a plugin; this header
+// is for programs that link the plugin library and need CUDA-specific things:
+// the native stream to launch their own kernels on, or wrapping a stream that
+// another library created.
+//
+// Thread-safety: every function is thread-safe.
+// Lifetime: the registered hooks and every stream table are never destroyed.
+#pragma once
+
+#include <string>
+
+#include "accel/cuda/export.h"
+#include "accel/hooks.h"
+#include "accel/stream.h"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace accel::cuda {
+
+// What the first probe found. device_count is 0 whenever `reason` is set:
+// "no NVIDIA driver: libcuda.so.1 not found (...)", "driver present, 0
+// devices", "driver too old for CUDA 13 runtime: ...".
+struct Availability {
+  int device_count = 0;
+  std::string reason;       // empty when devices were found
+  int driver_version = 0;   // 1000 * major + 10 * minor; 0 without a driver
+  int runtime_version = 0;  // the CUDA runtime the plugin was built with
+};
+
+// The outcome of the driver probe (run once per process; creates no context).
+// Throws only std::bad_alloc.
+ACCEL_CUDA_API Availability availability();
+
+// Registers the cuda hooks once per process and returns them; later calls
+// return the same object. Throws what registerHooks throws (another library
+// already registered hooks for 'cuda').
+ACCEL_CUDA_API AcceleratorHooks& registerBackend();
+
+// The CUDA stream behind `stream` (nullptr for the default stream, id 0).
+// Throws InvalidArgument for a stream of another device type or an id the
+// backend never handed out.
+ACCEL_CUDA_API CUstream_st* nativeStream(Stream stream);
+
+// Names an existing CUDA stream of device `index` as an accel::Stream, so it
+// can be made current (StreamGuard) and used with events and graphs. The
+// same CUDA stream always gets the same id. The caller keeps the stream
+// alive while it is in use. Throws InvalidArgument for a null stream or a
+// bad index; NotAvailable when the backend is not.
+ACCEL_CUDA_API Stream wrapExternalStream(CUstream_st* stream, DeviceIndex index);
+
+}  // namespace accel::cuda

@@ -1,0 +1,306 @@
+#include "cuda_hooks.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "accel/error.h"
+#include "accel/philox_generator.h"
+#include "cuda_error.h"
+#include "cuda_memory.h"
+#include "current_device.h"
+#include "driver.h"
+#include "events.h"
+#include "graphs.h"
+#include "streams.h"
+#include "workspace_config.h"
+
+namespace accel::cuda::detail {
+
+void requireAvailable() {
+  const Driver& d = driver();
+  ACCEL_CHECK(d.available(), NotAvailable,
+              "the cuda backend is not available: ", d.reason);
+}
+
+CudaHooks::CudaHooks()
+    : CachingAllocatorHooks(
+          DeviceType::CUDA,
+          Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs}) {}
+
+memory::CachingAllocator& CudaHooks::cachingAllocator() const {
+  requireAvailable();
+  return deviceCachingAllocator();
+}
+
+CudaHooks::~CudaHooks() = default;
+
+void CudaHooks::failBadDeviceIndex(DeviceIndex index, int count, HookId hook) const {
+  if (count == 0) {
+    requireAvailable();  // throws NotAvailable with the reason
+  }
+  AcceleratorHooks::failBadDeviceIndex(index, count, hook);
+}
+
+bool CudaHooks::isBuiltImpl() const { return true; }
+bool CudaHooks::isAvailableImpl() const { return driver().available(); }
+int CudaHooks::deviceCountImpl() const { return driver().device_count; }
+
+DeviceIndex CudaHooks::getCurrentDeviceImpl() const {
+  requireAvailable();
+  return currentDevice();
+}
+
+void CudaHooks::setCurrentDeviceImpl(DeviceIndex index) {
+  requireAvailable();
+  detail::setCurrentDevice(index);
+}
+
+void CudaHooks::initImpl() {
+  // Without devices init succeeds (the hooks contract: deviceCount() then
+  // says 0); every hook that needs a device says why with NotAvailable.
+  if (!driver().available()) return;
+  // Load kernels on first launch, not all at context creation (the default
+  // since CUDA 12.2; set it for older drivers' runtimes and for the record).
+  // The runtime reads it when it initialises, which no probe has triggered.
+  // Once per process: setenv must not race with other threads' getenv more
+  // than it has to.
+  static std::once_flag lazyLoading;
+  std::call_once(lazyLoading,
+                 [] { ::setenv("CUDA_MODULE_LOADING", "LAZY", /*overwrite=*/0); });
+}
+
+bool CudaHooks::hasPrimaryContextImpl(DeviceIndex index) const {
+  return primaryContextActive(index);
+}
+
+DefaultGenerators& CudaHooks::defaultGenerators() {
+  std::call_once(defaults_once_, [this] {
+    defaults_ = std::make_unique<DefaultGenerators>(
+        DeviceType::CUDA, driver().device_count, [this] { return getCurrentDevice(); });
+  });
+  return *defaults_;
+}
+
+Generator CudaHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+  requireAvailable();
+  return defaultGenerators().get(index);
+}
+
+Generator CudaHooks::getNewGeneratorImpl(DeviceIndex index) {
+  requireAvailable();
+  return makePhiloxGenerator(Device(DeviceType::CUDA, index));
+}
+
+namespace {
+
+// The memory type of `ptr` per the driver (0 when CUDA does not know it).
+// Creates no context; never throws.
+unsigned int memoryType(const Driver& d, const void* ptr) noexcept {
+  unsigned int type = 0;
+  if (d.pointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                            reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) {
+    return 0;
+  }
+  return type;
+}
+
+}  // namespace
+
+Device CudaHooks::getDeviceFromPtrImpl(const void* ptr) const {
+  requireAvailable();
+  const Driver& d = driver();
+  const unsigned int type = memoryType(d, ptr);
+  int ordinal = -1;
+  if (type != 0 &&
+      d.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                            reinterpret_cast<CUdeviceptr>(ptr)) == CUDA_SUCCESS &&
+      ordinal >= 0 && ordinal < d.device_count) {
+    return Device(DeviceType::CUDA, static_cast<DeviceIndex>(ordinal));
+  }
+  std::ostringstream text;
+  text << ptr;
+  throw InvalidArgument(text.str() +
+                        " is not memory CUDA knows (not allocated or registered with "
+                        "the CUDA runtime or driver); pass a pointer into a CUDA "
+                        "allocation");
+}
+
+bool CudaHooks::isPinnedPtrImpl(const void* ptr) const {
+  const Driver& d = driver();
+  return d.available() && memoryType(d, ptr) == CU_MEMORYTYPE_HOST;
+}
+
+Allocator& CudaHooks::getPinnedMemoryAllocatorImpl() {
+  requireAvailable();
+  return pinnedAllocator();
+}
+
+Allocator& CudaHooks::getDeviceAllocatorImpl(DeviceIndex index) {
+  requireAvailable();
+  return deviceAllocator(index);
+}
+
+void CudaHooks::deviceSynchronizeImpl(DeviceIndex index) {
+  requireAvailable();
+  DeviceContext context(index);
+  checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+std::string CudaHooks::showConfigImpl() const {
+  const Driver& d = driver();
+  std::ostringstream out;
+  out << "CUDA runtime " << CUDART_VERSION / 1000 << '.' << CUDART_VERSION % 1000 / 10
+      << " (linked statically)\n";
+  if (d.driver_version > 0) {
+    out << "driver supports CUDA " << d.driver_version / 1000 << '.'
+        << d.driver_version % 1000 / 10 << '\n';
+  }
+  if (d.available()) {
+    out << "devices: " << d.device_count << '\n';
+  } else {
+    out << "not available: " << d.reason << '\n';
+  }
+  out << "cuBLAS workspace per (handle, stream): " << cublasWorkspaceBytes(0)
+      << " bytes (CUBLAS_WORKSPACE_CONFIG; sm_90+ default " << cublasWorkspaceBytes(90)
+      << ")\n";
+  out << "memory: core caching allocator over cudaMalloc (ACCEL_ALLOC_CONF), pinned "
+         "cache "
+         "over cudaHostAlloc; no expandable segments\n";
+  return out.str();
+}
+
+DeviceProperties CudaHooks::getDevicePropertiesImpl(DeviceIndex index) const {
+  requireAvailable();
+  cudaDeviceProp prop{};
+  checkCuda(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+  DeviceProperties out;
+  out.name = prop.name;
+  out.total_memory_bytes = prop.totalGlobalMem;
+  out.multiprocessor_count = prop.multiProcessorCount;
+  out.compute_capability_major = prop.major;
+  out.compute_capability_minor = prop.minor;
+  out.warp_size = prop.warpSize;
+  out.max_threads_per_multiprocessor = prop.maxThreadsPerMultiProcessor;
+  out.l2_cache_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
+  out.is_integrated = prop.integrated != 0;
+  char uuid[40];
+  int at = std::snprintf(uuid, sizeof uuid, "GPU-");
+  for (int i = 0; i < 16 && at < static_cast<int>(sizeof uuid) - 3; ++i) {
+    at += std::snprintf(uuid + at, sizeof uuid - at, "%02x",
+                        static_cast<unsigned char>(prop.uuid.bytes[i]));
+  }
+  out.uuid = uuid;
+  return out;
+}
+
+Stream CudaHooks::getCurrentStreamImpl(DeviceIndex index) const {
+  requireAvailable();
+  return currentStream(index);
+}
+
+Stream CudaHooks::getDefaultStreamImpl(DeviceIndex index) const {
+  requireAvailable();
+  return Stream(Device(DeviceType::CUDA, index), kDefaultStreamId);
+}
+
+Stream CudaHooks::getNewStreamImpl(DeviceIndex index, int priority) {
+  requireAvailable();
+  return newStream(index, priority);
+}
+
+void CudaHooks::setCurrentStreamImpl(Stream stream) {
+  requireAvailable();
+  (void)nativeStream(stream);  // refuses ids the backend never handed out
+  detail::setCurrentStream(stream);
+}
+
+bool CudaHooks::queryStreamImpl(Stream stream) const {
+  requireAvailable();
+  DeviceContext context(stream.device.index());
+  const cudaError_t status = cudaStreamQuery(nativeStream(stream));
+  if (status == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  checkCuda(status, "cudaStreamQuery");
+  return true;
+}
+
+void CudaHooks::synchronizeStreamImpl(Stream stream) const {
+  requireAvailable();
+  DeviceContext context(stream.device.index());
+  checkCuda(cudaStreamSynchronize(nativeStream(stream)), "cudaStreamSynchronize");
+}
+
+std::pair<int, int> CudaHooks::streamPriorityRangeImpl() const {
+  requireAvailable();
+  return streamPriorityRange();
+}
+
+EventId CudaHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
+  requireAvailable();
+  return createEvent(index, flags);
+}
+void CudaHooks::destroyEventImpl(EventId event) noexcept {
+  if (driver().available()) destroyEvent(event);
+}
+void CudaHooks::recordEventImpl(EventId event, Stream stream) {
+  requireAvailable();
+  recordEvent(event, stream);
+}
+void CudaHooks::blockStreamImpl(EventId event, Stream stream) {
+  requireAvailable();
+  blockStream(event, stream);
+}
+bool CudaHooks::queryEventImpl(EventId event) const {
+  requireAvailable();
+  return queryEvent(event);
+}
+void CudaHooks::synchronizeEventImpl(EventId event) const {
+  requireAvailable();
+  synchronizeEvent(event);
+}
+double CudaHooks::elapsedTimeImpl(EventId start, EventId end) const {
+  requireAvailable();
+  return elapsedTime(start, end);
+}
+
+GraphId CudaHooks::graphCreateImpl(bool keep_graph) {
+  requireAvailable();
+  return graphCreate(keep_graph);
+}
+void CudaHooks::graphDestroyImpl(GraphId graph) {
+  requireAvailable();
+  graphDestroy(graph);
+}
+void CudaHooks::graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) {
+  requireAvailable();
+  graphCaptureBegin(graph, pool, mode);
+}
+void CudaHooks::graphCaptureEndImpl(GraphId graph) {
+  requireAvailable();
+  graphCaptureEnd(graph);
+}
+void CudaHooks::graphInstantiateImpl(GraphId graph) {
+  requireAvailable();
+  graphInstantiate(graph);
+}
+void CudaHooks::graphReplayImpl(GraphId graph) {
+  requireAvailable();
+  graphReplay(graph);
+}
+void CudaHooks::graphResetImpl(GraphId graph) {
+  requireAvailable();
+  graphReset(graph);
+}
+MempoolId CudaHooks::graphPoolImpl(GraphId graph) const {
+  requireAvailable();
+  return graphPool(graph);
+}
+
+}  // namespace accel::cuda::detail

@@ -1,0 +1,143 @@
+#include "cuda_memory.h"
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+
+#include "accel/error.h"
+#include "accel/memory/allocator_settings.h"
+#include "accel/memory/segment_source.h"
+#include "cuda_error.h"
+#include "current_device.h"
+#include "driver.h"
+#include "events.h"
+#include "streams.h"
+
+namespace accel::cuda::detail {
+namespace {
+
+// Events for the allocators: the backend's own (events.h), without timing.
+class EventSource : public memory::SegmentSource {
+ public:
+  bool hasEvents() const noexcept override { return true; }
+  EventId recordEvent(Stream stream) override {
+    const EventId event = createEvent(stream.device.index(), EventFlags{});
+    try {
+      detail::recordEvent(event, stream);
+    } catch (...) {
+      destroyEvent(event);
+      throw;
+    }
+    return event;
+  }
+  bool eventCompleted(EventId event) noexcept override {
+    try {
+      return queryEvent(event);
+    } catch (...) {
+      return true;  // a broken event waits for nothing; the error shows elsewhere
+    }
+  }
+  void streamWaitEvent(Stream stream, EventId event) override {
+    blockStream(event, stream);
+  }
+  void releaseEvent(EventId event) noexcept override { destroyEvent(event); }
+  void synchronizeEvent(EventId event) override { detail::synchronizeEvent(event); }
+};
+
+// Out of memory is nullptr (the allocator frees cache and retries); any
+// other failure throws.
+void* allocatedOrNull(cudaError_t status, void* ptr, const char* call) {
+  if (status == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  checkCuda(status, call);
+  return ptr;
+}
+
+class DeviceSegments final : public EventSource {
+ public:
+  void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
+    DeviceContext context(index);
+    void* ptr = nullptr;
+    return allocatedOrNull(cudaMalloc(&ptr, bytes), ptr, "cudaMalloc (a cache segment)");
+  }
+  void freeSegment(DeviceIndex index, void* ptr, std::size_t) noexcept override {
+    (void)succeeded(cudaFree(ptr));  // UVA: any context frees any device's memory
+  }
+  DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override {
+    try {
+      DeviceContext context(index);
+      std::size_t free = 0, total = 0;
+      if (!succeeded(cudaMemGetInfo(&free, &total))) return {};
+      return {total, free};
+    } catch (...) {
+      return {};
+    }
+  }
+};
+
+class PinnedSegments final : public EventSource {
+ public:
+  void* allocateSegment(DeviceIndex, std::size_t bytes) override {
+    void* ptr = nullptr;
+    return allocatedOrNull(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault), ptr,
+                           "cudaHostAlloc (a pinned cache block)");
+  }
+  void freeSegment(DeviceIndex, void* ptr, std::size_t) noexcept override {
+    (void)succeeded(cudaFreeHost(ptr));
+  }
+};
+
+// Device `index`'s Allocator: the caching allocator, on the thread's current
+// stream of the device.
+class DeviceAllocator final : public Allocator {
+ public:
+  explicit DeviceAllocator(DeviceIndex index) : device_(DeviceType::CUDA, index) {}
+  DataPtr allocate(std::size_t bytes) override {
+    return deviceCachingAllocator().allocate(device_.index(), bytes,
+                                             currentStream(device_.index()));
+  }
+  Device device() const noexcept override { return device_; }
+
+ private:
+  Device device_;
+};
+
+}  // namespace
+
+memory::CachingAllocator& deviceCachingAllocator() {
+  // Never destroyed: blocks may be freed during static destruction.
+  static memory::CachingAllocator* const allocator = [] {
+    const Driver& d = driver();
+    ACCEL_CHECK(d.available(), NotAvailable,
+                "the cuda backend is not available: ", d.reason);
+    static DeviceSegments* const source = new DeviceSegments();
+    return new memory::CachingAllocator(DeviceType::CUDA, d.device_count, *source,
+                                        memory::allocatorSettingsFromEnvironment());
+  }();
+  return *allocator;
+}
+
+Allocator& deviceAllocator(DeviceIndex index) {
+  static std::array<std::atomic<DeviceAllocator*>, kMaxDevicesPerType> allocators{};
+  DeviceAllocator* allocator = allocators[index].load(std::memory_order_acquire);
+  if (allocator != nullptr) return *allocator;
+  auto* fresh = new DeviceAllocator(index);  // never destroyed
+  if (allocators[index].compare_exchange_strong(allocator, fresh,
+                                                std::memory_order_acq_rel)) {
+    return *fresh;
+  }
+  delete fresh;
+  return *allocator;
+}
+
+memory::PinnedCachingAllocator& pinnedAllocator() {
+  static PinnedSegments* const source = new PinnedSegments();
+  static memory::PinnedCachingAllocator* const allocator =
+      new memory::PinnedCachingAllocator(*source);  // never destroyed
+  return *allocator;
+}
+
+}  // namespace accel::cuda::detail

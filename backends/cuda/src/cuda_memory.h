@@ -1,0 +1,29 @@
+// Memory of the cuda backend: the core caching allocator over cudaMalloc /
+// cudaFree, and the core pinned caching allocator over cudaHostAlloc /
+// cudaFreeHost, with CUDA events so that a block freed while a stream still
+// uses it is reused only after that work (accel/memory/segment_source.h).
+//
+// Expandable segments (cuMemCreate/cuMemMap) are not offered yet: the
+// segment source reports no page size, so the allocator refuses
+// expandable_segments:true (docs/cuda.md).
+//
+// Settings: ACCEL_ALLOC_CONF (allocator_settings.h), read once.
+//
+// Thread-safety: thread-safe. Lifetime: created on first use (only with
+// devices), never destroyed.
+#pragma once
+
+#include "accel/allocator.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/pinned_caching_allocator.h"
+
+namespace accel::cuda::detail {
+
+// The device caching allocator (requires an available driver).
+memory::CachingAllocator& deviceCachingAllocator();
+// An accel::Allocator of device `index` that allocates for the calling
+// thread's current stream of that device.
+Allocator& deviceAllocator(DeviceIndex index);
+memory::PinnedCachingAllocator& pinnedAllocator();
+
+}  // namespace accel::cuda::detail

@@ -1,0 +1,121 @@
+#include "driver.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <new>
+#include <string>
+
+namespace accel::cuda::detail {
+namespace {
+
+constexpr const char* kDriverLibrary = "libcuda.so.1";
+
+template <typename Fn>
+bool resolve(void* library, const char* name, Fn& fn) noexcept {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+std::string versionText(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+void probe(Driver& d) {
+  // RTLD_LOCAL: the runtime opens the same library itself; sharing our handle's
+  // symbols with the rest of the process is not needed.
+  void* library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    d.reason = std::string("no NVIDIA driver: ") + kDriverLibrary + " not found (" +
+               (why != nullptr ? why : "dlopen failed") +
+               "); install the NVIDIA driver to use the cuda backend";
+    return;
+  }
+  CUresult (*init)(unsigned int) = nullptr;
+  CUresult (*driverGetVersion)(int*) = nullptr;
+  CUresult (*deviceGetCount)(int*) = nullptr;
+  if (!resolve(library, "cuInit", init) ||
+      !resolve(library, "cuDriverGetVersion", driverGetVersion) ||
+      !resolve(library, "cuDeviceGetCount", deviceGetCount)) {
+    d.reason = std::string(kDriverLibrary) +
+               " lacks cuInit/cuDriverGetVersion/cuDeviceGetCount: not a usable "
+               "NVIDIA driver";
+    return;
+  }
+  resolve(library, "cuGetErrorName", d.getErrorName);
+  if (driverGetVersion(&d.driver_version) != CUDA_SUCCESS) d.driver_version = 0;
+  if (d.driver_version < CUDART_VERSION) {
+    d.reason = driverTooOldReason(d.driver_version, CUDART_VERSION);
+    return;
+  }
+  // cuInit loads the driver's state but creates no context.
+  if (const CUresult result = init(0); result != CUDA_SUCCESS) {
+    d.reason = result == CUDA_ERROR_NO_DEVICE
+                   ? std::string(
+                         "driver present, 0 devices (cuInit: CUDA_ERROR_NO_DEVICE; "
+                         "check CUDA_VISIBLE_DEVICES)")
+                   : "driver present, but cuInit failed: " + driverErrorName(d, result);
+    return;
+  }
+  int count = 0;
+  if (const CUresult result = deviceGetCount(&count); result != CUDA_SUCCESS) {
+    d.reason =
+        "driver present, but cuDeviceGetCount failed: " + driverErrorName(d, result);
+    return;
+  }
+  if (count <= 0) {
+    d.reason = "driver present, 0 devices (check CUDA_VISIBLE_DEVICES)";
+    return;
+  }
+  if (!resolve(library, "cuDeviceGet", d.deviceGet) ||
+      !resolve(library, "cuDevicePrimaryCtxGetState", d.primaryCtxGetState) ||
+      !resolve(library, "cuCtxGetCurrent", d.ctxGetCurrent) ||
+      !resolve(library, "cuCtxSetCurrent", d.ctxSetCurrent) ||
+      !resolve(library, "cuCtxGetDevice", d.ctxGetDevice) ||
+      !resolve(library, "cuPointerGetAttribute", d.pointerGetAttribute)) {
+    d.reason = std::string(kDriverLibrary) + " lacks a context or pointer query function";
+    return;
+  }
+  d.device_count = count;
+}
+
+}  // namespace
+
+std::string driverTooOldReason(int driver_version, int runtime_version) {
+  return "driver too old for CUDA " + std::to_string(runtime_version / 1000) +
+         " runtime: the driver supports CUDA " +
+         (driver_version > 0 ? versionText(driver_version) : std::string("(unknown)")) +
+         ", the plugin needs " + versionText(runtime_version) +
+         " or later; update the NVIDIA driver";
+}
+
+std::string driverErrorName(const Driver& d, CUresult result) {
+  const char* name = nullptr;
+  if (d.getErrorName == nullptr || d.getErrorName(result, &name) != CUDA_SUCCESS ||
+      name == nullptr) {
+    return "CUresult " + std::to_string(static_cast<int>(result));
+  }
+  return name;
+}
+
+const Driver& driver() noexcept {
+  static const Driver* const instance = []() -> const Driver* {
+    auto* d = new (std::nothrow) Driver();  // never destroyed
+    if (d == nullptr) {
+      static const Driver failed{.reason = {}};
+      return &failed;
+    }
+    try {
+      probe(*d);
+    } catch (...) {
+      d->device_count = 0;
+      d->reason = "the driver probe failed (out of memory)";
+    }
+    if (d->device_count == 0 && d->reason.empty()) d->reason = "no devices";
+    return static_cast<const Driver*>(d);
+  }();
+  return *instance;
+}
+
+}  // namespace accel::cuda::detail

@@ -1,0 +1,61 @@
+// Driver: the CUDA driver library (libcuda.so.1), opened lazily with dlopen.
+//
+// The plugin never links libcuda: a machine without the NVIDIA driver must
+// still load libaccel_cuda.so and hear "not available, because ...". The
+// first probe opens the library, checks that the driver is new enough for
+// the CUDA runtime the plugin was built with, calls cuInit (which creates no
+// context) and counts the devices (cuDeviceGetCount, which honours
+// CUDA_VISIBLE_DEVICES); any failure is kept as the reason for 0 devices.
+// The outcome never changes after the first probe.
+//
+// Only functions that create no context are resolved here: the probes,
+// primary-context state and pointer attributes. Everything that does work
+// goes through the CUDA runtime (linked statically; it opens the driver the
+// same way, on its first call).
+//
+// Thread-safety: driver() is thread-safe (the probe runs once); the function
+// pointers are immutable after it.
+// Lifetime: never destroyed; the library is never closed.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace accel::cuda::detail {
+
+struct Driver {
+  // Devices visible to this process; 0 when unavailable.
+  int device_count = 0;
+  // Why device_count is 0, in words ("no NVIDIA driver: libcuda.so.1 not
+  // found (...)"); empty when devices were found.
+  std::string reason;
+  // The driver's CUDA version (cuDriverGetVersion: 1000 * major + 10 * minor);
+  // 0 when the library could not be opened.
+  int driver_version = 0;
+
+  // Resolved only when the driver loaded and cuInit succeeded.
+  CUresult (*deviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*primaryCtxGetState)(CUdevice, unsigned int*, int*) = nullptr;
+  CUresult (*ctxGetCurrent)(CUcontext*) = nullptr;
+  CUresult (*ctxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*ctxGetDevice)(CUdevice*) = nullptr;
+  CUresult (*pointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr) = nullptr;
+  CUresult (*getErrorName)(CUresult, const char**) = nullptr;
+
+  [[nodiscard]] bool available() const noexcept { return device_count > 0; }
+};
+
+// The driver, probed on first use. Never throws (an allocation failure
+// during the probe is recorded as the reason).
+const Driver& driver() noexcept;
+
+// "CUDA_ERROR_NO_DEVICE" or "CUresult 999". Throws only bad_alloc.
+std::string driverErrorName(const Driver& d, CUresult result);
+
+// The reason text for a driver whose version is below the runtime's, e.g.
+// "driver too old for CUDA 13 runtime: the driver supports CUDA 12.4; update
+// the NVIDIA driver". Pure; exposed for tests. Throws only bad_alloc.
+std::string driverTooOldReason(int driver_version, int runtime_version);
+
+}  // namespace accel::cuda::detail

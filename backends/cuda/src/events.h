@@ -1,0 +1,25 @@
+// Events of the cuda backend: accel::EventId <-> cudaEvent_t.
+//
+// Ids come from a counter and are never reused; an event remembers its
+// device, so recording it on another device's stream is refused with
+// InvalidArgument instead of CUDA's error. EventFlags map to
+// cudaEventDisableTiming (unless enable_timing) and cudaEventBlockingSync.
+//
+// Thread-safety: thread-safe (one mutex around the table; CUDA calls run
+// outside it). Lifetime: the table is never destroyed.
+#pragma once
+
+#include "accel/event.h"
+#include "accel/stream.h"
+
+namespace accel::cuda::detail {
+
+EventId createEvent(DeviceIndex device, EventFlags flags);
+void destroyEvent(EventId event) noexcept;
+void recordEvent(EventId event, Stream stream);
+void blockStream(EventId event, Stream stream);
+bool queryEvent(EventId event);
+void synchronizeEvent(EventId event);
+double elapsedTime(EventId start, EventId end);
+
+}  // namespace accel::cuda::detail

@@ -1,0 +1,87 @@
+// Host side of the CUDA fills: validate (with the host fills' own checks),
+// claim the stream position, launch.
+#include "accel/cuda/fill.h"
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/philox_generator.h"
+#include "accel/random_fill_elements.h"
+#include "cuda_error.h"
+#include "cuda_hooks.h"
+#include "current_device.h"
+#include "fill_kernels.h"
+#include "streams.h"
+
+namespace accel::cuda {
+namespace {
+
+using accel::detail::FillJob;
+
+void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
+  ACCEL_CHECK(stream.device.type() == DeviceType::CUDA, InvalidArgument, api, ": ",
+              stream.device.str(), " is not a cuda stream");
+  detail::requireAvailable();
+  AcceleratorHooks& hooks = getHooks(DeviceType::CUDA);
+  hooks.checkDeviceIndex(stream.device.index());
+  const cudaStream_t native = detail::nativeStream(stream);  // refuses unknown ids first
+  if (!generator.defined()) generator = hooks.getDefaultGenerator(stream.device.index());
+  const PhiloxPosition from = reservePhilox(generator, fillOutputs(job.kind, job.count));
+  job.seed = from.seed;
+  job.offset = from.offset;
+  detail::DeviceContext context(stream.device.index());
+  detail::checkCuda(detail::launchFill(job, native), api);
+}
+
+}  // namespace
+
+void fillBits(Stream stream, std::uint32_t* data, std::size_t count,
+              Generator generator) {
+  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count), generator);
+}
+void fillBits(Stream stream, std::uint64_t* data, std::size_t count,
+              Generator generator) {
+  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count), generator);
+}
+
+void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
+                 Generator generator) {
+  enqueue("fillUniform", stream,
+          low == 0.0f && high == 1.0f
+              ? accel::detail::uniformFillJob(data, count)
+              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
+          generator);
+}
+void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
+                 Generator generator) {
+  enqueue("fillUniform", stream,
+          low == 0.0 && high == 1.0
+              ? accel::detail::uniformFillJob(data, count)
+              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
+          generator);
+}
+
+void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
+                Generator generator) {
+  enqueue("fillNormal", stream,
+          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
+          generator);
+}
+void fillNormal(Stream stream, double* data, std::size_t count, double mean,
+                double stddev, Generator generator) {
+  enqueue("fillNormal", stream,
+          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
+          generator);
+}
+
+void fillBernoulli(Stream stream, std::uint8_t* data, std::size_t count, double p,
+                   Generator generator) {
+  enqueue("fillBernoulli", stream,
+          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p), generator);
+}
+void fillBernoulli(Stream stream, float* data, std::size_t count, double p,
+                   Generator generator) {
+  enqueue("fillBernoulli", stream,
+          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p), generator);
+}
+
+}  // namespace accel::cuda

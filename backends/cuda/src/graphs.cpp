@@ -1,0 +1,197 @@
+#include "graphs.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "accel/error.h"
+#include "cuda_error.h"
+#include "cuda_memory.h"
+#include "current_device.h"
+#include "streams.h"
+
+namespace accel::cuda::detail {
+namespace {
+
+enum class GraphState { Empty, Capturing, Captured, Instantiated };
+
+struct GraphRecord {
+  bool keep_graph = false;
+  GraphState state = GraphState::Empty;
+  DeviceIndex device = 0;
+  Stream stream;
+  MempoolId pool;
+  bool pool_retained = false;  // allocations of the capture are in `pool`
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+class GraphTable {
+ public:
+  static GraphTable& instance() {
+    static GraphTable* const table = new GraphTable();  // never destroyed
+    return *table;
+  }
+  GraphId add(bool keep) {
+    const GraphId id = next_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lock(mutex);
+    GraphRecord record;
+    record.keep_graph = keep;
+    graphs.emplace(id, record);
+    return id;
+  }
+  // Runs fn(record) with the table locked; InvalidArgument for unknown ids.
+  template <typename Fn>
+  decltype(auto) with(GraphId id, Fn&& fn) {
+    std::lock_guard lock(mutex);
+    auto found = graphs.find(id);
+    ACCEL_CHECK(found != graphs.end(), InvalidArgument, "graph id ", id,
+                " is not a live graph of the cuda backend (never created, or destroyed)");
+    return fn(found->second);
+  }
+
+  std::mutex mutex;
+  std::unordered_map<GraphId, GraphRecord> graphs;
+
+ private:
+  std::atomic<GraphId> next_{1};
+};
+
+cudaStreamCaptureMode toCuda(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::ThreadLocal:
+      return cudaStreamCaptureModeThreadLocal;
+    case CaptureMode::Relaxed:
+      return cudaStreamCaptureModeRelaxed;
+    default:
+      return cudaStreamCaptureModeGlobal;
+  }
+}
+
+void release(GraphRecord& record) noexcept {
+  if (record.exec != nullptr) (void)succeeded(cudaGraphExecDestroy(record.exec));
+  if (record.graph != nullptr) (void)succeeded(cudaGraphDestroy(record.graph));
+  record.exec = nullptr;
+  record.graph = nullptr;
+  record.state = GraphState::Empty;
+  if (record.pool_retained) {
+    record.pool_retained = false;
+    try {
+      deviceCachingAllocator().releasePool(record.device, record.pool);
+    } catch (...) {
+      // The pool's memory stays cached; nothing else depends on it.
+    }
+  }
+}
+
+}  // namespace
+
+GraphId graphCreate(bool keep_graph) { return GraphTable::instance().add(keep_graph); }
+
+void graphDestroy(GraphId graph) {
+  GraphTable& table = GraphTable::instance();
+  table.with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
+                " is capturing; end the capture before destroying it");
+    release(record);
+    table.graphs.erase(graph);  // `record` is not used after this
+  });
+}
+
+void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
+  const DeviceIndex device = currentDevice();
+  const Stream stream = currentStream(device);
+  ACCEL_CHECK(stream.id != kDefaultStreamId, InvalidArgument,
+              "capture: the current stream of cuda:", static_cast<int>(device),
+              " is the default stream, which CUDA cannot capture; make a stream from "
+              "the stream pool current first (StreamGuard)");
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
+                " already holds a capture; reset it first");
+    // The capture's allocations come from a private pool (the one given, to
+    // share it with other graphs, or a new one), kept until the graph is
+    // reset or destroyed: replays write to the addresses captured.
+    memory::CachingAllocator& allocator = deviceCachingAllocator();
+    const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
+    allocator.retainPool(device, chosen);
+    record.device = device;
+    record.pool = chosen;
+    record.pool_retained = true;
+    DeviceContext context(device);
+    try {
+      allocator.beginAllocateToPool(device, chosen, stream);
+    } catch (...) {
+      release(record);
+      throw;
+    }
+    try {
+      checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
+                "cudaStreamBeginCapture");
+    } catch (...) {
+      allocator.endAllocateToPool(device, chosen);
+      release(record);
+      throw;
+    }
+    record.state = GraphState::Capturing;
+    record.stream = stream;
+  });
+}
+
+void graphCaptureEnd(GraphId graph) {
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
+                " is not capturing; begin a capture first");
+    DeviceContext context(record.device);
+    cudaGraph_t captured = nullptr;
+    const cudaError_t status =
+        cudaStreamEndCapture(nativeStream(record.stream), &captured);
+    deviceCachingAllocator().endAllocateToPool(record.device, record.pool);
+    record.state = GraphState::Empty;
+    checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
+    record.graph = captured;
+    record.state = GraphState::Captured;
+  });
+}
+
+void graphInstantiate(GraphId graph) {
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
+                " has no finished capture to instantiate");
+    DeviceContext context(record.device);
+    checkCuda(cudaGraphInstantiate(&record.exec, record.graph, 0),
+              "cudaGraphInstantiate");
+    if (!record.keep_graph) {
+      (void)succeeded(cudaGraphDestroy(record.graph));
+      record.graph = nullptr;
+    }
+    record.state = GraphState::Instantiated;
+  });
+}
+
+void graphReplay(GraphId graph) {
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ",
+                graph, " is not instantiated; instantiate it after the capture");
+    DeviceContext context(record.device);
+    checkCuda(cudaGraphLaunch(record.exec, nativeStream(record.stream)),
+              "cudaGraphLaunch");
+  });
+}
+
+void graphReset(GraphId graph) {
+  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+    ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
+                " is capturing; end the capture before resetting it");
+    release(record);
+  });
+}
+
+MempoolId graphPool(GraphId graph) {
+  return GraphTable::instance().with(graph,
+                                     [](GraphRecord& record) { return record.pool; });
+}
+
+}  // namespace accel::cuda::detail

@@ -1,0 +1,233 @@
+// The CUDA libraries' handle pools (accel/cuda/handles.h): one traits type
+// per library for the core's DeviceThreadHandlePool, and the getters.
+#include <cstdint>
+#include <string>
+
+#include "accel/cuda/handles.h"
+#include "accel/error.h"
+#include "accel/handle_pool.h"
+#include "accel/hooks_table.h"
+#include "accel/kit/config.h"
+#include "cuda_error.h"
+#include "cuda_hooks.h"
+#include "current_device.h"
+#include "streams.h"
+#include "workspace_config.h"
+#include "workspaces.h"
+
+namespace accel::cuda {
+namespace detail {
+namespace {
+
+[[noreturn]] void libraryFailed(const char* call, int status, const char* name) {
+  throw DeviceError(std::string(call) +
+                    " failed: " + (name != nullptr ? name : "status ") +
+                    (name != nullptr ? "" : std::to_string(status)));
+}
+
+void checkCublas(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) [[likely]] {
+    return;
+  }
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) {
+    throw OutOfMemory(std::string(call) + " failed: CUBLAS_STATUS_ALLOC_FAILED");
+  }
+  libraryFailed(call, status, cublasGetStatusString(status));
+}
+
+void checkCusolver(cusolverStatus_t status, const char* call) {
+  if (status != CUSOLVER_STATUS_SUCCESS) libraryFailed(call, status, nullptr);
+}
+
+// The compute capability (major * 10 + minor) of `device`, for the default
+// workspace size. Once per device.
+int computeCapability(DeviceIndex device) {
+  int major = 0;
+  int minor = 0;
+  checkCuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+            "cudaDeviceGetAttribute");
+  checkCuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
+            "cudaDeviceGetAttribute");
+  return major * 10 + minor;
+}
+
+std::size_t cublasWorkspaceBytesFor(DeviceIndex device) {
+  return cublasWorkspaceBytes(computeCapability(device));
+}
+
+// CUBLASLT_WORKSPACE_SIZE, in KiB (PyTorch's variable); 1 MiB without it.
+std::size_t cublasLtWorkspaceBytes() {
+  constexpr std::uint64_t kMaxKiB = std::uint64_t{1} << 30;  // 1 TiB: surely a typo
+  return static_cast<std::size_t>(kit::ConfigReader().count(
+             "CUBLASLT_WORKSPACE_SIZE", 1024, 1, kMaxKiB, "a workspace size in KiB")) *
+         1024;
+}
+
+// Binds a handle of library `Library` to this thread's current stream of
+// `device` with `bind(stream)`, unless it is still bound to it: the thread
+// records the last stream per library and device (the handle of a (thread,
+// device) never changes while the thread lives), so the steady state costs
+// one comparison.
+template <typename Library, typename Bind>
+void bindToCurrentStream(DeviceIndex device, Bind&& bind) {
+  static thread_local cudaStream_t lastStream[kMaxDevicesPerType] = {};
+  static thread_local bool bound[kMaxDevicesPerType] = {};
+  const cudaStream_t stream = nativeStream(currentStream(device));
+  if (bound[device] && lastStream[device] == stream) return;
+  bind(stream);
+  lastStream[device] = stream;
+  bound[device] = true;
+}
+
+// The pool traits (accel/handle_pool.h) of a library described by `Library`:
+// Handle, kName, create(Handle*), destroy(Handle), check(status, call) and,
+// for libraries with stream state, bindStream(Handle, stream, device).
+template <typename Library>
+struct LibraryPool {
+  using Handle = typename Library::Handle;
+  static constexpr DeviceType kDeviceType = DeviceType::CUDA;
+  static constexpr std::string_view kName = Library::kName;
+
+  // Runs with `device` current (the pool's DeviceGuard); the context is
+  // made real here, the first work on the device.
+  static Handle create(DeviceIndex device) {
+    DeviceContext context(device);
+    Handle handle{};
+    Library::check(Library::create(&handle), Library::kCreate);
+    return handle;
+  }
+  static void destroy(Handle handle) noexcept { (void)Library::destroy(handle); }
+};
+
+template <typename Library>
+struct StreamBoundPool : LibraryPool<Library> {
+  static void bind(typename Library::Handle handle, DeviceIndex device) {
+    bindToCurrentStream<Library>(device, [&](cudaStream_t stream) {
+      Library::bindStream(handle, stream, device);
+    });
+  }
+};
+
+struct Cublas {
+  using Handle = cublasHandle_t;
+  static constexpr std::string_view kName = "cublas";
+  static constexpr const char* kCreate = "cublasCreate";
+  static constexpr auto create = cublasCreate;
+  static constexpr auto destroy = cublasDestroy;
+  static constexpr auto check = checkCublas;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex device) {
+    checkCublas(cublasSetStream(handle, stream), "cublasSetStream");
+    // cublasSetStream resets the workspace to cuBLAS's own: set ours after it.
+    const std::size_t bytes = cublasWorkspaceBytesFor(device);
+    checkCublas(
+        cublasSetWorkspace(handle, workspaceFor(handle, stream, device, bytes), bytes),
+        "cublasSetWorkspace");
+  }
+};
+
+// cuBLASLt keeps no stream: its workspace is passed per call.
+struct CublasLt {
+  using Handle = cublasLtHandle_t;
+  static constexpr std::string_view kName = "cublasLt";
+  static constexpr const char* kCreate = "cublasLtCreate";
+  static constexpr auto create = cublasLtCreate;
+  static constexpr auto destroy = cublasLtDestroy;
+  static constexpr auto check = checkCublas;
+};
+
+struct CusolverDn {
+  using Handle = cusolverDnHandle_t;
+  static constexpr std::string_view kName = "cusolverDn";
+  static constexpr const char* kCreate = "cusolverDnCreate";
+  static constexpr auto create = cusolverDnCreate;
+  static constexpr auto destroy = cusolverDnDestroy;
+  static constexpr auto check = checkCusolver;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex) {
+    checkCusolver(cusolverDnSetStream(handle, stream), "cusolverDnSetStream");
+  }
+};
+
+using CublasPool = StreamBoundPool<Cublas>;
+using CublasLtPool = LibraryPool<CublasLt>;
+using CusolverDnPool = StreamBoundPool<CusolverDn>;
+
+#if defined(ACCEL_CUDA_HAVE_CUDNN)
+void checkCudnn(cudnnStatus_t status, const char* call) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    libraryFailed(call, status, cudnnGetErrorString(status));
+}
+
+struct Cudnn {
+  using Handle = cudnnHandle_t;
+  static constexpr std::string_view kName = "cudnn";
+  static constexpr const char* kCreate = "cudnnCreate";
+  static constexpr auto create = cudnnCreate;
+  static constexpr auto destroy = cudnnDestroy;
+  static constexpr auto check = checkCudnn;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex) {
+    checkCudnn(cudnnSetStream(handle, stream), "cudnnSetStream");
+  }
+};
+using CudnnPool = StreamBoundPool<Cudnn>;
+#endif
+
+#if defined(ACCEL_CUDA_HAVE_CUDSS)
+void checkCudss(cudssStatus_t status, const char* call) {
+  if (status != CUDSS_STATUS_SUCCESS) libraryFailed(call, status, nullptr);
+}
+
+struct Cudss {
+  using Handle = cudssHandle_t;
+  static constexpr std::string_view kName = "cudss";
+  static constexpr const char* kCreate = "cudssCreate";
+  static constexpr auto create = cudssCreate;
+  static constexpr auto destroy = cudssDestroy;
+  static constexpr auto check = checkCudss;
+  static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex) {
+    checkCudss(cudssSetStream(handle, stream), "cudssSetStream");
+  }
+};
+using CudssPool = StreamBoundPool<Cudss>;
+#endif
+
+DeviceIndex resolve(DeviceIndex index) {
+  requireAvailable();
+  return getHooks(DeviceType::CUDA).resolveDeviceIndex(index);
+}
+
+}  // namespace
+}  // namespace detail
+
+cublasHandle_t getCurrentCublasHandle(DeviceIndex index) {
+  return reserveHandle<detail::CublasPool>(detail::resolve(index));
+}
+
+cublasLtHandle_t getCurrentCublasLtHandle(DeviceIndex index) {
+  return reserveHandle<detail::CublasLtPool>(detail::resolve(index));
+}
+
+Workspace getCurrentCublasLtWorkspace(DeviceIndex index) {
+  const DeviceIndex device = detail::resolve(index);
+  const cublasLtHandle_t handle = reserveHandle<detail::CublasLtPool>(device);
+  const cudaStream_t stream = detail::nativeStream(detail::currentStream(device));
+  const std::size_t bytes = detail::cublasLtWorkspaceBytes();
+  return {detail::workspaceFor(handle, stream, device, bytes), bytes};
+}
+
+cusolverDnHandle_t getCurrentCusolverDnHandle(DeviceIndex index) {
+  return reserveHandle<detail::CusolverDnPool>(detail::resolve(index));
+}
+
+#if defined(ACCEL_CUDA_HAVE_CUDNN)
+cudnnHandle_t getCurrentCudnnHandle(DeviceIndex index) {
+  return reserveHandle<detail::CudnnPool>(detail::resolve(index));
+}
+#endif
+
+#if defined(ACCEL_CUDA_HAVE_CUDSS)
+cudssHandle_t getCurrentCudssHandle(DeviceIndex index) {
+  return reserveHandle<detail::CudssPool>(detail::resolve(index));
+}
+#endif
+
+}  // namespace accel::cuda

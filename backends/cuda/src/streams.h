@@ -1,0 +1,58 @@
+// Streams of the cuda backend: the default stream, pools of streams per
+// priority per device, wrapped external streams, and the per-thread current
+// stream.
+//
+// Stream ids (accel::StreamId):
+//   0                          the device's default stream (the legacy NULL stream)
+//   1 + level * 32 + slot      pool stream `slot` of priority level `level`
+//   kExternalStreamBase + n    the n-th external stream wrapped (wrapExternalStream)
+// A pool's 32 streams are created together on the first getNewStream of that
+// (device, priority), non-blocking, and handed out round robin; they are never
+// destroyed (like PyTorch's pools, and for the same reason: a stream id may
+// still be held anywhere, including in static destructors).
+//
+// Priorities: accelhooks says "greater runs first, 0 is the default"; CUDA
+// says "lower runs first, 0 is the default". Level p is CUDA priority -p, for
+// p in [0, -greatest] of the device's cudaDeviceGetStreamPriorityRange.
+//
+// Thread-safety: thread-safe; the current stream is per thread and device.
+// Lifetime: the registry is never destroyed.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+#include "accel/stream.h"
+
+namespace accel::cuda::detail {
+
+inline constexpr int kStreamsPerPool = 32;
+inline constexpr int kMaxPriorityLevels = 8;
+inline constexpr StreamId kExternalStreamBase = StreamId{1} << 32;
+
+// {0, greatest level}: the accelhooks priority range (all CUDA devices report
+// the same one). Queried once, on the calling thread's current device, whose
+// context it creates: it is asked for just before a stream is made.
+std::pair<int, int> streamPriorityRange();
+
+// A pool stream of `device` at `priority` (already checked against the range).
+Stream newStream(DeviceIndex device, int priority);
+
+// The CUDA stream behind `stream`. Throws InvalidArgument for an id that no
+// pool or wrapped external stream has, or an external stream used with
+// another device than it was wrapped for.
+cudaStream_t nativeStream(Stream stream);
+
+// A Stream naming an existing CUDA stream of `device` (created elsewhere);
+// wrapping the same stream twice gives the same id. The caller keeps the
+// stream alive while the id is in use. Throws InvalidArgument for a null
+// stream (use the default stream, id 0).
+Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device);
+
+// This thread's current stream of `device` (the default stream until set),
+// kept in a kit::ThreadCurrent. Setting throws only std::bad_alloc.
+Stream currentStream(DeviceIndex device);
+void setCurrentStream(Stream stream);
+
+}  // namespace accel::cuda::detail

@@ -1,0 +1,24 @@
+#include "workspaces.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "accel/allocator.h"
+#include "cuda_memory.h"
+
+namespace accel::cuda::detail {
+
+void* workspaceFor(const void* handle, cudaStream_t stream, DeviceIndex device,
+                   std::size_t bytes) {
+  // Never destroyed: freeing device memory during exit is what must not happen.
+  static auto* const mutex = new std::mutex();
+  static auto* const buffers =
+      new std::map<std::pair<const void*, cudaStream_t>, DataPtr>();
+  std::lock_guard lock(*mutex);
+  DataPtr& buffer = (*buffers)[{handle, stream}];
+  if (!buffer) buffer = deviceAllocator(device).allocate(bytes);
+  return buffer.get();
+}
+
+}  // namespace accel::cuda::detail

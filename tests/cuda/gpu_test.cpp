@@ -1,0 +1,256 @@
+// The cuda backend on a GPU: handle pools under 16 threads, fills bit-identical
+// with the host, graphs, the OOM path. Every test skips with the reason on a
+// machine without a usable CUDA device.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "accel/accel.h"
+#include "accel/cuda/fill.h"
+#include "accel/cuda/handles.h"
+#include "accel/philox_generator.h"
+#include "accel/random_fill.h"
+#include "gpu_support.h"
+
+namespace {
+
+using accel::Device;
+using accel::DeviceType;
+
+accel::AcceleratorHooks& cuda() { return accel::cuda::registerBackend(); }
+
+void check(cudaError_t status) {
+  ASSERT_EQ(status, cudaSuccess) << cudaGetErrorString(status);
+}
+
+// C = A * B for n x n column-major matrices on the host, in double.
+std::vector<float> hostGemm(const std::vector<float>& a, const std::vector<float>& b,
+                            int n) {
+  std::vector<float> c(static_cast<std::size_t>(n) * n);
+  for (int j = 0; j < n; ++j) {
+    for (int i = 0; i < n; ++i) {
+      double sum = 0;
+      for (int k = 0; k < n; ++k) sum += double(a[i + k * n]) * b[k + j * n];
+      c[i + j * n] = static_cast<float>(sum);
+    }
+  }
+  return c;
+}
+
+TEST(CudaGpu, SixteenThreadsRunGemmsOnTheirOwnStreamsWithPooledHandles) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  constexpr int kThreads = 16;
+  constexpr int n = 64;
+  const std::size_t bytes = sizeof(float) * n * n;
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        accel::StreamGuard guard(cuda().getNewStream(0));
+        cublasHandle_t handle = accel::cuda::getCurrentCublasHandle(0);
+        if (accel::cuda::getCurrentCublasHandle(0) != handle)
+          failures[t] = "handle changed";
+        std::vector<float> a(n * n), b(n * n), c(n * n);
+        accel::fillUniform(std::span(a), -1.0f, 1.0f, accel::PhiloxPosition{42u + t, 0});
+        accel::fillUniform(std::span(b), -1.0f, 1.0f, accel::PhiloxPosition{99u + t, 0});
+        float *da, *db, *dc;
+        cudaMalloc(&da, bytes);
+        cudaMalloc(&db, bytes);
+        cudaMalloc(&dc, bytes);
+        cudaStream_t stream = accel::cuda::nativeStream(cuda().getCurrentStream(0));
+        cudaMemcpyAsync(da, a.data(), bytes, cudaMemcpyHostToDevice, stream);
+        cudaMemcpyAsync(db, b.data(), bytes, cudaMemcpyHostToDevice, stream);
+        const float one = 1, zero = 0;
+        if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, da, n, db, n,
+                        &zero, dc, n) != CUBLAS_STATUS_SUCCESS) {
+          failures[t] = "cublasSgemm failed";
+        }
+        cudaMemcpyAsync(c.data(), dc, bytes, cudaMemcpyDeviceToHost, stream);
+        cudaStreamSynchronize(stream);
+        const std::vector<float> expected = hostGemm(a, b, n);
+        for (int i = 0; i < n * n; ++i) {
+          if (std::fabs(c[i] - expected[i]) > 1e-3f) {
+            failures[t] = "element " + std::to_string(i) + " differs";
+            break;
+          }
+        }
+        cudaFree(da);
+        cudaFree(db);
+        cudaFree(dc);
+      } catch (const std::exception& e) {
+        failures[t] = e.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+}
+
+TEST(CudaGpu, HandleOfAnExitedThreadIsReused) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  cublasHandle_t first = nullptr, second = nullptr;
+  std::thread([&] { first = accel::cuda::getCurrentCublasHandle(0); }).join();
+  std::thread([&] { second = accel::cuda::getCurrentCublasHandle(0); }).join();
+  EXPECT_NE(first, nullptr);
+  EXPECT_EQ(first, second);
+}
+
+template <typename T, typename DeviceFill, typename HostFill>
+void expectDeviceEqualsHost(std::size_t count, DeviceFill deviceFill, HostFill hostFill) {
+  accel::Generator onDevice = accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 7);
+  accel::Generator onHost = accel::makePhiloxGenerator(Device(), 7);
+  T* data = nullptr;
+  check(cudaMalloc(&data, count * sizeof(T)));
+  const accel::Stream stream = cuda().getCurrentStream(0);
+  deviceFill(stream, data, count, onDevice);
+  deviceFill(stream, data, count, onDevice);  // the second fill: offsets move on
+  std::vector<T> fromDevice(count), fromHost(count);
+  check(cudaMemcpy(fromDevice.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
+  hostFill(std::span(fromHost), onHost);
+  hostFill(std::span(fromHost), onHost);
+  EXPECT_EQ(std::memcmp(fromDevice.data(), fromHost.data(), count * sizeof(T)), 0);
+  check(cudaFree(data));
+}
+
+TEST(CudaGpu, FillsAreBitIdenticalWithTheHost) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  constexpr std::size_t kCount = (1 << 20) + 3;
+  expectDeviceEqualsHost<std::uint32_t>(
+      kCount, [](auto s, auto* d, auto n, auto g) { accel::cuda::fillBits(s, d, n, g); },
+      [](auto out, auto& g) { accel::fillBits(out, g); });
+  expectDeviceEqualsHost<std::uint64_t>(
+      kCount, [](auto s, auto* d, auto n, auto g) { accel::cuda::fillBits(s, d, n, g); },
+      [](auto out, auto& g) { accel::fillBits(out, g); });
+  expectDeviceEqualsHost<float>(
+      kCount,
+      [](auto s, auto* d, auto n, auto g) {
+        accel::cuda::fillUniform(s, d, n, 0.f, 1.f, g);
+      },
+      [](auto out, auto& g) { accel::fillUniform(out, g); });
+  expectDeviceEqualsHost<double>(
+      kCount,
+      [](auto s, auto* d, auto n, auto g) {
+        accel::cuda::fillUniform(s, d, n, -2.0, 5.0, g);
+      },
+      [](auto out, auto& g) { accel::fillUniform(out, -2.0, 5.0, g); });
+  expectDeviceEqualsHost<float>(
+      kCount,
+      [](auto s, auto* d, auto n, auto g) {
+        accel::cuda::fillNormal(s, d, n, 1.f, 2.f, g);
+      },
+      [](auto out, auto& g) { accel::fillNormal(out, 1.f, 2.f, g); });
+  expectDeviceEqualsHost<double>(
+      kCount,
+      [](auto s, auto* d, auto n, auto g) {
+        accel::cuda::fillNormal(s, d, n, 0.0, 1.0, g);
+      },
+      [](auto out, auto& g) { accel::fillNormal(out, 0.0, 1.0, g); });
+  expectDeviceEqualsHost<std::uint8_t>(
+      kCount,
+      [](auto s, auto* d, auto n, auto g) {
+        accel::cuda::fillBernoulli(s, d, n, 0.25, g);
+      },
+      [](auto out, auto& g) { accel::fillBernoulli(out, 0.25, g); });
+}
+
+TEST(CudaGpu, CapturedFillReplaysTheSameNumbers) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  constexpr std::size_t kCount = 4096;
+  accel::StreamGuard guard(cuda().getNewStream(0));
+  float* data = nullptr;
+  check(cudaMalloc(&data, kCount * sizeof(float)));
+  accel::Generator generator =
+      accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 11);
+  const accel::GraphId graph = cuda().graphCreate(/*keep_graph=*/false);
+  cuda().graphCaptureBegin(graph);
+  accel::cuda::fillUniform(cuda().getCurrentStream(0), data, kCount, 0.f, 1.f, generator);
+  cuda().graphCaptureEnd(graph);
+  cuda().graphInstantiate(graph);
+  std::vector<float> expected(kCount), replayed(kCount);
+  accel::fillUniform(std::span(expected), accel::PhiloxPosition{11, 0});
+  for (int replay = 0; replay < 2; ++replay) {
+    check(cudaMemset(data, 0, kCount * sizeof(float)));
+    cuda().graphReplay(graph);
+    cuda().synchronizeStream(cuda().getCurrentStream(0));
+    check(cudaMemcpy(replayed.data(), data, kCount * sizeof(float),
+                     cudaMemcpyDeviceToHost));
+    EXPECT_EQ(std::memcmp(replayed.data(), expected.data(), kCount * sizeof(float)), 0);
+  }
+  cuda().graphDestroy(graph);
+  check(cudaFree(data));
+}
+
+TEST(CudaGpu, CaptureOnTheDefaultStreamIsRefused) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  const accel::GraphId graph = cuda().graphCreate();
+  EXPECT_THROW(cuda().graphCaptureBegin(graph), accel::InvalidArgument);
+  cuda().graphDestroy(graph);
+}
+
+TEST(CudaGpu, ImpossibleAllocationThrowsOutOfMemory) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  accel::Allocator& allocator = cuda().getDeviceAllocator(0);
+  EXPECT_THROW((void)allocator.allocate(std::size_t{1} << 60), accel::OutOfMemory);
+  accel::DataPtr small = allocator.allocate(1024);  // and the device still works
+  EXPECT_EQ(cuda().getDeviceFromPtr(small.get()), Device(DeviceType::CUDA, 0));
+  EXPECT_EQ(cuda().getDeviceFromPtr(static_cast<char*>(small.get()) + 100),
+            Device(DeviceType::CUDA, 0));
+}
+
+TEST(CudaGpu, OutOfMemoryObserversSeeTheFailure) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  bool observed = false;
+  cuda().attachOutOfMemoryObserver(
+      [&](const accel::OutOfMemoryEvent&) { observed = true; });
+  EXPECT_THROW((void)cuda().getDeviceAllocator(0).allocate(std::size_t{1} << 60),
+               accel::OutOfMemory);
+  EXPECT_TRUE(observed);
+}
+
+TEST(CudaGpu, FreedBlocksAreCachedAndReused) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  accel::Allocator& allocator = cuda().getDeviceAllocator(0);
+  void* first = nullptr;
+  {
+    accel::DataPtr block = allocator.allocate(1 << 20);
+    first = block.get();
+  }
+  const accel::MemoryStats before = cuda().memoryStats(0);
+  accel::DataPtr again = allocator.allocate(1 << 20);
+  EXPECT_EQ(again.get(), first);
+  EXPECT_EQ(cuda().memoryStats(0).num_device_alloc, before.num_device_alloc);
+}
+
+TEST(CudaGpu, PinnedMemoryIsRecognisedAndHostMemoryIsNot) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  accel::DataPtr pinned = cuda().getPinnedMemoryAllocator().allocate(4096);
+  EXPECT_TRUE(cuda().isPinnedPtr(pinned.get()));
+  EXPECT_TRUE(cuda().isPinnedPtr(static_cast<char*>(pinned.get()) + 4095));
+  std::vector<char> plain(4096);
+  EXPECT_FALSE(cuda().isPinnedPtr(plain.data()));
+  EXPECT_THROW((void)cuda().getDeviceFromPtr(plain.data()), accel::InvalidArgument);
+}
+
+TEST(CudaGpu, EventsTimeWorkOnAStream) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  const accel::Stream stream = cuda().getNewStream(0);
+  const accel::EventId start = cuda().createEvent(0, {.enable_timing = true});
+  const accel::EventId end = cuda().createEvent(0, {.enable_timing = true});
+  cuda().recordEvent(start, stream);
+  cuda().recordEvent(end, stream);
+  cuda().synchronizeEvent(end);
+  EXPECT_TRUE(cuda().queryEvent(end));
+  EXPECT_GE(cuda().elapsedTime(start, end), 0.0);
+  cuda().destroyEvent(start);
+  cuda().destroyEvent(end);
+}
+
+}  // namespace

@@ -1,0 +1,158 @@
+// libaccel_cuda.so loaded as a plugin, as a framework would: through
+// accel::loadBackend, in a program that does not link it.
+//
+// Without a GPU (CI, and every machine this project is built on so far) the
+// plugin must load, say it is unavailable and why, create nothing and throw
+// nothing from its probes, and refuse every hook that needs a device with
+// NotAvailable naming the reason. On a machine with a GPU these tests skip:
+// the GPU tests (gpu_test.cpp) take over.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "accel/accel.h"
+#include "accel/hook_catalogue.h"
+#include "accel/plugin.h"
+
+namespace {
+
+using accel::DeviceType;
+
+accel::AcceleratorHooks& loadCuda() {
+  static const accel::PluginRecord record = accel::loadBackend(ACCEL_CUDA_PLUGIN_PATH);
+  (void)record;
+  return accel::getHooks(DeviceType::CUDA);
+}
+
+// The reason the plugin reports, from the error every device hook raises.
+std::string reasonFromInit(accel::AcceleratorHooks& hooks) {
+  try {
+    (void)hooks.getCurrentDevice();
+  } catch (const accel::NotAvailable& e) {
+    return e.what();
+  }
+  return {};
+}
+
+class CudaWithoutGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hooks_ = &loadCuda();
+    if (hooks_->isAvailable()) {
+      GTEST_SKIP() << "a CUDA device is available here (" << hooks_->deviceCount()
+                   << "); the no-GPU behaviour is not observable, see the GPU tests";
+    }
+  }
+  accel::AcceleratorHooks* hooks_ = nullptr;
+};
+
+TEST(CudaPlugin, LoadsAndRegistersTheCudaType) {
+  const accel::PluginRecord record = accel::loadBackend(ACCEL_CUDA_PLUGIN_PATH);
+  EXPECT_TRUE(accel::pluginStatusIsSuccess(record.status))
+      << accel::describePluginRecord(record);
+  EXPECT_EQ(record.plugin_name, "cuda");
+  auto& hooks = loadCuda();
+  EXPECT_TRUE(hooks.isBuilt());
+  EXPECT_EQ(hooks.deviceType(), DeviceType::CUDA);
+  EXPECT_EQ(hooks.name(), "cuda");
+  EXPECT_TRUE(hooks.supports(accel::HookGroup::Streams));
+  EXPECT_TRUE(hooks.supports(accel::HookGroup::Events));
+  EXPECT_TRUE(hooks.supports(accel::HookGroup::Graphs));
+  EXPECT_TRUE(hooks.supports(accel::HookGroup::Device));
+  EXPECT_TRUE(hooks.supports(accel::HookGroup::Memory));
+  EXPECT_TRUE(hooks.supports(accel::HookGroup::MemoryHistory));
+}
+
+TEST_F(CudaWithoutGpu, ProbesAnswerNoDevicesWithoutThrowing) {
+  EXPECT_FALSE(hooks_->isAvailable());
+  EXPECT_EQ(hooks_->deviceCount(), 0);
+  EXPECT_FALSE(hooks_->hasPrimaryContext(0));
+  int local = 0;
+  EXPECT_FALSE(hooks_->isPinnedPtr(&local));
+  EXPECT_FALSE(hooks_->isPinnedPtr(nullptr));
+}
+
+TEST_F(CudaWithoutGpu, DeviceHooksNameOneOfTheDocumentedReasons) {
+  const std::string why = reasonFromInit(*hooks_);
+  ASSERT_FALSE(why.empty()) << "the current device was read without devices";
+  EXPECT_NE(why.find("cuda backend is not available"), std::string::npos) << why;
+  // One of the documented reasons (docs/cuda.md).
+  const bool known =
+      why.find("no NVIDIA driver: libcuda.so.1 not found") != std::string::npos ||
+      why.find("driver present, 0 devices") != std::string::npos ||
+      why.find("driver too old for CUDA") != std::string::npos ||
+      why.find("driver present, but") != std::string::npos;
+  EXPECT_TRUE(known) << why;
+  // A second attempt says the same: the probe runs once.
+  EXPECT_EQ(reasonFromInit(*hooks_), why);
+}
+
+// Initialising succeeds without devices, so showConfig answers: with the reason.
+TEST_F(CudaWithoutGpu, ShowConfigStatesWhyItIsNotAvailable) {
+  const std::string config = hooks_->showConfig();
+  EXPECT_NE(config.find("not available: "), std::string::npos) << config;
+  EXPECT_NE(config.find("CUDA runtime 13"), std::string::npos) << config;
+}
+
+// Every hook that needs a device: NotAvailable, with the reason in the message.
+TEST_F(CudaWithoutGpu, DeviceHooksThrowNotAvailableWithTheReason) {
+  const std::string why = reasonFromInit(*hooks_);
+  ASSERT_FALSE(why.empty());
+  const std::string reasonText = why.substr(why.find(": ") + 2, 30);
+  auto expectNotAvailable = [&](accel::HookId hook, auto&& call) {
+    const std::string_view what = accel::hookInfo(hook).name;
+    try {
+      call();
+      ADD_FAILURE() << what << " did not throw";
+    } catch (const accel::NotAvailable& e) {
+      EXPECT_NE(std::string(e.what()).find(reasonText), std::string::npos)
+          << what << ": " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << " threw something else than NotAvailable: " << e.what();
+    }
+  };
+  const accel::Stream stream(accel::Device(DeviceType::CUDA, 0), 0);
+  auto& h = *hooks_;
+  expectNotAvailable(accel::HookId::getCurrentDevice,
+                     [&] { (void)h.getCurrentDevice(); });
+  expectNotAvailable(accel::HookId::setCurrentDevice, [&] { h.setCurrentDevice(0); });
+  expectNotAvailable(accel::HookId::exchangeDevice, [&] { (void)h.exchangeDevice(0); });
+  expectNotAvailable(accel::HookId::getDefaultGenerator,
+                     [&] { (void)h.getDefaultGenerator(0); });
+  expectNotAvailable(accel::HookId::getNewGenerator, [&] { (void)h.getNewGenerator(0); });
+  int local = 0;
+  expectNotAvailable(accel::HookId::getDeviceFromPtr,
+                     [&] { (void)h.getDeviceFromPtr(&local); });
+  expectNotAvailable(accel::HookId::getPinnedMemoryAllocator,
+                     [&] { (void)h.getPinnedMemoryAllocator(); });
+  expectNotAvailable(accel::HookId::getDeviceAllocator,
+                     [&] { (void)h.getDeviceAllocator(0); });
+  expectNotAvailable(accel::HookId::deviceSynchronize, [&] { h.deviceSynchronize(0); });
+  expectNotAvailable(accel::HookId::getDeviceProperties,
+                     [&] { (void)h.getDeviceProperties(0); });
+  expectNotAvailable(accel::HookId::getCurrentStream,
+                     [&] { (void)h.getCurrentStream(0); });
+  expectNotAvailable(accel::HookId::getNewStream, [&] { (void)h.getNewStream(0); });
+  expectNotAvailable(accel::HookId::streamPriorityRange,
+                     [&] { (void)h.streamPriorityRange(); });
+  expectNotAvailable(accel::HookId::synchronizeStream,
+                     [&] { h.synchronizeStream(stream); });
+  expectNotAvailable(accel::HookId::createEvent, [&] { (void)h.createEvent(0); });
+  expectNotAvailable(accel::HookId::graphCreate, [&] { (void)h.graphCreate(); });
+  expectNotAvailable(accel::HookId::memoryStats, [&] { (void)h.memoryStats(0); });
+  expectNotAvailable(accel::HookId::emptyCache, [&] { h.emptyCache(); });
+  expectNotAvailable(accel::HookId::memorySnapshot, [&] { (void)h.memorySnapshot(); });
+  // destroyEvent never throws, with or without devices.
+  EXPECT_NO_THROW(h.destroyEvent(1));
+}
+
+// The hooks contract: initialising succeeds without devices; deviceCount()
+// says 0 and the device hooks say why.
+TEST_F(CudaWithoutGpu, LazyInitSucceedsWithoutDevices) {
+  EXPECT_NO_THROW(accel::globalContext().lazyInitDevice(DeviceType::CUDA));
+  EXPECT_TRUE(accel::globalContext().isInitialized(DeviceType::CUDA));
+  EXPECT_EQ(hooks_->deviceCount(), 0);
+  EXPECT_FALSE(reasonFromInit(*hooks_).empty());
+}
+
+}  // namespace
