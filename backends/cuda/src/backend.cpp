@@ -17,9 +17,8 @@ Availability availability() {
 
 AcceleratorHooks& registerBackend() {
   static AcceleratorHooks& hooks = []() -> AcceleratorHooks& {
-    std::string origin = loadingPluginPath();
-    origin = origin.empty() ? "libaccel_cuda.so (registerBackend)" : "plugin " + origin;
-    return registerHooks(std::make_unique<detail::CudaHooks>(), origin);
+    return registerHooks(std::make_unique<detail::CudaHooks>(),
+                         "libaccel_cuda.so (accel::cuda::registerBackend)");
   }();
   return hooks;
 }
