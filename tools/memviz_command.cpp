@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 
 namespace accel::tool {
 namespace {
@@ -110,7 +111,7 @@ constexpr const char* kPageScript = R"HTML(<script>
   var timeline = document.getElementById('timeline');
   if (allocations.length === 0) {
     document.getElementById('timeline-note').textContent =
-        'No allocations in the trace: record history (recordMemoryHistory) before the snapshot.';
+        'No allocations in the trace: record memory history before taking the snapshot (docs/memory.md).';
   } else {
     var W = 1000, H = 300, top = 10;
     var x = function (t) { return t / T * W; };
@@ -278,7 +279,8 @@ std::string renderMemvizPage(const std::string& snapshot_json, int device,
 int runMemviz(const MemvizOptions& options) {
   std::ifstream in(options.snapshot);
   ACCEL_CHECK(in.good(), InvalidArgument, "memviz: cannot open '", options.snapshot,
-              "'; give the JSON written from memorySnapshot (docs/memory.md)");
+              "'; give the JSON written from ", hookInfo(HookId::memorySnapshot).name,
+              "() (docs/memory.md)");
   std::stringstream content;
   content << in.rdbuf();
   nlohmann::json snapshot;

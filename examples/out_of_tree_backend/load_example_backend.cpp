@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     accel::DataPtr memory = hooks.getDeviceAllocator(last).allocate(256);
     if (hooks.getDeviceFromPtr(static_cast<char*>(memory.get()) + 100) !=
         accel::Device(type, last)) {
-      std::cerr << "FAILED: getDeviceFromPtr did not find device " << int(last) << "\n";
+      std::cerr << "FAILED: the pointer's device is not device " << int(last) << "\n";
       return 1;
     }
     accel::Generator generator =

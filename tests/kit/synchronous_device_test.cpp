@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,12 +28,12 @@ class KitHooks final : public SynchronousDeviceHooks {
   using SynchronousDeviceHooks::markDeviceUsed;
   using SynchronousDeviceHooks::setTracing;
 
-  mutable std::vector<std::string> traced;  // single-threaded tests only
-  std::string fail_on;
+  mutable std::vector<HookId> traced;  // single-threaded tests only
+  std::optional<HookId> fail_on;
 
  protected:
-  void onHookCall(std::string_view hook) const override {
-    traced.emplace_back(hook);
+  void onHookCall(HookId hook) const override {
+    traced.push_back(hook);
     if (hook == fail_on) throw DeviceError("injected");
   }
 };
@@ -101,16 +102,17 @@ TEST_F(SynchronousDeviceTest, TracingSeesEveryProvidedHookAndMayFailIt) {
   (void)hooks_.getCurrentDevice();
   (void)hooks_.getDefaultStream(1);
   EventId event = hooks_.createEvent(0);
-  hooks_.fail_on = "queryEvent";
+  hooks_.fail_on = HookId::queryEvent;
   EXPECT_THROW((void)hooks_.queryEvent(event), DeviceError);
-  hooks_.fail_on = "destroyEvent";
+  hooks_.fail_on = HookId::destroyEvent;
   hooks_.destroyEvent(event);  // never throws, but is seen
   hooks_.setTracing(false);
   (void)hooks_.getCurrentDevice();
   // An initialised backend's index checks use the device count read at init.
   EXPECT_THAT(hooks_.traced,
-              ::testing::ElementsAre("getCurrentDevice", "getDefaultStream", "createEvent",
-                                     "queryEvent", "destroyEvent"));
+              ::testing::ElementsAre(HookId::getCurrentDevice, HookId::getDefaultStream,
+                                     HookId::createEvent, HookId::queryEvent,
+                                     HookId::destroyEvent));
 }
 
 // ---- streams ----

@@ -10,23 +10,15 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 
 namespace accel::testing {
 namespace {
 
-// The names failHook accepts: the public hooks and the two allocators.
-constexpr std::string_view kHookNames =
-    " isBuilt isAvailable deviceCount getCurrentDevice setCurrentDevice exchangeDevice"
-    " init hasPrimaryContext getDefaultGenerator getNewGenerator getDeviceFromPtr"
-    " getPinnedMemoryAllocator isPinnedPtr getDeviceAllocator allocate allocatePinned"
-    " deviceSynchronize showConfig getDeviceProperties getCurrentStream getDefaultStream"
-    " getNewStream setCurrentStream exchangeStream queryStream synchronizeStream"
-    " streamPriorityRange createEvent destroyEvent recordEvent blockStream queryEvent"
-    " synchronizeEvent elapsedTime memoryStats resetPeakMemoryStats emptyCache"
-    " recordMemoryHistory memorySnapshot attachOutOfMemoryObserver graphCreate"
-    " graphDestroy graphCaptureBegin graphCaptureEnd graphInstantiate graphReplay"
-    " graphReset graphPool ";
+// The allocators' own names for failHook and the observer: they are not hooks.
+constexpr std::string_view kAllocate = "allocate";
+constexpr std::string_view kAllocatePinned = "allocatePinned";
 
 using Action = MemoryTraceEntry::Action;
 
@@ -60,8 +52,9 @@ struct TestHooks::State {
   Graph& graph(GraphId id, std::string_view hook, std::string_view backend) {
     auto it = graphs.find(id);
     ACCEL_CHECK(it != graphs.end(), InvalidArgument, hook, "(): graph ", id,
-                " is not a live graph of '", backend,
-                "'; create it with graphCreate() and do not use it after graphDestroy()");
+                " is not a live graph of '", backend, "'; create it with ",
+                hookInfo(HookId::graphCreate).name, "() and do not use it after ",
+                hookInfo(HookId::graphDestroy).name, "()");
     return it->second;
   }
   // Throws DeviceError if `stream` (or, with `whole_device`, any stream of its
@@ -130,15 +123,15 @@ int TestHooks::configuredDeviceCount() const noexcept { return state_->device_co
 int TestHooks::initCalls() const noexcept { return state_->init_calls.load(); }
 bool TestHooks::initialized() const noexcept { return state_->initialized.load(); }
 void TestHooks::failNextInits(int count) {
-  if (count != 0) failHook("init", count);
+  if (count != 0) failHook(hookInfo(HookId::init).name, count);
 }
 
 void TestHooks::failHook(std::string_view hook, int times) {
-  ACCEL_CHECK(!hook.empty() && kHookNames.find(detail::concat(" ", hook, " ")) !=
-                                   std::string_view::npos,
+  ACCEL_CHECK(findHook(hook) || hook == kAllocate || hook == kAllocatePinned,
               InvalidArgument, "TestHooks::failHook(): '", hook,
-              "' is not a hook of the test backend; use a public hook name such as "
-              "'getCurrentStream', or 'allocate' / 'allocatePinned'");
+              "' is not a hook of the test backend; use a public hook name such as '",
+              hookInfo(HookId::getCurrentStream).name, "', or '", kAllocate, "' / '",
+              kAllocatePinned, "'");
   ACCEL_CHECK(times == kAlways || times > 0, InvalidArgument, "TestHooks::failHook('",
               hook, "'): times must be positive or kAlways, got ", times);
   std::lock_guard<std::mutex> lock(state_->instrument_mutex);
@@ -160,7 +153,9 @@ void TestHooks::setHookObserver(HookObserver observer) {
   setTracing(!state_->faults.empty() || state_->observer != nullptr);
 }
 
-void TestHooks::onHookCall(std::string_view hook) const {
+void TestHooks::onHookCall(HookId hook) const { traced(hookInfo(hook).name); }
+
+void TestHooks::traced(std::string_view hook) const {
   std::shared_ptr<const HookObserver> observer;
   bool fail = false;
   {
@@ -199,24 +194,24 @@ std::uint64_t TestHooks::graphReplayCount(GraphId graph) const {
 // ---- low, high ----
 
 bool TestHooks::isAvailableImpl() const {
-  enter("isAvailable");
+  enter(HookId::isAvailable);
   return state_->available.load() && state_->device_count > 0;
 }
 
 void TestHooks::initImpl() {
   state_->init_calls.fetch_add(1);
-  enter("init");
+  enter(HookId::init);
   markDeviceUsed(current().device());
   state_->initialized.store(true);
 }
 
 Allocator& TestHooks::getPinnedMemoryAllocatorImpl() {
-  enter("getPinnedMemoryAllocator");
+  enter(HookId::getPinnedMemoryAllocator);
   return *state_->pinned_allocator;
 }
 
 Allocator& TestHooks::getDeviceAllocatorImpl(DeviceIndex index) {
-  enter("getDeviceAllocator");
+  enter(HookId::getDeviceAllocator);
   return *state_->device_allocators[static_cast<std::size_t>(index)];
 }
 
@@ -224,7 +219,8 @@ Allocator& TestHooks::getDeviceAllocatorImpl(DeviceIndex index) {
 
 DataPtr TestHooks::allocate(DeviceIndex index, std::size_t bytes) {
   const bool pinned = index < 0;
-  enter(pinned ? "allocatePinned" : "allocate");
+  if (tracing()) [[unlikely]]
+    traced(pinned ? kAllocatePinned : kAllocate);
   const Device device = pinned ? Device(DeviceType::CPU) : Device(deviceType(), index);
   if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, device);
   const std::size_t capacity =
@@ -353,14 +349,15 @@ void TestHooks::recordTrace(DeviceIndex index, MemoryTraceEntry::Action action,
 // ---- device, streams ----
 
 void TestHooks::deviceSynchronizeImpl(DeviceIndex index) {
-  enter("deviceSynchronize");
+  enter(HookId::deviceSynchronize);
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->requireNotCapturing(Stream(Device(deviceType(), index), kDefaultStreamId),
-                              "deviceSynchronize", /*whole_device=*/true);
+                              hookInfo(HookId::deviceSynchronize).name,
+                              /*whole_device=*/true);
 }
 
 std::string TestHooks::showConfigImpl() const {
-  enter("showConfig");
+  enter(HookId::showConfig);
   return detail::concat("accel::testing::TestHooks for '", name(),
                         "': ", state_->device_count, " in-memory devices, ",
                         memoryCapacity(),
@@ -368,7 +365,7 @@ std::string TestHooks::showConfigImpl() const {
 }
 
 DeviceProperties TestHooks::getDevicePropertiesImpl(DeviceIndex index) const {
-  enter("getDeviceProperties");
+  enter(HookId::getDeviceProperties);
   DeviceProperties props;
   props.name = detail::concat(name(), " in-memory test device");
   props.total_memory_bytes = memoryCapacity();
@@ -383,31 +380,31 @@ DeviceProperties TestHooks::getDevicePropertiesImpl(DeviceIndex index) const {
 bool TestHooks::queryStreamImpl(Stream stream) const {
   const bool idle = SynchronousDeviceHooks::queryStreamImpl(stream);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->requireNotCapturing(stream, "queryStream", false);
+  state_->requireNotCapturing(stream, hookInfo(HookId::queryStream).name, false);
   return idle;
 }
 
 void TestHooks::synchronizeStreamImpl(Stream stream) const {
   SynchronousDeviceHooks::synchronizeStreamImpl(stream);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->requireNotCapturing(stream, "synchronizeStream", false);
+  state_->requireNotCapturing(stream, hookInfo(HookId::synchronizeStream).name, false);
 }
 
 std::pair<int, int> TestHooks::streamPriorityRangeImpl() const {
-  enter("streamPriorityRange");
+  enter(HookId::streamPriorityRange);
   return {kLowestStreamPriority, kGreatestStreamPriority};
 }
 
 // ---- memory ----
 
 MemoryStats TestHooks::memoryStatsImpl(DeviceIndex index) const {
-  enter("memoryStats");
+  enter(HookId::memoryStats);
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->devices[index].stats;
 }
 
 void TestHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
-  enter("resetPeakMemoryStats");
+  enter(HookId::resetPeakMemoryStats);
   std::lock_guard<std::mutex> lock(state_->mutex);
   MemoryStats& s = state_->devices[index].stats;
   for (Stat* stat : {&s.allocated_bytes, &s.reserved_bytes, &s.active_bytes,
@@ -417,11 +414,11 @@ void TestHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
 }
 
 void TestHooks::emptyCacheImpl() {
-  enter("emptyCache");  // nothing is cached: every free returns memory at once
+  enter(HookId::emptyCache);  // nothing is cached: every free returns memory at once
 }
 
 void TestHooks::recordMemoryHistoryImpl(const MemoryHistoryOptions& options) {
-  enter("recordMemoryHistory");
+  enter(HookId::recordMemoryHistory);
   std::lock_guard<std::mutex> lock(state_->mutex);
   // Enabling starts a fresh trace; disabling keeps what was recorded so that a
   // snapshot taken afterwards still shows it.
@@ -432,7 +429,7 @@ void TestHooks::recordMemoryHistoryImpl(const MemoryHistoryOptions& options) {
 }
 
 MemorySnapshot TestHooks::memorySnapshotImpl(const MemorySnapshotOptions& options) const {
-  enter("memorySnapshot");
+  enter(HookId::memorySnapshot);
   std::lock_guard<std::mutex> lock(state_->mutex);
   auto selected = [&](int index) {
     return options.all_devices || index == options.device;
@@ -461,7 +458,7 @@ MemorySnapshot TestHooks::memorySnapshotImpl(const MemorySnapshotOptions& option
 }
 
 void TestHooks::attachOutOfMemoryObserverImpl(OutOfMemoryObserver observer) {
-  enter("attachOutOfMemoryObserver");
+  enter(HookId::attachOutOfMemoryObserver);
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->oom_observers.push_back(std::move(observer));
 }
@@ -469,7 +466,7 @@ void TestHooks::attachOutOfMemoryObserverImpl(OutOfMemoryObserver observer) {
 // ---- graphs: a state machine; capture records no work ----
 
 GraphId TestHooks::graphCreateImpl(bool keep_graph) {
-  enter("graphCreate");
+  enter(HookId::graphCreate);
   std::lock_guard<std::mutex> lock(state_->mutex);
   const GraphId id = state_->next_graph++;
   state_->graphs[id] = State::Graph{keep_graph};
@@ -477,40 +474,46 @@ GraphId TestHooks::graphCreateImpl(bool keep_graph) {
 }
 
 void TestHooks::graphDestroyImpl(GraphId graph) {
-  enter("graphDestroy");
+  enter(HookId::graphDestroy);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  const State::Graph& g = state_->graph(graph, "graphDestroy", name());
-  ACCEL_CHECK(g.phase != State::Phase::Capturing, DeviceError, "graphDestroy(): graph ",
-              graph, " is still capturing ", g.stream,
-              "; call graphCaptureEnd() before destroying it");
+  const State::Graph& g =
+      state_->graph(graph, hookInfo(HookId::graphDestroy).name, name());
+  ACCEL_CHECK(g.phase != State::Phase::Capturing, DeviceError,
+              hookInfo(HookId::graphDestroy).name, "(): graph ", graph,
+              " is still capturing ", g.stream, "; call ",
+              hookInfo(HookId::graphCaptureEnd).name, "() before destroying it");
   state_->graphs.erase(graph);
 }
 
 void TestHooks::graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode) {
-  enter("graphCaptureBegin");
+  enter(HookId::graphCaptureBegin);
   const DeviceIndex device = current().device();
   const Stream stream(Device(deviceType(), device), current().stream(device));
   std::lock_guard<std::mutex> lock(state_->mutex);
-  State::Graph& g = state_->graph(graph, "graphCaptureBegin", name());
-  ACCEL_CHECK(g.phase == State::Phase::Empty, DeviceError, "graphCaptureBegin(): graph ",
-              graph,
-              " already holds a capture; call graphReset() before capturing again");
-  state_->requireNotCapturing(stream, "graphCaptureBegin", false);
+  State::Graph& g =
+      state_->graph(graph, hookInfo(HookId::graphCaptureBegin).name, name());
+  ACCEL_CHECK(g.phase == State::Phase::Empty, DeviceError,
+              hookInfo(HookId::graphCaptureBegin).name, "(): graph ", graph,
+              " already holds a capture; call ", hookInfo(HookId::graphReset).name,
+              "() before capturing again");
+  state_->requireNotCapturing(stream, hookInfo(HookId::graphCaptureBegin).name, false);
   g.phase = State::Phase::Capturing;
   g.stream = stream;
   g.pool = pool.isDefault() ? MempoolId{state_->next_pool++, 0} : pool;
 }
 
 void TestHooks::graphCaptureEndImpl(GraphId graph) {
-  enter("graphCaptureEnd");
+  enter(HookId::graphCaptureEnd);
   const DeviceIndex device = current().device();
   const Stream current_stream(Device(deviceType(), device), current().stream(device));
   std::lock_guard<std::mutex> lock(state_->mutex);
-  State::Graph& g = state_->graph(graph, "graphCaptureEnd", name());
+  State::Graph& g = state_->graph(graph, hookInfo(HookId::graphCaptureEnd).name, name());
   ACCEL_CHECK(g.phase == State::Phase::Capturing, DeviceError,
-              "graphCaptureEnd(): graph ", graph,
-              " is not capturing; call graphCaptureBegin() first");
-  ACCEL_CHECK(current_stream == g.stream, DeviceError, "graphCaptureEnd(): graph ", graph,
+              hookInfo(HookId::graphCaptureEnd).name, "(): graph ", graph,
+              " is not capturing; call ", hookInfo(HookId::graphCaptureBegin).name,
+              "() first");
+  ACCEL_CHECK(current_stream == g.stream, DeviceError,
+              hookInfo(HookId::graphCaptureEnd).name, "(): graph ", graph,
               " is capturing ", g.stream, " but the current stream is ", current_stream,
               "; end the capture with the captured stream current");
   // Without keep_graph the graph is instantiated at once, as CUDA graphs are.
@@ -518,41 +521,45 @@ void TestHooks::graphCaptureEndImpl(GraphId graph) {
 }
 
 void TestHooks::graphInstantiateImpl(GraphId graph) {
-  enter("graphInstantiate");
+  enter(HookId::graphInstantiate);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  State::Graph& g = state_->graph(graph, "graphInstantiate", name());
+  State::Graph& g = state_->graph(graph, hookInfo(HookId::graphInstantiate).name, name());
   const bool instantiated = g.phase == State::Phase::Instantiated;
   ACCEL_CHECK(g.phase == State::Phase::Captured || (instantiated && g.keep_graph),
-              DeviceError, "graphInstantiate(): graph ", graph,
+              DeviceError, hookInfo(HookId::graphInstantiate).name, "(): graph ", graph,
               instantiated ? " was created without keep_graph and was instantiated by "
-                             "graphCaptureEnd(); replay it directly"
-                           : " holds no finished capture; capture it first");
+                           : " holds no finished capture; capture it first",
+              instantiated ? hookInfo(HookId::graphCaptureEnd).name : "",
+              instantiated ? "(); replay it directly" : "");
   g.phase = State::Phase::Instantiated;
 }
 
 void TestHooks::graphReplayImpl(GraphId graph) {
-  enter("graphReplay");
+  enter(HookId::graphReplay);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  State::Graph& g = state_->graph(graph, "graphReplay", name());
-  ACCEL_CHECK(g.phase == State::Phase::Instantiated, DeviceError, "graphReplay(): graph ",
-              graph, " is not instantiated; capture it",
-              g.keep_graph ? " and call graphInstantiate()" : "", " first");
+  State::Graph& g = state_->graph(graph, hookInfo(HookId::graphReplay).name, name());
+  ACCEL_CHECK(g.phase == State::Phase::Instantiated, DeviceError,
+              hookInfo(HookId::graphReplay).name, "(): graph ", graph,
+              " is not instantiated; capture it", g.keep_graph ? " and call " : "",
+              g.keep_graph ? hookInfo(HookId::graphInstantiate).name : "",
+              g.keep_graph ? "()" : "", " first");
   ++g.replays;
 }
 
 void TestHooks::graphResetImpl(GraphId graph) {
-  enter("graphReset");
+  enter(HookId::graphReset);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  State::Graph& g = state_->graph(graph, "graphReset", name());
-  ACCEL_CHECK(g.phase != State::Phase::Capturing, DeviceError, "graphReset(): graph ",
-              graph, " is capturing; call graphCaptureEnd() first");
+  State::Graph& g = state_->graph(graph, hookInfo(HookId::graphReset).name, name());
+  ACCEL_CHECK(g.phase != State::Phase::Capturing, DeviceError,
+              hookInfo(HookId::graphReset).name, "(): graph ", graph,
+              " is capturing; call ", hookInfo(HookId::graphCaptureEnd).name, "() first");
   g = State::Graph{g.keep_graph};
 }
 
 MempoolId TestHooks::graphPoolImpl(GraphId graph) const {
-  enter("graphPool");
+  enter(HookId::graphPool);
   std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->graph(graph, "graphPool", name()).pool;
+  return state_->graph(graph, hookInfo(HookId::graphPool).name, name()).pool;
 }
 
 // ---- registration ----

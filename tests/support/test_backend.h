@@ -86,7 +86,7 @@ class TestHooks : public kit::SynchronousDeviceHooks {
   [[nodiscard]] std::uint64_t graphReplayCount(GraphId graph) const;
 
  protected:
-  void onHookCall(std::string_view hook) const override;
+  void onHookCall(HookId hook) const override;
 
   bool isAvailableImpl() const override;
   void initImpl() override;
@@ -119,6 +119,8 @@ class TestHooks : public kit::SynchronousDeviceHooks {
  private:
   struct State;
   class HostAllocator;
+  // The observer and armed failures, for a hook or an allocator's name.
+  void traced(std::string_view hook) const;
   DataPtr allocate(DeviceIndex index, std::size_t bytes);  // index -1: pinned
   void release(void* base) noexcept;
   // Appends to device `index`'s history as the options ask. The mutex is held.

@@ -9,9 +9,9 @@
 #include "accel/fork.h"
 
 namespace accel::openreg::detail {
-namespace {
-
 std::atomic<bool> g_forked_child{false};
+
+namespace {
 
 // Runs in the child right after fork(): a single store, nothing that locks.
 void markForkedChild() noexcept { g_forked_child.store(true, std::memory_order_release); }
@@ -31,8 +31,6 @@ void installForkHandler() noexcept {
     }
   });
 }
-
-bool isForkedChild() noexcept { return g_forked_child.load(std::memory_order_acquire); }
 
 void checkNotForkedChild(std::string_view what) {
   if (isForkedChild()) [[unlikely]] {

@@ -11,6 +11,7 @@
 // Thread-safety: the flag is atomic; the handler is installed once.
 #pragma once
 
+#include <atomic>
 #include <string_view>
 
 namespace accel::openreg::detail {
@@ -19,8 +20,14 @@ namespace accel::openreg::detail {
 // that sets the flag. Idempotent.
 void installForkHandler() noexcept;
 
+// Set once, in a fork child; read on hot paths (getDefaultGenerator), so the
+// check is inline.
+extern std::atomic<bool> g_forked_child;
+
 // True in the child of a fork() made after installForkHandler().
-[[nodiscard]] bool isForkedChild() noexcept;
+[[nodiscard]] inline bool isForkedChild() noexcept {
+  return g_forked_child.load(std::memory_order_acquire);
+}
 
 // Throws DeviceError, naming `what`, in a forked child.
 void checkNotForkedChild(std::string_view what);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/philox_generator.h"
 #include "fork_state.h"
 #include "pinned_memory.h"
@@ -18,12 +19,15 @@ OpenRegHooks::OpenRegHooks(DeviceType type)
 
 OpenRegHooks::~OpenRegHooks() = default;
 
-// Until the hooks base initialises every backend before its *Impls run, the
-// hooks initialise openreg's runtime themselves, never through the context.
-Runtime& OpenRegHooks::runtime(std::string_view hook) const { return readyRuntime(hook); }
+// The hooks base ran initImpl (so the runtime is initialised) before any
+// *Impl that needs the runtime; only the fork check is left per call.
+Runtime& OpenRegHooks::runtime(HookId hook) const {
+  checkNotForkedChild(hookInfo(hook).name);
+  return Runtime::instance();
+}
 
 DefaultGenerators& OpenRegHooks::createDefaultGenerators() {
-  Runtime& rt = runtime("getDefaultGenerator");
+  Runtime& rt = runtime(HookId::getDefaultGenerator);
   std::lock_guard<std::mutex> lock(defaults_mutex_);
   DefaultGenerators* defaults = defaults_.load(std::memory_order_relaxed);
   if (defaults == nullptr) {
@@ -66,7 +70,7 @@ bool OpenRegHooks::hasPrimaryContextImpl(DeviceIndex index) const {
 // index check, one acquire load and a handle copy): no lock, once_flag or map.
 Generator OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
   if (isForkedChild()) [[unlikely]]
-    checkNotForkedChild("getDefaultGenerator");
+    checkNotForkedChild(hookInfo(HookId::getDefaultGenerator).name);
   DefaultGenerators* defaults = defaults_.load(std::memory_order_acquire);
   if (defaults == nullptr) [[unlikely]]
     defaults = &createDefaultGenerators();
@@ -74,16 +78,16 @@ Generator OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
 }
 
 Generator OpenRegHooks::getNewGeneratorImpl(DeviceIndex index) {
-  (void)runtime("getNewGenerator");
+  (void)runtime(HookId::getNewGenerator);
   return makePhiloxGenerator(Device(deviceType(), index));
 }
 
 Device OpenRegHooks::getDeviceFromPtrImpl(const void* ptr) const {
-  return runtime("getDeviceFromPtr").addresses().deviceOf(ptr);
+  return runtime(HookId::getDeviceFromPtr).addresses().deviceOf(ptr);
 }
 
 Allocator& OpenRegHooks::getPinnedMemoryAllocatorImpl() {
-  (void)runtime("getPinnedMemoryAllocator");
+  (void)runtime(HookId::getPinnedMemoryAllocator);
   return PinnedMemory::instance();
 }
 
@@ -92,30 +96,33 @@ bool OpenRegHooks::isPinnedPtrImpl(const void* ptr) const {
 }
 
 Allocator& OpenRegHooks::getDeviceAllocatorImpl(DeviceIndex index) {
-  return runtime("getDeviceAllocator").device(index, "getDeviceAllocator").allocator;
+  return runtime(HookId::getDeviceAllocator)
+      .device(index, hookInfo(HookId::getDeviceAllocator).name)
+      .allocator;
 }
 
 // ---- device ----
 
 void OpenRegHooks::deviceSynchronizeImpl(DeviceIndex index) {
-  DeviceState& device = runtime("deviceSynchronize").device(index, "deviceSynchronize");
-  device.faults.checkNotLost("deviceSynchronize");
+  DeviceState& device = runtime(HookId::deviceSynchronize)
+                            .device(index, hookInfo(HookId::deviceSynchronize).name);
+  device.faults.checkNotLost(hookInfo(HookId::deviceSynchronize).name);
   // Every stream is waited for even when one fails, so that the device is
   // idle when this returns; the first error is reported.
   std::exception_ptr first_error;
   for (const auto& stream : device.streams) {
     try {
-      stream->synchronizeForDevice("deviceSynchronize");
+      stream->synchronizeForDevice(hookInfo(HookId::deviceSynchronize).name);
     } catch (...) {
       if (!first_error) first_error = std::current_exception();
     }
   }
   if (first_error) std::rethrow_exception(first_error);
-  device.faults.checkNotLost("deviceSynchronize");
+  device.faults.checkNotLost(hookInfo(HookId::deviceSynchronize).name);
 }
 
 std::string OpenRegHooks::showConfigImpl() const {
-  Runtime& rt = runtime("showConfig");
+  Runtime& rt = runtime(HookId::showConfig);
   const Config& config = rt.config();
   std::ostringstream out;
   out << "openreg: simulated accelerator (accelhooks reference backend)\n"
@@ -148,7 +155,8 @@ std::string OpenRegHooks::showConfigImpl() const {
   out << '\n';
   for (int i = 0; i < rt.deviceCount(); ++i) {
     const auto index = static_cast<DeviceIndex>(i);
-    if (rt.isActive(index) && rt.device(index, "showConfig").faults.lost()) {
+    if (rt.isActive(index) &&
+        rt.device(index, hookInfo(HookId::showConfig).name).faults.lost()) {
       out << "  openreg:" << i << " is lost\n";
     }
   }
@@ -156,9 +164,9 @@ std::string OpenRegHooks::showConfigImpl() const {
 }
 
 DeviceProperties OpenRegHooks::getDevicePropertiesImpl(DeviceIndex index) const {
-  DeviceState& device =
-      runtime("getDeviceProperties").device(index, "getDeviceProperties");
-  device.faults.checkNotLost("getDeviceProperties");
+  DeviceState& device = runtime(HookId::getDeviceProperties)
+                            .device(index, hookInfo(HookId::getDeviceProperties).name);
+  device.faults.checkNotLost(hookInfo(HookId::getDeviceProperties).name);
   DeviceProperties properties;
   properties.name = "openreg simulated device";
   properties.total_memory_bytes = device.memory.capacity();
@@ -171,39 +179,42 @@ DeviceProperties OpenRegHooks::getDevicePropertiesImpl(DeviceIndex index) const 
 // ---- streams ----
 
 Stream OpenRegHooks::getCurrentStreamImpl(DeviceIndex index) const {
-  (void)runtime("getCurrentStream");
+  (void)runtime(HookId::getCurrentStream);
   return Stream(Device(deviceType(), index), currentStreamId(index));
 }
 
 Stream OpenRegHooks::getDefaultStreamImpl(DeviceIndex index) const {
-  (void)runtime("getDefaultStream");
+  (void)runtime(HookId::getDefaultStream);
   return Stream(Device(deviceType(), index), kDefaultStreamId);
 }
 
 Stream OpenRegHooks::getNewStreamImpl(DeviceIndex index, int priority) {
-  return runtime("getNewStream").newStream(index, priority);
+  return runtime(HookId::getNewStream).newStream(index, priority);
 }
 
 void OpenRegHooks::setCurrentStreamImpl(Stream stream) {
-  (void)runtime("setCurrentStream").queue(stream, "setCurrentStream");
+  (void)runtime(HookId::setCurrentStream)
+      .queue(stream, hookInfo(HookId::setCurrentStream).name);
   Runtime::instance().current().setStream(stream.device.index(), stream.id);
 }
 
 Stream OpenRegHooks::exchangeStreamImpl(Stream stream) {
-  Runtime& rt = runtime("exchangeStream");
-  (void)rt.queue(stream, "exchangeStream");
+  Runtime& rt = runtime(HookId::exchangeStream);
+  (void)rt.queue(stream, hookInfo(HookId::exchangeStream).name);
   return Stream(stream.device,
                 rt.current().exchangeStream(stream.device.index(), stream.id));
 }
 
 bool OpenRegHooks::queryStreamImpl(Stream stream) const {
-  return runtime("queryStream").queue(stream, "queryStream").query("queryStream");
+  return runtime(HookId::queryStream)
+      .queue(stream, hookInfo(HookId::queryStream).name)
+      .query(hookInfo(HookId::queryStream).name);
 }
 
 void OpenRegHooks::synchronizeStreamImpl(Stream stream) const {
-  runtime("synchronizeStream")
-      .queue(stream, "synchronizeStream")
-      .synchronize("synchronizeStream");
+  runtime(HookId::synchronizeStream)
+      .queue(stream, hookInfo(HookId::synchronizeStream).name)
+      .synchronize(hookInfo(HookId::synchronizeStream).name);
 }
 
 std::pair<int, int> OpenRegHooks::streamPriorityRangeImpl() const {
@@ -213,77 +224,79 @@ std::pair<int, int> OpenRegHooks::streamPriorityRangeImpl() const {
 // ---- events ----
 
 EventId OpenRegHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
-  return runtime("createEvent").events().create(index, flags);
+  return runtime(HookId::createEvent).events().create(index, flags);
 }
 void OpenRegHooks::destroyEventImpl(EventId event) noexcept {
   if (isForkedChild()) return;  // its lock may belong to a vanished thread
   Runtime::instance().events().destroy(event);
 }
 void OpenRegHooks::recordEventImpl(EventId event, Stream stream) {
-  runtime("recordEvent").events().record(event, stream);
+  runtime(HookId::recordEvent).events().record(event, stream);
 }
 void OpenRegHooks::blockStreamImpl(EventId event, Stream stream) {
-  runtime("blockStream").events().block(event, stream);
+  runtime(HookId::blockStream).events().block(event, stream);
 }
 bool OpenRegHooks::queryEventImpl(EventId event) const {
-  return runtime("queryEvent").events().query(event);
+  return runtime(HookId::queryEvent).events().query(event);
 }
 void OpenRegHooks::synchronizeEventImpl(EventId event) const {
-  runtime("synchronizeEvent").events().synchronize(event);
+  runtime(HookId::synchronizeEvent).events().synchronize(event);
 }
 double OpenRegHooks::elapsedTimeImpl(EventId start, EventId end) const {
-  return runtime("elapsedTime").events().elapsedMilliseconds(start, end);
+  return runtime(HookId::elapsedTime).events().elapsedMilliseconds(start, end);
 }
 
 // ---- memory ----
 
 MemoryStats OpenRegHooks::memoryStatsImpl(DeviceIndex index) const {
-  DeviceState& device = runtime("memoryStats").device(index, "memoryStats");
-  device.faults.checkNotLost("memoryStats");
+  DeviceState& device =
+      runtime(HookId::memoryStats).device(index, hookInfo(HookId::memoryStats).name);
+  device.faults.checkNotLost(hookInfo(HookId::memoryStats).name);
   return device.memory.stats();
 }
 
 void OpenRegHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
-  DeviceState& device =
-      runtime("resetPeakMemoryStats").device(index, "resetPeakMemoryStats");
-  device.faults.checkNotLost("resetPeakMemoryStats");
+  DeviceState& device = runtime(HookId::resetPeakMemoryStats)
+                            .device(index, hookInfo(HookId::resetPeakMemoryStats).name);
+  device.faults.checkNotLost(hookInfo(HookId::resetPeakMemoryStats).name);
   device.memory.resetPeakStats();
 }
 
 void OpenRegHooks::emptyCacheImpl() {
-  Runtime& rt = runtime("emptyCache");
+  Runtime& rt = runtime(HookId::emptyCache);
   for (int i = 0; i < rt.deviceCount(); ++i) {
     const auto index = static_cast<DeviceIndex>(i);
-    if (rt.isActive(index)) rt.device(index, "emptyCache").memory.emptyCache();
+    if (rt.isActive(index))
+      rt.device(index, hookInfo(HookId::emptyCache).name).memory.emptyCache();
   }
 }
 
 // ---- graphs ----
 
 GraphId OpenRegHooks::graphCreateImpl(bool keep_graph) {
-  return runtime("graphCreate").graphs().create(keep_graph);
+  return runtime(HookId::graphCreate).graphs().create(keep_graph);
 }
 void OpenRegHooks::graphDestroyImpl(GraphId graph) {
-  runtime("graphDestroy").graphs().destroy(graph);
+  runtime(HookId::graphDestroy).graphs().destroy(graph);
 }
 void OpenRegHooks::graphCaptureBeginImpl(GraphId graph, MempoolId pool,
                                          CaptureMode mode) {
-  runtime("graphCaptureBegin").graphs().captureBegin(graph, pool, mode);
+  runtime(HookId::graphCaptureBegin).graphs().captureBegin(graph, pool, mode);
 }
 void OpenRegHooks::graphCaptureEndImpl(GraphId graph) {
-  runtime("graphCaptureEnd").graphs().captureEnd(graph);
+  runtime(HookId::graphCaptureEnd).graphs().captureEnd(graph);
 }
 void OpenRegHooks::graphInstantiateImpl(GraphId graph) {
-  runtime("graphInstantiate").graphs().instantiate(graph);
+  runtime(HookId::graphInstantiate).graphs().instantiate(graph);
 }
 void OpenRegHooks::graphReplayImpl(GraphId graph) {
-  runtime("graphReplay").graphs().replay(graph);
+  runtime(HookId::graphReplay).graphs().replay(graph);
 }
 void OpenRegHooks::graphResetImpl(GraphId graph) {
-  runtime("graphReset").graphs().reset(graph);
+  runtime(HookId::graphReset).graphs().reset(graph);
 }
 MempoolId OpenRegHooks::graphPoolImpl(GraphId graph) const {
-  return runtime("graphPool").graphs().pool(graph);
+  return runtime(HookId::graphPool).graphs().pool(graph);
 }
 
 }  // namespace accel::openreg::detail

@@ -1,9 +1,9 @@
 // OpenRegHooks: openreg's implementation of the hooks contract.
 //
 // A thin layer: AcceleratorHooks (the core) has already validated device
-// indices, streams and capability groups when an *Impl function runs; each
-// one here initialises openreg's runtime if needed (never through the
-// context) and delegates to it. The probes
+// indices, streams and capability groups, and has run initImpl once (which
+// initialises openreg's runtime), when an *Impl function runs; each one here
+// delegates to the runtime. Nothing here calls the context. The probes
 // (isAvailable, deviceCount, hasPrimaryContext, isPinnedPtr) never initialise
 // anything: they read the configuration, or state that exists only once the
 // runtime does.
@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "accel/default_generators.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks.h"
 
 namespace accel::openreg::detail {
@@ -85,8 +86,9 @@ class OpenRegHooks final : public AcceleratorHooks {
   MempoolId graphPoolImpl(GraphId graph) const override;
 
  private:
-  // The initialised runtime (initialising openreg's own runtime if needed).
-  Runtime& runtime(std::string_view hook) const;
+  // The runtime, initialised by initImpl (the hooks base runs it before any
+  // *Impl that needs it). Throws DeviceError in a fork child, naming `hook`.
+  Runtime& runtime(HookId hook) const;
   // Slow path of getDefaultGenerator: creates the generators once the device
   // count is known (after init).
   DefaultGenerators& createDefaultGenerators();

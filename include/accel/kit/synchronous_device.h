@@ -38,9 +38,9 @@
 // The streams and events groups are always declared (they are implemented
 // here); pass the other groups the subclass implements.
 //
-// Call tracing: every hook implemented here starts with enter(name). While
+// Call tracing: every hook implemented here starts with enter(HookId). While
 // the subclass has switched tracing on (setTracing(true)), enter calls the
-// virtual onHookCall(name), which may record the call or throw to inject a
+// virtual onHookCall(id), which may record the call or throw to inject a
 // failure (a test double does both); switched off, enter is one relaxed load.
 // A subclass calls enter() at the start of its own hooks to be traced alike.
 //
@@ -55,6 +55,7 @@
 #include <utility>
 
 #include "accel/default_generators.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks.h"
 #include "accel/kit/address_map.h"
 #include "accel/kit/thread_current.h"
@@ -77,17 +78,20 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
   // Marks device `index` initialised (hasPrimaryContext). Never throws.
   void markDeviceUsed(DeviceIndex index) noexcept;
   // Throws InvalidArgument unless `stream` is the default stream of its
-  // device or was returned by getNewStream. `what` names the caller.
-  void requireKnownStream(Stream stream, std::string_view what) const;
+  // device or was returned by getNewStream. `what` is the calling hook.
+  void requireKnownStream(Stream stream, HookId what) const;
 
   // Call tracing (see the top of this header). enter() throws what
   // onHookCall throws; the default onHookCall does nothing.
-  void enter(std::string_view hook) const {
+  void enter(HookId hook) const {
     if (tracing_.load(std::memory_order_relaxed)) [[unlikely]]
       onHookCall(hook);
   }
   void setTracing(bool on) noexcept { tracing_.store(on, std::memory_order_relaxed); }
-  virtual void onHookCall(std::string_view hook) const;
+  [[nodiscard]] bool tracing() const noexcept {
+    return tracing_.load(std::memory_order_relaxed);
+  }
+  virtual void onHookCall(HookId hook) const;
 
   // ---- provided hooks (override to change) ----
   bool isBuiltImpl() const override;

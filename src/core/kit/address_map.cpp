@@ -6,6 +6,7 @@
 #include <shared_mutex>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 
 namespace accel::kit {
 namespace {
@@ -99,7 +100,8 @@ Device AddressMap::deviceOf(const void* ptr) const {
     throw InvalidArgument(detail::concat(
         ptr, " is pinned host memory of '", deviceTypeName(backend_), "' (inside the ",
         range.size, "-byte buffer at ", asPointer(range.begin),
-        "), which lives on the CPU, not on a device; isPinnedPtr() recognises it"));
+        "), which lives on the CPU, not on a device; ",
+        hookInfo(HookId::isPinnedPtr).name, "() recognises it"));
   }
   // Newest first: the most recent owner of an address is the one to report.
   for (std::size_t n = 1; n <= state_->freed_count; ++n) {
@@ -116,9 +118,10 @@ Device AddressMap::deviceOf(const void* ptr) const {
   }
   throw InvalidArgument(detail::concat(
       ptr, " is not memory allocated by '", deviceTypeName(backend_), "' (",
-      state_->live_count[0],
-      " live device allocations); pass a pointer from its getDeviceAllocator(index)."
-      "allocate() while that allocation is alive, or ask the backend that owns it"));
+      state_->live_count[0], " live device allocations); pass a pointer from its ",
+      hookInfo(HookId::getDeviceAllocator).name,
+      "(index).allocate() while that allocation is alive, or ask the backend that owns "
+      "it"));
 }
 
 bool AddressMap::isPinned(const void* ptr) const noexcept {

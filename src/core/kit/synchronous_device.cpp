@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/philox_generator.h"
 
 namespace accel::kit {
@@ -28,11 +29,12 @@ struct SynchronousDeviceHooks::Events {
   };
 
   // The live event `id`; the mutex is held. Throws InvalidArgument.
-  Record& find(EventId id, std::string_view what, std::string_view backend) {
+  Record& find(EventId id, HookId what, std::string_view backend) {
     auto it = records.find(id);
-    ACCEL_CHECK(it != records.end(), InvalidArgument, what, "(): event ", id,
-                " is not a live event of '", backend,
-                "'; create it with createEvent() and do not use it after destroyEvent()");
+    ACCEL_CHECK(it != records.end(), InvalidArgument, hookInfo(what).name, "(): event ",
+                id, " is not a live event of '", backend, "'; create it with ",
+                hookInfo(HookId::createEvent).name, "() and do not use it after ",
+                hookInfo(HookId::destroyEvent).name, "()");
     return it->second;
   }
 
@@ -59,138 +61,139 @@ SynchronousDeviceHooks::SynchronousDeviceHooks(DeviceType type, Capabilities cap
 
 SynchronousDeviceHooks::~SynchronousDeviceHooks() = default;
 
-void SynchronousDeviceHooks::onHookCall(std::string_view) const {}
+void SynchronousDeviceHooks::onHookCall(HookId) const {}
 
 void SynchronousDeviceHooks::markDeviceUsed(DeviceIndex index) noexcept {
   if (index >= 0 && index < device_count_)
     used_[index].store(true, std::memory_order_release);
 }
 
-void SynchronousDeviceHooks::requireKnownStream(Stream stream,
-                                                std::string_view what) const {
+void SynchronousDeviceHooks::requireKnownStream(Stream stream, HookId what) const {
   const bool known =
       stream.id == kDefaultStreamId ||
       (stream.id > 0 &&
        stream.id < next_stream_[stream.device.index()].load(std::memory_order_acquire));
-  ACCEL_CHECK(known, InvalidArgument, what, "(): ", stream, " was not created by '",
-              name(), "'; use getNewStream() or getDefaultStream()");
+  ACCEL_CHECK(known, InvalidArgument, hookInfo(what).name, "(): ", stream,
+              " was not created by '", name(), "'; use ",
+              hookInfo(HookId::getNewStream).name, "() or ",
+              hookInfo(HookId::getDefaultStream).name, "()");
 }
 
 // ---- low ----
 
 bool SynchronousDeviceHooks::isBuiltImpl() const {
-  enter("isBuilt");
+  enter(HookId::isBuilt);
   return true;
 }
 bool SynchronousDeviceHooks::isAvailableImpl() const {
-  enter("isAvailable");
+  enter(HookId::isAvailable);
   return device_count_ > 0;
 }
 int SynchronousDeviceHooks::deviceCountImpl() const {
-  enter("deviceCount");
+  enter(HookId::deviceCount);
   return device_count_;
 }
 DeviceIndex SynchronousDeviceHooks::getCurrentDeviceImpl() const {
-  enter("getCurrentDevice");
+  enter(HookId::getCurrentDevice);
   return current_.device();
 }
 void SynchronousDeviceHooks::setCurrentDeviceImpl(DeviceIndex index) {
-  enter("setCurrentDevice");
+  enter(HookId::setCurrentDevice);
   current_.setDevice(index);
 }
 DeviceIndex SynchronousDeviceHooks::exchangeDeviceImpl(DeviceIndex index) {
-  enter("exchangeDevice");
+  enter(HookId::exchangeDevice);
   return current_.exchangeDevice(index);
 }
 
 // ---- high ----
 
 void SynchronousDeviceHooks::initImpl() {
-  enter("init");  // nothing to start
+  enter(HookId::init);  // nothing to start
 }
 
 bool SynchronousDeviceHooks::hasPrimaryContextImpl(DeviceIndex index) const {
-  enter("hasPrimaryContext");
+  enter(HookId::hasPrimaryContext);
   return used_[index].load(std::memory_order_acquire);
 }
 
 Generator SynchronousDeviceHooks::getDefaultGeneratorImpl(DeviceIndex index) {
-  enter("getDefaultGenerator");
+  enter(HookId::getDefaultGenerator);
   return default_generators_.get(index);
 }
 
 Generator SynchronousDeviceHooks::getNewGeneratorImpl(DeviceIndex index) {
-  enter("getNewGenerator");
+  enter(HookId::getNewGenerator);
   return makePhiloxGenerator(Device(deviceType(), index));
 }
 
 Device SynchronousDeviceHooks::getDeviceFromPtrImpl(const void* ptr) const {
-  enter("getDeviceFromPtr");
+  enter(HookId::getDeviceFromPtr);
   return addresses_.deviceOf(ptr);
 }
 
 bool SynchronousDeviceHooks::isPinnedPtrImpl(const void* ptr) const {
-  enter("isPinnedPtr");
+  enter(HookId::isPinnedPtr);
   return addresses_.isPinned(ptr);
 }
 
 // ---- device ----
 
 void SynchronousDeviceHooks::deviceSynchronizeImpl(DeviceIndex) {
-  enter("deviceSynchronize");  // nothing is pending
+  enter(HookId::deviceSynchronize);  // nothing is pending
 }
 
 // ---- streams ----
 
 Stream SynchronousDeviceHooks::getCurrentStreamImpl(DeviceIndex index) const {
-  enter("getCurrentStream");
+  enter(HookId::getCurrentStream);
   return Stream(Device(deviceType(), index), current_.stream(index));
 }
 
 Stream SynchronousDeviceHooks::getDefaultStreamImpl(DeviceIndex index) const {
-  enter("getDefaultStream");
+  enter(HookId::getDefaultStream);
   return Stream(Device(deviceType(), index), kDefaultStreamId);
 }
 
 Stream SynchronousDeviceHooks::getNewStreamImpl(DeviceIndex index, int) {
-  enter("getNewStream");
+  enter(HookId::getNewStream);
   markDeviceUsed(index);
   const StreamId id = next_stream_[index].fetch_add(1, std::memory_order_acq_rel);
   return Stream(Device(deviceType(), index), id);
 }
 
 void SynchronousDeviceHooks::setCurrentStreamImpl(Stream stream) {
-  enter("setCurrentStream");
-  requireKnownStream(stream, "setCurrentStream");
+  enter(HookId::setCurrentStream);
+  requireKnownStream(stream, HookId::setCurrentStream);
   current_.setStream(stream.device.index(), stream.id);
 }
 
 Stream SynchronousDeviceHooks::exchangeStreamImpl(Stream stream) {
-  enter("exchangeStream");
-  requireKnownStream(stream, "exchangeStream");
+  enter(HookId::exchangeStream);
+  requireKnownStream(stream, HookId::exchangeStream);
   return Stream(stream.device, current_.exchangeStream(stream.device.index(), stream.id));
 }
 
 bool SynchronousDeviceHooks::queryStreamImpl(Stream stream) const {
-  enter("queryStream");
-  requireKnownStream(stream, "queryStream");
+  enter(HookId::queryStream);
+  requireKnownStream(stream, HookId::queryStream);
   return true;  // work finished when the call that enqueued it returned
 }
 
 void SynchronousDeviceHooks::synchronizeStreamImpl(Stream stream) const {
-  enter("synchronizeStream");
-  requireKnownStream(stream, "synchronizeStream");
+  enter(HookId::synchronizeStream);
+  requireKnownStream(stream, HookId::synchronizeStream);
 }
 
 std::pair<int, int> SynchronousDeviceHooks::streamPriorityRangeImpl() const {
-  enter("streamPriorityRange");
+  enter(HookId::streamPriorityRange);
   return {0, 0};
 }
 
 // ---- events ----
 
 EventId SynchronousDeviceHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
-  enter("createEvent");
+  enter(HookId::createEvent);
   markDeviceUsed(index);
   std::lock_guard<std::mutex> lock(events_->mutex);
   const EventId id = events_->next++;
@@ -200,7 +203,7 @@ EventId SynchronousDeviceHooks::createEventImpl(DeviceIndex index, EventFlags fl
 
 void SynchronousDeviceHooks::destroyEventImpl(EventId event) noexcept {
   try {
-    enter("destroyEvent");
+    enter(HookId::destroyEvent);
   } catch (...) {
     // destroyEvent never fails; a traced failure only reaches onHookCall.
   }
@@ -209,51 +212,52 @@ void SynchronousDeviceHooks::destroyEventImpl(EventId event) noexcept {
 }
 
 void SynchronousDeviceHooks::recordEventImpl(EventId event, Stream stream) {
-  enter("recordEvent");
-  requireKnownStream(stream, "recordEvent");
+  enter(HookId::recordEvent);
+  requireKnownStream(stream, HookId::recordEvent);
   std::lock_guard<std::mutex> lock(events_->mutex);
-  Events::Record& record = events_->find(event, "recordEvent", name());
+  Events::Record& record = events_->find(event, HookId::recordEvent, name());
   ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument,
-              "recordEvent(): event ", event, " was created on '", name(), ":",
-              int(record.device), "' but the stream is ", stream,
-              "; record an event on its own device");
+              hookInfo(HookId::recordEvent).name, "(): event ", event,
+              " was created on '", name(), ":", int(record.device),
+              "' but the stream is ", stream, "; record an event on its own device");
   record.recorded = true;
   record.recorded_at = std::chrono::steady_clock::now();
 }
 
 void SynchronousDeviceHooks::blockStreamImpl(EventId event, Stream stream) {
-  enter("blockStream");
-  requireKnownStream(stream, "blockStream");
+  enter(HookId::blockStream);
+  requireKnownStream(stream, HookId::blockStream);
   std::lock_guard<std::mutex> lock(events_->mutex);
-  (void)events_->find(event, "blockStream", name());  // the work waited for is done
+  (void)events_->find(event, HookId::blockStream, name());  // the work waited for is done
 }
 
 bool SynchronousDeviceHooks::queryEventImpl(EventId event) const {
-  enter("queryEvent");
+  enter(HookId::queryEvent);
   std::lock_guard<std::mutex> lock(events_->mutex);
-  (void)events_->find(event, "queryEvent", name());
+  (void)events_->find(event, HookId::queryEvent, name());
   return true;  // the work before a recorded event has finished
 }
 
 void SynchronousDeviceHooks::synchronizeEventImpl(EventId event) const {
-  enter("synchronizeEvent");
+  enter(HookId::synchronizeEvent);
   std::lock_guard<std::mutex> lock(events_->mutex);
-  (void)events_->find(event, "synchronizeEvent", name());
+  (void)events_->find(event, HookId::synchronizeEvent, name());
 }
 
 double SynchronousDeviceHooks::elapsedTimeImpl(EventId start, EventId end) const {
-  enter("elapsedTime");
+  enter(HookId::elapsedTime);
   std::lock_guard<std::mutex> lock(events_->mutex);
-  const Events::Record* records[2] = {&events_->find(start, "elapsedTime", name()),
-                                      &events_->find(end, "elapsedTime", name())};
+  const Events::Record* records[2] = {&events_->find(start, HookId::elapsedTime, name()),
+                                      &events_->find(end, HookId::elapsedTime, name())};
   const EventId ids[2] = {start, end};
   for (int i = 0; i < 2; ++i) {
-    ACCEL_CHECK(records[i]->flags.enable_timing, InvalidArgument, "elapsedTime(): event ",
-                ids[i],
+    ACCEL_CHECK(records[i]->flags.enable_timing, InvalidArgument,
+                hookInfo(HookId::elapsedTime).name, "(): event ", ids[i],
                 " was created without enable_timing; create both events with "
                 "EventFlags{.enable_timing = true}");
-    ACCEL_CHECK(records[i]->recorded, DeviceError, "elapsedTime(): event ", ids[i],
-                " has not been recorded; call recordEvent() on both events first");
+    ACCEL_CHECK(records[i]->recorded, DeviceError, hookInfo(HookId::elapsedTime).name,
+                "(): event ", ids[i], " has not been recorded; call ",
+                hookInfo(HookId::recordEvent).name, "() on both events first");
   }
   return std::chrono::duration<double, std::milli>(records[1]->recorded_at -
                                                    records[0]->recorded_at)

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "device_cache.h"
 
 namespace accel::memory {
@@ -140,8 +141,8 @@ void CachingAllocator::emptyCache() {
 
 void CachingAllocator::recordHistory(const MemoryHistoryOptions& options) {
   ACCEL_CHECK(options.enabled == HistoryRecording::Off || options.max_entries > 0,
-              InvalidArgument,
-              "recordMemoryHistory(): max_entries must be positive while recording");
+              InvalidArgument, hookInfo(HookId::recordMemoryHistory).name,
+              "(): max_entries must be positive while recording");
   for (auto& cache : devices_) cache->recordHistory(options);
 }
 
@@ -162,7 +163,8 @@ MemorySnapshot CachingAllocator::snapshot(const MemorySnapshotOptions& options) 
 
 void CachingAllocator::attachOutOfMemoryObserver(OutOfMemoryObserver observer) {
   ACCEL_CHECK(static_cast<bool>(observer), InvalidArgument,
-              "attachOutOfMemoryObserver(): the observer is empty; pass a callable");
+              hookInfo(HookId::attachOutOfMemoryObserver).name,
+              "(): the observer is empty; pass a callable");
   std::lock_guard<std::mutex> lock(shared_->observers_mutex);
   shared_->observers.push_back(std::move(observer));
 }
