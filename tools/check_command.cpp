@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "accel/conformance.h"
+#include "accel/context.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "check_reporter.h"
@@ -96,6 +97,30 @@ int runCheck(const CheckOptions& options) {
     return 2;
   }
 
+  // A backend that is registered but cannot initialise (a broken
+  // configuration, a missing driver) fails the check: a CI gating on `accel
+  // check` must not pass with it. The others are still checked.
+  std::vector<std::string> init_failures;
+  std::vector<DeviceType> ready;
+  for (DeviceType t : types) {
+    try {
+      globalContext().lazyInitDevice(t);
+      ready.push_back(t);
+    } catch (const std::exception& e) {
+      const auto* error = dynamic_cast<const Error*>(&e);
+      std::string name(deviceTypeName(t));
+      std::cerr << "accel check: '" << name
+                << "' is registered but failed to initialise: "
+                << (error != nullptr ? error->message() : std::string(e.what())) << '\n';
+      init_failures.push_back("'" + name + "'");
+    }
+  }
+  if (ready.empty()) {
+    std::cout << "accel check: FAILED: no backend to check initialised\n";
+    return 1;
+  }
+  types = ready;
+
   conformance::SuiteOptions suite;
   suite.prefix = kTestPrefix;
   conformance::registerConformanceTests(types, suite);
@@ -126,11 +151,18 @@ int runCheck(const CheckOptions& options) {
     std::cout << "accel check: FAILED: " << names
               << " broke the hooks contract; see the broken hooks above and "
                  "docs/conformance.md\n";
-  } else if (status == 0) {
+  }
+  if (!init_failures.empty()) {
+    std::string names;
+    for (const std::string& name : init_failures)
+      names += (names.empty() ? "" : ", ") + name;
+    std::cout << "accel check: FAILED: " << names
+              << " failed to initialise (see the error above)\n";
+  } else if (failed.empty() && status == 0) {
     std::cout << "accel check: passed\n";
   }
   if (!options.junit.empty()) std::cout << "JUnit report: " << options.junit << '\n';
-  return status == 0 ? 0 : 1;
+  return status == 0 && init_failures.empty() ? 0 : 1;
 }
 
 }  // namespace accel::tool

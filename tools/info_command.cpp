@@ -95,15 +95,20 @@ json backendJson(DeviceType type) {
   std::optional<PluginRecord> plugin = pluginForDeviceType(type);
   b["plugin"] = plugin ? json(plugin->path) : json(nullptr);
   b["devices"] = json::array();
-  if (!hooks.isAvailable()) return b;
-
-  // Device queries go through the same lazy initialisation as a framework's.
+  // A registered backend is initialised even when it reports no device: a
+  // broken configuration (ACCEL_OPENREG_DEVICES=abc) shows as its init error,
+  // not as a silent "not available". Device queries go through the same lazy
+  // initialisation as a framework's.
   try {
     globalContext().lazyInitDevice(type);
+  } catch (const Error& e) {
+    b["init_error"] = e.message();
+    return b;
   } catch (const std::exception& e) {
     b["init_error"] = e.what();
     return b;
   }
+  if (!hooks.isAvailable()) return b;
   if (hooks.supports(HookGroup::Device))
     setOrError(b, "config", [&] { return hooks.showConfig(); });
   for (int i = 0; i < hooks.deviceCount(); ++i) {

@@ -143,13 +143,12 @@ accel::DataPtr HostMemoryAllocator::allocate(std::size_t bytes) {
       device_);
 }
 
-// Called by the loader, inside try/catch, after the version handshake.
-void registerExampleBackend() {
-  accel::DeviceType type = accel::registerDeviceType("example");
-  // The origin shows in `accel info` and in duplicate-registration errors.
-  std::string plugin_path = accel::loadingPluginPath();
-  accel::registerHooks(std::make_unique<ExampleHooks>(type),
-                       plugin_path.empty() ? "example backend" : "plugin " + plugin_path);
+// Called by the loader, inside try/catch, after the version handshake. What
+// it registers becomes visible when it returns (the loader commits the
+// registrar; the origin "plugin <path>" shows in `accel info`).
+void registerExampleBackend(accel::Registrar& registrar) {
+  accel::DeviceType type = registrar.registerDeviceType("example");
+  registrar.registerHooks(std::make_unique<ExampleHooks>(type));
 }
 
 }  // namespace example

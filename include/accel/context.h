@@ -1,10 +1,11 @@
 // Context: the process-wide entry point a framework asks about devices.
 //
 // globalContext() dispatches by DeviceType to the registered hooks, and adds
-// what the hooks alone do not: lazy, once-per-process initialisation of each
-// backend (retried if init threw), seeding every initialised backend at once,
-// the choice of "the" accelerator, and fork safety (a backend initialised
-// before fork() is poisoned in the child, see docs/lifecycle.md).
+// what the hooks alone do not: the plugin autoload before the first
+// initialisation, seeding every initialised backend at once, the choice of
+// "the" accelerator, and fork safety (a backend whose initialisation began
+// before fork() is poisoned in the child, see docs/lifecycle.md). Calls go
+// down only: backends never call the context.
 //
 // Thread-safety: every member is thread-safe.
 // Lifetime: created on first use and never destroyed.
@@ -25,18 +26,23 @@ class ACCEL_API Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  // Runs the backend's init() once per process. Concurrent callers wait for
-  // the first; if init throws, that caller gets the error and the next caller
-  // (a waiting one included) tries again. Throws NotAvailable when no backend is
-  // registered for `type`, and whatever init throws. After fork(), in the child, a type
-  // initialised in the parent throws DeviceError.
+  // Runs the plugin autoload (once per process, autoloadPlugins()) and then
+  // the backend's init(), which the hooks base runs once per hooks object:
+  // concurrent callers wait for the first; if init throws, that caller gets
+  // the error and the next caller (a waiting one included) tries again.
+  // Throws NotAvailable when no backend is registered for `type`, and
+  // whatever init throws; InvalidArgument when called from the backend's own
+  // initImpl for its own type. After fork(), in the child, a type whose
+  // initialisation had begun in the parent throws DeviceError. After the
+  // first success: one acquire load.
   void lazyInitDevice(DeviceType type);
-  // True once lazyInitDevice(type) succeeded; false in a fork child for a
-  // type the parent had initialised (it is poisoned there). Never throws.
+  // True once the backend is initialised (through the context or its first
+  // hook call); false in a fork child for a type poisoned there. Never throws.
   [[nodiscard]] bool isInitialized(DeviceType type) const noexcept;
 
   // The default generator of `device` (index -1 = current device), after
-  // initialising its backend. CPU has a built-in generator of its own.
+  // initialising its backend. CPU has a built-in generator of its own. On an
+  // initialised backend the context's part is one acquire load.
   [[nodiscard]] Generator defaultGenerator(Device device);
   // Seeds the CPU generator and every default generator of every device of
   // every initialised backend. Throws what a backend throws (after seeding

@@ -1,26 +1,35 @@
 // The hooks table: which AcceleratorHooks serves each DeviceType.
 //
 // getHooks(type) is the one entry point a framework uses to reach a backend.
-// It never returns null: a type with no backend yields the "absent" hooks,
-// whose probes answer benignly (not built, not available, 0 devices) and
-// whose other calls throw NotAvailable naming the hook, the type, the
-// backends that are registered and how to load one.
+// It reads the process's table and never returns null: a type with no backend
+// yields the "absent" hooks, whose probes answer benignly (not built, not
+// available, 0 devices) and whose other calls throw NotAvailable naming the
+// hook, the type, the backends that are registered and how to load one.
+//
+// HooksTable is an object: the process table sits behind getHooks() and the
+// free functions below; a test or an embedder constructs its own and gets the
+// same behaviour with none of the process's state.
 //
 // Registration works at any time, also after the type was looked up: there is
-// no "permanently disabled" state; the next getHooks sees the new backend.
-// Two ways to register:
-//  - registerHooks(std::make_unique<MyHooks>()): an instance, now.
+// no "permanently disabled" state; the next lookup sees the new backend.
+// Three ways to register into the process table:
+//  - registerHooks(std::make_unique<MyHooks>(type), "origin"): an instance, now.
 //  - ACCEL_REGISTER_HOOKS(MyHooks, "name"): a factory, run on the first
-//    getHooks of that type (lazily created singleton). Static-registration
-//    form for backends that register when their library loads.
+//    getHooks of that type (lazily created singleton), registered when the
+//    library's static initialisers run. Inside a plugin load it is held back
+//    until the loader has checked the plugin's version (registrar.h).
+//  - a plugin's register function, through the Registrar it is given.
 //
-// Thread-safety: all functions are thread-safe. getHooks is one acquire load
-// on its fast path (a registered type).
+// Thread-safety: every member and function is thread-safe. get()/getHooks()
+// is one acquire load on its fast path (a registered type).
 //
-// Lifetime: registered hooks are never destroyed (docs/lifecycle.md).
+// Lifetime: the process table and the hooks registered into it are never
+// destroyed (docs/lifecycle.md). A table constructed by a caller destroys the
+// hooks it owns when it is destroyed.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +39,7 @@
 #include "accel/device_type.h"
 #include "accel/export.h"
 #include "accel/hooks.h"
+#include "accel/registrar.h"
 #include "accel/registry.h"
 
 namespace accel {
@@ -37,73 +47,158 @@ namespace accel {
 namespace detail {
 // One slot per possible DeviceType id, so lookups need no bounds check.
 inline constexpr int kHooksTableSize = 256;
-ACCEL_API extern std::atomic<AcceleratorHooks*> g_hooks_table[kHooksTableSize];
-ACCEL_API AcceleratorHooks& getHooksSlow(DeviceType type) noexcept;
+class AbsentHooks;
 }  // namespace detail
 
-// The hooks for `type`: the registered backend, a lazily created one from a
-// registered factory, or the absent hooks. Never throws.
-[[nodiscard]] inline AcceleratorHooks& getHooks(DeviceType type) noexcept {
-  AcceleratorHooks* hooks = detail::g_hooks_table[static_cast<std::uint8_t>(type)].load(
-      std::memory_order_acquire);
-  if (hooks != nullptr) [[likely]]
-    return *hooks;
-  return detail::getHooksSlow(type);
+// Extra text for absent-backend errors: why nothing provides `type` (for the
+// process table, the plugin report: which plugin that may provide it failed
+// to load). Must be thread-safe and must not throw; empty when it has
+// nothing to say.
+using AbsenceExplainer = std::string (*)(DeviceType type) noexcept;
+
+// Tells the fork handler whether a backend had started initialising (and so
+// must not be used in a fork child). Must only read memory.
+using InitStartedProbe = bool (*)(const AcceleratorHooks& hooks) noexcept;
+
+class ACCEL_API HooksTable {
+ public:
+  // An empty table. `explain_absence` adds to absent-backend errors.
+  // constexpr: the process table is constant-initialised, so lookups during
+  // static initialisation and destruction are safe.
+  constexpr explicit HooksTable(AbsenceExplainer explain_absence = nullptr) noexcept
+      : explain_absence_(explain_absence) {}
+  ~HooksTable();
+  HooksTable(const HooksTable&) = delete;
+  HooksTable& operator=(const HooksTable&) = delete;
+
+  // The hooks for `type`: the registered backend, one created now by a
+  // registered factory, or the absent hooks. Never throws.
+  [[nodiscard]] AcceleratorHooks& get(DeviceType type) noexcept {
+    AcceleratorHooks* hooks =
+        slots_[static_cast<std::uint8_t>(type)].load(std::memory_order_acquire);
+    if (hooks != nullptr) [[likely]]
+      return *hooks;
+    return getSlow(type);
+  }
+
+  // The installed hooks of `type`, or null: unlike get(), never runs a
+  // factory and never returns the absent hooks. Never throws.
+  [[nodiscard]] AcceleratorHooks* installed(DeviceType type) const noexcept {
+    return slots_[static_cast<std::uint8_t>(type)].load(std::memory_order_acquire);
+  }
+
+  // Installs `hooks` for hooks->deviceType() and returns it (the table owns
+  // it from now on). Throws InvalidArgument if hooks is null or its type was
+  // never registered, and DuplicateRegistration if the type already has hooks
+  // or a factory, naming the type and where the first came from.
+  AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
+                                  std::string origin);
+
+  // Registers `type_name` and a factory that builds its hooks on the first
+  // get() of the type. The factory runs with no table lock held except that
+  // type's own creation lock: it must not look up its own type (that lookup
+  // sees the absent hooks, and the error is recorded). A factory that throws,
+  // returns null or builds another type leaves the absent hooks, which say
+  // so, and runs again on the next lookup. A factory of higher priority
+  // replaces one not run yet; lower is ignored. Throws DuplicateRegistration
+  // for equal priority or when the type's hooks already exist, and what
+  // registerDeviceType throws.
+  void registerHooksFactory(std::string_view type_name, HooksFactory factory,
+                            std::string origin,
+                            RegistryPriority priority = RegistryPriority::Default);
+
+  // Installs everything `registrar` holds, all or nothing (see
+  // Registrar::commitTo, which calls this). Returns the types installed.
+  std::vector<DeviceType> commit(Registrar& registrar);
+
+  // True if the type has hooks installed or a factory registered. Never throws.
+  [[nodiscard]] bool isRegistered(DeviceType type) const noexcept;
+  // Types with hooks or factories, in id order. Throws only std::bad_alloc.
+  [[nodiscard]] std::vector<DeviceType> registeredTypes() const;
+  // Where a type's backend came from ("plugin /path/libaccel_x.so", ...);
+  // "(not created yet)" is appended while only its factory exists. Empty if
+  // not registered. Throws only std::bad_alloc.
+  [[nodiscard]] std::string origin(DeviceType type) const;
+  // Why the type's factory failed the last time it ran; empty if it did not
+  // fail (or there is none). Throws only std::bad_alloc.
+  [[nodiscard]] std::string creationError(DeviceType type) const;
+  // The absent hooks of `type` in this table (what get() returns when
+  // nothing is registered or the factory failed). Never throws.
+  [[nodiscard]] AcceleratorHooks& absent(DeviceType type) noexcept;
+
+  // ---- fork support: for the core's fork handler (fork.h), nobody else ----
+  // In the parent, before fork(): builds the stand-in of every backend for
+  // which `started` is true (allocates, reads its probes). Never throws.
+  void prepareForkStandIns(InitStartedProbe started) noexcept;
+  // In the child after fork(): swaps every backend for which `started` is
+  // true for its stand-in, which answers probes from the values read before
+  // the fork and refuses every other hook with a DeviceError explaining the
+  // fork. Only loads and stores. Never throws.
+  void poisonStartedBackends(InitStartedProbe started) noexcept;
+  // True when `type` was swapped for its stand-in in this (child) process.
+  [[nodiscard]] bool isPoisoned(DeviceType type) const noexcept;
+
+ private:
+  friend class detail::AbsentHooks;
+  struct State;
+  AcceleratorHooks& getSlow(DeviceType type) noexcept;
+  // Where the type's backend or factory came from, as registered.
+  std::string registeredOrigin(DeviceType type) const;
+  State& state() const noexcept;
+  void install(DeviceType type, std::unique_ptr<AcceleratorHooks> hooks,
+               std::string origin);
+
+  std::atomic<AcceleratorHooks*> slots_[detail::kHooksTableSize] = {};
+  AbsenceExplainer explain_absence_;
+  mutable std::atomic<State*> state_{nullptr};  // created on first need
+};
+
+namespace detail {
+// The process table, constant-initialised and never destroyed: a union
+// member's destructor runs only if the union's does, and this one's does not.
+union ProcessHooksTable {
+  HooksTable table;
+  constexpr explicit ProcessHooksTable(AbsenceExplainer explain) : table(explain) {}
+  ~ProcessHooksTable() {}
+};
+ACCEL_API extern ProcessHooksTable g_process_hooks;
+}  // namespace detail
+
+// The process's table (the one getHooks reads and plugins register into).
+[[nodiscard]] inline HooksTable& processHooksTable() noexcept {
+  return detail::g_process_hooks.table;
 }
 
-// Installs `hooks` for hooks->deviceType() and returns it (the table owns it
-// from now on, forever). Thread-safe. Throws InvalidArgument if hooks is null
-// or its type was never registered, and DuplicateRegistration if the type
-// already has hooks or a hooks factory (two libraries providing one
-// backend), naming the type and where the first came from.
+// The hooks for `type` in the process table. One acquire load on the fast
+// path; never throws.
+[[nodiscard]] inline AcceleratorHooks& getHooks(DeviceType type) noexcept {
+  return detail::g_process_hooks.table.get(type);
+}
+
+// ---- the process table's registration and introspection ----
+// Each is the HooksTable member of the same name, on processHooksTable().
+
+// `origin` defaults to "registerHooks()".
 ACCEL_API AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
                                           std::string origin = {});
-
-// True if the type has hooks installed or a factory registered. Thread-safe;
-// never throws.
+// `origin` defaults to "registerHooksFactory()".
+ACCEL_API void registerHooksFactory(std::string_view type_name, HooksFactory factory,
+                                    RegistryPriority priority = RegistryPriority::Default,
+                                    std::string origin = {});
 ACCEL_API bool isHooksRegistered(DeviceType type) noexcept;
-
-// Types with installed hooks or registered factories, in id order.
-// Thread-safe; throws only std::bad_alloc.
 ACCEL_API std::vector<DeviceType> registeredHooksTypes();
-
-// Where a type's hooks came from ("static registration", a plugin path...);
-// empty if unknown or not registered. Thread-safe; throws only std::bad_alloc.
 ACCEL_API std::string hooksOrigin(DeviceType type);
-
-// The absent hooks of `type` (what getHooks returns when nothing is registered).
 ACCEL_API AcceleratorHooks& absentHooks(DeviceType type) noexcept;
 
-// Extra text appended to absent-backend errors for a type, e.g. why a plugin
-// that would provide it did not load. The plugin loader installs one. The
-// function must be thread-safe and must not throw.
-using AbsentBackendHint = std::string (*)(DeviceType type) noexcept;
-ACCEL_API void setAbsentBackendHint(AbsentBackendHint hint) noexcept;
-
-// Factories keyed by device type name, creating hooks on first getHooks.
-// A factory runs once, on the first getHooks of its type, with no core lock
-// held except that type's own creation lock: it must not look up its own type
-// (that lookup sees the absent hooks, and the error is recorded), and two
-// factories that look each other up from two threads at once deadlock.
-// Thread-safe (see Registry); never throws.
-using HooksRegistry = Registry<std::string, AcceleratorHooks>;
-ACCEL_API HooksRegistry& hooksRegistry();
-
-// Registers a factory for `type_name` (registering the type name too).
-// Thread-safe. Throws what registerDeviceType and Registry::registerCreator
-// throw, and DuplicateRegistration when the type's hooks already exist (the
-// new factory would never run).
-ACCEL_API void registerHooksFactory(
-    std::string_view type_name,
-    std::function<std::unique_ptr<AcceleratorHooks>()> factory,
-    RegistryPriority priority = RegistryPriority::Default, std::string help = {});
-
-// Helper for ACCEL_REGISTER_HOOKS: registers at static-initialisation time.
-// A registration error is printed to stderr and kept for diagnostics, since
-// an exception cannot leave a static initialiser without terminating.
+// Helper for ACCEL_REGISTER_HOOKS: registers at static-initialisation time,
+// into a Registrar of its own committed to the process table at once, or,
+// when the library it belongs to is being opened by the plugin loader, held
+// with that load (committed after the version handshake, or dropped). The
+// registration object's own address tells which library it belongs to. A
+// registration error is printed to stderr and kept for diagnostics, since an
+// exception cannot leave a static initialiser without terminating.
 struct ACCEL_API HooksRegistration {
-  HooksRegistration(std::string_view type_name,
-                    std::function<std::unique_ptr<AcceleratorHooks>()> factory,
+  HooksRegistration(std::string_view type_name, HooksFactory factory,
                     RegistryPriority priority = RegistryPriority::Default) noexcept;
 };
 

@@ -1,37 +1,36 @@
-// Backend plugins: loading a backend's shared library at run time, and the
-// report of every plugin the process tried to load.
+// Backend plugins: loading a backend's shared library at run time, the
+// autoload policy, and the report of every plugin the process tried to load.
 //
 // A plugin is a shared library that exports one C function, ACCEL_PLUGIN_ENTRY
-// (accel_plugin_entry_v1), returning a PluginEntry. Plugin authors write it
+// (accel_plugin_entry_v2), returning a PluginEntry. Plugin authors write it
 // with one line at namespace scope:
 //
-//   void registerMyBackend() {                    // may throw
-//     accel::registerDeviceType("mydev");
-//     accel::registerHooks(std::make_unique<MyHooks>(), "plugin libaccel_mydev.so");
+//   void registerMyBackend(accel::Registrar& registrar) {   // may throw
+//     accel::DeviceType type = registrar.registerDeviceType("mydev");
+//     registrar.registerHooks(std::make_unique<MyHooks>(type));
 //   }
 //   ACCEL_DEFINE_PLUGIN("mydev", "1.2.0", registerMyBackend);
 //
-// loadBackend(path) dlopens the file (RTLD_NOW | RTLD_LOCAL), finds the entry
-// in that very file, checks the API version in both directions (the core
-// must still speak the plugin's API: api_version >= the core's
+// loadBackend(path) refuses anything that is not a regular file (a FIFO would
+// block dlopen forever), dlopens the file (RTLD_NOW | RTLD_LOCAL), finds the
+// entry in that very file, checks the API version in both directions (the
+// core must still speak the plugin's API: api_version >=
 // kOldestSupportedPluginApiVersion; the plugin must speak the core's:
 // libraryPluginApiVersion() >= min_core_api_version), and only then lets the
-// plugin register: the factories its static initialisers (ACCEL_REGISTER_HOOKS)
-// registered inside dlopen were held back and are committed now (dropped if
-// the file is not a plugin or fails the handshake), then the register function
-// runs inside try/catch. The record lists the types this load registered: the
-// committed factories, and the types that appeared while the register function
-// ran, minus those registered on other threads (see docs/plugins.md for how
-// they are told apart). Every attempt, failed or
-// not, is recorded as a PluginRecord; pluginReport() returns them for
-// `accel info`, and the absent-backend errors (getHooks(t) for a type without
-// a backend) quote the records that explain why t has none.
+// plugin register, into a Registrar (registrar.h) whose origin is
+// "plugin <path>": first the factories its static initialisers
+// (ACCEL_REGISTER_HOOKS) registered inside dlopen, which were held back, then
+// whatever its register function registers. The loader commits the
+// registrar to the process hooks table when the register function returned
+// normally, and drops it whole otherwise: a failed load registers nothing.
+// The record lists exactly the types the registrar committed.
+// Every attempt, failed or not, is recorded as a PluginRecord; pluginReport()
+// returns them for `accel info`, and the absent-backend errors (getHooks(t)
+// for a type without a backend) quote the records that explain why t has none.
 //
-// A failed load leaves the process working. Registration cannot be undone,
-// so hooks a plugin registered before its register function threw stay
-// registered (the record lists them). Libraries are never dlclose()d, not
-// even after a failed load: a static initialiser may already have handed the
-// core a pointer into them.
+// A failed load leaves the process working. Libraries are never dlclose()d,
+// not even after a failed load: code in them may still be referenced (a
+// registrar kept for a clear error on late use, a static object).
 //
 // Autoload, run once per process by the first autoloadPlugins() call
 // (Context::lazyInitDevice and the `accel` tool make that call):
@@ -43,15 +42,15 @@
 // Refused, with a one-line warning on stderr once per item per process: a
 // relative path; a (resolved) file, its directory, or a scanned directory that
 // is group- or world-writable or owned by neither this user (geteuid()) nor
-// root. In a setuid/setgid
-// process (getauxval(AT_SECURE)) the environment is ignored altogether.
-// Autoload failures are also reported on stderr, one line each: the user
-// asked for these plugins through the environment and must see why not.
+// root. In a setuid/setgid process (getauxval(AT_SECURE)) the environment is
+// ignored altogether. Autoload failures are also reported on stderr, one line
+// each: the user asked for these plugins through the environment and must see
+// why not.
 //
 // Thread-safety: all functions are thread-safe. Loads are serialised; the
 // report may be read during a load. A plugin's register function must not
-// call loadBackend() (it would wait for itself), and its autoloadPlugins()
-// calls return at once.
+// call loadBackend() (it is refused: it would wait for itself), and its
+// autoloadPlugins() calls return at once.
 // Lifetime: loaded plugins are never unloaded; their hooks live forever.
 #pragma once
 
@@ -63,6 +62,7 @@
 #include "accel/device_type.h"
 #include "accel/error.h"
 #include "accel/export.h"
+#include "accel/registrar.h"
 #include "accel/version.h"
 
 namespace accel {
@@ -73,12 +73,13 @@ namespace accel {
 // into libaccel.so is the one that counts). A plugin loads when its
 // api_version is at least this and its min_core_api_version is at most
 // libraryPluginApiVersion(); otherwise the load is refused with
-// PluginStatus::VersionMismatch. docs/plugins.md has the policy.
-inline constexpr int kOldestSupportedPluginApiVersion = 1;
+// PluginStatus::VersionMismatch. docs/plugins.md has the policy. API 2 gave
+// the register function its Registrar; API 1 plugins must be rebuilt.
+inline constexpr int kOldestSupportedPluginApiVersion = 2;
 
 // What a plugin's entry function returns. The layout of this struct belongs to
-// the symbol name: accel_plugin_entry_v1 returns exactly these fields in this
-// order, forever. A future layout gets a new symbol (accel_plugin_entry_v2),
+// the symbol name: accel_plugin_entry_v2 returns exactly these fields in this
+// order, forever. A future layout gets a new symbol (accel_plugin_entry_v3),
 // which lets a core read the entry of any plugin before it decides to refuse it.
 struct PluginEntry {
   // kPluginApiVersion of the headers the plugin was compiled with.
@@ -89,17 +90,19 @@ struct PluginEntry {
   // Static strings; may be null (recorded as empty).
   const char* name;
   const char* version;
-  // Registers the plugin's device types and hooks (registerDeviceType,
-  // registerHooks, registerHooksFactory). May throw; the loader catches. Null
-  // when the library registers everything from static initialisers
+  // Registers the plugin's device types and hooks into the registrar. May
+  // throw; the loader catches and then registers nothing. Null when the
+  // library registers everything from static initialisers
   // (ACCEL_REGISTER_HOOKS) as it is opened.
-  void (*register_fn)();
+  void (*register_fn)(Registrar& registrar);
 };
 
 // The entry function's C name, as the identifier and as a string for dlsym.
-#define ACCEL_PLUGIN_ENTRY accel_plugin_entry_v1
-inline constexpr const char kPluginEntrySymbol[] = "accel_plugin_entry_v1";
+#define ACCEL_PLUGIN_ENTRY accel_plugin_entry_v2
+inline constexpr const char kPluginEntrySymbol[] = "accel_plugin_entry_v2";
 using PluginEntryFn = const PluginEntry* (*)();
+// The entry of plugin API 1, looked for only to tell its author to rebuild.
+inline constexpr const char kPluginEntrySymbolV1[] = "accel_plugin_entry_v1";
 
 // ---- Loading and diagnostics ----
 
@@ -107,10 +110,10 @@ enum class PluginStatus {
   Loaded,           // registered its backend(s)
   NotFound,         // no such file or directory
   Refused,          // refused by autoload: relative path, writable by others, setuid
-  OpenFailed,       // dlopen failed; detail holds dlerror()
-  NotAPlugin,       // the file has no accel_plugin_entry_v1 of its own
+  OpenFailed,       // not a regular file, or dlopen failed (detail: dlerror())
+  NotAPlugin,       // the file has no accel_plugin_entry_v2 of its own
   VersionMismatch,  // API version handshake failed (either direction)
-  InitFailed,       // the register function threw, or registered nothing
+  InitFailed,       // the entry or register function threw, or registered nothing
   Duplicate,        // a device type it registers already had a backend
   NoDevices,        // loaded, but a backend it registered reports zero devices
   AlreadyLoaded,    // this file was loaded before; nothing done
@@ -209,26 +212,22 @@ ACCEL_API std::vector<PluginRecord> pluginReport();
 // (a built-in, statically linked or unregistered type). Thread-safe.
 ACCEL_API std::optional<PluginRecord> pluginForDeviceType(DeviceType type);
 
-// The path of the plugin being loaded on this thread (during its static
-// initialisers and register function), else empty. Lets registration code
-// name its origin: registerHooks(hooks, "plugin " + path). Never throws.
-ACCEL_API std::string loadingPluginPath() noexcept;
-
 }  // namespace accel
 
 // ACCEL_DEFINE_PLUGIN(name, version_string, register_function): defines the
 // plugin's exported entry. Use once per plugin, at global or namespace scope,
-// in a library that links libaccel.so. `register_function` is a `void()`
-// function (or a captureless lambda) that may throw. The plugin declares the
-// API version of the headers it is compiled with, and accepts any core that
-// implements that version or a later one. A macro because the entry must be an
-// exported `extern "C"` function with a fixed name.
+// in a library that links libaccel.so. `register_function` is a
+// `void(accel::Registrar&)` function (or a captureless lambda) that may throw.
+// The plugin declares the API version of the headers it is compiled with, and
+// accepts any core that implements that version or a later one. A macro
+// because the entry must be an exported `extern "C"` function with a fixed name.
 #define ACCEL_DEFINE_PLUGIN(plugin_name, plugin_version, register_function)     \
   extern "C" __attribute__((visibility("default"))) const ::accel::PluginEntry* \
   ACCEL_PLUGIN_ENTRY() {                                                        \
     static const ::accel::PluginEntry entry{                                    \
         ::accel::kPluginApiVersion, ::accel::kPluginApiVersion, (plugin_name),  \
-        (plugin_version), static_cast<void (*)()>(register_function)};          \
+        (plugin_version),                                                       \
+        static_cast<void (*)(::accel::Registrar&)>(register_function)};         \
     return &entry;                                                              \
   }                                                                             \
   static_assert(true, "ACCEL_DEFINE_PLUGIN requires a semicolon")

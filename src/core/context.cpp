@@ -1,8 +1,5 @@
 #include "accel/context.h"
 
-#include <pthread.h>
-#include <unistd.h>
-
 #include <array>
 #include <atomic>
 #include <bitset>
@@ -13,48 +10,23 @@
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
 #include "accel/plugin.h"
-#include "refusing_hooks.h"
+#include "fork_handlers.h"
 
 namespace accel {
 namespace {
 
 constexpr int kSlots = detail::kHooksTableSize;
 
-// What a backend initialised before fork() turns into in the child: probes
-// answer from values cached at init time (isAvailable is false: the device
-// cannot be used), every other hook throws DeviceError explaining why. The
-// table slot is swapped to this object in the child, so the fast path of
-// getHooks pays nothing for fork safety.
-class PoisonedHooks final : public detail::RefusingHooks {
- public:
-  explicit PoisonedHooks(const AcceleratorHooks& real)
-      : RefusingHooks(real.deviceType(), real.capabilities(), real.isBuilt(),
-                      real.deviceCount()) {}
-
-  [[noreturn]] void failUnsupported(HookId hook) const override {
-    throw DeviceError(detail::concat(
-        hookInfo(hook).name, "(): '", name(),
-        "' was initialised before fork(); the child process (pid ", ::getpid(),
-        ") cannot use it because the device's threads and state do not survive "
-        "fork. Initialise '",
-        name(),
-        "' only after forking, or start workers with "
-        "fork+exec (spawn) instead of fork"));
-  }
-};
-
-struct TypeState {
-  std::mutex init_mutex;
-  std::atomic<bool> initialized{false};
-  std::atomic<bool> initializing{false};  // init() running: poisoned too if we fork now
-  std::atomic<bool> poisoned{false};
-  AcceleratorHooks* poisoned_hooks = nullptr;  // prepared at init, used in a fork child
-};
+// The hooks of a type once Context::lazyInitDevice succeeded for it: one
+// acquire load tells the fast paths that the type is ready and where its
+// hooks are (installed hooks never move; a fork child clears it for a
+// poisoned type). Constant-initialised and trivially destructible, so the
+// fast paths read it with no guard of a function-local static, also during
+// exit.
+constinit std::atomic<AcceleratorHooks*> g_ready[kSlots] = {};
 
 struct ContextState {
-  std::array<TypeState, kSlots> types;
   std::atomic<int> chosen_accelerator{-1};
-  std::once_flag atfork_once;
   std::once_flag cpu_generator_once;
   Generator cpu_generator;
 };
@@ -64,22 +36,10 @@ ContextState& contextState() {
   return *s;
 }
 
-// Runs in the child right after fork(), single-threaded: only stores.
-void poisonInitialisedBackendsInChild() {
-  ContextState& s = contextState();
-  for (int i = 0; i < kSlots; ++i) {
-    TypeState& t = s.types[i];
-    bool started = t.initialized.load(std::memory_order_acquire) ||
-                   t.initializing.load(std::memory_order_acquire);
-    if (started && t.poisoned_hooks != nullptr) {
-      t.poisoned.store(true, std::memory_order_release);
-      // Not initialised in the child: manualSeed skips the type (forked
-      // workers reseed themselves) and lazyInitDevice takes its slow path,
-      // which reports the poisoning.
-      t.initialized.store(false, std::memory_order_release);
-      detail::g_hooks_table[i].store(t.poisoned_hooks, std::memory_order_release);
-    }
-  }
+// The fork handler poisons every backend whose initialisation had begun (its
+// state may be half-built in the child). Only loads: it runs in a fork child.
+bool initializationStarted(const AcceleratorHooks& hooks) noexcept {
+  return hooks.initializationStarted();
 }
 
 constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
@@ -87,6 +47,21 @@ constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
                                             DeviceType::MTIA, DeviceType::HPU};
 
 }  // namespace
+
+void detail::prepareBackendsForFork() noexcept {
+  processHooksTable().prepareForkStandIns(&initializationStarted);
+}
+
+void detail::poisonBackendsInChild() noexcept {
+  HooksTable& table = processHooksTable();
+  table.poisonStartedBackends(&initializationStarted);
+  for (int i = 0; i < kSlots; ++i) {
+    if (!table.isPoisoned(static_cast<DeviceType>(i))) continue;
+    // Not ready in the child: lazyInitDevice and defaultGenerator take their
+    // slow path, where the stand-in's init() reports the poisoning.
+    g_ready[i].store(nullptr, std::memory_order_release);
+  }
+}
 
 Context::Context() = default;
 
@@ -96,56 +71,31 @@ Context& globalContext() noexcept {
 }
 
 bool isPoisonedByFork(DeviceType type) noexcept {
-  return contextState().types[static_cast<std::uint8_t>(type)].poisoned.load(
-      std::memory_order_acquire);
+  return processHooksTable().isPoisoned(type);
 }
 
 void Context::lazyInitDevice(DeviceType type) {
-  TypeState& t = contextState().types[static_cast<std::uint8_t>(type)];
-  if (t.initialized.load(std::memory_order_acquire)) [[likely]]
+  std::atomic<AcceleratorHooks*>& ready = g_ready[static_cast<std::uint8_t>(type)];
+  if (ready.load(std::memory_order_acquire) != nullptr) [[likely]]
     return;
-  if (t.poisoned.load(std::memory_order_acquire)) [[unlikely]] {
-    // Before the lock: the parent may have held it when it forked. The
-    // poisoned hooks refuse init() with the explanation.
-    getHooks(type).init();
-  }
   // Plugins named by the environment get their chance to register before the
   // first initialisation of any type (once per process; a no-op afterwards).
+  // Only here: a backend's own hook calls never autoload.
   (void)autoloadPlugins();
-  auto slot = static_cast<std::uint8_t>(type);
-  // init() that reaches lazyInitDevice for its own type would wait for itself.
-  thread_local std::bitset<kSlots> t_initialising;
-  ACCEL_CHECK(!t_initialising.test(slot), InvalidArgument, "lazyInitDevice('",
-              deviceTypeName(type),
-              "') was called from inside that backend's own init(); "
-              "init() must not use the Context for its own device type");
-  std::lock_guard<std::mutex> lock(t.init_mutex);
-  if (t.initialized.load(std::memory_order_relaxed)) return;
+  detail::installForkHandlers();
   AcceleratorHooks& hooks = getHooks(type);
-  // Prepared before init() runs, so that a fork during init() poisons the
-  // child too instead of leaving it to wait on a lock held by a dead thread.
-  if (t.poisoned_hooks == nullptr) t.poisoned_hooks = new PoisonedHooks(hooks);
-  std::call_once(contextState().atfork_once, [] {
-    ::pthread_atfork(nullptr, nullptr, &poisonInitialisedBackendsInChild);
-  });
-  t.initializing.store(true, std::memory_order_release);
-  t_initialising.set(slot);
-  try {
-    hooks.init();
-  } catch (...) {
-    // `initialized` stays false: the next call retries.
-    t_initialising.reset(slot);
-    t.initializing.store(false, std::memory_order_release);
-    throw;
-  }
-  t_initialising.reset(slot);
-  t.initialized.store(true, std::memory_order_release);
-  t.initializing.store(false, std::memory_order_release);
+  // Once per hooks object (the base class waits, retries after a throw,
+  // refuses re-entry from initImpl). The absent hooks and a fork child's
+  // stand-in throw here with their explanations.
+  hooks.init();
+  ready.store(&hooks, std::memory_order_release);
 }
 
 bool Context::isInitialized(DeviceType type) const noexcept {
-  return contextState().types[static_cast<std::uint8_t>(type)].initialized.load(
-      std::memory_order_acquire);
+  // Also true for a backend that initialised on its first hook call. Asks
+  // installed hooks only: a query must not run a factory.
+  const AcceleratorHooks* hooks = processHooksTable().installed(type);
+  return hooks != nullptr && hooks->isInitialized();
 }
 
 Generator Context::defaultGenerator(Device device) {
@@ -160,8 +110,14 @@ Generator Context::defaultGenerator(Device device) {
     });
     return s.cpu_generator;
   }
-  lazyInitDevice(device.type());
-  return getHooks(device.type()).getDefaultGenerator(device.index());
+  // One acquire load on an initialised backend: the ready pointer is the hooks.
+  AcceleratorHooks* hooks =
+      g_ready[static_cast<std::uint8_t>(device.type())].load(std::memory_order_acquire);
+  if (hooks == nullptr) [[unlikely]] {
+    lazyInitDevice(device.type());
+    hooks = &getHooks(device.type());
+  }
+  return hooks->getDefaultGenerator(device.index());
 }
 
 void Context::manualSeed(std::uint64_t seed) {

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <vector>
 
+#include "fork_handlers.h"
+
 namespace accel {
 namespace {
 
@@ -22,6 +24,9 @@ ForkRegistry& forkRegistry() {
 void runBefore() {
   ForkRegistry& r = forkRegistry();
   r.mutex.lock();  // released by the two after-handlers
+  // The core first: preparing the stand-ins reads backends' probes, which
+  // may need locks that the backends' own `before` callbacks take.
+  detail::prepareBackendsForFork();
   for (auto it = r.callbacks.rbegin(); it != r.callbacks.rend(); ++it) {
     if (it->before) it->before();
   }
@@ -37,6 +42,9 @@ void runAfterInParent() {
 
 void runAfterInChild() {
   ForkRegistry& r = forkRegistry();
+  // Poisoned before any backend callback runs, so that a callback reaching
+  // getHooks() for its own type already sees the stand-in.
+  detail::poisonBackendsInChild();
   for (const ForkCallbacks& c : r.callbacks) {
     if (c.after_in_child) c.after_in_child();
   }
@@ -45,10 +53,20 @@ void runAfterInChild() {
 
 }  // namespace
 
-void registerForkCallbacks(ForkCallbacks callbacks) {
+void detail::installForkHandlers() noexcept {
   static std::once_flag installed;
-  std::call_once(installed,
-                 [] { ::pthread_atfork(&runBefore, &runAfterInParent, &runAfterInChild); });
+  try {
+    std::call_once(installed, [] {
+      ::pthread_atfork(&runBefore, &runAfterInParent, &runAfterInChild);
+    });
+  } catch (...) {
+    // call_once fails only on a system error; without handlers a fork child
+    // is not protected, which is the best that can be done then.
+  }
+}
+
+void registerForkCallbacks(ForkCallbacks callbacks) {
+  detail::installForkHandlers();
   ForkRegistry& r = forkRegistry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.callbacks.push_back(callbacks);

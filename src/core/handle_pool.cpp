@@ -3,9 +3,12 @@
 // reports alike and the templates stay small).
 #include "accel/handle_pool.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 
 #include "accel/error.h"
+#include "accel/fork.h"
 
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -35,13 +38,54 @@ void installHandlePoolExitHandler() noexcept {
   (void)std::atexit(markHandlePoolsExiting);
 }
 
-bool isMainThread() noexcept {
+namespace {
+
+// The main thread's pthread_t, once known; a thread exit then costs a
+// pthread_self() compare instead of two system calls (gettid, getpid).
+constinit std::atomic<bool> g_main_thread_known{false};
+constinit std::atomic<pthread_t> g_main_thread{};
+
+bool isMainThreadBySyscall() noexcept {
 #if defined(__linux__)
   // On Linux the main thread's id equals the process id.
   return static_cast<pid_t>(::syscall(SYS_gettid)) == ::getpid();
 #else
   return false;
 #endif
+}
+
+void rememberMainThread() noexcept {
+  g_main_thread.store(::pthread_self(), std::memory_order_relaxed);
+  g_main_thread_known.store(true, std::memory_order_release);
+}
+
+// In a fork child the forking thread is the main thread (its tid is the
+// child's pid).
+void rememberMainThreadInChild() noexcept { rememberMainThread(); }
+
+// libaccel.so's static initialisers run on the main thread when the program
+// links it (the usual case). When it is dlopened from another thread the
+// main thread stays unknown and isMainThread falls back to the system calls.
+[[maybe_unused]] const bool g_main_thread_recorded = [] {
+  if (isMainThreadBySyscall()) rememberMainThread();
+  try {
+    registerForkCallbacks({nullptr, nullptr, &rememberMainThreadInChild});
+  } catch (...) {
+    // Out of memory at start-up: after a fork the syscall fallback is not
+    // taken, so forget the main thread rather than keep the parent's.
+    g_main_thread_known.store(false, std::memory_order_relaxed);
+  }
+  return true;
+}();
+
+}  // namespace
+
+bool isMainThread() noexcept {
+  if (g_main_thread_known.load(std::memory_order_acquire)) [[likely]] {
+    return ::pthread_equal(::pthread_self(),
+                           g_main_thread.load(std::memory_order_relaxed));
+  }
+  return isMainThreadBySyscall();
 }
 
 void throwHandlePoolBadDevice(std::string_view pool, int device) {

@@ -1,293 +1,409 @@
 #include "accel/hooks_table.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <bitset>
-#include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "accel/error.h"
-#include "accel/plugin.h"
+#include "accel/hook_catalogue.h"
 #include "refusing_hooks.h"
-#include "registration_capture.h"
 
 namespace accel {
-namespace detail {
-// Zero-initialised before any code runs, so lookups during static
-// initialisation or destruction are safe.
-std::atomic<AcceleratorHooks*> g_hooks_table[kHooksTableSize] = {};
-}  // namespace detail
+
+namespace {
+constexpr int kSlots = detail::kHooksTableSize;
+}  // namespace
+
+// What a table hands out for a type without a backend: benign probes, and an
+// explanation for everything else.
+class detail::AbsentHooks final : public detail::RefusingHooks {
+ public:
+  AbsentHooks(const HooksTable& table, DeviceType type, AbsenceExplainer explain)
+      : RefusingHooks(type, Capabilities{}, /*built=*/false, /*device_count=*/0),
+        table_(table),
+        explain_(explain) {}
+
+  [[noreturn]] void failUnsupported(HookId hook) const override {
+    std::string registered = joinDeviceTypeNames(table_.registeredTypes());
+    if (table_.isRegistered(deviceType())) {
+      // A factory is there but could not build the hooks: loading the backend
+      // again would not help, fixing the cause would.
+      std::string cause = table_.creationError(deviceType());
+      throw NotAvailable(
+          detail::concat(hookInfo(hook).name, "(): the backend for device type '", name(),
+                         "' is registered (from ", table_.registeredOrigin(deviceType()),
+                         ") but creating its hooks failed: ",
+                         cause.empty() ? std::string("no reason was recorded") : cause,
+                         ". Fix the cause; the factory runs again on the next lookup"));
+    }
+    std::string extra = explain_ != nullptr ? explain_(deviceType()) : std::string();
+    throw NotAvailable(detail::concat(
+        hookInfo(hook).name, "(): no backend is registered for device type '", name(),
+        "' (registered backends: ", registered, "). Load one with accel::loadBackend(\"",
+        "/path/to/libaccel_", name(),
+        ".so\"), list it in ACCEL_PLUGINS, or link the backend into the program",
+        extra.empty() ? std::string() : detail::concat(". ", extra)));
+  }
+
+ private:
+  const HooksTable& table_;
+  AbsenceExplainer explain_;
+};
 
 namespace {
 
-std::atomic<AbsentBackendHint> g_absent_hint{nullptr};
+// What a backend that had started initialising before fork() turns into in
+// the child: probes answer from values read before the fork (isAvailable is
+// false: the device cannot be used), every other hook throws DeviceError
+// explaining why. Swapping the slot keeps getHooks' fast path free of any
+// fork check.
+class ForkStandInHooks final : public detail::RefusingHooks {
+ public:
+  explicit ForkStandInHooks(const AcceleratorHooks& real)
+      : RefusingHooks(real.deviceType(), real.capabilities(), real.isBuilt(),
+                      real.deviceCount()) {}
 
-struct TableState {
+  [[noreturn]] void failUnsupported(HookId hook) const override {
+    throw DeviceError(detail::concat(
+        hookInfo(hook).name, "(): '", name(),
+        "' was initialised before fork(); the child process (pid ", ::getpid(),
+        ") cannot use it because the device's threads and state do not survive "
+        "fork. Initialise '",
+        name(),
+        "' only after forking, or start workers with fork+exec (spawn) instead of "
+        "fork"));
+  }
+};
+
+struct Factory {
+  HooksFactory make;
+  RegistryPriority priority = RegistryPriority::Default;
+};
+
+}  // namespace
+
+struct HooksTable::State {
   // Guards the fields below and installs into the table. Never held while
   // user code (a factory) runs, so a factory may call anything in the core.
   std::mutex mutex;
   // One per slot: a factory runs under its slot's mutex only, so that a slow
   // driver factory for one type stalls nobody asking for another.
-  std::array<std::mutex, detail::kHooksTableSize> creation;
-  std::array<std::string, detail::kHooksTableSize> origins;
-  std::array<std::string, detail::kHooksTableSize> factory_errors;
-  std::vector<std::string> static_errors;
-};
+  std::array<std::mutex, kSlots> creation;
+  std::array<std::string, kSlots> origins;
+  std::array<std::string, kSlots> creation_errors;
+  std::array<Factory, kSlots> factories;
+  // Hooks this table owns; released (never destroyed) by the process table.
+  std::array<std::unique_ptr<AcceleratorHooks>, kSlots> owned;
+  std::array<std::unique_ptr<detail::AbsentHooks>, kSlots> absent;
+  std::array<std::unique_ptr<ForkStandInHooks>, kSlots> stand_ins;
+  std::array<std::atomic<bool>, kSlots> poisoned{};
+  // Slots whose factory is running, with the thread running it: a factory
+  // that asks for its own type would otherwise wait for itself.
+  std::array<std::atomic<std::thread::id>, kSlots> creating{};
 
-// Leaked on purpose: reached from static destructors and late plugins.
-TableState& state() {
-  static TableState* s = new TableState();
-  return *s;
-}
-
-std::string registeredList() { return joinDeviceTypeNames(registeredHooksTypes()); }
-
-// What getHooks returns for a type without a backend: benign probes, and an
-// explanation for everything else.
-class AbsentHooks final : public detail::RefusingHooks {
- public:
-  explicit AbsentHooks(DeviceType type)
-      : RefusingHooks(type, Capabilities{}, /*built=*/false, /*device_count=*/0) {}
-
-  [[noreturn]] void failUnsupported(HookId hook) const override {
-    std::string extra;
-    if (AbsentBackendHint hint = g_absent_hint.load(std::memory_order_acquire)) {
-      extra = hint(deviceType());
+  State(const HooksTable& table, AbsenceExplainer explain) {
+    for (int i = 0; i < kSlots; ++i) {
+      absent[i] = std::make_unique<detail::AbsentHooks>(table, static_cast<DeviceType>(i),
+                                                        explain);
     }
-    std::string factory_error;
-    {
-      std::lock_guard<std::mutex> lock(state().mutex);
-      factory_error = state().factory_errors[static_cast<std::uint8_t>(deviceType())];
-    }
-    throw NotAvailable(detail::concat(
-        hookInfo(hook).name, "(): no backend is registered for device type '", name(),
-        "' (registered backends: ", registeredList(), ")",
-        factory_error.empty()
-            ? std::string()
-            : detail::concat("; creating its hooks failed: ", factory_error),
-        ". Load one with accel::loadBackend(\"/path/to/libaccel_", name(),
-        ".so\"), list it in ACCEL_PLUGINS, or link the backend into the program",
-        extra.empty() ? std::string() : detail::concat(". ", extra)));
   }
 };
 
-}  // namespace
+HooksTable::~HooksTable() {
+  // The process table never gets here. A caller's table owns its hooks
+  // (State::owned) and its stand-ins; deleting State destroys them.
+  delete state_.load(std::memory_order_acquire);
+}
 
-AcceleratorHooks& absentHooks(DeviceType type) noexcept {
-  // One per slot, built on first use and never destroyed (lifecycle rule).
-  static AbsentHooks* absent = [] {
-    void* memory = ::operator new(sizeof(AbsentHooks) * detail::kHooksTableSize);
-    auto* table = static_cast<AbsentHooks*>(memory);
-    for (int i = 0; i < detail::kHooksTableSize; ++i) {
-      new (&table[i]) AbsentHooks(static_cast<DeviceType>(i));
-    }
-    return table;
-  }();
-  return absent[static_cast<std::uint8_t>(type)];
+HooksTable::State& HooksTable::state() const noexcept {
+  State* s = state_.load(std::memory_order_acquire);
+  if (s != nullptr) [[likely]]
+    return *s;
+  // Allocation failure here is fatal (noexcept): there is no table without it.
+  auto* fresh = new State(*this, explain_absence_);
+  if (state_.compare_exchange_strong(s, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread won; `s` holds its state
+  return *s;
+}
+
+AcceleratorHooks& HooksTable::absent(DeviceType type) noexcept {
+  return *state().absent[static_cast<std::uint8_t>(type)];
 }
 
 namespace {
 
-// Slots whose factory is running on this thread: a factory that asks for its
-// own type would otherwise wait for itself.
-thread_local std::bitset<detail::kHooksTableSize> t_creating;
-
-// Builds the hooks of `type` with its factory. Returns null and sets `error`
-// when the factory fails or misbehaves.
-std::unique_ptr<AcceleratorHooks> runFactory(DeviceType type, std::string_view name,
+// Builds the hooks of `type` with `make`. Returns null and sets `error` when
+// the factory fails or misbehaves.
+std::unique_ptr<AcceleratorHooks> runFactory(const HooksFactory& make, DeviceType type,
                                              std::string& error) noexcept {
-  auto slot = static_cast<std::uint8_t>(type);
-  t_creating.set(slot);
   std::unique_ptr<AcceleratorHooks> hooks;
   try {
-    hooks = hooksRegistry().create(name);
+    hooks = make();
     if (hooks == nullptr) {
       error = "the factory returned null";
     } else if (hooks->deviceType() != type) {
       error = detail::concat("the factory built hooks for '", hooks->name(), "' instead");
       hooks.reset();
     }
+  } catch (const Error& e) {
+    error = e.message();
   } catch (const std::exception& e) {
     error = e.what();
   } catch (...) {
-    error = "unknown exception";
+    error = "an exception not derived from std::exception";
   }
-  t_creating.reset(slot);
   return hooks;
 }
 
 }  // namespace
 
-AcceleratorHooks& detail::getHooksSlow(DeviceType type) noexcept {
-  if (!isValidDeviceType(type)) return absentHooks(type);
-  std::string_view name = deviceTypeName(type);
-  if (!hooksRegistry().has(name)) return absentHooks(type);
+AcceleratorHooks& HooksTable::getSlow(DeviceType type) noexcept {
+  State& s = state();
   auto slot = static_cast<std::uint8_t>(type);
-  TableState& s = state();
-  if (t_creating.test(slot)) {
+  HooksFactory make;
+  {
     std::lock_guard<std::mutex> lock(s.mutex);
-    s.factory_errors[slot] =
-        "its factory looked up its own device type while building the hooks; a hooks "
-        "constructor must not call getHooks() for its own type";
-    return absentHooks(type);
+    if (!s.factories[slot].make) return *s.absent[slot];
+    if (s.creating[slot].load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+      s.creation_errors[slot] =
+          "its factory looked up its own device type while building the hooks; a hooks "
+          "constructor must not look up its own type";
+      return *s.absent[slot];
+    }
   }
   std::lock_guard<std::mutex> creation(s.creation[slot]);
-  if (AcceleratorHooks* hooks = g_hooks_table[slot].load(std::memory_order_acquire)) {
+  if (AcceleratorHooks* hooks = slots_[slot].load(std::memory_order_acquire)) {
     return *hooks;  // another thread's factory run finished first
   }
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    make = s.factories[slot].make;  // a copy: a replacement may arrive meanwhile
+  }
+  if (!make) return *s.absent[slot];
+  s.creating[slot].store(std::this_thread::get_id(), std::memory_order_relaxed);
   std::string error;
-  std::unique_ptr<AcceleratorHooks> hooks = runFactory(type, name, error);
+  std::unique_ptr<AcceleratorHooks> hooks = runFactory(make, type, error);
+  s.creating[slot].store(std::thread::id(), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (hooks == nullptr) {
-    s.factory_errors[slot] = std::move(error);
-    return absentHooks(type);
+    s.creation_errors[slot] = std::move(error);
+    return *s.absent[slot];
   }
-  s.origins[slot] = "factory registered for '" + std::string(name) + "'";
-  s.factory_errors[slot].clear();
-  AcceleratorHooks* raw = hooks.release();  // never destroyed
-  g_hooks_table[slot].store(raw, std::memory_order_release);
+  s.creation_errors[slot].clear();
+  s.factories[slot] = Factory{};
+  AcceleratorHooks* raw = hooks.get();
+  s.owned[slot] = std::move(hooks);
+  slots_[slot].store(raw, std::memory_order_release);
   return *raw;
-}
-
-AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
-                                std::string origin) {
-  ACCEL_CHECK(hooks != nullptr, InvalidArgument, "registerHooks(): null hooks object");
-  DeviceType type = hooks->deviceType();
-  ACCEL_CHECK(isValidDeviceType(type), InvalidArgument,
-              "registerHooks(): device type id ", toIndex(type),
-              " was never registered; call registerDeviceType(name) first");
-  TableState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  auto slot = static_cast<std::uint8_t>(type);
-  AcceleratorHooks* existing =
-      detail::g_hooks_table[slot].load(std::memory_order_acquire);
-  ACCEL_CHECK(
-      existing == nullptr, DuplicateRegistration, "registerHooks(): hooks for '",
-      deviceTypeName(type), "' are already registered (from ",
-      s.origins[slot].empty() ? std::string("an unknown origin") : s.origins[slot],
-      "); a device type has one backend: remove the duplicate registration or "
-      "register the new backend under another device type name");
-  if (origin.empty()) {
-    std::string plugin = loadingPluginPath();
-    origin = plugin.empty() ? std::string("registerHooks()") : "plugin " + plugin;
-  }
-  ACCEL_CHECK(
-      !hooksRegistry().has(deviceTypeName(type)), DuplicateRegistration,
-      "registerHooks(): '", deviceTypeName(type),
-      "' already has a hooks factory "
-      "(registered with ACCEL_REGISTER_HOOKS or registerHooksFactory); a device type "
-      "has one backend: keep one of the two registrations");
-  s.origins[slot] = std::move(origin);
-  s.factory_errors[slot].clear();
-  AcceleratorHooks* raw = hooks.release();  // never destroyed
-  detail::g_hooks_table[slot].store(raw, std::memory_order_release);
-  return *raw;
-}
-
-bool isHooksRegistered(DeviceType type) noexcept {
-  if (detail::g_hooks_table[static_cast<std::uint8_t>(type)].load(
-          std::memory_order_acquire)) {
-    return true;
-  }
-  return isValidDeviceType(type) && hooksRegistry().has(deviceTypeName(type));
-}
-
-std::vector<DeviceType> registeredHooksTypes() {
-  std::vector<DeviceType> out;
-  for (DeviceType t : allDeviceTypes()) {
-    if (isHooksRegistered(t)) out.push_back(t);
-  }
-  return out;
-}
-
-std::string hooksOrigin(DeviceType type) {
-  TableState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  const std::string& origin = s.origins[static_cast<std::uint8_t>(type)];
-  if (!origin.empty()) return origin;
-  if (isValidDeviceType(type) && hooksRegistry().has(deviceTypeName(type))) {
-    return "factory registered for '" + std::string(deviceTypeName(type)) +
-           "' (not created yet)";
-  }
-  return {};
-}
-
-void setAbsentBackendHint(AbsentBackendHint hint) noexcept {
-  g_absent_hint.store(hint, std::memory_order_release);
-}
-
-HooksRegistry& hooksRegistry() {
-  static HooksRegistry* registry = new HooksRegistry("hooks factory");
-  return *registry;
-}
-
-void registerHooksFactory(std::string_view type_name,
-                          std::function<std::unique_ptr<AcceleratorHooks>()> factory,
-                          RegistryPriority priority, std::string help) {
-  DeviceType type = registerDeviceType(type_name);
-  TableState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  auto slot = static_cast<std::uint8_t>(type);
-  // Once hooks exist a new factory would never run: say so instead.
-  ACCEL_CHECK(
-      detail::g_hooks_table[slot].load(std::memory_order_acquire) == nullptr,
-      DuplicateRegistration, "registerHooksFactory(): hooks for '", type_name,
-      "' already exist (from ", s.origins[slot],
-      "); a factory registered now would never run. Register factories before the "
-      "type is first used, and only one backend per device type");
-  hooksRegistry().registerCreator(std::string(type_name), std::move(factory), priority,
-                                  std::move(help));
 }
 
 namespace {
-thread_local bool t_capturing = false;
-thread_local std::vector<detail::PendingHooksRegistration>* t_captured = nullptr;
-}  // namespace
 
-void detail::beginHooksRegistrationCapture() noexcept {
-  if (t_capturing) return;
-  t_capturing = true;
-  t_captured = nullptr;
+std::string describeOrigin(const std::string& origin) {
+  return origin.empty() ? std::string("an unknown origin") : origin;
 }
 
-std::vector<detail::PendingHooksRegistration>
-detail::endHooksRegistrationCapture() noexcept {
-  std::vector<PendingHooksRegistration> out;
-  if (t_captured != nullptr) {
-    out.swap(*t_captured);
-    delete t_captured;
-    t_captured = nullptr;
+}  // namespace
+
+// Requires the state mutex. Throws unless `type` may take a new backend.
+static void requireFree(const std::atomic<AcceleratorHooks*>& slot_hooks,
+                        const std::string& origin, const Factory& factory,
+                        DeviceType type, std::string_view who) {
+  ACCEL_CHECK(isValidDeviceType(type), InvalidArgument, who, ": device type id ",
+              toIndex(type),
+              " was never registered; call registerDeviceType(name) first");
+  ACCEL_CHECK(slot_hooks.load(std::memory_order_acquire) == nullptr,
+              DuplicateRegistration, who, ": hooks for '", deviceTypeName(type),
+              "' are already registered (from ", describeOrigin(origin),
+              "); a device type has one backend: remove the duplicate registration or "
+              "register the new backend under another device type name");
+  ACCEL_CHECK(!factory.make, DuplicateRegistration, who, ": '", deviceTypeName(type),
+              "' already has a hooks factory (from ", describeOrigin(origin),
+              "); a device type has one backend: keep one of the two registrations");
+}
+
+void HooksTable::install(DeviceType type, std::unique_ptr<AcceleratorHooks> hooks,
+                         std::string origin) {
+  State& s = state();
+  auto slot = static_cast<std::uint8_t>(type);
+  s.origins[slot] = std::move(origin);
+  s.creation_errors[slot].clear();
+  AcceleratorHooks* raw = hooks.get();
+  s.owned[slot] = std::move(hooks);
+  slots_[slot].store(raw, std::memory_order_release);
+}
+
+AcceleratorHooks& HooksTable::registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
+                                            std::string origin) {
+  ACCEL_CHECK(hooks != nullptr, InvalidArgument, "registerHooks(): null hooks object");
+  DeviceType type = hooks->deviceType();
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto slot = static_cast<std::uint8_t>(type);
+  requireFree(slots_[slot], s.origins[slot], s.factories[slot], type, "registerHooks()");
+  AcceleratorHooks& raw = *hooks;
+  install(type, std::move(hooks), std::move(origin));
+  return raw;
+}
+
+void HooksTable::registerHooksFactory(std::string_view type_name, HooksFactory factory,
+                                      std::string origin, RegistryPriority priority) {
+  ACCEL_CHECK(factory != nullptr, InvalidArgument, "registerHooksFactory('", type_name,
+              "'): empty factory");
+  DeviceType type = registerDeviceType(type_name);
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto slot = static_cast<std::uint8_t>(type);
+  Factory& existing = s.factories[slot];
+  if (existing.make && existing.priority != priority) {
+    if (existing.priority > priority) return;  // the stronger one stays
+    existing = Factory{};                      // replaced below
   }
-  t_capturing = false;
+  requireFree(slots_[slot], s.origins[slot], existing, type, "registerHooksFactory()");
+  s.factories[slot] = Factory{std::move(factory), priority};
+  s.origins[slot] = std::move(origin);
+  s.creation_errors[slot].clear();
+}
+
+std::vector<DeviceType> HooksTable::commit(Registrar& registrar) {
+  State& s = state();
+  std::vector<DeviceType> types;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  // Everything is checked before anything is installed: all or nothing. A
+  // factory meets a factory not run yet as registerHooksFactory says: the
+  // higher priority wins, a weaker newcomer is left out, equal is a duplicate.
+  std::vector<bool> weaker(registrar.entries_.size(), false);
+  for (std::size_t i = 0; i < registrar.entries_.size(); ++i) {
+    const Registrar::Entry& e = registrar.entries_[i];
+    auto slot = static_cast<std::uint8_t>(e.type);
+    const Factory& existing = s.factories[slot];
+    if (e.factory && existing.make && existing.priority != e.priority &&
+        slots_[slot].load(std::memory_order_acquire) == nullptr) {
+      weaker[i] = existing.priority > e.priority;
+      continue;
+    }
+    requireFree(slots_[slot], s.origins[slot], existing, e.type,
+                detail::concat("registering '", deviceTypeName(e.type), "' from ",
+                               registrar.origin()));
+  }
+  for (std::size_t i = 0; i < registrar.entries_.size(); ++i) {
+    Registrar::Entry& e = registrar.entries_[i];
+    if (weaker[i]) continue;
+    auto slot = static_cast<std::uint8_t>(e.type);
+    if (e.hooks) {
+      install(e.type, std::move(e.hooks), registrar.origin());
+    } else {
+      s.factories[slot] = Factory{std::move(e.factory), e.priority};
+      s.origins[slot] = registrar.origin();
+      s.creation_errors[slot].clear();
+    }
+    types.push_back(e.type);
+  }
+  registrar.entries_.clear();
+  return types;
+}
+
+bool HooksTable::isRegistered(DeviceType type) const noexcept {
+  auto slot = static_cast<std::uint8_t>(type);
+  if (slots_[slot].load(std::memory_order_acquire) != nullptr) return true;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return static_cast<bool>(s.factories[slot].make);
+}
+
+std::vector<DeviceType> HooksTable::registeredTypes() const {
+  std::vector<DeviceType> out;
+  for (int i = 0; i < kSlots; ++i) {
+    auto type = static_cast<DeviceType>(i);
+    if (isRegistered(type)) out.push_back(type);
+  }
   return out;
 }
 
-HooksRegistration::HooksRegistration(
-    std::string_view type_name,
-    std::function<std::unique_ptr<AcceleratorHooks>()> factory,
-    RegistryPriority priority) noexcept {
-  try {
-    if (t_capturing) {
-      if (t_captured == nullptr)
-        t_captured = new std::vector<detail::PendingHooksRegistration>();
-      t_captured->push_back({std::string(type_name), std::move(factory), priority});
-      return;
-    }
-    registerHooksFactory(type_name, std::move(factory), priority);
-  } catch (const std::exception& e) {
-    std::string message = detail::concat("accelhooks: static registration of '",
-                                         type_name, "' failed: ", e.what());
-    std::fprintf(stderr, "%s\n", message.c_str());
+std::string HooksTable::origin(DeviceType type) const {
+  State& s = state();
+  auto slot = static_cast<std::uint8_t>(type);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (slots_[slot].load(std::memory_order_acquire) != nullptr) return s.origins[slot];
+  if (s.factories[slot].make) return s.origins[slot] + " (not created yet)";
+  return {};
+}
+
+std::string HooksTable::registeredOrigin(DeviceType type) const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.origins[static_cast<std::uint8_t>(type)];
+}
+
+std::string HooksTable::creationError(DeviceType type) const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.creation_errors[static_cast<std::uint8_t>(type)];
+}
+
+void HooksTable::prepareForkStandIns(InitStartedProbe started) noexcept {
+  State& s = state();
+  for (int i = 0; i < kSlots; ++i) {
+    AcceleratorHooks* hooks = slots_[i].load(std::memory_order_acquire);
+    if (hooks == nullptr || s.stand_ins[i] != nullptr || !started(*hooks)) continue;
     try {
-      std::lock_guard<std::mutex> lock(state().mutex);
-      state().static_errors.push_back(std::move(message));
+      s.stand_ins[i] = std::make_unique<ForkStandInHooks>(*hooks);
     } catch (...) {
+      // No memory: this backend stays unpoisoned in the child. Nothing better
+      // can be done before a fork.
     }
   }
 }
 
-std::vector<std::string> staticRegistrationErrors() {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  return state().static_errors;
+void HooksTable::poisonStartedBackends(InitStartedProbe started) noexcept {
+  State* s = state_.load(std::memory_order_acquire);
+  if (s == nullptr) return;  // nothing was ever registered
+  for (int i = 0; i < kSlots; ++i) {
+    AcceleratorHooks* hooks = slots_[i].load(std::memory_order_acquire);
+    ForkStandInHooks* stand_in = s->stand_ins[i].get();
+    if (hooks == nullptr || stand_in == nullptr || hooks == stand_in) continue;
+    if (!started(*hooks)) continue;
+    s->poisoned[i].store(true, std::memory_order_release);
+    slots_[i].store(stand_in, std::memory_order_release);
+  }
+}
+
+bool HooksTable::isPoisoned(DeviceType type) const noexcept {
+  State* s = state_.load(std::memory_order_acquire);
+  return s != nullptr &&
+         s->poisoned[static_cast<std::uint8_t>(type)].load(std::memory_order_acquire);
+}
+
+// ---- the process table ----
+
+AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
+                                std::string origin) {
+  return processHooksTable().registerHooks(
+      std::move(hooks), origin.empty() ? std::string("registerHooks()") : origin);
+}
+
+void registerHooksFactory(std::string_view type_name, HooksFactory factory,
+                          RegistryPriority priority, std::string origin) {
+  processHooksTable().registerHooksFactory(
+      type_name, std::move(factory),
+      origin.empty() ? std::string("registerHooksFactory()") : origin, priority);
+}
+
+bool isHooksRegistered(DeviceType type) noexcept {
+  return processHooksTable().isRegistered(type);
+}
+
+std::vector<DeviceType> registeredHooksTypes() {
+  return processHooksTable().registeredTypes();
+}
+
+std::string hooksOrigin(DeviceType type) { return processHooksTable().origin(type); }
+
+AcceleratorHooks& absentHooks(DeviceType type) noexcept {
+  return processHooksTable().absent(type);
 }
 
 }  // namespace accel

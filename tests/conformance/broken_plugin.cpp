@@ -4,7 +4,8 @@
 #include "accel/plugin.h"
 #include "minimal_backend.h"
 
-ACCEL_DEFINE_PLUGIN(BROKEN_TYPE, "0.1.0", [] {
+ACCEL_DEFINE_PLUGIN(BROKEN_TYPE, "0.1.0", [](accel::Registrar& registrar) {
   using namespace accel::conformance::testing;
-  registerMinimalBackend(BROKEN_TYPE, 2, Defect::BROKEN_DEFECT);
+  registrar.registerHooks(makeMinimalBackend(registrar.registerDeviceType(BROKEN_TYPE), 2,
+                                             Defect::BROKEN_DEFECT));
 });

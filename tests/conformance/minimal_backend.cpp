@@ -179,14 +179,16 @@ DataPtr RangeAllocator::allocate(std::size_t bytes) {
 
 }  // namespace
 
+std::unique_ptr<AcceleratorHooks> makeMinimalBackend(DeviceType type, int device_count,
+                                                     Defect defect) {
+  return std::make_unique<MinimalHooks>(type, device_count, defect);
+}
+
 AcceleratorHooks& registerMinimalBackend(std::string_view type_name, int device_count,
                                          Defect defect) {
-  DeviceType type = registerDeviceType(type_name);
-  std::string plugin = loadingPluginPath();
-  return registerHooks(std::make_unique<MinimalHooks>(type, device_count, defect),
-                       plugin.empty()
-                           ? std::string("registerMinimalBackend (tests/conformance)")
-                           : "plugin " + plugin);
+  return registerHooks(
+      makeMinimalBackend(registerDeviceType(type_name), device_count, defect),
+      "registerMinimalBackend (tests/conformance)");
 }
 
 }  // namespace accel::conformance::testing

@@ -14,6 +14,7 @@
 // Lifetime: registered hooks live forever, like every registered hooks object.
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include "accel/hooks.h"
@@ -37,5 +38,10 @@ enum class Defect {
 // is a duplicate).
 AcceleratorHooks& registerMinimalBackend(std::string_view type_name, int device_count,
                                          Defect defect = Defect::None);
+
+// A MinimalHooks for `type` (already registered), not registered anywhere:
+// for a plugin's registrar or a test's own HooksTable.
+std::unique_ptr<AcceleratorHooks> makeMinimalBackend(DeviceType type, int device_count,
+                                                     Defect defect = Defect::None);
 
 }  // namespace accel::conformance::testing

@@ -122,14 +122,17 @@ TEST(ContextTest, LazyInitOfATypeWithoutBackendThrowsNotAvailable) {
 TEST(ContextTest, IsPinnedPtrIsFalseWithoutAskingAnUninitialisedBackend) {
   TestHooks& hooks = registerTestBackend("ctx_pinned", 1);
   DeviceType type = hooks.deviceType();
-  DataPtr pinned = hooks.getPinnedMemoryAllocator().allocate(1000);
-  ASSERT_TRUE(hooks.isPinnedPtr(pinned.get()));
   {
     HookLog log(hooks);
-    EXPECT_FALSE(globalContext().isPinnedPtr(pinned.get(), type));
+    int local = 0;
+    EXPECT_FALSE(globalContext().isPinnedPtr(&local, type));
     EXPECT_EQ(log.count("isPinnedPtr"), 0);
+    EXPECT_FALSE(hooks.isInitialized());
   }
-  globalContext().lazyInitDevice(type);
+  // An initialising hook's first use initialises the backend, and the
+  // context sees it initialised.
+  DataPtr pinned = hooks.getPinnedMemoryAllocator().allocate(1000);
+  EXPECT_TRUE(globalContext().isInitialized(type));
   HookLog log(hooks);
   auto* interior = static_cast<char*>(pinned.get()) + 999;
   EXPECT_TRUE(globalContext().isPinnedPtr(interior, type));
@@ -152,8 +155,14 @@ TEST(ContextTest, GetPinnedMemoryAllocatorInitialisesTheBackend) {
 TEST(ContextTest, GetDeviceFromPtrInitialisesAndResolvesInteriorPointers) {
   TestHooks& hooks = registerTestBackend("ctx_ptr", 2);
   DeviceType type = hooks.deviceType();
+  TestHooks& fresh = registerTestBackend("ctx_ptr_fresh", 1);
+  EXPECT_FALSE(globalContext().isInitialized(fresh.deviceType()));
+  int stack_value = 0;
+  EXPECT_THROW((void)globalContext().getDeviceFromPtr(&stack_value, fresh.deviceType()),
+               InvalidArgument);
+  EXPECT_TRUE(globalContext().isInitialized(fresh.deviceType()));
+
   DataPtr data = hooks.getDeviceAllocator(1).allocate(4096);
-  EXPECT_FALSE(globalContext().isInitialized(type));
   auto* end = static_cast<char*>(data.get()) + 4095;
   EXPECT_EQ(globalContext().getDeviceFromPtr(end, type), Device(type, 1));
   EXPECT_TRUE(globalContext().isInitialized(type));

@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
 
 #include "accel/context.h"
 #include "accel/error.h"
+#include "accel/fork.h"
 #include "accel/hooks_table.h"
 #include "support/test_backend.h"
 
@@ -153,6 +155,27 @@ TEST(ForkTest, ForkOfAForkedChildStaysPoisoned) {
     });
     return grandchild == 0 ? 0 : 10 + grandchild;
   });
+  EXPECT_EQ(code, 0) << "child failed check " << code;
+}
+
+// Backends' after_in_child callbacks run after the core poisoned the
+// backends, so a callback that looks at its own hooks sees the stand-in.
+DeviceType g_callback_type{};
+std::atomic<int> g_callback_saw{-1};  // -1 not run, 0 unpoisoned, 1 poisoned
+
+TEST(ForkTest, BackendCallbacksInTheChildRunAfterThePoisoning) {
+  TestHooks& hooks = registerTestBackend("fork_callback", 1);
+  g_callback_type = hooks.deviceType();
+  registerForkCallbacks({nullptr, nullptr, []() noexcept {
+                           g_callback_saw = isPoisonedByFork(g_callback_type) &&
+                                                    &getHooks(g_callback_type) !=
+                                                        &absentHooks(g_callback_type)
+                                                ? 1
+                                                : 0;
+                         }});
+  globalContext().lazyInitDevice(hooks.deviceType());
+  int code =
+      runInChild([&]() -> int { return g_callback_saw == 1 ? 0 : 2 + g_callback_saw; });
   EXPECT_EQ(code, 0) << "child failed check " << code;
 }
 

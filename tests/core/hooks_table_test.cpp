@@ -120,16 +120,129 @@ TEST(HooksTableTest, AbsentCallsNameHookTypeRegisteredBackendsAndHowToLoad) {
   }
 }
 
-TEST(HooksTableTest, AbsentBackendHintIsAppended) {
+TEST(HooksTableTest, AbsenceExplainerOfATableIsAppended) {
   DeviceType type = registerDeviceType("table_hinted");
-  setAbsentBackendHint([](DeviceType t) noexcept {
+  HooksTable hinted([](DeviceType t) noexcept {
     return std::string("plugin for ") + std::string(deviceTypeName(t)) + " did not load";
   });
-  std::string message = absentError([&] { getHooks(type).init(); });
-  setAbsentBackendHint(nullptr);
-  EXPECT_THAT(message, HasSubstr("plugin for table_hinted did not load"));
-  EXPECT_THAT(absentError([&] { getHooks(type).init(); }),
+  EXPECT_THAT(absentError([&] { hinted.get(type).init(); }),
+              HasSubstr("plugin for table_hinted did not load"));
+  HooksTable plain;
+  EXPECT_THAT(absentError([&] { plain.get(type).init(); }),
               Not(HasSubstr("did not load")));
+}
+
+TEST(HooksTableTest, ATableOfItsOwnIsIndependentOfTheProcessTable) {
+  DeviceType type = registerDeviceType("table_own");
+  {
+    HooksTable table;
+    EXPECT_EQ(&table.get(type), &table.absent(type));
+    AcceleratorHooks& hooks =
+        table.registerHooks(std::make_unique<TestHooks>(type, 2), "own table");
+    EXPECT_EQ(&table.get(type), &hooks);
+    EXPECT_TRUE(table.isRegistered(type));
+    EXPECT_EQ(table.origin(type), "own table");
+    EXPECT_EQ(table.registeredTypes(), std::vector<DeviceType>{type});
+    // The process table never saw it.
+    EXPECT_EQ(&getHooks(type), &absentHooks(type));
+    EXPECT_FALSE(isHooksRegistered(type));
+  }  // the table destroys the hooks it owns
+  HooksTable fresh;
+  EXPECT_FALSE(fresh.isRegistered(type));
+}
+
+TEST(HooksTableTest, RegistrarCommitIsAllOrNothing) {
+  HooksTable table;
+  DeviceType taken = registerDeviceType("table_taken");
+  table.registerHooks(std::make_unique<TestHooks>(taken, 1), "first lib");
+  Registrar registrar("second lib");
+  DeviceType fresh = registrar.registerDeviceType("table_fresh");
+  registrar.registerHooks(std::make_unique<TestHooks>(fresh, 1));
+  registrar.registerHooks(std::make_unique<TestHooks>(taken, 1));
+  EXPECT_EQ(registrar.types(), (std::vector<DeviceType>{fresh, taken}));
+  try {
+    (void)registrar.commitTo(table);
+    FAIL() << "expected DuplicateRegistration";
+  } catch (const DuplicateRegistration& e) {
+    EXPECT_THAT(e.message(), HasSubstr("'table_taken'"));
+    EXPECT_THAT(e.message(), HasSubstr("from second lib"));
+    EXPECT_THAT(e.message(), HasSubstr("first lib"));
+  }
+  EXPECT_FALSE(table.isRegistered(fresh));  // nothing of the registrar went in
+  EXPECT_EQ(table.origin(taken), "first lib");
+}
+
+TEST(HooksTableTest, RegistrarCommitsHooksAndFactoriesWithItsOrigin) {
+  HooksTable table;
+  Registrar registrar("plugin /x/libaccel_table_reg.so");
+  DeviceType now = registrar.registerDeviceType("table_reg_now");
+  registrar.registerHooks(std::make_unique<TestHooks>(now, 1));
+  registrar.registerHooksFactory("table_reg_lazy", [] {
+    return std::make_unique<TestHooks>(*findDeviceType("table_reg_lazy"), 3);
+  });
+  DeviceType lazy = *findDeviceType("table_reg_lazy");
+  EXPECT_FALSE(table.isRegistered(now));  // held until committed
+  EXPECT_EQ(registrar.commitTo(table), (std::vector<DeviceType>{now, lazy}));
+  EXPECT_EQ(table.origin(now), "plugin /x/libaccel_table_reg.so");
+  EXPECT_EQ(table.origin(lazy), "plugin /x/libaccel_table_reg.so (not created yet)");
+  EXPECT_EQ(table.get(lazy).deviceCount(), 3);
+  EXPECT_EQ(table.origin(lazy), "plugin /x/libaccel_table_reg.so");
+  // Committed means closed.
+  EXPECT_THROW(registrar.registerDeviceType("table_reg_more"), InvalidArgument);
+}
+
+TEST(HooksTableTest, RegistrarRefusesATypeTwiceAndUseAfterClose) {
+  Registrar registrar("the test");
+  DeviceType type = registrar.registerDeviceType("table_reg_twice");
+  registrar.registerHooks(std::make_unique<TestHooks>(type, 1));
+  try {
+    registrar.registerHooks(std::make_unique<TestHooks>(type, 1));
+    FAIL() << "expected DuplicateRegistration";
+  } catch (const DuplicateRegistration& e) {
+    EXPECT_THAT(e.message(), HasSubstr("the test registers 'table_reg_twice' twice"));
+  }
+  registrar.close("its register function returned");
+  try {
+    registrar.registerHooksFactory("table_reg_closed", [] { return nullptr; });
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.message(), HasSubstr("used after its register function returned"));
+  }
+  registrar.drop();
+  EXPECT_TRUE(registrar.empty());
+}
+
+TEST(HooksTableTest, ForkStandInsReplaceOnlyStartedBackends) {
+  HooksTable table;
+  DeviceType started = registerDeviceType("table_fork_started");
+  DeviceType idle = registerDeviceType("table_fork_idle");
+  AcceleratorHooks& real_started =
+      table.registerHooks(std::make_unique<TestHooks>(started, 2), "test");
+  AcceleratorHooks& real_idle =
+      table.registerHooks(std::make_unique<TestHooks>(idle, 1), "test");
+  static DeviceType s_started;
+  s_started = started;
+  InitStartedProbe probe = [](const AcceleratorHooks& h) noexcept {
+    return h.deviceType() == s_started;
+  };
+  table.prepareForkStandIns(probe);
+  EXPECT_EQ(&table.get(started), &real_started);  // preparing changes nothing
+  table.poisonStartedBackends(probe);
+  EXPECT_TRUE(table.isPoisoned(started));
+  EXPECT_FALSE(table.isPoisoned(idle));
+  EXPECT_EQ(&table.get(idle), &real_idle);
+  AcceleratorHooks& stand_in = table.get(started);
+  EXPECT_NE(&stand_in, &real_started);
+  EXPECT_TRUE(stand_in.isBuilt());
+  EXPECT_FALSE(stand_in.isAvailable());
+  EXPECT_EQ(stand_in.deviceCount(), 2);
+  try {
+    (void)stand_in.getCurrentDevice();
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.message(),
+                HasSubstr("'table_fork_started' was initialised before fork()"));
+  }
 }
 
 TEST(HooksTableTest, RegistrationAfterTheFirstLookupTakesEffect) {
@@ -151,6 +264,7 @@ TEST(HooksTableTest, RegistrationAfterTheFirstLookupTakesEffect) {
 }
 
 TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
+  HooksTable table;
   DeviceType type = registerDeviceType("table_race");
   std::atomic<AcceleratorHooks*> registered{nullptr};
   std::atomic<bool> saw_registered{false};
@@ -158,11 +272,11 @@ TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
     for (;;) {
       // Once registerHooks has returned, every later lookup sees its object.
       AcceleratorHooks* expected = registered.load(std::memory_order_acquire);
-      AcceleratorHooks* hooks = &getHooks(type);
+      AcceleratorHooks* hooks = &table.get(type);
       if (expected != nullptr) {
         EXPECT_EQ(hooks, expected);
       }
-      if (hooks != &absentHooks(type)) {
+      if (hooks != &table.absent(type)) {
         EXPECT_EQ(hooks->deviceType(), type);
         EXPECT_EQ(hooks->deviceCount(), 3);  // fully constructed when seen
         saw_registered = true;
@@ -170,25 +284,26 @@ TEST(HooksTableTest, LookupsRacingARegistrationSeeAbsentOrRegisteredNeverNull) {
       }
     }
   });
-  registered.store(&registerHooks(std::make_unique<TestHooks>(type, 3)),
+  registered.store(&table.registerHooks(std::make_unique<TestHooks>(type, 3), "race"),
                    std::memory_order_release);
   reader.join();
   EXPECT_TRUE(saw_registered);
 }
 
 TEST(HooksTableTest, DuplicateRegisterHooksThrowsNamingTypeAndFirstOrigin) {
+  HooksTable table;
   DeviceType type = registerDeviceType("table_dup");
   AcceleratorHooks& first =
-      registerHooks(std::make_unique<TestHooks>(type, 1), "first lib");
+      table.registerHooks(std::make_unique<TestHooks>(type, 1), "first lib");
   try {
-    registerHooks(std::make_unique<TestHooks>(type, 1), "second lib");
+    table.registerHooks(std::make_unique<TestHooks>(type, 1), "second lib");
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.message(), HasSubstr("hooks for 'table_dup' are already registered"));
     EXPECT_THAT(e.message(), HasSubstr("from first lib"));
   }
-  EXPECT_EQ(&getHooks(type), &first);
-  EXPECT_EQ(hooksOrigin(type), "first lib");
+  EXPECT_EQ(&table.get(type), &first);
+  EXPECT_EQ(table.origin(type), "first lib");
 }
 
 TEST(HooksTableTest, RegisterHooksRejectsNullAndUnregisteredTypes) {
@@ -224,7 +339,8 @@ TEST(HooksTableTest, FactoryHooksAreCreatedLazilyOnceAcrossThreads) {
   EXPECT_EQ(g_factory_constructions.load(), 1);
   for (AcceleratorHooks* hooks : seen) EXPECT_EQ(hooks, seen[0]);
   EXPECT_NE(dynamic_cast<FactoryHooks*>(seen[0]), nullptr);
-  EXPECT_EQ(hooksOrigin(type), "factory registered for 'table_factory'");
+  EXPECT_THAT(hooksOrigin(type), StartsWith("static registration in "));
+  EXPECT_THAT(hooksOrigin(type), Not(HasSubstr("not created yet")));
   // A registered factory's type cannot also take a direct registration.
   EXPECT_THROW(registerHooks(std::make_unique<TestHooks>(type, 1)), InvalidArgument);
   for (const std::string& error : staticRegistrationErrors()) {
@@ -233,42 +349,53 @@ TEST(HooksTableTest, FactoryHooksAreCreatedLazilyOnceAcrossThreads) {
 }
 
 TEST(HooksTableTest, FailingFactoryLeavesAbsentHooksThatExplainAndRetries) {
+  HooksTable table;
   static std::atomic<int> attempts{0};
   static std::atomic<bool> fail{true};
-  registerHooksFactory("table_flaky", []() -> std::unique_ptr<AcceleratorHooks> {
-    attempts.fetch_add(1);
-    if (fail.load()) throw DeviceError("driver exploded");
-    return std::make_unique<TestHooks>(*findDeviceType("table_flaky"), 1);
-  });
+  table.registerHooksFactory(
+      "table_flaky",
+      []() -> std::unique_ptr<AcceleratorHooks> {
+        attempts.fetch_add(1);
+        if (fail.load()) throw DeviceError("driver exploded");
+        return std::make_unique<TestHooks>(*findDeviceType("table_flaky"), 1);
+      },
+      "flaky driver");
   DeviceType type = *findDeviceType("table_flaky");
-  AcceleratorHooks& hooks = getHooks(type);
-  EXPECT_EQ(&hooks, &absentHooks(type));
+  AcceleratorHooks& hooks = table.get(type);
+  EXPECT_EQ(&hooks, &table.absent(type));
   EXPECT_EQ(attempts.load(), 1);
   std::string message = absentError([&] { hooks.init(); });
+  EXPECT_THAT(message, HasSubstr("'table_flaky' is registered (from flaky driver)"));
+  EXPECT_EQ(table.creationError(type), "driver exploded");
   EXPECT_THAT(message, HasSubstr("creating its hooks failed: driver exploded"));
+  EXPECT_THAT(message, Not(HasSubstr("loadBackend")));
 
   fail = false;
-  AcceleratorHooks& retried = getHooks(type);
+  AcceleratorHooks& retried = table.get(type);
   EXPECT_EQ(attempts.load(), 2);
-  EXPECT_NE(&retried, &absentHooks(type));
+  EXPECT_NE(&retried, &table.absent(type));
   EXPECT_TRUE(retried.isAvailable());
 }
 
 TEST(HooksTableTest, FactoryReturningNullOrAnotherTypeIsReported) {
-  registerHooksFactory("table_null_factory",
-                       [] { return std::unique_ptr<AcceleratorHooks>(); });
+  HooksTable table;
+  table.registerHooksFactory(
+      "table_null_factory", [] { return std::unique_ptr<AcceleratorHooks>(); }, "test");
   DeviceType null_type = *findDeviceType("table_null_factory");
-  EXPECT_EQ(&getHooks(null_type), &absentHooks(null_type));
-  EXPECT_THAT(absentError([&] { getHooks(null_type).init(); }),
+  EXPECT_EQ(&table.get(null_type), &table.absent(null_type));
+  EXPECT_THAT(absentError([&] { table.get(null_type).init(); }),
               HasSubstr("the factory returned null"));
 
-  registerHooksFactory("table_wrong_factory", [] {
-    return std::unique_ptr<AcceleratorHooks>(
-        std::make_unique<TestHooks>(registerDeviceType("table_other"), 1));
-  });
+  table.registerHooksFactory(
+      "table_wrong_factory",
+      [] {
+        return std::unique_ptr<AcceleratorHooks>(
+            std::make_unique<TestHooks>(registerDeviceType("table_other"), 1));
+      },
+      "test");
   DeviceType wrong_type = *findDeviceType("table_wrong_factory");
-  EXPECT_EQ(&getHooks(wrong_type), &absentHooks(wrong_type));
-  EXPECT_THAT(absentError([&] { getHooks(wrong_type).init(); }),
+  EXPECT_EQ(&table.get(wrong_type), &table.absent(wrong_type));
+  EXPECT_THAT(absentError([&] { table.get(wrong_type).init(); }),
               HasSubstr("built hooks for 'table_other' instead"));
 }
 
@@ -278,7 +405,7 @@ TEST(HooksTableTest, DuplicateFactoryAtEqualPriorityThrows) {
   EXPECT_THROW(registerHooksFactory("table_dup_factory", factory), DuplicateRegistration);
   EXPECT_NO_THROW(
       registerHooksFactory("table_dup_factory", factory, RegistryPriority::Preferred));
-  EXPECT_TRUE(hooksRegistry().has("table_dup_factory"));
+  EXPECT_TRUE(isHooksRegistered(*findDeviceType("table_dup_factory")));
 }
 
 TEST(HooksTableTest, StaticRegistrationErrorsAreKeptNotFatal) {
@@ -294,7 +421,7 @@ TEST(HooksTableTest, StaticRegistrationErrorsAreKeptNotFatal) {
   const std::string& dup = errors[errors.size() - 1];
   EXPECT_THAT(bad, HasSubstr("static registration of 'Bad Name' failed"));
   EXPECT_THAT(dup, HasSubstr("static registration of 'table_static_dup' failed"));
-  EXPECT_THAT(dup, HasSubstr("already registered"));
+  EXPECT_THAT(dup, HasSubstr("already has a hooks factory"));
   EXPECT_THAT(printed, HasSubstr("static registration of 'Bad Name' failed"));
 }
 

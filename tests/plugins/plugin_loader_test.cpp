@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -119,7 +120,9 @@ void openAndRegisterLikeALinkedProgram(const std::string& path) {
   ASSERT_NE(handle, nullptr) << ::dlerror();
   auto entry = reinterpret_cast<PluginEntryFn>(::dlsym(handle, kPluginEntrySymbol));
   ASSERT_NE(entry, nullptr);
-  entry()->register_fn();
+  Registrar registrar("the program");
+  entry()->register_fn(registrar);
+  (void)registrar.commitTo(processHooksTable());
 }
 
 TEST(PluginLoader, LibraryAlreadyInTheProcessWithItsBackendIsAlreadyLoaded) {
@@ -303,7 +306,6 @@ TEST(PluginLoader, StaticRegistrationOfVersionMismatchedPluginIsDropped) {
   EXPECT_TRUE(r.registered.empty());
   std::optional<DeviceType> type = findDeviceType("plugtest_static_too_new");
   EXPECT_FALSE(type.has_value() && isHooksRegistered(*type));
-  EXPECT_FALSE(hooksRegistry().has(std::string("plugtest_static_too_new")));
 }
 
 TEST(PluginLoader, StaticRegistrationOfLibraryWithoutEntryIsDropped) {
@@ -315,7 +317,6 @@ TEST(PluginLoader, StaticRegistrationOfLibraryWithoutEntryIsDropped) {
   // Opened again, it registers nothing either (its initialisers ran once).
   EXPECT_EQ(loadExpectingFailure("libaccel_plugtest_static_plain.so").status,
             PluginStatus::NotAPlugin);
-  EXPECT_FALSE(hooksRegistry().has(std::string("plugtest_static_plain")));
 }
 
 TEST(PluginLoader, StaticRegistrationRefusedAsDuplicateIsDuplicate) {
@@ -325,20 +326,18 @@ TEST(PluginLoader, StaticRegistrationRefusedAsDuplicateIsDuplicate) {
   });
   PluginRecord r = loadExpectingFailure("libaccel_plugtest_static_dup.so");
   EXPECT_EQ(r.status, PluginStatus::Duplicate);
-  EXPECT_THAT(r.detail,
-              HasSubstr("static registration of 'plugtest_static_dup' was refused"));
+  EXPECT_THAT(r.detail, HasSubstr("its registration was refused"));
+  EXPECT_THAT(r.detail, HasSubstr("'plugtest_static_dup' already has a hooks factory"));
   EXPECT_TRUE(r.registered.empty());
   EXPECT_EQ(getHooks(deviceTypeFromName("plugtest_static_dup")).deviceCount(), 1);
 }
 
 TEST(PluginLoader, RegistrationByAnotherThreadDuringALoadIsNotThePlugins) {
-  // The plugin registers plugtest_window, then waits inside its register
-  // function until this bystander thread has registered plugtest_bystander.
+  // The plugin registers plugtest_window (whose name its registrar reserves
+  // at once), then waits inside its register function until this bystander
+  // thread has registered plugtest_bystander.
   std::thread bystander([] {
-    std::optional<DeviceType> window;
-    while (!(window = findDeviceType("plugtest_window")) || !isHooksRegistered(*window)) {
-      std::this_thread::yield();
-    }
+    while (!findDeviceType("plugtest_window")) std::this_thread::yield();
     DeviceType type = registerDeviceType("plugtest_bystander");
     registerHooks(std::make_unique<plugtest::SimpleHooks>(type, 1));
   });
@@ -363,7 +362,135 @@ TEST(PluginLoader, LoadingFromARegisterFunctionIsRefusedWithoutDeadlock) {
   EXPECT_EQ(r.status, PluginStatus::InitFailed);
   EXPECT_THAT(r.detail, HasSubstr("is being loaded"));
   EXPECT_THAT(r.detail, HasSubstr("libaccel_plugtest_nested.so"));
-  EXPECT_THAT(loadingPluginPath(), ::testing::IsEmpty());
+}
+
+// The types of `names` that have a backend now.
+std::vector<std::string> registeredAmong(std::initializer_list<const char*> names) {
+  std::vector<std::string> out;
+  for (const char* name : names) {
+    std::optional<DeviceType> type = findDeviceType(name);
+    if (type && isHooksRegistered(*type)) out.emplace_back(name);
+  }
+  return out;
+}
+
+TEST(PluginLoader, RegisterFunctionThrowingHalfWayLeavesNothingRegistered) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_halfway.so");
+  EXPECT_EQ(r.status, PluginStatus::InitFailed);
+  EXPECT_THAT(r.detail, HasSubstr("driver failed half-way (plugtest)"));
+  EXPECT_TRUE(r.registered.empty());
+  EXPECT_THAT(registeredAmong({"plugtest_halfway", "plugtest_halfway_second"}),
+              ::testing::IsEmpty());
+  DeviceType type = deviceTypeFromName("plugtest_halfway");
+  EXPECT_EQ(&getHooks(type), &absentHooks(type));
+}
+
+TEST(PluginLoader, PluginRegisteringOneTypeTwiceIsDuplicateAndRegistersNothing) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_type_twice.so");
+  EXPECT_EQ(r.status, PluginStatus::Duplicate);
+  EXPECT_THAT(r.detail, HasSubstr("registers 'plugtest_type_twice' twice"));
+  EXPECT_THAT(r.detail, HasSubstr("libaccel_plugtest_type_twice.so"));
+  EXPECT_THAT(registeredAmong({"plugtest_type_twice", "plugtest_type_twice_second"}),
+              ::testing::IsEmpty());
+}
+
+TEST(PluginLoader, StaticAndRegistrarRegistrationsOfOnePluginBothCount) {
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_mixed.so"));
+  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
+  std::vector<DeviceType> expected = {deviceTypeFromName("plugtest_mixed_static"),
+                                      deviceTypeFromName("plugtest_mixed")};
+  EXPECT_EQ(r.registered, expected);
+  EXPECT_EQ(getHooks(expected[0]).deviceCount(), 2);
+  EXPECT_EQ(getHooks(expected[1]).deviceCount(), 1);
+  for (DeviceType t : expected) {
+    EXPECT_EQ(hooksOrigin(t), "plugin " + r.path);
+    ASSERT_TRUE(pluginForDeviceType(t).has_value());
+    EXPECT_EQ(pluginForDeviceType(t)->path, r.path);
+  }
+}
+
+TEST(PluginLoader, StaticAndRegistrarRegistrationOfTheSameTypeRegistersNothing) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_mixed_same.so");
+  EXPECT_EQ(r.status, PluginStatus::Duplicate);
+  EXPECT_THAT(r.detail, HasSubstr("registers 'plugtest_mixed_same' twice"));
+  EXPECT_THAT(registeredAmong({"plugtest_mixed_same"}), ::testing::IsEmpty());
+}
+
+TEST(PluginLoader, PluginBuiltForApi1IsToldToRebuild) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_v1.so");
+  EXPECT_EQ(r.status, PluginStatus::VersionMismatch);
+  EXPECT_EQ(r.plugin_api_version, 1);
+  EXPECT_THAT(r.detail, HasSubstr("built for plugin API 1"));
+  EXPECT_THAT(r.detail, HasSubstr(detail::concat("rebuild the plugin against accelhooks ",
+                                                 libraryVersion())));
+  EXPECT_THAT(registeredAmong({"plugtest_v1"}), ::testing::IsEmpty());
+}
+
+TEST(PluginLoader, ThrowingEntryFunctionIsInitFailedWithItsMessage) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_entry_throws.so");
+  EXPECT_EQ(r.status, PluginStatus::InitFailed);
+  EXPECT_THAT(r.detail, HasSubstr("threw: entry exploded (plugtest)"));
+  EXPECT_THAT(r.detail, Not(HasSubstr("returned no entry")));
+}
+
+TEST(PluginLoader, RegistrarUsedAfterItsRegisterFunctionReturnedIsAClearError) {
+  std::string path = testPluginPath("libaccel_plugtest_late_registrar.so");
+  ASSERT_EQ(loadBackend(path).status, PluginStatus::Loaded);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto late = reinterpret_cast<void (*)()>(::dlsym(handle, "plugtest_register_late"));
+  ASSERT_NE(late, nullptr);
+  try {
+    late();
+    ADD_FAILURE() << "a closed registrar accepted a registration";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.message(), HasSubstr("after its register function returned"));
+    EXPECT_THAT(e.message(), HasSubstr(path));
+  }
+  ::dlclose(handle);
+  EXPECT_THAT(registeredAmong({"plugtest_late_registrar_more"}), ::testing::IsEmpty());
+}
+
+TEST(PluginLoader, ThrowingHooksFactorySaysRegisteredButCreationFailed) {
+  PluginRecord r = loadExpectingFailure("libaccel_plugtest_factory_throws.so");
+  EXPECT_EQ(r.status, PluginStatus::InitFailed);
+  EXPECT_THAT(r.detail, HasSubstr("is registered, but creating its hooks failed"));
+  EXPECT_THAT(r.detail, HasSubstr("driver exploded (plugtest)"));
+  DeviceType type = deviceTypeFromName("plugtest_factory_throws");
+  try {
+    getHooks(type).init();
+    ADD_FAILURE() << "the failed backend did not throw";
+  } catch (const NotAvailable& e) {
+    EXPECT_THAT(e.message(), HasSubstr("'plugtest_factory_throws' is registered"));
+    EXPECT_THAT(e.message(), HasSubstr("creating its hooks failed"));
+    EXPECT_THAT(e.message(), HasSubstr("driver exploded (plugtest)"));
+    EXPECT_THAT(e.message(), Not(HasSubstr("loadBackend")));
+    EXPECT_THAT(e.message(), Not(HasSubstr("no backend is registered")));
+  }
+}
+
+TEST(PluginLoader, FifoNamedLikeAPluginIsRefusedWithoutOpeningIt) {
+  plugtest::ScratchDir dir;
+  std::string fifo = dir.path() + "/libaccel_plugtest_fifo.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    (void)loadBackend(fifo);  // would block in dlopen if it got there
+    ADD_FAILURE() << "a FIFO loaded";
+  } catch (const PluginLoadError& e) {
+    EXPECT_EQ(e.record().status, PluginStatus::OpenFailed);
+    EXPECT_THAT(e.record().detail, HasSubstr("FIFO"));
+    EXPECT_THAT(e.record().detail, HasSubstr("not a regular file"));
+  }
+  // Found by the ACCEL_PLUGIN_PATH scan, it is refused the same way.
+  AutoloadConfig config;
+  config.plugin_path = dir.path();
+  ::testing::internal::CaptureStderr();
+  std::vector<PluginRecord> records = autoloadPlugins(config);
+  std::string printed = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].status, PluginStatus::OpenFailed);
+  EXPECT_THAT(records[0].detail, HasSubstr("FIFO"));
+  EXPECT_THAT(printed, HasSubstr("FIFO"));
 }
 
 TEST(PluginLoader, ConcurrentLoadsOfOneFileLoadItOnce) {

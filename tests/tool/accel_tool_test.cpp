@@ -1,5 +1,6 @@
 // The `accel` tool as a user runs it: a subprocess, its exit status and output.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -190,6 +191,43 @@ TEST(AccelTool, CheckFailsAndNamesABrokenGetDefaultGenerator) {
       << run.output;
 }
 #endif
+
+#ifdef ACCEL_TOOL_TEST_HAVE_OPENREG
+TEST(AccelTool, CheckFailsOnABackendThatCannotInitialise) {
+  ToolRun run = runTool("check --backend openreg", "ACCEL_OPENREG_MEMORY=garbage");
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "'openreg' is registered but failed to initialise"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, "ACCEL_OPENREG_MEMORY")) << run.output;
+  EXPECT_FALSE(contains(run.output, "accel check: passed")) << run.output;
+}
+
+TEST(AccelTool, InfoShowsTheInitErrorOfABackendThatCannotInitialise) {
+  ToolRun run = runTool("info --json", "ACCEL_OPENREG_DEVICES=abc", Stderr::Discard);
+  ASSERT_EQ(run.status, 0) << run.output;
+  nlohmann::json info = nlohmann::json::parse(run.output);
+  const nlohmann::json* openreg = findBackend(info, "openreg");
+  ASSERT_NE(openreg, nullptr) << run.output;
+  ASSERT_TRUE(openreg->contains("init_error")) << run.output;
+  EXPECT_TRUE(
+      contains((*openreg)["init_error"].get<std::string>(), "ACCEL_OPENREG_DEVICES"))
+      << run.output;
+  ToolRun text = runTool("info", "ACCEL_OPENREG_DEVICES=abc");
+  EXPECT_TRUE(contains(text.output, "init failed:")) << text.output;
+  EXPECT_TRUE(contains(text.output, "ACCEL_OPENREG_DEVICES='abc'")) << text.output;
+}
+#endif
+
+TEST(AccelTool, CheckRefusesAFifoNamedLikeAPluginWithoutHanging) {
+  std::string fifo = ::testing::TempDir() + "libaccel_tooltest_fifo.so";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ToolRun run = runTool("check --plugin " + fifo);
+  std::remove(fifo.c_str());
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "FIFO")) << run.output;
+  EXPECT_TRUE(contains(run.output, "not a regular file")) << run.output;
+}
 
 #ifdef ACCEL_BROKEN_STREAMS_PLUGIN_PATH
 // The backend declares device and streams but lacks getDefaultStreamImpl and

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "accel/hooks_table.h"
-#include "accel/plugin.h"
 #include "openreg_hooks.h"
 #include "runtime.h"
 
@@ -26,11 +25,14 @@ AcceleratorHooks& registerBackend() {
   std::lock_guard<std::mutex> lock(*mutex);
   if (AcceleratorHooks* hooks = registered.load(std::memory_order_relaxed)) return *hooks;
   const DeviceType type = deviceType();
-  const std::string plugin = loadingPluginPath();
-  AcceleratorHooks& hooks = registerHooks(
-      std::make_unique<detail::OpenRegHooks>(type),
-      plugin.empty() ? std::string("libaccel_openreg (accel::openreg::registerBackend)")
-                     : "plugin " + plugin);
+  // Registered by the plugin entry (through the loader's registrar): adopt them.
+  if (auto* existing = dynamic_cast<detail::OpenRegHooks*>(&getHooks(type))) {
+    registered.store(existing, std::memory_order_release);
+    return *existing;
+  }
+  AcceleratorHooks& hooks =
+      registerHooks(std::make_unique<detail::OpenRegHooks>(type),
+                    "libaccel_openreg (accel::openreg::registerBackend)");
   registered.store(&hooks, std::memory_order_release);
   return hooks;
 }

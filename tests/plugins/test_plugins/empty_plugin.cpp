@@ -2,7 +2,7 @@
 #include "accel/plugin.h"
 
 namespace {
-void registerNothing() {}
+void registerNothing(accel::Registrar&) {}
 }  // namespace
 
 ACCEL_DEFINE_PLUGIN("plugtest_empty", "0.0.1", registerNothing);

@@ -12,7 +12,7 @@
 #include "simple_hooks.h"
 
 namespace {
-void registerBackend() {
+void registerBackend(accel::Registrar& registrar) {
 #ifdef PLUGTEST_IDEMPOTENT
   // Like a backend that programs may also link and register directly: a
   // second call does nothing.
@@ -21,7 +21,7 @@ void registerBackend() {
     return;
   }
 #endif
-  accel::plugtest::registerSimpleBackend(PLUGTEST_TYPE, PLUGTEST_DEVICES);
+  accel::plugtest::registerSimpleBackend(registrar, PLUGTEST_TYPE, PLUGTEST_DEVICES);
 #ifdef PLUGTEST_WAIT_FOR
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   while (std::chrono::steady_clock::now() < deadline) {

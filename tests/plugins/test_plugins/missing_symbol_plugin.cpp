@@ -5,7 +5,7 @@
 extern "C" void plugtest_symbol_that_does_not_exist();
 
 namespace {
-void registerBackend() { plugtest_symbol_that_does_not_exist(); }
+void registerBackend(accel::Registrar&) { plugtest_symbol_that_does_not_exist(); }
 }  // namespace
 
 ACCEL_DEFINE_PLUGIN("plugtest_missing_symbol", "0.0.1", registerBackend);

@@ -5,11 +5,11 @@
 #include "simple_hooks.h"
 
 namespace {
-void registerBackend() {
+void registerBackend(accel::Registrar& registrar) {
   if (!accel::autoloadPlugins().empty())
     throw std::logic_error("autoload ran inside a load");
   accel::loadBackend("/nonexistent/libaccel_other.so");
-  accel::plugtest::registerSimpleBackend("plugtest_nested", 1);
+  accel::plugtest::registerSimpleBackend(registrar, "plugtest_nested", 1);
 }
 }  // namespace
 

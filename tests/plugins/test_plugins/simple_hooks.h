@@ -9,6 +9,7 @@
 
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
+#include "accel/registrar.h"
 
 namespace accel::plugtest {
 
@@ -32,10 +33,11 @@ class SimpleHooks : public AcceleratorHooks {
   int devices_;
 };
 
-// Registers a SimpleHooks backend under `name`.
-inline void registerSimpleBackend(std::string_view name, int devices) {
-  DeviceType type = registerDeviceType(name);
-  registerHooks(std::make_unique<SimpleHooks>(type, devices), "plugin test backend");
+// Registers a SimpleHooks backend under `name` into a plugin's registrar.
+inline void registerSimpleBackend(Registrar& registrar, std::string_view name,
+                                  int devices) {
+  DeviceType type = registrar.registerDeviceType(name);
+  registrar.registerHooks(std::make_unique<SimpleHooks>(type, devices));
 }
 
 }  // namespace accel::plugtest

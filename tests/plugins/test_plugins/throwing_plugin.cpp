@@ -5,7 +5,7 @@
 #include "accel/plugin.h"
 
 namespace {
-void registerBackend() {
+void registerBackend(accel::Registrar&) {
   throw std::runtime_error("simulated driver failure (plugtest)");
 }
 }  // namespace

@@ -5,7 +5,9 @@
 #include "simple_hooks.h"
 
 namespace {
-void registerBackend() { accel::plugtest::registerSimpleBackend(PLUGTEST_TYPE, 1); }
+void registerBackend(accel::Registrar& registrar) {
+  accel::plugtest::registerSimpleBackend(registrar, PLUGTEST_TYPE, 1);
+}
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const accel::PluginEntry*

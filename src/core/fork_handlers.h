@@ -1,0 +1,21 @@
+// Internal: the core's part of the one pthread_atfork registration (fork.h).
+//
+// Around fork(), fork.cpp runs the core first and the backends' callbacks
+// after it: before the fork the context gets the stand-ins of initialised
+// backends ready (while every thread is alive and allocation is safe), and in
+// the child the context swaps those backends for their stand-ins through the
+// hooks table's own API, before any backend's after_in_child runs.
+//
+// Thread-safety: installForkHandlers is thread-safe and idempotent.
+#pragma once
+
+namespace accel::detail {
+
+// Installs the process's pthread_atfork handlers (once).
+void installForkHandlers() noexcept;
+
+// Implemented by the context (context.cpp), called by the fork handlers.
+void prepareBackendsForFork() noexcept;
+void poisonBackendsInChild() noexcept;
+
+}  // namespace accel::detail

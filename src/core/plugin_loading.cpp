@@ -1,0 +1,425 @@
+// Loading one plugin file: checks on the file, dlopen, the entry and its
+// version handshake, the plugin's registrar, and the diagnosis of what the
+// load registered. The autoload policy (plugin_autoload.cpp) and the report
+// (plugin_report.cpp) build on it.
+#include "plugin_loading.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "accel/hooks_table.h"
+#include "plugin_report.h"
+#include "static_registration_hold.h"
+
+namespace accel {
+namespace {
+
+// A file that loaded successfully, so that loading it again (by any path)
+// does nothing.
+struct LoadedFile {
+  dev_t device;
+  ino_t inode;
+  void* handle;
+  PluginRecord record;
+};
+
+struct Loader {
+  // Serialises loads. Held while plugin code runs, so nothing that plugin
+  // code may reach (the report, the table) takes it.
+  std::mutex load_mutex;
+  // The thread holding load_mutex: a load from inside a load would wait for
+  // itself, and is refused instead.
+  std::atomic<std::thread::id> loading_thread{};
+  std::string loading_path;  // read only by loading_thread
+  // The fields below are guarded by load_mutex.
+  std::vector<LoadedFile> loaded;
+  // Every handle dlopen gave the loader, failed loads included.
+  std::set<void*> opened;
+  // Every registrar handed to a register function, kept closed after it
+  // returned: a plugin that kept the reference gets a clear error, not a
+  // use-after-free.
+  std::deque<std::unique_ptr<Registrar>> registrars;
+};
+
+// Leaked on purpose: plugins may be loaded from static initialisers of the
+// program, and registrars must outlive every plugin.
+Loader& loader() {
+  static auto* state = new Loader();
+  return *state;
+}
+
+std::string absolutePath(const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  std::string cwd(4096, '\0');
+  while (::getcwd(cwd.data(), cwd.size()) == nullptr) {
+    if (errno != ERANGE) return path;  // the stat below reports the problem
+    cwd.resize(cwd.size() * 2);
+  }
+  cwd.resize(std::strlen(cwd.c_str()));
+  if (path.rfind("./", 0) == 0) return cwd + path.substr(1);
+  return cwd + "/" + path;
+}
+
+// Sets r's status and detail; returns false, for `return fail(...)`.
+bool fail(PluginRecord& r, PluginStatus status, std::string detail) {
+  r.status = status;
+  r.detail = std::move(detail);
+  return false;
+}
+
+// The file must exist and be a regular file: dlopen of a FIFO or a device
+// blocks or misbehaves, and a directory is a listing mistake.
+bool checkFile(PluginRecord& r, struct stat& st) {
+  if (::stat(r.path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return fail(r, PluginStatus::NotFound,
+                  "no such file; give the path of the plugin's .so file");
+    }
+    return fail(r, PluginStatus::OpenFailed,
+                detail::concat("cannot read the file: ", std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return fail(r, PluginStatus::OpenFailed,
+                "it is a directory; list directories in ACCEL_PLUGIN_PATH, files in "
+                "ACCEL_PLUGINS");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode)   ? "a FIFO (named pipe)"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "not a regular file";
+    return fail(r, PluginStatus::OpenFailed,
+                detail::concat("it is ", kind,
+                               ", not a regular file; a plugin is a shared library "
+                               "file (opening anything else could block forever)"));
+  }
+  return true;
+}
+
+void copyPluginFields(PluginRecord& r, const PluginRecord& first) {
+  r.registered = first.registered;
+  r.plugin_name = first.plugin_name;
+  r.plugin_version = first.plugin_version;
+  r.plugin_api_version = first.plugin_api_version;
+}
+
+// True (and r filled) if a successful earlier load matches.
+template <typename Matches>
+bool alreadyLoaded(PluginRecord& r, Matches matches) {
+  for (const LoadedFile& f : loader().loaded) {
+    if (!matches(f)) continue;
+    copyPluginFields(r, f.record);
+    fail(r, PluginStatus::AlreadyLoaded,
+         detail::concat("loaded before from ", f.record.path, "; nothing done"));
+    return true;
+  }
+  return false;
+}
+
+// dlsym(handle) also searches the library's dependencies; an entry found
+// there belongs to another plugin, and this file is not a plugin itself.
+bool symbolBelongsTo(void* symbol, void* handle) {
+  Dl_info info{};
+  if (::dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return false;
+  struct link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
+      map->l_name == nullptr) {
+    return false;
+  }
+  return std::strcmp(info.dli_fname, map->l_name) == 0;
+}
+
+void* ownSymbol(void* handle, const char* name) {
+  void* symbol = ::dlsym(handle, name);
+  return symbol != nullptr && symbolBelongsTo(symbol, handle) ? symbol : nullptr;
+}
+
+std::string rebuildAdvice() {
+  return detail::concat("rebuild the plugin against accelhooks ", libraryVersion());
+}
+
+// Returns the reason the handshake fails, or empty when the versions agree.
+std::string checkVersions(const PluginEntry& entry, const PluginRecord& record) {
+  std::string who =
+      detail::concat("the plugin '", record.plugin_name, "' ", record.plugin_version);
+  if (entry.api_version < kOldestSupportedPluginApiVersion) {
+    return detail::concat(who, " was built for plugin API ", entry.api_version,
+                          ", but this libaccel.so (", libraryVersion(),
+                          ") loads plugin API ", kOldestSupportedPluginApiVersion, " to ",
+                          libraryPluginApiVersion(), "; ", rebuildAdvice());
+  }
+  if (entry.min_core_api_version > libraryPluginApiVersion()) {
+    return detail::concat(
+        who, " (built for plugin API ", entry.api_version,
+        ") needs a core implementing plugin API ", entry.min_core_api_version,
+        " or later, but this libaccel.so (", libraryVersion(), ") implements plugin API ",
+        libraryPluginApiVersion(), "; use a newer accelhooks or ", rebuildAdvice());
+  }
+  return {};
+}
+
+// Finds and calls the entry; fills the plugin fields of r. Null (r filled)
+// when the file is not a plugin of this API or its entry failed.
+const PluginEntry* readEntry(void* handle, PluginRecord& r) {
+  void* symbol = ownSymbol(handle, kPluginEntrySymbol);
+  if (symbol == nullptr) {
+    if (ownSymbol(handle, kPluginEntrySymbolV1) != nullptr) {
+      r.plugin_api_version = 1;
+      fail(r, PluginStatus::VersionMismatch,
+           detail::concat("the plugin was built for plugin API 1 (it exports ",
+                          kPluginEntrySymbolV1, "), but this libaccel.so (",
+                          libraryVersion(), ") loads plugin API ",
+                          kOldestSupportedPluginApiVersion, " to ",
+                          libraryPluginApiVersion(), "; ", rebuildAdvice(),
+                          " (its register function now takes an accel::Registrar&)"));
+      return nullptr;
+    }
+    fail(r, PluginStatus::NotAPlugin,
+         detail::concat("it does not export ", kPluginEntrySymbol,
+                        ", so it is not an accelhooks plugin (plugins define their entry "
+                        "with ACCEL_DEFINE_PLUGIN; see docs/plugins.md)"));
+    return nullptr;
+  }
+  const PluginEntry* entry = nullptr;
+  try {
+    entry = reinterpret_cast<PluginEntryFn>(symbol)();
+  } catch (const std::exception& e) {
+    fail(r, PluginStatus::InitFailed,
+         detail::concat("its ", kPluginEntrySymbol, "() threw: ", e.what()));
+    return nullptr;
+  } catch (...) {
+    fail(r, PluginStatus::InitFailed,
+         detail::concat("its ", kPluginEntrySymbol,
+                        "() threw an exception not derived from std::exception"));
+    return nullptr;
+  }
+  if (entry == nullptr) {
+    fail(r, PluginStatus::NotAPlugin,
+         detail::concat("its ", kPluginEntrySymbol, "() returned no entry (null)"));
+    return nullptr;
+  }
+  r.plugin_name = entry->name != nullptr ? entry->name : "";
+  r.plugin_version = entry->version != nullptr ? entry->version : "";
+  r.plugin_api_version = entry->api_version;
+  if (std::string mismatch = checkVersions(*entry, r); !mismatch.empty()) {
+    fail(r, PluginStatus::VersionMismatch, std::move(mismatch));
+    return nullptr;
+  }
+  return entry;
+}
+
+// Runs the register function into `registrar`; false (r filled) if it threw.
+bool runRegisterFunction(const PluginEntry& entry, Registrar& registrar,
+                         PluginRecord& r) {
+  if (entry.register_fn == nullptr) return true;
+  try {
+    entry.register_fn(registrar);
+    return true;
+  } catch (const DuplicateRegistration& e) {
+    return fail(r, PluginStatus::Duplicate,
+                detail::concat("its registration was refused: ", e.message()));
+  } catch (const Error& e) {
+    return fail(r, PluginStatus::InitFailed,
+                detail::concat("its register function threw: ", e.message()));
+  } catch (const std::exception& e) {
+    return fail(r, PluginStatus::InitFailed,
+                detail::concat("its register function threw: ", e.what()));
+  } catch (...) {
+    return fail(r, PluginStatus::InitFailed,
+                "its register function threw an exception not derived from "
+                "std::exception");
+  }
+}
+
+// After a commit: every type must have hooks (a factory runs now) and devices.
+void diagnoseBackends(PluginRecord& r) {
+  std::vector<DeviceType> without_devices;
+  for (DeviceType t : r.registered) {
+    AcceleratorHooks& hooks = getHooks(t);  // runs a registered factory now
+    if (&hooks == &absentHooks(t)) {
+      fail(r, PluginStatus::InitFailed,
+           detail::concat("'", deviceTypeName(t),
+                          "' is registered, but creating its hooks failed: ",
+                          processHooksTable().creationError(t),
+                          " (the factory runs again on the next lookup)"));
+      return;
+    }
+    if (hooks.deviceCount() == 0) without_devices.push_back(t);
+  }
+  if (!without_devices.empty()) {
+    fail(r, PluginStatus::NoDevices,
+         detail::concat(detail::typeList(without_devices),
+                        " reports 0 devices: the backend is registered but has no "
+                        "device to run on (is the driver loaded and a device present?)"));
+    return;
+  }
+  r.status = PluginStatus::Loaded;
+}
+
+// Everything after the path became absolute. The load mutex is held.
+void attemptLoad(PluginRecord& r) {
+  Loader& s = loader();
+  struct stat st {};
+  if (!checkFile(r, st)) return;
+  if (alreadyLoaded(r, [&](const LoadedFile& f) {
+        return f.device == st.st_dev && f.inode == st.st_ino;
+      })) {
+    return;
+  }
+
+  // Linked into the program, or opened by another library: its backends may
+  // have been registered already, by the program or by the library itself.
+  // (A library the loader itself opened before, in a failed load, does not count.)
+  bool resident = false;
+  if (void* existing = ::dlopen(r.path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    resident = !s.opened.contains(existing);
+    ::dlclose(existing);  // drops only the reference RTLD_NOLOAD added
+  }
+
+  // Kept for ever, closed once the load is over (see Loader::registrars).
+  Registrar& registrar =
+      *s.registrars.emplace_back(std::make_unique<Registrar>("plugin " + r.path));
+  std::vector<std::string> static_errors;
+  void* handle = nullptr;
+  {
+    // The library's static initialisers run inside dlopen, before anything
+    // is known about it: their registrations are held in the registrar,
+    // which is dropped on every way out that does not reach the commit.
+    detail::StaticRegistrationHold hold(st.st_dev, st.st_ino, registrar.origin());
+    ::dlerror();
+    handle = ::dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    registrar.absorb(hold.held());  // no duplicates: the hold refused those
+    static_errors = hold.errors();
+  }
+  auto finish = [&] {
+    registrar.drop();
+    registrar.close("its plugin's load ended");
+  };
+  if (handle == nullptr) {
+    const char* error = ::dlerror();
+    fail(r, PluginStatus::OpenFailed,
+         detail::concat("dlopen failed: ", error != nullptr ? error : "unknown error",
+                        " (is it a shared library for this platform, with every library "
+                        "it needs findable? try `ldd ",
+                        r.path, "`)"));
+    return finish();
+  }
+  s.opened.insert(handle);
+  // Hard links and symlinks under other names reach an already-open library.
+  if (alreadyLoaded(r, [&](const LoadedFile& f) { return f.handle == handle; })) {
+    return finish();
+  }
+  const PluginEntry* entry = readEntry(handle, r);
+  if (entry == nullptr) return finish();
+
+  // The handshake passed: the held static registrations count now, followed
+  // by whatever the register function adds.
+  if (!static_errors.empty()) {
+    std::string joined;
+    for (const std::string& e : static_errors) joined += (joined.empty() ? "" : "; ") + e;
+    fail(r, PluginStatus::InitFailed, "its static registration failed: " + joined);
+    return finish();
+  }
+  bool registered = runRegisterFunction(*entry, registrar, r);
+  registrar.close("its register function returned");
+  if (registered) {
+    if (registrar.empty() && !resident) {
+      fail(r, PluginStatus::InitFailed,
+           "its register function returned without registering any hooks; it must "
+           "call registrar.registerHooks() or registrar.registerHooksFactory() for "
+           "its device type");
+      return finish();
+    }
+    try {
+      r.registered = registrar.commitTo(processHooksTable());
+    } catch (const DuplicateRegistration& e) {
+      fail(r, PluginStatus::Duplicate,
+           detail::concat("its registration was refused: ", e.message()));
+    }
+  }
+  if (resident && r.registered.empty() &&
+      (registered || r.status == PluginStatus::Duplicate)) {
+    // Registering again added nothing (or was refused as a duplicate of
+    // itself): the backends are the ones registered when the library came in.
+    fail(r, PluginStatus::AlreadyLoaded,
+         "the library was already part of the process (linked into the program or "
+         "opened by another library) and its backends were registered then; nothing "
+         "done");
+    if (std::optional<DeviceType> own = findDeviceType(r.plugin_name);
+        own && isHooksRegistered(*own)) {
+      r.registered.push_back(*own);
+    }
+  } else if (!r.registered.empty()) {
+    diagnoseBackends(r);
+  }
+  finish();
+  if (pluginStatusIsSuccess(r.status)) {
+    s.loaded.push_back(LoadedFile{st.st_dev, st.st_ino, handle, r});
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+bool isLoadingOnThisThread() noexcept {
+  return loader().loading_thread.load(std::memory_order_acquire) ==
+         std::this_thread::get_id();
+}
+
+PluginRecord loadAndRecord(const std::string& path, std::string source) {
+  ACCEL_CHECK(!isLoadingOnThisThread(), InvalidArgument, "loadBackend(\"", path,
+              "\") was called while the plugin ", loader().loading_path,
+              " is being loaded (from its static initialisers or register function); "
+              "load plugins one after the other, from the program");
+  PluginRecord r;
+  r.source = std::move(source);
+  r.path = absolutePath(path);
+  Loader& s = loader();
+  {
+    std::lock_guard<std::mutex> load_lock(s.load_mutex);
+    s.loading_path = r.path;
+    s.loading_thread.store(std::this_thread::get_id(), std::memory_order_release);
+    if (path.empty()) {
+      fail(r, PluginStatus::NotFound,
+           "empty path; give the path of the plugin's .so file");
+    } else {
+      try {
+        attemptLoad(r);
+      } catch (...) {
+        s.loading_thread.store(std::thread::id(), std::memory_order_release);
+        throw;  // std::bad_alloc only
+      }
+    }
+    s.loading_thread.store(std::thread::id(), std::memory_order_release);
+  }
+  recordPluginAttempt(r);
+  return r;
+}
+
+}  // namespace detail
+
+PluginRecord loadBackend(const std::string& path) {
+  PluginRecord record = detail::loadAndRecord(path, "loadBackend");
+  if (!pluginStatusIsSuccess(record.status)) {
+    std::string message =
+        detail::concat("loadBackend(\"", path, "\"): ", describePluginRecord(record));
+    throw PluginLoadError(std::move(record), std::move(message));
+  }
+  return record;
+}
+
+}  // namespace accel
