@@ -108,9 +108,11 @@ json backendJson(DeviceType type) {
     b["init_error"] = e.what();
     return b;
   }
-  if (!hooks.isAvailable()) return b;
+  // The configuration comes first: for an unavailable backend it says why
+  // (e.g. "no NVIDIA driver: libcuda.so.1 not found").
   if (hooks.supports(HookGroup::Device))
     setOrError(b, "config", [&] { return hooks.showConfig(); });
+  if (!hooks.isAvailable()) return b;
   for (int i = 0; i < hooks.deviceCount(); ++i) {
     auto index = static_cast<DeviceIndex>(i);
     json d{{"index", i}, {"device", Device(type, index).str()}};

@@ -1,7 +1,8 @@
 // `accel check` and `accel info` with libaccel_cuda.so on a machine without a
-// usable CUDA device: the backend is reported unavailable, nothing fails, and
-// check exits with the status docs/accel-tool.md gives for "every case passed
-// or was skipped" (0). Skips where a device is usable.
+// usable CUDA device: the backend is reported unavailable with the reason,
+// nothing fails, and check exits with the status docs/accel-tool.md gives for
+// "only the cases that need no device could run" (3), never "passed". Skips
+// where a device is usable.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -38,16 +39,22 @@ class CudaToolWithoutGpu : public ::testing::Test {
 
 TEST_F(CudaToolWithoutGpu, CheckSkipsDeviceCasesAsUnavailableAndFailsNothing) {
   const auto [status, output] = accelTool("check --plugin '" ACCEL_CUDA_PLUGIN_PATH "'");
-  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(status, 3) << output;
   EXPECT_NE(output.find("'cuda' is not available here"), std::string::npos) << output;
   EXPECT_NE(output.find(" 0 failed"), std::string::npos) << output;
   EXPECT_EQ(output.find("FAIL "), std::string::npos) << output;
+  EXPECT_EQ(output.find("accel check: passed"), std::string::npos) << output;
+  EXPECT_NE(output.find("NOT CHECKED on a device: 'cuda'"), std::string::npos) << output;
+  EXPECT_NE(output.find("no NVIDIA driver: libcuda.so.1 not found"), std::string::npos)
+      << output;
 }
 
 TEST_F(CudaToolWithoutGpu, InfoListsTheBackendAsNotAvailable) {
   const auto [status, output] = accelTool("info --plugin '" ACCEL_CUDA_PLUGIN_PATH "'");
   EXPECT_EQ(status, 0) << output;
   EXPECT_NE(output.find("cuda: built, not available, 0 devices"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("no NVIDIA driver: libcuda.so.1 not found"), std::string::npos)
       << output;
 }
 
