@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
 #include "accel/plugin.h"
@@ -159,7 +160,8 @@ Allocator& Context::getPinnedMemoryAllocator(std::optional<DeviceType> type) {
   if (!type) type = currentAccelerator();
   if (!type) {
     throw NotAvailable(detail::concat(
-        "getPinnedMemoryAllocator(): no accelerator is available (registered backends: ",
+        hookInfo(HookId::getPinnedMemoryAllocator).name,
+        "(): no accelerator is available (registered backends: ",
         joinDeviceTypeNames(registeredHooksTypes()),
         "); pass a device type, or load a backend with devices: accel::loadBackend(path) "
         "or ACCEL_PLUGINS"));

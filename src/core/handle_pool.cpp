@@ -9,6 +9,7 @@
 
 #include "accel/error.h"
 #include "accel/fork.h"
+#include "accel/hook_catalogue.h"
 
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -92,8 +93,8 @@ void throwHandlePoolBadDevice(std::string_view pool, int device) {
   throw InvalidArgument(concat("reserving a handle from the '", pool,
                                "' pool: device index ", device, " is out of range [0, ",
                                kMaxDevicesPerType,
-                               "); pass a device index such as the one "
-                               "getHooks(type).getCurrentDevice() returns"));
+                               "); pass a device index such as the one getHooks(type).",
+                               hookInfo(HookId::getCurrentDevice).name, "() returns"));
 }
 
 void throwHandlePoolExiting(std::string_view pool, int device) {
