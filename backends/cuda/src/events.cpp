@@ -67,10 +67,15 @@ EventRecord onStreamDevice(EventId event, Stream stream) {
 }  // namespace
 
 EventId createEvent(DeviceIndex device, EventFlags flags) {
+  // CUDA requires cudaEventDisableTiming with cudaEventInterprocess.
+  ACCEL_CHECK(!(flags.interprocess && flags.enable_timing), InvalidArgument,
+              "createEvent(): cuda events cannot be both interprocess and timed "
+              "(EventFlags interprocess and enable_timing); drop one of them");
   DeviceContext context(device);
   unsigned int cudaFlags =
       flags.enable_timing ? cudaEventDefault : cudaEventDisableTiming;
   if (flags.blocking_sync) cudaFlags |= cudaEventBlockingSync;
+  if (flags.interprocess) cudaFlags |= cudaEventInterprocess | cudaEventDisableTiming;
   cudaEvent_t event = nullptr;
   checkCuda(cudaEventCreateWithFlags(&event, cudaFlags), "cudaEventCreateWithFlags");
   try {
