@@ -17,6 +17,11 @@ inline constexpr EventId kNoEvent = 0;
 struct EventFlags {
   bool enable_timing = false;  // elapsedTime needs both events created with it
   bool blocking_sync = false;  // synchronize sleeps instead of spinning
+  // The event can be shared with another process (CUDA: cudaIpcGetEventHandle).
+  // Such events cannot time work: combined with enable_timing it is an
+  // InvalidArgument. A backend without cross-process events refuses it with
+  // NotSupported naming itself and the flag.
+  bool interprocess = false;
 };
 
 }  // namespace accel

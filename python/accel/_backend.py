@@ -108,11 +108,10 @@ def populate(namespace: Dict[str, Any], type_name: str,
 
         def __init__(self, enable_timing: bool = False, blocking: bool = False,
                      interprocess: bool = False) -> None:
-            if interprocess:
-                raise _C.NotSupportedError(
-                    f"'{type_name}' events cannot be shared between processes")
             lazy.lazy_init()
-            super().__init__(type_name, enable_timing, blocking)
+            # The backend decides: NotSupportedError where its events cannot
+            # be shared, InvalidArgumentError with enable_timing on cuda.
+            super().__init__(type_name, enable_timing, blocking, interprocess)
 
     def _wrap(stream: _C.Stream) -> Stream:
         return Stream(stream.device_index, stream_id=stream.stream_id)

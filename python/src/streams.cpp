@@ -31,7 +31,9 @@ struct PyStream {
 };
 
 // An event of one device type, created on its first record (when its device
-// becomes known), destroyed with the object.
+// becomes known), destroyed with the object. An interprocess event is created
+// at once, on the current device, so that a backend without cross-process
+// events refuses it where it is asked for.
 struct PyEvent {
   DeviceType type;
   EventFlags flags;
@@ -227,12 +229,20 @@ void bindStreams(py::module_& m) {
   py::class_<PyEvent>(m, "Event",
                       "A marker in a stream. Created on its first record(); elapsed_time "
                       "needs enable_timing=True on both events.")
-      .def(py::init([](const std::string& type, bool enable_timing, bool blocking) {
-             return std::make_unique<PyEvent>(typeFromName(type),
-                                              EventFlags{enable_timing, blocking});
+      .def(py::init([](const std::string& type, bool enable_timing, bool blocking,
+                       bool interprocess) {
+             auto event = std::make_unique<PyEvent>(
+                 typeFromName(type), EventFlags{enable_timing, blocking, interprocess});
+             if (interprocess) {
+               AcceleratorHooks& hooks = getHooks(event->type);
+               const DeviceIndex device = hooks.getCurrentDevice();
+               event->id = hooks.createEvent(device, event->flags);
+               event->device = device;
+             }
+             return event;
            }),
            py::arg("device_type"), py::arg("enable_timing") = false,
-           py::arg("blocking") = false)
+           py::arg("blocking") = false, py::arg("interprocess") = false)
       .def(
           "record",
           [](PyEvent& e, std::optional<const PyStream*> stream) {

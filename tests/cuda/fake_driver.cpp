@@ -9,6 +9,15 @@
 // pointers in kFakeDeviceMemory are device memory of device 1, pointers in
 // kFakePinnedMemory pinned host memory, anything else unknown to CUDA.
 //
+// The virtual memory API (cuMemAddressReserve ... cuMemRelease) keeps books
+// only (addresses are never backed): fake_cuda_live_handles(),
+// fake_cuda_mapped_pages() and fake_cuda_reserved_ranges() report them, and
+// fake_cuda_fail(call, after, result) makes `call` ("cuMemCreate",
+// "cuMemMap", "cuMemSetAccess", "cuMemAddressReserve") return `result` after
+// `after` more successes, and on every later call until fake_cuda_fail("",
+// 0, 0) clears it. Built with FAKE_CUDA_NO_VMM, the library lacks
+// that API, like a driver too old for it.
+//
 // Every function that could create a context, and cuGetProcAddress (how the
 // CUDA runtime reaches the driver), is exported too and only counts its
 // calls: fake_cuda_forbidden_calls() returns the count, so a test can show
@@ -17,6 +26,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -75,7 +88,20 @@ FAKE_EXPORT CUresult cuDeviceGetCount(int* count) {
 }
 
 FAKE_EXPORT CUresult cuGetErrorName(CUresult error, const char** name) {
-  *name = error == CUDA_ERROR_NO_DEVICE ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
+  switch (error) {
+    case CUDA_ERROR_NO_DEVICE:
+      *name = "CUDA_ERROR_NO_DEVICE";
+      break;
+    case CUDA_ERROR_INVALID_VALUE:
+      *name = "CUDA_ERROR_INVALID_VALUE";
+      break;
+    case 2:
+      *name = "CUDA_ERROR_OUT_OF_MEMORY";
+      break;
+    default:
+      *name = "CUDA_ERROR_UNKNOWN";
+      break;
+  }
   return CUDA_SUCCESS;
 }
 
@@ -138,3 +164,146 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char*, void**, int, std::uint64_t
   ++g_forbidden;
   return CUDA_ERROR_NOT_SUPPORTED;
 }
+
+#ifndef FAKE_CUDA_NO_VMM
+namespace {
+
+using Handle = unsigned long long;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr std::size_t kGranularity = std::size_t{2} << 20;
+
+struct Books {
+  std::mutex mutex;
+  std::uintptr_t next_range = 0x7E0000000000;
+  std::map<std::uintptr_t, std::size_t> ranges;  // base -> size
+  std::set<Handle> handles;
+  Handle next_handle = 1;
+  std::map<std::uintptr_t, Handle> mapped;  // page address -> handle
+  std::string fail_call;
+  int fail_after = 0;
+  CUresult fail_result = CUDA_SUCCESS;
+};
+Books& books() {
+  static Books b;
+  return b;
+}
+
+// Lock held: the injected failure of `call`, if due.
+CUresult injected(Books& b, const char* call) {
+  if (b.fail_call != call) return CUDA_SUCCESS;
+  if (b.fail_after > 0) {
+    --b.fail_after;
+    return CUDA_SUCCESS;
+  }
+  return b.fail_result;  // until fake_cuda_fail("", 0, 0)
+}
+
+bool insideRange(Books& b, std::uintptr_t address, std::size_t size) {
+  auto range = b.ranges.upper_bound(address);
+  if (range == b.ranges.begin()) return false;
+  --range;
+  return address + size <= range->first + range->second;
+}
+
+}  // namespace
+
+FAKE_EXPORT int fake_cuda_live_handles() {
+  std::lock_guard<std::mutex> lock(books().mutex);
+  return static_cast<int>(books().handles.size());
+}
+FAKE_EXPORT int fake_cuda_mapped_pages() {
+  std::lock_guard<std::mutex> lock(books().mutex);
+  return static_cast<int>(books().mapped.size());
+}
+FAKE_EXPORT int fake_cuda_reserved_ranges() {
+  std::lock_guard<std::mutex> lock(books().mutex);
+  return static_cast<int>(books().ranges.size());
+}
+FAKE_EXPORT void fake_cuda_fail(const char* call, int after, CUresult result) {
+  std::lock_guard<std::mutex> lock(books().mutex);
+  books().fail_call = call;
+  books().fail_after = after;
+  books().fail_result = result;
+}
+
+FAKE_EXPORT CUresult cuMemGetAllocationGranularity(std::size_t* granularity, const void*,
+                                                   int) {
+  *granularity = kGranularity;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* base, std::size_t size, std::size_t,
+                                         CUdeviceptr, unsigned long long) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  if (size == 0 || size % kGranularity != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = injected(b, "cuMemAddressReserve"); r != CUDA_SUCCESS) return r;
+  *base = b.next_range;
+  b.ranges.emplace(b.next_range, size);
+  b.next_range += size + kGranularity;  // a gap: ranges never touch
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemAddressFree(CUdeviceptr base, std::size_t size) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  auto range = b.ranges.find(base);
+  if (range == b.ranges.end() || range->second != size) return CUDA_ERROR_INVALID_VALUE;
+  // Like the driver: a range with pages still mapped cannot be freed.
+  auto page = b.mapped.lower_bound(base);
+  if (page != b.mapped.end() && page->first < base + size)
+    return CUDA_ERROR_INVALID_VALUE;
+  b.ranges.erase(range);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemCreate(Handle* handle, std::size_t size, const void*,
+                                 unsigned long long) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  if (size == 0 || size % kGranularity != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = injected(b, "cuMemCreate"); r != CUDA_SUCCESS) return r;
+  *handle = b.next_handle++;
+  b.handles.insert(*handle);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemMap(CUdeviceptr address, std::size_t size, std::size_t,
+                              Handle handle, unsigned long long) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  // The fake maps one page per handle, which is what the backend does.
+  if (size != kGranularity || b.handles.count(handle) == 0 ||
+      !insideRange(b, address, size) || b.mapped.count(address) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (const CUresult r = injected(b, "cuMemMap"); r != CUDA_SUCCESS) return r;
+  b.mapped.emplace(address, handle);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemSetAccess(CUdeviceptr address, std::size_t size, const void*,
+                                    std::size_t count) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  if (count != 1 || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (std::uintptr_t page = address; page < address + size; page += kGranularity) {
+    if (b.mapped.count(page) == 0) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return injected(b, "cuMemSetAccess");
+}
+
+FAKE_EXPORT CUresult cuMemUnmap(CUdeviceptr address, std::size_t size) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  if (size != kGranularity || b.mapped.erase(address) != 1)
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemRelease(Handle handle) {
+  Books& b = books();
+  std::lock_guard<std::mutex> lock(b.mutex);
+  return b.handles.erase(handle) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+#endif  // FAKE_CUDA_NO_VMM

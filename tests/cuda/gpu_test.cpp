@@ -253,4 +253,22 @@ TEST(CudaGpu, EventsTimeWorkOnAStream) {
   cuda().destroyEvent(end);
 }
 
+TEST(CudaGpu, InterprocessEventsAreUntimedAndRefuseTiming) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  const accel::Stream stream = cuda().getNewStream(0);
+  const accel::EventId shared = cuda().createEvent(0, {.interprocess = true});
+  cuda().recordEvent(shared, stream);
+  cuda().synchronizeEvent(shared);
+  EXPECT_TRUE(cuda().queryEvent(shared));
+  EXPECT_ANY_THROW((void)cuda().elapsedTime(shared, shared));  // timing disabled
+  cuda().destroyEvent(shared);
+  try {
+    (void)cuda().createEvent(0, {.enable_timing = true, .interprocess = true});
+    FAIL() << "a timed interprocess event was created";
+  } catch (const accel::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("interprocess"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("enable_timing"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -169,6 +169,16 @@ TEST_F(SynchronousDeviceTest, WorkIsSynchronousSoStreamsAreAlwaysIdle) {
 
 // ---- events ----
 
+TEST_F(SynchronousDeviceTest, InterprocessEventsAreNotSupported) {
+  try {
+    (void)hooks_.createEvent(0, EventFlags{.interprocess = true});
+    FAIL() << "an interprocess event was created";
+  } catch (const NotSupported& e) {
+    EXPECT_THAT(e.what(), HasSubstr("interprocess"));
+    EXPECT_THAT(e.what(), HasSubstr(std::string(hooks_.name())));
+  }
+}
+
 TEST_F(SynchronousDeviceTest, EventsRecordQueryAndTime) {
   EventId start = hooks_.createEvent(0, EventFlags{.enable_timing = true});
   EventId end = hooks_.createEvent(0, EventFlags{.enable_timing = true});

@@ -1,6 +1,8 @@
 // openreg events: record, query, synchronize, cross-stream waits, timing.
 #include "openreg_test_support.h"
 
+#include <string>
+
 namespace {
 
 using openreg_test::Gate;
@@ -21,6 +23,16 @@ class ScopedEvent {
   accel::AcceleratorHooks& hooks_;
   accel::EventId id_;
 };
+
+TEST_F(OpenRegEventTest, InterprocessEventsAreNotSupported) {
+  try {
+    (void)hooks().createEvent(0, accel::EventFlags{.interprocess = true});
+    FAIL() << "openreg created an interprocess event";
+  } catch (const accel::NotSupported& e) {
+    EXPECT_NE(std::string(e.what()).find("openreg"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("interprocess"), std::string::npos) << e.what();
+  }
+}
 
 TEST_F(OpenRegEventTest, AnEventNeverRecordedIsComplete) {
   ScopedEvent event(hooks(), 0);

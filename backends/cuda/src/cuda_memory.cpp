@@ -12,6 +12,7 @@
 #include "current_device.h"
 #include "driver.h"
 #include "events.h"
+#include "page_mapping.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -58,6 +59,9 @@ void* allocatedOrNull(cudaError_t status, void* ptr, const char* call) {
 
 class DeviceSegments final : public EventSource {
  public:
+  explicit DeviceSegments(const Driver& d) : mapping_(d) {}
+  const PageMapping& mapping() const noexcept { return mapping_; }
+
   void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
     DeviceContext context(index);
     void* ptr = nullptr;
@@ -76,6 +80,41 @@ class DeviceSegments final : public EventSource {
       return {};
     }
   }
+
+  // Expandable segments (page_mapping.h), with the device's context current
+  // as for cudaMalloc.
+  std::size_t pageSize() const noexcept override { return mapping_.pageSize(); }
+  void* reserveAddressRange(DeviceIndex index, std::size_t bytes) override {
+    DeviceContext context(index);
+    return mapping_.reserve(index, bytes);
+  }
+  void releaseAddressRange(DeviceIndex index, void* base,
+                           std::size_t bytes) noexcept override {
+    withContext(index, [&] { mapping_.release(base, bytes); });
+  }
+  bool mapPages(DeviceIndex index, void* address, std::size_t bytes) override {
+    DeviceContext context(index);
+    return mapping_.map(index, address, bytes);
+  }
+  void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override {
+    withContext(index, [&] { mapping_.unmap(address, bytes); });
+  }
+
+ private:
+  // Runs `fn` (noexcept) with the device's context current when that works,
+  // and without otherwise (the driver frees by address).
+  template <typename Fn>
+  static void withContext(DeviceIndex index, Fn fn) noexcept {
+    try {
+      DeviceContext context(index);
+      fn();
+      return;
+    } catch (...) {
+    }
+    fn();
+  }
+
+  PageMapping mapping_;
 };
 
 class PinnedSegments final : public EventSource {
@@ -113,9 +152,11 @@ memory::CachingAllocator& deviceCachingAllocator() {
     const Driver& d = driver();
     ACCEL_CHECK(d.available(), NotAvailable,
                 "the cuda backend is not available: ", d.reason);
-    static DeviceSegments* const source = new DeviceSegments();
+    static DeviceSegments* const source = new DeviceSegments(d);
+    const memory::AllocatorSettings settings = memory::allocatorSettingsFromEnvironment();
+    checkExpandableSegments(settings, source->mapping());
     return new memory::CachingAllocator(DeviceType::CUDA, d.device_count, *source,
-                                        memory::allocatorSettingsFromEnvironment());
+                                        settings);
   }();
   return *allocator;
 }

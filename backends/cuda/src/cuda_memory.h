@@ -3,9 +3,9 @@
 // cudaFreeHost, with CUDA events so that a block freed while a stream still
 // uses it is reused only after that work (accel/memory/segment_source.h).
 //
-// Expandable segments (cuMemCreate/cuMemMap) are not offered yet: the
-// segment source reports no page size, so the allocator refuses
-// expandable_segments:true (docs/cuda.md).
+// Expandable segments map pages through the driver's virtual memory API
+// (page_mapping.h) where the driver has it; elsewhere
+// expandable_segments:true is refused naming the missing entry points.
 //
 // Settings: ACCEL_ALLOC_CONF (allocator_settings.h), read once.
 //

@@ -21,6 +21,32 @@ std::string versionText(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+// The virtual memory functions: all or none (a partial set is unusable).
+void resolveVirtualMemory(void* library, Driver& d) {
+  const auto want = [&](const char* name, auto& fn) {
+    if (resolve(library, name, fn)) return;
+    if (!d.vmm_missing.empty()) d.vmm_missing += ", ";
+    d.vmm_missing += name;
+  };
+  want("cuMemGetAllocationGranularity", d.memGetAllocationGranularity);
+  want("cuMemAddressReserve", d.memAddressReserve);
+  want("cuMemAddressFree", d.memAddressFree);
+  want("cuMemCreate", d.memCreate);
+  want("cuMemMap", d.memMap);
+  want("cuMemSetAccess", d.memSetAccess);
+  want("cuMemUnmap", d.memUnmap);
+  want("cuMemRelease", d.memRelease);
+  if (d.vmm_missing.empty()) return;
+  d.memGetAllocationGranularity = nullptr;
+  d.memAddressReserve = nullptr;
+  d.memAddressFree = nullptr;
+  d.memCreate = nullptr;
+  d.memMap = nullptr;
+  d.memSetAccess = nullptr;
+  d.memUnmap = nullptr;
+  d.memRelease = nullptr;
+}
+
 void probe(Driver& d) {
   // RTLD_LOCAL: the runtime opens the same library itself; sharing our handle's
   // symbols with the rest of the process is not needed.
@@ -77,6 +103,7 @@ void probe(Driver& d) {
     d.reason = std::string(kDriverLibrary) + " lacks a context or pointer query function";
     return;
   }
+  resolveVirtualMemory(library, d);
   d.device_count = count;
 }
 
@@ -103,7 +130,7 @@ const Driver& driver() noexcept {
   static const Driver* const instance = []() -> const Driver* {
     auto* d = new (std::nothrow) Driver();  // never destroyed
     if (d == nullptr) {
-      static const Driver failed{.reason = {}};
+      static const Driver failed{};
       return &failed;
     }
     try {

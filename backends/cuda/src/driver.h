@@ -8,10 +8,12 @@
 // CUDA_VISIBLE_DEVICES); any failure is kept as the reason for 0 devices.
 // The outcome never changes after the first probe.
 //
-// Only functions that create no context are resolved here: the probes,
-// primary-context state and pointer attributes. Everything that does work
-// goes through the CUDA runtime (linked statically; it opens the driver the
-// same way, on its first call).
+// Resolved here: the functions that create no context (the probes,
+// primary-context state, pointer attributes) and, when the driver has them,
+// the virtual memory functions behind expandable segments (page_mapping.h;
+// the runtime has no equivalent). Everything else that does work goes through
+// the CUDA runtime (linked statically; it opens the driver the same way, on
+// its first call).
 //
 // Thread-safety: driver() is thread-safe (the probe runs once); the function
 // pointers are immutable after it.
@@ -42,6 +44,23 @@ struct Driver {
   CUresult (*ctxGetDevice)(CUdevice*) = nullptr;
   CUresult (*pointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr) = nullptr;
   CUresult (*getErrorName)(CUresult, const char**) = nullptr;
+
+  // The virtual memory API (expandable segments), resolved with the rest;
+  // all null when any is missing, which `vmm_missing` then names
+  // ("cuMemCreate, cuMemMap"; empty when all were found).
+  CUresult (*memGetAllocationGranularity)(size_t*, const CUmemAllocationProp*,
+                                          CUmemAllocationGranularity_flags) = nullptr;
+  CUresult (*memAddressReserve)(CUdeviceptr*, size_t, size_t, CUdeviceptr,
+                                unsigned long long) = nullptr;
+  CUresult (*memAddressFree)(CUdeviceptr, size_t) = nullptr;
+  CUresult (*memCreate)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                        unsigned long long) = nullptr;
+  CUresult (*memMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                     unsigned long long) = nullptr;
+  CUresult (*memSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) = nullptr;
+  CUresult (*memUnmap)(CUdeviceptr, size_t) = nullptr;
+  CUresult (*memRelease)(CUmemGenericAllocationHandle) = nullptr;
+  std::string vmm_missing;
 
   [[nodiscard]] bool available() const noexcept { return device_count > 0; }
 };

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "cuda_error.h"
 #include "current_device.h"
 #include "streams.h"
@@ -67,10 +68,16 @@ EventRecord onStreamDevice(EventId event, Stream stream) {
 }  // namespace
 
 EventId createEvent(DeviceIndex device, EventFlags flags) {
+  // CUDA requires cudaEventDisableTiming with cudaEventInterprocess.
+  ACCEL_CHECK(!(flags.interprocess && flags.enable_timing), InvalidArgument,
+              hookInfo(HookId::createEvent).name,
+              "(): cuda events cannot be both interprocess and timed (EventFlags "
+              "interprocess and enable_timing); drop one of them");
   DeviceContext context(device);
   unsigned int cudaFlags =
       flags.enable_timing ? cudaEventDefault : cudaEventDisableTiming;
   if (flags.blocking_sync) cudaFlags |= cudaEventBlockingSync;
+  if (flags.interprocess) cudaFlags |= cudaEventInterprocess | cudaEventDisableTiming;
   cudaEvent_t event = nullptr;
   checkCuda(cudaEventCreateWithFlags(&event, cudaFlags), "cudaEventCreateWithFlags");
   try {

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "runtime.h"
 
 namespace accel::openreg::detail {
@@ -48,6 +49,10 @@ void Events::Event::waitFor(std::uint64_t version) {
 }
 
 EventId Events::create(DeviceIndex index, EventFlags flags) {
+  // Its devices are threads of this process: nothing to share.
+  ACCEL_CHECK(!flags.interprocess, NotSupported, "'openreg' does not support ",
+              hookInfo(HookId::createEvent).name,
+              "() with EventFlags interprocess: its events exist in one process only");
   (void)runtime_.device(index, "createEvent");
   auto event = std::make_shared<Event>();
   event->id = next_id_.fetch_add(1, std::memory_order_relaxed);

@@ -194,6 +194,10 @@ std::pair<int, int> SynchronousDeviceHooks::streamPriorityRangeImpl() const {
 
 EventId SynchronousDeviceHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
   enter(HookId::createEvent);
+  // Its events live in this process only.
+  ACCEL_CHECK(!flags.interprocess, NotSupported, "'", name(), "' does not support ",
+              hookInfo(HookId::createEvent).name,
+              "() with EventFlags interprocess: its events exist in one process only");
   markDeviceUsed(index);
   std::lock_guard<std::mutex> lock(events_->mutex);
   const EventId id = events_->next++;

@@ -1,0 +1,148 @@
+#include "page_mapping.h"
+
+#include <vector>
+
+#include "accel/error.h"
+
+namespace accel::cuda::detail {
+namespace {
+
+CUmemAllocationProp deviceProp(DeviceIndex index) noexcept {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = index;
+  return prop;
+}
+
+[[noreturn]] void failCall(const Driver& d, CUresult result, const char* call,
+                           DeviceIndex index, std::size_t bytes) {
+  ACCEL_CHECK(false, DeviceError, call, " failed on cuda:", static_cast<int>(index), " (",
+              bytes, " bytes of an expandable segment): ", driverErrorName(d, result));
+  __builtin_unreachable();
+}
+
+}  // namespace
+
+PageMapping::PageMapping(const Driver& driver) noexcept : driver_(driver) {
+  try {
+    if (!driver.available()) {
+      reason_ = driver.reason;
+      return;
+    }
+    if (!driver.vmm_missing.empty()) {
+      reason_ = "the NVIDIA driver lacks " + driver.vmm_missing +
+                " (the virtual memory API); update the driver";
+      return;
+    }
+    const CUmemAllocationProp prop = deviceProp(0);
+    std::size_t granularity = 0;
+    const CUresult result = driver.memGetAllocationGranularity(
+        &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+    if (result != CUDA_SUCCESS || granularity == 0) {
+      reason_ = "cuMemGetAllocationGranularity failed on cuda:0: " +
+                (result != CUDA_SUCCESS ? driverErrorName(driver, result)
+                                        : std::string("granularity 0"));
+      return;
+    }
+    page_size_ = granularity;
+  } catch (...) {
+    page_size_ = 0;
+    reason_ = "out of memory while querying the page size";
+  }
+}
+
+void* PageMapping::reserve(DeviceIndex index, std::size_t bytes) {
+  ACCEL_CHECK(page_size_ > 0, NotSupported,
+              "cuda: page mapping is unavailable: ", reason_);
+  ACCEL_CHECK(bytes > 0 && bytes % page_size_ == 0, InvalidArgument,
+              "cuda: an address range of ", bytes, " bytes is not whole pages of ",
+              page_size_, " bytes");
+  CUdeviceptr base = 0;
+  const CUresult result = driver_.memAddressReserve(&base, bytes, page_size_, 0, 0);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
+  if (result != CUDA_SUCCESS)
+    failCall(driver_, result, "cuMemAddressReserve", index, bytes);
+  return reinterpret_cast<void*>(base);
+}
+
+void PageMapping::release(void* base, std::size_t bytes) noexcept {
+  if (base == nullptr || page_size_ == 0) return;
+  (void)driver_.memAddressFree(reinterpret_cast<CUdeviceptr>(base), bytes);
+}
+
+bool PageMapping::map(DeviceIndex index, void* address, std::size_t bytes) {
+  ACCEL_CHECK(page_size_ > 0, NotSupported,
+              "cuda: page mapping is unavailable: ", reason_);
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  ACCEL_CHECK(bytes > 0 && bytes % page_size_ == 0 && begin % page_size_ == 0,
+              InvalidArgument, "cuda: mapping ", bytes, " bytes at ", address,
+              " is not whole pages of ", page_size_, " bytes");
+  const CUmemAllocationProp prop = deviceProp(index);
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::uintptr_t at = begin;
+  // Undoes this call's pages, then reports: OOM as false, the rest thrown.
+  const auto fail = [&](CUresult result, const char* call) -> bool {
+    unmapLocked(begin, at);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) return false;
+    failCall(driver_, result, call, index, bytes);
+  };
+  for (; at < begin + bytes; at += page_size_) {
+    CUmemGenericAllocationHandle handle = 0;
+    if (const CUresult r = driver_.memCreate(&handle, page_size_, &prop, 0);
+        r != CUDA_SUCCESS) {
+      return fail(r, "cuMemCreate");
+    }
+    if (const CUresult r = driver_.memMap(at, page_size_, 0, handle, 0);
+        r != CUDA_SUCCESS) {
+      (void)driver_.memRelease(handle);
+      return fail(r, "cuMemMap");
+    }
+    try {
+      pages_.emplace(at, handle);
+    } catch (...) {
+      (void)driver_.memUnmap(at, page_size_);
+      (void)driver_.memRelease(handle);
+      unmapLocked(begin, at);
+      throw;
+    }
+  }
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (const CUresult r = driver_.memSetAccess(begin, bytes, &access, 1);
+      r != CUDA_SUCCESS) {
+    return fail(r, "cuMemSetAccess");
+  }
+  return true;
+}
+
+void PageMapping::unmap(void* address, std::size_t bytes) noexcept {
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  std::lock_guard<std::mutex> lock(mutex_);
+  unmapLocked(begin, begin + bytes);
+}
+
+void PageMapping::unmapLocked(std::uintptr_t begin, std::uintptr_t end) noexcept {
+  auto page = pages_.lower_bound(begin);
+  while (page != pages_.end() && page->first < end) {
+    (void)driver_.memUnmap(page->first, page_size_);
+    (void)driver_.memRelease(page->second);
+    page = pages_.erase(page);
+  }
+}
+
+std::size_t PageMapping::mappedPages() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pages_.size();
+}
+
+void checkExpandableSegments(const memory::AllocatorSettings& settings,
+                             const PageMapping& mapping) {
+  ACCEL_CHECK(!settings.expandable_segments || mapping.pageSize() > 0, InvalidArgument,
+              "allocator setting 'expandable_segments:true' needs page mapping, which "
+              "cuda cannot offer here: ",
+              mapping.unavailableReason(), " (or set expandable_segments:false)");
+}
+
+}  // namespace accel::cuda::detail
