@@ -46,8 +46,8 @@ namespace accel::cuda {
 
 ACCEL_CUDA_API cublasHandle_t getCurrentCublasHandle(DeviceIndex index = kCurrentDevice);
 
-ACCEL_CUDA_API cublasLtHandle_t getCurrentCublasLtHandle(
-    DeviceIndex index = kCurrentDevice);
+ACCEL_CUDA_API cublasLtHandle_t
+getCurrentCublasLtHandle(DeviceIndex index = kCurrentDevice);
 
 struct Workspace {
   void* data = nullptr;
@@ -56,8 +56,8 @@ struct Workspace {
 // The cuBLASLt workspace of this thread's Lt handle on the current stream.
 ACCEL_CUDA_API Workspace getCurrentCublasLtWorkspace(DeviceIndex index = kCurrentDevice);
 
-ACCEL_CUDA_API cusolverDnHandle_t getCurrentCusolverDnHandle(
-    DeviceIndex index = kCurrentDevice);
+ACCEL_CUDA_API cusolverDnHandle_t
+getCurrentCusolverDnHandle(DeviceIndex index = kCurrentDevice);
 
 #if defined(ACCEL_CUDA_HAVE_CUDNN)
 ACCEL_CUDA_API cudnnHandle_t getCurrentCudnnHandle(DeviceIndex index = kCurrentDevice);
