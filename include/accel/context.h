@@ -42,8 +42,12 @@ class ACCEL_API Context {
 
   // The default generator of `device` (index -1 = current device), after
   // initialising its backend. CPU has a built-in generator of its own. On an
-  // initialised backend the context's part is one acquire load.
-  [[nodiscard]] Generator defaultGenerator(Device device);
+  // initialised backend the context's part is one acquire load. Returns a
+  // reference valid for the rest of the process: the CPU generator and every
+  // backend's default generators are never destroyed (see
+  // AcceleratorHooks::getDefaultGenerator). Throws what the backend's
+  // initialisation and getDefaultGenerator throw; InvalidArgument for cpu:1.
+  [[nodiscard]] const Generator& defaultGenerator(Device device);
   // Seeds the CPU generator and every default generator of every device of
   // every initialised backend. Throws what a backend throws (after seeding
   // the others).

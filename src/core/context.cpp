@@ -98,7 +98,7 @@ bool Context::isInitialized(DeviceType type) const noexcept {
   return hooks != nullptr && hooks->isInitialized();
 }
 
-Generator Context::defaultGenerator(Device device) {
+const Generator& Context::defaultGenerator(Device device) {
   if (device.type() == DeviceType::CPU) {
     ACCEL_CHECK(device.index() <= 0, InvalidArgument,
                 "defaultGenerator(): there is one CPU "

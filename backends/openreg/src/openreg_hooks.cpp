@@ -66,9 +66,10 @@ bool OpenRegHooks::hasPrimaryContextImpl(DeviceIndex index) const {
   return Runtime::instance().isActive(index);
 }
 
-// The fast path is a flag load, a pointer load and DefaultGenerators::get (an
-// index check, one acquire load and a handle copy): no lock, once_flag or map.
-Generator OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+// The fast path is a flag load, a pointer load and DefaultGenerators::get's
+// inline array lookup (an index check and one acquire load); it returns the
+// stored handle by reference: no lock, once_flag, map or refcount.
+const Generator& OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
   if (isForkedChild()) [[unlikely]]
     checkNotForkedChild(hookInfo(HookId::getDefaultGenerator).name);
   DefaultGenerators* defaults = defaults_.load(std::memory_order_acquire);

@@ -44,7 +44,7 @@ class OpenRegHooks final : public AcceleratorHooks {
   DeviceIndex exchangeDeviceImpl(DeviceIndex index) override;
   void initImpl() override;
   bool hasPrimaryContextImpl(DeviceIndex index) const override;
-  Generator getDefaultGeneratorImpl(DeviceIndex index) override;
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override;
   Generator getNewGeneratorImpl(DeviceIndex index) override;
   Device getDeviceFromPtrImpl(const void* ptr) const override;
   Allocator& getPinnedMemoryAllocatorImpl() override;
