@@ -43,7 +43,6 @@ const std::map<std::string, std::string, std::less<>>& temporaryAllowList() {
       // KIT: openreg's runtime("...") calls and its error messages.
       {"backends/openreg/src/events.cpp", "KIT"},
       {"backends/openreg/src/graphs.cpp", "KIT"},
-      {"backends/openreg/src/runtime.cpp", "KIT"},
       // KIT: the test backend's self-test (failHook and observer names).
       {"tests/support/test_backend_test.cpp", "KIT"},
       // CORE-B: context, handle pools and their tests.
