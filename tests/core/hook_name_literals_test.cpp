@@ -41,8 +41,6 @@ constexpr std::string_view kSourceDirs[] = {"include", "src",   "backends", "con
 const std::map<std::string, std::string, std::less<>>& temporaryAllowList() {
   static const auto* files = new std::map<std::string, std::string, std::less<>>{
       // KIT: openreg's runtime("...") calls and its error messages.
-      {"backends/openreg/src/events.cpp", "KIT"},
-      {"backends/openreg/src/graphs.cpp", "KIT"},
       // KIT: the test backend's self-test (failHook and observer names).
       {"tests/support/test_backend_test.cpp", "KIT"},
       // CORE-B: context, handle pools and their tests.
