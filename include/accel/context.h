@@ -11,6 +11,7 @@
 // Lifetime: created on first use and never destroyed.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 
@@ -18,8 +19,20 @@
 #include "accel/device.h"
 #include "accel/export.h"
 #include "accel/generator.h"
+#include "accel/hooks.h"
 
 namespace accel {
+
+namespace detail {
+// Per device type, the hooks once Context::lazyInitDevice succeeded for it
+// (null before, and in a fork child for a poisoned type). Installed hooks
+// never move, so one acquire load tells the inline fast paths below both that
+// the type is ready and where its hooks are. Constant-initialised and never
+// destroyed: readable during static initialisation and exit. Written only by
+// the context.
+inline constexpr int kContextReadySlots = 256;  // every DeviceType value
+ACCEL_API extern std::atomic<AcceleratorHooks*> g_context_ready[kContextReadySlots];
+}  // namespace detail
 
 class ACCEL_API Context {
  public:
@@ -42,8 +55,23 @@ class ACCEL_API Context {
 
   // The default generator of `device` (index -1 = current device), after
   // initialising its backend. CPU has a built-in generator of its own. On an
-  // initialised backend the context's part is one acquire load.
-  [[nodiscard]] Generator defaultGenerator(Device device);
+  // initialised backend the context's part is one acquire load. Returns a
+  // reference valid for the rest of the process: the CPU generator and every
+  // backend's default generators are never destroyed (see
+  // AcceleratorHooks::getDefaultGenerator). Throws what the backend's
+  // initialisation and getDefaultGenerator throw; InvalidArgument for cpu:1.
+  [[nodiscard]] const Generator& defaultGenerator(Device device) {
+    // Inline, like PyTorch's: an initialised backend costs one acquire load
+    // here and the hooks' inline check, with no call into libaccel.so.
+    if (device.type() != DeviceType::CPU) [[likely]] {
+      AcceleratorHooks* hooks =
+          detail::g_context_ready[static_cast<std::uint8_t>(device.type())].load(
+              std::memory_order_acquire);
+      if (hooks != nullptr) [[likely]]
+        return hooks->getDefaultGenerator(device.index());
+    }
+    return defaultGeneratorSlow(device);
+  }
   // Seeds the CPU generator and every default generator of every device of
   // every initialised backend. Throws what a backend throws (after seeding
   // the others).
@@ -75,6 +103,8 @@ class ACCEL_API Context {
  private:
   friend ACCEL_API Context& globalContext() noexcept;
   Context();
+  // defaultGenerator for CPU and for a backend not initialised yet.
+  const Generator& defaultGeneratorSlow(Device device);
 };
 
 ACCEL_API Context& globalContext() noexcept;

@@ -11,13 +11,17 @@
 //
 //   DefaultGenerators defaults_{openregType, deviceCount(),
 //                               [this] { return getCurrentDevice(); }};
-//   Generator getDefaultGenerator(DeviceIndex i) override { return defaults_.get(i); }
+//   const Generator& getDefaultGeneratorImpl(DeviceIndex i) override {
+//     return defaults_.get(i);
+//   }
 //
 // Thread-safety: all methods are thread-safe. After a device's generator
-// exists, get() for it is one acquire load and a shared_ptr copy; creation
+// exists, get() for it is an inline range check and one acquire load; creation
 // takes a mutex once per device.
-// Lifetime: the generators live as long as this object. Backends keep it in
-// their never-destroyed hooks object, so default generators are never destroyed.
+// Lifetime: the generators live as long as this object, and get() returns a
+// reference to the stored one (no refcount traffic). Backends keep this object
+// in their never-destroyed hooks object, so default generators, and the
+// references handed out, are valid for the rest of the process.
 #pragma once
 
 #include <atomic>
@@ -52,7 +56,18 @@ class ACCEL_API DefaultGenerators {
   // ("device index 5 out of range [0, 2) for 'openreg'"), and whatever the
   // current-device callable or the factory throw (nothing is cached then, so a
   // later call retries). The factory runs under a lock: it must not call get().
-  [[nodiscard]] Generator get(DeviceIndex index = kCurrentDevice);
+  // The reference stays valid, naming the same generator, as long as this
+  // object lives.
+  [[nodiscard]] const Generator& get(DeviceIndex index = kCurrentDevice) {
+    // Inline fast path for a created generator of a valid index: a backend's
+    // getDefaultGeneratorImpl is then a range check and one acquire load.
+    if (index >= 0 && index < deviceCount_) [[likely]] {
+      const Slot& slot = slots_[static_cast<std::size_t>(index)];
+      if (slot.created.load(std::memory_order_acquire)) [[likely]]
+        return slot.generator;
+    }
+    return getSlow(index);
+  }
 
   // Calls fn on each generator created so far, in device order. Never creates
   // one. fn runs without any lock held, so it may call get() or seed the
@@ -68,6 +83,9 @@ class ACCEL_API DefaultGenerators {
     std::atomic<bool> created{false};
     Generator generator;
   };
+
+  // -1 resolution, range errors and creation.
+  const Generator& getSlow(DeviceIndex index);
 
   DeviceType type_;
   int deviceCount_;

@@ -7,7 +7,8 @@
 //
 // Default generators (one per device, created on first use and never
 // destroyed) are reached through AcceleratorHooks::getDefaultGenerator or
-// Context::defaultGenerator; new independent ones through getNewGenerator.
+// Context::defaultGenerator, which return a const reference to the stored
+// handle; new independent ones through getNewGenerator.
 //
 // Thread-safety: every GeneratorImpl method is atomic with respect to the
 // others (implementations lock mutex()). A caller that needs several calls to
@@ -70,6 +71,10 @@ class ACCEL_API GeneratorImpl {
 // throws what it throws (setState: InvalidArgument for a bad blob).
 // Thread-safety: a Generator may be copied and used from any thread; the
 // calls are atomic one by one (the GeneratorImpl locks its mutex).
+// const applies to the handle, not to the shared state (which has its own
+// lock): the seeding and state setters are const members, so a caller seeds a
+// default generator through the const reference the hooks return without
+// copying the handle.
 class ACCEL_API Generator {
  public:
   Generator() = default;
@@ -77,14 +82,14 @@ class ACCEL_API Generator {
 
   [[nodiscard]] bool defined() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Device device() const;
-  void manualSeed(std::uint64_t seed);
-  std::uint64_t seed();
+  void manualSeed(std::uint64_t seed) const;
+  std::uint64_t seed() const;
   [[nodiscard]] std::uint64_t currentSeed() const;
   [[nodiscard]] std::uint64_t initialSeed() const;
-  void setOffset(std::uint64_t offset);
+  void setOffset(std::uint64_t offset) const;
   [[nodiscard]] std::uint64_t offset() const;
   [[nodiscard]] std::vector<std::uint8_t> getState() const;
-  void setState(std::span<const std::uint8_t> state);
+  void setState(std::span<const std::uint8_t> state) const;
   [[nodiscard]] Generator clone() const;
 
   [[nodiscard]] GeneratorImpl& impl() const;

@@ -161,7 +161,18 @@ class ACCEL_API AcceleratorHooks {
   [[nodiscard]] bool hasPrimaryContext(DeviceIndex index) const noexcept;
   // One generator per device, created on first use, the same object after.
   // index -1 = current device. Throws InvalidArgument for a bad index.
-  [[nodiscard]] Generator getDefaultGenerator(DeviceIndex index = kCurrentDevice);
+  // Lifetime: returns a reference to the generator the backend stores. Default
+  // generators live as long as their hooks object, and registered hooks
+  // objects are never destroyed, so the reference is valid for the rest of
+  // the process (copy it to hold a handle of your own; copies share state).
+  // On an initialised backend with an explicit index this is one acquire
+  // load, a compare against the count read at init and the backend's impl.
+  [[nodiscard]] const Generator& getDefaultGenerator(DeviceIndex index = kCurrentDevice) {
+    if (init_state_.load(std::memory_order_acquire) == InitState::Done && index >= 0 &&
+        index < initialized_device_count_) [[likely]]
+      return getDefaultGeneratorImpl(index);
+    return getDefaultGeneratorSlow(index);
+  }
   // A generator with independent state on that device.
   [[nodiscard]] Generator getNewGenerator(DeviceIndex index = kCurrentDevice);
   // The device that `ptr` (or an interior pointer) belongs to. Throws
@@ -281,7 +292,9 @@ class ACCEL_API AcceleratorHooks {
   virtual DeviceIndex exchangeDeviceImpl(DeviceIndex index);
   virtual void initImpl();
   virtual bool hasPrimaryContextImpl(DeviceIndex index) const;
-  virtual Generator getDefaultGeneratorImpl(DeviceIndex index);
+  // Must return a generator that lives as long as this object (the public
+  // hook hands the reference to callers): keep them in a DefaultGenerators.
+  virtual const Generator& getDefaultGeneratorImpl(DeviceIndex index);
   virtual Generator getNewGeneratorImpl(DeviceIndex index);
   virtual Device getDeviceFromPtrImpl(const void* ptr) const;
   virtual Allocator& getPinnedMemoryAllocatorImpl();
@@ -338,6 +351,8 @@ class ACCEL_API AcceleratorHooks {
       initSlow(hook);
   }
   void initSlow(HookId hook) const;
+  // getDefaultGenerator before init, for -1, or for a bad index.
+  const Generator& getDefaultGeneratorSlow(DeviceIndex index);
   // The device count range checks use: read once when init() succeeds
   // (devices do not come and go within a process), so that an initialised
   // backend's index checks cost a load instead of a virtual call. A count of

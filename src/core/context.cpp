@@ -14,17 +14,17 @@
 #include "fork_handlers.h"
 
 namespace accel {
+
+// The ready pointers (context.h): constant-initialised and trivially
+// destructible, so the fast paths read them with no guard of a
+// function-local static, also during exit.
+constinit std::atomic<AcceleratorHooks*>
+    detail::g_context_ready[detail::kContextReadySlots] = {};
+
 namespace {
 
 constexpr int kSlots = detail::kHooksTableSize;
-
-// The hooks of a type once Context::lazyInitDevice succeeded for it: one
-// acquire load tells the fast paths that the type is ready and where its
-// hooks are (installed hooks never move; a fork child clears it for a
-// poisoned type). Constant-initialised and trivially destructible, so the
-// fast paths read it with no guard of a function-local static, also during
-// exit.
-constinit std::atomic<AcceleratorHooks*> g_ready[kSlots] = {};
+static_assert(kSlots == detail::kContextReadySlots);
 
 struct ContextState {
   std::atomic<int> chosen_accelerator{-1};
@@ -60,7 +60,7 @@ void detail::poisonBackendsInChild() noexcept {
     if (!table.isPoisoned(static_cast<DeviceType>(i))) continue;
     // Not ready in the child: lazyInitDevice and defaultGenerator take their
     // slow path, where the stand-in's init() reports the poisoning.
-    g_ready[i].store(nullptr, std::memory_order_release);
+    detail::g_context_ready[i].store(nullptr, std::memory_order_release);
   }
 }
 
@@ -76,7 +76,8 @@ bool isPoisonedByFork(DeviceType type) noexcept {
 }
 
 void Context::lazyInitDevice(DeviceType type) {
-  std::atomic<AcceleratorHooks*>& ready = g_ready[static_cast<std::uint8_t>(type)];
+  std::atomic<AcceleratorHooks*>& ready =
+      detail::g_context_ready[static_cast<std::uint8_t>(type)];
   if (ready.load(std::memory_order_acquire) != nullptr) [[likely]]
     return;
   // Plugins named by the environment get their chance to register before the
@@ -99,7 +100,7 @@ bool Context::isInitialized(DeviceType type) const noexcept {
   return hooks != nullptr && hooks->isInitialized();
 }
 
-Generator Context::defaultGenerator(Device device) {
+const Generator& Context::defaultGeneratorSlow(Device device) {
   if (device.type() == DeviceType::CPU) {
     ACCEL_CHECK(device.index() <= 0, InvalidArgument,
                 "defaultGenerator(): there is one CPU "
@@ -111,14 +112,10 @@ Generator Context::defaultGenerator(Device device) {
     });
     return s.cpu_generator;
   }
-  // One acquire load on an initialised backend: the ready pointer is the hooks.
-  AcceleratorHooks* hooks =
-      g_ready[static_cast<std::uint8_t>(device.type())].load(std::memory_order_acquire);
-  if (hooks == nullptr) [[unlikely]] {
-    lazyInitDevice(device.type());
-    hooks = &getHooks(device.type());
-  }
-  return hooks->getDefaultGenerator(device.index());
+  // Not ready when the inline fast path looked: initialise (a fork child's
+  // stand-in for a poisoned type throws here with its explanation).
+  lazyInitDevice(device.type());
+  return getHooks(device.type()).getDefaultGenerator(device.index());
 }
 
 void Context::manualSeed(std::uint64_t seed) {

@@ -31,7 +31,7 @@ DefaultGenerators::DefaultGenerators(DeviceType type, int deviceCount,
 
 DefaultGenerators::~DefaultGenerators() = default;
 
-Generator DefaultGenerators::get(DeviceIndex index) {
+const Generator& DefaultGenerators::getSlow(DeviceIndex index) {
   const bool current = index == kCurrentDevice;
   if (current) {
     index = currentDevice_();

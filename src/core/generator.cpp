@@ -17,21 +17,23 @@ GeneratorImpl& Generator::impl() const {
 
 Device Generator::device() const { return impl().device(); }
 
-void Generator::manualSeed(std::uint64_t seed) { impl().setCurrentSeed(seed); }
+void Generator::manualSeed(std::uint64_t seed) const { impl().setCurrentSeed(seed); }
 
-std::uint64_t Generator::seed() { return impl().seed(); }
+std::uint64_t Generator::seed() const { return impl().seed(); }
 
 std::uint64_t Generator::currentSeed() const { return impl().currentSeed(); }
 
 std::uint64_t Generator::initialSeed() const { return impl().initialSeed(); }
 
-void Generator::setOffset(std::uint64_t offset) { impl().setOffset(offset); }
+void Generator::setOffset(std::uint64_t offset) const { impl().setOffset(offset); }
 
 std::uint64_t Generator::offset() const { return impl().offset(); }
 
 std::vector<std::uint8_t> Generator::getState() const { return impl().getState(); }
 
-void Generator::setState(std::span<const std::uint8_t> state) { impl().setState(state); }
+void Generator::setState(std::span<const std::uint8_t> state) const {
+  impl().setState(state);
+}
 
 Generator Generator::clone() const { return Generator(impl().clone()); }
 

@@ -217,7 +217,7 @@ bool AcceleratorHooks::hasPrimaryContext(DeviceIndex index) const noexcept {
   }
 }
 
-Generator AcceleratorHooks::getDefaultGenerator(DeviceIndex index) {
+const Generator& AcceleratorHooks::getDefaultGeneratorSlow(DeviceIndex index) {
   requireInit(HookId::getDefaultGenerator);
   return getDefaultGeneratorImpl(resolveIndex(index, HookId::getDefaultGenerator));
 }
@@ -497,7 +497,7 @@ void AcceleratorHooks::initImpl() { raiseUnsupported(HookId::init); }
 bool AcceleratorHooks::hasPrimaryContextImpl(DeviceIndex) const {
   raiseUnsupported(HookId::hasPrimaryContext);
 }
-Generator AcceleratorHooks::getDefaultGeneratorImpl(DeviceIndex) {
+const Generator& AcceleratorHooks::getDefaultGeneratorImpl(DeviceIndex) {
   raiseUnsupported(HookId::getDefaultGenerator);
 }
 Generator AcceleratorHooks::getNewGeneratorImpl(DeviceIndex) {

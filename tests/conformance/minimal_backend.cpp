@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,8 +94,12 @@ class MinimalHooks final : public AcceleratorHooks {
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
     return primary_[index].load(std::memory_order_acquire);
   }
-  Generator getDefaultGeneratorImpl(DeviceIndex index) override {
-    if (defect_ == Defect::DefaultGeneratorNotCached) return getNewGeneratorImpl(index);
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override {
+    if (defect_ == Defect::DefaultGeneratorNotCached) {
+      // A new generator per call, kept alive as the hook's lifetime requires.
+      std::lock_guard<std::mutex> lock(uncached_mutex_);
+      return uncached_.emplace_back(getNewGeneratorImpl(index));
+    }
     return generators_.get(index);
   }
   Generator getNewGeneratorImpl(DeviceIndex index) override {
@@ -167,6 +172,8 @@ class MinimalHooks final : public AcceleratorHooks {
   const Defect defect_;
   std::unique_ptr<std::atomic<bool>[]> primary_;
   DefaultGenerators generators_;
+  std::mutex uncached_mutex_;
+  std::deque<Generator> uncached_;  // DefaultGeneratorNotCached's handouts
   RangeAllocator pinned_;
   std::vector<std::unique_ptr<RangeAllocator>> device_allocators_;
   mutable std::mutex mutex_;

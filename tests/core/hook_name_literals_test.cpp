@@ -40,14 +40,6 @@ constexpr std::string_view kSourceDirs[] = {"include", "src",   "backends", "con
 // here that no longer needs it fails the test, so the list only shrinks.
 const std::map<std::string, std::string, std::less<>>& temporaryAllowList() {
   static const auto* files = new std::map<std::string, std::string, std::less<>>{
-      // KIT: openreg's runtime("...") calls and its error messages.
-      {"backends/openreg/src/events.cpp", "KIT"},
-      {"backends/openreg/src/fill.cpp", "KIT"},
-      {"backends/openreg/src/graphs.cpp", "KIT"},
-      {"backends/openreg/src/runtime.cpp", "KIT"},
-      {"backends/openreg/src/stream_queue.cpp", "KIT"},
-      // KIT: the test backend's self-test (failHook and observer names).
-      {"tests/support/test_backend_test.cpp", "KIT"},
       // CORE-B: the tests of context, fork, the table and autoload (expected messages).
       {"tests/core/context_test.cpp", "CORE-B"},
       {"tests/core/fork_test.cpp", "CORE-B"},

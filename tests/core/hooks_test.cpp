@@ -74,11 +74,12 @@ class ScriptedInitHooks final : public AcceleratorHooks {
     runs_.fetch_add(1);
     script_(*this);
   }
-  Generator getDefaultGeneratorImpl(DeviceIndex) override { return {}; }
+  const Generator& getDefaultGeneratorImpl(DeviceIndex) override { return undefined_; }
 
  private:
   std::function<void(ScriptedInitHooks&)> script_;
   std::atomic<int> runs_{0};
+  const Generator undefined_;
 };
 
 // Reports a device count outside what the core allows, or throws.

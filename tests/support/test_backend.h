@@ -31,6 +31,7 @@
 #include <memory>
 #include <string_view>
 
+#include "accel/hook_catalogue.h"
 #include "accel/kit/synchronous_device.h"
 
 namespace accel::testing {
@@ -67,6 +68,10 @@ class TestHooks : public kit::SynchronousDeviceHooks {
   // Probes then answer their benign default, as the core guarantees. Throws
   // InvalidArgument for an unknown name, or times == 0 or < -1.
   void failHook(std::string_view hook, int times = kAlways);
+  // The same for a hook of the catalogue (hookInfo(hook).name).
+  void failHook(HookId hook, int times = kAlways) {
+    failHook(hookInfo(hook).name, times);
+  }
   void clearHookFailures();
   // Called with the hook's name at the start of every hook call, before an
   // armed failure throws. Must be thread-safe and must not call back into

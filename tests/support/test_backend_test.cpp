@@ -89,15 +89,16 @@ TEST_F(TestBackendTest, InitCountsCallsAndFailsOnRequest) {
 }
 
 TEST_F(TestBackendTest, FailHookFailsTheGivenNumberOfCalls) {
-  hooks_.failHook("getCurrentStream", 2);
+  hooks_.failHook(HookId::getCurrentStream, 2);
   std::string message = errorOf<DeviceError>([&] { (void)hooks_.getCurrentStream(0); });
-  EXPECT_THAT(message, HasSubstr("getCurrentStream(): injected failure on 'tb_unit'"));
+  EXPECT_THAT(message, HasSubstr(std::string(hookInfo(HookId::getCurrentStream).name) +
+                                 "(): injected failure on 'tb_unit'"));
   EXPECT_THROW((void)hooks_.getCurrentStream(0), DeviceError);
   EXPECT_NO_THROW((void)hooks_.getCurrentStream(0));
 }
 
 TEST_F(TestBackendTest, FailHookAlwaysFailsUntilCleared) {
-  hooks_.failHook("memoryStats");
+  hooks_.failHook(HookId::memoryStats);
   for (int i = 0; i < 3; ++i) EXPECT_THROW((void)hooks_.memoryStats(0), DeviceError);
   hooks_.clearHookFailures();
   EXPECT_NO_THROW((void)hooks_.memoryStats(0));
@@ -106,8 +107,8 @@ TEST_F(TestBackendTest, FailHookAlwaysFailsUntilCleared) {
 TEST_F(TestBackendTest, FailHookRejectsUnknownNamesAndCounts) {
   EXPECT_THAT(errorOf<InvalidArgument>([&] { hooks_.failHook("getCurentStream"); }),
               HasSubstr("'getCurentStream' is not a hook of the test backend"));
-  EXPECT_THROW(hooks_.failHook("init", 0), InvalidArgument);
-  EXPECT_THROW(hooks_.failHook("init", -2), InvalidArgument);
+  EXPECT_THROW(hooks_.failHook(HookId::init, 0), InvalidArgument);
+  EXPECT_THROW(hooks_.failHook(HookId::init, -2), InvalidArgument);
 }
 
 TEST_F(TestBackendTest, AllocatorFailuresAreInjectable) {
@@ -128,14 +129,16 @@ TEST_F(TestBackendTest, ObserverSeesEveryHookCallByName) {
   });
   (void)hooks_.getCurrentDevice();
   (void)hooks_.getNewStream(1);
-  hooks_.failHook("emptyCache", 1);
+  hooks_.failHook(HookId::emptyCache, 1);
   EXPECT_THROW(hooks_.emptyCache(), DeviceError);
   hooks_.setHookObserver({});
   (void)hooks_.getCurrentDevice();
   // The core asks getNewStream's priority range first; the index check of an
   // initialised backend uses the device count read at init.
-  EXPECT_THAT(seen, ElementsAre("getCurrentDevice", "streamPriorityRange", "getNewStream",
-                                "emptyCache"));
+  EXPECT_THAT(seen, ElementsAre(hookInfo(HookId::getCurrentDevice).name,
+                                hookInfo(HookId::streamPriorityRange).name,
+                                hookInfo(HookId::getNewStream).name,
+                                hookInfo(HookId::emptyCache).name));
 }
 
 TEST_F(TestBackendTest, AvailabilityCanBeSwitched) {
@@ -383,7 +386,8 @@ TEST_F(TestBackendTest, GraphWithoutKeepGraphIsInstantiatedByCaptureEnd) {
   hooks_.graphReplay(graph);
   EXPECT_EQ(hooks_.graphReplayCount(graph), 1u);
   EXPECT_THAT(errorOf<DeviceError>([&] { hooks_.graphInstantiate(graph); }),
-              HasSubstr("instantiated by graphCaptureEnd()"));
+              HasSubstr(std::string("instantiated by ") +
+                        std::string(hookInfo(HookId::graphCaptureEnd).name) + "()"));
 }
 
 TEST_F(TestBackendTest, GraphMisuseIsRejected) {

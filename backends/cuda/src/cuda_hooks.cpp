@@ -86,7 +86,7 @@ DefaultGenerators& CudaHooks::defaultGenerators() {
   return *defaults_;
 }
 
-Generator CudaHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+const Generator& CudaHooks::getDefaultGeneratorImpl(DeviceIndex index) {
   requireAvailable();
   return defaultGenerators().get(index);
 }

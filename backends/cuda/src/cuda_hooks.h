@@ -45,7 +45,7 @@ class CudaHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
   void setCurrentDeviceImpl(DeviceIndex index) override;
   void initImpl() override;
   bool hasPrimaryContextImpl(DeviceIndex index) const override;
-  Generator getDefaultGeneratorImpl(DeviceIndex index) override;
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override;
   Generator getNewGeneratorImpl(DeviceIndex index) override;
   Device getDeviceFromPtrImpl(const void* ptr) const override;
   Allocator& getPinnedMemoryAllocatorImpl() override;

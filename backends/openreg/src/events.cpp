@@ -1,5 +1,6 @@
 #include "events.h"
 
+#include <string_view>
 #include <thread>
 
 #include "accel/error.h"
@@ -13,12 +14,15 @@ namespace {
 // common (the event was recorded just before) and a futex wake-up costs more.
 constexpr std::chrono::microseconds kSpinTime{50};
 
-void refuseCapturing(StreamQueue& queue, const char* hook) {
+void refuseCapturing(StreamQueue& queue, HookId hook) {
   if (std::shared_ptr<Capture> capture = queue.capture()) {
     throw NotSupported(accel::detail::concat(
-        hook, "(): ", queue.stream(), " is capturing graph ", capture->graph,
+        hookInfo(hook).name, "(): ", queue.stream(), " is capturing graph ",
+        capture->graph,
         "; openreg graphs capture a single stream and cannot contain event records or "
-        "waits. Record events before graphCaptureBegin or after graphCaptureEnd"));
+        "waits. Record events before ",
+        hookInfo(HookId::graphCaptureBegin).name, " or after ",
+        hookInfo(HookId::graphCaptureEnd).name));
   }
 }
 
@@ -53,7 +57,7 @@ EventId Events::create(DeviceIndex index, EventFlags flags) {
   ACCEL_CHECK(!flags.interprocess, NotSupported, "'openreg' does not support ",
               hookInfo(HookId::createEvent).name,
               "() with EventFlags interprocess: its events exist in one process only");
-  (void)runtime_.device(index, "createEvent");
+  (void)runtime_.device(index, hookInfo(HookId::createEvent).name);
   auto event = std::make_shared<Event>();
   event->id = next_id_.fetch_add(1, std::memory_order_relaxed);
   event->device = index;
@@ -72,28 +76,29 @@ void Events::destroy(EventId event) noexcept {
   events_.erase(found);
 }
 
-std::shared_ptr<Events::Event> Events::find(EventId event, const char* hook) const {
+std::shared_ptr<Events::Event> Events::find(EventId event, HookId hook) const {
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     auto found = events_.find(event);
     if (found != events_.end()) return found->second;
   }
-  throw InvalidArgument(accel::detail::concat(
-      hook, "(): openreg has no event ", event,
-      " (never created, or destroyed); create one with createEvent"));
+  throw InvalidArgument(
+      accel::detail::concat(hookInfo(hook).name, "(): openreg has no event ", event,
+                            " (never created, or destroyed); create one with ",
+                            hookInfo(HookId::createEvent).name));
 }
 
 void Events::record(EventId id, Stream stream) {
-  std::shared_ptr<Event> event = find(id, "recordEvent");
-  StreamQueue& queue = runtime_.queue(stream, "recordEvent");
-  ACCEL_CHECK(stream.device.index() == event->device, InvalidArgument,
-              "recordEvent(): event ", id, " belongs to openreg:", int(event->device),
+  const std::string_view hook = hookInfo(HookId::recordEvent).name;
+  std::shared_ptr<Event> event = find(id, HookId::recordEvent);
+  StreamQueue& queue = runtime_.queue(stream, hook);
+  ACCEL_CHECK(stream.device.index() == event->device, InvalidArgument, hook, "(): event ",
+              id, " belongs to openreg:", int(event->device),
               " and cannot be recorded on ", stream,
               "; record it on a stream of its own device, or create the event on ",
               stream.device);
-  refuseCapturing(queue, "recordEvent");
-  runtime_.device(stream.device.index(), "recordEvent")
-      .faults.beginOperation("recordEvent");
+  refuseCapturing(queue, HookId::recordEvent);
+  runtime_.device(stream.device.index(), hook).faults.beginOperation(hook);
   const std::uint64_t version =
       event->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   Operation marker;
@@ -109,13 +114,13 @@ void Events::record(EventId id, Stream stream) {
 }
 
 void Events::block(EventId id, Stream stream) {
-  std::shared_ptr<Event> event = find(id, "blockStream");
-  StreamQueue& queue = runtime_.queue(stream, "blockStream");
-  refuseCapturing(queue, "blockStream");
+  const std::string_view hook = hookInfo(HookId::blockStream).name;
+  std::shared_ptr<Event> event = find(id, HookId::blockStream);
+  StreamQueue& queue = runtime_.queue(stream, hook);
+  refuseCapturing(queue, HookId::blockStream);
   const std::uint64_t target = event->recorded.load(std::memory_order_acquire);
   if (target == 0) return;  // never recorded: nothing to wait for, as in CUDA
-  runtime_.device(stream.device.index(), "blockStream")
-      .faults.beginOperation("blockStream");
+  runtime_.device(stream.device.index(), hook).faults.beginOperation(hook);
   Operation marker;
   marker.name = "event wait";
   marker.is_marker = true;
@@ -124,35 +129,39 @@ void Events::block(EventId id, Stream stream) {
 }
 
 bool Events::query(EventId id) {
-  std::shared_ptr<Event> event = find(id, "queryEvent");
-  runtime_.device(event->device, "queryEvent").faults.checkNotLost("queryEvent");
+  const std::string_view hook = hookInfo(HookId::queryEvent).name;
+  std::shared_ptr<Event> event = find(id, HookId::queryEvent);
+  runtime_.device(event->device, hook).faults.checkNotLost(hook);
   return event->completed.load(std::memory_order_acquire) >=
          event->recorded.load(std::memory_order_acquire);
 }
 
 void Events::synchronize(EventId id) {
-  std::shared_ptr<Event> event = find(id, "synchronizeEvent");
-  DeviceState& device = runtime_.device(event->device, "synchronizeEvent");
-  device.faults.checkNotLost("synchronizeEvent");
+  const std::string_view hook = hookInfo(HookId::synchronizeEvent).name;
+  std::shared_ptr<Event> event = find(id, HookId::synchronizeEvent);
+  DeviceState& device = runtime_.device(event->device, hook);
+  device.faults.checkNotLost(hook);
   event->waitFor(event->recorded.load(std::memory_order_acquire));
-  device.faults.checkNotLost("synchronizeEvent");
+  device.faults.checkNotLost(hook);
 }
 
 double Events::elapsedMilliseconds(EventId start_id, EventId end_id) {
-  std::shared_ptr<Event> start = find(start_id, "elapsedTime");
-  std::shared_ptr<Event> end = find(end_id, "elapsedTime");
+  const std::string_view hook = hookInfo(HookId::elapsedTime).name;
+  std::shared_ptr<Event> start = find(start_id, HookId::elapsedTime);
+  std::shared_ptr<Event> end = find(end_id, HookId::elapsedTime);
   for (const auto& event : {start, end}) {
-    ACCEL_CHECK(event->flags.enable_timing, InvalidArgument, "elapsedTime(): event ",
+    ACCEL_CHECK(event->flags.enable_timing, InvalidArgument, hook, "(): event ",
                 event->id,
                 " was created without enable_timing; create both events with "
                 "EventFlags{.enable_timing = true}");
     const std::uint64_t recorded = event->recorded.load(std::memory_order_acquire);
-    ACCEL_CHECK(recorded > 0, InvalidArgument, "elapsedTime(): event ", event->id,
+    ACCEL_CHECK(recorded > 0, InvalidArgument, hook, "(): event ", event->id,
                 " was never recorded; record both events first");
     ACCEL_CHECK(event->completed.load(std::memory_order_acquire) >= recorded,
-                InvalidArgument, "elapsedTime(): event ", event->id,
-                " has not completed yet; call synchronizeEvent on it first");
-    runtime_.device(event->device, "elapsedTime").faults.checkNotLost("elapsedTime");
+                InvalidArgument, hook, "(): event ", event->id,
+                " has not completed yet; call ", hookInfo(HookId::synchronizeEvent).name,
+                " on it first");
+    runtime_.device(event->device, hook).faults.checkNotLost(hook);
   }
   std::chrono::steady_clock::time_point start_time;
   std::chrono::steady_clock::time_point end_time;

@@ -28,6 +28,7 @@
 #include <unordered_map>
 
 #include "accel/event.h"
+#include "accel/hook_catalogue.h"
 #include "accel/stream.h"
 
 namespace accel::openreg::detail {
@@ -62,7 +63,7 @@ class Events {
     void waitFor(std::uint64_t version);
   };
 
-  [[nodiscard]] std::shared_ptr<Event> find(EventId event, const char* hook) const;
+  [[nodiscard]] std::shared_ptr<Event> find(EventId event, HookId hook) const;
 
   Runtime& runtime_;
   std::atomic<EventId> next_id_{1};

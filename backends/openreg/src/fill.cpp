@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "accel/openreg/backend.h"
 #include "accel/philox_generator.h"
@@ -38,8 +39,9 @@ void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
   }
   ACCEL_CHECK(generator.device().type() == deviceType(), InvalidArgument, api,
               "(): the generator is on ", generator.device(),
-              "; an openreg fill needs an "
-              "openreg generator (getDefaultGenerator or getNewGenerator of openreg)");
+              "; an openreg fill needs an openreg generator (",
+              hookInfo(HookId::getDefaultGenerator).name, " or ",
+              hookInfo(HookId::getNewGenerator).name, " of openreg)");
   device.faults.beginOperation(api);
   const PhiloxPosition from = reservePhilox(generator, fillOutputs(kind, count));
   operation.body = [data, count, from, hostFill] {

@@ -1,14 +1,29 @@
 #include "graphs.h"
 
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "runtime.h"
 
 namespace accel::openreg::detail {
 namespace {
+
+// Hook names in messages come from the catalogue.
+constexpr std::string_view name(HookId hook) { return hookInfo(hook).name; }
+
+// What to do with a graph that cannot be replayed yet (only built on failure).
+std::string notReplayableAdvice(bool captured) {
+  if (captured) {
+    return accel::detail::concat("; call ", name(HookId::graphInstantiate),
+                                 " first (it was created with keep_graph)");
+  }
+  return accel::detail::concat("; capture it (", name(HookId::graphCaptureBegin), " ... ",
+                               name(HookId::graphCaptureEnd), ") first");
+}
 
 const char* stateName(int state) {
   static constexpr const char* kNames[] = {"empty", "capturing", "captured",
@@ -27,19 +42,19 @@ GraphId Graphs::create(bool keep_graph) {
   return graph->id;
 }
 
-std::shared_ptr<Graphs::Graph> Graphs::find(GraphId graph, const char* hook) const {
+std::shared_ptr<Graphs::Graph> Graphs::find(GraphId graph, HookId hook) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = graphs_.find(graph);
     if (found != graphs_.end()) return found->second;
   }
   throw InvalidArgument(accel::detail::concat(
-      hook, "(): openreg has no graph ", graph,
-      " (never created, or destroyed); create one with graphCreate"));
+      name(hook), "(): openreg has no graph ", graph,
+      " (never created, or destroyed); create one with ", name(HookId::graphCreate)));
 }
 
 void Graphs::destroy(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, "graphDestroy");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphDestroy);
   {
     std::lock_guard<std::mutex> lock(graph->mutex);
     if (graph->state == State::Capturing) {
@@ -56,20 +71,22 @@ void Graphs::destroy(GraphId id) {
 }
 
 void Graphs::captureBegin(GraphId id, MempoolId pool, CaptureMode mode) {
-  std::shared_ptr<Graph> graph = find(id, "graphCaptureBegin");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureBegin);
   const DeviceIndex index = threadCurrentDevice();
-  DeviceState& device = runtime_.device(index, "graphCaptureBegin");
-  StreamQueue& queue = runtime_.currentQueue(index, "graphCaptureBegin");
-  ACCEL_CHECK(queue.stream().id != kDefaultStreamId, InvalidArgument,
-              "graphCaptureBegin(): the current stream of ", device.device,
-              " is its default stream, which cannot be captured; make a stream from "
-              "getNewStream() current (accel::StreamGuard) before capturing");
-  device.faults.checkNotLost("graphCaptureBegin");
-  std::lock_guard<std::mutex> lock(graph->mutex);
+  DeviceState& device = runtime_.device(index, name(HookId::graphCaptureBegin));
+  StreamQueue& queue = runtime_.currentQueue(index, name(HookId::graphCaptureBegin));
   ACCEL_CHECK(
-      graph->state == State::Empty, InvalidArgument, "graphCaptureBegin(): graph ", id,
-      " is ", stateName(static_cast<int>(graph->state)),
-      "; a graph holds one capture: call graphReset first, or create another graph");
+      queue.stream().id != kDefaultStreamId, InvalidArgument,
+      name(HookId::graphCaptureBegin), "(): the current stream of ", device.device,
+      " is its default stream, which cannot be captured; make a stream from ",
+      name(HookId::getNewStream), "() current (accel::StreamGuard) before capturing");
+  device.faults.checkNotLost(name(HookId::graphCaptureBegin));
+  std::lock_guard<std::mutex> lock(graph->mutex);
+  ACCEL_CHECK(graph->state == State::Empty, InvalidArgument,
+              name(HookId::graphCaptureBegin), "(): graph ", id, " is ",
+              stateName(static_cast<int>(graph->state)),
+              "; a graph holds one capture: call ", name(HookId::graphReset),
+              " first, or create another graph");
   memory::CachingAllocator& allocator = runtime_.cachingAllocator();
   const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
   auto capture = std::make_shared<Capture>();
@@ -98,12 +115,12 @@ void Graphs::captureBegin(GraphId id, MempoolId pool, CaptureMode mode) {
 }
 
 void Graphs::captureEnd(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, "graphCaptureEnd");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureEnd);
   std::lock_guard<std::mutex> lock(graph->mutex);
   ACCEL_CHECK(graph->state == State::Capturing, InvalidArgument,
-              "graphCaptureEnd(): graph ", id, " is ",
-              stateName(static_cast<int>(graph->state)),
-              ", not capturing; call graphCaptureBegin first");
+              name(HookId::graphCaptureEnd), "(): graph ", id, " is ",
+              stateName(static_cast<int>(graph->state)), ", not capturing; call ",
+              name(HookId::graphCaptureBegin), " first");
   graph->stream->endCapture(graph->capture);
   runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool);
   std::vector<Operation> operations;
@@ -119,49 +136,49 @@ void Graphs::captureEnd(GraphId id) {
     operations.clear();
     resetLocked(*graph);
     throw DeviceError(
-        accel::detail::concat("graphCaptureEnd(): the capture of graph ", id,
-                              " was invalidated and is discarded: ", invalidated));
+        accel::detail::concat(name(HookId::graphCaptureEnd), "(): the capture of graph ",
+                              id, " was invalidated and is discarded: ", invalidated));
   }
   graph->operations = std::move(operations);
   if (!graph->keep_graph) graph->state = State::Instantiated;
 }
 
 void Graphs::instantiate(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, "graphInstantiate");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphInstantiate);
   std::lock_guard<std::mutex> lock(graph->mutex);
   if (graph->state == State::Instantiated) return;
   ACCEL_CHECK(graph->state == State::Captured, InvalidArgument,
-              "graphInstantiate(): graph ", id, " is ",
-              stateName(static_cast<int>(graph->state)),
-              "; capture it (graphCaptureBegin ... graphCaptureEnd) first");
+              name(HookId::graphInstantiate), "(): graph ", id, " is ",
+              stateName(static_cast<int>(graph->state)), "; capture it (",
+              name(HookId::graphCaptureBegin), " ... ", name(HookId::graphCaptureEnd),
+              ") first");
   graph->state = State::Instantiated;
 }
 
 void Graphs::replay(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, "graphReplay");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphReplay);
   std::lock_guard<std::mutex> lock(graph->mutex);
   ACCEL_CHECK(graph->state == State::Instantiated, InvalidArgument,
-              "graphReplay(): graph ", id, " is ",
+              name(HookId::graphReplay), "(): graph ", id, " is ",
               stateName(static_cast<int>(graph->state)),
-              graph->state == State::Captured
-                  ? "; call graphInstantiate first (it was created with keep_graph)"
-                  : "; capture it (graphCaptureBegin ... graphCaptureEnd) first");
-  DeviceState& device = runtime_.device(graph->device, "graphReplay");
-  StreamQueue& queue = runtime_.currentQueue(graph->device, "graphReplay");
-  device.faults.beginOperation("graphReplay");
+              notReplayableAdvice(graph->state == State::Captured));
+  DeviceState& device = runtime_.device(graph->device, name(HookId::graphReplay));
+  StreamQueue& queue = runtime_.currentQueue(graph->device, name(HookId::graphReplay));
+  device.faults.beginOperation(name(HookId::graphReplay));
   for (const Operation& operation : graph->operations) queue.enqueue(operation);
 }
 
 void Graphs::reset(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, "graphReset");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphReset);
   std::lock_guard<std::mutex> lock(graph->mutex);
-  ACCEL_CHECK(graph->state != State::Capturing, InvalidArgument, "graphReset(): graph ",
-              id, " is capturing; call graphCaptureEnd first");
+  ACCEL_CHECK(graph->state != State::Capturing, InvalidArgument, name(HookId::graphReset),
+              "(): graph ", id, " is capturing; call ", name(HookId::graphCaptureEnd),
+              " first");
   resetLocked(*graph);
 }
 
 MempoolId Graphs::pool(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, "graphPool");
+  std::shared_ptr<Graph> graph = find(id, HookId::graphPool);
   std::lock_guard<std::mutex> lock(graph->mutex);
   return graph->pool;
 }

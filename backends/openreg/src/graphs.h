@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "accel/graph.h"
+#include "accel/hook_catalogue.h"
 #include "operation.h"
 #include "stream_queue.h"
 
@@ -65,7 +66,7 @@ class Graphs {
     std::vector<Operation> operations;
   };
 
-  [[nodiscard]] std::shared_ptr<Graph> find(GraphId graph, const char* hook) const;
+  [[nodiscard]] std::shared_ptr<Graph> find(GraphId graph, HookId hook) const;
   // Drops the operations and the pool. Requires graph.mutex; not Capturing.
   void resetLocked(Graph& graph) noexcept;
 

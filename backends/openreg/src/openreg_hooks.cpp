@@ -11,6 +11,16 @@
 #include "runtime.h"
 
 namespace accel::openreg::detail {
+namespace {
+
+// Out of line and known not to return, so that the hot path that checks the
+// fork flag saves no registers for the call.
+[[noreturn, gnu::cold, gnu::noinline]] void refuseInForkedChild(HookId hook) {
+  checkNotForkedChild(hookInfo(hook).name);
+  std::terminate();  // unreachable: it throws in a forked child
+}
+
+}  // namespace
 
 OpenRegHooks::OpenRegHooks(DeviceType type)
     : CachingAllocatorHooks(
@@ -25,20 +35,6 @@ OpenRegHooks::~OpenRegHooks() = default;
 Runtime& OpenRegHooks::runtime(HookId hook) const {
   checkNotForkedChild(hookInfo(hook).name);
   return Runtime::instance();
-}
-
-DefaultGenerators& OpenRegHooks::createDefaultGenerators() {
-  Runtime& rt = runtime(HookId::getDefaultGenerator);
-  std::lock_guard<std::mutex> lock(defaults_mutex_);
-  DefaultGenerators* defaults = defaults_.load(std::memory_order_relaxed);
-  if (defaults == nullptr) {
-    // Never freed: the hooks object is never destroyed either, and a reader
-    // may hold the pointer without a lock.
-    defaults = new DefaultGenerators(deviceType(), rt.deviceCount(),
-                                     [] { return threadCurrentDevice(); });
-    defaults_.store(defaults, std::memory_order_release);
-  }
-  return *defaults;
 }
 
 // ---- low ----
@@ -61,21 +57,29 @@ DeviceIndex OpenRegHooks::exchangeDeviceImpl(DeviceIndex index) {
 
 // ---- high ----
 
-void OpenRegHooks::initImpl() { Runtime::instance().init(); }
+void OpenRegHooks::initImpl() {
+  Runtime& rt = Runtime::instance();
+  rt.init();
+  // Created here, not on first use, so that the generator hook's fast path
+  // has no null check; the generators themselves are still made per device on
+  // first use. Kept across a retried init (a later step may have thrown).
+  if (defaults_ == nullptr) {
+    defaults_ = std::make_unique<DefaultGenerators>(deviceType(), rt.deviceCount(),
+                                                    [] { return threadCurrentDevice(); });
+  }
+}
 
 bool OpenRegHooks::hasPrimaryContextImpl(DeviceIndex index) const {
   return Runtime::instance().isActive(index);
 }
 
-// The fast path is a flag load, a pointer load and DefaultGenerators::get (an
-// index check, one acquire load and a handle copy): no lock, once_flag or map.
-Generator OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+// A fork-flag load and DefaultGenerators::get's inline array lookup (an index
+// check and one acquire load), returning the stored handle by reference: no
+// lock, once_flag, map or refcount.
+const Generator& OpenRegHooks::getDefaultGeneratorImpl(DeviceIndex index) {
   if (isForkedChild()) [[unlikely]]
-    checkNotForkedChild(hookInfo(HookId::getDefaultGenerator).name);
-  DefaultGenerators* defaults = defaults_.load(std::memory_order_acquire);
-  if (defaults == nullptr) [[unlikely]]
-    defaults = &createDefaultGenerators();
-  return defaults->get(index);
+    refuseInForkedChild(HookId::getDefaultGenerator);
+  return defaults_->get(index);
 }
 
 Generator OpenRegHooks::getNewGeneratorImpl(DeviceIndex index) {

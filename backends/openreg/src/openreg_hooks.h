@@ -17,8 +17,7 @@
 // registerHooks() and never destroyed.
 #pragma once
 
-#include <atomic>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,7 +45,7 @@ class OpenRegHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   DeviceIndex exchangeDeviceImpl(DeviceIndex index) override;
   void initImpl() override;
   bool hasPrimaryContextImpl(DeviceIndex index) const override;
-  Generator getDefaultGeneratorImpl(DeviceIndex index) override;
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override;
   Generator getNewGeneratorImpl(DeviceIndex index) override;
   Device getDeviceFromPtrImpl(const void* ptr) const override;
   Allocator& getPinnedMemoryAllocatorImpl() override;
@@ -91,12 +90,10 @@ class OpenRegHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   // The runtime, initialised by initImpl (the hooks base runs it before any
   // *Impl that needs it). Throws DeviceError in a fork child, naming `hook`.
   Runtime& runtime(HookId hook) const;
-  // Slow path of getDefaultGenerator: creates the generators once the device
-  // count is known (after init).
-  DefaultGenerators& createDefaultGenerators();
-
-  std::mutex defaults_mutex_;
-  std::atomic<DefaultGenerators*> defaults_{nullptr};
+  // Made by initImpl, once the device count is known. Written before the
+  // hooks base publishes "initialised" (release) and read only by *Impls that
+  // run after its acquire load, so a plain pointer needs no lock or atomic.
+  std::unique_ptr<DefaultGenerators> defaults_;
 };
 
 }  // namespace accel::openreg::detail

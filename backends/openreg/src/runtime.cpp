@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/openreg/backend.h"
 #include "fork_state.h"
 
@@ -88,9 +89,9 @@ void Runtime::init() {
     if (range == MAP_FAILED) {
       const int error = errno;
       throw NotAvailable(accel::detail::concat(
-          "openreg init(): could not reserve ", formatByteSize(total),
-          " of address space for ", config.device_count, " devices of ",
-          formatByteSize(capacity), ": ", std::strerror(error),
+          "openreg ", hookInfo(HookId::init).name, "(): could not reserve ",
+          formatByteSize(total), " of address space for ", config.device_count,
+          " devices of ", formatByteSize(capacity), ": ", std::strerror(error),
           "; lower ACCEL_OPENREG_DEVICES or ACCEL_OPENREG_MEMORY"));
     }
     base = static_cast<std::byte*>(range);
@@ -183,8 +184,9 @@ AllocationRef Runtime::resolveOn(DeviceState& device, const void* ptr, std::size
                                  std::string_view what) {
   std::optional<DeviceIndex> owner = deviceOfAddress(ptr);
   ACCEL_CHECK(owner.has_value(), InvalidArgument, what, ": ", ptr,
-              " is not openreg device memory; allocate it with "
-              "getDeviceAllocator(index).allocate() or accel::openreg::allocate()");
+              " is not openreg device memory; allocate it with ",
+              hookInfo(HookId::getDeviceAllocator).name,
+              "(index).allocate() or accel::openreg::allocate()");
   ACCEL_CHECK(*owner == device.device.index(), InvalidArgument, what, ": ", ptr,
               " is memory of ", Device(device.device.type(), *owner),
               ", but the work runs on ", device.device,
@@ -198,9 +200,10 @@ StreamQueue& Runtime::queue(Stream stream, std::string_view what) {
   DeviceState& state = device(stream.device.index(), what);
   ACCEL_CHECK(stream.id >= 0 && stream.id < kStreamsPerDevice, InvalidArgument, what,
               ": openreg has no stream with id ", stream.id, " (ids are 0 to ",
-              kStreamsPerDevice - 1,
-              "); get streams from getDefaultStream, "
-              "getCurrentStream or getNewStream");
+              kStreamsPerDevice - 1, "); get streams from ",
+              hookInfo(HookId::getDefaultStream).name, ", ",
+              hookInfo(HookId::getCurrentStream).name, " or ",
+              hookInfo(HookId::getNewStream).name);
   return *state.streams[static_cast<std::size_t>(stream.id)];
 }
 
@@ -210,7 +213,7 @@ StreamQueue& Runtime::currentQueue(DeviceIndex index, std::string_view what) {
 }
 
 Stream Runtime::newStream(DeviceIndex index, int priority) {
-  DeviceState& state = device(index, "getNewStream");
+  DeviceState& state = device(index, hookInfo(HookId::getNewStream).name);
   const int level = priority - kLowestPriority;
   const unsigned turn = state.next_pool_stream[static_cast<std::size_t>(level)].fetch_add(
       1, std::memory_order_relaxed);

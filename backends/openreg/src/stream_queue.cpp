@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 
 namespace accel::openreg::detail {
 namespace {
@@ -140,9 +141,10 @@ void StreamQueue::failIfCapturing(std::string_view hook, bool device_wide) {
   std::string message = accel::detail::concat(
       hook, "(): ", stream_, " is capturing graph ", capture_->graph,
       "; a capturing stream cannot be synchronised or queried, because its recorded work "
-      "has not run (as on real devices). The capture is now invalid and "
-      "graphCaptureEnd will fail; synchronise before graphCaptureBegin or after "
-      "graphCaptureEnd");
+      "has not run (as on real devices). The capture is now invalid and ",
+      hookInfo(HookId::graphCaptureEnd).name, " will fail; synchronise before ",
+      hookInfo(HookId::graphCaptureBegin).name, " or after ",
+      hookInfo(HookId::graphCaptureEnd).name);
   {
     std::lock_guard<std::mutex> capture_lock(capture_->mutex);
     if (capture_->invalidated.empty()) capture_->invalidated = message;
@@ -196,9 +198,10 @@ void StreamQueue::throwPendingError(std::string_view hook) {
 
 void StreamQueue::beginCapture(std::shared_ptr<Capture> capture) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ACCEL_CHECK(capture_ == nullptr, InvalidArgument, "graphCaptureBegin(): ", stream_,
+  ACCEL_CHECK(capture_ == nullptr, InvalidArgument,
+              hookInfo(HookId::graphCaptureBegin).name, "(): ", stream_,
               " is already capturing graph ", capture_->graph,
-              "; end that capture first (graphCaptureEnd)");
+              "; end that capture first (", hookInfo(HookId::graphCaptureEnd).name, ")");
   capture_ = std::move(capture);
 }
 

@@ -103,7 +103,7 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
 
   void initImpl() override;
   bool hasPrimaryContextImpl(DeviceIndex index) const override;
-  Generator getDefaultGeneratorImpl(DeviceIndex index) override;
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override;
   Generator getNewGeneratorImpl(DeviceIndex index) override;
   Device getDeviceFromPtrImpl(const void* ptr) const override;
   bool isPinnedPtrImpl(const void* ptr) const override;

@@ -117,7 +117,7 @@ bool SynchronousDeviceHooks::hasPrimaryContextImpl(DeviceIndex index) const {
   return used_[index].load(std::memory_order_acquire);
 }
 
-Generator SynchronousDeviceHooks::getDefaultGeneratorImpl(DeviceIndex index) {
+const Generator& SynchronousDeviceHooks::getDefaultGeneratorImpl(DeviceIndex index) {
   enter(HookId::getDefaultGenerator);
   return default_generators_.get(index);
 }
