@@ -59,6 +59,7 @@
 
 #include "accel/allocator.h"
 #include "accel/capabilities.h"
+#include "accel/default_generators.h"
 #include "accel/device.h"
 #include "accel/device_properties.h"
 #include "accel/error.h"
@@ -98,6 +99,18 @@ class GuardKey {
   friend class DeviceGuard;
   friend class StreamGuard;
 };
+
+class HooksTable;
+
+namespace detail {
+// Lets only the hooks table reach AcceleratorHooks::forgetServedGenerators,
+// in a fork child (see there). A key rather than friendship, like GuardKey.
+class ForkKey {
+ private:
+  ForkKey() noexcept = default;
+  friend class accel::HooksTable;
+};
+}  // namespace detail
 
 class ACCEL_API AcceleratorHooks {
  public:
@@ -166,11 +179,16 @@ class ACCEL_API AcceleratorHooks {
   // objects are never destroyed, so the reference is valid for the rest of
   // the process (copy it to hold a handle of your own; copies share state).
   // On an initialised backend with an explicit index this is one acquire
-  // load, a compare against the count read at init and the backend's impl.
+  // load, a compare against the count read at init, then either the
+  // DefaultGenerators the backend serves from (inline: a range check and one
+  // acquire load, no virtual call) or the backend's impl.
   [[nodiscard]] const Generator& getDefaultGenerator(DeviceIndex index = kCurrentDevice) {
     if (init_state_.load(std::memory_order_acquire) == InitState::Done && index >= 0 &&
-        index < initialized_device_count_) [[likely]]
+        index < initialized_device_count_) [[likely]] {
+      if (served_generators_ != nullptr) [[likely]]
+        return served_generators_->get(index);
       return getDefaultGeneratorImpl(index);
+    }
     return getDefaultGeneratorSlow(index);
   }
   // A generator with independent state on that device.
@@ -259,6 +277,12 @@ class ACCEL_API AcceleratorHooks {
   void restoreCurrentDevice(GuardKey, DeviceIndex index, const char* guard) noexcept;
   void restoreCurrentStream(GuardKey, Stream stream, const char* guard) noexcept;
 
+  // For the hooks table only (see ForkKey): in a fork child, single-threaded,
+  // for a backend it poisons. getDefaultGenerator goes back to the backend's
+  // impl, so that a caller who kept a reference to the real hooks object gets
+  // the backend's own fork refusal instead of a generator of a dead device.
+  void forgetServedGenerators(detail::ForkKey) noexcept { served_generators_ = nullptr; }
+
  protected:
   // Raises the error for a device index out of range [0, count) in `hook`.
   // The base class throws InvalidArgument ("device index 5 out of range
@@ -279,6 +303,17 @@ class ACCEL_API AcceleratorHooks {
   // constructor.
   void refuseInitialization() noexcept {
     init_state_.store(InitState::Refused, std::memory_order_release);
+  }
+
+  // Makes getDefaultGenerator on an initialised backend answer from
+  // `generators` inline, without calling getDefaultGeneratorImpl: for a
+  // backend whose impl is `return generators.get(index)` and nothing else
+  // (the impl still serves the hook before init completes and for -1).
+  // Call from the constructor or initImpl (the pointer is published by
+  // init's release store); `generators` must live as long as this object.
+  // Not thread-safe otherwise; never throws.
+  void serveDefaultGeneratorsFrom(DefaultGenerators& generators) noexcept {
+    served_generators_ = &generators;
   }
 
   // ---- what a backend overrides (defaults: failUnsupported) ----
@@ -381,6 +416,8 @@ class ACCEL_API AcceleratorHooks {
   mutable std::atomic<InitState> init_state_{InitState::NotStarted};
   // Written before init_state_ becomes Done, read after seeing Done.
   mutable int initialized_device_count_ = 0;
+  // Set by serveDefaultGeneratorsFrom before init_state_ becomes Done.
+  DefaultGenerators* served_generators_ = nullptr;
   mutable std::atomic<std::thread::id> init_thread_{};  // runs initImpl: re-entry check
   mutable std::mutex init_mutex_;                       // held while initImpl runs
 };

@@ -367,6 +367,7 @@ void HooksTable::poisonStartedBackends(InitStartedProbe started) noexcept {
     if (hooks == nullptr || stand_in == nullptr || hooks == stand_in) continue;
     if (!started(*hooks)) continue;
     s->poisoned[i].store(true, std::memory_order_release);
+    hooks->forgetServedGenerators(detail::ForkKey{});
     slots_[i].store(stand_in, std::memory_order_release);
   }
 }

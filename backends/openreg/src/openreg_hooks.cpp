@@ -67,6 +67,9 @@ void OpenRegHooks::initImpl() {
     defaults_ = std::make_unique<DefaultGenerators>(deviceType(), rt.deviceCount(),
                                                     [] { return threadCurrentDevice(); });
   }
+  // The hook then reads the generators inline, with no virtual call; in a
+  // fork child the core withdraws this and the impl below refuses.
+  serveDefaultGeneratorsFrom(*defaults_);
 }
 
 bool OpenRegHooks::hasPrimaryContextImpl(DeviceIndex index) const {

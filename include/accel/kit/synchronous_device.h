@@ -103,6 +103,9 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
 
   void initImpl() override;
   bool hasPrimaryContextImpl(DeviceIndex index) const override;
+  // Served inline from the kit's DefaultGenerators once initialised (see
+  // AcceleratorHooks::serveDefaultGeneratorsFrom): an override here is called
+  // only before init and for index -1.
   const Generator& getDefaultGeneratorImpl(DeviceIndex index) override;
   Generator getNewGeneratorImpl(DeviceIndex index) override;
   Device getDeviceFromPtrImpl(const void* ptr) const override;

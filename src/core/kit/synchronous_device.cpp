@@ -57,6 +57,7 @@ SynchronousDeviceHooks::SynchronousDeviceHooks(DeviceType type, Capabilities cap
       events_(std::make_unique<Events>()) {
   for (int i = 0; i < device_count; ++i)
     next_stream_[i].store(1, std::memory_order_relaxed);
+  serveDefaultGeneratorsFrom(default_generators_);
 }
 
 SynchronousDeviceHooks::~SynchronousDeviceHooks() = default;
