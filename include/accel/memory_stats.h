@@ -43,6 +43,17 @@ struct Stat {
       freed -= delta;
     }
   }
+  // add() for an amount whose sign the caller knows (amount >= 0): the same
+  // effect without the branch on the sign.
+  void increase(std::int64_t amount) noexcept {
+    current += amount;
+    allocated += amount;
+    peak = current > peak ? current : peak;
+  }
+  void decrease(std::int64_t amount) noexcept {
+    current -= amount;
+    freed += amount;
+  }
   void resetPeak() noexcept { peak = current; }
   friend bool operator==(const Stat&, const Stat&) = default;
 };
@@ -57,6 +68,14 @@ struct PooledStat : Stat {
   void add(bool small, std::int64_t delta) noexcept {
     Stat::add(delta);
     (small ? small_pool : large_pool).add(delta);
+  }
+  void increase(bool small, std::int64_t amount) noexcept {
+    Stat::increase(amount);
+    (small ? small_pool : large_pool).increase(amount);
+  }
+  void decrease(bool small, std::int64_t amount) noexcept {
+    Stat::decrease(amount);
+    (small ? small_pool : large_pool).decrease(amount);
   }
   void resetPeak() noexcept {
     Stat::resetPeak();

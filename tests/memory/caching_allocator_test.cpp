@@ -124,6 +124,41 @@ TEST_F(CachingAllocatorTest, FreedBlockIsReusedBestFitAndSplit) {
   EXPECT_EQ(source_.allocations.load(), 1);
 }
 
+// A split or a merge changes a free block's size in place (no re-insertion
+// when its rank holds). Here both move a block past another one, so a wrong
+// order would make best fit pick the larger block.
+TEST_F(CachingAllocatorTest, BestFitHoldsWhenSplitsAndMergesReorderTheFreeBlocks) {
+  auto allocate = [&](std::size_t bytes) {
+    return allocator_.allocate(0, bytes, stream(0));
+  };
+  // One 2 MiB segment: [a 100K][guard 4K][b 200K][guard 4K][rest].
+  DataPtr a = allocate(100 * kKiB);
+  DataPtr guard_ab = allocate(4 * kKiB);
+  DataPtr b = allocate(200 * kKiB);
+  DataPtr guard_rest = allocate(4 * kKiB);
+  auto* const base = static_cast<std::byte*>(a.get());
+  a.reset();  // free: 100K at 0 and 200K at 104K
+  b.reset();
+  // 120K takes the 200K block; its 80K rest now ranks before the 100K one.
+  DataPtr c = allocate(120 * kKiB);
+  EXPECT_EQ(c.get(), base + 104 * kKiB);
+  // 90K: the 80K rest is too small, the 100K block fits best.
+  DataPtr d = allocate(90 * kKiB);
+  EXPECT_EQ(d.get(), base);
+  // Freeing d merges it into its 10K rest: 100K, now ranked after the 80K.
+  d.reset();
+  DataPtr e = allocate(75 * kKiB);
+  EXPECT_EQ(e.get(), base + 224 * kKiB);
+  DataPtr f = allocate(95 * kKiB);
+  EXPECT_EQ(f.get(), base);
+  // Free: 5K after f, 5K after e, and the rest of the segment.
+  const MemoryStats stats = allocator_.stats(0);
+  EXPECT_EQ(stats.inactive_split.current, 3);
+  EXPECT_EQ(stats.inactive_split_bytes.current,
+            static_cast<std::int64_t>(2 * kMiB - 308 * kKiB + 10 * kKiB));
+  EXPECT_EQ(source_.allocations.load(), 1);
+}
+
 TEST_F(CachingAllocatorTest, FreeNeighboursMergeSoTheSegmentCanBeReturned) {
   std::vector<DataPtr> blocks;
   for (int i = 0; i < 16; ++i)

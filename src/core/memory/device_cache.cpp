@@ -51,6 +51,53 @@ bool isFreeWholeSegment(const Block* block) noexcept {
 
 }  // namespace
 
+// ---- the free sets ----
+
+void BlockPool::insert(Block* block) {
+  if (spare_nodes_.empty()) {
+    block->in_free_set = blocks.insert(block).first;
+    return;
+  }
+  FreeSet::node_type node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  node.value() = block;
+  block->in_free_set = blocks.insert(std::move(node)).position;
+}
+
+void BlockPool::erase(Block* block) noexcept {
+  keepNode(blocks.extract(block->in_free_set));
+  block->in_free_set = {};
+}
+
+void BlockPool::keepNode(FreeSet::node_type node) noexcept {
+  try {
+    spare_nodes_.push_back(std::move(node));
+  } catch (...) {
+    // No room to keep it: the node is freed instead.
+  }
+}
+
+void BlockPool::reshape(Block* block, std::byte* ptr, std::size_t size) noexcept {
+  // The set orders by what the pointers point at, so changing the block
+  // changes its key. It stays where it is when it still ranks between its
+  // neighbours (the usual case: the rest of a split, a merge); otherwise its
+  // node is unlinked (no comparisons) and relinked at the new rank. Sizes
+  // only change with addresses inside one stream's blocks, so a block that
+  // grew can only have passed later ones and one that shrank earlier ones.
+  const FreeSet::iterator at = block->in_free_set;
+  const bool grew = size > block->size;
+  block->ptr = ptr;
+  block->size = size;
+  const BlockOrder before;
+  if (grew) {
+    const auto next = std::next(at);
+    if (next == blocks.end() || before(block, *next)) return;
+  } else {
+    if (at == blocks.begin() || before(*std::prev(at), block)) return;
+  }
+  block->in_free_set = blocks.insert(blocks.extract(at)).position;
+}
+
 DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
                          AllocatorSettings settings)
     : allocator_(allocator),
@@ -92,25 +139,25 @@ Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   }
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
-  Block* block = findFree(pool, stream, rounded);
+  if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
+    return takeFree(pool, *found, rounded, bytes);
+  if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
+  Block* block = newSegment(pool, stream, rounded);
+  if (block == nullptr) block = handOff(pool, stream, rounded);
   if (block == nullptr) {
-    if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
-    block = newSegment(pool, stream, rounded);
-    if (block == nullptr) block = handOff(pool, stream, rounded);
-    if (block == nullptr) {
-      ++stats_.num_alloc_retries;
-      if (settings_.max_split_size > 0 && releaseCached(true) > 0) {
-        block = newSegment(pool, stream, rounded);
-      }
-      if (block == nullptr) {
-        synchronizeEvents();
-        releaseCached(false);
-        block = findFree(pool, stream, rounded);
-        if (block == nullptr) block = newSegment(pool, stream, rounded);
-      }
+    ++stats_.num_alloc_retries;
+    if (settings_.max_split_size > 0 && releaseCached(true) > 0) {
+      block = newSegment(pool, stream, rounded);
     }
-    if (block == nullptr) raiseOutOfMemory(lock, rounded, stream);
+    if (block == nullptr) {
+      synchronizeEvents();
+      releaseCached(false);
+      if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
+        return takeFree(pool, *found, rounded, bytes);
+      block = newSegment(pool, stream, rounded);
+    }
   }
+  if (block == nullptr) raiseOutOfMemory(lock, rounded, stream);
   splitAndMark(block, rounded, bytes);
   return block;
 }
@@ -146,17 +193,49 @@ BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
   return small ? small_ : large_;
 }
 
-Block* DeviceCache::findFree(BlockPool& pool, StreamId stream, std::size_t rounded) {
+FreeSet::iterator DeviceCache::findFree(BlockPool& pool, StreamId stream,
+                                        std::size_t rounded) {
   Block key;
   key.stream = stream;
   key.size = rounded;
   auto found = pool.blocks.lower_bound(&key);
-  if (found == pool.blocks.end() || (*found)->stream != stream) return nullptr;
+  if (found == pool.blocks.end() || (*found)->stream != stream) return pool.blocks.end();
   // The smallest fitting block decides: every later one is larger, so if this
   // one may not serve (oversize rules) none may.
-  if (!mayServe((*found)->size, rounded, settings_.max_split_size)) return nullptr;
-  Block* block = *found;
-  pool.blocks.erase(found);
+  if (!mayServe((*found)->size, rounded, settings_.max_split_size))
+    return pool.blocks.end();
+  return found;
+}
+
+Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rounded,
+                             std::size_t requested) {
+  if (!shouldSplit(free_block->size, rounded, pool.small, settings_.max_split_size,
+                   free_block->segment->expandable)) {
+    pool.erase(free_block);
+    adjustInactiveSplit(free_block, -1);
+    markAllocated(free_block, requested);
+    return free_block;
+  }
+  // Split in place: the free block keeps its place in the set and becomes
+  // the rest; a new block takes the front. Same layout as splitAndMark.
+  Block* block = makeBlock();
+  adjustInactiveSplit(free_block, -1);
+  block->ptr = free_block->ptr;
+  block->size = rounded;
+  block->stream = free_block->stream;
+  block->pool = &pool;
+  block->segment = free_block->segment;
+  block->prev = free_block->prev;
+  block->next = free_block;
+  if (block->prev != nullptr) {
+    block->prev->next = block;
+  } else {
+    block->segment->head = block;
+  }
+  free_block->prev = block;
+  pool.reshape(free_block, free_block->ptr + rounded, free_block->size - rounded);
+  adjustInactiveSplit(free_block, +1);
+  markAllocated(block, requested);
   return block;
 }
 
@@ -241,7 +320,7 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   Block* block = nullptr;
   if (tail_free > 0) {
     adjustInactiveSplit(tail, -1);
-    pool.blocks.erase(tail);
+    pool.erase(tail);
     tail->size += grow;
     block = tail;
   } else {
@@ -260,7 +339,7 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   }
   if (block->size < rounded) {  // a tail too small even after growing: keep it
     adjustInactiveSplit(block, +1);
-    pool.blocks.insert(block);
+    pool.insert(block);
     return nullptr;
   }
   return block;
@@ -287,7 +366,7 @@ Block* DeviceCache::handOff(BlockPool& pool, StreamId stream, std::size_t rounde
     }
     source_.releaseEvent(event);
   }
-  pool.blocks.erase(best);
+  pool.erase(best);
   best->stream = stream;
   best->segment->stream = stream;
   return best;
@@ -310,16 +389,20 @@ void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t re
     block->next = rest;
     block->size = rounded;
     adjustInactiveSplit(rest, +1);
-    pool.blocks.insert(rest);
+    pool.insert(rest);
   }
+  markAllocated(block, requested);
+}
+
+void DeviceCache::markAllocated(Block* block, std::size_t requested) {
   block->allocated = true;
   block->requested = requested;
-  const bool small = pool.small;
-  stats_.allocated_bytes.add(small, sized(block->size));
-  stats_.allocations.add(small, 1);
-  stats_.active_bytes.add(small, sized(block->size));
-  stats_.active.add(small, 1);
-  stats_.requested_bytes.add(small, sized(requested));
+  const bool small = block->pool->small;
+  stats_.allocated_bytes.increase(small, sized(block->size));
+  stats_.allocations.increase(small, 1);
+  stats_.active_bytes.increase(small, sized(block->size));
+  stats_.active.increase(small, 1);
+  stats_.requested_bytes.increase(small, sized(requested));
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(1);
   }
@@ -335,9 +418,9 @@ void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t re
 void DeviceCache::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   const bool small = block->pool->small;
-  stats_.allocated_bytes.add(small, -sized(block->size));
-  stats_.allocations.add(small, -1);
-  stats_.requested_bytes.add(small, -sized(block->requested));
+  stats_.allocated_bytes.decrease(small, sized(block->size));
+  stats_.allocations.decrease(small, 1);
+  stats_.requested_bytes.decrease(small, sized(block->requested));
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(-1);
   }
@@ -374,31 +457,51 @@ void DeviceCache::returnBlock(Block* block, std::int64_t time_ns) noexcept {
   const std::size_t size = block->size;
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
   const StreamId stream = block->stream;
-  stats_.active_bytes.add(small, -sized(size));
-  stats_.active.add(small, -1);
+  stats_.active_bytes.decrease(small, sized(size));
+  stats_.active.decrease(small, 1);
   block->allocated = false;
   block->pending_free = false;
   block->requested = 0;
   block->stack.reset();
-  if (Block* prev = block->prev; prev != nullptr && !prev->allocated) {
+  // Merge with free neighbours. A neighbour already in the free set absorbs
+  // the others and is reshaped in place (see BlockPool::reshape), so the
+  // common free — next to the free rest of its segment — neither allocates
+  // nor rebalances.
+  Block* prev = block->prev;
+  Block* next = block->next;
+  const bool merge_prev = prev != nullptr && !prev->allocated;
+  const bool merge_next = next != nullptr && !next->allocated;
+  Block* merged = block;
+  if (merge_prev) {
     adjustInactiveSplit(prev, -1);
-    pool.blocks.erase(prev);
-    prev->size += block->size;
-    prev->next = block->next;
+    std::size_t merged_size = prev->size + block->size;
+    prev->next = next;
+    if (merge_next) {
+      adjustInactiveSplit(next, -1);
+      pool.erase(next);
+      merged_size += next->size;
+      prev->next = next->next;
+      recycle(next);
+    }
     if (prev->next != nullptr) prev->next->prev = prev;
+    pool.reshape(prev, prev->ptr, merged_size);
     recycle(block);
-    block = prev;
-  }
-  if (Block* next = block->next; next != nullptr && !next->allocated) {
+    merged = prev;
+  } else if (merge_next) {
     adjustInactiveSplit(next, -1);
-    pool.blocks.erase(next);
-    block->size += next->size;
-    block->next = next->next;
-    if (block->next != nullptr) block->next->prev = block;
-    recycle(next);
+    next->prev = prev;
+    if (prev != nullptr) {
+      prev->next = next;
+    } else {
+      next->segment->head = next;
+    }
+    pool.reshape(next, block->ptr, block->size + next->size);
+    recycle(block);
+    merged = next;
+  } else {
+    pool.insert(block);
   }
-  adjustInactiveSplit(block, +1);
-  pool.blocks.insert(block);
+  adjustInactiveSplit(merged, +1);
   if (history_level_ != HistoryRecording::Off) {
     record(Action::FreeCompleted, nullptr, address, size, stream, 0, time_ns);
   }
@@ -444,7 +547,7 @@ void DeviceCache::synchronizeEvents() {
 void DeviceCache::releaseSegment(Block* block) noexcept {
   Segment* segment = block->segment;
   BlockPool& pool = *block->pool;
-  pool.blocks.erase(block);
+  pool.erase(block);
   const std::size_t size = segment->size;
   source_.freeSegment(index_, segment->base, size);
   stats_.reserved_bytes.add(pool.small, -sized(size));
@@ -470,7 +573,7 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
   const std::size_t unmap = segment->size - keep_until;
   BlockPool& pool = *tail->pool;
   adjustInactiveSplit(tail, -1);
-  pool.blocks.erase(tail);
+  pool.erase(tail);
   source_.unmapPages(index_, segment->base + keep_until, unmap);
   segment->size = keep_until;
   tail->size -= unmap;
@@ -481,7 +584,7 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
          segment->stream);
   if (tail->size > 0) {
     adjustInactiveSplit(tail, +1);
-    pool.blocks.insert(tail);
+    pool.insert(tail);
     return;
   }
   if (tail->prev != nullptr) {
@@ -647,8 +750,13 @@ void DeviceCache::emptyCache() {
 void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
   if (block->allocated || (block->prev == nullptr && block->next == nullptr)) return;
   const bool small = block->pool->small;
-  stats_.inactive_split_bytes.add(small, sign * sized(block->size));
-  stats_.inactive_split.add(small, sign);
+  if (sign > 0) {
+    stats_.inactive_split_bytes.increase(small, sized(block->size));
+    stats_.inactive_split.increase(small, 1);
+  } else {
+    stats_.inactive_split_bytes.decrease(small, sized(block->size));
+    stats_.inactive_split.decrease(small, 1);
+  }
 }
 
 Block* DeviceCache::makeBlock() {
@@ -664,7 +772,22 @@ Block* DeviceCache::makeBlock() {
 }
 
 void DeviceCache::recycle(Block* block) noexcept {
-  *block = Block();
+  // Field by field rather than `*block = Block()`: the vector keeps its
+  // capacity and no temporary is built on the free path.
+  block->ptr = nullptr;
+  block->size = 0;
+  block->requested = 0;
+  block->stream = kDefaultStreamId;
+  block->pool = nullptr;
+  block->segment = nullptr;
+  block->prev = nullptr;
+  block->next = nullptr;
+  block->allocated = false;
+  block->pending_free = false;
+  block->event_count = 0;
+  block->stream_uses.clear();
+  block->stack.reset();
+  block->in_free_set = {};
   try {
     spare_blocks_.push_back(block);
   } catch (...) {

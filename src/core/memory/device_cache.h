@@ -31,6 +31,13 @@ struct Segment;
 struct BlockPool;
 struct PrivatePool;
 class DeviceCache;
+struct Block;
+
+// Free blocks ordered by (stream, size, address).
+struct BlockOrder {
+  bool operator()(const Block* a, const Block* b) const noexcept;
+};
+using FreeSet = std::set<Block*, BlockOrder>;
 
 struct Block {
   DeviceCache* owner = nullptr;
@@ -47,22 +54,39 @@ struct Block {
   int event_count = 0;
   std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
   CapturedStack stack;                // allocation stack when recorded
+  FreeSet::iterator in_free_set{};    // where it is while in its pool's free set
 };
 
-struct BlockOrder {
-  bool operator()(const Block* a, const Block* b) const noexcept {
-    if (a->stream != b->stream) return a->stream < b->stream;
-    if (a->size != b->size) return a->size < b->size;
-    return a->ptr < b->ptr;
-  }
-};
+inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcept {
+  if (a->stream != b->stream) return a->stream < b->stream;
+  if (a->size != b->size) return a->size < b->size;
+  return a->ptr < b->ptr;
+}
 
+// The free blocks of one pool, ordered for best fit. Set nodes are recycled
+// (erase keeps the emptied node, insert reuses one), and a block whose address
+// or size changes is moved in place when its order among its neighbours
+// allows: so the hot path of split-on-allocate and merge-on-free touches no
+// heap and rebalances no tree.
 struct BlockPool {
   BlockPool(bool small_pool, PrivatePool* private_owner) noexcept
       : small(small_pool), owner(private_owner) {}
-  std::set<Block*, BlockOrder> blocks;  // free blocks only
+
+  // Throws std::bad_alloc only when no recycled node is left.
+  void insert(Block* block);
+  void erase(Block* block) noexcept;
+  // Gives a free block of this set a new address and size (the same block
+  // object, so the set still holds it): in place when it keeps its rank
+  // among its neighbours, else relinked through its own node.
+  void reshape(Block* block, std::byte* ptr, std::size_t size) noexcept;
+
+  FreeSet blocks;  // free blocks only
   const bool small;
   PrivatePool* const owner;  // nullptr: the device's default pools
+
+ private:
+  void keepNode(FreeSet::node_type node) noexcept;
+  std::vector<FreeSet::node_type> spare_nodes_;
 };
 
 struct Segment {
@@ -132,12 +156,20 @@ class DeviceCache {
  private:
   // Everything below requires mutex_.
   [[nodiscard]] BlockPool& poolFor(StreamId stream, std::size_t rounded);
-  [[nodiscard]] Block* findFree(BlockPool& pool, StreamId stream, std::size_t rounded);
+  // The best-fitting free block for the request, or pool.blocks.end().
+  [[nodiscard]] FreeSet::iterator findFree(BlockPool& pool, StreamId stream,
+                                           std::size_t rounded);
+  // Hands out the free block at `found` (split in place when worth it).
+  [[nodiscard]] Block* takeFree(BlockPool& pool, Block* found, std::size_t rounded,
+                                std::size_t requested);
   [[nodiscard]] Block* newSegment(BlockPool& pool, StreamId stream, std::size_t rounded);
   [[nodiscard]] Block* growExpandable(BlockPool& pool, StreamId stream,
                                       std::size_t rounded);
   [[nodiscard]] Block* handOff(BlockPool& pool, StreamId stream, std::size_t rounded);
+  // For a block out of the free set: splits off the rest when worth it,
+  // then marks it allocated.
   void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
+  void markAllocated(Block* block, std::size_t requested);
   // time_ns: the caller's timestamp for history (0: read the clock).
   void returnBlock(Block* block, std::int64_t time_ns = 0) noexcept;
   void processEvents() noexcept;
