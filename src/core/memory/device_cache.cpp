@@ -902,17 +902,26 @@ void DeviceCache::record(Action action, const Block* block, std::uint64_t addres
        action != Action::FreeCompleted && action != Action::Oom)) {
     return;
   }
-  TraceRecord entry{action, address,    size, stream, time_ns != 0 ? time_ns : nowNs(),
-                    {},     device_free};
-  if (history_stacks_) {
-    entry.stack = (block != nullptr && block->stack) ? block->stack : captureStack(3);
-  }
   try {
+    // Filled in place: the ring's oldest entry is reused, with no temporary.
+    TraceRecord* slot = nullptr;
     if (history_.size() < history_capacity_) {
-      history_.push_back(std::move(entry));
+      slot = &history_.emplace_back();
     } else {
-      history_[history_next_] = std::move(entry);
-      history_next_ = (history_next_ + 1) % history_capacity_;
+      slot = &history_[history_next_];
+      if (++history_next_ == history_capacity_) history_next_ = 0;
+    }
+    TraceRecord& entry = *slot;
+    entry.action = action;
+    entry.address = address;
+    entry.size = size;
+    entry.stream = stream;
+    entry.time_ns = time_ns != 0 ? time_ns : nowNs();
+    entry.device_free = device_free;
+    if (history_stacks_) {
+      entry.stack = (block != nullptr && block->stack) ? block->stack : captureStack(3);
+    } else {
+      entry.stack.reset();
     }
   } catch (...) {
     // History is best effort: losing an entry must not fail an allocation.
