@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
@@ -45,6 +48,32 @@ TEST_F(MemoryHistoryTest, AllRecordsSegmentAndBlockEventsInOrder) {
     EXPECT_GE(trace[i].time_ns, trace[i - 1].time_ns);
   }
   EXPECT_TRUE(trace[1].frames.empty());  // no stacks asked for
+}
+
+// Entries are stamped with a cheap counter and converted when the snapshot
+// is taken: the times must still be steady-clock nanoseconds, inside the span
+// that enclosed the events, and keep the gap between them.
+TEST_F(MemoryHistoryTest, TraceTimesAreSteadyClockNanoseconds) {
+  const auto steadyNs = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  allocator_.recordHistory({HistoryRecording::AllocationsOnly, 100, false});
+  const std::int64_t before = steadyNs();
+  DataPtr a = allocator_.allocate(0, 4 * kKiB, stream(0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  a.reset();
+  const std::int64_t after = steadyNs();
+  const MemorySnapshot snapshot = allocator_.snapshot({.device = 0});
+  const auto& trace = snapshot.device_traces.at(0);
+  ASSERT_EQ(trace.size(), 3u);
+  constexpr std::int64_t kSlack = 1'000'000;  // 1 ms of conversion error at most
+  for (const MemoryTraceEntry& entry : trace) {
+    EXPECT_GE(entry.time_ns, before - kSlack);
+    EXPECT_LE(entry.time_ns, after + kSlack);
+  }
+  EXPECT_GE(trace[1].time_ns - trace[0].time_ns, 20'000'000 - kSlack);
 }
 
 TEST_F(MemoryHistoryTest, AllocationsOnlySkipsSegmentsAndOffRecordsNothing) {

@@ -1,7 +1,6 @@
 #include "device_cache.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -36,12 +35,6 @@ std::string formatBytes(std::size_t bytes) {
     std::snprintf(text, sizeof text, "%.2f %s", value, kUnits[unit]);
   }
   return text;
-}
-
-std::int64_t nowNs() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 bool isFreeWholeSegment(const Block* block) noexcept {
@@ -428,7 +421,7 @@ void DeviceCache::free(Block* block) noexcept {
   // One clock read for both events of an immediate free.
   std::int64_t now = 0;
   if (history_level_ != HistoryRecording::Off) {
-    now = nowNs();
+    now = clock_.now();
     record(Action::FreeRequested, block, address, block->size, block->stream, 0, now);
   }
   block->pending_free = true;
@@ -451,7 +444,7 @@ void DeviceCache::free(Block* block) noexcept {
   returnBlock(block, now);
 }
 
-void DeviceCache::returnBlock(Block* block, std::int64_t time_ns) noexcept {
+void DeviceCache::returnBlock(Block* block, std::int64_t stamp) noexcept {
   BlockPool& pool = *block->pool;
   const bool small = pool.small;
   const std::size_t size = block->size;
@@ -503,7 +496,7 @@ void DeviceCache::returnBlock(Block* block, std::int64_t time_ns) noexcept {
   }
   adjustInactiveSplit(merged, +1);
   if (history_level_ != HistoryRecording::Off) {
-    record(Action::FreeCompleted, nullptr, address, size, stream, 0, time_ns);
+    record(Action::FreeCompleted, nullptr, address, size, stream, 0, stamp);
   }
   if (pool.owner != nullptr && pool.owner->users == 0)
     maybeReleasePrivatePool(pool.owner);
@@ -892,7 +885,7 @@ void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
 
 void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
                          std::uint64_t size, StreamId stream, std::uint64_t device_free,
-                         std::int64_t time_ns) {
+                         std::int64_t stamp) {
   if (history_level_ == HistoryRecording::Off ||
       history_level_ == HistoryRecording::State || history_capacity_ == 0) {
     return;
@@ -916,7 +909,7 @@ void DeviceCache::record(Action action, const Block* block, std::uint64_t addres
     entry.address = address;
     entry.size = size;
     entry.stream = stream;
-    entry.time_ns = time_ns != 0 ? time_ns : nowNs();
+    entry.stamp = stamp != 0 ? stamp : clock_.now();
     entry.device_free = device_free;
     if (history_stacks_) {
       entry.stack = (block != nullptr && block->stack) ? block->stack : captureStack(3);
@@ -974,6 +967,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) const {
   const std::size_t count = history_.size();
   trace.reserve(count);
   const std::size_t start = count < history_capacity_ ? 0 : history_next_;
+  const TraceClock::Scale scale = clock_.scale();
   for (std::size_t i = 0; i < count; ++i) {
     const TraceRecord& record = history_[(start + i) % count];
     MemoryTraceEntry entry;
@@ -981,7 +975,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) const {
     entry.address = record.address;
     entry.size = record.size;
     entry.stream = Stream(device, record.stream);
-    entry.time_ns = record.time_ns;
+    entry.time_ns = scale.toNs(record.stamp);
     entry.device_free = record.device_free;
     entry.frame_details = symbolizer_.symbolize(record.stack);
     for (const MemoryFrame& frame : entry.frame_details) {

@@ -24,6 +24,7 @@
 
 #include "accel/memory/caching_allocator.h"
 #include "stack_capture.h"
+#include "trace_clock.h"
 
 namespace accel::memory::detail {
 
@@ -112,7 +113,7 @@ struct TraceRecord {
   std::uint64_t address;
   std::uint64_t size;
   StreamId stream;
-  std::int64_t time_ns;
+  std::int64_t stamp;  // TraceClock ticks, converted when a snapshot reads them
   CapturedStack stack;
   std::uint64_t device_free;
 };
@@ -170,8 +171,8 @@ class DeviceCache {
   // then marks it allocated.
   void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
   void markAllocated(Block* block, std::size_t requested);
-  // time_ns: the caller's timestamp for history (0: read the clock).
-  void returnBlock(Block* block, std::int64_t time_ns = 0) noexcept;
+  // stamp: the caller's TraceClock timestamp for history (0: read the clock).
+  void returnBlock(Block* block, std::int64_t stamp = 0) noexcept;
   void processEvents() noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
@@ -191,7 +192,7 @@ class DeviceCache {
   void adjustInactiveSplit(const Block* block, int sign) noexcept;
   void record(MemoryTraceEntry::Action action, const Block* block, std::uint64_t address,
               std::uint64_t size, StreamId stream, std::uint64_t device_free = 0,
-              std::int64_t time_ns = 0);
+              std::int64_t stamp = 0);
   [[nodiscard]] Block* makeBlock();
   void recycle(Block* block) noexcept;
   [[nodiscard]] std::size_t expandableStep() const noexcept;
@@ -219,6 +220,7 @@ class DeviceCache {
   std::vector<TraceRecord> history_;  // ring
   std::size_t history_next_ = 0;
   mutable StackSymbolizer symbolizer_;
+  TraceClock clock_;
 };
 
 }  // namespace accel::memory::detail
