@@ -199,25 +199,21 @@ void printBackend(const json& b, std::ostream& out) {
   }
   if (b.contains("config")) printIndented(out, "    config:       ", indent, b["config"]);
   for (const json& d : b["devices"]) {
+    // The device's name heads its first line; the lines after it are indented.
     std::string head = "    " + d["device"].get<std::string>();
     head.resize(indent.size(), ' ');
-    if (d.contains("properties")) {
-      out << head << propertiesLine(d["properties"]) << '\n';
+    auto line = [&](const std::string& text) {
+      out << head << text << '\n';
       head = indent;
-    }
+    };
+    if (d.contains("properties")) line(propertiesLine(d["properties"]));
     if (d.contains("properties_error")) {
-      out << head << "properties: " << d["properties_error"].get<std::string>() << '\n';
-      head = indent;
+      line("properties: " + d["properties_error"].get<std::string>());
     }
-    if (d.contains("memory")) {
-      out << head << memoryLine(d["memory"]) << '\n';
-      head = indent;
-    }
-    if (d.contains("memory_error")) {
-      out << head << "memory: " << d["memory_error"].get<std::string>() << '\n';
-      head = indent;
-    }
-    if (head != indent) out << head << "(no device or memory group)\n";
+    if (d.contains("memory")) line(memoryLine(d["memory"]));
+    if (d.contains("memory_error"))
+      line("memory: " + d["memory_error"].get<std::string>());
+    if (head != indent) line("(no device or memory group)");
   }
 }
 

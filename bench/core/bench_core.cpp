@@ -82,25 +82,18 @@ BENCHMARK(BM_GetCurrentDevice_CachedHooks);
 
 // ---- guards ----
 
-void BM_DeviceGuard_SameDevice(benchmark::State& state) {
+// A guard for device `index` while device 0 is current: index 0 keeps the
+// device, index 1 switches to it and back.
+void BM_DeviceGuard(benchmark::State& state, DeviceIndex index) {
   getHooks(benchType()).setCurrentDevice(0);
-  const Device device(benchType(), 0);
+  const Device device(benchType(), index);
   for (auto _ : state) {
     DeviceGuard guard(device);
     benchmark::DoNotOptimize(&guard);
   }
 }
-BENCHMARK(BM_DeviceGuard_SameDevice);
-
-void BM_DeviceGuard_Switching(benchmark::State& state) {
-  getHooks(benchType()).setCurrentDevice(0);
-  const Device device(benchType(), 1);
-  for (auto _ : state) {
-    DeviceGuard guard(device);
-    benchmark::DoNotOptimize(&guard);
-  }
-}
-BENCHMARK(BM_DeviceGuard_Switching);
+BENCHMARK_CAPTURE(BM_DeviceGuard, SameDevice, DeviceIndex{0});
+BENCHMARK_CAPTURE(BM_DeviceGuard, Switching, DeviceIndex{1});
 
 // ---- registry ----
 
@@ -120,37 +113,24 @@ WidgetRegistry& eightKeyRegistry() {
   return *registry;
 }
 
-void BM_RegistryHas_Hit(benchmark::State& state) {
+// `lookup(registry, key)` over and over.
+template <typename Lookup>
+void BM_Registry(benchmark::State& state, std::string_view key, Lookup lookup) {
   WidgetRegistry& registry = eightKeyRegistry();
-  std::string_view key = "openreg";
   for (auto _ : state) {
     benchmark::DoNotOptimize(key);
-    benchmark::DoNotOptimize(registry.has(key));
+    benchmark::DoNotOptimize(lookup(registry, key));
   }
 }
-BENCHMARK(BM_RegistryHas_Hit);
-
-void BM_RegistryHas_Miss(benchmark::State& state) {
-  WidgetRegistry& registry = eightKeyRegistry();
-  std::string_view key = "nosuch";
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(key);
-    benchmark::DoNotOptimize(registry.has(key));
-  }
-}
-BENCHMARK(BM_RegistryHas_Miss);
-
+constexpr auto kHas = [](WidgetRegistry& r, std::string_view key) { return r.has(key); };
 // For comparison with factory registries: lookup, std::function call and a
 // heap allocation.
-void BM_RegistryCreate(benchmark::State& state) {
-  WidgetRegistry& registry = eightKeyRegistry();
-  std::string_view key = "openreg";
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(key);
-    benchmark::DoNotOptimize(registry.create(key));
-  }
-}
-BENCHMARK(BM_RegistryCreate);
+constexpr auto kCreate = [](WidgetRegistry& r, std::string_view key) {
+  return r.create(key);
+};
+BENCHMARK_CAPTURE(BM_Registry, Has_Hit, std::string_view("openreg"), kHas);
+BENCHMARK_CAPTURE(BM_Registry, Has_Miss, std::string_view("nosuch"), kHas);
+BENCHMARK_CAPTURE(BM_Registry, Create, std::string_view("openreg"), kCreate);
 
 }  // namespace
 }  // namespace accel

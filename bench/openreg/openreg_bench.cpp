@@ -50,6 +50,21 @@ accel::AcceleratorHooks& hooks() {
 // Long enough for a worker to stop polling and go to sleep.
 constexpr std::chrono::microseconds kLetWorkerSleep{200};
 
+// Waits until the work handed off at `enqueued` stores its start time
+// (steady-clock ticks) in `started`, and returns the seconds between the two.
+double secondsUntilStarted(const std::atomic<std::int64_t>& started,
+                           Clock::time_point enqueued) {
+  std::int64_t start = 0;
+  // Yield while waiting: on a machine with few cores a busy caller could
+  // keep the worker from the very core it needs.
+  while ((start = started.load(std::memory_order_acquire)) == 0) {
+    std::this_thread::yield();
+  }
+  return std::chrono::duration<double>(Clock::duration(start) -
+                                       enqueued.time_since_epoch())
+      .count();
+}
+
 void KernelLaunchLatency(benchmark::State& state) {
   const bool cold = state.range(0) != 0;
   const accel::Stream stream = hooks().getNewStream(0);
@@ -63,15 +78,7 @@ void KernelLaunchLatency(benchmark::State& state) {
                                    started.store(Clock::now().time_since_epoch().count(),
                                                  std::memory_order_release);
                                  });
-    std::int64_t start = 0;
-    // Yield while waiting: on a machine with few cores a busy caller could
-    // keep the worker from the very core it needs.
-    while ((start = started.load(std::memory_order_acquire)) == 0) {
-      std::this_thread::yield();
-    }
-    state.SetIterationTime(std::chrono::duration<double>(Clock::duration(start) -
-                                                         enqueued.time_since_epoch())
-                               .count());
+    state.SetIterationTime(secondsUntilStarted(started, enqueued));
     hooks().synchronizeStream(stream);
   }
 }
@@ -104,15 +111,7 @@ void WorkerWakeupBaseline(benchmark::State& state) {
       pending = true;
     }
     cv.notify_one();
-    std::int64_t start = 0;
-    // Yield while waiting: on a machine with few cores a busy caller could
-    // keep the worker from the very core it needs.
-    while ((start = started.load(std::memory_order_acquire)) == 0) {
-      std::this_thread::yield();
-    }
-    state.SetIterationTime(std::chrono::duration<double>(Clock::duration(start) -
-                                                         enqueued.time_since_epoch())
-                               .count());
+    state.SetIterationTime(secondsUntilStarted(started, enqueued));
   }
   {
     std::lock_guard<std::mutex> lock(mutex);

@@ -159,6 +159,8 @@ struct MemorySegment {
 };
 
 struct MemoryTraceEntry {
+  // A new value goes last and is named in src/core/memory/snapshot_json.cpp's
+  // table.
   enum class Action : std::uint8_t {
     Alloc,
     FreeRequested,

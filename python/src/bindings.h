@@ -35,6 +35,19 @@ void bindPlugins(py::module_& m);
 void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
 #endif
 
+// `cls` with __eq__ defined from T's operator==: two objects of the class
+// compare as their C++ values do, and an object of any other type compares
+// unequal (False, not pybind's TypeError). Define __hash__ after it: pybind
+// sets __hash__ to None when __eq__ comes without one.
+template <typename T>
+py::class_<T> withEquality(py::class_<T> cls) {
+  cls.def(
+      "__eq__", [](const T& a, const T& b) { return a == b; }, py::is_operator());
+  cls.def(
+      "__eq__", [](const T&, const py::object&) { return false; }, py::is_operator());
+  return cls;
+}
+
 // The registered device type called `name`. Throws InvalidArgument naming the
 // known types when there is none.
 DeviceType typeFromName(std::string_view name);

@@ -11,6 +11,7 @@
 #include "accel/context.h"
 #include "accel/error.h"
 #include "accel/fork.h"
+#include "accel/memory/snapshot_json.h"
 #include "accel/memory_stats.h"
 #include "bindings.h"
 
@@ -66,39 +67,6 @@ py::dict statsDict(const MemoryStats& stats) {
   return out;
 }
 
-const char* blockStateName(MemoryBlock::State state) {
-  switch (state) {
-    case MemoryBlock::State::Free:
-      return "inactive";
-    case MemoryBlock::State::Allocated:
-      return "active_allocated";
-    case MemoryBlock::State::ActivePendingFree:
-      return "active_pending_free";
-  }
-  return "inactive";
-}
-
-const char* actionName(MemoryTraceEntry::Action action) {
-  using A = MemoryTraceEntry::Action;
-  switch (action) {
-    case A::Alloc:
-      return "alloc";
-    case A::FreeRequested:
-      return "free_requested";
-    case A::FreeCompleted:
-      return "free_completed";
-    case A::SegmentAlloc:
-      return "segment_alloc";
-    case A::SegmentFree:
-      return "segment_free";
-    case A::Snapshot:
-      return "snapshot";
-    case A::Oom:
-      return "oom";
-  }
-  return "alloc";
-}
-
 // The dictionary torch.cuda.memory._snapshot() returns, key for key where we
 // have the fact, so that PyTorch's memory_viz reads a pickle of it.
 py::dict snapshotDict(const MemorySnapshot& snapshot) {
@@ -112,7 +80,7 @@ py::dict snapshotDict(const MemorySnapshot& snapshot) {
       b["address"] = block.address;
       b["size"] = block.size;
       b["requested_size"] = block.requested_size;
-      b["state"] = blockStateName(block.state);
+      b["state"] = memory::blockStateName(block.state);
       b["frames"] = py::list();
       blocks.append(b);
       if (block.state != MemoryBlock::State::Free) {
@@ -148,7 +116,7 @@ py::dict snapshotDict(const MemorySnapshot& snapshot) {
         frames.append(f);
       }
       py::dict e;
-      e["action"] = actionName(entry.action);
+      e["action"] = memory::traceActionName(entry.action);
       e["addr"] = entry.address;
       e["size"] = entry.size;
       e["stream"] = entry.stream.id;

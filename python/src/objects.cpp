@@ -70,9 +70,10 @@ void setStateFrom(Generator& generator, const py::buffer& state) {
 }  // namespace
 
 void bindObjects(py::module_& m) {
-  py::class_<Device>(m, "Device",
-                     "A device: a type and an index, e.g. Device('openreg:1') or "
-                     "Device('openreg', 1). Index None means 'the current device'.")
+  withEquality(
+      py::class_<Device>(m, "Device",
+                         "A device: a type and an index, e.g. Device('openreg:1') or "
+                         "Device('openreg', 1). Index None means 'the current device'."))
       .def(py::init([](const std::string& text) { return Device::parse(text); }),
            py::arg("device"),
            "Parses 'type' or 'type:index'. Raises InvalidArgumentError on bad text.")
@@ -94,21 +95,15 @@ void bindObjects(py::module_& m) {
           "The index, or None for 'the current device of this type'.")
       .def("__str__", &Device::str)
       .def("__repr__", [](const Device& d) { return "accel.Device('" + d.str() + "')"; })
-      .def(
-          "__eq__", [](const Device& a, const Device& b) { return a == b; },
-          py::is_operator())
-      .def(
-          "__eq__", [](const Device&, const py::object&) { return false; },
-          py::is_operator())
       .def("__hash__", [](const Device& d) { return std::hash<Device>{}(d); })
       .def("__reduce__", [](const Device& d) {
         return py::make_tuple(py::type::of<Device>(), py::make_tuple(d.str()));
       });
 
-  py::class_<Generator>(
-      m, "Generator",
-      "A handle to a Philox4x32-10 random-number generator: a seed and an "
-      "offset into its stream. Copies share state; clone() does not.")
+  withEquality(py::class_<Generator>(
+                   m, "Generator",
+                   "A handle to a Philox4x32-10 random-number generator: a seed and an "
+                   "offset into its stream. Copies share state; clone() does not."))
       .def_property_readonly("device", &Generator::device, "The device it serves.")
       .def(
           "manual_seed",
@@ -143,12 +138,6 @@ void bindObjects(py::module_& m) {
       .def_property_readonly(
           "engine", [](const Generator& g) { return std::string(g.impl().engineName()); },
           "The engine's name.")
-      .def(
-          "__eq__", [](const Generator& a, const Generator& b) { return a == b; },
-          py::is_operator())
-      .def(
-          "__eq__", [](const Generator&, const py::object&) { return false; },
-          py::is_operator())
       .def("__hash__",
            [](const Generator& g) { return std::hash<const void*>{}(&g.impl()); })
       .def("__repr__", [](const Generator& g) {

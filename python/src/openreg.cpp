@@ -73,6 +73,21 @@ void fill(const py::handle& buffer, double a, double b, const std::string& dtype
   }
 }
 
+// fill_uniform(buffer, low=0, high=1, ...) or fill_normal(buffer, mean=0,
+// stddev=1, ...): the two share every parameter but the names of the first two.
+template <bool kNormal>
+void defFill(py::module_& o, const char* first, const char* second, const char* doc) {
+  o.def(
+      kNormal ? "fill_normal" : "fill_uniform",
+      [](const py::handle& buffer, double a, double b, const std::string& dtype,
+         const std::optional<Generator>& generator, const py::object& stream) {
+        fill<kNormal>(buffer, a, b, dtype, generator, stream);
+      },
+      py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
+      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
+      py::arg("stream") = py::none(), doc);
+}
+
 }  // namespace
 
 void bindOpenReg(py::module_& m) {
@@ -93,27 +108,13 @@ void bindOpenReg(py::module_& m) {
         return std::string(info.dli_fname);
       },
       "Path of the libaccel_openreg.so this module uses.");
-  o.def(
-      "fill_uniform",
-      [](const py::handle& buffer, double low, double high, const std::string& dtype,
-         const std::optional<Generator>& generator, const py::object& stream) {
-        fill<false>(buffer, low, high, dtype, generator, stream);
-      },
-      py::arg("buffer"), py::arg("low") = 0.0, py::arg("high") = 1.0,
-      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
-      py::arg("stream") = py::none(),
+  defFill<false>(
+      o, "low", "high",
       "Enqueues a uniform fill of an openreg buffer on `stream` (default: the "
       "buffer device's current stream) from `generator` (default: the device's "
-      "default generator). Same numbers as the host fill for the same (seed, offset).");
-  o.def(
-      "fill_normal",
-      [](const py::handle& buffer, double mean, double stddev, const std::string& dtype,
-         const std::optional<Generator>& generator, const py::object& stream) {
-        fill<true>(buffer, mean, stddev, dtype, generator, stream);
-      },
-      py::arg("buffer"), py::arg("mean") = 0.0, py::arg("stddev") = 1.0,
-      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
-      py::arg("stream") = py::none(), "Like fill_uniform, normal(mean, stddev).");
+      "default generator). Same numbers as the host fill for the same (seed, "
+      "offset).");
+  defFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
   o.def("fail_nth_allocation", &openreg::failNthAllocation, py::arg("nth"),
         "The nth allocation from now raises OutOfMemoryError (0 cancels).");
   o.def(

@@ -28,6 +28,11 @@ struct PyStream {
     DeviceIndex device;
   };
   std::vector<Saved> saved;
+
+  // The same stream, whatever either object has entered.
+  friend bool operator==(const PyStream& a, const PyStream& b) noexcept {
+    return a.stream == b.stream;
+  }
 };
 
 // An event of one device type, created on its first record (when its device
@@ -86,13 +91,25 @@ Stream currentStreamOf(DeviceType type) {
   return hooks.getCurrentStream(kCurrentDevice);
 }
 
+// m.<name>(type, index=-1): the stream `get` answers for device `index` of
+// the backend called `type`.
+void defStreamOf(py::module_& m, const char* name,
+                 Stream (AcceleratorHooks::*get)(DeviceIndex) const) {
+  m.def(
+      name,
+      [get](const std::string& type, long long index) {
+        return PyStream{(getHooks(typeFromName(type)).*get)(toDeviceIndex(index)), {}};
+      },
+      py::arg("type"), py::arg("index") = -1);
+}
+
 }  // namespace
 
 void bindStreams(py::module_& m) {
-  py::class_<PyStream>(
-      m, "Stream",
-      "A queue of work on one device. `with stream:` makes it the current "
-      "stream (and its device the current device) until the block ends.")
+  withEquality(py::class_<PyStream>(
+                   m, "Stream",
+                   "A queue of work on one device. `with stream:` makes it the current "
+                   "stream (and its device the current device) until the block ends."))
       .def(py::init([](const py::handle& device, int priority) {
              const Device d = toDevice(device);
              return PyStream{getHooks(d.type()).getNewStream(d.index(), priority), {}};
@@ -192,33 +209,14 @@ void bindStreams(py::module_& m) {
              hooks.setCurrentDevice(saved.device);
              return false;
            })
-      .def(
-          "__eq__",
-          [](const PyStream& a, const PyStream& b) { return a.stream == b.stream; },
-          py::is_operator())
-      .def(
-          "__eq__", [](const PyStream&, const py::object&) { return false; },
-          py::is_operator())
       .def("__hash__", [](const PyStream& s) { return std::hash<Stream>{}(s.stream); })
       .def("__repr__", [](const PyStream& s) {
         return "<accel.Stream device=" + s.stream.device.str() +
                " stream_id=" + std::to_string(s.stream.id) + ">";
       });
 
-  m.def(
-      "_current_stream",
-      [](const std::string& type, long long index) {
-        return PyStream{
-            getHooks(typeFromName(type)).getCurrentStream(toDeviceIndex(index)), {}};
-      },
-      py::arg("type"), py::arg("index") = -1);
-  m.def(
-      "_default_stream",
-      [](const std::string& type, long long index) {
-        return PyStream{
-            getHooks(typeFromName(type)).getDefaultStream(toDeviceIndex(index)), {}};
-      },
-      py::arg("type"), py::arg("index") = -1);
+  defStreamOf(m, "_current_stream", &AcceleratorHooks::getCurrentStream);
+  defStreamOf(m, "_default_stream", &AcceleratorHooks::getDefaultStream);
   m.def(
       "_set_stream",
       [](const PyStream& s) {

@@ -1,27 +1,19 @@
 #include "accel/capabilities.h"
 
+#include "enum_names.h"
+
 namespace accel {
 
+namespace {
+
+constexpr detail::EnumNames<HookGroup::Graphs> kHookGroupNames{
+    "low", "high", "device", "streams", "events", "memory", "memory_history", "graphs"};
+static_assert(kHookGroupNames.kCount == kNumHookGroups);
+
+}  // namespace
+
 std::string_view hookGroupName(HookGroup group) noexcept {
-  switch (group) {
-    case HookGroup::Low:
-      return "low";
-    case HookGroup::High:
-      return "high";
-    case HookGroup::Device:
-      return "device";
-    case HookGroup::Streams:
-      return "streams";
-    case HookGroup::Events:
-      return "events";
-    case HookGroup::Memory:
-      return "memory";
-    case HookGroup::MemoryHistory:
-      return "memory_history";
-    case HookGroup::Graphs:
-      return "graphs";
-  }
-  return "unknown";
+  return kHookGroupNames[group];
 }
 
 std::string Capabilities::str() const {

@@ -12,6 +12,7 @@
 
 #include "accel/error.h"
 #include "accel/plugin.h"
+#include "enum_names.h"
 #include "plugin_loading.h"
 #include "plugin_report.h"
 
@@ -129,16 +130,25 @@ std::string distrustFile(const std::string& resolved) {
   return distrust(dir, dir_st, Checked::FileDirectory);
 }
 
+// Refuses `item` of `source`'s list, recording why, if it is relative: the
+// current directory must not choose the code that runs. `kind` is what the
+// item is ("path"), `listed` what the list holds ("plugins").
+bool refusedAsRelative(const std::string& item, const std::string& source,
+                       std::string_view kind, std::string_view listed,
+                       std::vector<PluginRecord>& out) {
+  if (item.front() == '/') return false;
+  out.push_back(refusedRecord(
+      item, source,
+      detail::concat("relative ", kind, "; list ", listed,
+                     " by absolute path, so that the current directory cannot choose "
+                     "the code that runs")));
+  return true;
+}
+
 void autoloadListedFiles(const std::string& list, std::vector<PluginRecord>& out) {
   const std::string source = "ACCEL_PLUGINS";
   for (const std::string& item : splitList(list)) {
-    if (item.front() != '/') {
-      out.push_back(
-          refusedRecord(item, source,
-                        "relative path; list plugins by absolute path, so that "
-                        "the current directory cannot choose the code that runs"));
-      continue;
-    }
+    if (refusedAsRelative(item, source, "path", "plugins", out)) continue;
     std::optional<std::string> resolved = resolvedPath(item);
     if (!resolved) {
       autoloadFile(item, source, out);  // not found or unreadable: the record says which
@@ -156,14 +166,8 @@ void autoloadListedFiles(const std::string& list, std::vector<PluginRecord>& out
 void autoloadScannedDirectories(const std::string& list, std::vector<PluginRecord>& out) {
   const std::string source = "ACCEL_PLUGIN_PATH";
   for (const std::string& listed : splitList(list)) {
-    if (listed.front() != '/') {
-      out.push_back(
-          refusedRecord(listed, source,
-                        "relative directory; list plugin directories by absolute "
-                        "path, so that the current directory cannot choose the "
-                        "code that runs"));
+    if (refusedAsRelative(listed, source, "directory", "plugin directories", out))
       continue;
-    }
     std::optional<std::string> dir = resolvedPath(listed);
     struct stat st {};
     if (!dir || ::stat(dir->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -287,18 +291,15 @@ AutoloadState autoloadState() noexcept {
   return autoloadOnce().state.load(std::memory_order_acquire);
 }
 
+namespace {
+
+constexpr detail::EnumNames<AutoloadState::IgnoredSecure> kAutoloadStateNames{
+    "not run", "ran", "disabled by ACCEL_AUTOLOAD=0", "ignored (setuid/setgid process)"};
+
+}  // namespace
+
 std::string_view autoloadStateName(AutoloadState state) noexcept {
-  switch (state) {
-    case AutoloadState::NotRun:
-      return "not run";
-    case AutoloadState::Ran:
-      return "ran";
-    case AutoloadState::Disabled:
-      return "disabled by ACCEL_AUTOLOAD=0";
-    case AutoloadState::IgnoredSecure:
-      return "ignored (setuid/setgid process)";
-  }
-  return "unknown";
+  return kAutoloadStateNames[state];
 }
 
 }  // namespace accel

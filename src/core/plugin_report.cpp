@@ -6,6 +6,7 @@
 #include <set>
 
 #include "accel/error.h"
+#include "enum_names.h"
 
 namespace accel {
 namespace {
@@ -92,30 +93,16 @@ std::string explainAbsentBackend(DeviceType type) noexcept {
 
 }  // namespace detail
 
+namespace {
+
+constexpr detail::EnumNames<PluginStatus::AlreadyLoaded> kPluginStatusNames{
+    "loaded",           "not found",   "refused",   "open failed", "not a plugin",
+    "version mismatch", "init failed", "duplicate", "no devices",  "already loaded"};
+
+}  // namespace
+
 std::string_view pluginStatusName(PluginStatus status) noexcept {
-  switch (status) {
-    case PluginStatus::Loaded:
-      return "loaded";
-    case PluginStatus::NotFound:
-      return "not found";
-    case PluginStatus::Refused:
-      return "refused";
-    case PluginStatus::OpenFailed:
-      return "open failed";
-    case PluginStatus::NotAPlugin:
-      return "not a plugin";
-    case PluginStatus::VersionMismatch:
-      return "version mismatch";
-    case PluginStatus::InitFailed:
-      return "init failed";
-    case PluginStatus::Duplicate:
-      return "duplicate";
-    case PluginStatus::NoDevices:
-      return "no devices";
-    case PluginStatus::AlreadyLoaded:
-      return "already loaded";
-  }
-  return "unknown";
+  return kPluginStatusNames[status];
 }
 
 bool pluginStatusIsSuccess(PluginStatus status) noexcept {

@@ -15,6 +15,7 @@
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
+#include "enum_names.h"
 #include "random_fill_kernels.h"
 
 namespace accel {
@@ -135,19 +136,14 @@ FillPath resolveFillPath(FillPath path) noexcept {
   return FillPath::Scalar;
 }
 
-std::string_view fillPathName(FillPath path) noexcept {
-  switch (path) {
-    case FillPath::Auto:
-      return "auto";
-    case FillPath::Scalar:
-      return "scalar";
-    case FillPath::Avx2:
-      return "avx2";
-    case FillPath::Avx512:
-      return "avx512";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr detail::EnumNames<FillPath::Avx512> kFillPathNames{"auto", "scalar", "avx2",
+                                                             "avx512"};
+
+}  // namespace
+
+std::string_view fillPathName(FillPath path) noexcept { return kFillPathNames[path]; }
 
 // ---------------------------------------------------------------------------
 // Running a fill.

@@ -1,17 +1,18 @@
 #include "accel/registry.h"
 
+#include "enum_names.h"
+
 namespace accel {
 
+namespace {
+
+constexpr detail::EnumNames<RegistryPriority::Preferred> kRegistryPriorityNames{
+    "fallback", "default", "preferred"};
+
+}  // namespace
+
 std::string_view registryPriorityName(RegistryPriority priority) noexcept {
-  switch (priority) {
-    case RegistryPriority::Fallback:
-      return "fallback";
-    case RegistryPriority::Default:
-      return "default";
-    case RegistryPriority::Preferred:
-      return "preferred";
-  }
-  return "unknown";
+  return kRegistryPriorityNames[priority];
 }
 
 DuplicateRegistration::~DuplicateRegistration() = default;

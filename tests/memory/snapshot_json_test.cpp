@@ -81,6 +81,20 @@ TEST(SnapshotJson, KeysAndValuesAreThoseOfPyTorchsSnapshotDictionary) {
   EXPECT_EQ(parsed["device_traces"][0][2]["stream"], 1);
 }
 
+TEST(SnapshotJson, EveryTraceActionHasPyTorchsName) {
+  using Action = MemoryTraceEntry::Action;
+  EXPECT_EQ(traceActionName(Action::Alloc), "alloc");
+  EXPECT_EQ(traceActionName(Action::FreeRequested), "free_requested");
+  EXPECT_EQ(traceActionName(Action::FreeCompleted), "free_completed");
+  EXPECT_EQ(traceActionName(Action::SegmentAlloc), "segment_alloc");
+  EXPECT_EQ(traceActionName(Action::SegmentFree), "segment_free");
+  EXPECT_EQ(traceActionName(Action::Snapshot), "snapshot");
+  EXPECT_EQ(traceActionName(Action::Oom), "oom");
+  EXPECT_EQ(traceActionName(Action::SegmentMap), "segment_map");
+  EXPECT_EQ(traceActionName(Action::SegmentUnmap), "segment_unmap");
+  EXPECT_EQ(traceActionName(static_cast<Action>(200)), "unknown");
+}
+
 TEST(SnapshotJson, StringsAreEscaped) {
   MemorySnapshot snapshot;
   MemorySegment segment;

@@ -2,14 +2,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
-#include <mutex>
-#include <unordered_map>
+#include <optional>
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "cuda_error.h"
 #include "current_device.h"
+#include "record_table.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -20,45 +19,19 @@ struct EventRecord {
   DeviceIndex device = 0;
 };
 
-class EventTable {
- public:
-  static EventTable& instance() {
-    static EventTable* const table = new EventTable();  // never destroyed
-    return *table;
-  }
+RecordTable<EventId, EventRecord>& eventTable() {
+  static auto* const table =
+      new RecordTable<EventId, EventRecord>("event");  // never destroyed
+  return *table;
+}
 
-  EventId add(EventRecord record) {
-    const EventId id = next_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(mutex_);
-    events_.emplace(id, record);
-    return id;
-  }
-
-  EventRecord find(EventId id) {
-    std::lock_guard lock(mutex_);
-    auto found = events_.find(id);
-    ACCEL_CHECK(found != events_.end(), InvalidArgument, "event id ", id,
-                " is not a live event of the cuda backend (never created, or destroyed)");
-    return found->second;
-  }
-
-  bool remove(EventId id, EventRecord& out) noexcept {
-    std::lock_guard lock(mutex_);
-    auto found = events_.find(id);
-    if (found == events_.end()) return false;
-    out = found->second;
-    events_.erase(found);
-    return true;
-  }
-
- private:
-  std::atomic<EventId> next_{1};
-  std::mutex mutex_;
-  std::unordered_map<EventId, EventRecord> events_;
-};
+// A copy of the record of `event`. Throws InvalidArgument for a dead id.
+EventRecord findEvent(EventId event) {
+  return eventTable().with(event, [](const EventRecord& record) { return record; });
+}
 
 EventRecord onStreamDevice(EventId event, Stream stream) {
-  EventRecord record = EventTable::instance().find(event);
+  EventRecord record = findEvent(event);
   ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, "event ", event,
               " belongs to cuda:", static_cast<int>(record.device), ", the stream to ",
               stream.device.str(), "; create the event on the stream's device");
@@ -81,7 +54,7 @@ EventId createEvent(DeviceIndex device, EventFlags flags) {
   cudaEvent_t event = nullptr;
   checkCuda(cudaEventCreateWithFlags(&event, cudaFlags), "cudaEventCreateWithFlags");
   try {
-    return EventTable::instance().add({event, device});
+    return eventTable().add({event, device});
   } catch (...) {
     (void)cudaEventDestroy(event);
     throw;
@@ -89,9 +62,9 @@ EventId createEvent(DeviceIndex device, EventFlags flags) {
 }
 
 void destroyEvent(EventId event) noexcept {
-  EventRecord record;
-  if (!EventTable::instance().remove(event, record)) return;
-  (void)succeeded(cudaEventDestroy(record.event));  // legal without its context
+  const std::optional<EventRecord> record = eventTable().take(event);
+  if (!record) return;
+  (void)succeeded(cudaEventDestroy(record->event));  // legal without its context
 }
 
 void recordEvent(EventId event, Stream stream) {
@@ -101,14 +74,14 @@ void recordEvent(EventId event, Stream stream) {
 }
 
 void blockStream(EventId event, Stream stream) {
-  const EventRecord record = EventTable::instance().find(event);
+  const EventRecord record = findEvent(event);
   DeviceContext context(stream.device.index());
   checkCuda(cudaStreamWaitEvent(nativeStream(stream), record.event, 0),
             "cudaStreamWaitEvent");
 }
 
 bool queryEvent(EventId event) {
-  const EventRecord record = EventTable::instance().find(event);
+  const EventRecord record = findEvent(event);
   const cudaError_t status = cudaEventQuery(record.event);
   if (status == cudaErrorNotReady) {
     (void)cudaGetLastError();
@@ -119,13 +92,13 @@ bool queryEvent(EventId event) {
 }
 
 void synchronizeEvent(EventId event) {
-  const EventRecord record = EventTable::instance().find(event);
+  const EventRecord record = findEvent(event);
   checkCuda(cudaEventSynchronize(record.event), "cudaEventSynchronize");
 }
 
 double elapsedTime(EventId start, EventId end) {
-  const EventRecord first = EventTable::instance().find(start);
-  const EventRecord second = EventTable::instance().find(end);
+  const EventRecord first = findEvent(start);
+  const EventRecord second = findEvent(end);
   float milliseconds = 0;
   checkCuda(cudaEventElapsedTime(&milliseconds, first.event, second.event),
             "cudaEventElapsedTime (both events need enable_timing and must have "

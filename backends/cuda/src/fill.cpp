@@ -2,6 +2,8 @@
 // claim the stream position, launch.
 #include "accel/cuda/fill.h"
 
+#include <utility>
+
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
@@ -32,6 +34,26 @@ void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
   detail::checkCuda(detail::launchFill(job, native), api);
 }
 
+// One body for the float and double overloads of each fill.
+template <typename Real>
+void enqueueUniform(Stream stream, Real* data, std::size_t count, Real low, Real high,
+                    Generator generator) {
+  // [0, 1) is the host's unranged fill, whose mapping differs from a range's.
+  enqueue("fillUniform", stream,
+          low == Real(0) && high == Real(1)
+              ? accel::detail::uniformFillJob(data, count)
+              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
+          std::move(generator));
+}
+
+template <typename Real>
+void enqueueNormal(Stream stream, Real* data, std::size_t count, Real mean, Real stddev,
+                   Generator generator) {
+  enqueue("fillNormal", stream,
+          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
+          std::move(generator));
+}
+
 }  // namespace
 
 void fillBits(Stream stream, std::uint32_t* data, std::size_t count,
@@ -45,32 +67,20 @@ void fillBits(Stream stream, std::uint64_t* data, std::size_t count,
 
 void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
                  Generator generator) {
-  enqueue("fillUniform", stream,
-          low == 0.0f && high == 1.0f
-              ? accel::detail::uniformFillJob(data, count)
-              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
-          generator);
+  enqueueUniform(stream, data, count, low, high, std::move(generator));
 }
 void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
                  Generator generator) {
-  enqueue("fillUniform", stream,
-          low == 0.0 && high == 1.0
-              ? accel::detail::uniformFillJob(data, count)
-              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
-          generator);
+  enqueueUniform(stream, data, count, low, high, std::move(generator));
 }
 
 void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
                 Generator generator) {
-  enqueue("fillNormal", stream,
-          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
-          generator);
+  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
 }
 void fillNormal(Stream stream, double* data, std::size_t count, double mean,
                 double stddev, Generator generator) {
-  enqueue("fillNormal", stream,
-          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
-          generator);
+  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
 }
 
 void fillBernoulli(Stream stream, std::uint8_t* data, std::size_t count, double p,

@@ -17,17 +17,19 @@
 
 namespace accel::cuda::detail {
 
-// Elements per chunk for a fill of `kind` (even, as normal pairs need).
+// Elements per chunk for a fill of `kind`: 16 outputs' worth, so 16 of the
+// kinds that take one output an element and 8 of those that take two (even,
+// as normal pairs need). fillOutputs of one pair of elements says which.
 ACCEL_HOST_DEVICE constexpr std::size_t fillChunkElements(FillKind kind) noexcept {
-  switch (kind) {
-    case FillKind::Uint64:
-    case FillKind::UniformDouble:
-    case FillKind::NormalDouble:
-      return 8;
-    default:
-      return 16;
-  }
+  return static_cast<std::size_t>(16 / (fillOutputs(kind, 2) / 2));
 }
+
+static_assert(fillChunkElements(FillKind::Uint32) == 16 &&
+              fillChunkElements(FillKind::NormalFloat) == 16 &&
+              fillChunkElements(FillKind::Bernoulli) == 16);
+static_assert(fillChunkElements(FillKind::Uint64) == 8 &&
+              fillChunkElements(FillKind::UniformDouble) == 8 &&
+              fillChunkElements(FillKind::NormalDouble) == 8);
 
 ACCEL_HOST_DEVICE constexpr std::size_t fillChunkCount(
     const accel::detail::FillJob& job) noexcept {

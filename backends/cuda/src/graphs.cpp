@@ -2,15 +2,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 #include "accel/error.h"
 #include "cuda_error.h"
 #include "cuda_memory.h"
 #include "current_device.h"
+#include "record_table.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -29,36 +27,11 @@ struct GraphRecord {
   cudaGraphExec_t exec = nullptr;
 };
 
-class GraphTable {
- public:
-  static GraphTable& instance() {
-    static GraphTable* const table = new GraphTable();  // never destroyed
-    return *table;
-  }
-  GraphId add(bool keep) {
-    const GraphId id = next_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(mutex);
-    GraphRecord record;
-    record.keep_graph = keep;
-    graphs.emplace(id, record);
-    return id;
-  }
-  // Runs fn(record) with the table locked; InvalidArgument for unknown ids.
-  template <typename Fn>
-  decltype(auto) with(GraphId id, Fn&& fn) {
-    std::lock_guard lock(mutex);
-    auto found = graphs.find(id);
-    ACCEL_CHECK(found != graphs.end(), InvalidArgument, "graph id ", id,
-                " is not a live graph of the cuda backend (never created, or destroyed)");
-    return fn(found->second);
-  }
-
-  std::mutex mutex;
-  std::unordered_map<GraphId, GraphRecord> graphs;
-
- private:
-  std::atomic<GraphId> next_{1};
-};
+RecordTable<GraphId, GraphRecord>& graphTable() {
+  static auto* const table =
+      new RecordTable<GraphId, GraphRecord>("graph");  // never destroyed
+  return *table;
+}
 
 cudaStreamCaptureMode toCuda(CaptureMode mode) {
   switch (mode) {
@@ -89,15 +62,17 @@ void release(GraphRecord& record) noexcept {
 
 }  // namespace
 
-GraphId graphCreate(bool keep_graph) { return GraphTable::instance().add(keep_graph); }
+GraphId graphCreate(bool keep_graph) {
+  GraphRecord record;
+  record.keep_graph = keep_graph;
+  return graphTable().add(record);
+}
 
 void graphDestroy(GraphId graph) {
-  GraphTable& table = GraphTable::instance();
-  table.with(graph, [&](GraphRecord& record) {
+  graphTable().removeWith(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
                 " is capturing; end the capture before destroying it");
     release(record);
-    table.graphs.erase(graph);  // `record` is not used after this
   });
 }
 
@@ -108,7 +83,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
               "capture: the current stream of cuda:", static_cast<int>(device),
               " is the default stream, which CUDA cannot capture; make a stream from "
               "the stream pool current first (StreamGuard)");
-  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+  graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
                 " already holds a capture; reset it first");
     // The capture's allocations come from a private pool (the one given, to
@@ -141,7 +116,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
 }
 
 void graphCaptureEnd(GraphId graph) {
-  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+  graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
                 " is not capturing; begin a capture first");
     DeviceContext context(record.device);
@@ -157,7 +132,7 @@ void graphCaptureEnd(GraphId graph) {
 }
 
 void graphInstantiate(GraphId graph) {
-  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+  graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
                 " has no finished capture to instantiate");
     DeviceContext context(record.device);
@@ -172,7 +147,7 @@ void graphInstantiate(GraphId graph) {
 }
 
 void graphReplay(GraphId graph) {
-  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+  graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ",
                 graph, " is not instantiated; instantiate it after the capture");
     DeviceContext context(record.device);
@@ -182,7 +157,7 @@ void graphReplay(GraphId graph) {
 }
 
 void graphReset(GraphId graph) {
-  GraphTable::instance().with(graph, [&](GraphRecord& record) {
+  graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
                 " is capturing; end the capture before resetting it");
     release(record);
@@ -190,8 +165,7 @@ void graphReset(GraphId graph) {
 }
 
 MempoolId graphPool(GraphId graph) {
-  return GraphTable::instance().with(graph,
-                                     [](GraphRecord& record) { return record.pool; });
+  return graphTable().with(graph, [](GraphRecord& record) { return record.pool; });
 }
 
 }  // namespace accel::cuda::detail

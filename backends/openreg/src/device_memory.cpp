@@ -299,45 +299,43 @@ void DeviceMemory::giveRange(std::size_t offset, std::size_t size) {
 // ---- DeviceSegments ----
 
 void* DeviceSegments::allocateSegment(DeviceIndex index, std::size_t bytes) {
-  // The allocator checked the index against its device count, which is 1
-  // when openreg has no devices.
-  if (static_cast<std::size_t>(index) >= devices_.size()) return nullptr;
-  return devices_[static_cast<std::size_t>(index)]->takeSegment(bytes);
+  DeviceMemory* device = find(index);
+  return device != nullptr ? device->takeSegment(bytes) : nullptr;
 }
 
 void DeviceSegments::freeSegment(DeviceIndex index, void* ptr,
                                  std::size_t bytes) noexcept {
-  devices_[static_cast<std::size_t>(index)]->returnSegment(ptr, bytes);
+  at(index).returnSegment(ptr, bytes);
 }
 
 memory::SegmentSource::DeviceMemoryInfo DeviceSegments::memoryInfo(
     DeviceIndex index) const noexcept {
-  if (static_cast<std::size_t>(index) >= devices_.size()) return {};
-  const DeviceMemory& device = *devices_[static_cast<std::size_t>(index)];
-  return {device.capacity(), device.capacity() - device.backedBytes()};
+  const DeviceMemory* device = find(index);
+  if (device == nullptr) return {};
+  return {device->capacity(), device->capacity() - device->backedBytes()};
 }
 
 void* DeviceSegments::reserveAddressRange(DeviceIndex index, std::size_t bytes) {
-  if (static_cast<std::size_t>(index) >= devices_.size()) return nullptr;
-  return devices_[static_cast<std::size_t>(index)]->reserveRange(bytes);
+  DeviceMemory* device = find(index);
+  return device != nullptr ? device->reserveRange(bytes) : nullptr;
 }
 
 void DeviceSegments::releaseAddressRange(DeviceIndex index, void* base,
                                          std::size_t bytes) noexcept {
-  devices_[static_cast<std::size_t>(index)]->releaseRange(base, bytes);
+  at(index).releaseRange(base, bytes);
 }
 
 bool DeviceSegments::mapPages(DeviceIndex index, void* /*address*/, std::size_t bytes) {
-  if (static_cast<std::size_t>(index) >= devices_.size()) return false;
   // The pages exist (the range is reserved PROT_NONE, MAP_NORESERVE); mapping
   // is the capacity accounting. Host pages appear when an operation first
   // writes them and go back on unmap.
-  return devices_[static_cast<std::size_t>(index)]->mapPages(bytes);
+  DeviceMemory* device = find(index);
+  return device != nullptr && device->mapPages(bytes);
 }
 
 void DeviceSegments::unmapPages(DeviceIndex index, void* address,
                                 std::size_t bytes) noexcept {
-  devices_[static_cast<std::size_t>(index)]->unmapPages(address, bytes);
+  at(index).unmapPages(address, bytes);
 }
 
 }  // namespace accel::openreg::detail

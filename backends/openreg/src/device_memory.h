@@ -203,6 +203,17 @@ class DeviceSegments final : public memory::SegmentSource {
   void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override;
 
  private:
+  // Device `index`, or null past the devices (the allocator checked the index
+  // against its device count, which is 1 when openreg has no devices).
+  [[nodiscard]] DeviceMemory* find(DeviceIndex index) const noexcept {
+    const auto i = static_cast<std::size_t>(index);
+    return i < devices_.size() ? devices_[i] : nullptr;
+  }
+  // Device `index` of a segment or range the allocator got from it.
+  [[nodiscard]] DeviceMemory& at(DeviceIndex index) const noexcept {
+    return *devices_[static_cast<std::size_t>(index)];
+  }
+
   std::vector<DeviceMemory*> devices_;
   std::size_t page_size_;
 };

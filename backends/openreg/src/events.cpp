@@ -58,30 +58,22 @@ EventId Events::create(DeviceIndex index, EventFlags flags) {
               hookInfo(HookId::createEvent).name,
               "() with EventFlags interprocess: its events exist in one process only");
   (void)runtime_.device(index, hookInfo(HookId::createEvent).name);
-  auto event = std::make_shared<Event>();
-  event->id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  event->device = index;
-  event->flags = flags;
-  std::unique_lock<std::shared_mutex> lock(mutex_);
-  events_.emplace(event->id, event);
-  return event->id;
+  return events_.add([&](EventId id) {
+    auto event = std::make_shared<Event>();
+    event->id = id;
+    event->device = index;
+    event->flags = flags;
+    return event;
+  });
 }
 
 void Events::destroy(EventId event) noexcept {
-  std::shared_ptr<Event> doomed;  // destroyed after the lock is released
-  std::unique_lock<std::shared_mutex> lock(mutex_);
-  auto found = events_.find(event);
-  if (found == events_.end()) return;
-  doomed = std::move(found->second);
-  events_.erase(found);
+  // Lives on here until every marker that refers to it has run.
+  (void)events_.take(event);
 }
 
 std::shared_ptr<Events::Event> Events::find(EventId event, HookId hook) const {
-  {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    auto found = events_.find(event);
-    if (found != events_.end()) return found->second;
-  }
+  if (std::shared_ptr<Event> found = events_.find(event)) return found;
   throw InvalidArgument(
       accel::detail::concat(hookInfo(hook).name, "(): openreg has no event ", event,
                             " (never created, or destroyed); create one with ",

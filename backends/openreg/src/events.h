@@ -24,12 +24,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 
 #include "accel/event.h"
 #include "accel/hook_catalogue.h"
 #include "accel/stream.h"
+#include "id_table.h"
 
 namespace accel::openreg::detail {
 
@@ -66,9 +65,7 @@ class Events {
   [[nodiscard]] std::shared_ptr<Event> find(EventId event, HookId hook) const;
 
   Runtime& runtime_;
-  std::atomic<EventId> next_id_{1};
-  mutable std::shared_mutex mutex_;
-  std::unordered_map<EventId, std::shared_ptr<Event>> events_;
+  IdTable<EventId, Event> events_;
 };
 
 }  // namespace accel::openreg::detail

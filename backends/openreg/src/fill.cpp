@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 #include "accel/error.h"
@@ -54,42 +55,45 @@ void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
 // its own (the device's parallelism is its execution units).
 constexpr FillOptions kKernelFill{FillPath::Auto, 1};
 
+// One body for the four fills: uniform (a, b = low, high) or normal (a, b =
+// mean, stddev), of floats or doubles.
+template <bool kNormal, typename Real>
+void enqueueDistribution(Stream stream, Real* data, std::size_t count, Real a, Real b,
+                         Generator generator) {
+  constexpr bool kFloat = std::is_same_v<Real, float>;
+  constexpr FillKind kKind =
+      kNormal ? (kFloat ? FillKind::NormalFloat : FillKind::NormalDouble)
+              : (kFloat ? FillKind::UniformFloat : FillKind::UniformDouble);
+  enqueueFill(kNormal ? "fillNormal" : "fillUniform", kKind, stream, data, count,
+              std::move(generator), [a, b](std::span<Real> out, PhiloxPosition from) {
+                if constexpr (kNormal) {
+                  accel::fillNormal(out, a, b, from, kKernelFill);
+                } else {
+                  accel::fillUniform(out, a, b, from, kKernelFill);
+                }
+              });
+}
+
 }  // namespace
 
 void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
                  Generator generator) {
-  enqueueFill("fillUniform", FillKind::UniformFloat, stream, data, count,
-              std::move(generator),
-              [low, high](std::span<float> out, PhiloxPosition from) {
-                accel::fillUniform(out, low, high, from, kKernelFill);
-              });
+  enqueueDistribution<false>(stream, data, count, low, high, std::move(generator));
 }
 
 void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
                  Generator generator) {
-  enqueueFill("fillUniform", FillKind::UniformDouble, stream, data, count,
-              std::move(generator),
-              [low, high](std::span<double> out, PhiloxPosition from) {
-                accel::fillUniform(out, low, high, from, kKernelFill);
-              });
+  enqueueDistribution<false>(stream, data, count, low, high, std::move(generator));
 }
 
 void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
                 Generator generator) {
-  enqueueFill("fillNormal", FillKind::NormalFloat, stream, data, count,
-              std::move(generator),
-              [mean, stddev](std::span<float> out, PhiloxPosition from) {
-                accel::fillNormal(out, mean, stddev, from, kKernelFill);
-              });
+  enqueueDistribution<true>(stream, data, count, mean, stddev, std::move(generator));
 }
 
 void fillNormal(Stream stream, double* data, std::size_t count, double mean,
                 double stddev, Generator generator) {
-  enqueueFill("fillNormal", FillKind::NormalDouble, stream, data, count,
-              std::move(generator),
-              [mean, stddev](std::span<double> out, PhiloxPosition from) {
-                accel::fillNormal(out, mean, stddev, from, kKernelFill);
-              });
+  enqueueDistribution<true>(stream, data, count, mean, stddev, std::move(generator));
 }
 
 }  // namespace accel::openreg

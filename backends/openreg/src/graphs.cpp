@@ -34,20 +34,15 @@ const char* stateName(int state) {
 }  // namespace
 
 GraphId Graphs::create(bool keep_graph) {
-  auto graph = std::make_shared<Graph>();
-  graph->id = next_graph_.fetch_add(1, std::memory_order_relaxed);
-  graph->keep_graph = keep_graph;
-  std::lock_guard<std::mutex> lock(mutex_);
-  graphs_.emplace(graph->id, graph);
-  return graph->id;
+  return graphs_.add([&](GraphId) {
+    auto graph = std::make_shared<Graph>();
+    graph->keep_graph = keep_graph;
+    return graph;
+  });
 }
 
 std::shared_ptr<Graphs::Graph> Graphs::find(GraphId graph, HookId hook) const {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = graphs_.find(graph);
-    if (found != graphs_.end()) return found->second;
-  }
+  if (std::shared_ptr<Graph> found = graphs_.find(graph)) return found;
   throw InvalidArgument(accel::detail::concat(
       name(hook), "(): openreg has no graph ", graph,
       " (never created, or destroyed); create one with ", name(HookId::graphCreate)));
@@ -66,8 +61,7 @@ void Graphs::destroy(GraphId id) {
     }
     resetLocked(*graph);
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  graphs_.erase(id);
+  (void)graphs_.take(id);
 }
 
 void Graphs::captureBegin(GraphId id, MempoolId pool, CaptureMode mode) {

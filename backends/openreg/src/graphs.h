@@ -26,11 +26,11 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "accel/graph.h"
 #include "accel/hook_catalogue.h"
+#include "id_table.h"
 #include "operation.h"
 #include "stream_queue.h"
 
@@ -55,7 +55,6 @@ class Graphs {
   enum class State { Empty, Capturing, Captured, Instantiated };
 
   struct Graph {
-    GraphId id = kNoGraph;
     bool keep_graph = false;
     std::mutex mutex;  // guards everything below
     State state = State::Empty;
@@ -71,9 +70,7 @@ class Graphs {
   void resetLocked(Graph& graph) noexcept;
 
   Runtime& runtime_;
-  std::atomic<GraphId> next_graph_{1};
-  mutable std::mutex mutex_;
-  std::unordered_map<GraphId, std::shared_ptr<Graph>> graphs_;
+  IdTable<GraphId, Graph> graphs_;
 };
 
 }  // namespace accel::openreg::detail

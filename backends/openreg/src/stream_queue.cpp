@@ -152,26 +152,21 @@ void StreamQueue::failIfCapturing(std::string_view hook, bool device_wide) {
   throw DeviceError(std::move(message));
 }
 
+std::uint64_t StreamQueue::lastSubmitted() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return submitted_.load(std::memory_order_relaxed);
+}
+
 void StreamQueue::synchronize(std::string_view hook) {
   failIfCapturing(hook, false);
-  std::uint64_t target;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    target = submitted_.load(std::memory_order_relaxed);
-  }
-  waitFor(target);
+  waitFor(lastSubmitted());
   faults_.checkNotLost(hook);
   throwPendingError(hook);
 }
 
 void StreamQueue::synchronizeForDevice(std::string_view hook) {
   failIfCapturing(hook, true);
-  std::uint64_t target;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    target = submitted_.load(std::memory_order_relaxed);
-  }
-  waitFor(target);
+  waitFor(lastSubmitted());
   throwPendingError(hook);
 }
 

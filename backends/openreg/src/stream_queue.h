@@ -109,6 +109,8 @@ class StreamQueue {
  private:
   // Throws (invalidating the capture) when a capture forbids synchronising.
   void failIfCapturing(std::string_view hook, bool device_wide);
+  // The ticket of the last operation enqueued so far (0: none).
+  [[nodiscard]] std::uint64_t lastSubmitted();
   void startWorkerLocked();
   void workerLoop();
   void execute(Operation& operation);

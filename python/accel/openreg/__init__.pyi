@@ -1,5 +1,4 @@
 from .._backend_api import *  # noqa: F401,F403
-from .random import *  # noqa: F401,F403
 from . import random as random
 from typing import Any, Dict, Optional
 from .. import _C

@@ -8,11 +8,12 @@ namespace {
 
 // PyTorch's names for the pooled figures and the plain counters; the one
 // place these strings are written.
-struct PooledName {
+template <typename Field>
+struct NamedField {
   std::string_view name;
-  PooledStat MemoryStats::*member;
+  Field MemoryStats::*member;
 };
-constexpr std::array<PooledName, 9> kPooled{{
+constexpr std::array<NamedField<PooledStat>, 9> kPooled{{
     {"allocation", &MemoryStats::allocations},
     {"segment", &MemoryStats::segments},
     {"active", &MemoryStats::active},
@@ -24,20 +25,12 @@ constexpr std::array<PooledName, 9> kPooled{{
     {"requested_bytes", &MemoryStats::requested_bytes},
 }};
 
-struct PlainStatName {
-  std::string_view name;
-  Stat MemoryStats::*member;
-};
-constexpr std::array<PlainStatName, 2> kPlainStats{{
+constexpr std::array<NamedField<Stat>, 2> kPlainStats{{
     {"oversize_allocations", &MemoryStats::oversize_allocations},
     {"oversize_segments", &MemoryStats::oversize_segments},
 }};
 
-struct CounterName {
-  std::string_view name;
-  std::int64_t MemoryStats::*member;
-};
-constexpr std::array<CounterName, 6> kCounters{{
+constexpr std::array<NamedField<std::int64_t>, 6> kCounters{{
     {"num_alloc_retries", &MemoryStats::num_alloc_retries},
     {"num_ooms", &MemoryStats::num_ooms},
     {"num_sync_all_streams", &MemoryStats::num_sync_all_streams},
@@ -58,25 +51,25 @@ void addStat(std::map<std::string, std::int64_t>& out, std::string prefix,
 
 std::map<std::string, std::int64_t> MemoryStats::flatten() const {
   std::map<std::string, std::int64_t> out;
-  for (const PooledName& entry : kPooled) {
+  for (const auto& entry : kPooled) {
     const PooledStat& stat = this->*entry.member;
     const std::string name(entry.name);
     addStat(out, name + ".all", stat);
     addStat(out, name + ".small_pool", stat.small_pool);
     addStat(out, name + ".large_pool", stat.large_pool);
   }
-  for (const PlainStatName& entry : kPlainStats) {
+  for (const auto& entry : kPlainStats) {
     addStat(out, std::string(entry.name), this->*entry.member);
   }
-  for (const CounterName& entry : kCounters) {
+  for (const auto& entry : kCounters) {
     out[std::string(entry.name)] = this->*entry.member;
   }
   return out;
 }
 
 void MemoryStats::resetPeaks() noexcept {
-  for (const PooledName& entry : kPooled) (this->*entry.member).resetPeak();
-  for (const PlainStatName& entry : kPlainStats) (this->*entry.member).resetPeak();
+  for (const auto& entry : kPooled) (this->*entry.member).resetPeak();
+  for (const auto& entry : kPlainStats) (this->*entry.member).resetPeak();
 }
 
 }  // namespace accel

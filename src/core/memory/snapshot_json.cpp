@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "enum_names.h"
+
 namespace accel::memory {
 namespace {
 
@@ -80,29 +82,18 @@ std::string_view blockStateName(MemoryBlock::State state) noexcept {
   return "inactive";
 }
 
+namespace {
+
+// In the enum's declaration order, which is not the order of PyTorch's list.
+constexpr accel::detail::EnumNames<MemoryTraceEntry::Action::SegmentUnmap>
+    kTraceActionNames{"alloc",         "free_requested", "free_completed",
+                      "segment_alloc", "segment_free",   "snapshot",
+                      "oom",           "segment_map",    "segment_unmap"};
+
+}  // namespace
+
 std::string_view traceActionName(MemoryTraceEntry::Action action) noexcept {
-  using Action = MemoryTraceEntry::Action;
-  switch (action) {
-    case Action::Alloc:
-      return "alloc";
-    case Action::FreeRequested:
-      return "free_requested";
-    case Action::FreeCompleted:
-      return "free_completed";
-    case Action::SegmentAlloc:
-      return "segment_alloc";
-    case Action::SegmentFree:
-      return "segment_free";
-    case Action::SegmentMap:
-      return "segment_map";
-    case Action::SegmentUnmap:
-      return "segment_unmap";
-    case Action::Snapshot:
-      return "snapshot";
-    case Action::Oom:
-      return "oom";
-  }
-  return "unknown";
+  return kTraceActionNames[action];
 }
 
 std::string memorySnapshotToJson(const MemorySnapshot& snapshot) {
