@@ -211,13 +211,9 @@ Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rou
   }
   // Split in place: the free block keeps its place in the set and becomes
   // the rest; a new block takes the front. Same layout as splitAndMark.
-  Block* block = makeBlock();
+  Block* block =
+      makeBlock(free_block->ptr, rounded, free_block->stream, pool, free_block->segment);
   adjustInactiveSplit(free_block, -1);
-  block->ptr = free_block->ptr;
-  block->size = rounded;
-  block->stream = free_block->stream;
-  block->pool = &pool;
-  block->segment = free_block->segment;
   block->prev = free_block->prev;
   block->next = free_block;
   if (block->prev != nullptr) {
@@ -249,19 +245,10 @@ Block* DeviceCache::newSegment(BlockPool& pool, StreamId stream, std::size_t rou
   if (!fitsLimit(size)) return nullptr;
   void* memory = source_.allocateSegment(index_, size);
   if (memory == nullptr) return nullptr;
-  auto segment = std::make_unique<Segment>();
-  segment->base = static_cast<std::byte*>(memory);
+  Segment* segment = addSegment(memory, stream, pool);
   segment->size = size;
-  segment->stream = stream;
-  segment->pool = &pool;
-  Block* block = makeBlock();
-  block->ptr = segment->base;
-  block->size = size;
-  block->stream = stream;
-  block->pool = &pool;
-  block->segment = segment.get();
+  Block* block = makeBlock(segment->base, size, stream, pool, segment);
   segment->head = block;
-  segments_.emplace(segment->base, std::move(segment));
   stats_.reserved_bytes.add(pool.small, sized(size));
   stats_.segments.add(pool.small, 1);
   ++stats_.num_device_alloc;
@@ -288,14 +275,9 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
     range = roundUp(std::max(range, rounded), step);
     void* base = source_.reserveAddressRange(index_, range);
     if (base == nullptr) return nullptr;
-    auto owned = std::make_unique<Segment>();
-    owned->base = static_cast<std::byte*>(base);
-    owned->reserved = range;
-    owned->stream = stream;
-    owned->pool = &pool;
-    owned->expandable = true;
-    segment = owned.get();
-    segments_.emplace(segment->base, std::move(owned));
+    segment = addSegment(base, stream, pool);
+    segment->reserved = range;
+    segment->expandable = true;
     expandable_.emplace(stream, segment);
     stats_.segments.add(false, 1);
   }
@@ -317,12 +299,7 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
     tail->size += grow;
     block = tail;
   } else {
-    block = makeBlock();
-    block->ptr = at;
-    block->size = grow;
-    block->stream = stream;
-    block->pool = &pool;
-    block->segment = segment;
+    block = makeBlock(at, grow, stream, pool, segment);
     block->prev = tail;
     if (tail != nullptr) {
       tail->next = block;
@@ -370,12 +347,8 @@ void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t re
   adjustInactiveSplit(block, -1);
   if (shouldSplit(block->size, rounded, pool.small, settings_.max_split_size,
                   block->segment->expandable)) {
-    Block* rest = makeBlock();
-    rest->ptr = block->ptr + rounded;
-    rest->size = block->size - rounded;
-    rest->stream = block->stream;
-    rest->pool = &pool;
-    rest->segment = block->segment;
+    Block* rest = makeBlock(block->ptr + rounded, block->size - rounded, block->stream,
+                            pool, block->segment);
     rest->prev = block;
     rest->next = block->next;
     if (rest->next != nullptr) rest->next->prev = rest;
@@ -752,7 +725,8 @@ void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
   }
 }
 
-Block* DeviceCache::makeBlock() {
+Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
+                              BlockPool& pool, Segment* segment) {
   Block* block = nullptr;
   if (!spare_blocks_.empty()) {
     block = spare_blocks_.back();
@@ -761,7 +735,22 @@ Block* DeviceCache::makeBlock() {
     block = new Block();
   }
   block->owner = this;
+  block->ptr = ptr;
+  block->size = size;
+  block->stream = stream;
+  block->pool = &pool;
+  block->segment = segment;
   return block;
+}
+
+Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
+  auto owned = std::make_unique<Segment>();
+  owned->base = static_cast<std::byte*>(base);
+  owned->stream = stream;
+  owned->pool = &pool;
+  Segment* segment = owned.get();
+  segments_.emplace(segment->base, std::move(owned));
+  return segment;
 }
 
 void DeviceCache::recycle(Block* block) noexcept {

@@ -193,7 +193,12 @@ class DeviceCache {
   void record(MemoryTraceEntry::Action action, const Block* block, std::uint64_t address,
               std::uint64_t size, StreamId stream, std::uint64_t device_free = 0,
               std::int64_t stamp = 0);
-  [[nodiscard]] Block* makeBlock();
+  // A block object (recycled when one is spare) for that piece of `segment`.
+  [[nodiscard]] Block* makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
+                                 BlockPool& pool, Segment* segment);
+  // A new segment at `base`, owned by segments_; size, reserved and the
+  // expandable flag are the caller's to set.
+  [[nodiscard]] Segment* addSegment(void* base, StreamId stream, BlockPool& pool);
   void recycle(Block* block) noexcept;
   [[nodiscard]] std::size_t expandableStep() const noexcept;
 
