@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
 #include "support/test_backend.h"
@@ -75,7 +77,7 @@ TEST(ContextTest, LazyInitRunsInitExactlyOnceAcrossEightThreads) {
 TEST(ContextTest, LazyInitIsRetriedAfterInitThrew) {
   TestHooks& hooks = registerTestBackend("ctx_retry", 1);
   DeviceType type = hooks.deviceType();
-  hooks.failNextInits(2);
+  hooks.failHook(HookId::init, 2);
   EXPECT_THROW(globalContext().lazyInitDevice(type), DeviceError);
   EXPECT_FALSE(globalContext().isInitialized(type));
   EXPECT_THROW(globalContext().lazyInitDevice(type), DeviceError);
@@ -92,7 +94,7 @@ TEST(ContextTest, LazyInitIsRetriedAfterInitThrew) {
 TEST(ContextTest, FailedInitIsRetriedByTheNextConcurrentCaller) {
   TestHooks& hooks = registerTestBackend("ctx_retry_mt", 1);
   DeviceType type = hooks.deviceType();
-  hooks.failNextInits(1);
+  hooks.failHook(HookId::init, 1);
   std::atomic<int> failures{0};
   runTogether(8, [&](int) {
     try {
@@ -113,7 +115,8 @@ TEST(ContextTest, LazyInitOfATypeWithoutBackendThrowsNotAvailable) {
     globalContext().lazyInitDevice(type);
     FAIL() << "expected NotAvailable";
   } catch (const NotAvailable& e) {
-    EXPECT_THAT(e.message(), HasSubstr("init(): no backend is registered for device type "
+    EXPECT_THAT(e.message(), HasSubstr(std::string(hookInfo(HookId::init).name) +
+                                       "(): no backend is registered for device type "
                                        "'ctx_nobackend'"));
   }
   EXPECT_FALSE(globalContext().isInitialized(type));
@@ -126,7 +129,7 @@ TEST(ContextTest, IsPinnedPtrIsFalseWithoutAskingAnUninitialisedBackend) {
     HookLog log(hooks);
     int local = 0;
     EXPECT_FALSE(globalContext().isPinnedPtr(&local, type));
-    EXPECT_EQ(log.count("isPinnedPtr"), 0);
+    EXPECT_EQ(log.count(hookInfo(HookId::isPinnedPtr).name), 0);
     EXPECT_FALSE(hooks.isInitialized());
   }
   // An initialising hook's first use initialises the backend, and the
@@ -136,7 +139,7 @@ TEST(ContextTest, IsPinnedPtrIsFalseWithoutAskingAnUninitialisedBackend) {
   HookLog log(hooks);
   auto* interior = static_cast<char*>(pinned.get()) + 999;
   EXPECT_TRUE(globalContext().isPinnedPtr(interior, type));
-  EXPECT_EQ(log.count("isPinnedPtr"), 1);
+  EXPECT_EQ(log.count(hookInfo(HookId::isPinnedPtr).name), 1);
   int local = 0;
   EXPECT_FALSE(globalContext().isPinnedPtr(&local, type));
   EXPECT_FALSE(globalContext().isPinnedPtr(nullptr, type));
@@ -149,7 +152,8 @@ TEST(ContextTest, GetPinnedMemoryAllocatorInitialisesTheBackend) {
   EXPECT_EQ(hooks.initCalls(), 1);
   DataPtr data = allocator.allocate(16);
   EXPECT_TRUE(globalContext().isPinnedPtr(data.get(), hooks.deviceType()));
-  EXPECT_EQ(data.device(), Device(DeviceType::CPU));
+  EXPECT_TRUE(data.device().isCpu()) << data.device();
+  EXPECT_EQ(data.device(), allocator.device());
 }
 
 TEST(ContextTest, GetDeviceFromPtrInitialisesAndResolvesInteriorPointers) {
@@ -227,16 +231,44 @@ TEST(ContextTest, ManualSeedReachesEveryDeviceOfEveryInitialisedBackend) {
   EXPECT_EQ(idle.getDefaultGenerator(0).currentSeed(), kDefaultSeed);
 }
 
+// One device whose default generator throws while `failing` is set. Unlike
+// the kit (and so TestHooks), it serves getDefaultGenerator from its own impl
+// rather than through serveDefaultGeneratorsFrom, so the failure still
+// reaches callers once it is initialised.
+class FlakyGeneratorHooks final : public AcceleratorHooks {
+ public:
+  explicit FlakyGeneratorHooks(DeviceType type)
+      : AcceleratorHooks(type, Capabilities{}),
+        generator_(makePhiloxGenerator(Device(type, 0))) {}
+  std::atomic<bool> failing{false};
+
+ protected:
+  bool isBuiltImpl() const override { return true; }
+  bool isAvailableImpl() const override { return true; }
+  int deviceCountImpl() const override { return 1; }
+  DeviceIndex getCurrentDeviceImpl() const override { return 0; }
+  void initImpl() override {}
+  const Generator& getDefaultGeneratorImpl(DeviceIndex) override {
+    if (failing.load()) throw DeviceError("the generator's device failed");
+    return generator_;
+  }
+
+ private:
+  const Generator generator_;
+};
+
 TEST(ContextTest, ManualSeedSeedsTheOthersThenRethrowsABackendsError) {
   // `bad` is registered first, so it has the lower id and is seeded first:
   // an implementation that stopped at the first error would leave `good`.
-  TestHooks& bad = registerTestBackend("ctx_seed_bad", 1);
+  auto& bad = static_cast<FlakyGeneratorHooks&>(registerHooks(
+      std::make_unique<FlakyGeneratorHooks>(registerDeviceType("ctx_seed_bad")),
+      "context_test"));
   TestHooks& good = registerTestBackend("ctx_seed_good", 1);
   globalContext().lazyInitDevice(good.deviceType());
   globalContext().lazyInitDevice(bad.deviceType());
-  bad.failHook("getDefaultGenerator");
+  bad.failing = true;
   EXPECT_THROW(globalContext().manualSeed(77), DeviceError);
-  bad.clearHookFailures();
+  bad.failing = false;
   EXPECT_EQ(good.getDefaultGenerator(0).currentSeed(), 77u);
   EXPECT_NO_THROW(globalContext().manualSeed(78));
   EXPECT_EQ(bad.getDefaultGenerator(0).currentSeed(), 78u);

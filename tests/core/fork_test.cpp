@@ -15,6 +15,7 @@
 #include "accel/context.h"
 #include "accel/error.h"
 #include "accel/fork.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "support/test_backend.h"
 
@@ -62,8 +63,8 @@ TEST(ForkTest, BackendInitialisedBeforeForkFailsClearlyInTheChild) {
       return 3;
     } catch (const DeviceError& e) {
       const std::string message = e.message();
-      if (!contains(message,
-                    "getCurrentDevice(): 'forkdev' was initialised before fork()")) {
+      if (!contains(message, std::string(hookInfo(HookId::getCurrentDevice).name) +
+                                 "(): 'forkdev' was initialised before fork()")) {
         return 4;
       }
       if (!contains(message, "pid " + std::to_string(::getpid()))) return 5;
@@ -156,6 +157,30 @@ TEST(ForkTest, ForkOfAForkedChildStaysPoisoned) {
     return grandchild == 0 ? 0 : 10 + grandchild;
   });
   EXPECT_EQ(code, 0) << "child failed check " << code;
+}
+
+// An initialised kit backend has getDefaultGenerator served inline by the
+// core, past its impl (so past TestHooks' armed failures). In the child the
+// table withdraws that path, so a caller holding the real object reaches the
+// backend's impl again, where a backend refuses (openreg's hooks test checks
+// its refusal); here the impl's armed failure shows the withdrawal.
+TEST(ForkTest, ChildWithdrawsTheInlineDefaultGeneratorOfAPoisonedBackend) {
+  TestHooks& hooks = registerTestBackend("fork_generator", 1);
+  globalContext().lazyInitDevice(hooks.deviceType());
+  hooks.failHook(HookId::getDefaultGenerator);
+  const Generator& served = hooks.getDefaultGenerator(0);  // inline: no failure
+  int code = runInChild([&]() -> int {
+    if (!isPoisonedByFork(hooks.deviceType())) return 1;
+    try {
+      (void)hooks.getDefaultGenerator(0);
+      return 2;
+    } catch (const DeviceError& e) {
+      return contains(e.message(), "injected failure") ? 0 : 3;
+    }
+  });
+  hooks.clearHookFailures();
+  EXPECT_EQ(code, 0) << "child failed check " << code;
+  EXPECT_EQ(&hooks.getDefaultGenerator(0), &served) << "the parent is untouched";
 }
 
 // Backends' after_in_child callbacks run after the core poisoned the

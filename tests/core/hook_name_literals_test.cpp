@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -34,20 +33,6 @@ namespace fs = std::filesystem;
 // Where sources live (DESIGN.md's layout); docs/ is checked by the table test.
 constexpr std::string_view kSourceDirs[] = {"include", "src",   "backends", "conformance",
                                             "tools",   "tests", "examples", "python"};
-
-// Files that may still write hook names, each with its owner. Temporary: each
-// entry goes when its owner's rewrite onto the catalogue lands. A file listed
-// here that no longer needs it fails the test, so the list only shrinks.
-const std::map<std::string, std::string, std::less<>>& temporaryAllowList() {
-  static const auto* files = new std::map<std::string, std::string, std::less<>>{
-      // CORE-B: the tests of context, fork, the table and autoload (expected messages).
-      {"tests/core/context_test.cpp", "CORE-B"},
-      {"tests/core/fork_test.cpp", "CORE-B"},
-      {"tests/core/hooks_table_test.cpp", "CORE-B"},
-      {"tests/plugins/plugin_autoload_test.cpp", "CORE-B"},
-  };
-  return *files;
-}
 
 // The one file that writes the names.
 constexpr std::string_view kCatalogue = "include/accel/hook_catalogue.h";
@@ -262,22 +247,12 @@ TEST(HookNameLiterals, NoHookNameIsWrittenAsAStringLiteralOutsideTheCatalogue) {
   ASSERT_TRUE(fs::is_regular_file(root / std::string(kCatalogue)))
       << "ACCEL_SOURCE_DIR does not point at the source tree: " << root;
   std::ostringstream report;
-  std::map<std::string, int, std::less<>> allowed_hits;
   for (const Finding& f : scanTree(root)) {
-    if (temporaryAllowList().count(f.file)) {
-      ++allowed_hits[f.file];
-      continue;
-    }
     report << f.file << ":" << f.line << ": \"" << f.literal << "\" names the hook "
            << hookInfo(f.hook).name
            << "; write hookInfo(HookId::" << hookInfo(f.hook).name << ").name instead\n";
   }
   EXPECT_TRUE(report.str().empty()) << report.str();
-  for (const auto& [file, owner] : temporaryAllowList()) {
-    EXPECT_TRUE(allowed_hits.count(file))
-        << file << " (" << owner
-        << ") no longer writes hook names: remove it from the temporary allow-list";
-  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "support/test_backend.h"
 
 namespace accel {
@@ -82,35 +83,36 @@ TEST(HooksTableTest, AbsentCallsNameHookTypeRegisteredBackendsAndHowToLoad) {
   DeviceType type = registerDeviceType("table_missing");
   AcceleratorHooks& hooks = getHooks(type);
   int local = 0;
-  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
-      {"init", [&] { hooks.init(); }},
-      {"getCurrentDevice", [&] { (void)hooks.getCurrentDevice(); }},
-      {"setCurrentDevice", [&] { hooks.setCurrentDevice(0); }},
-      {"exchangeDevice", [&] { (void)hooks.exchangeDevice(0); }},
-      {"getDefaultGenerator", [&] { (void)hooks.getDefaultGenerator(); }},
-      {"getDefaultGenerator", [&] { (void)hooks.getDefaultGenerator(0); }},
-      {"getNewGenerator", [&] { (void)hooks.getNewGenerator(); }},
-      {"getDeviceFromPtr", [&] { (void)hooks.getDeviceFromPtr(&local); }},
-      {"getPinnedMemoryAllocator", [&] { (void)hooks.getPinnedMemoryAllocator(); }},
-      {"getDeviceAllocator", [&] { (void)hooks.getDeviceAllocator(); }},
-      {"deviceSynchronize", [&] { hooks.deviceSynchronize(0); }},
-      {"showConfig", [&] { (void)hooks.showConfig(); }},
-      {"getCurrentStream", [&] { (void)hooks.getCurrentStream(0); }},
-      {"streamPriorityRange", [&] { (void)hooks.streamPriorityRange(); }},
-      {"createEvent", [&] { (void)hooks.createEvent(0); }},
-      {"elapsedTime", [&] { (void)hooks.elapsedTime(1, 2); }},
-      {"memoryStats", [&] { (void)hooks.memoryStats(0); }},
-      {"emptyCache", [&] { hooks.emptyCache(); }},
-      {"recordMemoryHistory", [&] { hooks.recordMemoryHistory({}); }},
-      {"attachOutOfMemoryObserver",
+  const std::vector<std::pair<HookId, std::function<void()>>> calls = {
+      {HookId::init, [&] { hooks.init(); }},
+      {HookId::getCurrentDevice, [&] { (void)hooks.getCurrentDevice(); }},
+      {HookId::setCurrentDevice, [&] { hooks.setCurrentDevice(0); }},
+      {HookId::exchangeDevice, [&] { (void)hooks.exchangeDevice(0); }},
+      {HookId::getDefaultGenerator, [&] { (void)hooks.getDefaultGenerator(); }},
+      {HookId::getDefaultGenerator, [&] { (void)hooks.getDefaultGenerator(0); }},
+      {HookId::getNewGenerator, [&] { (void)hooks.getNewGenerator(); }},
+      {HookId::getDeviceFromPtr, [&] { (void)hooks.getDeviceFromPtr(&local); }},
+      {HookId::getPinnedMemoryAllocator, [&] { (void)hooks.getPinnedMemoryAllocator(); }},
+      {HookId::getDeviceAllocator, [&] { (void)hooks.getDeviceAllocator(); }},
+      {HookId::deviceSynchronize, [&] { hooks.deviceSynchronize(0); }},
+      {HookId::showConfig, [&] { (void)hooks.showConfig(); }},
+      {HookId::getCurrentStream, [&] { (void)hooks.getCurrentStream(0); }},
+      {HookId::streamPriorityRange, [&] { (void)hooks.streamPriorityRange(); }},
+      {HookId::createEvent, [&] { (void)hooks.createEvent(0); }},
+      {HookId::elapsedTime, [&] { (void)hooks.elapsedTime(1, 2); }},
+      {HookId::memoryStats, [&] { (void)hooks.memoryStats(0); }},
+      {HookId::emptyCache, [&] { hooks.emptyCache(); }},
+      {HookId::recordMemoryHistory, [&] { hooks.recordMemoryHistory({}); }},
+      {HookId::attachOutOfMemoryObserver,
        [&] { hooks.attachOutOfMemoryObserver([](const OutOfMemoryEvent&) {}); }},
-      {"graphCreate", [&] { (void)hooks.graphCreate(); }},
-      {"graphReplay", [&] { hooks.graphReplay(1); }},
+      {HookId::graphCreate, [&] { (void)hooks.graphCreate(); }},
+      {HookId::graphReplay, [&] { hooks.graphReplay(1); }},
   };
   for (const auto& [hook, call] : calls) {
-    SCOPED_TRACE(hook);
+    const std::string name(hookInfo(hook).name);
+    SCOPED_TRACE(name);
     std::string message = absentError(call);
-    EXPECT_THAT(message, StartsWith(hook + "(): no backend is registered for device type "
+    EXPECT_THAT(message, StartsWith(name + "(): no backend is registered for device type "
                                            "'table_missing'"));
     EXPECT_THAT(message, HasSubstr("registered backends: "));
     EXPECT_THAT(message, HasSubstr("table_present"));

@@ -379,7 +379,7 @@ TEST(HooksInitTest, InitRunsInitImplOncePerObject) {
 
 TEST(HooksInitTest, InitThatThrowsLeavesTheObjectUninitialisedAndIsRetried) {
   TestHooks hooks(registerDeviceType("init_retry"), 2);
-  hooks.failNextInits(1);
+  hooks.failHook(HookId::init, 1);
   EXPECT_THROW(hooks.init(), DeviceError);
   EXPECT_FALSE(hooks.isInitialized());
   EXPECT_FALSE(hooks.initializationStarted()) << "started is false again after a throw";
@@ -510,7 +510,7 @@ TEST(HooksInitTest, ProbesAndCurrentDeviceHooksNeverInitialise) {
 
 TEST(HooksInitTest, AFailedInitOnFirstUseFailsTheHookAndTheNextUseRetries) {
   TestHooks hooks(registerDeviceType("init_first_use_retry"), 2);
-  hooks.failNextInits(1);
+  hooks.failHook(HookId::init, 1);
   EXPECT_THROW((void)hooks.getDefaultGenerator(0), DeviceError);
   EXPECT_FALSE(hooks.isInitialized());
   EXPECT_NO_THROW((void)hooks.getDefaultGenerator(0));

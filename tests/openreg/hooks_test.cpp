@@ -171,4 +171,43 @@ TEST_F(OpenRegHooksTest, ForkChildCannotUseOpenRegButDoesNotHang) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// A caller that kept a reference to the real hooks object across fork()
+// bypasses the poisoned stand-in in the hooks table. getDefaultGenerator on
+// an initialised openreg is served inline by the core
+// (serveDefaultGeneratorsFrom); in the child the table withdraws that, so the
+// call reaches openreg's own refusal instead of handing out a generator of a
+// device that did not survive the fork.
+TEST_F(OpenRegHooksTest, ForkChildRefusesTheDefaultGeneratorOfAReferenceKeptFromBefore) {
+  accel::AcceleratorHooks& real = hooks();
+  const accel::Generator& parent_generator = real.getDefaultGenerator(0);
+  ASSERT_TRUE(real.isInitialized());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The verdict is the exit status: 0 when the call failed with openreg's
+    // fork refusal.
+    int code = 0;
+    if (&accel::getHooks(accel::openreg::deviceType()) == &real) code = 1;
+    try {
+      (void)real.getDefaultGenerator(0);
+      code = 2;
+    } catch (const accel::DeviceError& e) {
+      if (e.message().find(
+              std::string(accel::hookInfo(accel::HookId::getDefaultGenerator).name) +
+              ": openreg was initialised before fork()") == std::string::npos) {
+        code = 3;
+      }
+    } catch (...) {
+      code = 4;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: not poisoned, 2: the child got a generator, 3: another message, 4: "
+         "another exception";
+  EXPECT_EQ(&real.getDefaultGenerator(0), &parent_generator) << "the parent is untouched";
+}
+
 }  // namespace
