@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
     }
     const accel::MemoryStats stats = hooks.memoryStats(last);
     if (stats.allocated_bytes.current < 256) {
-      std::cerr << "FAILED: memoryStats(" << int(last)
-                << ") does not count the 256 bytes\n";
+      std::cerr << "FAILED: the memory statistics of device " << int(last)
+                << " do not count the 256 bytes\n";
       return 1;
     }
     accel::Generator generator =
