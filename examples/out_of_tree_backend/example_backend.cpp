@@ -37,7 +37,7 @@
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/memory_hooks.h"
 #include "accel/memory/pinned_caching_allocator.h"
-#include "accel/plugin.h"
+#include "accel/plugin_entry.h"
 
 namespace example {
 
