@@ -228,15 +228,18 @@ TEST_F(OpenRegGraphTest, GraphsCapturedWithOnePoolShareIt) {
   EXPECT_EQ(hooks().graphPool(second), pool);
 }
 
-// The private pool whose segment holds `address` on device 1, or nothing
-// when the address is in no cached segment.
-std::optional<accel::MempoolId> poolHolding(accel::AcceleratorHooks& hooks,
-                                            const void* address) {
-  const auto at = reinterpret_cast<std::uint64_t>(address);
+std::vector<accel::MemorySegment> segmentsOfDevice1(accel::AcceleratorHooks& hooks) {
   accel::MemorySnapshotOptions options;
   options.device = 1;
   options.include_trace = false;
-  for (const accel::MemorySegment& segment : hooks.memorySnapshot(options).segments) {
+  return hooks.memorySnapshot(options).segments;
+}
+
+// The pool whose cached segment on device 1 holds `address`, or nothing.
+std::optional<accel::MempoolId> poolHolding(accel::AcceleratorHooks& hooks,
+                                            const void* address) {
+  const auto at = reinterpret_cast<std::uint64_t>(address);
+  for (const accel::MemorySegment& segment : segmentsOfDevice1(hooks)) {
     if (at >= segment.address && at < segment.address + segment.total_size) {
       return segment.pool;
     }
@@ -245,11 +248,8 @@ std::optional<accel::MempoolId> poolHolding(accel::AcceleratorHooks& hooks,
 }
 
 std::int64_t bytesInPool(accel::AcceleratorHooks& hooks, accel::MempoolId pool) {
-  accel::MemorySnapshotOptions options;
-  options.device = 1;
-  options.include_trace = false;
   std::int64_t bytes = 0;
-  for (const accel::MemorySegment& segment : hooks.memorySnapshot(options).segments) {
+  for (const accel::MemorySegment& segment : segmentsOfDevice1(hooks)) {
     if (segment.pool == pool) bytes += static_cast<std::int64_t>(segment.total_size);
   }
   return bytes;
@@ -280,16 +280,22 @@ TEST_F(OpenRegGraphTest, TwoThreadsCaptureConcurrentlyIntoGraphsSharingAPool) {
   const accel::Stream first_stream = hooks().getNewStream(1);
   const accel::Stream second_stream = hooks().getNewStream(1);
 
-  // Enqueues "x[i] = x[i] * 2 + 1" on `stream`.
-  const auto step = [](accel::Stream stream, void* x) {
-    accel::openreg::launchKernel(stream, "step", {{"x", x, kBytes}},
-                                 [](const accel::openreg::KernelContext& k) {
-                                   for (int& v : k.buffer<int>("x")) v = v * 2 + 1;
-                                 });
-  };
   // Each thread's scratch addresses; read after join.
   std::vector<void*> first_scratch;
   std::vector<void*> second_scratch;
+  // Allocates a scratch block on device 1 (noting its address), then enqueues
+  // on `stream`: scratch = from; scratch[i] = scratch[i] * 2 + 1.
+  const auto stepIntoScratch = [](accel::Stream stream, const void* from,
+                                  std::vector<void*>& addresses) {
+    accel::DataPtr scratch = accel::openreg::allocate(kBytes, 1);
+    addresses.push_back(scratch.get());
+    accel::openreg::copyAsync(scratch.get(), from, kBytes, stream);
+    accel::openreg::launchKernel(stream, "step", {{"x", scratch.get(), kBytes}},
+                                 [](const accel::openreg::KernelContext& k) {
+                                   for (int& v : k.buffer<int>("x")) v = v * 2 + 1;
+                                 });
+    return scratch;
+  };
   accel::MempoolId pool;  // written by the first thread before `first_began`
   std::latch first_began(1);
   std::latch second_allocated(1);
@@ -302,10 +308,7 @@ TEST_F(OpenRegGraphTest, TwoThreadsCaptureConcurrentlyIntoGraphsSharingAPool) {
     pool = hooks().graphPool(first);
     first_began.count_down();
     second_allocated.wait();
-    accel::DataPtr scratch = accel::openreg::allocate(kBytes, 1);
-    first_scratch.push_back(scratch.get());
-    accel::openreg::copyAsync(scratch.get(), in_first.get(), kBytes, first_stream);
-    step(first_stream, scratch.get());
+    accel::DataPtr scratch = stepIntoScratch(first_stream, in_first.get(), first_scratch);
     accel::openreg::copyAsync(out_first.get(), scratch.get(), kBytes, first_stream);
     scratch.reset();  // the graph keeps the block
     hooks().graphCaptureEnd(first);
@@ -316,17 +319,12 @@ TEST_F(OpenRegGraphTest, TwoThreadsCaptureConcurrentlyIntoGraphsSharingAPool) {
     hooks().setCurrentStream(second_stream);
     first_began.wait();
     hooks().graphCaptureBegin(second, pool);
-    accel::DataPtr before = accel::openreg::allocate(kBytes, 1);
-    second_scratch.push_back(before.get());
-    accel::openreg::copyAsync(before.get(), in_second.get(), kBytes, second_stream);
-    step(second_stream, before.get());
+    accel::DataPtr before =
+        stepIntoScratch(second_stream, in_second.get(), second_scratch);
     second_allocated.count_down();
     first_ended.wait();
     // The first capture on this pool has ended; this one has not.
-    accel::DataPtr after = accel::openreg::allocate(kBytes, 1);
-    second_scratch.push_back(after.get());
-    accel::openreg::copyAsync(after.get(), before.get(), kBytes, second_stream);
-    step(second_stream, after.get());
+    accel::DataPtr after = stepIntoScratch(second_stream, before.get(), second_scratch);
     accel::openreg::copyAsync(out_second.get(), after.get(), kBytes, second_stream);
     hooks().graphCaptureEnd(second);
   });
