@@ -1,24 +1,31 @@
 // libaccel_example.so: a small, complete accelhooks backend built on the
-// backend kit (accel/kit/*.h).
+// backend kit (accel/kit/*.h) and the core caching allocator (accel/memory/).
 //
 // Device type "example": pretend devices whose memory is ordinary host memory
-// and whose work is done by the time a call returns. Subclassing
-// kit::SynchronousDeviceHooks gives it, without a line here: the per-thread
-// current device, streams and events, deviceSynchronize, generators, and
-// getDeviceFromPtr / isPinnedPtr from the kit's AddressMap. This file adds
-// what is specific to the device: its configuration, its memory and its
-// description. It declares the device, streams and events groups and passes
-// `accel check` for them and for the low and high groups.
+// and whose work is done by the time a call returns. It writes only what is
+// specific to the device: its configuration, its raw memory (HostSegments) and
+// its description. The rest comes from the core:
+//  - kit::SynchronousDeviceHooks: the current device, streams and events,
+//    generators, getDeviceFromPtr / isPinnedPtr from the kit's AddressMap;
+//  - memory::CachingAllocator, through CachingAllocatorHooks: the cache, the
+//    out-of-memory path, the memory group (memoryStats, emptyCache, ...) and
+//    the memory_history group (recordMemoryHistory, memorySnapshot, ...);
+//  - memory::PinnedCachingAllocator: cached pinned host memory.
+// It passes `accel check` for its groups: low, high, device, streams, events,
+// memory and memory_history.
 //
-// A real backend replaces std::aligned_alloc with its driver's allocation and
-// overrides whatever its device does asynchronously.
+// A real backend calls its driver's allocate/free in HostSegments, overrides
+// what its device does asynchronously, and leaks rather than frees in a fork()
+// child what was allocated before the fork (openreg's fork_state.h).
 //
 // Configuration (malformed values are errors naming the variable):
 //   ACCEL_EXAMPLE_DEVICES   number of devices, 1 to 8 (default 2)
-//   ACCEL_EXAMPLE_MEMORY    memory per device, e.g. "256MiB" (default 1GiB)
+//   ACCEL_EXAMPLE_MEMORY    memory per device, at least 64MiB (default 1GiB)
+//   ACCEL_ALLOC_CONF        the caching allocator's settings (docs/memory.md)
 //
-// Thread-safety: every hook may be called from any thread (the kit's parts are
-// thread-safe; the allocators only touch the thread-safe AddressMap).
+// Thread-safety: every hook may be called from any thread.
+#include <array>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -27,72 +34,117 @@
 #include "accel/accel.h"
 #include "accel/kit/config.h"
 #include "accel/kit/synchronous_device.h"
-#include "accel/plugin.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/memory_hooks.h"
+#include "accel/memory/pinned_caching_allocator.h"
+#include "accel/plugin_entry.h"
 
 namespace example {
 
 constexpr const char* kDevicesVar = "ACCEL_EXAMPLE_DEVICES";
 constexpr const char* kMemoryVar = "ACCEL_EXAMPLE_MEMORY";
-constexpr std::size_t kAlignment = 256;
+constexpr int kMaxDevices = 8;
+constexpr std::size_t kAlignment = 512;
 
-class ExampleHooks;
+using accel::kit::MemoryKind;
 
-// Host memory for one device (or pinned host memory, for device -1), recorded
-// in the hooks' address map while it is alive.
-class HostMemoryAllocator final : public accel::Allocator {
+// The raw memory the caching allocators draw from: whole segments of host
+// memory, each recorded in the kit's address map while it lives, so that
+// getDeviceFromPtr and isPinnedPtr resolve every block cut from it. One
+// source serves the devices' memory, another the pinned host memory (which
+// the pinned cache asks for as device 0).
+class HostSegments final : public accel::memory::SegmentSource {
  public:
-  HostMemoryAllocator(ExampleHooks& hooks, accel::Device device, accel::DeviceIndex index)
-      : hooks_(hooks), device_(device), index_(index) {}
-  accel::DataPtr allocate(std::size_t bytes) override;
-  accel::Device device() const noexcept override { return device_; }
+  // capacity: bytes per device; 0 for no limit.
+  HostSegments(accel::kit::AddressMap& addresses, accel::DeviceType type, MemoryKind kind,
+               std::uint64_t capacity)
+      : addresses_(addresses), type_(type), kind_(kind), capacity_(capacity) {}
+
+  void* allocateSegment(accel::DeviceIndex index, std::size_t bytes) override {
+    std::atomic<std::uint64_t>& used = used_[static_cast<std::size_t>(index)];
+    // nullptr means "the device is full": the allocator frees its cache and
+    // retries, then reports OutOfMemory with the figures from memoryInfo. The
+    // allocator holds the device's lock here, so check and add do not race.
+    if (capacity_ > 0 && used.load() + bytes > capacity_) return nullptr;
+    const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* data = rounded < bytes ? nullptr : std::aligned_alloc(kAlignment, rounded);
+    if (data == nullptr) return nullptr;
+    try {
+      addresses_.insert(data, bytes, deviceOf(index), kind_);
+    } catch (...) {
+      std::free(data);
+      throw;
+    }
+    used += bytes;
+    return data;
+  }
+
+  void freeSegment(accel::DeviceIndex index, void* data,
+                   std::size_t bytes) noexcept override {
+    addresses_.erase(data);
+    std::free(data);
+    used_[static_cast<std::size_t>(index)] -= bytes;
+  }
+
+  DeviceMemoryInfo memoryInfo(accel::DeviceIndex index) const noexcept override {
+    const std::uint64_t used = used_[static_cast<std::size_t>(index)].load();
+    return {capacity_, capacity_ > used ? capacity_ - used : 0};
+  }
 
  private:
-  ExampleHooks& hooks_;
-  accel::Device device_;
-  accel::DeviceIndex index_;  // -1: pinned host memory
+  accel::Device deviceOf(accel::DeviceIndex index) const {
+    return kind_ == MemoryKind::Pinned ? accel::Device(accel::DeviceType::CPU)
+                                       : accel::Device(type_, index);
+  }
+
+  accel::kit::AddressMap& addresses_;
+  const accel::DeviceType type_;
+  const MemoryKind kind_;
+  const std::uint64_t capacity_;
+  std::array<std::atomic<std::uint64_t>, kMaxDevices> used_{};
 };
 
-class ExampleHooks final : public accel::kit::SynchronousDeviceHooks {
+class ExampleHooks final
+    : public accel::memory::CachingAllocatorHooks<accel::kit::SynchronousDeviceHooks> {
  public:
   explicit ExampleHooks(accel::DeviceType type, const accel::kit::ConfigReader& env = {})
-      : SynchronousDeviceHooks(
-            type, accel::Capabilities{accel::HookGroup::Device},
-            static_cast<int>(env.count(kDevicesVar, 2, 1, 8, "a device count"))),
-        memory_bytes_(env.byteSize(kMemoryVar, std::uint64_t{1} << 30, 1 << 20)),
-        pinned_(*this, accel::Device(accel::DeviceType::CPU), -1) {
+      : CachingAllocatorHooks(
+            type,
+            accel::Capabilities{accel::HookGroup::Device, accel::HookGroup::Memory,
+                                accel::HookGroup::MemoryHistory},
+            static_cast<int>(
+                env.count(kDevicesVar, 2, 1, kMaxDevices, "a device count"))),
+        memory_bytes_(env.byteSize(kMemoryVar, std::uint64_t{1} << 30, 64 << 20)),
+        device_memory_(addresses(), type, MemoryKind::Device, memory_bytes_),
+        pinned_memory_(addresses(), type, MemoryKind::Pinned, 0),
+        cache_(type, deviceCount(), device_memory_,
+               accel::memory::allocatorSettingsFromEnvironment()),
+        pinned_cache_(pinned_memory_) {
     for (int i = 0; i < deviceCount(); ++i) {
-      const auto index = static_cast<accel::DeviceIndex>(i);
-      device_allocators_.push_back(std::make_unique<HostMemoryAllocator>(
-          *this, accel::Device(type, index), index));
+      device_allocators_.push_back(std::make_unique<DeviceAllocator>(
+          *this, accel::Device(type, static_cast<accel::DeviceIndex>(i))));
     }
   }
-
-  // For the allocators: record, forget, and mark the device as used.
-  void track(void* data, std::size_t bytes, const accel::Device& device,
-             accel::DeviceIndex index) {
-    addresses().insert(
-        data, bytes, device,
-        index < 0 ? accel::kit::MemoryKind::Pinned : accel::kit::MemoryKind::Device);
-    if (index >= 0) markDeviceUsed(index);
-  }
-  void untrack(void* data) noexcept { addresses().erase(data); }
-  [[nodiscard]] std::uint64_t memoryBytes() const noexcept { return memory_bytes_; }
 
  protected:
   // Nothing to start: the "driver" is the host allocator. A real backend
   // connects to its driver here; it runs once before any other hook needs it.
   void initImpl() override {}
 
+  // The memory and memory_history groups: CachingAllocatorHooks forwards them.
+  accel::memory::CachingAllocator& cachingAllocator() const override { return cache_; }
+
   accel::Allocator& getDeviceAllocatorImpl(accel::DeviceIndex index) override {
     return *device_allocators_[static_cast<std::size_t>(index)];
   }
-  accel::Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_; }
+  accel::Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_cache_; }
 
   std::string showConfigImpl() const override {
     return accel::detail::concat("example: ", deviceCount(), " host-memory devices of ",
                                  accel::kit::formatByteSize(memory_bytes_), " (",
                                  kDevicesVar, ", ", kMemoryVar,
-                                 "); synchronous streams and events\n");
+                                 "); synchronous streams and events; memory cached by "
+                                 "the core caching allocator (ACCEL_ALLOC_CONF)\n");
   }
 
   accel::DeviceProperties getDevicePropertiesImpl(
@@ -107,41 +159,31 @@ class ExampleHooks final : public accel::kit::SynchronousDeviceHooks {
   }
 
  private:
-  const std::uint64_t memory_bytes_;
-  std::vector<std::unique_ptr<HostMemoryAllocator>> device_allocators_;
-  HostMemoryAllocator pinned_;
-};
+  // getDeviceAllocator(index): blocks of device `index` from the caching
+  // allocator, for the calling thread's current stream on that device.
+  class DeviceAllocator final : public accel::Allocator {
+   public:
+    DeviceAllocator(ExampleHooks& hooks, accel::Device device)
+        : hooks_(hooks), device_(device) {}
+    accel::DataPtr allocate(std::size_t bytes) override {
+      hooks_.markDeviceUsed(device_.index());  // hasPrimaryContext turns true
+      return hooks_.cache_.allocate(device_.index(), bytes,
+                                    hooks_.getCurrentStreamImpl(device_.index()));
+    }
+    accel::Device device() const noexcept override { return device_; }
 
-accel::DataPtr HostMemoryAllocator::allocate(std::size_t bytes) {
-  if (bytes == 0) return accel::DataPtr(nullptr, nullptr, nullptr, device_);
-  ACCEL_CHECK(index_ < 0 || bytes <= hooks_.memoryBytes(), accel::OutOfMemory,
-              "allocate(", bytes, " bytes) on ", device_, ": the device has only ",
-              accel::kit::formatByteSize(hooks_.memoryBytes()),
-              "; allocate less or raise ", kMemoryVar);
-  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* data = rounded < bytes ? nullptr : std::aligned_alloc(kAlignment, rounded);
-  ACCEL_CHECK(data != nullptr, accel::OutOfMemory, "allocate(", bytes, " bytes) on ",
-              device_, " failed: the host is out of memory; free some or allocate less");
-  try {
-    hooks_.track(data, rounded, device_, index_);
-  } catch (...) {
-    std::free(data);
-    throw;
-  }
-  struct Block {
-    ExampleHooks* hooks;
-    void* data;
+   private:
+    ExampleHooks& hooks_;
+    const accel::Device device_;
   };
-  return accel::DataPtr(
-      data, new Block{&hooks_, data},
-      [](void* context) noexcept {
-        auto* block = static_cast<Block*>(context);
-        block->hooks->untrack(block->data);
-        std::free(block->data);
-        delete block;
-      },
-      device_);
-}
+
+  const std::uint64_t memory_bytes_;
+  HostSegments device_memory_;
+  HostSegments pinned_memory_;
+  mutable accel::memory::CachingAllocator cache_;
+  accel::memory::PinnedCachingAllocator pinned_cache_;
+  std::vector<std::unique_ptr<DeviceAllocator>> device_allocators_;
+};
 
 // Called by the loader, inside try/catch, after the version handshake. What
 // it registers becomes visible when it returns (the loader commits the

@@ -1,4 +1,5 @@
-// Loads a backend plugin by path and checks that its device type answers:
+// Loads a backend plugin by path and checks that its device type answers
+// (allocation, pointer lookup, memory statistics, generators):
 //
 //   load_example_backend <plugin.so> <device type>
 //
@@ -34,10 +35,17 @@ int main(int argc, char** argv) {
       std::cerr << "FAILED: the pointer's device is not device " << int(last) << "\n";
       return 1;
     }
+    const accel::MemoryStats stats = hooks.memoryStats(last);
+    if (stats.allocated_bytes.current < 256) {
+      std::cerr << "FAILED: the memory statistics of device " << int(last)
+                << " do not count the 256 bytes\n";
+      return 1;
+    }
     accel::Generator generator =
         accel::globalContext().defaultGenerator(accel::Device(type, 0));
     std::cout << "OK: '" << argv[2] << "' has " << hooks.deviceCount()
-              << " devices, capabilities: " << hooks.capabilities().str()
+              << " devices, capabilities: " << hooks.capabilities().str() << "; device "
+              << int(last) << " has " << stats.reserved_bytes.current << " bytes reserved"
               << "; generator seed " << generator.currentSeed() << "; registered by "
               << accel::hooksOrigin(type) << "\n";
     return 0;

@@ -1,15 +1,14 @@
-// Backend plugins: loading a backend's shared library at run time, the
-// autoload policy, and the report of every plugin the process tried to load.
+// Backend plugins, the host's side: loading a backend's shared library at run
+// time, the autoload policy, and the report of every plugin the process tried
+// to load.
+//
+//   accel::PluginRecord r = accel::loadBackend("/opt/vendor/lib/libaccel_npu.so");
 //
 // A plugin is a shared library that exports one C function, ACCEL_PLUGIN_ENTRY
-// (accel_plugin_entry_v2), returning a PluginEntry. Plugin authors write it
-// with one line at namespace scope:
-//
-//   void registerMyBackend(accel::Registrar& registrar) {   // may throw
-//     accel::DeviceType type = registrar.registerDeviceType("mydev");
-//     registrar.registerHooks(std::make_unique<MyHooks>(type));
-//   }
-//   ACCEL_DEFINE_PLUGIN("mydev", "1.2.0", registerMyBackend);
+// (accel_plugin_entry_v2), returning a PluginEntry. Plugin authors include
+// accel/plugin_entry.h, which holds that contract and ACCEL_DEFINE_PLUGIN;
+// this header includes it, so code that includes only accel/plugin.h keeps
+// compiling.
 //
 // loadBackend(path) refuses anything that is not a regular file (a FIFO would
 // block dlopen forever), dlopens the file (RTLD_NOW | RTLD_LOCAL), finds the
@@ -62,12 +61,11 @@
 #include "accel/device_type.h"
 #include "accel/error.h"
 #include "accel/export.h"
-#include "accel/registrar.h"
-#include "accel/version.h"
+#include "accel/plugin_entry.h"
 
 namespace accel {
 
-// ---- The exported-entry contract (what a plugin provides) ----
+// ---- What this core accepts of the entry contract (plugin_entry.h) ----
 
 // The oldest plugin API version this core still loads (the value compiled
 // into libaccel.so is the one that counts). A plugin loads when its
@@ -77,30 +75,6 @@ namespace accel {
 // the register function its Registrar; API 1 plugins must be rebuilt.
 inline constexpr int kOldestSupportedPluginApiVersion = 2;
 
-// What a plugin's entry function returns. The layout of this struct belongs to
-// the symbol name: accel_plugin_entry_v2 returns exactly these fields in this
-// order, forever. A future layout gets a new symbol (accel_plugin_entry_v3),
-// which lets a core read the entry of any plugin before it decides to refuse it.
-struct PluginEntry {
-  // kPluginApiVersion of the headers the plugin was compiled with.
-  int api_version;
-  // The oldest core plugin API the plugin accepts (usually its api_version).
-  int min_core_api_version;
-  // What the plugin calls itself ("openreg") and its own version ("0.1.0").
-  // Static strings; may be null (recorded as empty).
-  const char* name;
-  const char* version;
-  // Registers the plugin's device types and hooks into the registrar. May
-  // throw; the loader catches and then registers nothing. Null when the
-  // library registers everything from static initialisers
-  // (ACCEL_REGISTER_HOOKS) as it is opened.
-  void (*register_fn)(Registrar& registrar);
-};
-
-// The entry function's C name, as the identifier and as a string for dlsym.
-#define ACCEL_PLUGIN_ENTRY accel_plugin_entry_v2
-inline constexpr const char kPluginEntrySymbol[] = "accel_plugin_entry_v2";
-using PluginEntryFn = const PluginEntry* (*)();
 // The entry of plugin API 1, looked for only to tell its author to rebuild.
 inline constexpr const char kPluginEntrySymbolV1[] = "accel_plugin_entry_v1";
 
@@ -215,21 +189,3 @@ ACCEL_API std::vector<PluginRecord> pluginReport();
 ACCEL_API std::optional<PluginRecord> pluginForDeviceType(DeviceType type);
 
 }  // namespace accel
-
-// ACCEL_DEFINE_PLUGIN(name, version_string, register_function): defines the
-// plugin's exported entry. Use once per plugin, at global or namespace scope,
-// in a library that links libaccel.so. `register_function` is a
-// `void(accel::Registrar&)` function (or a captureless lambda) that may throw.
-// The plugin declares the API version of the headers it is compiled with, and
-// accepts any core that implements that version or a later one. A macro
-// because the entry must be an exported `extern "C"` function with a fixed name.
-#define ACCEL_DEFINE_PLUGIN(plugin_name, plugin_version, register_function)     \
-  extern "C" __attribute__((visibility("default"))) const ::accel::PluginEntry* \
-  ACCEL_PLUGIN_ENTRY() {                                                        \
-    static const ::accel::PluginEntry entry{                                    \
-        ::accel::kPluginApiVersion, ::accel::kPluginApiVersion, (plugin_name),  \
-        (plugin_version),                                                       \
-        static_cast<void (*)(::accel::Registrar&)>(register_function)};         \
-    return &entry;                                                              \
-  }                                                                             \
-  static_assert(true, "ACCEL_DEFINE_PLUGIN requires a semicolon")
