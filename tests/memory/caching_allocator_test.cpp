@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -425,7 +426,7 @@ TEST(PrivatePools, SharedByTwoGraphsAndReleasedWithTheLastUser) {
   allocator.retainPool(0, pool);  // graph 2 shares it
   allocator.beginAllocateToPool(0, pool, stream(5));
   DataPtr in_pool = allocator.allocate(0, 4 * kKiB, stream(5));
-  allocator.endAllocateToPool(0, pool);
+  allocator.endAllocateToPool(0, pool, stream(5));
   DataPtr outside = allocator.allocate(0, 4 * kKiB, stream(5));
   MemorySnapshot snapshot = allocator.snapshot({.device = 0});
   ASSERT_EQ(snapshot.segments.size(), 2u);
@@ -442,7 +443,7 @@ TEST(PrivatePools, SharedByTwoGraphsAndReleasedWithTheLastUser) {
   EXPECT_EQ(allocator.stats(0).segments.current, 1 + 1);
   allocator.beginAllocateToPool(0, pool, stream(5));
   DataPtr again = allocator.allocate(0, 4 * kKiB, stream(5));
-  allocator.endAllocateToPool(0, pool);
+  allocator.endAllocateToPool(0, pool, stream(5));
   EXPECT_EQ(again.get(), address);
 
   allocator.releasePool(0, pool);  // graph 1 goes
@@ -454,6 +455,29 @@ TEST(PrivatePools, SharedByTwoGraphsAndReleasedWithTheLastUser) {
   EXPECT_THROW(allocator.beginAllocateToPool(0, pool, stream(5)), InvalidArgument);
 }
 
+TEST(PrivatePools, EndingOneStreamsCaptureLeavesTheOtherStreamAllocatingToThePool) {
+  FakeSegmentSource source(std::size_t{1} << 30);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  const MempoolId pool = allocator.createPool();
+  allocator.retainPool(0, pool);
+  allocator.retainPool(0, pool);
+  allocator.beginAllocateToPool(0, pool, stream(5));
+  allocator.beginAllocateToPool(0, pool, stream(6));
+  allocator.endAllocateToPool(0, pool, stream(5));
+  DataPtr still_in_pool = allocator.allocate(0, 4 * kKiB, stream(6));
+  DataPtr outside = allocator.allocate(0, 4 * kKiB, stream(5));
+  allocator.endAllocateToPool(0, pool, stream(6));
+  std::vector<MempoolId> pools;
+  for (const MemorySegment& segment : allocator.snapshot({.device = 0}).segments) {
+    pools.push_back(segment.pool);
+  }
+  EXPECT_EQ(std::count(pools.begin(), pools.end(), pool), 1);
+  EXPECT_EQ(std::count(pools.begin(), pools.end(), MempoolId{}), 1);
+  still_in_pool.reset();
+  allocator.releasePool(0, pool);
+  allocator.releasePool(0, pool);
+}
+
 TEST(PrivatePools, SegmentInUseWhenReleasedReturnsWhenFreed) {
   FakeSegmentSource source(std::size_t{1} << 30);
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
@@ -461,7 +485,7 @@ TEST(PrivatePools, SegmentInUseWhenReleasedReturnsWhenFreed) {
   allocator.retainPool(0, pool);
   allocator.beginAllocateToPool(0, pool, stream(0));
   DataPtr block = allocator.allocate(0, 3 * kMiB, stream(0));
-  allocator.endAllocateToPool(0, pool);
+  allocator.endAllocateToPool(0, pool, stream(0));
   allocator.releasePool(0, pool);
   EXPECT_EQ(allocator.stats(0).reserved_bytes.current, 20 * MiB);
   block.reset();

@@ -106,7 +106,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
       checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
                 "cudaStreamBeginCapture");
     } catch (...) {
-      allocator.endAllocateToPool(device, chosen);
+      allocator.endAllocateToPool(device, chosen, stream);
       release(record);
       throw;
     }
@@ -123,7 +123,7 @@ void graphCaptureEnd(GraphId graph) {
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
         cudaStreamEndCapture(nativeStream(record.stream), &captured);
-    deviceCachingAllocator().endAllocateToPool(record.device, record.pool);
+    deviceCachingAllocator().endAllocateToPool(record.device, record.pool, record.stream);
     record.state = GraphState::Empty;
     checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
     record.graph = captured;

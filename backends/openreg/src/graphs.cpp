@@ -55,7 +55,8 @@ void Graphs::destroy(GraphId id) {
     if (graph->state == State::Capturing) {
       // Abandon the capture so that the stream does not stay in capture mode.
       graph->stream->endCapture(graph->capture);
-      runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool);
+      runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool,
+                                                    graph->stream->stream());
       graph->capture.reset();
       graph->state = State::Empty;
     }
@@ -94,7 +95,7 @@ void Graphs::captureBegin(GraphId id, MempoolId pool, CaptureMode mode) {
     try {
       queue.beginCapture(capture);
     } catch (...) {
-      allocator.endAllocateToPool(index, chosen);
+      allocator.endAllocateToPool(index, chosen, queue.stream());
       throw;
     }
   } catch (...) {
@@ -116,7 +117,8 @@ void Graphs::captureEnd(GraphId id) {
               stateName(static_cast<int>(graph->state)), ", not capturing; call ",
               name(HookId::graphCaptureBegin), " first");
   graph->stream->endCapture(graph->capture);
-  runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool);
+  runtime_.cachingAllocator().endAllocateToPool(graph->device, graph->pool,
+                                                graph->stream->stream());
   std::vector<Operation> operations;
   std::string invalidated;
   {

@@ -95,10 +95,15 @@ class ACCEL_API CachingAllocator {
   // returned (segments still in use go back once their blocks are freed).
   void retainPool(DeviceIndex index, MempoolId pool);
   void releasePool(DeviceIndex index, MempoolId pool);
-  // Until endAllocateToPool, allocations on `stream` come from `pool` (which
-  // must be retained). Throws InvalidArgument for an unknown pool.
+  // Until endAllocateToPool with the same stream, allocations on `stream`
+  // come from `pool` (which must be retained). Several streams may allocate
+  // to one pool at once (concurrent captures sharing it). Throws
+  // InvalidArgument for an unknown pool or a stream of another device.
   void beginAllocateToPool(DeviceIndex index, MempoolId pool, Stream stream);
-  void endAllocateToPool(DeviceIndex index, MempoolId pool);
+  // Allocations on `stream` come from the default pools again; other streams
+  // allocating to `pool` go on doing so. Never throws for a stream that was
+  // not allocating to `pool` (nothing to end); InvalidArgument for a bad index.
+  void endAllocateToPool(DeviceIndex index, MempoolId pool, Stream stream);
 
   // ---- the memory and memory_history hook groups ----
   [[nodiscard]] MemoryStats stats(DeviceIndex index) const;

@@ -132,8 +132,9 @@ void CachingAllocator::beginAllocateToPool(DeviceIndex index, MempoolId pool,
   cache.beginAllocateToPool(pool, stream.id);
 }
 
-void CachingAllocator::endAllocateToPool(DeviceIndex index, MempoolId pool) {
-  device(index).endAllocateToPool(pool);
+void CachingAllocator::endAllocateToPool(DeviceIndex index, MempoolId pool,
+                                         Stream stream) {
+  device(index).endAllocateToPool(pool, stream.id);
 }
 
 MemoryStats CachingAllocator::stats(DeviceIndex index) const {

@@ -689,10 +689,11 @@ void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
   allocating_to_pool_.emplace_back(stream, found->second.get());
 }
 
-void DeviceCache::endAllocateToPool(MempoolId id) {
+void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::erase_if(allocating_to_pool_,
-                [&](const auto& entry) { return entry.second->id == id; });
+  std::erase_if(allocating_to_pool_, [&](const auto& entry) {
+    return entry.first == stream && entry.second->id == id;
+  });
 }
 
 // ---- queries ----

@@ -141,7 +141,7 @@ class DeviceCache {
   void retainPool(MempoolId pool);
   void releasePool(MempoolId pool);
   void beginAllocateToPool(MempoolId pool, StreamId stream);
-  void endAllocateToPool(MempoolId pool);
+  void endAllocateToPool(MempoolId pool, StreamId stream);
 
   [[nodiscard]] MemoryStats stats() const;
   void resetPeakStats();
