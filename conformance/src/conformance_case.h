@@ -38,6 +38,26 @@ struct ConformanceCase {
   void (*body)(AcceleratorHooks& hooks);
 };
 
+// A case of the group of the hook it is about, the first of `hooks` (the
+// catalogue's group, not written again here), that needs a device: skipped
+// when the backend is not available, run after the backend initialised.
+[[nodiscard]] inline ConformanceCase deviceCase(const char* name,
+                                                void (*body)(AcceleratorHooks& hooks),
+                                                std::vector<HookId> hooks) {
+  const HookGroup group = hookInfo(hooks.at(0)).group;
+  return {group, name, std::move(hooks), /*needsDevice=*/true, body};
+}
+
+// As deviceCase, for a case that runs on every backend, with or without
+// devices (the probes, the init check).
+[[nodiscard]] inline ConformanceCase noDeviceCase(const char* name,
+                                                  void (*body)(AcceleratorHooks& hooks),
+                                                  std::vector<HookId> hooks) {
+  ConformanceCase c = deviceCase(name, body, std::move(hooks));
+  c.needsDevice = false;
+  return c;
+}
+
 std::vector<ConformanceCase> lowCases();
 std::vector<ConformanceCase> highCases();
 std::vector<ConformanceCase> deviceCases();
@@ -158,6 +178,34 @@ inline void blame(HookId hook) {
 }
 [[nodiscard]] inline DeviceIndex lastDevice(const AcceleratorHooks& hooks) {
   return static_cast<DeviceIndex>(hooks.deviceCount() - 1);
+}
+
+// Checks that `call(index)` refuses `index` with the InvalidArgument every
+// index check throws (rangeMessage); `hook` names the call in the failure.
+// call takes the DeviceIndex and may return anything (it is discarded).
+template <typename Call>
+void expectIndexRejected(AcceleratorHooks& hooks, HookId hook, int index, Call&& call) {
+  EXPECT_TRUE(throwsContaining<InvalidArgument>([&] { (void)call(DeviceIndex(index)); },
+                                                {rangeMessage(hooks, index)}))
+      << "expected " << hookName(hook) << "(" << index
+      << ") to throw InvalidArgument for an index out of range (" << hookInfo(hook).impl
+      << " or the public hook's index check)";
+}
+
+// Checks that `hook` given kCurrentDevice (-1) answers for the calling
+// thread's current device: on a new thread, makes the last device current and
+// compares read(kCurrentDevice) with read(last). read takes the DeviceIndex
+// and returns a value EXPECT_EQ can compare and print.
+template <typename Read>
+void expectCurrentDeviceResolved(AcceleratorHooks& hooks, HookId hook, Read&& read) {
+  const DeviceIndex last = lastDevice(hooks);
+  inNewThread([&] {
+    if (!makeCurrent(hooks, last)) return;
+    EXPECT_EQ(read(kCurrentDevice), read(last))
+        << "expected " << hookName(hook) << "(-1) after "
+        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ") to answer as "
+        << hookName(hook) << "(" << int(last) << ")";
+  });
 }
 
 }  // namespace accel::conformance::detail

@@ -1,5 +1,6 @@
 // The device group: device properties, synchronisation, configuration.
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "conformance_case.h"
@@ -33,19 +34,11 @@ void devicePropertiesAreTypedAndStable(AcceleratorHooks& hooks) {
           << first.uuid << "\" is also another device's";
     }
   }
-  EXPECT_TRUE(throwsContaining<InvalidArgument>(
-      [&] { (void)hooks.getDeviceProperties(DeviceIndex(count)); },
-      {rangeMessage(hooks, count)}))
-      << hookName(HookId::getDeviceProperties) << "(" << count << ")";
-  DeviceIndex last = lastDevice(hooks);
-  inNewThread([&] {
-    if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(hooks.getDeviceProperties().uuid, hooks.getDeviceProperties(last).uuid)
-        << hookName(HookId::getDeviceProperties) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
-    EXPECT_EQ(hooks.getDeviceProperties().name, hooks.getDeviceProperties(last).name)
-        << hookName(HookId::getDeviceProperties) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
+  expectIndexRejected(hooks, HookId::getDeviceProperties, count,
+                      [&](DeviceIndex i) { return hooks.getDeviceProperties(i); });
+  expectCurrentDeviceResolved(hooks, HookId::getDeviceProperties, [&](DeviceIndex i) {
+    DeviceProperties properties = hooks.getDeviceProperties(i);
+    return std::pair(properties.uuid, properties.name);
   });
 }
 
@@ -63,9 +56,8 @@ void deviceSynchronizeCompletesWork(AcceleratorHooks& hooks) {
   }
   EXPECT_NO_THROW(hooks.deviceSynchronize())
       << hookName(HookId::deviceSynchronize) << "(-1)";
-  EXPECT_TRUE(throwsContaining<InvalidArgument>(
-      [&] { hooks.deviceSynchronize(DeviceIndex(count)); }, {rangeMessage(hooks, count)}))
-      << hookName(HookId::deviceSynchronize) << "(" << count << ")";
+  expectIndexRejected(hooks, HookId::deviceSynchronize, count,
+                      [&](DeviceIndex i) { hooks.deviceSynchronize(i); });
 }
 
 void showConfigDescribesBackend(AcceleratorHooks& hooks) {
@@ -76,24 +68,13 @@ void showConfigDescribesBackend(AcceleratorHooks& hooks) {
 }  // namespace
 
 std::vector<ConformanceCase> deviceCases() {
-  constexpr HookGroup g = HookGroup::Device;
+  using enum HookId;
   return {
-      {g,
-       "DevicePropertiesAreTypedAndStable",
-       {HookId::getDeviceProperties},
-       true,
-       devicePropertiesAreTypedAndStable},
-      {g,
-       "DeviceSynchronizeCompletesWork",
-       {HookId::deviceSynchronize},
-       true,
-       deviceSynchronizeCompletesWork},
-      {g,
-       "ShowConfigDescribesBackend",
-       {HookId::showConfig},
-       true,
-       showConfigDescribesBackend},
-  };
+      deviceCase("DevicePropertiesAreTypedAndStable", devicePropertiesAreTypedAndStable,
+                 {getDeviceProperties}),
+      deviceCase("DeviceSynchronizeCompletesWork", deviceSynchronizeCompletesWork,
+                 {deviceSynchronize}),
+      deviceCase("ShowConfigDescribesBackend", showConfigDescribesBackend, {showConfig})};
 }
 
 }  // namespace accel::conformance::detail

@@ -113,43 +113,26 @@ void eventStreamArgumentsAreValidated(AcceleratorHooks& hooks) {
       [&] { hooks.blockStream(event.id(), foreign); }, {"cpu"}))
       << hookName(HookId::blockStream) << "(event, a cpu stream)";
   int count = hooks.deviceCount();
-  EXPECT_TRUE(throwsContaining<InvalidArgument>(
-      [&] { (void)hooks.createEvent(DeviceIndex(count)); }, {rangeMessage(hooks, count)}))
-      << hookName(HookId::createEvent) << "(" << count << ")";
+  expectIndexRejected(hooks, HookId::createEvent, count,
+                      [&](DeviceIndex i) { return hooks.createEvent(i); });
 }
 
 }  // namespace
 
 std::vector<ConformanceCase> eventsCases() {
-  constexpr HookGroup g = HookGroup::Events;
+  using enum HookId;
   return {
-      {g,
-       "RecordedEventCompletesAfterSynchronize",
-       {HookId::createEvent, HookId::recordEvent, HookId::synchronizeEvent,
-        HookId::queryEvent, HookId::destroyEvent},
-       true,
-       recordedEventCompletesAfterSynchronize},
-      {g,
-       "ElapsedTimeBetweenTimedEvents",
-       {HookId::elapsedTime, HookId::recordEvent, HookId::synchronizeEvent},
-       true,
-       elapsedTimeBetweenTimedEvents},
-      {g,
-       "BlockStreamWaitsForEvent",
-       {HookId::blockStream, HookId::recordEvent, HookId::queryEvent},
-       true,
-       blockStreamWaitsForEvent},
-      {g,
-       "DestroyEventIgnoresUnknownIds",
-       {HookId::destroyEvent, HookId::createEvent},
-       true,
-       destroyEventIgnoresUnknownIds},
-      {g,
-       "EventStreamArgumentsAreValidated",
-       {HookId::recordEvent, HookId::blockStream, HookId::createEvent},
-       true,
-       eventStreamArgumentsAreValidated},
-  };
+      deviceCase("RecordedEventCompletesAfterSynchronize",
+                 recordedEventCompletesAfterSynchronize,
+                 {createEvent, recordEvent, synchronizeEvent, queryEvent, destroyEvent}),
+      deviceCase("ElapsedTimeBetweenTimedEvents", elapsedTimeBetweenTimedEvents,
+                 {elapsedTime, recordEvent, synchronizeEvent}),
+      deviceCase("BlockStreamWaitsForEvent", blockStreamWaitsForEvent,
+                 {blockStream, recordEvent, queryEvent}),
+      deviceCase("DestroyEventIgnoresUnknownIds", destroyEventIgnoresUnknownIds,
+                 {destroyEvent, createEvent}),
+      deviceCase("EventStreamArgumentsAreValidated", eventStreamArgumentsAreValidated,
+                 {recordEvent, blockStream, createEvent})};
 }
 
 }  // namespace accel::conformance::detail

@@ -88,31 +88,19 @@ void unknownGraphIsRejected(AcceleratorHooks& hooks) {
 }  // namespace
 
 std::vector<ConformanceCase> graphsCases() {
-  constexpr HookGroup g = HookGroup::Graphs;
+  using enum HookId;
   return {
-      {g,
-       "CaptureAndReplayWithoutKeepingGraph",
-       {HookId::graphCreate, HookId::graphCaptureBegin, HookId::graphCaptureEnd,
-        HookId::graphPool, HookId::graphReplay, HookId::graphReset, HookId::graphDestroy},
-       true,
-       captureAndReplayWithoutKeepingGraph},
-      {g,
-       "KeptGraphIsInstantiatedExplicitly",
-       {HookId::graphCreate, HookId::graphCaptureBegin, HookId::graphCaptureEnd,
-        HookId::graphInstantiate, HookId::graphReplay, HookId::graphDestroy},
-       true,
-       keptGraphIsInstantiatedExplicitly},
-      {g,
-       "GraphsCanShareAPool",
-       {HookId::graphCaptureBegin, HookId::graphPool},
-       true,
-       graphsCanShareAPool},
-      {g,
-       "UnknownGraphIsRejected",
-       {HookId::graphReplay, HookId::graphCaptureBegin, HookId::graphDestroy},
-       true,
-       unknownGraphIsRejected},
-  };
+      deviceCase("CaptureAndReplayWithoutKeepingGraph",
+                 captureAndReplayWithoutKeepingGraph,
+                 {graphCreate, graphCaptureBegin, graphCaptureEnd, graphPool, graphReplay,
+                  graphReset, graphDestroy}),
+      deviceCase("KeptGraphIsInstantiatedExplicitly", keptGraphIsInstantiatedExplicitly,
+                 {graphCreate, graphCaptureBegin, graphCaptureEnd, graphInstantiate,
+                  graphReplay, graphDestroy}),
+      deviceCase("GraphsCanShareAPool", graphsCanShareAPool,
+                 {graphCaptureBegin, graphPool}),
+      deviceCase("UnknownGraphIsRejected", unknownGraphIsRejected,
+                 {graphReplay, graphCaptureBegin, graphDestroy})};
 }
 
 }  // namespace accel::conformance::detail

@@ -82,23 +82,19 @@ void defaultGeneratorIsOnePerDevice(AcceleratorHooks& hooks) {
     }
     generators.push_back(first);
   }
-  EXPECT_TRUE(throwsContaining<InvalidArgument>(
-      [&] { (void)hooks.getDefaultGenerator(DeviceIndex(count)); },
-      {rangeMessage(hooks, count)}))
-      << hookName(HookId::getDefaultGenerator) << "(" << count << ")";
+  expectIndexRejected(hooks, HookId::getDefaultGenerator, count,
+                      [&](DeviceIndex i) { return hooks.getDefaultGenerator(i); });
 }
 
 void defaultGeneratorOfCurrentDevice(AcceleratorHooks& hooks) {
-  DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     EXPECT_TRUE(hooks.getDefaultGenerator() == hooks.getDefaultGenerator(0))
         << hookName(HookId::getDefaultGenerator)
         << "(-1) on a new thread is not device 0's";
-    if (!makeCurrent(hooks, last)) return;
-    EXPECT_TRUE(hooks.getDefaultGenerator(kCurrentDevice) ==
-                hooks.getDefaultGenerator(last))
-        << hookName(HookId::getDefaultGenerator) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
+  });
+  // Compared by identity: the implementation each handle shares.
+  expectCurrentDeviceResolved(hooks, HookId::getDefaultGenerator, [&](DeviceIndex i) {
+    return &hooks.getDefaultGenerator(i).impl();
   });
 }
 
@@ -136,12 +132,8 @@ void newGeneratorHasIndependentState(AcceleratorHooks& hooks) {
         << ") result changed the default generator";
     shared.setState(sharedState);
   }
-  DeviceIndex last = lastDevice(hooks);
-  inNewThread([&] {
-    if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(hooks.getNewGenerator().device(), deviceOf(hooks, last))
-        << hookName(HookId::getNewGenerator) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
+  expectCurrentDeviceResolved(hooks, HookId::getNewGenerator, [&](DeviceIndex i) {
+    return hooks.getNewGenerator(i).device();
   });
 }
 
@@ -168,12 +160,8 @@ void deviceFromPtrResolvesInteriorPointers(AcceleratorHooks& hooks) {
     EXPECT_EQ(hooks.getDeviceFromPtr(base + kProbeBytes - 1), expected)
         << hookName(HookId::getDeviceFromPtr) << "(start + size - 1), the last byte";
   }
-  DeviceIndex last = lastDevice(hooks);
-  inNewThread([&] {
-    if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(&hooks.getDeviceAllocator(), &hooks.getDeviceAllocator(last))
-        << hookName(HookId::getDeviceAllocator) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
+  expectCurrentDeviceResolved(hooks, HookId::getDeviceAllocator, [&](DeviceIndex i) {
+    return &hooks.getDeviceAllocator(i);
   });
 }
 
@@ -237,50 +225,25 @@ void pinnedMemoryIsRecognised(AcceleratorHooks& hooks) {
 }  // namespace
 
 std::vector<ConformanceCase> highCases() {
-  constexpr HookGroup g = HookGroup::High;
+  using enum HookId;
   return {
-      {g,
-       "RegisteredBackendInitialises",
-       {HookId::init},
-       false,
-       registeredBackendInitialises},
-      {g, "InitIsIdempotent", {HookId::init}, true, initIsIdempotent},
-      {g,
-       "HasPrimaryContextAfterAllocation",
-       {HookId::hasPrimaryContext, HookId::getDeviceAllocator},
-       true,
-       hasPrimaryContextAfterAllocation},
-      {g,
-       "DefaultGeneratorIsOnePerDevice",
-       {HookId::getDefaultGenerator},
-       true,
-       defaultGeneratorIsOnePerDevice},
-      {g,
-       "DefaultGeneratorOfCurrentDevice",
-       {HookId::getDefaultGenerator, HookId::setCurrentDevice},
-       true,
-       defaultGeneratorOfCurrentDevice},
-      {g,
-       "NewGeneratorHasIndependentState",
-       {HookId::getNewGenerator, HookId::getDefaultGenerator},
-       true,
-       newGeneratorHasIndependentState},
-      {g,
-       "DeviceFromPtrResolvesInteriorPointers",
-       {HookId::getDeviceFromPtr, HookId::getDeviceAllocator},
-       true,
-       deviceFromPtrResolvesInteriorPointers},
-      {g,
-       "DeviceFromPtrRejectsForeignPointers",
-       {HookId::getDeviceFromPtr},
-       true,
-       deviceFromPtrRejectsForeignPointers},
-      {g,
-       "PinnedMemoryIsRecognised",
-       {HookId::getPinnedMemoryAllocator, HookId::isPinnedPtr},
-       true,
-       pinnedMemoryIsRecognised},
-  };
+      noDeviceCase("RegisteredBackendInitialises", registeredBackendInitialises, {init}),
+      deviceCase("InitIsIdempotent", initIsIdempotent, {init}),
+      deviceCase("HasPrimaryContextAfterAllocation", hasPrimaryContextAfterAllocation,
+                 {hasPrimaryContext, getDeviceAllocator}),
+      deviceCase("DefaultGeneratorIsOnePerDevice", defaultGeneratorIsOnePerDevice,
+                 {getDefaultGenerator}),
+      deviceCase("DefaultGeneratorOfCurrentDevice", defaultGeneratorOfCurrentDevice,
+                 {getDefaultGenerator, setCurrentDevice}),
+      deviceCase("NewGeneratorHasIndependentState", newGeneratorHasIndependentState,
+                 {getNewGenerator, getDefaultGenerator}),
+      deviceCase("DeviceFromPtrResolvesInteriorPointers",
+                 deviceFromPtrResolvesInteriorPointers,
+                 {getDeviceFromPtr, getDeviceAllocator}),
+      deviceCase("DeviceFromPtrRejectsForeignPointers",
+                 deviceFromPtrRejectsForeignPointers, {getDeviceFromPtr}),
+      deviceCase("PinnedMemoryIsRecognised", pinnedMemoryIsRecognised,
+                 {getPinnedMemoryAllocator, isPinnedPtr})};
 }
 
 }  // namespace accel::conformance::detail

@@ -1,5 +1,7 @@
 // The low group: probes and the per-thread current device.
 #include <ostream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance_case.h"
@@ -67,145 +69,127 @@ void probesAreConsistentAndStable(AcceleratorHooks& hooks) {
                           << "() answer differently on another thread";
 }
 
+// Checks that the calling thread's current device is `expected` `when`
+// ("on a new thread").
+void expectCurrentDevice(AcceleratorHooks& hooks, DeviceIndex expected,
+                         const std::string& when) {
+  EXPECT_EQ(int(hooks.getCurrentDevice()), int(expected))
+      << hookName(HookId::getCurrentDevice) << "() " << when;
+}
+
+// "setCurrentDevice(1)": a call, for failure messages.
+std::string callText(HookId hook, int argument) {
+  return std::string(hookName(hook)) + "(" + std::to_string(argument) + ")";
+}
+
+// Checks that `hook` refuses `index` (expectIndexRejected) and leaves the
+// current device `current`.
+template <typename Call>
+void expectRejectedKeepsDevice(AcceleratorHooks& hooks, HookId hook, int index,
+                               DeviceIndex current, Call&& call) {
+  expectIndexRejected(hooks, hook, index, std::forward<Call>(call));
+  expectCurrentDevice(
+      hooks, current,
+      "after the rejected " + callText(hook, index) + " must be unchanged");
+}
+
+// Calls `exchange` (exchangeDevice or maybeExchangeDevice) with `to` and
+// checks that it returns `previous` and leaves `current` the current device.
+void expectExchange(AcceleratorHooks& hooks, HookId exchange, int to,
+                    DeviceIndex previous, DeviceIndex current) {
+  const auto index = DeviceIndex(to);
+  const DeviceIndex returned = exchange == HookId::exchangeDevice
+                                   ? hooks.exchangeDevice(index)
+                                   : hooks.maybeExchangeDevice(index);
+  const std::string call = callText(exchange, to);
+  EXPECT_EQ(int(returned), int(previous))
+      << call << " must return the device that was current before it";
+  expectCurrentDevice(hooks, current, "after " + call);
+}
+
 void currentDeviceIsZeroUntilSet(AcceleratorHooks& hooks) {
-  inNewThread([&] {
-    EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << hookName(HookId::getCurrentDevice) << "() on a new thread";
-  });
+  inNewThread([&] { expectCurrentDevice(hooks, 0, "on a new thread"); });
 }
 
 void currentDeviceIsPerThread(AcceleratorHooks& hooks) {
   if (hooks.deviceCount() < 2) GTEST_SKIP() << "needs two devices";
-  DeviceIndex last = lastDevice(hooks);
+  const DeviceIndex last = lastDevice(hooks);
+  const std::string setLast = callText(HookId::setCurrentDevice, last);
   inNewThread([&] {
     hooks.setCurrentDevice(last);
-    EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << hookName(HookId::getCurrentDevice) << "() right after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
+    expectCurrentDevice(hooks, last, "right after " + setLast);
     inNewThread([&] {
-      EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-          << hookName(HookId::getCurrentDevice)
-          << "() on a thread started after another thread called "
-          << hookName(HookId::setCurrentDevice) << "(" << int(last)
-          << "): the current device must be per thread";
+      expectCurrentDevice(hooks, 0,
+                          "on a thread started after another thread called " + setLast +
+                              ": the current device must be per thread");
       hooks.setCurrentDevice(0);
     });
-    EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << hookName(HookId::getCurrentDevice) << "() after another thread called "
-        << hookName(HookId::setCurrentDevice)
-        << "(0): the "
-           "current "
-           "device must be per thread";
+    expectCurrentDevice(hooks, last,
+                        "after another thread called " +
+                            callText(HookId::setCurrentDevice, 0) +
+                            ": the current device must be per thread");
   });
 }
 
 void setCurrentDeviceRejectsOutOfRangeIndex(AcceleratorHooks& hooks) {
-  int count = hooks.deviceCount();
-  DeviceIndex last = lastDevice(hooks);
+  const int count = hooks.deviceCount();
+  const DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
-    EXPECT_TRUE(throwsContaining<InvalidArgument>(
-        [&] { hooks.setCurrentDevice(DeviceIndex(count)); },
-        {rangeMessage(hooks, count)}))
-        << hookName(HookId::setCurrentDevice) << "(" << count << ")";
-    EXPECT_TRUE(throwsContaining<InvalidArgument>([&] { hooks.setCurrentDevice(-1); },
-                                                  {rangeMessage(hooks, -1)}))
-        << hookName(HookId::setCurrentDevice) << "(-1)";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << hookName(HookId::getCurrentDevice) << "() after a rejected "
-        << hookName(HookId::setCurrentDevice) << " must be unchanged";
+    for (int index : {count, -1}) {
+      expectRejectedKeepsDevice(hooks, HookId::setCurrentDevice, index, last,
+                                [&](DeviceIndex i) { hooks.setCurrentDevice(i); });
+    }
   });
 }
 
 void exchangeDeviceReturnsPreviousDevice(AcceleratorHooks& hooks) {
-  int count = hooks.deviceCount();
-  DeviceIndex last = lastDevice(hooks);
+  const int count = hooks.deviceCount();
+  const DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
-    EXPECT_EQ(int(hooks.exchangeDevice(last)), 0)
-        << hookName(HookId::exchangeDevice) << "(" << int(last)
-        << ") on a new thread returns the previous device";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << hookName(HookId::getCurrentDevice) << "() after "
-        << hookName(HookId::exchangeDevice);
-    EXPECT_EQ(int(hooks.exchangeDevice(0)), int(last))
-        << hookName(HookId::exchangeDevice) << "(0)";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << hookName(HookId::getCurrentDevice) << "() after "
-        << hookName(HookId::exchangeDevice) << "(0)";
-    EXPECT_TRUE(throwsContaining<InvalidArgument>(
-        [&] { (void)hooks.exchangeDevice(DeviceIndex(count)); },
-        {rangeMessage(hooks, count)}))
-        << hookName(HookId::exchangeDevice) << "(" << count << ")";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << hookName(HookId::getCurrentDevice) << "() after a rejected "
-        << hookName(HookId::exchangeDevice) << " must be unchanged";
+    // A new thread starts on device 0.
+    expectExchange(hooks, HookId::exchangeDevice, last, /*previous=*/0, /*current=*/last);
+    expectExchange(hooks, HookId::exchangeDevice, 0, /*previous=*/last, /*current=*/0);
+    expectRejectedKeepsDevice(hooks, HookId::exchangeDevice, count, 0,
+                              [&](DeviceIndex i) { return hooks.exchangeDevice(i); });
   });
 }
 
 void maybeExchangeDeviceIgnoresInvalidIndex(AcceleratorHooks& hooks) {
-  int count = hooks.deviceCount();
-  DeviceIndex last = lastDevice(hooks);
+  const int count = hooks.deviceCount();
+  const DeviceIndex last = lastDevice(hooks);
   inNewThread([&] {
     if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(int(hooks.maybeExchangeDevice(-1)), int(last))
-        << hookName(HookId::maybeExchangeDevice) << "(-1)";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << hookName(HookId::maybeExchangeDevice) << "(-1) changed the device";
-    EXPECT_EQ(int(hooks.maybeExchangeDevice(DeviceIndex(count))), int(last))
-        << hookName(HookId::maybeExchangeDevice) << "(" << count << ")";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), int(last))
-        << hookName(HookId::maybeExchangeDevice) << "(" << count
-        << ") changed the device";
-    EXPECT_EQ(int(hooks.maybeExchangeDevice(0)), int(last))
-        << hookName(HookId::maybeExchangeDevice) << "(0)";
-    EXPECT_EQ(int(hooks.getCurrentDevice()), 0)
-        << hookName(HookId::getCurrentDevice) << "() after "
-        << hookName(HookId::maybeExchangeDevice) << "(0)";
+    for (int invalid : {-1, count}) {
+      expectExchange(hooks, HookId::maybeExchangeDevice, invalid, /*previous=*/last,
+                     /*current=*/last);
+    }
+    expectExchange(hooks, HookId::maybeExchangeDevice, 0, /*previous=*/last,
+                   /*current=*/0);
   });
 }
 
 }  // namespace
 
 std::vector<ConformanceCase> lowCases() {
-  constexpr HookGroup g = HookGroup::Low;
+  using enum HookId;
   return {
-      {g,
-       "ProbesNeverCreateDeviceContexts",
-       {HookId::isBuilt, HookId::isAvailable, HookId::deviceCount,
-        HookId::hasPrimaryContext},
-       false,
-       probesNeverCreateDeviceContexts},
-      {g,
-       "ProbesAreConsistentAndStable",
-       {HookId::isBuilt, HookId::isAvailable, HookId::deviceCount},
-       false,
-       probesAreConsistentAndStable},
-      {g,
-       "CurrentDeviceIsZeroUntilSet",
-       {HookId::getCurrentDevice},
-       true,
-       currentDeviceIsZeroUntilSet},
-      {g,
-       "CurrentDeviceIsPerThread",
-       {HookId::setCurrentDevice, HookId::getCurrentDevice},
-       true,
-       currentDeviceIsPerThread},
-      {g,
-       "SetCurrentDeviceRejectsOutOfRangeIndex",
-       {HookId::setCurrentDevice, HookId::getCurrentDevice},
-       true,
-       setCurrentDeviceRejectsOutOfRangeIndex},
-      {g,
-       "ExchangeDeviceReturnsPreviousDevice",
-       {HookId::exchangeDevice, HookId::getCurrentDevice},
-       true,
-       exchangeDeviceReturnsPreviousDevice},
-      {g,
-       "MaybeExchangeDeviceIgnoresInvalidIndex",
-       {HookId::maybeExchangeDevice, HookId::setCurrentDevice, HookId::getCurrentDevice},
-       true,
-       maybeExchangeDeviceIgnoresInvalidIndex},
-  };
+      noDeviceCase("ProbesNeverCreateDeviceContexts", probesNeverCreateDeviceContexts,
+                   {isBuilt, isAvailable, deviceCount, hasPrimaryContext}),
+      noDeviceCase("ProbesAreConsistentAndStable", probesAreConsistentAndStable,
+                   {isBuilt, isAvailable, deviceCount}),
+      deviceCase("CurrentDeviceIsZeroUntilSet", currentDeviceIsZeroUntilSet,
+                 {getCurrentDevice}),
+      deviceCase("CurrentDeviceIsPerThread", currentDeviceIsPerThread,
+                 {setCurrentDevice, getCurrentDevice}),
+      deviceCase("SetCurrentDeviceRejectsOutOfRangeIndex",
+                 setCurrentDeviceRejectsOutOfRangeIndex,
+                 {setCurrentDevice, getCurrentDevice}),
+      deviceCase("ExchangeDeviceReturnsPreviousDevice",
+                 exchangeDeviceReturnsPreviousDevice, {exchangeDevice, getCurrentDevice}),
+      deviceCase("MaybeExchangeDeviceIgnoresInvalidIndex",
+                 maybeExchangeDeviceIgnoresInvalidIndex,
+                 {maybeExchangeDevice, setCurrentDevice, getCurrentDevice})};
 }
 
 }  // namespace accel::conformance::detail

@@ -24,6 +24,15 @@ std::vector<NamedStat> statsOf(const MemoryStats& s) {
           {"allocations", s.allocations},         {"segments", s.segments}};
 }
 
+// Allocates kBytes on device `index` and frees them: the peak rises, and a
+// caching allocator keeps the memory reserved. Returns the statistics from
+// before the allocation.
+MemoryStats statsBeforeAllocatingAndFreeing(AcceleratorHooks& hooks, DeviceIndex index) {
+  MemoryStats before = hooks.memoryStats(index);
+  hooks.getDeviceAllocator(index).allocate(kBytes).reset();
+  return before;
+}
+
 void memoryStatsFollowAllocations(AcceleratorHooks& hooks) {
   int count = hooks.deviceCount();
   for (int i = 0; i < count; ++i) {
@@ -74,26 +83,18 @@ void memoryStatsAreConsistent(AcceleratorHooks& hooks) {
              "decreases (freed)";
     }
   }
-  DeviceIndex last = lastDevice(hooks);
-  inNewThread([&] {
-    if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(hooks.memoryStats().allocations.current,
-              hooks.memoryStats(last).allocations.current)
-        << hookName(HookId::memoryStats) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
+  expectCurrentDeviceResolved(hooks, HookId::memoryStats, [&](DeviceIndex i) {
+    return hooks.memoryStats(i).allocations.current;
   });
-  EXPECT_TRUE(throwsContaining<InvalidArgument>(
-      [&] { (void)hooks.memoryStats(DeviceIndex(hooks.deviceCount())); },
-      {rangeMessage(hooks, hooks.deviceCount())}))
-      << hookName(HookId::memoryStats) << "(" << hooks.deviceCount() << ")";
+  expectIndexRejected(hooks, HookId::memoryStats, count,
+                      [&](DeviceIndex i) { return hooks.memoryStats(i); });
 }
 
 void resetPeakMemoryStatsLowersPeakToCurrent(AcceleratorHooks& hooks) {
   int count = hooks.deviceCount();
   for (int i = 0; i < count; ++i) {
     auto index = DeviceIndex(i);
-    MemoryStats before = hooks.memoryStats(index);
-    hooks.getDeviceAllocator(index).allocate(kBytes).reset();
+    MemoryStats before = statsBeforeAllocatingAndFreeing(hooks, index);
     MemoryStats freed = hooks.memoryStats(index);
     EXPECT_GE(freed.allocated_bytes.peak,
               before.allocated_bytes.current + std::int64_t(kBytes))
@@ -112,8 +113,7 @@ void emptyCacheReleasesUnusedMemory(AcceleratorHooks& hooks) {
   int count = hooks.deviceCount();
   for (int i = 0; i < count; ++i) {
     auto index = DeviceIndex(i);
-    MemoryStats before = hooks.memoryStats(index);
-    hooks.getDeviceAllocator(index).allocate(kBytes).reset();
+    MemoryStats before = statsBeforeAllocatingAndFreeing(hooks, index);
     hooks.emptyCache();
     MemoryStats after = hooks.memoryStats(index);
     EXPECT_LE(after.reserved_bytes.current, before.reserved_bytes.current)
@@ -129,29 +129,15 @@ void emptyCacheReleasesUnusedMemory(AcceleratorHooks& hooks) {
 }  // namespace
 
 std::vector<ConformanceCase> memoryCases() {
-  constexpr HookGroup g = HookGroup::Memory;
-  return {
-      {g,
-       "MemoryStatsFollowAllocations",
-       {HookId::memoryStats, HookId::getDeviceAllocator},
-       true,
-       memoryStatsFollowAllocations},
-      {g,
-       "MemoryStatsAreConsistent",
-       {HookId::memoryStats},
-       true,
-       memoryStatsAreConsistent},
-      {g,
-       "ResetPeakMemoryStatsLowersPeakToCurrent",
-       {HookId::resetPeakMemoryStats, HookId::memoryStats},
-       true,
-       resetPeakMemoryStatsLowersPeakToCurrent},
-      {g,
-       "EmptyCacheReleasesUnusedMemory",
-       {HookId::emptyCache, HookId::memoryStats},
-       true,
-       emptyCacheReleasesUnusedMemory},
-  };
+  using enum HookId;
+  return {deviceCase("MemoryStatsFollowAllocations", memoryStatsFollowAllocations,
+                     {memoryStats, getDeviceAllocator}),
+          deviceCase("MemoryStatsAreConsistent", memoryStatsAreConsistent, {memoryStats}),
+          deviceCase("ResetPeakMemoryStatsLowersPeakToCurrent",
+                     resetPeakMemoryStatsLowersPeakToCurrent,
+                     {resetPeakMemoryStats, memoryStats}),
+          deviceCase("EmptyCacheReleasesUnusedMemory", emptyCacheReleasesUnusedMemory,
+                     {emptyCache, memoryStats})};
 }
 
 }  // namespace accel::conformance::detail

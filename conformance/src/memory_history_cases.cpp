@@ -138,19 +138,12 @@ void outOfMemoryObserverSeesFailedAllocation(AcceleratorHooks& hooks) {
 }  // namespace
 
 std::vector<ConformanceCase> memoryHistoryCases() {
-  constexpr HookGroup g = HookGroup::MemoryHistory;
+  using enum HookId;
   return {
-      {g,
-       "SnapshotShowsRecordedAllocation",
-       {HookId::recordMemoryHistory, HookId::memorySnapshot},
-       true,
-       snapshotShowsRecordedAllocation},
-      {g,
-       "OutOfMemoryObserverSeesFailedAllocation",
-       {HookId::attachOutOfMemoryObserver},
-       true,
-       outOfMemoryObserverSeesFailedAllocation},
-  };
+      deviceCase("SnapshotShowsRecordedAllocation", snapshotShowsRecordedAllocation,
+                 {recordMemoryHistory, memorySnapshot}),
+      deviceCase("OutOfMemoryObserverSeesFailedAllocation",
+                 outOfMemoryObserverSeesFailedAllocation, {attachOutOfMemoryObserver})};
 }
 
 }  // namespace accel::conformance::detail

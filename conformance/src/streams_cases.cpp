@@ -15,13 +15,8 @@ void defaultStreamIsStreamZeroOfItsDevice(AcceleratorHooks& hooks) {
               Stream(deviceOf(hooks, i), kDefaultStreamId))
         << hookName(HookId::getDefaultStream) << "(" << i << ")";
   }
-  DeviceIndex last = lastDevice(hooks);
-  inNewThread([&] {
-    if (!makeCurrent(hooks, last)) return;
-    EXPECT_EQ(hooks.getDefaultStream(), hooks.getDefaultStream(last))
-        << hookName(HookId::getDefaultStream) << "(-1) after "
-        << hookName(HookId::setCurrentDevice) << "(" << int(last) << ")";
-  });
+  expectCurrentDeviceResolved(hooks, HookId::getDefaultStream,
+                              [&](DeviceIndex i) { return hooks.getDefaultStream(i); });
 }
 
 void currentStreamIsDefaultUntilSet(AcceleratorHooks& hooks) {
@@ -99,10 +94,8 @@ void newStreamsHonourPriorityRange(AcceleratorHooks& hooks) {
         [&] { (void)hooks.getNewStream(0, lowest - 1); }, {"priority"}))
         << hookName(HookId::getNewStream) << "(0, " << lowest - 1 << "), below the range";
   }
-  EXPECT_TRUE(throwsContaining<InvalidArgument>(
-      [&] { (void)hooks.getNewStream(DeviceIndex(count)); },
-      {rangeMessage(hooks, count)}))
-      << hookName(HookId::getNewStream) << "(" << count << ")";
+  expectIndexRejected(hooks, HookId::getNewStream, count,
+                      [&](DeviceIndex i) { return hooks.getNewStream(i); });
 }
 
 void exchangeStreamReturnsPreviousStream(AcceleratorHooks& hooks) {
@@ -156,44 +149,23 @@ void queryIsTrueAfterSynchronize(AcceleratorHooks& hooks) {
 }  // namespace
 
 std::vector<ConformanceCase> streamsCases() {
-  constexpr HookGroup g = HookGroup::Streams;
+  using enum HookId;
   return {
-      {g,
-       "DefaultStreamIsStreamZeroOfItsDevice",
-       {HookId::getDefaultStream},
-       true,
-       defaultStreamIsStreamZeroOfItsDevice},
-      {g,
-       "CurrentStreamIsDefaultUntilSet",
-       {HookId::getCurrentStream, HookId::getDefaultStream},
-       true,
-       currentStreamIsDefaultUntilSet},
-      {g,
-       "CurrentStreamIsPerThreadAndPerDevice",
-       {HookId::getCurrentStream, HookId::setCurrentStream, HookId::getNewStream},
-       true,
-       currentStreamIsPerThreadAndPerDevice},
-      {g,
-       "NewStreamsHonourPriorityRange",
-       {HookId::getNewStream, HookId::streamPriorityRange},
-       true,
-       newStreamsHonourPriorityRange},
-      {g,
-       "ExchangeStreamReturnsPreviousStream",
-       {HookId::exchangeStream, HookId::getCurrentStream},
-       true,
-       exchangeStreamReturnsPreviousStream},
-      {g,
-       "StreamArgumentsAreValidated",
-       {HookId::setCurrentStream, HookId::queryStream, HookId::synchronizeStream},
-       true,
-       streamArgumentsAreValidated},
-      {g,
-       "QueryIsTrueAfterSynchronize",
-       {HookId::synchronizeStream, HookId::queryStream, HookId::getNewStream},
-       true,
-       queryIsTrueAfterSynchronize},
-  };
+      deviceCase("DefaultStreamIsStreamZeroOfItsDevice",
+                 defaultStreamIsStreamZeroOfItsDevice, {getDefaultStream}),
+      deviceCase("CurrentStreamIsDefaultUntilSet", currentStreamIsDefaultUntilSet,
+                 {getCurrentStream, getDefaultStream}),
+      deviceCase("CurrentStreamIsPerThreadAndPerDevice",
+                 currentStreamIsPerThreadAndPerDevice,
+                 {getCurrentStream, setCurrentStream, getNewStream}),
+      deviceCase("NewStreamsHonourPriorityRange", newStreamsHonourPriorityRange,
+                 {getNewStream, streamPriorityRange}),
+      deviceCase("ExchangeStreamReturnsPreviousStream",
+                 exchangeStreamReturnsPreviousStream, {exchangeStream, getCurrentStream}),
+      deviceCase("StreamArgumentsAreValidated", streamArgumentsAreValidated,
+                 {setCurrentStream, queryStream, synchronizeStream}),
+      deviceCase("QueryIsTrueAfterSynchronize", queryIsTrueAfterSynchronize,
+                 {synchronizeStream, queryStream, getNewStream})};
 }
 
 }  // namespace accel::conformance::detail

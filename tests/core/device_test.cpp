@@ -13,6 +13,7 @@
 namespace accel {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // The message of the InvalidArgument that parsing `text` throws.
@@ -24,6 +25,12 @@ std::string parseError(std::string_view text) {
     return e.message();
   }
   return {};
+}
+
+// Checks that the parse error of `text` quotes the text and says `why`.
+void expectParseErrorQuoting(std::string_view text, const std::string& why) {
+  EXPECT_THAT(parseError(text),
+              AllOf(HasSubstr("'" + std::string(text) + "'"), HasSubstr(why)));
 }
 
 TEST(DeviceTest, DefaultIsCurrentCpu) {
@@ -61,15 +68,11 @@ TEST(DeviceTest, StreamsLikeStr) {
 
 TEST(DeviceTest, RejectsNegativeIndex) {
   registerDeviceType("openreg");  // so that the index, not the type, is what is wrong
-  std::string message = parseError("openreg:-2");
-  EXPECT_THAT(message, HasSubstr("'openreg:-2'"));
-  EXPECT_THAT(message, HasSubstr("negative"));
+  expectParseErrorQuoting("openreg:-2", "negative");
 }
 
 TEST(DeviceTest, RejectsNonNumericIndex) {
-  std::string message = parseError("cuda:abc");
-  EXPECT_THAT(message, HasSubstr("'cuda:abc'"));
-  EXPECT_THAT(message, HasSubstr("not a decimal number"));
+  expectParseErrorQuoting("cuda:abc", "not a decimal number");
 }
 
 TEST(DeviceTest, RejectsMissingType) {
@@ -81,16 +84,12 @@ TEST(DeviceTest, RejectsEmptyString) {
 }
 
 TEST(DeviceTest, RejectsUnknownTypeListingKnownOnes) {
-  std::string message = parseError("nosuch:0");
-  EXPECT_THAT(message, HasSubstr("'nosuch:0'"));
-  EXPECT_THAT(message, HasSubstr("unknown device type 'nosuch'"));
-  EXPECT_THAT(message, HasSubstr("cuda"));
+  expectParseErrorQuoting("nosuch:0", "unknown device type 'nosuch'");
+  EXPECT_THAT(parseError("nosuch:0"), HasSubstr("cuda"));
 }
 
 TEST(DeviceTest, RejectsIndexAtTheMaximum) {
-  std::string message = parseError("cuda:128");
-  EXPECT_THAT(message, HasSubstr("'cuda:128'"));
-  EXPECT_THAT(message, HasSubstr("out of range [0, 128)"));
+  expectParseErrorQuoting("cuda:128", "out of range [0, 128)");
   EXPECT_THAT(parseError("cuda:99999999999999999999"), HasSubstr("out of range"));
 }
 

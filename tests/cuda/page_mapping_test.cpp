@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "accel/error.h"
@@ -87,6 +88,36 @@ accel::memory::AllocatorSettings expandable() {
 
 const accel::Stream kStream{accel::Device(accel::DeviceType::CUDA, 0), 0};
 
+// A caching allocator whose every segment is expandable, mapped page by page
+// through the fake driver (with the virtual memory API).
+class CudaPageMappingAllocator : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fakeSetUp("yes")) GTEST_SKIP() << "run through ctest (needs the fake driver)";
+    mapping_ = std::make_unique<PageMapping>(driver());
+    source_ = std::make_unique<MappingSource>(*mapping_);
+    allocator_ = std::make_unique<accel::memory::CachingAllocator>(
+        accel::DeviceType::CUDA, 1, *source_, expandable());
+  }
+
+  accel::memory::CachingAllocator& allocator() { return *allocator_; }
+
+  // With nothing allocated, emptyCache gives every page, physical allocation
+  // and address range back to the driver.
+  void expectEmptyCacheReleasesEverything() {
+    allocator_->emptyCache();
+    EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 0);
+    EXPECT_EQ(fakeCount("fake_cuda_live_handles"), 0);
+    EXPECT_EQ(fakeCount("fake_cuda_reserved_ranges"), 0);
+  }
+
+ private:
+  // Destroyed in reverse: the allocator before the source and the mapping.
+  std::unique_ptr<PageMapping> mapping_;
+  std::unique_ptr<MappingSource> source_;
+  std::unique_ptr<accel::memory::CachingAllocator> allocator_;
+};
+
 TEST(CudaPageMapping, MapsAndUnmapsWholePages) {
   if (!fakeSetUp("yes")) GTEST_SKIP() << "run through ctest (needs the fake driver)";
   PageMapping mapping(driver());
@@ -112,56 +143,36 @@ TEST(CudaPageMapping, MapsAndUnmapsWholePages) {
   EXPECT_EQ(fakeCount("fake_cuda_reserved_ranges"), 0);
 }
 
-TEST(CudaPageMapping, AllocatorGrowsAndShrinksASegment) {
-  if (!fakeSetUp("yes")) GTEST_SKIP() << "run through ctest (needs the fake driver)";
-  PageMapping mapping(driver());
-  MappingSource source(mapping);
-  accel::memory::CachingAllocator allocator(accel::DeviceType::CUDA, 1, source,
-                                            expandable());
+TEST_F(CudaPageMappingAllocator, GrowsAndShrinksASegment) {
   {
-    accel::DataPtr a = allocator.allocate(0, 3 * kMiB, kStream);
+    accel::DataPtr a = allocator().allocate(0, 3 * kMiB, kStream);
     EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 2);
-    accel::DataPtr b = allocator.allocate(0, 3 * kMiB, kStream);
+    accel::DataPtr b = allocator().allocate(0, 3 * kMiB, kStream);
     EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 3);  // grown by one page
     EXPECT_EQ(fakeCount("fake_cuda_reserved_ranges"), 1);
     EXPECT_EQ(static_cast<char*>(b.get()), static_cast<char*>(a.get()) + 3 * kMiB);
   }
-  allocator.emptyCache();
-  EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 0);
-  EXPECT_EQ(fakeCount("fake_cuda_live_handles"), 0);
-  EXPECT_EQ(fakeCount("fake_cuda_reserved_ranges"), 0);
+  expectEmptyCacheReleasesEverything();
 }
 
-TEST(CudaPageMapping, DriverOutOfMemoryIsTheAllocatorsOutOfMemory) {
-  if (!fakeSetUp("yes")) GTEST_SKIP() << "run through ctest (needs the fake driver)";
-  PageMapping mapping(driver());
-  MappingSource source(mapping);
-  accel::memory::CachingAllocator allocator(accel::DeviceType::CUDA, 1, source,
-                                            expandable());
+TEST_F(CudaPageMappingAllocator, DriverOutOfMemoryIsTheAllocatorsOutOfMemory) {
   fakeFail("cuMemCreate", 1, kOutOfMemory);  // the second page fails
-  EXPECT_THROW((void)allocator.allocate(0, 5 * kMiB, kStream), accel::OutOfMemory);
+  EXPECT_THROW((void)allocator().allocate(0, 5 * kMiB, kStream), accel::OutOfMemory);
   EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 0) << "a failed map left pages";
   EXPECT_EQ(fakeCount("fake_cuda_live_handles"), 0);
   fakeFail("", 0, 0);
   {
-    accel::DataPtr a = allocator.allocate(0, 5 * kMiB, kStream);
+    accel::DataPtr a = allocator().allocate(0, 5 * kMiB, kStream);
     EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 3);
   }
-  allocator.emptyCache();
-  EXPECT_EQ(fakeCount("fake_cuda_live_handles"), 0);
-  EXPECT_EQ(fakeCount("fake_cuda_reserved_ranges"), 0);
+  expectEmptyCacheReleasesEverything();
 }
 
-TEST(CudaPageMapping, OtherDriverFailuresNameTheCall) {
-  if (!fakeSetUp("yes")) GTEST_SKIP() << "run through ctest (needs the fake driver)";
-  PageMapping mapping(driver());
-  MappingSource source(mapping);
-  accel::memory::CachingAllocator allocator(accel::DeviceType::CUDA, 1, source,
-                                            expandable());
+TEST_F(CudaPageMappingAllocator, OtherDriverFailuresNameTheCall) {
   for (const char* call : {"cuMemMap", "cuMemSetAccess"}) {
     fakeFail(call, call == std::string("cuMemMap") ? 1 : 0, kInvalidValue);
     try {
-      (void)allocator.allocate(0, 5 * kMiB, kStream);
+      (void)allocator().allocate(0, 5 * kMiB, kStream);
       ADD_FAILURE() << call << " failed but the allocation succeeded";
     } catch (const accel::DeviceError& e) {
       const std::string what = e.what();
@@ -172,9 +183,8 @@ TEST(CudaPageMapping, OtherDriverFailuresNameTheCall) {
     EXPECT_EQ(fakeCount("fake_cuda_live_handles"), 0) << call;
   }
   fakeFail("", 0, 0);
-  { accel::DataPtr a = allocator.allocate(0, kMiB * 2, kStream); }
-  allocator.emptyCache();
-  EXPECT_EQ(fakeCount("fake_cuda_reserved_ranges"), 0);
+  { accel::DataPtr a = allocator().allocate(0, kMiB * 2, kStream); }
+  expectEmptyCacheReleasesEverything();
 }
 
 TEST(CudaPageMapping, DriverWithoutTheApiRefusesExpandableSegments) {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -47,36 +48,45 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// Success when the child's output holds every one of `parts`; the failure
+// names each missing part and shows the output.
+::testing::AssertionResult outputHasAll(const ChildResult& child,
+                                        std::initializer_list<std::string> parts) {
+  std::string missing;
+  for (const std::string& part : parts) {
+    if (!contains(child.output, part)) missing += "\n  \"" + part + "\"";
+  }
+  if (missing.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the output lacks:" << missing << "\noutput:\n"
+                                       << child.output;
+}
+
+// The line a scenario prints when `who` is refused a handle for `device`
+// once the process began to exit.
+std::string refusalDuringExit(const std::string& who, int device) {
+  return who +
+         ": NotAvailable: reserving a handle from the 'exit-test' pool for device " +
+         std::to_string(device) + " after the process began to exit";
+}
+
 TEST(HandlePoolExit, HandlesHeldOrPooledAtExitAreNotDestroyed) {
   const ChildResult& child = scenarioResult("held-at-exit");
   EXPECT_EQ(child.exit_status, 0) << child.output;
   EXPECT_FALSE(contains(child.output, "DESTROY DURING EXIT")) << child.output;
-  EXPECT_TRUE(contains(child.output, "exiting=1")) << child.output;
   // Device 3: the main thread's handle went back beyond the idle cap of 1
   // during exit, and was pooled rather than destroyed.
-  EXPECT_TRUE(contains(child.output,
-                       "at exit device 0: created=6 destroyed=1 in_use=4 available=1"))
-      << child.output;
-  EXPECT_TRUE(contains(child.output,
-                       "at exit device 1: created=5 destroyed=0 in_use=4 available=1"))
-      << child.output;
-  EXPECT_TRUE(contains(child.output,
-                       "at exit device 3: created=2 destroyed=0 in_use=0 available=2"))
-      << child.output;
-  EXPECT_TRUE(contains(child.output, "\nOK\n")) << child.output;
+  EXPECT_TRUE(outputHasAll(
+      child, {"exiting=1", "at exit device 0: created=6 destroyed=1 in_use=4 available=1",
+              "at exit device 1: created=5 destroyed=0 in_use=4 available=1",
+              "at exit device 3: created=2 destroyed=0 in_use=0 available=2", "\nOK\n"}));
 }
 
 TEST(HandlePoolExit, ReserveDuringExitIsNotAvailableNamingTheProblem) {
   const ChildResult& child = scenarioResult("held-at-exit");
   EXPECT_EQ(child.exit_status, 0) << child.output;
   // Both a device this thread held and one it never reserved are refused.
-  for (const char* device : {"device 0 ", "device 9 "}) {
-    EXPECT_TRUE(contains(child.output,
-                         std::string("atexit: NotAvailable: reserving a handle from "
-                                     "the 'exit-test' pool for ") +
-                             device + "after the process began to exit"))
-        << child.output;
-  }
+  EXPECT_TRUE(outputHasAll(
+      child, {refusalDuringExit("atexit", 0), refusalDuringExit("atexit", 9)}));
   EXPECT_FALSE(contains(child.output, "returned a handle")) << child.output;
 }
 
@@ -84,23 +94,12 @@ TEST(HandlePoolExit, ThreadFinishingAfterMainReturnsPoolsItsHandlesWithoutCrash)
   const ChildResult& child = scenarioResult("thread-exits-after-main");
   EXPECT_EQ(child.exit_status, 0) << child.output;
   EXPECT_FALSE(contains(child.output, "DESTROY DURING EXIT")) << child.output;
-  EXPECT_TRUE(contains(child.output, "worker finished=1")) << child.output;
-  EXPECT_TRUE(contains(child.output,
-                       "worker: NotAvailable: reserving a handle from the "
-                       "'exit-test' pool for device 0 after the process began to exit"))
-      << child.output;
-  EXPECT_TRUE(contains(child.output,
-                       "worker: NotAvailable: reserving a handle from the "
-                       "'exit-test' pool for device 5 after the process began to exit"))
-      << child.output;
   // Idle cap 0, yet returned to the pool: destroy is off once exit began.
-  EXPECT_TRUE(contains(child.output,
-                       "at exit device 0: created=1 destroyed=0 in_use=0 available=1"))
-      << child.output;
-  EXPECT_TRUE(contains(child.output,
-                       "at exit device 2: created=1 destroyed=0 in_use=0 available=1"))
-      << child.output;
-  EXPECT_TRUE(contains(child.output, "\nOK\n")) << child.output;
+  EXPECT_TRUE(outputHasAll(
+      child, {"worker finished=1", refusalDuringExit("worker", 0),
+              refusalDuringExit("worker", 5),
+              "at exit device 0: created=1 destroyed=0 in_use=0 available=1",
+              "at exit device 2: created=1 destroyed=0 in_use=0 available=1", "\nOK\n"}));
 }
 
 }  // namespace

@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "accel/capabilities.h"
 #include "accel/error.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
 #include "handle_pool/fake_handle_pool.h"
+#include "minimal_backend.h"
 
 namespace accel {
 namespace {
@@ -82,6 +82,14 @@ void runConcurrently(int count, Fn fn) {
     });
   }
   for (std::thread& thread : threads) thread.join();
+}
+
+// `threads` threads each reserve a handle of `device` and hold it until all
+// have theirs, then exit, returning them to the pool: the pool then holds at
+// least `threads` handles of the device.
+template <typename Pool>
+void holdAtOnce(int threads, int device) {
+  runConcurrently(threads, [device](int) { (void)reserveHandle<Pool>(device); });
 }
 
 TEST(HandlePool, ReserveOnSameThreadReturnsSameHandle) {
@@ -206,7 +214,7 @@ TEST(HandlePool, StatsCountCreatedInUseAndAvailablePerDevice) {
     may_exit.get_future().wait();
   });
   reserved.get_future().wait();
-  runConcurrently(2, [](int) { (void)reserveHandle<Pool>(4); });
+  holdAtOnce<Pool>(2, 4);
   EXPECT_EQ(statsOf<Pool>(4),
             (HandlePoolStats{.created = 3, .in_use = 1, .available = 2}));
   EXPECT_EQ(statsOf<Pool>(5), HandlePoolStats{});
@@ -227,7 +235,7 @@ TEST(HandlePool, TrimDestroysIdleHandlesAndKeepsThoseInUse) {
     reserved_again.set_value(reserveHandle<Pool>(0));
   });
   FakeHandle* held = reserved.get_future().get();
-  runConcurrently(2, [](int) { (void)reserveHandle<Pool>(0); });
+  holdAtOnce<Pool>(2, 0);
   ASSERT_EQ(Pool::live.load(), 3);
 
   EXPECT_EQ(handlePool<Pool>().trim(0), 2u);
@@ -243,7 +251,7 @@ TEST(HandlePool, TrimDestroysIdleHandlesAndKeepsThoseInUse) {
             (HandlePoolStats{.created = 3, .destroyed = 2, .available = 1}));
 
   // A thread after the trim gets the pooled handle, then a new one is created.
-  runConcurrently(2, [](int) { (void)reserveHandle<Pool>(0); });
+  holdAtOnce<Pool>(2, 0);
   EXPECT_EQ(statsOf<Pool>(0),
             (HandlePoolStats{.created = 4, .destroyed = 2, .available = 2}));
 }
@@ -268,7 +276,7 @@ TEST(HandlePool, IdleCapDestroysHandlesReturnedBeyondIt) {
   EXPECT_EQ(handlePool<Pool>().maxIdleHandles(), std::numeric_limits<std::size_t>::max());
   EXPECT_EQ(handlePool<Pool>().setMaxIdleHandles(1), 0u);
   EXPECT_EQ(handlePool<Pool>().maxIdleHandles(), 1u);
-  runConcurrently(3, [](int) { (void)reserveHandle<Pool>(2); });
+  holdAtOnce<Pool>(3, 2);
   EXPECT_EQ(statsOf<Pool>(2),
             (HandlePoolStats{.created = 3, .destroyed = 2, .available = 1}));
   EXPECT_EQ(Pool::live.load(), 1);
@@ -297,7 +305,7 @@ struct CappedPool : FakeHandlePool<CappedTag> {
 
 TEST(HandlePool, TraitsSetTheInitialIdleCap) {
   EXPECT_EQ(handlePool<CappedPool>().maxIdleHandles(), 2u);
-  runConcurrently(5, [](int) { (void)reserveHandle<CappedPool>(0); });
+  holdAtOnce<CappedPool>(5, 0);
   EXPECT_EQ(statsOf<CappedPool>(0),
             (HandlePoolStats{.created = 5, .destroyed = 3, .available = 2}));
 }
@@ -399,7 +407,7 @@ TEST(HandlePool, SlowCreateDoesNotBlockOtherThreadsOfThePool) {
 
   // While create() for device 0 runs, other threads reserve, read stats, trim.
   auto others = std::async(std::launch::async, [] {
-    runConcurrently(2, [](int) { (void)reserveHandle<Pool>(1); });
+    holdAtOnce<Pool>(2, 1);
     EXPECT_EQ(statsOf<Pool>(0), HandlePoolStats{});
     EXPECT_EQ(handlePool<Pool>().trim(1), 2u);
   });
@@ -439,29 +447,11 @@ TEST(HandlePool, BindRunsOnEveryReserveWithTheHandleAndDevice) {
   EXPECT_EQ(Pool::mismatches.load(), 0);
 }
 
-// A backend of four devices whose current device is per thread, for the one
-// test that needs device switching through the hooks.
-class PoolTestHooks final : public AcceleratorHooks {
- public:
-  explicit PoolTestHooks(DeviceType type) : AcceleratorHooks(type, Capabilities{}) {}
-
- protected:
-  bool isBuiltImpl() const override { return true; }
-  bool isAvailableImpl() const override { return true; }
-  int deviceCountImpl() const override { return 4; }
-  DeviceIndex getCurrentDeviceImpl() const override { return current_; }
-  void setCurrentDeviceImpl(DeviceIndex index) override { current_ = index; }
-
- private:
-  static inline thread_local DeviceIndex current_ = 0;
-};
-
+// A backend of four devices whose current device is per thread (the minimal
+// backend of tests/conformance), for the one test that switches devices.
 DeviceType poolTestDeviceType() {
-  static const DeviceType type = [] {
-    const DeviceType registered = registerDeviceType("pooltestdev");
-    registerHooks(std::make_unique<PoolTestHooks>(registered), "handle_pool_test");
-    return registered;
-  }();
+  static const DeviceType type =
+      conformance::testing::registerMinimalBackend("pooltestdev", 4).deviceType();
   return type;
 }
 

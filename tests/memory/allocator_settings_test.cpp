@@ -3,18 +3,18 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <string>
+#include <string_view>
+
 #include "accel/error.h"
+#include "support/error_of.h"
 
 namespace accel::memory {
 namespace {
 
-std::string errorOf(std::string_view text) {
-  try {
-    (void)parseAllocatorSettings(text);
-  } catch (const InvalidArgument& error) {
-    return error.message();
-  }
-  return "no error";
+// The message of the InvalidArgument that parsing `text` throws.
+std::string parseErrorOf(std::string_view text) {
+  return testing::errorOf<InvalidArgument>([&] { (void)parseAllocatorSettings(text); });
 }
 
 TEST(AllocatorSettings, ParsesEveryKey) {
@@ -34,7 +34,7 @@ TEST(AllocatorSettings, EmptyTextGivesDefaults) {
 }
 
 TEST(AllocatorSettings, UnknownKeyIsNamedWithTheKnownOnes) {
-  const std::string message = errorOf("max_split_size:64");
+  const std::string message = parseErrorOf("max_split_size:64");
   EXPECT_NE(message.find("unknown allocator setting 'max_split_size'"), std::string::npos)
       << message;
   EXPECT_NE(message.find("max_split_size_mb"), std::string::npos) << message;
@@ -44,7 +44,7 @@ TEST(AllocatorSettings, BadValuesNameKeyValueAndWhatIsAccepted) {
   for (const char* text : {"max_split_size_mb:abc", "max_split_size_mb:10",
                            "garbage_collection_threshold:1.5",
                            "roundup_power2_divisions:3", "expandable_segments:yes"}) {
-    const std::string message = errorOf(text);
+    const std::string message = parseErrorOf(text);
     const std::string_view item(text);
     const std::string key(item.substr(0, item.find(':')));
     const std::string value(item.substr(item.find(':') + 1));
@@ -52,18 +52,15 @@ TEST(AllocatorSettings, BadValuesNameKeyValueAndWhatIsAccepted) {
     EXPECT_NE(message.find("'" + value + "'"), std::string::npos) << message;
     EXPECT_NE(message.find("expected"), std::string::npos) << message;
   }
-  EXPECT_NE(errorOf("expandable_segments").find("has no value"), std::string::npos);
+  EXPECT_NE(parseErrorOf("expandable_segments").find("has no value"), std::string::npos);
 }
 
 TEST(AllocatorSettings, EnvironmentErrorNamesTheVariable) {
   ::setenv("ACCEL_TEST_ALLOC_CONF", "bogus:1", 1);
-  try {
-    (void)allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF");
-    FAIL() << "no error";
-  } catch (const InvalidArgument& error) {
-    EXPECT_NE(error.message().find("ACCEL_TEST_ALLOC_CONF"), std::string::npos);
-    EXPECT_NE(error.message().find("'bogus'"), std::string::npos);
-  }
+  const std::string message = testing::errorOf<InvalidArgument>(
+      [] { (void)allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF"); });
+  EXPECT_NE(message.find("ACCEL_TEST_ALLOC_CONF"), std::string::npos) << message;
+  EXPECT_NE(message.find("'bogus'"), std::string::npos) << message;
   ::setenv("ACCEL_TEST_ALLOC_CONF", "expandable_segments:true", 1);
   EXPECT_TRUE(
       allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF").expandable_segments);

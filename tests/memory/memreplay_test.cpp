@@ -12,6 +12,7 @@
 #include "memory/run_command.h"
 #include "memory/synthetic_trace.h"
 #include "memreplay_trace.h"
+#include "support/error_of.h"
 
 namespace accel::tool {
 namespace {
@@ -21,13 +22,9 @@ Trace parse(const std::string& text, bool lenient = false) {
   return parseTrace(in, "trace.txt", lenient);
 }
 
-std::string errorOf(const std::string& text) {
-  try {
-    (void)parse(text);
-  } catch (const InvalidArgument& error) {
-    return error.message();
-  }
-  return "no error";
+// The message of the InvalidArgument that parsing `text` throws.
+std::string parseErrorOf(const std::string& text) {
+  return testing::errorOf<InvalidArgument>([&] { (void)parse(text); });
 }
 
 TEST(Memreplay, ParsesTheTextFormat) {
@@ -44,14 +41,16 @@ TEST(Memreplay, ParsesTheTextFormat) {
 }
 
 TEST(Memreplay, BadLinesNameTheLineAndWhatIsWrong) {
-  EXPECT_NE(errorOf("alloc a 10\nalloc a 20\n")
+  EXPECT_NE(parseErrorOf("alloc a 10\nalloc a 20\n")
                 .find("trace.txt:2: address a is allocated again"),
             std::string::npos);
-  EXPECT_NE(errorOf("free a\n").find("trace.txt:1: address a is freed but not allocated"),
+  EXPECT_NE(
+      parseErrorOf("free a\n").find("trace.txt:1: address a is freed but not allocated"),
+      std::string::npos);
+  EXPECT_NE(parseErrorOf("alloc a ten\n").find("SIZE is not a byte count"),
             std::string::npos);
-  EXPECT_NE(errorOf("alloc a ten\n").find("SIZE is not a byte count"), std::string::npos);
-  EXPECT_NE(errorOf("grow a 10\n").find("unknown action 'grow'"), std::string::npos);
-  EXPECT_NE(errorOf("alloc a 1 2 3\n").find("too many fields"), std::string::npos);
+  EXPECT_NE(parseErrorOf("grow a 10\n").find("unknown action 'grow'"), std::string::npos);
+  EXPECT_NE(parseErrorOf("alloc a 1 2 3\n").find("too many fields"), std::string::npos);
   EXPECT_EQ(parse("free a\n", /*lenient=*/true).events.size(), 0u);
 }
 

@@ -1,6 +1,7 @@
 // openreg device memory: allocation through the core caching allocator
 // (caching, accounting, the OOM path, history, expandable segments), copies,
 // bounds checks, protection against host access, pinned host memory.
+#include <gmock/gmock.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "openreg_test_support.h"
+#include "support/error_of.h"
 
 namespace {
 
@@ -21,6 +23,18 @@ constexpr std::int64_t kSmallSegment = 2 << 20;   // the small pool's segments
 constexpr std::int64_t kLargeSegment = 20 << 20;  // for 1..10 MiB requests
 
 using OpenRegMemoryTest = OpenRegTest;
+using ::testing::AllOf;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+// Checks the statistics of a device around one allocation that failed with
+// OutOfMemory: counted once, after one retry that released the cache.
+void expectOneOomAfterReleasingTheCache(const accel::MemoryStats& before,
+                                        const accel::MemoryStats& after) {
+  EXPECT_EQ(after.num_ooms, before.num_ooms + 1);
+  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
+  EXPECT_EQ(after.reserved_bytes.current, 0);  // the retry freed the cache
+}
 
 TEST_F(OpenRegMemoryTest, AllocationIsOnTheRequestedDeviceAndAlignedTo512Bytes) {
   accel::DataPtr a = accel::openreg::allocate(100, 3);
@@ -96,22 +110,16 @@ TEST_F(OpenRegMemoryTest, OutOfMemoryGoesThroughTheAllocatorsOomPathWithAllFigur
   const accel::MemoryStats before = hooks().memoryStats(5);
   EXPECT_EQ(before.reserved_bytes.current, kLargeSegment);  // cached, unused
   const int calls = observed.load();
-  try {
-    (void)accel::openreg::allocate(65 * kMiB, 5);
-    FAIL() << "a 65 MiB allocation fit on a 64 MiB device";
-  } catch (const accel::OutOfMemory& e) {
-    const std::string what = e.what();
-    for (const char* figure :
-         {"openreg:5", "tried to allocate 65.00 MiB", "Capacity: 64.00 MiB",
-          "free: 64.00 MiB", "allocated: 0 B", "reserved but unallocated: 0 B",
-          "in private pools: 0 B", "ACCEL_OPENREG_MEMORY"}) {
-      EXPECT_NE(what.find(figure), std::string::npos) << figure << " in " << what;
-    }
+  // 65 MiB on a 64 MiB device.
+  const std::string message = accel::testing::errorOf<accel::OutOfMemory>(
+      [] { (void)accel::openreg::allocate(65 * kMiB, 5); });
+  for (const char* figure :
+       {"openreg:5", "tried to allocate 65.00 MiB", "Capacity: 64.00 MiB",
+        "free: 64.00 MiB", "allocated: 0 B", "reserved but unallocated: 0 B",
+        "in private pools: 0 B", "ACCEL_OPENREG_MEMORY"}) {
+    EXPECT_THAT(message, HasSubstr(figure));
   }
-  const accel::MemoryStats after = hooks().memoryStats(5);
-  EXPECT_EQ(after.num_ooms, before.num_ooms + 1);
-  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
-  EXPECT_EQ(after.reserved_bytes.current, 0);  // the retry freed the cache
+  expectOneOomAfterReleasingTheCache(before, hooks().memoryStats(5));
   EXPECT_EQ(observed.load(), calls + 1);
   EXPECT_EQ(observed_requested.load(), 65 * kMiB);
 }
@@ -217,15 +225,9 @@ TEST_F(OpenRegMemoryTest, CopyFromFreedMemoryIsRejected) {
   void* stale = a.get();
   a.reset();
   int out = 0;
-  try {
-    accel::openreg::copy(&out, stale, sizeof(int));
-    FAIL() << "a copy from freed memory was accepted";
-  } catch (const accel::InvalidArgument& e) {
-    const std::string what = e.what();
-    EXPECT_TRUE(what.find("freed") != std::string::npos ||
-                what.find("not in any of its allocations") != std::string::npos)
-        << what;
-  }
+  EXPECT_THAT(accel::testing::errorOf<accel::InvalidArgument>(
+                  [&] { accel::openreg::copy(&out, stale, sizeof(int)); }),
+              AnyOf(HasSubstr("freed"), HasSubstr("not in any of its allocations")));
 }
 
 TEST_F(OpenRegMemoryTest, HostToHostCopyIsRejected) {
@@ -408,18 +410,11 @@ TEST_F(OpenRegMemoryTest, InjectedAllocationFailureTakesTheAllocatorsOomPath) {
   const accel::MemoryStats before = hooks().memoryStats(0);
   EXPECT_EQ(before.reserved_bytes.current, kSmallSegment);
   accel::openreg::failNthAllocation(1);
-  try {
-    (void)accel::openreg::allocate(1500, 0);  // would fit in the cached segment
-    FAIL() << "the injected failure did not happen";
-  } catch (const accel::OutOfMemory& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("fault injection"), std::string::npos) << what;
-    EXPECT_NE(what.find("Capacity: 64.00 MiB"), std::string::npos) << what;
-  }
-  const accel::MemoryStats after = hooks().memoryStats(0);
-  EXPECT_EQ(after.num_ooms, before.num_ooms + 1);
-  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
-  EXPECT_EQ(after.reserved_bytes.current, 0);  // the retry freed the cache
+  // 1500 bytes would fit in the cached segment.
+  EXPECT_THAT(accel::testing::errorOf<accel::OutOfMemory>(
+                  [] { (void)accel::openreg::allocate(1500, 0); }),
+              AllOf(HasSubstr("fault injection"), HasSubstr("Capacity: 64.00 MiB")));
+  expectOneOomAfterReleasingTheCache(before, hooks().memoryStats(0));
   EXPECT_EQ(observed.load(), 1);
   EXPECT_NO_THROW((void)accel::openreg::allocate(1500, 0));
 }

@@ -14,8 +14,10 @@
 #include <ostream>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "accel/error.h"
@@ -69,145 +71,111 @@ std::span<T> as(void* out, std::size_t count) {
   return {static_cast<T*>(out), count};
 }
 
+// A FillCase of T elements. `fill(span, source...)` runs the fill; source is
+// a PhiloxPosition and FillOptions, or a Generator (every fill has both
+// overloads, with the same leading arguments). `reference(span, outputs)`
+// writes what the documented mapping makes of the stream's outputs.
+template <typename T, typename Fill, typename Reference>
+FillCase fillCase(std::string name, FillKind kind, Fill fill, Reference reference) {
+  return {std::move(name),
+          kind,
+          sizeof(T),
+          [fill](void* out, std::size_t n, PhiloxPosition from, FillOptions options) {
+            fill(as<T>(out, n), from, options);
+          },
+          [fill](void* out, std::size_t n, const Generator& generator) {
+            fill(as<T>(out, n), generator);
+          },
+          [reference](void* out, std::size_t n, const std::vector<std::uint32_t>& o) {
+            reference(as<T>(out, n), o);
+          }};
+}
+
+// The reference of a fill whose element i is element(outputs, i).
+template <typename Element>
+auto elementwise(Element element) {
+  return [element](auto out, const std::vector<std::uint32_t>& o) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = element(o, i);
+  };
+}
+
+// The reference of a normal fill: elements 2p and 2p + 1 from pairAt(p).
 template <typename T, typename Pair>
-void referencePairs(void* out, std::size_t count, T mean, T stddev, Pair pairAt) {
-  T* values = static_cast<T*>(out);
-  for (std::size_t i = 0; i < count; i += 2) {
-    const auto z = pairAt(i / 2);
-    values[i] = z[0] * stddev + mean;
-    if (i + 1 < count) values[i + 1] = z[1] * stddev + mean;
-  }
+auto normalPairs(T mean, T stddev, Pair pairAt) {
+  return [=](std::span<T> out, const std::vector<std::uint32_t>& o) {
+    for (std::size_t i = 0; i < out.size(); i += 2) {
+      const auto z = pairAt(o, i / 2);
+      out[i] = z[0] * stddev + mean;
+      if (i + 1 < out.size()) out[i + 1] = z[1] * stddev + mean;
+    }
+  };
 }
 
 std::vector<FillCase> fillCases() {
   using O = const std::vector<std::uint32_t>&;
-  std::vector<FillCase> cases;
-  cases.push_back({"Uint32", FillKind::Uint32, 4,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillBits(as<std::uint32_t>(out, n), from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillBits(as<std::uint32_t>(out, n), gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i)
-                       as<std::uint32_t>(out, n)[i] = o[i];
-                   }});
-  cases.push_back({"Uint64", FillKind::Uint64, 8,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillBits(as<std::uint64_t>(out, n), from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillBits(as<std::uint64_t>(out, n), gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<std::uint64_t>(out, n)[i] = join(o[2 * i], o[2 * i + 1]);
-                     }
-                   }});
-  cases.push_back({"UniformFloat", FillKind::UniformFloat, 4,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillUniform(as<float>(out, n), from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillUniform(as<float>(out, n), gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<float>(out, n)[i] = uniformFloatFromBits(o[i]);
-                     }
-                   }});
-  cases.push_back({"UniformFloatRange", FillKind::UniformFloat, 4,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillUniform(as<float>(out, n), -2.5f, 7.25f, from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillUniform(as<float>(out, n), -2.5f, 7.25f, gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<float>(out, n)[i] = uniformFloatFromBits(o[i], -2.5f, 7.25f);
-                     }
-                   }});
-  cases.push_back({"UniformDouble", FillKind::UniformDouble, 8,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillUniform(as<double>(out, n), from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillUniform(as<double>(out, n), gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<double>(out, n)[i] =
-                           uniformDoubleFromBits(o[2 * i], o[2 * i + 1]);
-                     }
-                   }});
-  cases.push_back({"UniformDoubleRange", FillKind::UniformDouble, 8,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillUniform(as<double>(out, n), -1e3, 0.05, from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillUniform(as<double>(out, n), -1e3, 0.05, gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<double>(out, n)[i] =
-                           uniformDoubleFromBits(o[2 * i], o[2 * i + 1], -1e3, 0.05);
-                     }
-                   }});
-  cases.push_back({"NormalFloat", FillKind::NormalFloat, 4,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillNormal(as<float>(out, n), 1.5f, 2.0f, from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillNormal(as<float>(out, n), 1.5f, 2.0f, gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     referencePairs<float>(out, n, 1.5f, 2.0f, [&](std::size_t p) {
-                       return normalFloatPairFromBits(o[2 * p], o[2 * p + 1]);
-                     });
-                   }});
-  cases.push_back({"NormalDouble", FillKind::NormalDouble, 8,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillNormal(as<double>(out, n), -3.0, 0.5, from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillNormal(as<double>(out, n), -3.0, 0.5, gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     referencePairs<double>(out, n, -3.0, 0.5, [&](std::size_t p) {
-                       return normalDoublePairFromBits(o[4 * p], o[4 * p + 1],
-                                                       o[4 * p + 2], o[4 * p + 3]);
-                     });
-                   }});
-  cases.push_back({"BernoulliByte", FillKind::Bernoulli, 1,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillBernoulli(as<std::uint8_t>(out, n), 0.3, from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillBernoulli(as<std::uint8_t>(out, n), 0.3, gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<std::uint8_t>(out, n)[i] =
-                           bernoulliFromBits(o[i], bernoulliThreshold(0.3)) ? 1 : 0;
-                     }
-                   }});
-  cases.push_back({"BernoulliFloat", FillKind::Bernoulli, 4,
-                   [](void* out, std::size_t n, PhiloxPosition from, FillOptions opt) {
-                     fillBernoulli(as<float>(out, n), 0.71, from, opt);
-                   },
-                   [](void* out, std::size_t n, const Generator& gen) {
-                     fillBernoulli(as<float>(out, n), 0.71, gen);
-                   },
-                   [](void* out, std::size_t n, O o) {
-                     for (std::size_t i = 0; i < n; ++i) {
-                       as<float>(out, n)[i] =
-                           bernoulliFromBits(o[i], bernoulliThreshold(0.71)) ? 1.0f
-                                                                             : 0.0f;
-                     }
-                   }});
-  return cases;
+  using std::size_t;
+  return {
+      fillCase<std::uint32_t>(
+          "Uint32", FillKind::Uint32,
+          [](auto out, const auto&... source) { fillBits(out, source...); },
+          elementwise([](O o, size_t i) { return o[i]; })),
+      fillCase<std::uint64_t>(
+          "Uint64", FillKind::Uint64,
+          [](auto out, const auto&... source) { fillBits(out, source...); },
+          elementwise([](O o, size_t i) { return join(o[2 * i], o[2 * i + 1]); })),
+      fillCase<float>(
+          "UniformFloat", FillKind::UniformFloat,
+          [](auto out, const auto&... source) { fillUniform(out, source...); },
+          elementwise([](O o, size_t i) { return uniformFloatFromBits(o[i]); })),
+      fillCase<float>(
+          "UniformFloatRange", FillKind::UniformFloat,
+          [](auto out, const auto&... source) {
+            fillUniform(out, -2.5f, 7.25f, source...);
+          },
+          elementwise(
+              [](O o, size_t i) { return uniformFloatFromBits(o[i], -2.5f, 7.25f); })),
+      fillCase<double>(
+          "UniformDouble", FillKind::UniformDouble,
+          [](auto out, const auto&... source) { fillUniform(out, source...); },
+          elementwise([](O o, size_t i) {
+            return uniformDoubleFromBits(o[2 * i], o[2 * i + 1]);
+          })),
+      fillCase<double>(
+          "UniformDoubleRange", FillKind::UniformDouble,
+          [](auto out, const auto&... source) {
+            fillUniform(out, -1e3, 0.05, source...);
+          },
+          elementwise([](O o, size_t i) {
+            return uniformDoubleFromBits(o[2 * i], o[2 * i + 1], -1e3, 0.05);
+          })),
+      fillCase<float>(
+          "NormalFloat", FillKind::NormalFloat,
+          [](auto out, const auto&... source) { fillNormal(out, 1.5f, 2.0f, source...); },
+          normalPairs(1.5f, 2.0f,
+                      [](O o, size_t p) {
+                        return normalFloatPairFromBits(o[2 * p], o[2 * p + 1]);
+                      })),
+      fillCase<double>(
+          "NormalDouble", FillKind::NormalDouble,
+          [](auto out, const auto&... source) { fillNormal(out, -3.0, 0.5, source...); },
+          normalPairs(-3.0, 0.5,
+                      [](O o, size_t p) {
+                        return normalDoublePairFromBits(o[4 * p], o[4 * p + 1],
+                                                        o[4 * p + 2], o[4 * p + 3]);
+                      })),
+      fillCase<std::uint8_t>(
+          "BernoulliByte", FillKind::Bernoulli,
+          [](auto out, const auto&... source) { fillBernoulli(out, 0.3, source...); },
+          elementwise([](O o, size_t i) {
+            return std::uint8_t{bernoulliFromBits(o[i], bernoulliThreshold(0.3))};
+          })),
+      fillCase<float>(
+          "BernoulliFloat", FillKind::Bernoulli,
+          [](auto out, const auto&... source) { fillBernoulli(out, 0.71, source...); },
+          elementwise([](O o, size_t i) {
+            return bernoulliFromBits(o[i], bernoulliThreshold(0.71)) ? 1.0f : 0.0f;
+          })),
+  };
 }
 
 // An output area `shift` elements into a buffer whose other bytes hold a
