@@ -14,11 +14,13 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
+#include "support/error_of.h"
 #include "support/test_backend.h"
 
 namespace accel {
 namespace {
 
+using testing::errorOf;
 using ::testing::HasSubstr;
 using testing::registerTestBackend;
 using ::testing::StartsWith;
@@ -97,17 +99,6 @@ class MiscountingHooks final : public AcceleratorHooks {
  private:
   int count_;
 };
-
-template <typename Error, typename Call>
-std::string errorOf(Call&& call) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return {};
-}
 
 // Runs `fn` on a new thread and waits for it.
 void onOtherThread(const std::function<void()>& fn) { std::thread(fn).join(); }
