@@ -127,7 +127,7 @@ class TestHooks : public memory::CachingAllocatorHooks<kit::SynchronousDeviceHoo
   std::atomic<bool> available_{true};
   std::atomic<std::size_t> capacity_{kDefaultMemoryCapacity};
 
-  mutable std::mutex instrument_mutex_;  // guards the two below
+  mutable std::mutex instrument_mutex_;                     // guards the two below
   mutable std::map<std::string, int, std::less<>> faults_;  // name -> calls left
   std::shared_ptr<const HookObserver> observer_;
 
