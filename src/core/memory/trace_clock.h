@@ -36,10 +36,7 @@ class TraceClock {
     }
   };
 
-  TraceClock() noexcept : use_counter_(hasInvariantCounter()) {
-    base_.base_ns = steadyNs();
-    base_.base_ticks = now();
-  }
+  TraceClock() noexcept : use_counter_(hasInvariantCounter()), base_(pairedReading()) {}
 
   // A timestamp for the ring (ticks; nanoseconds without the counter).
   [[nodiscard]] std::int64_t now() const noexcept {
@@ -53,8 +50,9 @@ class TraceClock {
   [[nodiscard]] Scale scale() const noexcept {
     if (!use_counter_) return Scale{};
     Scale scale = base_;
-    const std::int64_t elapsed_ns = steadyNs() - base_.base_ns;
-    const std::int64_t elapsed_ticks = now() - base_.base_ticks;
+    const Scale reading = pairedReading();
+    const std::int64_t elapsed_ns = reading.base_ns - base_.base_ns;
+    const std::int64_t elapsed_ticks = reading.base_ticks - base_.base_ticks;
     scale.ns_per_tick = elapsed_ticks > 0 ? static_cast<double>(elapsed_ns) /
                                                 static_cast<double>(elapsed_ticks)
                                           : 0.0;
@@ -62,6 +60,26 @@ class TraceClock {
   }
 
  private:
+  // The two clocks read at one moment: a steady_clock read between two
+  // counter reads, the narrowest bracket of three tries, so that the thread
+  // being descheduled between two reads does not skew the scale (on a busy
+  // machine that can be milliseconds).
+  [[nodiscard]] Scale pairedReading() const noexcept {
+    Scale best;
+    std::int64_t best_width = -1;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const std::int64_t before = now();
+      const std::int64_t ns = steadyNs();
+      const std::int64_t width = now() - before;
+      if (best_width < 0 || width < best_width) {
+        best_width = width;
+        best.base_ticks = before + width / 2;
+        best.base_ns = ns;
+      }
+    }
+    return best;
+  }
+
   static std::int64_t steadyNs() noexcept {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
