@@ -125,6 +125,8 @@ class ACCEL_API CachingAllocator {
  private:
   friend class detail::DeviceCache;
   detail::DeviceCache& device(DeviceIndex index) const;
+  [[noreturn]] void throwBadDevice(DeviceIndex index) const;
+  [[noreturn]] static void throwForeignStream(Stream stream, Device where);
   void notifyOutOfMemory(const OutOfMemoryEvent& event) const noexcept;
 
   const DeviceType type_;

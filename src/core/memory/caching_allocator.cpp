@@ -46,20 +46,30 @@ CachingAllocator::CachingAllocator(DeviceType type, int device_count,
 CachingAllocator::~CachingAllocator() = default;
 
 DeviceCache& CachingAllocator::device(DeviceIndex index) const {
-  ACCEL_CHECK(index >= 0 && index < static_cast<int>(devices_.size()), InvalidArgument,
-              "caching allocator: device index ", static_cast<int>(index),
-              " out of range [0, ", devices_.size(), ") for '", type_, "'");
-  return *devices_[static_cast<std::size_t>(index)];
+  if (index >= 0 && index < static_cast<int>(devices_.size())) [[likely]]
+    return *devices_[static_cast<std::size_t>(index)];
+  throwBadDevice(index);
+}
+
+void CachingAllocator::throwBadDevice(DeviceIndex index) const {
+  throw InvalidArgument(accel::detail::concat(
+      "caching allocator: device index ", static_cast<int>(index), " out of range [0, ",
+      devices_.size(), ") for '", type_, "'"));
 }
 
 DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes, Stream stream) {
   DeviceCache& cache = device(index);
   const Device where = Device::unchecked(type_, index);
-  ACCEL_CHECK(stream.device == where, InvalidArgument, "caching allocator: stream ",
-              stream, " is not a stream of ", where);
+  if (stream.device != where) [[unlikely]]
+    throwForeignStream(stream, where);
   if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, where);
   Block* block = cache.allocate(bytes, stream.id);
   return DataPtr(block->ptr, block, &freeFromDataPtr, where);
+}
+
+void CachingAllocator::throwForeignStream(Stream stream, Device where) {
+  throw InvalidArgument(accel::detail::concat("caching allocator: stream ", stream,
+                                              " is not a stream of ", where));
 }
 
 void CachingAllocator::failAsOutOfMemory(DeviceIndex index, std::size_t bytes,

@@ -16,10 +16,6 @@ constexpr std::int64_t sized(std::size_t bytes) noexcept {
   return static_cast<std::int64_t>(bytes);
 }
 
-std::size_t roundUp(std::size_t value, std::size_t step) noexcept {
-  return (value + step - 1) / step * step;
-}
-
 std::string formatBytes(std::size_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
@@ -118,7 +114,11 @@ DeviceCache::~DeviceCache() {
     }
   }
   for (auto& [event, block] : pending_events_) source_.releaseEvent(event);
-  for (Block* block : spare_blocks_) delete block;
+  while (spare_blocks_ != nullptr) {
+    Block* next = spare_blocks_->next;
+    delete spare_blocks_;
+    spare_blocks_ = next;
+  }
 }
 
 // ---- allocation ----
@@ -188,10 +188,7 @@ BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
 
 FreeSet::iterator DeviceCache::findFree(BlockPool& pool, StreamId stream,
                                         std::size_t rounded) {
-  Block key;
-  key.stream = stream;
-  key.size = rounded;
-  auto found = pool.blocks.lower_bound(&key);
+  auto found = pool.blocks.lower_bound(FreeKey{stream, rounded});
   if (found == pool.blocks.end() || (*found)->stream != stream) return pool.blocks.end();
   // The smallest fitting block decides: every later one is larger, so if this
   // one may not serve (oversize rules) none may.
@@ -272,7 +269,7 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
     // decides what is really used.
     std::size_t range = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
     if (range == 0) range = std::size_t{64} << 30;
-    range = roundUp(std::max(range, rounded), step);
+    range = roundUpTo(std::max(range, rounded), step);
     void* base = source_.reserveAddressRange(index_, range);
     if (base == nullptr) return nullptr;
     segment = addSegment(base, stream, pool);
@@ -284,7 +281,7 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   Block* tail = segment->head;
   while (tail != nullptr && tail->next != nullptr) tail = tail->next;
   const std::size_t tail_free = (tail != nullptr && !tail->allocated) ? tail->size : 0;
-  const std::size_t grow = roundUp(rounded - std::min(rounded, tail_free), step);
+  const std::size_t grow = roundUpTo(rounded - std::min(rounded, tail_free), step);
   if (segment->size + grow > segment->reserved || !fitsLimit(grow)) return nullptr;
   std::byte* at = segment->base + segment->size;
   if (!source_.mapPages(index_, at, grow)) return nullptr;
@@ -363,12 +360,7 @@ void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t re
 void DeviceCache::markAllocated(Block* block, std::size_t requested) {
   block->allocated = true;
   block->requested = requested;
-  const bool small = block->pool->small;
-  stats_.allocated_bytes.increase(small, sized(block->size));
-  stats_.allocations.increase(small, 1);
-  stats_.active_bytes.increase(small, sized(block->size));
-  stats_.active.increase(small, 1);
-  stats_.requested_bytes.increase(small, sized(requested));
+  block_stats_.allocated(block->pool->small, sized(block->size), sized(requested));
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(1);
   }
@@ -383,10 +375,9 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 
 void DeviceCache::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  const bool small = block->pool->small;
-  stats_.allocated_bytes.decrease(small, sized(block->size));
-  stats_.allocations.decrease(small, 1);
-  stats_.requested_bytes.decrease(small, sized(block->requested));
+  const bool pending = !block->stream_uses.empty() && source_.hasEvents();
+  block_stats_.freed(block->pool->small, sized(block->size), sized(block->requested),
+                     pending);
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(-1);
   }
@@ -398,7 +389,7 @@ void DeviceCache::free(Block* block) noexcept {
     record(Action::FreeRequested, block, address, block->size, block->stream, 0, now);
   }
   block->pending_free = true;
-  if (!block->stream_uses.empty() && source_.hasEvents()) {
+  if (pending) {
     const Device device = Device::unchecked(allocator_.deviceType(), index_);
     try {
       for (StreamId use : block->stream_uses) {
@@ -408,6 +399,9 @@ void DeviceCache::free(Block* block) noexcept {
     } catch (...) {
       // An event could not be recorded: the block cannot be proven idle, so
       // it stays out of the cache (leaked) rather than be reused too early.
+      // The count keeps one for the missing event, so the events that were
+      // recorded cannot bring it to zero.
+      ++block->event_count;
       return;
     }
     block->stream_uses.clear();
@@ -419,12 +413,9 @@ void DeviceCache::free(Block* block) noexcept {
 
 void DeviceCache::returnBlock(Block* block, std::int64_t stamp) noexcept {
   BlockPool& pool = *block->pool;
-  const bool small = pool.small;
   const std::size_t size = block->size;
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
   const StreamId stream = block->stream;
-  stats_.active_bytes.decrease(small, sized(size));
-  stats_.active.decrease(small, 1);
   block->allocated = false;
   block->pending_free = false;
   block->requested = 0;
@@ -475,6 +466,11 @@ void DeviceCache::returnBlock(Block* block, std::int64_t stamp) noexcept {
     maybeReleasePrivatePool(pool.owner);
 }
 
+void DeviceCache::returnPending(Block* block) noexcept {
+  block_stats_.returned(block->pool->small, sized(block->size));
+  returnBlock(block);
+}
+
 void DeviceCache::recordStream(Block* block, StreamId stream) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (stream == block->stream) return;
@@ -492,7 +488,7 @@ void DeviceCache::processEvents() noexcept {
     if (!source_.eventCompleted(event)) break;
     pending_events_.pop_front();
     source_.releaseEvent(event);
-    if (--block->event_count == 0) returnBlock(block);
+    if (--block->event_count == 0) returnPending(block);
   }
 }
 
@@ -504,7 +500,7 @@ void DeviceCache::synchronizeEvents() {
     source_.synchronizeEvent(event);
     pending_events_.pop_front();
     source_.releaseEvent(event);
-    if (--block->event_count == 0) returnBlock(block);
+    if (--block->event_count == 0) returnPending(block);
   }
 }
 
@@ -534,7 +530,7 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
   if (tail == nullptr || tail->allocated) return;
   const std::size_t step = expandableStep();
   const std::size_t tail_offset = static_cast<std::size_t>(tail->ptr - segment->base);
-  const std::size_t keep_until = roundUp(tail_offset, step);
+  const std::size_t keep_until = roundUpTo(tail_offset, step);
   if (keep_until >= segment->size) return;
   const std::size_t unmap = segment->size - keep_until;
   BlockPool& pool = *tail->pool;
@@ -700,12 +696,15 @@ void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
 
 MemoryStats DeviceCache::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  MemoryStats out = stats_;
+  block_stats_.writeTo(out);
+  return out;
 }
 
 void DeviceCache::resetPeakStats() {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.resetPeaks();
+  block_stats_.resetPeaks();
 }
 
 void DeviceCache::emptyCache() {
@@ -716,31 +715,34 @@ void DeviceCache::emptyCache() {
 
 void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
   if (block->allocated || (block->prev == nullptr && block->next == nullptr)) return;
-  const bool small = block->pool->small;
   if (sign > 0) {
-    stats_.inactive_split_bytes.increase(small, sized(block->size));
-    stats_.inactive_split.increase(small, 1);
+    block_stats_.splitFree(block->pool->small, sized(block->size));
   } else {
-    stats_.inactive_split_bytes.decrease(small, sized(block->size));
-    stats_.inactive_split.decrease(small, 1);
+    block_stats_.splitGone(block->pool->small, sized(block->size));
   }
 }
 
 Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
                               BlockPool& pool, Segment* segment) {
-  Block* block = nullptr;
-  if (!spare_blocks_.empty()) {
-    block = spare_blocks_.back();
-    spare_blocks_.pop_back();
+  Block* block = spare_blocks_;
+  if (block != nullptr) {
+    spare_blocks_ = block->next;
   } else {
     block = new Block();
   }
   block->owner = this;
   block->ptr = ptr;
   block->size = size;
+  block->requested = 0;
   block->stream = stream;
   block->pool = &pool;
   block->segment = segment;
+  block->prev = nullptr;
+  block->next = nullptr;
+  block->allocated = false;
+  block->pending_free = false;
+  block->event_count = 0;
+  block->in_free_set = {};
   return block;
 }
 
@@ -755,27 +757,11 @@ Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
 }
 
 void DeviceCache::recycle(Block* block) noexcept {
-  // Field by field rather than `*block = Block()`: the vector keeps its
-  // capacity and no temporary is built on the free path.
-  block->ptr = nullptr;
-  block->size = 0;
-  block->requested = 0;
-  block->stream = kDefaultStreamId;
-  block->pool = nullptr;
-  block->segment = nullptr;
-  block->prev = nullptr;
-  block->next = nullptr;
-  block->allocated = false;
-  block->pending_free = false;
-  block->event_count = 0;
+  // The vector keeps its capacity; makeBlock sets the other fields.
   block->stream_uses.clear();
   block->stack.reset();
-  block->in_free_set = {};
-  try {
-    spare_blocks_.push_back(block);
-  } catch (...) {
-    delete block;
-  }
+  block->next = spare_blocks_;
+  spare_blocks_ = block;
 }
 
 // ---- out of memory ----
@@ -794,7 +780,7 @@ OutOfMemoryEvent DeviceCache::outOfMemoryFacts(std::size_t rounded,
     facts.device_free_bytes = std::min(facts.device_free_bytes, under_limit);
     if (info.total_bytes == 0) facts.device_free_bytes = under_limit;
   }
-  facts.allocated_bytes = static_cast<std::size_t>(stats_.allocated_bytes.current);
+  facts.allocated_bytes = static_cast<std::size_t>(block_stats_.allocatedBytes());
   facts.reserved_bytes = static_cast<std::size_t>(stats_.reserved_bytes.current);
   facts.reserved_unallocated_bytes = facts.reserved_bytes - facts.allocated_bytes;
   std::size_t free_total = 0;

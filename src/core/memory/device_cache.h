@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
+#include "block_stats.h"
 #include "stack_capture.h"
 #include "trace_clock.h"
 
@@ -34,9 +35,20 @@ struct PrivatePool;
 class DeviceCache;
 struct Block;
 
-// Free blocks ordered by (stream, size, address).
+// Where a request for `size` bytes on `stream` would rank among free blocks
+// (before every block of that size).
+struct FreeKey {
+  StreamId stream;
+  std::size_t size;
+};
+
+// Free blocks ordered by (stream, size, address); a FreeKey looks one up
+// without building a Block.
 struct BlockOrder {
+  using is_transparent = void;
   bool operator()(const Block* a, const Block* b) const noexcept;
+  bool operator()(const Block* a, const FreeKey& b) const noexcept;
+  bool operator()(const FreeKey& a, const Block* b) const noexcept;
 };
 using FreeSet = std::set<Block*, BlockOrder>;
 
@@ -62,6 +74,16 @@ inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcep
   if (a->stream != b->stream) return a->stream < b->stream;
   if (a->size != b->size) return a->size < b->size;
   return a->ptr < b->ptr;
+}
+
+inline bool BlockOrder::operator()(const Block* a, const FreeKey& b) const noexcept {
+  if (a->stream != b.stream) return a->stream < b.stream;
+  return a->size < b.size;
+}
+
+inline bool BlockOrder::operator()(const FreeKey& a, const Block* b) const noexcept {
+  if (a.stream != b->stream) return a.stream < b->stream;
+  return a.size <= b->size;
 }
 
 // The free blocks of one pool, ordered for best fit. Set nodes are recycled
@@ -173,6 +195,8 @@ class DeviceCache {
   void markAllocated(Block* block, std::size_t requested);
   // stamp: the caller's TraceClock timestamp for history (0: read the clock).
   void returnBlock(Block* block, std::int64_t stamp = 0) noexcept;
+  // returnBlock for a block whose pending events have all completed.
+  void returnPending(Block* block) noexcept;
   void processEvents() noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
@@ -216,8 +240,9 @@ class DeviceCache {
   std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address
   std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
   std::deque<std::pair<EventId, Block*>> pending_events_;
-  std::vector<Block*> spare_blocks_;  // recycled Block objects
-  MemoryStats stats_;
+  Block* spare_blocks_ = nullptr;  // recycled Block objects, linked by `next`
+  MemoryStats stats_;              // all but the block figures
+  BlockStats block_stats_;         // allocated, active, requested, inactive split
 
   HistoryRecording history_level_ = HistoryRecording::Off;
   bool history_stacks_ = false;
