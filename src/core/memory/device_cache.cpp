@@ -123,17 +123,34 @@ DeviceCache::~DeviceCache() {
 
 // ---- allocation ----
 
-Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
+// The hot paths (allocate from the cache, free into it) are compiled as one
+// function each, their helpers inlined (flatten); everything rare is kept out
+// of line (ACCEL_COLD), and so is history recording (ACCEL_OUT_OF_LINE), so
+// that they stay small.
+#define ACCEL_HOT [[gnu::flatten]]
+#define ACCEL_COLD [[gnu::noinline, gnu::cold]]
+#define ACCEL_OUT_OF_LINE [[gnu::noinline]]
+
+ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   std::unique_lock<std::mutex> lock(mutex_);
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
-  if (rounded < bytes) {
-    throw OutOfMemory(accel::detail::concat("cannot allocate ", bytes,
-                                            " bytes: the size overflows when rounded"));
-  }
+  if (rounded < bytes) [[unlikely]]
+    throwSizeOverflow(bytes);
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
   if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
     return takeFree(pool, *found, rounded, bytes);
+  return allocateFresh(lock, pool, rounded, bytes, stream);
+}
+
+ACCEL_COLD void DeviceCache::throwSizeOverflow(std::size_t bytes) {
+  throw OutOfMemory(accel::detail::concat("cannot allocate ", bytes,
+                                          " bytes: the size overflows when rounded"));
+}
+
+ACCEL_COLD Block* DeviceCache::allocateFresh(std::unique_lock<std::mutex>& lock,
+                                             BlockPool& pool, std::size_t rounded,
+                                             std::size_t bytes, StreamId stream) {
   if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
   Block* block = newSegment(pool, stream, rounded);
   if (block == nullptr) block = handOff(pool, stream, rounded);
@@ -373,7 +390,7 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 
 // ---- freeing ----
 
-void DeviceCache::free(Block* block) noexcept {
+ACCEL_HOT void DeviceCache::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   const bool pending = !block->stream_uses.empty() && source_.hasEvents();
   block_stats_.freed(block->pool->small, sized(block->size), sized(block->requested),
@@ -390,25 +407,29 @@ void DeviceCache::free(Block* block) noexcept {
   }
   block->pending_free = true;
   if (pending) {
-    const Device device = Device::unchecked(allocator_.deviceType(), index_);
-    try {
-      for (StreamId use : block->stream_uses) {
-        pending_events_.emplace_back(source_.recordEvent(Stream(device, use)), block);
-        ++block->event_count;
-      }
-    } catch (...) {
-      // An event could not be recorded: the block cannot be proven idle, so
-      // it stays out of the cache (leaked) rather than be reused too early.
-      // The count keeps one for the missing event, so the events that were
-      // recorded cannot bring it to zero.
-      ++block->event_count;
-      return;
-    }
-    block->stream_uses.clear();
+    recordFreeEvents(block);
     return;
   }
   block->stream_uses.clear();
   returnBlock(block, now);
+}
+
+ACCEL_COLD void DeviceCache::recordFreeEvents(Block* block) noexcept {
+  const Device device = Device::unchecked(allocator_.deviceType(), index_);
+  try {
+    for (StreamId use : block->stream_uses) {
+      pending_events_.emplace_back(source_.recordEvent(Stream(device, use)), block);
+      ++block->event_count;
+    }
+  } catch (...) {
+    // An event could not be recorded: the block cannot be proven idle, so
+    // it stays out of the cache (leaked) rather than be reused too early.
+    // The count keeps one for the missing event, so the events that were
+    // recorded cannot bring it to zero.
+    ++block->event_count;
+    return;
+  }
+  block->stream_uses.clear();
 }
 
 void DeviceCache::returnBlock(Block* block, std::int64_t stamp) noexcept {
@@ -480,7 +501,7 @@ void DeviceCache::recordStream(Block* block, StreamId stream) {
   }
 }
 
-void DeviceCache::processEvents() noexcept {
+ACCEL_COLD void DeviceCache::processEvents() noexcept {
   // In recording order; stop at the first event not yet reached so that the
   // scan stays short (later events on the same stream cannot be done either).
   while (!pending_events_.empty()) {
@@ -615,7 +636,7 @@ void DeviceCache::garbageCollect() noexcept {
   }
 }
 
-void DeviceCache::maybeReleasePrivatePool(PrivatePool* pool) noexcept {
+ACCEL_COLD void DeviceCache::maybeReleasePrivatePool(PrivatePool* pool) noexcept {
   std::vector<Block*> victims;
   bool in_use = false;
   for (auto& [base, segment] : segments_) {
@@ -859,7 +880,7 @@ void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
   }
 }
 
-void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
+ACCEL_OUT_OF_LINE void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
                          std::uint64_t size, StreamId stream, std::uint64_t device_free,
                          std::int64_t stamp) {
   if (history_level_ == HistoryRecording::Off ||

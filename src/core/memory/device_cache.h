@@ -178,6 +178,15 @@ class DeviceCache {
 
  private:
   // Everything below requires mutex_.
+  // allocate() when no cached block fits: a new segment, the hand-off, the
+  // retries, OutOfMemory.
+  [[nodiscard]] Block* allocateFresh(std::unique_lock<std::mutex>& lock, BlockPool& pool,
+                                     std::size_t rounded, std::size_t bytes,
+                                     StreamId stream);
+  [[noreturn]] static void throwSizeOverflow(std::size_t bytes);
+  // free() of a block other streams used: one event per stream; the block
+  // returns to the cache once they have all completed.
+  void recordFreeEvents(Block* block) noexcept;
   [[nodiscard]] BlockPool& poolFor(StreamId stream, std::size_t rounded);
   // The best-fitting free block for the request, or pool.blocks.end().
   [[nodiscard]] FreeSet::iterator findFree(BlockPool& pool, StreamId stream,
