@@ -1,6 +1,7 @@
 #include "device_cache.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <string>
 
@@ -138,6 +139,15 @@ ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
     throwSizeOverflow(bytes);
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
+  if (reuse_used_ != 0) {
+    if (pool.owner == nullptr) {
+      if (Block* block = takeHeld(stream, rounded)) {
+        markAllocated(block, bytes);
+        return block;
+      }
+    }
+    releaseHeld();
+  }
   if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
     return takeFree(pool, *found, rounded, bytes);
   return allocateFresh(lock, pool, rounded, bytes, stream);
@@ -174,6 +184,7 @@ ACCEL_COLD Block* DeviceCache::allocateFresh(std::unique_lock<std::mutex>& lock,
 
 void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
   std::unique_lock<std::mutex> lock(mutex_);
+  releaseHeld();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   // The retry a real shortage gets: the cache is given back, then the device
   // (which refuses this request) is asked again.
@@ -411,7 +422,63 @@ ACCEL_HOT void DeviceCache::free(Block* block) noexcept {
     return;
   }
   block->stream_uses.clear();
+  if (block->pool->owner == nullptr && hold(block, now)) return;
   returnBlock(block, now);
+}
+
+std::size_t DeviceCache::reuseIndex(StreamId stream, std::size_t size) noexcept {
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(size) >> 9) ^ (static_cast<std::uint64_t>(stream) << 40);
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 58);
+}
+
+bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
+  const std::size_t index = reuseIndex(block->stream, block->size);
+  ReuseList& list = reuse_[index];
+  if (list.count > 0 && (list.stream != block->stream || list.size != block->size)) {
+    releaseList(list);  // another size or stream had the list: it gives way
+  }
+  if (list.count == kReuseDepth) return false;
+  list.stream = block->stream;
+  list.size = block->size;
+  block->reuse_next = list.head;
+  list.head = block;
+  ++list.count;
+  reuse_used_ |= std::uint64_t{1} << index;
+  block->pending_free = false;
+  block->requested = 0;
+  block->stack.reset();
+  if (history_level_ != HistoryRecording::Off) {
+    record(Action::FreeCompleted, nullptr, reinterpret_cast<std::uintptr_t>(block->ptr),
+           block->size, block->stream, 0, stamp);
+  }
+  return true;
+}
+
+Block* DeviceCache::takeHeld(StreamId stream, std::size_t rounded) noexcept {
+  const std::size_t index = reuseIndex(stream, rounded);
+  ReuseList& list = reuse_[index];
+  if (list.count == 0 || list.stream != stream || list.size != rounded) return nullptr;
+  Block* block = list.head;
+  list.head = block->reuse_next;
+  block->reuse_next = nullptr;
+  if (--list.count == 0) reuse_used_ &= ~(std::uint64_t{1} << index);
+  return block;
+}
+
+void DeviceCache::releaseList(ReuseList& list) noexcept {
+  while (list.head != nullptr) {
+    Block* block = list.head;
+    list.head = block->reuse_next;
+    block->reuse_next = nullptr;
+    returnBlock(block, 0, false);
+  }
+  list.count = 0;
+  reuse_used_ &= ~(std::uint64_t{1} << static_cast<std::size_t>(&list - reuse_));
+}
+
+void DeviceCache::releaseHeld() noexcept {
+  while (reuse_used_ != 0) releaseList(reuse_[std::countr_zero(reuse_used_)]);
 }
 
 ACCEL_COLD void DeviceCache::recordFreeEvents(Block* block) noexcept {
@@ -432,7 +499,8 @@ ACCEL_COLD void DeviceCache::recordFreeEvents(Block* block) noexcept {
   block->stream_uses.clear();
 }
 
-void DeviceCache::returnBlock(Block* block, std::int64_t stamp) noexcept {
+void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
+                              bool record_completion) noexcept {
   BlockPool& pool = *block->pool;
   const std::size_t size = block->size;
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
@@ -480,7 +548,7 @@ void DeviceCache::returnBlock(Block* block, std::int64_t stamp) noexcept {
     pool.insert(block);
   }
   adjustInactiveSplit(merged, +1);
-  if (history_level_ != HistoryRecording::Off) {
+  if (record_completion && history_level_ != HistoryRecording::Off) {
     record(Action::FreeCompleted, nullptr, address, size, stream, 0, stamp);
   }
   if (pool.owner != nullptr && pool.owner->users == 0)
@@ -655,6 +723,7 @@ ACCEL_COLD void DeviceCache::maybeReleasePrivatePool(PrivatePool* pool) noexcept
 
 void DeviceCache::setSettings(const AllocatorSettings& settings) {
   std::lock_guard<std::mutex> lock(mutex_);
+  releaseHeld();
   settings_ = settings;
   stats_.max_split_size = sized(settings.max_split_size);
 }
@@ -715,8 +784,9 @@ void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
 
 // ---- queries ----
 
-MemoryStats DeviceCache::stats() const {
+MemoryStats DeviceCache::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
+  releaseHeld();
   MemoryStats out = stats_;
   block_stats_.writeTo(out);
   return out;
@@ -724,12 +794,14 @@ MemoryStats DeviceCache::stats() const {
 
 void DeviceCache::resetPeakStats() {
   std::lock_guard<std::mutex> lock(mutex_);
+  releaseHeld();
   stats_.resetPeaks();
   block_stats_.resetPeaks();
 }
 
 void DeviceCache::emptyCache() {
   std::lock_guard<std::mutex> lock(mutex_);
+  releaseHeld();
   synchronizeEvents();
   releaseCached(false);
 }
@@ -925,8 +997,9 @@ void DeviceCache::noteSnapshot() {
   }
 }
 
-void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) const {
+void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
   std::lock_guard<std::mutex> lock(mutex_);
+  releaseHeld();
   const Device device = Device::unchecked(allocator_.deviceType(), index_);
   for (const auto& [base, segment] : segments_) {
     if (segment->head == nullptr) continue;

@@ -62,12 +62,13 @@ struct Block {
   Segment* segment = nullptr;
   Block* prev = nullptr;  // neighbours in the segment, in address order
   Block* next = nullptr;
-  bool allocated = false;     // handed out, or freed with work still pending
+  bool allocated = false;     // handed out, freed with work still pending, or held
   bool pending_free = false;  // freed by the user, waiting for events
   int event_count = 0;
   std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
   CapturedStack stack;                // allocation stack when recorded
   FreeSet::iterator in_free_set{};    // where it is while in its pool's free set
+  Block* reuse_next = nullptr;        // next block of its reuse list
 };
 
 inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcept {
@@ -130,6 +131,20 @@ struct PrivatePool {
   BlockPool large{false, this};
 };
 
+// Blocks of one size and stream, freed and not yet merged: the next request
+// for exactly that size on that stream takes one back without a search, a
+// split or a merge. A held block keeps `allocated` set, so nothing merges
+// with it or gives its segment back; the figures count it as free. Before
+// anything else looks at the free blocks (a request that misses, stats,
+// snapshots, emptyCache, the OOM path, settings), every held block is
+// returned to the free set as if freed then (DeviceCache::releaseHeld).
+struct ReuseList {
+  StreamId stream = kDefaultStreamId;
+  std::size_t size = 0;
+  Block* head = nullptr;
+  int count = 0;
+};
+
 struct TraceRecord {
   MemoryTraceEntry::Action action;
   std::uint64_t address;
@@ -165,13 +180,14 @@ class DeviceCache {
   void beginAllocateToPool(MempoolId pool, StreamId stream);
   void endAllocateToPool(MempoolId pool, StreamId stream);
 
-  [[nodiscard]] MemoryStats stats() const;
+  // stats and snapshotInto first return held blocks to the free set.
+  [[nodiscard]] MemoryStats stats();
   void resetPeakStats();
   void emptyCache();
   void recordHistory(const MemoryHistoryOptions& options);
   // Records a "snapshot" trace event (the moment a snapshot was taken).
   void noteSnapshot();
-  void snapshotInto(MemorySnapshot& out, bool include_trace) const;
+  void snapshotInto(MemorySnapshot& out, bool include_trace);
 
   [[nodiscard]] CachingAllocator& allocator() const noexcept { return allocator_; }
   [[nodiscard]] DeviceIndex index() const noexcept { return index_; }
@@ -203,7 +219,17 @@ class DeviceCache {
   void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
   void markAllocated(Block* block, std::size_t requested);
   // stamp: the caller's TraceClock timestamp for history (0: read the clock).
-  void returnBlock(Block* block, std::int64_t stamp = 0) noexcept;
+  // record_completion: add the free_completed history event (false when it
+  // was added as the block was held).
+  void returnBlock(Block* block, std::int64_t stamp = 0,
+                   bool record_completion = true) noexcept;
+  // Reuse lists (ReuseList): hold a freed block (false when its list is
+  // full), take a held block back, return every held block to the free set.
+  [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
+  [[nodiscard]] Block* takeHeld(StreamId stream, std::size_t rounded) noexcept;
+  void releaseHeld() noexcept;
+  void releaseList(ReuseList& list) noexcept;
+  [[nodiscard]] static std::size_t reuseIndex(StreamId stream, std::size_t size) noexcept;
   // returnBlock for a block whose pending events have all completed.
   void returnPending(Block* block) noexcept;
   void processEvents() noexcept;
@@ -250,6 +276,10 @@ class DeviceCache {
   std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
   std::deque<std::pair<EventId, Block*>> pending_events_;
   Block* spare_blocks_ = nullptr;  // recycled Block objects, linked by `next`
+  static constexpr int kReuseLists = 64;
+  static constexpr int kReuseDepth = 8;  // blocks a list holds at most
+  ReuseList reuse_[kReuseLists];
+  std::uint64_t reuse_used_ = 0;  // bit i: reuse_[i] holds blocks
   MemoryStats stats_;              // all but the block figures
   BlockStats block_stats_;         // allocated, active, requested, inactive split
 
