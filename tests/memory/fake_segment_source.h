@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "accel/memory/segment_source.h"
@@ -65,6 +66,8 @@ class FakeSegmentSource : public SegmentSource {
   bool hasEvents() const noexcept override { return events_; }
   EventId recordEvent(Stream stream) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (event_records_left == 0) throw std::runtime_error("fake: event recording failed");
+    if (event_records_left > 0) --event_records_left;
     const EventId id = ++next_event_;
     pending_.insert(id);
     recorded_on.push_back(stream.id);
@@ -113,6 +116,7 @@ class FakeSegmentSource : public SegmentSource {
   std::atomic<int> range_releases{0};
   std::atomic<int> released_events{0};
   std::atomic<int> synchronized_events{0};
+  int event_records_left = -1;  // >= 0: recordEvent throws once it reaches 0
   std::vector<StreamId> recorded_on;                // guarded by mutex_ in writes
   std::vector<std::pair<StreamId, EventId>> waits;  // (stream, event)
 

@@ -5,19 +5,19 @@ namespace accel::memory::detail {
 std::int64_t BlockStats::current(const Pool& pool, Figure figure) noexcept {
   switch (figure) {
     case kAllocatedBytes:
-      return pool.allocated_bytes.current;
+      return pool.allocated_bytes.current();
     case kAllocations:
-      return pool.allocations.current;
+      return pool.allocations.current();
     case kRequestedBytes:
-      return pool.requested_bytes.current;
+      return pool.requested_bytes.current();
     case kActiveBytes:
-      return pool.allocated_bytes.current + pool.pending_bytes;
+      return pool.allocated_bytes.current() + pool.pending_bytes;
     case kActive:
-      return pool.allocations.current + pool.pending;
+      return pool.allocations.current() + pool.pending;
     case kSplitBytes:
-      return pool.split_bytes.current;
+      return pool.split_bytes.current();
     case kSplit:
-      return pool.split.current;
+      return pool.split.current();
     case kFigures:
       break;
   }

@@ -10,7 +10,7 @@
 //   - a decrease total is the increase total minus the current value;
 //   - active is allocated plus what callers freed while streams still use it
 //     (pending), and every active increase is an allocation.
-// So a pool keeps current and increases of allocated, requested and
+// So a pool keeps running increases and decreases of allocated, requested and
 // inactive-split bytes and counts, and the pending bytes and count; only the
 // peaks, for each pool and for all, are kept as such. An allocation is three
 // counter pairs and ten peak checks (branches that are almost never taken), a
@@ -32,27 +32,29 @@ class BlockStats {
   void allocated(bool small, std::int64_t bytes, std::int64_t requested) noexcept {
     Pool& pool = pools_[small];
     const Pool& other = pools_[!small];
-    pool.allocated_bytes.increase(bytes);
-    pool.allocations.increase(1);
-    pool.requested_bytes.increase(requested);
-    raise(pool, other, kAllocatedBytes, pool.allocated_bytes.current,
-          other.allocated_bytes.current);
-    raise(pool, other, kAllocations, pool.allocations.current, other.allocations.current);
-    raise(pool, other, kRequestedBytes, pool.requested_bytes.current,
-          other.requested_bytes.current);
-    raise(pool, other, kActiveBytes, pool.allocated_bytes.current + pool.pending_bytes,
-          other.allocated_bytes.current + other.pending_bytes);
-    raise(pool, other, kActive, pool.allocations.current + pool.pending,
-          other.allocations.current + other.pending);
+    pool.allocated_bytes.increases += bytes;
+    pool.allocations.increases += 1;
+    pool.requested_bytes.increases += requested;
+    const std::int64_t bytes_now = pool.allocated_bytes.current();
+    const std::int64_t other_bytes = other.allocated_bytes.current();
+    const std::int64_t count_now = pool.allocations.current();
+    const std::int64_t other_count = other.allocations.current();
+    raise(pool, other, kAllocatedBytes, bytes_now, other_bytes);
+    raise(pool, other, kAllocations, count_now, other_count);
+    raise(pool, other, kRequestedBytes, pool.requested_bytes.current(),
+          other.requested_bytes.current());
+    raise(pool, other, kActiveBytes, bytes_now + pool.pending_bytes,
+          other_bytes + other.pending_bytes);
+    raise(pool, other, kActive, count_now + pool.pending, other_count + other.pending);
   }
   // The caller freed the block; `pending`: streams still use it, so it stays
   // active until returned().
   void freed(bool small, std::int64_t bytes, std::int64_t requested,
              bool pending) noexcept {
     Pool& pool = pools_[small];
-    pool.allocated_bytes.current -= bytes;
-    pool.allocations.current -= 1;
-    pool.requested_bytes.current -= requested;
+    pool.allocated_bytes.decreases += bytes;
+    pool.allocations.decreases += 1;
+    pool.requested_bytes.decreases += requested;
     if (pending) {
       pool.pending_bytes += bytes;
       pool.pending += 1;
@@ -67,18 +69,19 @@ class BlockStats {
   void splitFree(bool small, std::int64_t bytes) noexcept {
     Pool& pool = pools_[small];
     const Pool& other = pools_[!small];
-    pool.split_bytes.increase(bytes);
-    pool.split.increase(1);
-    raise(pool, other, kSplitBytes, pool.split_bytes.current, other.split_bytes.current);
-    raise(pool, other, kSplit, pool.split.current, other.split.current);
+    pool.split_bytes.increases += bytes;
+    pool.split.increases += 1;
+    raise(pool, other, kSplitBytes, pool.split_bytes.current(),
+          other.split_bytes.current());
+    raise(pool, other, kSplit, pool.split.current(), other.split.current());
   }
   void splitGone(bool small, std::int64_t bytes) noexcept {
-    pools_[small].split_bytes.current -= bytes;
-    pools_[small].split.current -= 1;
+    pools_[small].split_bytes.decreases += bytes;
+    pools_[small].split.decreases += 1;
   }
 
   [[nodiscard]] std::int64_t allocatedBytes() const noexcept {
-    return pools_[0].allocated_bytes.current + pools_[1].allocated_bytes.current;
+    return pools_[0].allocated_bytes.current() + pools_[1].allocated_bytes.current();
   }
   // Sets every peak to its current value.
   void resetPeaks() noexcept;
@@ -96,13 +99,12 @@ class BlockStats {
     kSplit,
     kFigures
   };
+  // Running totals only: an allocation adds to one, a free to the other, so
+  // neither waits on the other's store; current is their difference.
   struct Counter {
-    std::int64_t current = 0;
-    std::int64_t increases = 0;  // decreases: increases - current
-    void increase(std::int64_t amount) noexcept {
-      current += amount;
-      increases += amount;
-    }
+    std::int64_t increases = 0;
+    std::int64_t decreases = 0;
+    [[nodiscard]] std::int64_t current() const noexcept { return increases - decreases; }
   };
   struct Pool {
     Counter allocated_bytes;
