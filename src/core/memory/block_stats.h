@@ -6,16 +6,17 @@
 // all pools, each with current, peak and cumulative increases and decreases:
 // as plain Stats that is some forty read-modify-writes per pair, a third of
 // the pair's time. Most of them follow from a few:
+//   - current is the running increases minus the running decreases;
 //   - the "all" current and cumulative values are small + large;
-//   - a decrease total is the increase total minus the current value;
 //   - active is allocated plus what callers freed while streams still use it
 //     (pending), and every active increase is an allocation.
 // So a pool keeps running increases and decreases of allocated, requested and
 // inactive-split bytes and counts, and the pending bytes and count; only the
-// peaks, for each pool and for all, are kept as such. An allocation is three
-// counter pairs and ten peak checks (branches that are almost never taken), a
-// free three subtractions. writeTo() derives the MemoryStats figures; they are
-// the same, field for field, as keeping every Stat would give.
+// peaks, for each pool and for all, are kept as such. An allocation adds to
+// three running totals and checks ten peaks (branches almost never taken); a
+// free adds to three others, so neither waits on the other's stores.
+// writeTo() derives the MemoryStats figures; they are the same, field for
+// field, as keeping every Stat would give.
 //
 // Thread-safety: none; the device's lock guards it.
 #pragma once
