@@ -116,8 +116,8 @@ class FakeSegmentSource : public SegmentSource {
   std::atomic<int> range_releases{0};
   std::atomic<int> released_events{0};
   std::atomic<int> synchronized_events{0};
-  int event_records_left = -1;  // >= 0: recordEvent throws once it reaches 0
-  std::vector<StreamId> recorded_on;                // guarded by mutex_ in writes
+  int event_records_left = -1;        // >= 0: recordEvent throws once it reaches 0
+  std::vector<StreamId> recorded_on;  // guarded by mutex_ in writes
   std::vector<std::pair<StreamId, EventId>> waits;  // (stream, event)
 
  private:

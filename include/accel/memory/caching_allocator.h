@@ -9,7 +9,9 @@
 // at most 1 MiB share 2 MiB segments (the small pool), larger ones use 20 MiB
 // or their own segments (the large pool), the best-fitting free block of the
 // same stream is reused and split when the rest is worth keeping, and free
-// neighbours merge again. A block used on other streams (recordStream) is
+// neighbours merge again (a freed block is first held for the next request
+// of its exact size on its stream, and merged before anything else looks).
+// A block used on other streams (recordStream) is
 // reused only once those streams' work on it has completed (events); a free
 // segment cached for one stream is handed to another by making the new stream
 // wait on the old one's event rather than left stranded. When memory runs out

@@ -125,12 +125,11 @@ DeviceCache::~DeviceCache() {
 // ---- allocation ----
 
 // The hot paths (allocate from the cache, free into it) are compiled as one
-// function each, their helpers inlined (flatten); everything rare is kept out
-// of line (ACCEL_COLD), and so is history recording (ACCEL_OUT_OF_LINE), so
-// that they stay small.
+// function each, their helpers (history recording included) inlined
+// (flatten); everything rare is kept out of line (ACCEL_COLD) so that they
+// stay small.
 #define ACCEL_HOT [[gnu::flatten]]
 #define ACCEL_COLD [[gnu::noinline, gnu::cold]]
-#define ACCEL_OUT_OF_LINE [[gnu::noinline]]
 
 ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -427,8 +426,8 @@ ACCEL_HOT void DeviceCache::free(Block* block) noexcept {
 }
 
 std::size_t DeviceCache::reuseIndex(StreamId stream, std::size_t size) noexcept {
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(size) >> 9) ^ (static_cast<std::uint64_t>(stream) << 40);
+  const std::uint64_t key = (static_cast<std::uint64_t>(size) >> 9) ^
+                            (static_cast<std::uint64_t>(stream) << 40);
   return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 58);
 }
 
@@ -569,7 +568,7 @@ void DeviceCache::recordStream(Block* block, StreamId stream) {
   }
 }
 
-ACCEL_COLD void DeviceCache::processEvents() noexcept {
+[[gnu::noinline]] void DeviceCache::processEvents() noexcept {
   // In recording order; stop at the first event not yet reached so that the
   // scan stays short (later events on the same stream cannot be done either).
   while (!pending_events_.empty()) {
@@ -952,7 +951,7 @@ void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
   }
 }
 
-ACCEL_OUT_OF_LINE void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
+void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
                          std::uint64_t size, StreamId stream, std::uint64_t device_free,
                          std::int64_t stamp) {
   if (history_level_ == HistoryRecording::Off ||

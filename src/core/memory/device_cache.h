@@ -280,8 +280,8 @@ class DeviceCache {
   static constexpr int kReuseDepth = 8;  // blocks a list holds at most
   ReuseList reuse_[kReuseLists];
   std::uint64_t reuse_used_ = 0;  // bit i: reuse_[i] holds blocks
-  MemoryStats stats_;              // all but the block figures
-  BlockStats block_stats_;         // allocated, active, requested, inactive split
+  MemoryStats stats_;             // all but the block figures
+  BlockStats block_stats_;        // allocated, active, requested, inactive split
 
   HistoryRecording history_level_ = HistoryRecording::Off;
   bool history_stacks_ = false;
