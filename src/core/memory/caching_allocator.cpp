@@ -12,15 +12,6 @@ namespace accel::memory {
 using detail::Block;
 using detail::DeviceCache;
 
-namespace {
-
-void freeFromDataPtr(void* context) noexcept {
-  auto* block = static_cast<Block*>(context);
-  block->owner->free(block);
-}
-
-}  // namespace
-
 struct CachingAllocator::Shared {
   mutable std::mutex observers_mutex;
   std::vector<OutOfMemoryObserver> observers;
@@ -57,15 +48,8 @@ void CachingAllocator::throwBadDevice(DeviceIndex index) const {
       devices_.size(), ") for '", type_, "'"));
 }
 
-DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes, Stream stream) {
-  DeviceCache& cache = device(index);
-  const Device where = Device::unchecked(type_, index);
-  if (stream.device != where) [[unlikely]]
-    throwForeignStream(stream, where);
-  if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, where);
-  Block* block = cache.allocate(bytes, stream.id);
-  return DataPtr(block->ptr, block, &freeFromDataPtr, where);
-}
+// CachingAllocator::allocate is defined in device_cache.cpp, next to the
+// path it leads to, so that the two compile as one function.
 
 void CachingAllocator::throwForeignStream(Stream stream, Device where) {
   throw InvalidArgument(accel::detail::concat("caching allocator: stream ", stream,
@@ -82,7 +66,8 @@ void CachingAllocator::failAsOutOfMemory(DeviceIndex index, std::size_t bytes,
 }
 
 bool CachingAllocator::owns(const DataPtr& data) const noexcept {
-  if (data.deleter() != &freeFromDataPtr || data.context() == nullptr) return false;
+  if (data.deleter() != &detail::freeCachedBlock || data.context() == nullptr)
+    return false;
   return &static_cast<Block*>(data.context())->owner->allocator() == this;
 }
 

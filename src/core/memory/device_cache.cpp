@@ -152,6 +152,14 @@ ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   return allocateFresh(lock, pool, rounded, bytes, stream);
 }
 
+// The DataPtr deleter lives here rather than in caching_allocator.cpp so
+// that it compiles as one function with the free path (so does
+// CachingAllocator::allocate, at the end of this file).
+ACCEL_HOT void freeCachedBlock(void* context) noexcept {
+  auto* block = static_cast<Block*>(context);
+  block->owner->free(block);
+}
+
 ACCEL_COLD void DeviceCache::throwSizeOverflow(std::size_t bytes) {
   throw OutOfMemory(accel::detail::concat("cannot allocate ", bytes,
                                           " bytes: the size overflows when rounded"));
@@ -1055,3 +1063,20 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
 }
 
 }  // namespace accel::memory::detail
+
+namespace accel::memory {
+
+// Here rather than in caching_allocator.cpp: it compiles as one function
+// with DeviceCache::allocate.
+ACCEL_HOT DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes,
+                                             Stream stream) {
+  detail::DeviceCache& cache = device(index);
+  const Device where = Device::unchecked(type_, index);
+  if (stream.device != where) [[unlikely]]
+    throwForeignStream(stream, where);
+  if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, where);
+  detail::Block* block = cache.allocate(bytes, stream.id);
+  return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
+}
+
+}  // namespace accel::memory

@@ -155,6 +155,10 @@ struct TraceRecord {
   std::uint64_t device_free;
 };
 
+// The deleter of every DataPtr a CachingAllocator hands out: frees the block
+// (context) into its device's cache.
+void freeCachedBlock(void* context) noexcept;
+
 class DeviceCache {
  public:
   DeviceCache(CachingAllocator& allocator, DeviceIndex index, AllocatorSettings settings);
