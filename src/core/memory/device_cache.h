@@ -7,7 +7,9 @@
 // A block is one contiguous piece of a segment; the blocks of a segment form
 // a doubly linked list in address order, so freeing merges with free
 // neighbours in O(1). Free blocks sit in their pool's set ordered by (stream,
-// size, address), so best fit for a stream is one lower_bound.
+// size, address), so best fit for a stream is one lower_bound. A freed block
+// may first be held in a reuse list (ReuseList) for the next request of its
+// size and stream; held blocks are merged before any other lookup.
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -135,8 +137,8 @@ struct PrivatePool {
 // for exactly that size on that stream takes one back without a search, a
 // split or a merge. A held block keeps `allocated` set, so nothing merges
 // with it or gives its segment back; the figures count it as free. Before
-// anything else looks at the free blocks (a request that misses, stats,
-// snapshots, emptyCache, the OOM path, settings), every held block is
+// anything else looks at the free blocks (a request that misses, stats, a
+// peak reset, snapshots, emptyCache, the OOM path, settings), every held block is
 // returned to the free set as if freed then (DeviceCache::releaseHeld).
 struct ReuseList {
   StreamId stream = kDefaultStreamId;
