@@ -42,28 +42,12 @@ HookGroup groupFromName(std::string_view name) {
                         known);
 }
 
-void addStat(py::dict& out, const char* name, const Stat& stat) {
-  const std::string prefix = std::string(name) + ".all.";
-  out[py::str(prefix + "current")] = stat.current;
-  out[py::str(prefix + "peak")] = stat.peak;
-  out[py::str(prefix + "allocated")] = stat.allocated;
-  out[py::str(prefix + "freed")] = stat.freed;
-}
-
-// PyTorch's flattened key names ("allocated_bytes.all.current"), so that code
-// written against torch.cuda.memory_stats() reads ours.
+// Every figure under PyTorch's flattened key names
+// ("allocated_bytes.all.current", "inactive_split.small_pool.peak", ...), so
+// that code written against torch.cuda.memory_stats() reads ours.
 py::dict statsDict(const MemoryStats& stats) {
   py::dict out;
-  addStat(out, "allocated_bytes", stats.allocated_bytes);
-  addStat(out, "reserved_bytes", stats.reserved_bytes);
-  addStat(out, "active_bytes", stats.active_bytes);
-  addStat(out, "requested_bytes", stats.requested_bytes);
-  addStat(out, "allocation", stats.allocations);
-  addStat(out, "segment", stats.segments);
-  out["num_alloc_retries"] = stats.num_alloc_retries;
-  out["num_ooms"] = stats.num_ooms;
-  out["num_device_alloc"] = stats.num_device_alloc;
-  out["num_device_free"] = stats.num_device_free;
+  for (const auto& [name, value] : stats.flatten()) out[py::str(name)] = value;
   return out;
 }
 

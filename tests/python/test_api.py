@@ -89,6 +89,35 @@ def test_memory_functions():
     accel.memory.empty_cache()
 
 
+def test_memory_stats_has_every_flat_key_and_exact_figures_after_a_free():
+    accel.openreg.init()
+    accel.memory.empty_cache()
+    stats = accel.memory.memory_stats("openreg:0")
+    # Every key torch.cuda.memory_stats() has, pools and fields included.
+    for stat in ("allocation", "segment", "active", "inactive_split", "allocated_bytes",
+                 "reserved_bytes", "active_bytes", "inactive_split_bytes",
+                 "requested_bytes"):
+        for pool in ("all", "small_pool", "large_pool"):
+            for field in ("current", "peak", "allocated", "freed"):
+                assert f"{stat}.{pool}.{field}" in stats
+    for key in ("oversize_allocations.current", "oversize_segments.peak",
+                "num_alloc_retries", "num_ooms", "num_sync_all_streams",
+                "num_device_alloc", "num_device_free", "max_split_size"):
+        assert key in stats
+    before = stats["allocated_bytes.small_pool.current"]
+    a = accel.empty(3000, device="openreg:0")
+    b = accel.empty(3000, device="openreg:0")
+    del a  # held for reuse by the cache, counted as freed at once
+    stats = accel.memory.memory_stats("openreg:0")
+    assert stats["allocated_bytes.small_pool.current"] == before + 3072
+    assert stats["active.small_pool.current"] >= 1
+    del b
+    stats = accel.memory.memory_stats("openreg:0")
+    assert stats["allocated_bytes.small_pool.current"] == before
+    accel.memory.empty_cache()
+    assert accel.memory.memory_stats("openreg:0")["inactive_split.all.current"] == 0
+
+
 def test_memory_history_raises_not_supported_until_declared(tmp_path):
     if "memory_history" in accel.openreg.capabilities():
         accel.memory._record_memory_history()
