@@ -166,6 +166,12 @@ AcceleratorHooks& HooksTable::getSlow(DeviceType type) noexcept {
   HooksFactory make;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
+    // Another thread's factory run may have installed the hooks (and cleared
+    // the factory) between the caller's load of the slot and this lock: the
+    // hooks, not the absent ones, are the answer then.
+    if (AcceleratorHooks* hooks = slots_[slot].load(std::memory_order_acquire)) {
+      return *hooks;
+    }
     if (!s.factories[slot].make) return *s.absent[slot];
     if (s.creating[slot].load(std::memory_order_relaxed) == std::this_thread::get_id()) {
       s.creation_errors[slot] =

@@ -346,6 +346,38 @@ TEST(HooksTableTest, FactoryHooksAreCreatedLazilyOnceAcrossThreads) {
   }
 }
 
+// A thread that found the slot empty and reached the table's lock just after
+// another thread's factory run installed the hooks (and cleared the factory)
+// once got the absent hooks. Many fresh tables make that window likely.
+TEST(HooksTableTest, ThreadsRacingAFactoryRunNeverSeeTheAbsentHooks) {
+  constexpr int kRounds = 300;
+  constexpr int kThreads = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    HooksTable table;
+    table.registerHooksFactory(
+        "table_race",
+        [] { return std::make_unique<TestHooks>(*findDeviceType("table_race"), 1); },
+        "race test");
+    const DeviceType type = *findDeviceType("table_race");
+    std::atomic<int> ready{0};
+    std::vector<AcceleratorHooks*> seen(kThreads, nullptr);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) {
+        }
+        seen[i] = &table.get(type);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (AcceleratorHooks* hooks : seen) {
+      ASSERT_NE(hooks, &table.absent(type)) << "round " << round;
+      ASSERT_EQ(hooks, seen[0]) << "round " << round;
+    }
+  }
+}
+
 TEST(HooksTableTest, FailingFactoryLeavesAbsentHooksThatExplainAndRetries) {
   HooksTable table;
   static std::atomic<int> attempts{0};
