@@ -1,5 +1,7 @@
 #include "block_stats.h"
 
+#include <algorithm>
+
 namespace accel::memory::detail {
 
 std::int64_t BlockStats::current(const Pool& pool, Figure figure) noexcept {
@@ -44,6 +46,31 @@ std::int64_t BlockStats::increases(const Pool& pool, Figure figure) noexcept {
   return 0;
 }
 
+void BlockStats::raisePeaks(bool small) noexcept {
+  Pool& pool = pools_[small];
+  const Pool& other = pools_[!small];
+  for (const Figure figure :
+       {kAllocatedBytes, kAllocations, kRequestedBytes, kActiveBytes, kActive}) {
+    raise(pool, other, figure, current(pool, figure), current(other, figure));
+  }
+  measureRooms();
+}
+
+void BlockStats::measureRooms() noexcept {
+  const auto room = [](const std::int64_t* peak, auto current_of) {
+    return Room{std::min(peak[kAllocatedBytes] - current_of(kAllocatedBytes),
+                         peak[kActiveBytes] - current_of(kActiveBytes)),
+                peak[kRequestedBytes] - current_of(kRequestedBytes),
+                std::min(peak[kAllocations] - current_of(kAllocations),
+                         peak[kActive] - current_of(kActive))};
+  };
+  for (int p = 0; p < 2; ++p) {
+    room_[p] = room(pools_[p].peak, [&](Figure f) { return current(pools_[p], f); });
+  }
+  all_room_ = room(
+      all_peak_, [&](Figure f) { return current(pools_[0], f) + current(pools_[1], f); });
+}
+
 void BlockStats::resetPeaks() noexcept {
   for (int f = 0; f < kFigures; ++f) {
     const auto figure = static_cast<Figure>(f);
@@ -53,6 +80,7 @@ void BlockStats::resetPeaks() noexcept {
       all_peak_[f] += pool.peak[f];
     }
   }
+  measureRooms();
 }
 
 void BlockStats::writeTo(MemoryStats& out) const noexcept {

@@ -13,8 +13,11 @@
 // So a pool keeps running increases and decreases of allocated, requested and
 // inactive-split bytes and counts, and the pending bytes and count; only the
 // peaks, for each pool and for all, are kept as such. An allocation adds to
-// three running totals and checks ten peaks (branches almost never taken); a
-// free adds to three others, so neither waits on the other's stores.
+// three running totals and, rather than checking ten peaks, takes its size
+// from two "rooms" below the peaks (Room); only when a room would go
+// negative are the peaks checked and the rooms measured again. A free adds
+// to three other running totals and gives its size back to the rooms, so
+// neither waits on the other's stores.
 // writeTo() derives the MemoryStats figures; they are the same, field for
 // field, as keeping every Stat would give.
 //
@@ -32,21 +35,30 @@ class BlockStats {
   // A block of `bytes` (`requested` asked for) handed out from a pool.
   void allocated(bool small, std::int64_t bytes, std::int64_t requested) noexcept {
     Pool& pool = pools_[small];
-    const Pool& other = pools_[!small];
     pool.allocated_bytes.increases += bytes;
     pool.allocations.increases += 1;
     pool.requested_bytes.increases += requested;
-    const std::int64_t bytes_now = pool.allocated_bytes.current();
-    const std::int64_t other_bytes = other.allocated_bytes.current();
-    const std::int64_t count_now = pool.allocations.current();
-    const std::int64_t other_count = other.allocations.current();
-    raise(pool, other, kAllocatedBytes, bytes_now, other_bytes);
-    raise(pool, other, kAllocations, count_now, other_count);
-    raise(pool, other, kRequestedBytes, pool.requested_bytes.current(),
-          other.requested_bytes.current());
-    raise(pool, other, kActiveBytes, bytes_now + pool.pending_bytes,
-          other_bytes + other.pending_bytes);
-    raise(pool, other, kActive, count_now + pool.pending, other_count + other.pending);
+    // Field by field, in scalars: a Room copied whole is moved through the
+    // stack as one 16-byte load of two 8-byte stores, which cannot be
+    // forwarded from the store buffer and stalls.
+    Room& mine = room_[small];
+    const std::int64_t bytes_mine = mine.bytes - bytes;
+    const std::int64_t requested_mine = mine.requested - requested;
+    const std::int64_t count_mine = mine.count - 1;
+    const std::int64_t bytes_all = all_room_.bytes - bytes;
+    const std::int64_t requested_all = all_room_.requested - requested;
+    const std::int64_t count_all = all_room_.count - 1;
+    if ((bytes_mine | requested_mine | count_mine | bytes_all | requested_all |
+         count_all) >= 0) [[likely]] {
+      mine.bytes = bytes_mine;
+      mine.requested = requested_mine;
+      mine.count = count_mine;
+      all_room_.bytes = bytes_all;
+      all_room_.requested = requested_all;
+      all_room_.count = count_all;
+      return;
+    }
+    raisePeaks(small);
   }
   // The caller freed the block; `pending`: streams still use it, so it stays
   // active until returned().
@@ -59,7 +71,10 @@ class BlockStats {
     if (pending) {
       pool.pending_bytes += bytes;
       pool.pending += 1;
+      return;  // active figures stay: no room is won
     }
+    room_[small].give(bytes, requested);
+    all_room_.give(bytes, requested);
   }
   // A block freed with pending work is idle now.
   void returned(bool small, std::int64_t bytes) noexcept {
@@ -118,6 +133,27 @@ class BlockStats {
     std::int64_t peak[kFigures] = {};
   };
 
+  // Lower bounds on how far the figures an allocation raises are below their
+  // peaks: bytes (allocated and active bytes), requested bytes, and counts
+  // (allocations and active). An allocation that fits in its pool's room and
+  // in the room of all pools raises no peak, so it skips the ten checks; one
+  // that does not raises them exactly (raisePeaks) and measures the rooms
+  // anew. A free without pending work gives its figures back to the rooms.
+  struct Room {
+    std::int64_t bytes = 0;
+    std::int64_t requested = 0;
+    std::int64_t count = 0;
+    void give(std::int64_t b, std::int64_t r) noexcept {
+      bytes += b;
+      requested += r;
+      count += 1;
+    }
+  };
+  // The five peak checks of an allocation in `small`'s pool and of all
+  // pools, then the rooms measured again. Out of line: rare.
+  void raisePeaks(bool small) noexcept;
+  void measureRooms() noexcept;
+
   void raise(Pool& pool, const Pool& other, Figure figure, std::int64_t mine,
              std::int64_t others) noexcept {
     if (mine > pool.peak[figure]) [[unlikely]]
@@ -131,6 +167,8 @@ class BlockStats {
 
   Pool pools_[2];  // [0] large, [1] small (indexed by the small flag)
   std::int64_t all_peak_[kFigures] = {};
+  Room room_[2];  // per pool, indexed like pools_
+  Room all_room_;
 };
 
 }  // namespace accel::memory::detail

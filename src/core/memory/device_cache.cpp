@@ -95,6 +95,7 @@ DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
       index_(index),
       settings_(settings) {
   stats_.max_split_size = sized(settings_.max_split_size);
+  updatePlain();
 }
 
 DeviceCache::~DeviceCache() {
@@ -131,8 +132,29 @@ DeviceCache::~DeviceCache() {
 #define ACCEL_HOT [[gnu::flatten]]
 #define ACCEL_COLD [[gnu::noinline, gnu::cold]]
 
-ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
-  std::unique_lock<std::mutex> lock(mutex_);
+// The fast path is a small function of its own, so that it does not pay
+// the frame and register saves of the whole allocator: a held block of the
+// rounded size on this stream while nothing rare is on (plain_: a default
+// pool, no oversize count, no history to record). Anything else is
+// allocateSlow (with the lock held).
+Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
+  BiasedMutex::Guard lock(mutex_);
+  if (plain_) [[likely]] {
+    const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
+    if (rounded >= bytes) [[likely]] {  // else it overflowed: allocateSlow throws
+      if (Block* block = takeHeld(stream, rounded)) {
+        block->requested = bytes;
+        block_stats_.allocated(block->pool == &small_, sized(block->size), sized(bytes));
+        return block;
+      }
+    }
+  }
+  return allocateSlow(lock, bytes, stream);
+}
+
+ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard& lock,
+                                                             std::size_t bytes,
+                                                             StreamId stream) {
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   if (rounded < bytes) [[unlikely]]
     throwSizeOverflow(bytes);
@@ -165,9 +187,9 @@ ACCEL_COLD void DeviceCache::throwSizeOverflow(std::size_t bytes) {
                                           " bytes: the size overflows when rounded"));
 }
 
-ACCEL_COLD Block* DeviceCache::allocateFresh(std::unique_lock<std::mutex>& lock,
-                                             BlockPool& pool, std::size_t rounded,
-                                             std::size_t bytes, StreamId stream) {
+ACCEL_COLD Block* DeviceCache::allocateFresh(BiasedMutex::Guard& lock, BlockPool& pool,
+                                             std::size_t rounded, std::size_t bytes,
+                                             StreamId stream) {
   if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
   Block* block = newSegment(pool, stream, rounded);
   if (block == nullptr) block = handOff(pool, stream, rounded);
@@ -190,7 +212,7 @@ ACCEL_COLD Block* DeviceCache::allocateFresh(std::unique_lock<std::mutex>& lock,
 }
 
 void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   releaseHeld();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   // The retry a real shortage gets: the cache is given back, then the device
@@ -202,8 +224,8 @@ void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
   raiseOutOfMemory(lock, std::max(rounded, bytes), stream);
 }
 
-void DeviceCache::raiseOutOfMemory(std::unique_lock<std::mutex>& lock,
-                                   std::size_t rounded, StreamId stream) {
+void DeviceCache::raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded,
+                                   StreamId stream) {
   ++stats_.num_ooms;
   const OutOfMemoryEvent facts = outOfMemoryFacts(rounded, stream);
   record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);
@@ -408,8 +430,28 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 
 // ---- freeing ----
 
-ACCEL_HOT void DeviceCache::free(Block* block) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+// Like allocate, a small fast path: a block that no other stream used, from
+// a default pool, while nothing rare is on, goes to its reuse list when that
+// list is free or holds its size and has room; anything else is freeSlow
+// (with the lock held).
+void DeviceCache::free(Block* block) noexcept {
+  BiasedMutex::Guard lock(mutex_);
+  const bool small = block->pool == &small_;
+  if (plain_ && block->stream_uses.empty() && (small || block->pool == &large_))
+      [[likely]] {
+    const std::size_t index = reuseIndex(block->stream, block->size);
+    ReuseList& list = reuse_[index];
+    if (list.count == 0 || (list.count < kReuseDepth && list.stream == block->stream &&
+                            list.size == block->size)) [[likely]] {
+      block_stats_.freed(small, sized(block->size), sized(block->requested), false);
+      pushHeld(list, index, block);
+      return;
+    }
+  }
+  freeSlow(block);
+}
+
+ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
   const bool pending = !block->stream_uses.empty() && source_.hasEvents();
   block_stats_.freed(block->pool->small, sized(block->size), sized(block->requested),
                      pending);
@@ -446,6 +488,15 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
     releaseList(list);  // another size or stream had the list: it gives way
   }
   if (list.count == kReuseDepth) return false;
+  pushHeld(list, index, block);
+  if (history_level_ != HistoryRecording::Off) {
+    record(Action::FreeCompleted, nullptr, reinterpret_cast<std::uintptr_t>(block->ptr),
+           block->size, block->stream, 0, stamp);
+  }
+  return true;
+}
+
+void DeviceCache::pushHeld(ReuseList& list, std::size_t index, Block* block) noexcept {
   list.stream = block->stream;
   list.size = block->size;
   block->reuse_next = list.head;
@@ -455,11 +506,6 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
   block->pending_free = false;
   block->requested = 0;
   block->stack.reset();
-  if (history_level_ != HistoryRecording::Off) {
-    record(Action::FreeCompleted, nullptr, reinterpret_cast<std::uintptr_t>(block->ptr),
-           block->size, block->stream, 0, stamp);
-  }
-  return true;
 }
 
 Block* DeviceCache::takeHeld(StreamId stream, std::size_t rounded) noexcept {
@@ -501,9 +547,11 @@ ACCEL_COLD void DeviceCache::recordFreeEvents(Block* block) noexcept {
     // The count keeps one for the missing event, so the events that were
     // recorded cannot bring it to zero.
     ++block->event_count;
+    updatePlain();
     return;
   }
   block->stream_uses.clear();
+  updatePlain();
 }
 
 void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
@@ -568,7 +616,7 @@ void DeviceCache::returnPending(Block* block) noexcept {
 }
 
 void DeviceCache::recordStream(Block* block, StreamId stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   if (stream == block->stream) return;
   if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
       block->stream_uses.end()) {
@@ -586,6 +634,7 @@ void DeviceCache::recordStream(Block* block, StreamId stream) {
     source_.releaseEvent(event);
     if (--block->event_count == 0) returnPending(block);
   }
+  updatePlain();
 }
 
 void DeviceCache::synchronizeEvents() {
@@ -598,6 +647,12 @@ void DeviceCache::synchronizeEvents() {
     source_.releaseEvent(event);
     if (--block->event_count == 0) returnPending(block);
   }
+  updatePlain();
+}
+
+void DeviceCache::updatePlain() noexcept {
+  plain_ = pending_events_.empty() && allocating_to_pool_.empty() &&
+           history_level_ == HistoryRecording::Off && settings_.max_split_size == 0;
 }
 
 // ---- giving memory back ----
@@ -729,31 +784,32 @@ ACCEL_COLD void DeviceCache::maybeReleasePrivatePool(PrivatePool* pool) noexcept
 // ---- settings, pools ----
 
 void DeviceCache::setSettings(const AllocatorSettings& settings) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   releaseHeld();
   settings_ = settings;
   stats_.max_split_size = sized(settings.max_split_size);
+  updatePlain();
 }
 
 AllocatorSettings DeviceCache::settings() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   return settings_;
 }
 
 void DeviceCache::setLimit(std::size_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   limit_ = bytes;
 }
 
 void DeviceCache::retainPool(MempoolId id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   auto& pool = private_pools_[id];
   if (!pool) pool = std::make_unique<PrivatePool>(id);
   ++pool->users;
 }
 
 void DeviceCache::releasePool(MempoolId id) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   auto found = private_pools_.find(id);
   ACCEL_CHECK(found != private_pools_.end() && found->second->users > 0, InvalidArgument,
               "releasePool(): memory pool {", id.first, ", ", id.second,
@@ -763,11 +819,12 @@ void DeviceCache::releasePool(MempoolId id) {
   if (--pool->users > 0) return;
   std::erase_if(allocating_to_pool_,
                 [&](const auto& entry) { return entry.second == pool; });
+  updatePlain();
   maybeReleasePrivatePool(pool);
 }
 
 void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   auto found = private_pools_.find(id);
   ACCEL_CHECK(found != private_pools_.end() && found->second->users > 0, InvalidArgument,
               "beginAllocateToPool(): memory pool {", id.first, ", ", id.second,
@@ -780,19 +837,21 @@ void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
     }
   }
   allocating_to_pool_.emplace_back(stream, found->second.get());
+  updatePlain();
 }
 
 void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   std::erase_if(allocating_to_pool_, [&](const auto& entry) {
     return entry.first == stream && entry.second->id == id;
   });
+  updatePlain();
 }
 
 // ---- queries ----
 
 MemoryStats DeviceCache::stats() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   releaseHeld();
   MemoryStats out = stats_;
   block_stats_.writeTo(out);
@@ -800,14 +859,14 @@ MemoryStats DeviceCache::stats() {
 }
 
 void DeviceCache::resetPeakStats() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   releaseHeld();
   stats_.resetPeaks();
   block_stats_.resetPeaks();
 }
 
 void DeviceCache::emptyCache() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   releaseHeld();
   synchronizeEvents();
   releaseCached(false);
@@ -933,8 +992,9 @@ std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const
 // ---- history ----
 
 void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   history_level_ = options.enabled;
+  updatePlain();
   history_stacks_ = options.record_stack && options.enabled != HistoryRecording::Off;
   if (options.enabled == HistoryRecording::Off) {
     history_.clear();
@@ -998,14 +1058,14 @@ void DeviceCache::record(Action action, const Block* block, std::uint64_t addres
 }
 
 void DeviceCache::noteSnapshot() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   if (history_level_ == HistoryRecording::All) {
     record(Action::Snapshot, nullptr, 0, 0, kDefaultStreamId);
   }
 }
 
 void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  BiasedMutex::Guard lock(mutex_);
   releaseHeld();
   const Device device = Device::unchecked(allocator_.deviceType(), index_);
   for (const auto& [base, segment] : segments_) {
@@ -1070,7 +1130,10 @@ namespace accel::memory {
 // with DeviceCache::allocate.
 ACCEL_HOT DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes,
                                              Stream stream) {
-  detail::DeviceCache& cache = device(index);
+  // device(index), inline: this is the one call per allocation.
+  if (index < 0 || index >= static_cast<int>(devices_.size())) [[unlikely]]
+    throwBadDevice(index);
+  detail::DeviceCache& cache = *devices_[static_cast<std::size_t>(index)];
   const Device where = Device::unchecked(type_, index);
   if (stream.device != where) [[unlikely]]
     throwForeignStream(stream, where);

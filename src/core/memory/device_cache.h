@@ -25,11 +25,14 @@
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
+#include "biased_mutex.h"
 #include "block_stats.h"
 #include "stack_capture.h"
 #include "trace_clock.h"
 
 namespace accel::memory::detail {
+
+using accel::detail::BiasedMutex;
 
 struct Segment;
 struct BlockPool;
@@ -200,9 +203,13 @@ class DeviceCache {
 
  private:
   // Everything below requires mutex_.
+  // allocate and free when their fast path does not apply.
+  [[nodiscard]] Block* allocateSlow(BiasedMutex::Guard& lock, std::size_t bytes,
+                                    StreamId stream);
+  void freeSlow(Block* block) noexcept;
   // allocate() when no cached block fits: a new segment, the hand-off, the
   // retries, OutOfMemory.
-  [[nodiscard]] Block* allocateFresh(std::unique_lock<std::mutex>& lock, BlockPool& pool,
+  [[nodiscard]] Block* allocateFresh(BiasedMutex::Guard& lock, BlockPool& pool,
                                      std::size_t rounded, std::size_t bytes,
                                      StreamId stream);
   [[noreturn]] static void throwSizeOverflow(std::size_t bytes);
@@ -232,6 +239,8 @@ class DeviceCache {
   // Reuse lists (ReuseList): hold a freed block (false when its list is
   // full), take a held block back, return every held block to the free set.
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
+  // Puts `block` on `list` (reuse_[index], free or of its size, not full).
+  void pushHeld(ReuseList& list, std::size_t index, Block* block) noexcept;
   [[nodiscard]] Block* takeHeld(StreamId stream, std::size_t rounded) noexcept;
   void releaseHeld() noexcept;
   void releaseList(ReuseList& list) noexcept;
@@ -239,6 +248,8 @@ class DeviceCache {
   // returnBlock for a block whose pending events have all completed.
   void returnPending(Block* block) noexcept;
   void processEvents() noexcept;
+  // Re-derives plain_; called wherever one of its conditions changes.
+  void updatePlain() noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
   // private pools only once released. Returns bytes given back.
@@ -249,8 +260,8 @@ class DeviceCache {
   void maybeReleasePrivatePool(PrivatePool* pool) noexcept;
   [[nodiscard]] bool fitsLimit(std::size_t bytes) const noexcept;
   // Counts and records the OOM, unlocks, tells the observers, throws.
-  [[noreturn]] void raiseOutOfMemory(std::unique_lock<std::mutex>& lock,
-                                     std::size_t rounded, StreamId stream);
+  [[noreturn]] void raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded,
+                                     StreamId stream);
   [[nodiscard]] OutOfMemoryEvent outOfMemoryFacts(std::size_t rounded,
                                                   StreamId stream) const;
   [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
@@ -271,7 +282,7 @@ class DeviceCache {
   SegmentSource& source_;
   const DeviceIndex index_;
 
-  mutable std::mutex mutex_;
+  mutable BiasedMutex mutex_;  // the device lock (docs/memory.md)
   AllocatorSettings settings_;
   std::size_t limit_ = 0;  // 0: no cap on reserved bytes
   BlockPool small_{true, nullptr};
@@ -286,8 +297,13 @@ class DeviceCache {
   static constexpr int kReuseDepth = 8;  // blocks a list holds at most
   ReuseList reuse_[kReuseLists];
   std::uint64_t reuse_used_ = 0;  // bit i: reuse_[i] holds blocks
-  MemoryStats stats_;             // all but the block figures
-  BlockStats block_stats_;        // allocated, active, requested, inactive split
+  // Nothing rare is on: no free waits for events, no stream allocates to a
+  // private pool, history is off, no oversize rule (max_split_size 0). The
+  // reuse-list fast paths of allocate and free test this one flag instead of
+  // each condition.
+  bool plain_ = true;
+  MemoryStats stats_;       // all but the block figures
+  BlockStats block_stats_;  // allocated, active, requested, inactive split
 
   HistoryRecording history_level_ = HistoryRecording::Off;
   bool history_stacks_ = false;

@@ -1,0 +1,137 @@
+// BiasedMutex: a mutex that the thread which usually takes it takes without
+// an atomic read-modify-write.
+//
+// Use it where one thread takes a lock far more often than the others and
+// the lock's own cost is a large part of the critical section: the caching
+// allocator's allocate/free pair (docs/memory.md, "The device lock"). Take it
+// with a Guard, as a std::lock_guard:
+//
+//   BiasedMutex::Guard lock(mutex_);
+//   ... // exclusive
+//
+// How: a thread that takes the lock through its inner std::mutex several
+// times in a row is granted the bias. The owner of the bias then enters by
+// storing "inside" into its own per-thread record and re-reading the bias
+// (plain stores and loads, no locked instruction), and leaves by clearing
+// that flag. Any other thread takes the inner mutex, withdraws the bias,
+// runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) — which makes every
+// running thread of the process execute a full memory barrier, so either the
+// owner sees the withdrawal or the revoker sees the owner inside — and waits
+// for the owner to leave. This is the asymmetric Dekker pattern of userspace
+// RCU and hazard pointers: the rare side pays for both. A revoked thread is
+// granted the bias again only after twice as long a run of its own, so two
+// threads that alternate settle on the inner mutex.
+//
+// The flag is per thread, not per lock, because a thread that has just been
+// revoked may still be between its two reads: were the flag shared, its late
+// "not inside" could clear the flag of the thread that owns the bias by then.
+// Per-thread records are never freed: a thread's record goes to a free list
+// when the thread exits and the next new thread reuses it (inheriting any
+// bias it had, which is sound: its previous user is gone and was not inside).
+//
+// Where membarrier is not available (an old kernel, a seccomp filter), no
+// bias is ever granted and the lock is its inner std::mutex.
+//
+// Thread-safety: lock and unlock from any thread, like std::mutex; not
+// recursive. Lifetime: a BiasedMutex must not be destroyed while held. In a
+// fork child, a lock that a thread which did not survive the fork held (or
+// was inside) stays held, as with std::mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+namespace accel::detail {
+
+// One per thread that has taken a BiasedMutex through its inner mutex;
+// never freed (see above).
+struct BiasedThreadRecord {
+  std::atomic<bool> inside{false};  // in a critical section through a bias
+  BiasedThreadRecord* next_free = nullptr;
+};
+
+// The calling thread's record, or null before its first slow lock (and after
+// its thread_local destructors ran). Initial-exec TLS: one %fs-relative load.
+extern constinit thread_local BiasedThreadRecord* t_biased_record
+    __attribute__((tls_model("initial-exec")));
+
+class BiasedMutex {
+ public:
+  BiasedMutex() = default;
+  BiasedMutex(const BiasedMutex&) = delete;
+  BiasedMutex& operator=(const BiasedMutex&) = delete;
+
+  // Holds the lock from construction to destruction or unlock(). Never
+  // throws (the inner mutex's lock is taken as std::lock_guard would).
+  class Guard {
+   public:
+    explicit Guard(BiasedMutex& mutex) noexcept : mutex_(&mutex), biased_(mutex.lock()) {}
+    ~Guard() {
+      if (mutex_ != nullptr) mutex_->unlock(biased_);
+    }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    // Releases early (before calling out, say); the destructor then does nothing.
+    void unlock() noexcept {
+      mutex_->unlock(biased_);
+      mutex_ = nullptr;
+    }
+    // True when the lock was taken through the bias (tests, benchmarks).
+    [[nodiscard]] bool biased() const noexcept { return biased_; }
+
+   private:
+    BiasedMutex* mutex_;
+    bool biased_;
+  };
+
+  // Returns true when taken through the bias; pass that to unlock().
+  [[nodiscard]] bool lock() noexcept {
+    BiasedThreadRecord* me = t_biased_record;
+    if (me != nullptr && bias_.load(std::memory_order_relaxed) == me) {
+      me->inside.store(true, std::memory_order_relaxed);
+      // Only the compiler must keep the store before the load: a revoker's
+      // membarrier orders them on the processor.
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (bias_.load(std::memory_order_relaxed) == me) [[likely]]
+        return true;
+      me->inside.store(false, std::memory_order_release);  // withdrawn meanwhile
+    }
+    lockSlow();
+    return false;
+  }
+  void unlock(bool biased) noexcept {
+    if (biased) [[likely]] {
+      t_biased_record->inside.store(false, std::memory_order_release);
+      return;
+    }
+    unlockSlow();
+  }
+
+  // The thread that owns the bias, for tests: null when none does.
+  [[nodiscard]] const BiasedThreadRecord* biasOwner() const noexcept {
+    return bias_.load(std::memory_order_relaxed);
+  }
+  // True if this process can grant biases (membarrier registered). Never throws.
+  [[nodiscard]] static bool biasSupported() noexcept;
+
+  // Consecutive slow locks by one thread before it is granted the bias; it
+  // doubles with each withdrawal, up to kMaxGrantAfter.
+  static constexpr std::uint32_t kGrantAfter = 4;
+  static constexpr std::uint32_t kMaxGrantAfter = std::uint32_t{1} << 16;
+
+ private:
+  void lockSlow() noexcept;
+  void unlockSlow() noexcept;
+
+  std::atomic<BiasedThreadRecord*> bias_{nullptr};
+  std::mutex mutex_;
+  // Guarded by mutex_: who took it last, how many times in a row, and how
+  // long a run earns the bias now.
+  BiasedThreadRecord* last_ = nullptr;
+  std::uint32_t streak_ = 0;
+  std::uint32_t grant_after_ = kGrantAfter;
+  bool grant_on_unlock_ = false;
+};
+
+}  // namespace accel::detail

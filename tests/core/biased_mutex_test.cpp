@@ -1,0 +1,197 @@
+#include "biased_mutex.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace accel::detail {
+namespace {
+
+// Takes the lock `times` times in a row on the calling thread; returns how
+// many of those went through the bias.
+int lockRepeatedly(BiasedMutex& mutex, int times) {
+  int biased = 0;
+  for (int i = 0; i < times; ++i) {
+    BiasedMutex::Guard lock(mutex);
+    biased += lock.biased() ? 1 : 0;
+  }
+  return biased;
+}
+
+#define SKIP_WITHOUT_BIAS()                                                        \
+  if (!BiasedMutex::biasSupported())                                               \
+  GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not available " \
+                  "here, so no bias is granted"
+
+TEST(BiasedMutexTest, AThreadThatLocksRepeatedlyIsGrantedTheBias) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  EXPECT_EQ(mutex.biasOwner(), nullptr);
+  // The first kGrantAfter locks take the inner mutex; the one that completes
+  // the run grants the bias on unlock, so every later lock is biased.
+  const int runs = static_cast<int>(BiasedMutex::kGrantAfter);
+  EXPECT_EQ(lockRepeatedly(mutex, runs), 0);
+  EXPECT_EQ(mutex.biasOwner(), t_biased_record);
+  EXPECT_EQ(lockRepeatedly(mutex, 100), 100);
+}
+
+TEST(BiasedMutexTest, AnotherThreadWithdrawsTheBias) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  (void)lockRepeatedly(mutex, 10);
+  ASSERT_EQ(mutex.biasOwner(), t_biased_record);
+  std::thread other([&] {
+    BiasedMutex::Guard lock(mutex);
+    EXPECT_FALSE(lock.biased());
+    EXPECT_EQ(mutex.biasOwner(), nullptr);
+  });
+  other.join();
+  EXPECT_EQ(mutex.biasOwner(), nullptr);
+  BiasedMutex::Guard lock(mutex);
+  EXPECT_FALSE(lock.biased());
+}
+
+TEST(BiasedMutexTest, AWithdrawnThreadMustRunTwiceAsLongForTheBias) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  (void)lockRepeatedly(mutex, static_cast<int>(BiasedMutex::kGrantAfter));
+  ASSERT_NE(mutex.biasOwner(), nullptr);
+  std::thread([&] { BiasedMutex::Guard lock(mutex); }).join();
+  // The revoker's lock counts as a run of one for it; this thread starts over.
+  EXPECT_EQ(lockRepeatedly(mutex, 2 * static_cast<int>(BiasedMutex::kGrantAfter) - 1), 0);
+  EXPECT_EQ(mutex.biasOwner(), nullptr);
+  (void)lockRepeatedly(mutex, 1);
+  EXPECT_EQ(mutex.biasOwner(), t_biased_record);
+}
+
+TEST(BiasedMutexTest, ARevokerWaitsForTheOwnerToLeave) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  (void)lockRepeatedly(mutex, 10);
+  std::atomic<bool> other_entered{false};
+  std::thread other;
+  {
+    BiasedMutex::Guard lock(mutex);
+    ASSERT_TRUE(lock.biased());
+    other = std::thread([&] {
+      BiasedMutex::Guard inner(mutex);
+      other_entered.store(true);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(other_entered.load())
+        << "the revoker entered while the owner was inside";
+  }
+  other.join();
+  EXPECT_TRUE(other_entered.load());
+}
+
+TEST(BiasedMutexTest, GuardUnlockReleasesEarlyOnce) {
+  BiasedMutex mutex;
+  for (int i = 0; i < 10; ++i) {
+    BiasedMutex::Guard lock(mutex);
+    lock.unlock();
+    BiasedMutex::Guard again(mutex);  // would deadlock if still held
+  }
+  std::thread([&] { BiasedMutex::Guard lock(mutex); }).join();
+}
+
+// Threads that lock in bursts win and lose the bias many times over; a
+// plain counter only they touch must come out exact (and TSan sees every
+// hand-over as synchronised).
+TEST(BiasedMutexTest, BurstsFromEightThreadsExcludeEachOther) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 20;
+  constexpr int kBursts = 20;
+  constexpr int kBurst = 40;
+  std::atomic<int> biased_total{0};
+  for (int round = 0; round < kRounds; ++round) {
+    BiasedMutex mutex;  // fresh: grants start again at kGrantAfter
+    long counter = 0;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        int biased = 0;
+        for (int burst = 0; burst < kBursts; ++burst) {
+          for (int i = 0; i < kBurst; ++i) {
+            BiasedMutex::Guard lock(mutex);
+            biased += lock.biased() ? 1 : 0;
+            counter = counter + 1;
+          }
+          std::this_thread::yield();
+        }
+        biased_total.fetch_add(biased);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    ASSERT_EQ(counter, static_cast<long>(kThreads) * kBursts * kBurst)
+        << "round " << round;
+  }
+  if (BiasedMutex::biasSupported()) {
+    EXPECT_GT(biased_total.load(), 0) << "no lock went through a bias";
+  }
+}
+
+TEST(BiasedMutexTest, ANewThreadReusesAnExitedThreadsRecordAndItsBias) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  const BiasedThreadRecord* first = nullptr;
+  std::thread([&] {
+    (void)lockRepeatedly(mutex, 10);
+    first = t_biased_record;
+  }).join();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(mutex.biasOwner(), first);
+  // The exited thread's record went back to the pool; the next thread to
+  // need one (no other thread asks meanwhile) gets it, and with it the bias.
+  std::thread([&] {
+    BiasedMutex other;
+    (void)lockRepeatedly(other, 1);  // makes this thread's record
+    EXPECT_EQ(t_biased_record, first);
+    BiasedMutex::Guard lock(mutex);
+    EXPECT_TRUE(lock.biased());
+  }).join();
+}
+
+TEST(BiasedMutexTest, AForkChildWithdrawsABiasHeldByAThreadThatDidNotSurvive) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  BiasedMutex mine;
+  (void)lockRepeatedly(mine, 1);  // this thread has its own record
+  // A thread that owns the bias and is alive (parked) when the process forks:
+  // the child has no such thread.
+  std::atomic<bool> has_bias{false};
+  std::atomic<bool> forked{false};
+  std::thread owner([&] {
+    (void)lockRepeatedly(mutex, 10);
+    has_bias.store(true);
+    while (!forked.load()) std::this_thread::yield();
+  });
+  while (!has_bias.load()) std::this_thread::yield();
+  ASSERT_NE(mutex.biasOwner(), nullptr);
+  ASSERT_NE(mutex.biasOwner(), t_biased_record);
+  const pid_t child = fork();
+  if (child == 0) {
+    bool ok = false;
+    {
+      BiasedMutex::Guard lock(mutex);
+      ok = !lock.biased() && mutex.biasOwner() == nullptr;
+    }
+    ok = ok && lockRepeatedly(mutex, 10) > 0;  // the child's thread earns it
+    _exit(ok ? 0 : 1);
+  }
+  forked.store(true);
+  owner.join();
+  ASSERT_GE(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace accel::detail
