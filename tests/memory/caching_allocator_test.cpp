@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -629,6 +630,115 @@ TEST(ExpandableSegments, OneSegmentGrowsAcrossBatchShapesAndShrinks) {
   EXPECT_EQ(allocator.stats(0).segments.current, 0);
   EXPECT_EQ(source.range_releases.load(), 1);
   EXPECT_EQ(source.used(), 0u);
+}
+
+}  // namespace
+}  // namespace accel::memory
+
+namespace accel::memory {
+namespace {
+
+// A model of the block figures, kept by the test: sizes are chosen so that
+// a block is exactly its rounded size (small requests split every 2 MiB
+// segment exactly; large ones are multiples of 2 MiB in 20 MiB segments).
+struct FigureModel {
+  struct Figure {
+    std::int64_t current = 0, peak = 0, allocated = 0, freed = 0;
+    void add(std::int64_t v) {
+      current += v;
+      allocated += v;
+      peak = std::max(peak, current);
+    }
+    void remove(std::int64_t v) {
+      current -= v;
+      freed += v;
+    }
+  };
+  // [0] large pool, [1] small pool, [2] all.
+  Figure bytes[3], requested[3], count[3];
+
+  void allocated(bool small, std::int64_t size, std::int64_t asked) {
+    for (int p : {static_cast<int>(small), 2}) {
+      bytes[p].add(size);
+      requested[p].add(asked);
+      count[p].add(1);
+    }
+  }
+  void freed(bool small, std::int64_t size, std::int64_t asked) {
+    for (int p : {static_cast<int>(small), 2}) {
+      bytes[p].remove(size);
+      requested[p].remove(asked);
+      count[p].remove(1);
+    }
+  }
+  void resetPeaks() {
+    for (Figure* figures : {bytes, requested, count}) {
+      for (int p = 0; p < 3; ++p) figures[p].peak = figures[p].current;
+    }
+  }
+};
+
+void expectFigure(const PooledStat& actual, const FigureModel::Figure* model,
+                  const char* name, int step) {
+  const Stat* pools[3] = {&actual.large_pool, &actual.small_pool, &actual};
+  const char* pool_names[3] = {"large_pool", "small_pool", "all"};
+  for (int p = 0; p < 3; ++p) {
+    SCOPED_TRACE(::testing::Message()
+                 << name << "." << pool_names[p] << " at step " << step);
+    EXPECT_EQ(pools[p]->current, model[p].current);
+    EXPECT_EQ(pools[p]->peak, model[p].peak);
+    EXPECT_EQ(pools[p]->allocated, model[p].allocated);
+    EXPECT_EQ(pools[p]->freed, model[p].freed);
+  }
+}
+
+// Random allocations and frees of a few sizes (so that freed blocks are held
+// and taken back by the fast path), peak resets and emptyCache, with the
+// figures compared against the model every few steps, peaks included: the
+// allocation path skips the peak checks while its "rooms" below the peaks
+// allow it, and must never miss a new peak.
+TEST(BlockFigures, PeaksAndTotalsFollowAModelThroughRandomTraffic) {
+  FakeSegmentSource source(std::size_t{4} << 30);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  static constexpr std::size_t kSizes[] = {512,      1024,     4 * kKiB, 64 * kKiB,
+                                           1 * kMiB, 2 * kMiB, 4 * kMiB, 6 * kMiB};
+  struct Live {
+    DataPtr data;
+    std::size_t size;
+    std::size_t asked;
+  };
+  std::vector<Live> live;
+  FigureModel model;
+  std::mt19937 random(2026);
+  for (int step = 0; step < 4000; ++step) {
+    const unsigned roll = random() % 100;
+    if (roll < 55 || live.empty()) {
+      const std::size_t size = kSizes[random() % std::size(kSizes)];
+      const std::size_t asked = size - random() % 512;
+      live.push_back({allocator.allocate(0, asked, stream(0)), size, asked});
+      model.allocated(size <= kMiB, static_cast<std::int64_t>(size),
+                      static_cast<std::int64_t>(asked));
+    } else if (roll < 97) {
+      const std::size_t at = random() % live.size();
+      model.freed(live[at].size <= kMiB, static_cast<std::int64_t>(live[at].size),
+                  static_cast<std::int64_t>(live[at].asked));
+      live.erase(live.begin() + static_cast<long>(at));
+    } else if (roll < 99) {
+      allocator.resetPeakStats(0);
+      model.resetPeaks();
+    } else {
+      allocator.emptyCache();
+    }
+    if (step % 13 == 0 || step == 3999) {
+      const MemoryStats stats = allocator.stats(0);
+      expectFigure(stats.allocated_bytes, model.bytes, "allocated_bytes", step);
+      expectFigure(stats.active_bytes, model.bytes, "active_bytes", step);
+      expectFigure(stats.requested_bytes, model.requested, "requested_bytes", step);
+      expectFigure(stats.allocations, model.count, "allocations", step);
+      expectFigure(stats.active, model.count, "active", step);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
 }
 
 }  // namespace

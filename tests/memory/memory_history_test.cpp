@@ -131,6 +131,36 @@ TEST_F(MemoryHistoryTest, RingKeepsTheNewestEntriesWhenItWraps) {
             (std::vector<Action>{Action::FreeRequested, Action::FreeCompleted}));
 }
 
+// Same-size pairs take the allocator's fast path, which writes its trace
+// entries in place once the ring is full: they must read as any others.
+TEST_F(MemoryHistoryTest, SameSizePairsAreTracedInOrderOnceTheRingIsFull) {
+  allocator_.recordHistory({HistoryRecording::All, 5, false});
+  // segment_alloc, alloc, free_requested, free_completed: then 3 x 3 more.
+  allocator_.allocate(0, 4 * kKiB, stream(2)).reset();
+  void* address = nullptr;
+  for (std::size_t i = 0; i < 3; ++i) {
+    DataPtr block = allocator_.allocate(0, 4 * kKiB - i, stream(2));
+    if (address != nullptr)
+      EXPECT_EQ(block.get(), address) << "the held block comes back";
+    address = block.get();
+  }
+  // The snapshot itself adds its "snapshot" event last.
+  const MemorySnapshot snapshot = allocator_.snapshot({.device = 0});
+  ASSERT_EQ(
+      actions(snapshot),
+      (std::vector<Action>{Action::FreeCompleted, Action::Alloc, Action::FreeRequested,
+                           Action::FreeCompleted, Action::Snapshot}));
+  std::int64_t previous_time = 0;
+  const auto& trace = snapshot.device_traces[0];
+  for (auto entry = trace.begin(); entry != trace.end() - 1; ++entry) {
+    EXPECT_EQ(entry->address, reinterpret_cast<std::uintptr_t>(address));
+    EXPECT_EQ(entry->size, 4 * kKiB);
+    EXPECT_EQ(entry->stream, stream(2));
+    EXPECT_GE(entry->time_ns, previous_time);
+    previous_time = entry->time_ns;
+  }
+}
+
 TEST_F(MemoryHistoryTest, OutOfMemoryIsRecorded) {
   testing::FakeSegmentSource source(4 * kMiB);
   CachingAllocator allocator(DeviceType::CUDA, 1, source);

@@ -135,7 +135,8 @@ DeviceCache::~DeviceCache() {
 // The fast path is a small function of its own, so that it does not pay
 // the frame and register saves of the whole allocator: a held block of the
 // rounded size on this stream while nothing rare is on (plain_: a default
-// pool, no oversize count, no history to record). Anything else is
+// pool, no oversize count, no stack to capture; tracing_ adds the trace
+// entries). Anything else is
 // allocateSlow (with the lock held).
 Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
@@ -145,6 +146,8 @@ Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
       if (Block* block = takeHeld(stream, rounded)) {
         block->requested = bytes;
         block_stats_.allocated(block->pool == &small_, sized(block->size), sized(bytes));
+        if (tracing_) [[unlikely]]
+          traceAllocation(block);
         return block;
       }
     }
@@ -444,6 +447,8 @@ void DeviceCache::free(Block* block) noexcept {
     if (list.count == 0 || (list.count < kReuseDepth && list.stream == block->stream &&
                             list.size == block->size)) [[likely]] {
       block_stats_.freed(small, sized(block->size), sized(block->requested), false);
+      if (tracing_) [[unlikely]]
+        traceFree(block);
       pushHeld(list, index, block);
       return;
     }
@@ -651,8 +656,43 @@ void DeviceCache::synchronizeEvents() {
 }
 
 void DeviceCache::updatePlain() noexcept {
-  plain_ = pending_events_.empty() && allocating_to_pool_.empty() &&
-           history_level_ == HistoryRecording::Off && settings_.max_split_size == 0;
+  plain_ = pending_events_.empty() && allocating_to_pool_.empty() && !history_stacks_ &&
+           settings_.max_split_size == 0;
+  tracing_ = history_level_ == HistoryRecording::All ||
+             history_level_ == HistoryRecording::AllocationsOnly;
+}
+
+// The trace entries of the fast paths, out of line so that a pair without
+// history pays one test for them.
+// Both levels that trace (all, allocations only) keep these three actions,
+// and the fast paths capture no stacks: once the ring is full (its steady
+// state) an entry is written in place; until then record() grows it.
+void DeviceCache::appendTrace(Action action, const Block* block,
+                              std::int64_t stamp) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
+  if (history_.size() != history_capacity_) [[unlikely]] {
+    record(action, nullptr, address, block->size, block->stream, 0, stamp);
+    return;
+  }
+  TraceRecord& entry = history_[history_next_];
+  if (++history_next_ == history_capacity_) history_next_ = 0;
+  entry.action = action;
+  entry.address = address;
+  entry.size = block->size;
+  entry.stream = block->stream;
+  entry.stamp = stamp;
+  entry.device_free = 0;
+  entry.stack.reset();
+}
+
+[[gnu::noinline]] void DeviceCache::traceAllocation(const Block* block) noexcept {
+  appendTrace(Action::Alloc, block, clock_.now());
+}
+
+[[gnu::noinline]] void DeviceCache::traceFree(const Block* block) noexcept {
+  const std::int64_t now = clock_.now();  // one clock read for both events
+  appendTrace(Action::FreeRequested, block, now);
+  appendTrace(Action::FreeCompleted, block, now);
 }
 
 // ---- giving memory back ----
@@ -994,8 +1034,8 @@ std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const
 void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
   BiasedMutex::Guard lock(mutex_);
   history_level_ = options.enabled;
-  updatePlain();
   history_stacks_ = options.record_stack && options.enabled != HistoryRecording::Off;
+  updatePlain();
   if (options.enabled == HistoryRecording::Off) {
     history_.clear();
     history_.shrink_to_fit();

@@ -248,8 +248,13 @@ class DeviceCache {
   // returnBlock for a block whose pending events have all completed.
   void returnPending(Block* block) noexcept;
   void processEvents() noexcept;
-  // Re-derives plain_; called wherever one of its conditions changes.
+  // Re-derives plain_ and tracing_; called wherever a condition changes.
   void updatePlain() noexcept;
+  // The fast paths' trace entries: alloc; free_requested and free_completed.
+  void traceAllocation(const Block* block) noexcept;
+  void traceFree(const Block* block) noexcept;
+  void appendTrace(MemoryTraceEntry::Action action, const Block* block,
+                   std::int64_t stamp) noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
   // private pools only once released. Returns bytes given back.
@@ -298,10 +303,12 @@ class DeviceCache {
   ReuseList reuse_[kReuseLists];
   std::uint64_t reuse_used_ = 0;  // bit i: reuse_[i] holds blocks
   // Nothing rare is on: no free waits for events, no stream allocates to a
-  // private pool, history is off, no oversize rule (max_split_size 0). The
-  // reuse-list fast paths of allocate and free test this one flag instead of
-  // each condition.
+  // private pool, no stacks are captured, no oversize rule (max_split_size
+  // 0). The reuse-list fast paths of allocate and free test this one flag
+  // instead of each condition, and tracing_ (history records alloc and free
+  // events) for their trace entries.
   bool plain_ = true;
+  bool tracing_ = false;
   MemoryStats stats_;       // all but the block figures
   BlockStats block_stats_;  // allocated, active, requested, inactive split
 
