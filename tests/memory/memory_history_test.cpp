@@ -140,8 +140,9 @@ TEST_F(MemoryHistoryTest, SameSizePairsAreTracedInOrderOnceTheRingIsFull) {
   void* address = nullptr;
   for (std::size_t i = 0; i < 3; ++i) {
     DataPtr block = allocator_.allocate(0, 4 * kKiB - i, stream(2));
-    if (address != nullptr)
+    if (address != nullptr) {
       EXPECT_EQ(block.get(), address) << "the held block comes back";
+    }
     address = block.get();
   }
   // The snapshot itself adds its "snapshot" event last.
