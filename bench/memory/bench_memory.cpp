@@ -11,15 +11,21 @@
 // which is what a device allocation without a cache costs at the least; and,
 // where openreg is built, openreg's device allocation: this caching allocator
 // plus openreg's per-allocation record (bounds, references held by queued
-// work), i.e. what a backend's wrapper adds to the cached pair.
+// work), i.e. what a backend's wrapper adds to the cached pair. The parts
+// of the pair have their own baselines: the device lock (a BiasedMutex)
+// beside std::mutex, and one read of the history's trace clock, of which a
+// recording pair makes two.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 
 #include "accel/memory/caching_allocator.h"
+#include "biased_mutex.h"
 #include "memory/synthetic_trace.h"
+#include "memory/trace_clock.h"
 #include "memreplay_trace.h"
 #ifdef ACCEL_BENCH_HAVE_OPENREG
 #include "accel/openreg/memory.h"
@@ -92,6 +98,47 @@ BENCHMARK(BM_Cached_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
 
 void BM_Cached_AllocFree_History(benchmark::State& state) { cachedPair(state, true); }
 BENCHMARK(BM_Cached_AllocFree_History)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
+
+// Two threads allocating on one device: the lock's bias is withdrawn and
+// both take its inner mutex (with contention), the case a biased lock
+// does not speed up.
+void BM_Cached_AllocFree_TwoThreads(benchmark::State& state) {
+  static MappedPagesSource source;
+  static CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  const Stream stream(Device::unchecked(DeviceType::CUDA, 0), state.thread_index());
+  for (auto _ : state) {
+    DataPtr p = allocator.allocate(0, 256, stream);
+    benchmark::DoNotOptimize(p.get());
+  }
+}
+BENCHMARK(BM_Cached_AllocFree_TwoThreads)->Threads(2)->UseRealTime();
+
+// The device lock taken and released once, as each call of a pair does.
+void BM_StdMutex_LockUnlock(benchmark::State& state) {
+  std::mutex mutex;
+  for (auto _ : state) {
+    mutex.lock();
+    benchmark::ClobberMemory();
+    mutex.unlock();
+  }
+}
+BENCHMARK(BM_StdMutex_LockUnlock);
+
+void BM_BiasedMutex_LockUnlock(benchmark::State& state) {
+  accel::detail::BiasedMutex mutex;
+  for (auto _ : state) {
+    accel::detail::BiasedMutex::Guard lock(mutex);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_BiasedMutex_LockUnlock);
+
+// One timestamp of the history ring; a recording pair takes two.
+void BM_TraceClock_Now(benchmark::State& state) {
+  const detail::TraceClock clock;
+  for (auto _ : state) benchmark::DoNotOptimize(clock.now());
+}
+BENCHMARK(BM_TraceClock_Now);
 
 const tool::Trace& syntheticTrace() {
   static const tool::Trace trace = [] {
