@@ -315,25 +315,32 @@ TEST(HooksTableTest, RegisterHooksRejectsNullAndUnregisteredTypes) {
   }
 }
 
+// Runs `look_up` on `threads` threads released at once; returns what each got.
+std::vector<AcceleratorHooks*> lookUpAtOnce(
+    int threads, const std::function<AcceleratorHooks&()>& look_up) {
+  std::atomic<int> ready{0};
+  std::vector<AcceleratorHooks*> seen(static_cast<std::size_t>(threads), nullptr);
+  std::vector<std::thread> running;
+  for (int i = 0; i < threads; ++i) {
+    running.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) {
+      }
+      seen[static_cast<std::size_t>(i)] = &look_up();
+    });
+  }
+  for (std::thread& t : running) t.join();
+  return seen;
+}
+
 TEST(HooksTableTest, FactoryHooksAreCreatedLazilyOnceAcrossThreads) {
   DeviceType type = *findDeviceType("table_factory");
   EXPECT_TRUE(isHooksRegistered(type));
   EXPECT_THAT(hooksOrigin(type), HasSubstr("not created yet"));
   EXPECT_EQ(g_factory_constructions.load(), 0);
 
-  constexpr int kThreads = 8;
-  std::atomic<int> ready{0};
-  std::vector<AcceleratorHooks*> seen(kThreads, nullptr);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) {
-    threads.emplace_back([&, i] {
-      ready.fetch_add(1);
-      while (ready.load() < kThreads) {
-      }
-      seen[i] = &getHooks(type);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  const std::vector<AcceleratorHooks*> seen =
+      lookUpAtOnce(8, [&]() -> AcceleratorHooks& { return getHooks(type); });
   EXPECT_EQ(g_factory_constructions.load(), 1);
   for (AcceleratorHooks* hooks : seen) EXPECT_EQ(hooks, seen[0]);
   EXPECT_NE(dynamic_cast<FactoryHooks*>(seen[0]), nullptr);
@@ -359,18 +366,8 @@ TEST(HooksTableTest, ThreadsRacingAFactoryRunNeverSeeTheAbsentHooks) {
         [] { return std::make_unique<TestHooks>(*findDeviceType("table_race"), 1); },
         "race test");
     const DeviceType type = *findDeviceType("table_race");
-    std::atomic<int> ready{0};
-    std::vector<AcceleratorHooks*> seen(kThreads, nullptr);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kThreads; ++i) {
-      threads.emplace_back([&, i] {
-        ready.fetch_add(1);
-        while (ready.load() < kThreads) {
-        }
-        seen[i] = &table.get(type);
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    const std::vector<AcceleratorHooks*> seen =
+        lookUpAtOnce(kThreads, [&]() -> AcceleratorHooks& { return table.get(type); });
     for (AcceleratorHooks* hooks : seen) {
       ASSERT_NE(hooks, &table.absent(type)) << "round " << round;
       ASSERT_EQ(hooks, seen[0]) << "round " << round;
