@@ -1,5 +1,7 @@
 #include "biased_mutex.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <new>
 #include <thread>
@@ -30,10 +32,22 @@ struct RecordPool {
   BiasedThreadRecord* free = nullptr;
 };
 
+// The pool's mutex is held across fork() (and released on both sides), so
+// that a child never inherits it locked by a thread that did not survive.
+void lockRecordPool() noexcept;
+void unlockRecordPool() noexcept;
+
 RecordPool& recordPool() noexcept {
-  static auto* pool = new RecordPool;
+  static auto* pool = [] {
+    auto* fresh = new RecordPool;
+    ::pthread_atfork(&lockRecordPool, &unlockRecordPool, &unlockRecordPool);
+    return fresh;
+  }();
   return *pool;
 }
+
+void lockRecordPool() noexcept { recordPool().mutex.lock(); }
+void unlockRecordPool() noexcept { recordPool().mutex.unlock(); }
 
 // A thread_local whose destructor gives the thread's record back.
 struct RecordReturn {
@@ -106,8 +120,8 @@ void cpuRelax() noexcept {
 
 // Waits for the revoked owner to leave its critical section: spins briefly,
 // then yields (the owner may hold the lock across a slow device allocation).
-void waitUntilOutside(const BiasedThreadRecord& owner) noexcept {
-  for (int spins = 0; owner.inside.load(std::memory_order_acquire); ++spins) {
+void waitUntilOutside(const BiasGrant& grant) noexcept {
+  for (int spins = 0; grant.inside.load(std::memory_order_acquire); ++spins) {
     if (spins < 128) {
       cpuRelax();
     } else {
@@ -123,21 +137,42 @@ bool BiasedMutex::biasSupported() noexcept {
   return supported;
 }
 
+BiasedMutex::~BiasedMutex() {
+  while (grants_ != nullptr) {
+    BiasGrant* next = grants_->next;
+    delete grants_;
+    grants_ = next;
+  }
+}
+
+BiasGrant* BiasedMutex::grantFor(const BiasedThreadRecord* record) noexcept {
+  for (BiasGrant* grant = grants_; grant != nullptr; grant = grant->next) {
+    if (grant->owner == record) return grant;
+  }
+  auto* grant = new (std::nothrow) BiasGrant(record);
+  if (grant == nullptr) return nullptr;
+  grant->next = grants_;
+  grants_ = grant;
+  return grant;
+}
+
 void BiasedMutex::lockSlow() noexcept {
   mutex_.lock();
-  BiasedThreadRecord* me = recordOfThisThread();
-  BiasedThreadRecord* owner = bias_.load(std::memory_order_relaxed);
-  if (owner != nullptr && owner != me) {
+  const BiasedThreadRecord* me = recordOfThisThread();
+  BiasGrant* current = bias_.load(std::memory_order_relaxed);
+  if (current != nullptr && current->owner != me) {
     // Withdraw, then make sure the owner either saw that or is seen inside.
     bias_.store(nullptr, std::memory_order_seq_cst);
     heavyBarrier();
-    waitUntilOutside(*owner);
+    waitUntilOutside(*current);
     grant_after_ = std::min(grant_after_ * 2, kMaxGrantAfter);
     last_ = nullptr;
     streak_ = 0;
-    owner = nullptr;
+    current = nullptr;
   }
-  if (me == nullptr || owner == me) return;
+  // This thread may own the bias and still come here (its record was just
+  // made, or inherited): it holds the inner mutex, which is enough.
+  if (me == nullptr || current != nullptr) return;
   if (me == last_) {
     streak_ = std::min(streak_ + 1, kMaxGrantAfter);
   } else {
@@ -152,7 +187,7 @@ void BiasedMutex::unlockSlow() noexcept {
     grant_on_unlock_ = false;
     // Published by the unlock below to whoever takes mutex_ next; the
     // grantee (this thread) reads it in program order.
-    bias_.store(last_, std::memory_order_relaxed);
+    if (BiasGrant* grant = grantFor(last_)) bias_.store(grant, std::memory_order_relaxed);
   }
   mutex_.unlock();
 }

@@ -11,31 +11,39 @@
 //
 // How: a thread that takes the lock through its inner std::mutex several
 // times in a row is granted the bias. The owner of the bias then enters by
-// storing "inside" into its own per-thread record and re-reading the bias
-// (plain stores and loads, no locked instruction), and leaves by clearing
-// that flag. Any other thread takes the inner mutex, withdraws the bias,
-// runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) — which makes every
-// running thread of the process execute a full memory barrier, so either the
-// owner sees the withdrawal or the revoker sees the owner inside — and waits
-// for the owner to leave. This is the asymmetric Dekker pattern of userspace
-// RCU and hazard pointers: the rare side pays for both. A revoked thread is
-// granted the bias again only after twice as long a run of its own, so two
-// threads that alternate settle on the inner mutex.
+// storing "inside" into its grant (one object per thread and lock) and
+// re-reading the bias (plain stores and loads, no locked instruction), and
+// leaves by clearing that flag. Any other thread takes the inner mutex,
+// withdraws the bias, runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) —
+// which makes every running thread of the process execute a full memory
+// barrier, so either the owner sees the withdrawal or the revoker sees the
+// owner inside — and waits for the owner to leave. This is the asymmetric
+// Dekker pattern of userspace RCU and hazard pointers: the rare side pays
+// for both. A revoked thread is granted the bias again only after twice as
+// long a run of its own, so two threads that alternate settle on the inner
+// mutex.
 //
-// The flag is per thread, not per lock, because a thread that has just been
-// revoked may still be between its two reads: were the flag shared, its late
-// "not inside" could clear the flag of the thread that owns the bias by then.
-// Per-thread records are never freed: a thread's record goes to a free list
-// when the thread exits and the next new thread reuses it (inheriting any
-// bias it had, which is sound: its previous user is gone and was not inside).
+// The flag belongs to one thread and one lock (a BiasGrant), not to the lock
+// alone and not to the thread alone. Per lock, a thread that has just been
+// revoked may still be between its two reads, and its late "not inside"
+// could clear the flag of the thread that owns the bias by then. Per
+// thread, a thread inside one lock that takes and releases another would
+// clear the flag the first lock's revoker waits on. A lock keeps its grants
+// (one per thread record it ever granted) until it is destroyed and reuses
+// a record's grant when that record wins it again, so a stale thread only
+// ever writes its own grant. Thread records are never freed: a thread's
+// record goes to a free list when the thread exits and the next new thread
+// reuses it (inheriting the biases it had, which is sound: its previous user
+// is gone and was not inside).
 //
 // Where membarrier is not available (an old kernel, a seccomp filter), no
 // bias is ever granted and the lock is its inner std::mutex.
 //
-// Thread-safety: lock and unlock from any thread, like std::mutex; not
-// recursive. Lifetime: a BiasedMutex must not be destroyed while held. In a
-// fork child, a lock that a thread which did not survive the fork held (or
-// was inside) stays held, as with std::mutex.
+// Thread-safety: lock from any thread, like std::mutex; a Guard is released
+// on the thread that took it. Not recursive: taking it twice on one thread
+// is undefined, as with std::mutex. Lifetime: a BiasedMutex must not be
+// destroyed while held. In a fork child, a lock that a thread which did not
+// survive the fork held (or was inside) stays held, as with std::mutex.
 #pragma once
 
 #include <atomic>
@@ -44,11 +52,18 @@
 
 namespace accel::detail {
 
-// One per thread that has taken a BiasedMutex through its inner mutex;
-// never freed (see above).
+// A thread's identity for biased locks: one per thread that has taken a
+// BiasedMutex through its inner mutex; never freed (see above).
 struct BiasedThreadRecord {
-  std::atomic<bool> inside{false};  // in a critical section through a bias
   BiasedThreadRecord* next_free = nullptr;
+};
+
+// The bias of one lock for one thread record: owned by the lock.
+struct BiasGrant {
+  explicit BiasGrant(const BiasedThreadRecord* grantee) noexcept : owner(grantee) {}
+  const BiasedThreadRecord* const owner;
+  std::atomic<bool> inside{false};  // the owner is in a critical section through it
+  BiasGrant* next = nullptr;        // the lock's other grants
 };
 
 // The calling thread's record, or null before its first slow lock (and after
@@ -59,6 +74,7 @@ extern constinit thread_local BiasedThreadRecord* t_biased_record
 class BiasedMutex {
  public:
   BiasedMutex() = default;
+  ~BiasedMutex();
   BiasedMutex(const BiasedMutex&) = delete;
   BiasedMutex& operator=(const BiasedMutex&) = delete;
 
@@ -66,51 +82,54 @@ class BiasedMutex {
   // throws (the inner mutex's lock is taken as std::lock_guard would).
   class Guard {
    public:
-    explicit Guard(BiasedMutex& mutex) noexcept : mutex_(&mutex), biased_(mutex.lock()) {}
-    ~Guard() {
-      if (mutex_ != nullptr) mutex_->unlock(biased_);
-    }
+    explicit Guard(BiasedMutex& mutex) noexcept : mutex_(&mutex), grant_(mutex.lock()) {}
+    ~Guard() { unlock(); }
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
-    // Releases early (before calling out, say); the destructor then does nothing.
+    // Releases early (before calling out, say); later calls and the
+    // destructor do nothing.
     void unlock() noexcept {
-      mutex_->unlock(biased_);
+      if (mutex_ == nullptr) return;
+      mutex_->unlock(grant_);
       mutex_ = nullptr;
     }
     // True when the lock was taken through the bias (tests, benchmarks).
-    [[nodiscard]] bool biased() const noexcept { return biased_; }
+    [[nodiscard]] bool biased() const noexcept { return grant_ != nullptr; }
 
    private:
     BiasedMutex* mutex_;
-    bool biased_;
+    BiasGrant* grant_;
   };
 
-  // Returns true when taken through the bias; pass that to unlock().
-  [[nodiscard]] bool lock() noexcept {
-    BiasedThreadRecord* me = t_biased_record;
-    if (me != nullptr && bias_.load(std::memory_order_relaxed) == me) {
-      me->inside.store(true, std::memory_order_relaxed);
+  // Returns the grant the lock was taken through, or null when it was taken
+  // through the inner mutex; pass it to unlock().
+  [[nodiscard]] BiasGrant* lock() noexcept {
+    const BiasedThreadRecord* me = t_biased_record;
+    BiasGrant* grant = bias_.load(std::memory_order_relaxed);
+    if (grant != nullptr && grant->owner == me) {
+      grant->inside.store(true, std::memory_order_relaxed);
       // Only the compiler must keep the store before the load: a revoker's
       // membarrier orders them on the processor.
       std::atomic_signal_fence(std::memory_order_seq_cst);
-      if (bias_.load(std::memory_order_relaxed) == me) [[likely]]
-        return true;
-      me->inside.store(false, std::memory_order_release);  // withdrawn meanwhile
+      if (bias_.load(std::memory_order_relaxed) == grant) [[likely]]
+        return grant;
+      grant->inside.store(false, std::memory_order_release);  // withdrawn meanwhile
     }
     lockSlow();
-    return false;
+    return nullptr;
   }
-  void unlock(bool biased) noexcept {
-    if (biased) [[likely]] {
-      t_biased_record->inside.store(false, std::memory_order_release);
+  void unlock(BiasGrant* grant) noexcept {
+    if (grant != nullptr) [[likely]] {
+      grant->inside.store(false, std::memory_order_release);
       return;
     }
     unlockSlow();
   }
 
-  // The thread that owns the bias, for tests: null when none does.
+  // The thread record that owns the bias, for tests: null when none does.
   [[nodiscard]] const BiasedThreadRecord* biasOwner() const noexcept {
-    return bias_.load(std::memory_order_relaxed);
+    const BiasGrant* grant = bias_.load(std::memory_order_relaxed);
+    return grant != nullptr ? grant->owner : nullptr;
   }
   // True if this process can grant biases (membarrier registered). Never throws.
   [[nodiscard]] static bool biasSupported() noexcept;
@@ -123,12 +142,15 @@ class BiasedMutex {
  private:
   void lockSlow() noexcept;
   void unlockSlow() noexcept;
+  // This lock's grant for `record`, made on first use; null when out of memory.
+  BiasGrant* grantFor(const BiasedThreadRecord* record) noexcept;
 
-  std::atomic<BiasedThreadRecord*> bias_{nullptr};
+  std::atomic<BiasGrant*> bias_{nullptr};
   std::mutex mutex_;
-  // Guarded by mutex_: who took it last, how many times in a row, and how
-  // long a run earns the bias now.
-  BiasedThreadRecord* last_ = nullptr;
+  // Guarded by mutex_: every grant made (freed with the lock), who took the
+  // lock last, how many times in a row, and how long a run earns the bias.
+  BiasGrant* grants_ = nullptr;
+  const BiasedThreadRecord* last_ = nullptr;
   std::uint32_t streak_ = 0;
   std::uint32_t grant_after_ = kGrantAfter;
   bool grant_on_unlock_ = false;

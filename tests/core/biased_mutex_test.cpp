@@ -91,14 +91,94 @@ TEST(BiasedMutexTest, ARevokerWaitsForTheOwnerToLeave) {
   EXPECT_TRUE(other_entered.load());
 }
 
-TEST(BiasedMutexTest, GuardUnlockReleasesEarlyOnce) {
-  BiasedMutex mutex;
-  for (int i = 0; i < 10; ++i) {
-    BiasedMutex::Guard lock(mutex);
-    lock.unlock();
-    BiasedMutex::Guard again(mutex);  // would deadlock if still held
+// Waits up to 10 s for `flag`; true if it was set.
+bool waitFor(const std::atomic<bool>& flag) {
+  for (int i = 0; i < 1000 && !flag.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  std::thread([&] { BiasedMutex::Guard lock(mutex); }).join();
+  return flag.load();
+}
+
+TEST(BiasedMutexTest, GuardUnlockReleasesEarlyAndOnlyOnce) {
+  BiasedMutex mutex;
+  (void)lockRepeatedly(mutex, 10);  // biased where supported
+  BiasedMutex::Guard lock(mutex);
+  lock.unlock();
+  lock.unlock();  // does nothing
+  std::atomic<bool> other_entered{false};
+  std::thread other([&] {
+    BiasedMutex::Guard inner(mutex);
+    other_entered.store(true);
+  });
+  if (!waitFor(other_entered)) {
+    other.detach();
+    FAIL() << "another thread could not take the lock after Guard::unlock";
+  }
+  other.join();
+}
+
+// The owner of two locks' biases is inside the second while it takes and
+// releases the first: a revoker of the second must still wait for it (a
+// flag per thread rather than per thread and lock was cleared by the first
+// release).
+TEST(BiasedMutexTest, LeavingOneBiasedLockDoesNotLeaveAnother) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex first;
+  BiasedMutex second;
+  (void)lockRepeatedly(first, 10);
+  (void)lockRepeatedly(second, 10);
+  std::atomic<bool> other_entered{false};
+  std::thread other;
+  {
+    BiasedMutex::Guard outer(second);
+    ASSERT_TRUE(outer.biased());
+    {
+      BiasedMutex::Guard inner(first);
+      ASSERT_TRUE(inner.biased());
+    }
+    other = std::thread([&] {
+      BiasedMutex::Guard lock(second);
+      other_entered.store(true);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(other_entered.load())
+        << "entered the second lock while its owner was inside";
+  }
+  other.join();
+  EXPECT_TRUE(other_entered.load());
+}
+
+// The owner of two biases is inside the second; another thread revokes the
+// first and must not wait for the owner's stay in the second, since the
+// owner is about to wait for it on the first's inner mutex.
+TEST(BiasedMutexTest, RevokingOneLockDoesNotWaitForTheOwnersOtherLock) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex first;
+  BiasedMutex second;
+  (void)lockRepeatedly(first, 10);
+  (void)lockRepeatedly(second, 10);
+  std::atomic<bool> revoker_in{false};
+  std::atomic<bool> owner_done{false};
+  std::atomic<bool> release_revoker{false};
+  std::thread revoker;
+  {
+    BiasedMutex::Guard outer(second);
+    ASSERT_TRUE(outer.biased());
+    revoker = std::thread([&] {
+      BiasedMutex::Guard lock(first);  // withdraws first's bias
+      revoker_in.store(true);
+      while (!release_revoker.load()) std::this_thread::yield();
+    });
+    if (!waitFor(revoker_in)) {
+      revoker.detach();
+      FAIL() << "the revoker of the first lock waited for the owner inside the second";
+    }
+    release_revoker.store(true);
+    BiasedMutex::Guard inner(first);  // the inner mutex, after the revoker
+    owner_done.store(true);
+  }
+  revoker.join();
+  EXPECT_TRUE(owner_done.load());
 }
 
 // Threads that lock in bursts win and lose the bias many times over; a
