@@ -136,8 +136,7 @@ DeviceCache::~DeviceCache() {
 // the frame and register saves of the whole allocator: a held block of the
 // rounded size on this stream while nothing rare is on (plain_: a default
 // pool, no oversize count, no stack to capture; tracing_ adds the trace
-// entries). Anything else is
-// allocateSlow (with the lock held).
+// entries). Anything else is allocateSlow, with the lock held.
 Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
   if (plain_) [[likely]] {
@@ -658,15 +657,15 @@ void DeviceCache::synchronizeEvents() {
 void DeviceCache::updatePlain() noexcept {
   plain_ = pending_events_.empty() && allocating_to_pool_.empty() && !history_stacks_ &&
            settings_.max_split_size == 0;
-  tracing_ = history_level_ == HistoryRecording::All ||
-             history_level_ == HistoryRecording::AllocationsOnly;
+  tracing_ = (history_level_ == HistoryRecording::All ||
+              history_level_ == HistoryRecording::AllocationsOnly) &&
+             history_capacity_ > 0;
 }
 
-// The trace entries of the fast paths, out of line so that a pair without
-// history pays one test for them.
-// Both levels that trace (all, allocations only) keep these three actions,
-// and the fast paths capture no stacks: once the ring is full (its steady
-// state) an entry is written in place; until then record() grows it.
+// A trace entry of the fast paths. Both levels that trace (all, allocations
+// only) keep their three actions, and the fast paths capture no stacks: once
+// the ring is full (its steady state) an entry is written in place; until
+// then record() grows it.
 void DeviceCache::appendTrace(Action action, const Block* block,
                               std::int64_t stamp) noexcept {
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
@@ -685,6 +684,8 @@ void DeviceCache::appendTrace(Action action, const Block* block,
   entry.stack.reset();
 }
 
+// The fast paths' trace entries are out of line, so that a pair without
+// history pays one test for them.
 [[gnu::noinline]] void DeviceCache::traceAllocation(const Block* block) noexcept {
   appendTrace(Action::Alloc, block, clock_.now());
 }
@@ -1057,6 +1058,7 @@ void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
     history_next_ = 0;
     history_capacity_ = capacity;
   }
+  updatePlain();  // tracing_ needs the ring's capacity
 }
 
 void DeviceCache::record(Action action, const Block* block, std::uint64_t address,
