@@ -185,9 +185,9 @@ void BiasedMutex::lockSlow() noexcept {
 void BiasedMutex::unlockSlow() noexcept {
   if (grant_on_unlock_) {
     grant_on_unlock_ = false;
-    // Published by the unlock below to whoever takes mutex_ next; the
-    // grantee (this thread) reads it in program order.
-    if (BiasGrant* grant = grantFor(last_)) bias_.store(grant, std::memory_order_relaxed);
+    // Release: a thread that loads the bias without the inner mutex reads
+    // the grant's owner through it (the grant may have just been made).
+    if (BiasGrant* grant = grantFor(last_)) bias_.store(grant, std::memory_order_release);
   }
   mutex_.unlock();
 }

@@ -105,7 +105,9 @@ class BiasedMutex {
   // through the inner mutex; pass it to unlock().
   [[nodiscard]] BiasGrant* lock() noexcept {
     const BiasedThreadRecord* me = t_biased_record;
-    BiasGrant* grant = bias_.load(std::memory_order_relaxed);
+    // Acquire: the grant was made by the thread that granted it (a plain
+    // load on x86 all the same).
+    BiasGrant* grant = bias_.load(std::memory_order_acquire);
     if (grant != nullptr && grant->owner == me) {
       grant->inside.store(true, std::memory_order_relaxed);
       // Only the compiler must keep the store before the load: a revoker's
@@ -128,7 +130,7 @@ class BiasedMutex {
 
   // The thread record that owns the bias, for tests: null when none does.
   [[nodiscard]] const BiasedThreadRecord* biasOwner() const noexcept {
-    const BiasGrant* grant = bias_.load(std::memory_order_relaxed);
+    const BiasGrant* grant = bias_.load(std::memory_order_acquire);
     return grant != nullptr ? grant->owner : nullptr;
   }
   // True if this process can grant biases (membarrier registered). Never throws.
