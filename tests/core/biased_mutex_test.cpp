@@ -238,6 +238,33 @@ TEST(BiasedMutexTest, ANewThreadReusesAnExitedThreadsRecordAndItsBias) {
   }).join();
 }
 
+// A thread_local made before the thread's first slow lock is destroyed after
+// the thread gave its record back: a lock taken then uses the inner mutex.
+struct LockAtExit {
+  BiasedMutex* mutex = nullptr;
+  std::atomic<int>* outcome = nullptr;  // 1: taken through the mutex, 2: biased
+  ~LockAtExit() {
+    if (mutex == nullptr) return;
+    BiasedMutex::Guard lock(*mutex);
+    outcome->store(lock.biased() ? 2 : 1);
+  }
+};
+thread_local LockAtExit t_lock_at_exit;
+
+TEST(BiasedMutexTest, ALockTakenAfterTheThreadGaveItsRecordBackUsesTheMutex) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  std::atomic<int> outcome{0};
+  std::thread([&] {
+    t_lock_at_exit.mutex = &mutex;  // constructed first, destroyed last
+    t_lock_at_exit.outcome = &outcome;
+    (void)lockRepeatedly(mutex, 10);
+    EXPECT_NE(mutex.biasOwner(), nullptr);
+  }).join();
+  EXPECT_EQ(outcome.load(), 1);
+  BiasedMutex::Guard lock(mutex);  // and the lock is still usable
+}
+
 TEST(BiasedMutexTest, AForkChildWithdrawsABiasHeldByAThreadThatDidNotSurvive) {
   SKIP_WITHOUT_BIAS();
   BiasedMutex mutex;
