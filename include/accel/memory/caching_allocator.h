@@ -22,8 +22,9 @@
 // Thread-safety: every member function is thread-safe; each device has its
 // own lock, so devices do not contend. The lock is biased to the thread that
 // takes it most (that thread takes it with no locked instruction; another
-// thread withdraws the bias with one system call), see docs/memory.md. OutOfMemory observers run on the
-// allocating thread without any allocator lock held.
+// thread withdraws the bias with one system call), see docs/memory.md.
+// OutOfMemory observers run on the allocating thread without any allocator
+// lock held.
 // Lifetime: outlives every DataPtr it handed out (backends keep theirs for
 // the process lifetime); the SegmentSource must outlive it. In a fork child,
 // blocks allocated before the fork must not be freed through it (a device
