@@ -24,6 +24,14 @@ int lockRepeatedly(BiasedMutex& mutex, int times) {
   return biased;
 }
 
+// A thread that takes `mutex` and then sets `entered`.
+std::thread lockOnAnotherThread(BiasedMutex& mutex, std::atomic<bool>& entered) {
+  return std::thread([&mutex, &entered] {
+    BiasedMutex::Guard lock(mutex);
+    entered.store(true);
+  });
+}
+
 #define SKIP_WITHOUT_BIAS()                                                        \
   if (!BiasedMutex::biasSupported())                                               \
   GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not available " \
@@ -79,10 +87,7 @@ TEST(BiasedMutexTest, ARevokerWaitsForTheOwnerToLeave) {
   {
     BiasedMutex::Guard lock(mutex);
     ASSERT_TRUE(lock.biased());
-    other = std::thread([&] {
-      BiasedMutex::Guard inner(mutex);
-      other_entered.store(true);
-    });
+    other = lockOnAnotherThread(mutex, other_entered);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_FALSE(other_entered.load())
         << "the revoker entered while the owner was inside";
@@ -106,10 +111,7 @@ TEST(BiasedMutexTest, GuardUnlockReleasesEarlyAndOnlyOnce) {
   lock.unlock();
   lock.unlock();  // does nothing
   std::atomic<bool> other_entered{false};
-  std::thread other([&] {
-    BiasedMutex::Guard inner(mutex);
-    other_entered.store(true);
-  });
+  std::thread other = lockOnAnotherThread(mutex, other_entered);
   if (!waitFor(other_entered)) {
     other.detach();
     FAIL() << "another thread could not take the lock after Guard::unlock";
@@ -136,10 +138,7 @@ TEST(BiasedMutexTest, LeavingOneBiasedLockDoesNotLeaveAnother) {
       BiasedMutex::Guard inner(first);
       ASSERT_TRUE(inner.biased());
     }
-    other = std::thread([&] {
-      BiasedMutex::Guard lock(second);
-      other_entered.store(true);
-    });
+    other = lockOnAnotherThread(second, other_entered);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_FALSE(other_entered.load())
         << "entered the second lock while its owner was inside";
