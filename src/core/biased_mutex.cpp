@@ -1,6 +1,6 @@
 #include "biased_mutex.h"
 
-#include <pthread.h>
+#include "accel/fork.h"
 
 #include <algorithm>
 #include <new>
@@ -25,29 +25,48 @@ namespace {
 constinit thread_local bool t_record_returned __attribute__((tls_model("initial-exec"))) =
     false;
 
-// Records of exited threads, for the next new threads. Never destroyed: a
-// thread may exit during static destruction.
+// Records of exited threads, for the next new threads. Constant-initialised
+// and trivially destructible, so it works at any point of the process's
+// exit. Only thread start and exit touch it, so a spin lock guards it. That
+// lock has no step before fork(): a `before` callback of the core or of a
+// backend may take a device lock for the first time on the forking thread,
+// which needs this pool. A fork child clears the lock instead, since the
+// thread that held it did not survive. The list itself stays whole: at worst
+// a record that thread was pushing is lost, or one it was taking is handed
+// out again in the child, where that thread no longer runs.
 struct RecordPool {
-  std::mutex mutex;
+  std::atomic<bool> locked{false};
   BiasedThreadRecord* free = nullptr;
 };
+constinit RecordPool g_record_pool;
 
-// The pool's mutex is held across fork() (and released on both sides), so
-// that a child never inherits it locked by a thread that did not survive.
-void lockRecordPool() noexcept;
-void unlockRecordPool() noexcept;
+class RecordPoolLock {
+ public:
+  RecordPoolLock() noexcept {
+    while (g_record_pool.locked.exchange(true, std::memory_order_acquire)) {
+      std::this_thread::yield();
+    }
+  }
+  ~RecordPoolLock() { g_record_pool.locked.store(false, std::memory_order_release); }
+  RecordPoolLock(const RecordPoolLock&) = delete;
+  RecordPoolLock& operator=(const RecordPoolLock&) = delete;
+};
 
-RecordPool& recordPool() noexcept {
-  static auto* pool = [] {
-    auto* fresh = new RecordPool;
-    ::pthread_atfork(&lockRecordPool, &unlockRecordPool, &unlockRecordPool);
-    return fresh;
-  }();
-  return *pool;
+void clearRecordPoolLockInChild() noexcept {
+  g_record_pool.locked.store(false, std::memory_order_relaxed);
 }
 
-void lockRecordPool() noexcept { recordPool().mutex.lock(); }
-void unlockRecordPool() noexcept { recordPool().mutex.unlock(); }
+// Registered when the library loads, through the core's one fork
+// registration (fork.h), so that no lock is ever taken to register it.
+const bool kRecordPoolForkCallback = [] {
+  try {
+    registerForkCallbacks({nullptr, nullptr, &clearRecordPoolLockInChild});
+  } catch (...) {
+    // Out of memory at load: a child forked while a thread was starting or
+    // exiting could then wait on this lock, as on any mutex held at fork.
+  }
+  return true;
+}();
 
 // A thread_local whose destructor gives the thread's record back.
 struct RecordReturn {
@@ -59,10 +78,9 @@ struct RecordReturn {
     t_biased_record = nullptr;
     t_record_returned = true;
     if (record == nullptr) return;
-    RecordPool& pool = recordPool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    record->next_free = pool.free;
-    pool.free = record;
+    RecordPoolLock lock;
+    record->next_free = g_record_pool.free;
+    g_record_pool.free = record;
   }
 };
 
@@ -73,10 +91,9 @@ BiasedThreadRecord* recordOfThisThread() noexcept {
   if (t_record_returned) return nullptr;
   BiasedThreadRecord* record = nullptr;
   {
-    RecordPool& pool = recordPool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    record = pool.free;
-    if (record != nullptr) pool.free = record->next_free;
+    RecordPoolLock lock;
+    record = g_record_pool.free;
+    if (record != nullptr) g_record_pool.free = record->next_free;
   }
   if (record == nullptr) record = new (std::nothrow) BiasedThreadRecord;
   if (record == nullptr) return nullptr;
