@@ -24,7 +24,7 @@
 #include <thread>
 
 #include "accel/memory/caching_allocator.h"
-#include "biased_mutex.h"
+#include "memory/biased_mutex.h"
 #include "memory/synthetic_trace.h"
 #include "memory/trace_clock.h"
 #include "memreplay_trace.h"

@@ -6,7 +6,7 @@
 // one is involved. The source location where the error was raised is kept
 // separately (location()) and appended to what() so logs point at the code.
 // Files of this project are named from the repository root
-// ("src/core/device.cpp"), wherever the checkout lives: the build maps the
+// ("src/core/hooks/device.cpp"), wherever the checkout lives: the build maps the
 // checkout's path away with -fmacro-prefix-map; nothing here edits the path.
 //
 // Thread-safety: the types are immutable values; safe to share across threads.

@@ -80,7 +80,7 @@ inline constexpr const char kPluginEntrySymbolV1[] = "accel_plugin_entry_v1";
 
 // ---- Loading and diagnostics ----
 
-// A new value goes last and is named in src/core/plugin_report.cpp's table.
+// A new value goes last and is named in src/core/plugins/plugin_report.cpp's table.
 enum class PluginStatus {
   Loaded,           // registered its backend(s)
   NotFound,         // no such file or directory
@@ -168,7 +168,7 @@ ACCEL_API std::vector<PluginRecord> autoloadPlugins() noexcept;
 ACCEL_API std::vector<PluginRecord> autoloadPlugins(
     const AutoloadConfig& config) noexcept;
 
-// A new value goes last and is named in src/core/plugin_autoload.cpp's table.
+// A new value goes last and is named in src/core/plugins/plugin_autoload.cpp's table.
 enum class AutoloadState {
   NotRun,         // autoloadPlugins() was not called yet
   Ran,            // ran (whether or not any plugin was listed)

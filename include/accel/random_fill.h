@@ -101,7 +101,7 @@ namespace accel {
 
 // The code path of a fill. Auto picks the widest the CPU supports (AVX-512F,
 // then AVX2, then scalar); the others force one, for tests and benchmarks.
-// A new value goes last and is named in src/core/random_fill.cpp's table.
+// A new value goes last and is named in src/core/random/random_fill.cpp's table.
 enum class FillPath : std::uint8_t { Auto, Scalar, Avx2, Avx512 };
 
 // True if `path` can run on this CPU (Auto and Scalar always). Never throws.

@@ -37,7 +37,7 @@
 
 namespace accel {
 
-// A new value goes last and is named in src/core/registry.cpp's table.
+// A new value goes last and is named in src/core/hooks/registry.cpp's table.
 enum class RegistryPriority : std::uint8_t { Fallback = 0, Default = 1, Preferred = 2 };
 
 // "fallback", "default", "preferred".

@@ -51,8 +51,8 @@ TEST(ErrorTest, LocationsRaisedInsideTheCoreAreRepositoryRelative) {
     (void)registerDeviceType("Not A Valid Name!");
     FAIL() << "registerDeviceType accepted an invalid name";
   } catch (const InvalidArgument& e) {
-    EXPECT_STREQ(e.location().file_name(), "src/core/device_type.cpp");
-    EXPECT_THAT(e.what(), HasSubstr(" [src/core/device_type.cpp:"));
+    EXPECT_STREQ(e.location().file_name(), "src/core/hooks/device_type.cpp");
+    EXPECT_THAT(e.what(), HasSubstr(" [src/core/hooks/device_type.cpp:"));
   }
 }
 

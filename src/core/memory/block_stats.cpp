@@ -1,4 +1,4 @@
-#include "block_stats.h"
+#include "memory/block_stats.h"
 
 #include <algorithm>
 

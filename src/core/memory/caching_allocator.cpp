@@ -5,7 +5,7 @@
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
-#include "device_cache.h"
+#include "memory/device_cache.h"
 
 namespace accel::memory {
 

@@ -1,4 +1,4 @@
-#include "device_cache.h"
+#include "memory/device_cache.h"
 
 #include <algorithm>
 #include <bit>

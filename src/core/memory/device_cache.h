@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
-#include "biased_mutex.h"
-#include "block_stats.h"
-#include "stack_capture.h"
-#include "trace_clock.h"
+#include "memory/biased_mutex.h"
+#include "memory/block_stats.h"
+#include "memory/stack_capture.h"
+#include "memory/trace_clock.h"
 
 namespace accel::memory::detail {
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "enum_names.h"
+#include "hooks/enum_names.h"
 
 namespace accel::memory {
 namespace {

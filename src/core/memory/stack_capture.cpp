@@ -1,4 +1,4 @@
-#include "stack_capture.h"
+#include "memory/stack_capture.h"
 
 #include <cxxabi.h>
 #include <dlfcn.h>

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "fork_handlers.h"
+#include "hooks/fork_handlers.h"
 
 namespace accel {
 namespace {

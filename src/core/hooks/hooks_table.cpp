@@ -9,7 +9,7 @@
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
-#include "refusing_hooks.h"
+#include "hooks/refusing_hooks.h"
 
 namespace accel {
 

@@ -1,12 +1,12 @@
 // The plugin report: what every load attempt did, in words.
-#include "plugin_report.h"
+#include "plugins/plugin_report.h"
 
 #include <cstdio>
 #include <mutex>
 #include <set>
 
 #include "accel/error.h"
-#include "enum_names.h"
+#include "hooks/enum_names.h"
 
 namespace accel {
 namespace {

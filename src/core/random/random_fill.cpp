@@ -15,8 +15,8 @@
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
-#include "enum_names.h"
-#include "random_fill_kernels.h"
+#include "hooks/enum_names.h"
+#include "random/random_fill_kernels.h"
 
 namespace accel {
 namespace detail {

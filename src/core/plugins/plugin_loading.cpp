@@ -2,7 +2,7 @@
 // version handshake, the plugin's registrar, and the diagnosis of what the
 // load registered. The autoload policy (plugin_autoload.cpp) and the report
 // (plugin_report.cpp) build on it.
-#include "plugin_loading.h"
+#include "plugins/plugin_loading.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "accel/hooks_table.h"
-#include "plugin_report.h"
-#include "static_registration_hold.h"
+#include "plugins/plugin_report.h"
+#include "hooks/static_registration_hold.h"
 
 namespace accel {
 namespace {

@@ -2,7 +2,7 @@
 // table's code so that the table knows nothing of plugins: the plugin report
 // is handed to it here, as its AbsenceExplainer.
 #include "accel/hooks_table.h"
-#include "plugin_report.h"
+#include "plugins/plugin_report.h"
 
 namespace accel::detail {
 

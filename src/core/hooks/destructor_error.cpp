@@ -1,4 +1,4 @@
-#include "destructor_error.h"
+#include "hooks/destructor_error.h"
 
 #include <atomic>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "biased_mutex.h"
+#include "memory/biased_mutex.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

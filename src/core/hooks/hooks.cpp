@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "accel/error.h"
-#include "destructor_error.h"
+#include "hooks/destructor_error.h"
 
 namespace accel {
 

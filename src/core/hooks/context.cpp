@@ -11,7 +11,7 @@
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
 #include "accel/plugin.h"
-#include "fork_handlers.h"
+#include "hooks/fork_handlers.h"
 
 namespace accel {
 

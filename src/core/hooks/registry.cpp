@@ -1,6 +1,6 @@
 #include "accel/registry.h"
 
-#include "enum_names.h"
+#include "hooks/enum_names.h"
 
 namespace accel {
 

@@ -12,9 +12,9 @@
 
 #include "accel/error.h"
 #include "accel/plugin.h"
-#include "enum_names.h"
-#include "plugin_loading.h"
-#include "plugin_report.h"
+#include "hooks/enum_names.h"
+#include "plugins/plugin_loading.h"
+#include "plugins/plugin_report.h"
 
 namespace accel {
 namespace {

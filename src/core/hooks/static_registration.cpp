@@ -8,7 +8,7 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
-#include "static_registration_hold.h"
+#include "hooks/static_registration_hold.h"
 
 namespace accel {
 namespace detail {

@@ -3,7 +3,7 @@
 // the flag (another architecture or compiler) this file is empty.
 #if defined(__AVX2__)
 
-#include "random_fill_simd.h"
+#include "random/random_fill_simd.h"
 
 namespace accel::detail {
 namespace {

@@ -7,7 +7,7 @@ namespace {
 
 // The file name is used as the compiler recorded it. Builds of this project
 // map the checkout's path away (-fmacro-prefix-map, top-level CMakeLists.txt),
-// so files read "src/core/device.cpp" wherever the checkout lives; a file
+// so files read "src/core/hooks/device.cpp" wherever the checkout lives; a file
 // built elsewhere (an out-of-tree plugin) keeps its own build's spelling.
 // No guessing from the path's text: a checkout under a folder named src/
 // must not lose its top folders.

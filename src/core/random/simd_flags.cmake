@@ -9,7 +9,7 @@
 #   random_fill.cpp learns which exist (ACCEL_FILL_HAVE_*); it picks one at run
 #   time with __builtin_cpu_supports. Elsewhere (another architecture or
 #   compiler) those files compile to nothing and the scalar path is used.
-set(_accel_fill_dir ${CMAKE_CURRENT_SOURCE_DIR})
+set(_accel_fill_dir ${CMAKE_CURRENT_LIST_DIR})
 
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_property(SOURCE

@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "random_fill_kernels.h"
+#include "random/random_fill_kernels.h"
 
 namespace accel::detail {
 namespace {

@@ -3,7 +3,7 @@
 // only when the CPU has AVX-512F; without the flag this file is empty.
 #if defined(__AVX512F__)
 
-#include "random_fill_simd.h"
+#include "random/random_fill_simd.h"
 
 namespace accel::detail {
 namespace {
