@@ -1,15 +1,17 @@
 // DeviceCache: the caching allocator's state and rules for one device.
 //
 // CachingAllocator (accel/memory/caching_allocator.h) owns one DeviceCache per
-// device and routes every call to it; this file is the algorithm: blocks,
-// segments, pools (small, large, and private pools for graph capture), the
-// pending-free events, expandable segments, the history ring and the stats.
-// A block is one contiguous piece of a segment; the blocks of a segment form
-// a doubly linked list in address order, so freeing merges with free
-// neighbours in O(1). Free blocks sit in their pool's set ordered by (stream,
-// size, address), so best fit for a stream is one lower_bound. A freed block
-// may first be held in a reuse list (ReuseList) for the next request of its
-// size and stream; held blocks are merged before any other lookup.
+// device and routes every call to it. Blocks and segments are in block.h, the
+// free sets in block_pool.h. A freed block may first be held in a reuse list
+// (ReuseList) for the next request of its size and stream; held blocks are
+// merged before any other lookup.
+//
+// The implementation is one file per concern: device_cache.cpp (the allocate
+// and free paths, block search, split and merge, reuse lists),
+// device_segments.cpp (segments and expandable mapping, giving memory back),
+// device_stream_events.cpp (stream uses, events, hand-off between streams),
+// device_stats.cpp (statistics, the out-of-memory path), device_history.cpp,
+// device_snapshot.cpp, device_settings.cpp (settings, limit, private pools).
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -20,12 +22,12 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
 #include "memory/biased_mutex.h"
+#include "memory/block.h"
+#include "memory/block_pool.h"
 #include "memory/block_stats.h"
 #include "memory/stack_capture.h"
 #include "memory/trace_clock.h"
@@ -33,108 +35,6 @@
 namespace accel::memory::detail {
 
 using accel::detail::BiasedMutex;
-
-struct Segment;
-struct BlockPool;
-struct PrivatePool;
-class DeviceCache;
-struct Block;
-
-// Where a request for `size` bytes on `stream` would rank among free blocks
-// (before every block of that size).
-struct FreeKey {
-  StreamId stream;
-  std::size_t size;
-};
-
-// Free blocks ordered by (stream, size, address); a FreeKey looks one up
-// without building a Block.
-struct BlockOrder {
-  using is_transparent = void;
-  bool operator()(const Block* a, const Block* b) const noexcept;
-  bool operator()(const Block* a, const FreeKey& b) const noexcept;
-  bool operator()(const FreeKey& a, const Block* b) const noexcept;
-};
-using FreeSet = std::set<Block*, BlockOrder>;
-
-struct Block {
-  DeviceCache* owner = nullptr;
-  std::byte* ptr = nullptr;
-  std::size_t size = 0;
-  std::size_t requested = 0;
-  StreamId stream = kDefaultStreamId;
-  BlockPool* pool = nullptr;
-  Segment* segment = nullptr;
-  Block* prev = nullptr;  // neighbours in the segment, in address order
-  Block* next = nullptr;
-  bool allocated = false;     // handed out, freed with work still pending, or held
-  bool pending_free = false;  // freed by the user, waiting for events
-  int event_count = 0;
-  std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
-  CapturedStack stack;                // allocation stack when recorded
-  FreeSet::iterator in_free_set{};    // where it is while in its pool's free set
-  Block* reuse_next = nullptr;        // next block of its reuse list
-};
-
-inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcept {
-  if (a->stream != b->stream) return a->stream < b->stream;
-  if (a->size != b->size) return a->size < b->size;
-  return a->ptr < b->ptr;
-}
-
-inline bool BlockOrder::operator()(const Block* a, const FreeKey& b) const noexcept {
-  if (a->stream != b.stream) return a->stream < b.stream;
-  return a->size < b.size;
-}
-
-inline bool BlockOrder::operator()(const FreeKey& a, const Block* b) const noexcept {
-  if (a.stream != b->stream) return a.stream < b->stream;
-  return a.size <= b->size;
-}
-
-// The free blocks of one pool, ordered for best fit. Set nodes are recycled
-// (erase keeps the emptied node, insert reuses one), and a block whose address
-// or size changes is moved in place when its order among its neighbours
-// allows: so the hot path of split-on-allocate and merge-on-free touches no
-// heap and rebalances no tree.
-struct BlockPool {
-  BlockPool(bool small_pool, PrivatePool* private_owner) noexcept
-      : small(small_pool), owner(private_owner) {}
-
-  // Throws std::bad_alloc only when no recycled node is left.
-  void insert(Block* block);
-  void erase(Block* block) noexcept;
-  // Gives a free block of this set a new address and size (the same block
-  // object, so the set still holds it): in place when it keeps its rank
-  // among its neighbours, else relinked through its own node.
-  void reshape(Block* block, std::byte* ptr, std::size_t size) noexcept;
-
-  FreeSet blocks;  // free blocks only
-  const bool small;
-  PrivatePool* const owner;  // nullptr: the device's default pools
-
- private:
-  void keepNode(FreeSet::node_type node) noexcept;
-  std::vector<FreeSet::node_type> spare_nodes_;
-};
-
-struct Segment {
-  std::byte* base = nullptr;
-  std::size_t size = 0;      // bytes backed by memory (mapped, for expandable)
-  std::size_t reserved = 0;  // address range of an expandable segment
-  StreamId stream = kDefaultStreamId;
-  BlockPool* pool = nullptr;
-  bool expandable = false;
-  Block* head = nullptr;
-};
-
-struct PrivatePool {
-  explicit PrivatePool(MempoolId pool_id) : id(pool_id) {}
-  MempoolId id;
-  int users = 0;
-  BlockPool small{true, this};
-  BlockPool large{false, this};
-};
 
 // Blocks of one size and stream, freed and not yet merged: the next request
 // for exactly that size on that stream takes one back without a search, a

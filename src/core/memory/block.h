@@ -1,0 +1,102 @@
+// Block and Segment: the caching allocator's record of device memory.
+//
+// A segment is one piece of memory the device lent (or, when expandable, an
+// address range the cache maps pages into); its blocks cut it into
+// contiguous pieces, linked in address order so that freeing merges with free
+// neighbours in O(1). Free blocks sit in their pool's set (block_pool.h)
+// ordered by (stream, size, address), so best fit for a stream is one
+// lower_bound.
+//
+// Thread-safety: plain data; the owning DeviceCache's lock guards it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "accel/memory/caching_allocator.h"
+#include "memory/stack_capture.h"
+
+namespace accel::memory::detail {
+
+struct Segment;
+struct BlockPool;
+class DeviceCache;
+struct Block;
+
+// Where a request for `size` bytes on `stream` would rank among free blocks
+// (before every block of that size).
+struct FreeKey {
+  StreamId stream;
+  std::size_t size;
+};
+
+// Free blocks ordered by (stream, size, address); a FreeKey looks one up
+// without building a Block.
+struct BlockOrder {
+  using is_transparent = void;
+  bool operator()(const Block* a, const Block* b) const noexcept;
+  bool operator()(const Block* a, const FreeKey& b) const noexcept;
+  bool operator()(const FreeKey& a, const Block* b) const noexcept;
+};
+using FreeSet = std::set<Block*, BlockOrder>;
+
+struct Block {
+  DeviceCache* owner = nullptr;
+  std::byte* ptr = nullptr;
+  std::size_t size = 0;
+  std::size_t requested = 0;
+  StreamId stream = kDefaultStreamId;
+  BlockPool* pool = nullptr;
+  Segment* segment = nullptr;
+  Block* prev = nullptr;  // neighbours in the segment, in address order
+  Block* next = nullptr;
+  bool allocated = false;     // handed out, freed with work still pending, or held
+  bool pending_free = false;  // freed by the user, waiting for events
+  int event_count = 0;
+  std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
+  CapturedStack stack;                // allocation stack when recorded
+  FreeSet::iterator in_free_set{};    // where it is while in its pool's free set
+  Block* reuse_next = nullptr;        // next block of its reuse list
+};
+
+inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcept {
+  if (a->stream != b->stream) return a->stream < b->stream;
+  if (a->size != b->size) return a->size < b->size;
+  return a->ptr < b->ptr;
+}
+
+inline bool BlockOrder::operator()(const Block* a, const FreeKey& b) const noexcept {
+  if (a->stream != b.stream) return a->stream < b.stream;
+  return a->size < b.size;
+}
+
+inline bool BlockOrder::operator()(const FreeKey& a, const Block* b) const noexcept {
+  if (a.stream != b->stream) return a.stream < b->stream;
+  return a.size <= b->size;
+}
+
+struct Segment {
+  std::byte* base = nullptr;
+  std::size_t size = 0;      // bytes backed by memory (mapped, for expandable)
+  std::size_t reserved = 0;  // address range of an expandable segment
+  StreamId stream = kDefaultStreamId;
+  BlockPool* pool = nullptr;
+  bool expandable = false;
+  Block* head = nullptr;
+};
+
+// The figures are signed (a decrease is a negative change).
+constexpr std::int64_t sized(std::size_t bytes) noexcept {
+  return static_cast<std::int64_t>(bytes);
+}
+
+// A free block that is its whole (non-expandable) segment: the segment can be
+// given back to the device.
+inline bool isFreeWholeSegment(const Block* block) noexcept {
+  return !block->allocated && block->prev == nullptr && block->next == nullptr &&
+         !block->segment->expandable;
+}
+
+}  // namespace accel::memory::detail

@@ -1,0 +1,244 @@
+// DeviceCache: segments — asking the device for memory (whole segments, or
+// pages mapped into an expandable segment's address range) and giving it back
+// (emptyCache, the retries before OutOfMemory, garbage collection, private
+// pools whose users are gone).
+#include <algorithm>
+#include <vector>
+
+#include "accel/memory/size_rules.h"
+#include "memory/device_cache.h"
+
+namespace accel::memory::detail {
+
+using Action = MemoryTraceEntry::Action;
+
+bool DeviceCache::fitsLimit(std::size_t bytes) const noexcept {
+  return limit_ == 0 || sized(bytes) + stats_.reserved_bytes.current <= sized(limit_);
+}
+
+std::size_t DeviceCache::expandableStep() const noexcept {
+  return std::max(source_.pageSize(), kRoundLarge);
+}
+
+Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
+  auto owned = std::make_unique<Segment>();
+  owned->base = static_cast<std::byte*>(base);
+  owned->stream = stream;
+  owned->pool = &pool;
+  Segment* segment = owned.get();
+  segments_.emplace(segment->base, std::move(owned));
+  return segment;
+}
+
+Block* DeviceCache::newSegment(BlockPool& pool, StreamId stream, std::size_t rounded) {
+  if (settings_.expandable_segments && !pool.small && pool.owner == nullptr &&
+      source_.pageSize() > 0) {
+    if (Block* block = growExpandable(pool, stream, rounded)) return block;
+  }
+  const std::size_t size = segmentSize(rounded);
+  if (!fitsLimit(size)) return nullptr;
+  void* memory = source_.allocateSegment(index_, size);
+  if (memory == nullptr) return nullptr;
+  Segment* segment = addSegment(memory, stream, pool);
+  segment->size = size;
+  Block* block = makeBlock(segment->base, size, stream, pool, segment);
+  segment->head = block;
+  stats_.reserved_bytes.add(pool.small, sized(size));
+  stats_.segments.add(pool.small, 1);
+  ++stats_.num_device_alloc;
+  if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
+    stats_.oversize_segments.add(1);
+  }
+  record(Action::SegmentAlloc, nullptr, reinterpret_cast<std::uintptr_t>(memory), size,
+         stream);
+  return block;
+}
+
+Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
+                                   std::size_t rounded) {
+  const std::size_t step = expandableStep();
+  Segment* segment = nullptr;
+  auto found = expandable_.find(stream);
+  if (found != expandable_.end()) {
+    segment = found->second;
+  } else {
+    // Reserve address space for everything the device could hold; mapping
+    // decides what is really used.
+    std::size_t range = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
+    if (range == 0) range = std::size_t{64} << 30;
+    range = roundUpTo(std::max(range, rounded), step);
+    void* base = source_.reserveAddressRange(index_, range);
+    if (base == nullptr) return nullptr;
+    segment = addSegment(base, stream, pool);
+    segment->reserved = range;
+    segment->expandable = true;
+    expandable_.emplace(stream, segment);
+    stats_.segments.add(false, 1);
+  }
+  Block* tail = segment->head;
+  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  const std::size_t tail_free = (tail != nullptr && !tail->allocated) ? tail->size : 0;
+  const std::size_t grow = roundUpTo(rounded - std::min(rounded, tail_free), step);
+  if (segment->size + grow > segment->reserved || !fitsLimit(grow)) return nullptr;
+  std::byte* at = segment->base + segment->size;
+  if (!source_.mapPages(index_, at, grow)) return nullptr;
+  segment->size += grow;
+  stats_.reserved_bytes.add(false, sized(grow));
+  ++stats_.num_device_alloc;
+  record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow, stream);
+  Block* block = nullptr;
+  if (tail_free > 0) {
+    adjustInactiveSplit(tail, -1);
+    pool.erase(tail);
+    tail->size += grow;
+    block = tail;
+  } else {
+    block = makeBlock(at, grow, stream, pool, segment);
+    block->prev = tail;
+    if (tail != nullptr) {
+      tail->next = block;
+    } else {
+      segment->head = block;
+    }
+  }
+  if (block->size < rounded) {  // a tail too small even after growing: keep it
+    adjustInactiveSplit(block, +1);
+    pool.insert(block);
+    return nullptr;
+  }
+  return block;
+}
+
+void DeviceCache::releaseSegment(Block* block) noexcept {
+  Segment* segment = block->segment;
+  BlockPool& pool = *block->pool;
+  pool.erase(block);
+  const std::size_t size = segment->size;
+  source_.freeSegment(index_, segment->base, size);
+  stats_.reserved_bytes.add(pool.small, -sized(size));
+  stats_.segments.add(pool.small, -1);
+  ++stats_.num_device_free;
+  if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
+    stats_.oversize_segments.add(-1);
+  }
+  record(Action::SegmentFree, nullptr, reinterpret_cast<std::uintptr_t>(segment->base),
+         size, segment->stream);
+  recycle(block);
+  segments_.erase(segment->base);
+}
+
+void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
+  Block* tail = segment->head;
+  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  if (tail == nullptr || tail->allocated) return;
+  const std::size_t step = expandableStep();
+  const std::size_t tail_offset = static_cast<std::size_t>(tail->ptr - segment->base);
+  const std::size_t keep_until = roundUpTo(tail_offset, step);
+  if (keep_until >= segment->size) return;
+  const std::size_t unmap = segment->size - keep_until;
+  BlockPool& pool = *tail->pool;
+  adjustInactiveSplit(tail, -1);
+  pool.erase(tail);
+  source_.unmapPages(index_, segment->base + keep_until, unmap);
+  segment->size = keep_until;
+  tail->size -= unmap;
+  stats_.reserved_bytes.add(false, -sized(unmap));
+  ++stats_.num_device_free;
+  record(Action::SegmentUnmap, nullptr,
+         reinterpret_cast<std::uintptr_t>(segment->base + keep_until), unmap,
+         segment->stream);
+  if (tail->size > 0) {
+    adjustInactiveSplit(tail, +1);
+    pool.insert(tail);
+    return;
+  }
+  if (tail->prev != nullptr) {
+    // The block before a free tail is allocated (free neighbours merge), so
+    // it counts in no inactive-split figure whether or not it is split.
+    tail->prev->next = nullptr;
+    recycle(tail);
+    return;
+  }
+  // Nothing is mapped any more: give the address range back too.
+  recycle(tail);
+  segment->head = nullptr;
+  source_.releaseAddressRange(index_, segment->base, segment->reserved);
+  stats_.segments.add(false, -1);
+  expandable_.erase(segment->stream);
+  segments_.erase(segment->base);
+}
+
+std::size_t DeviceCache::releaseCached(bool oversize_only) noexcept {
+  std::size_t released = 0;
+  std::vector<Block*> victims;
+  std::vector<Segment*> expandable;
+  for (auto& [base, segment] : segments_) {
+    PrivatePool* owner = segment->pool->owner;
+    if (owner != nullptr && owner->users > 0) continue;
+    if (segment->expandable) {
+      if (!oversize_only) expandable.push_back(segment.get());
+      continue;
+    }
+    Block* head = segment->head;
+    if (!isFreeWholeSegment(head)) continue;
+    if (oversize_only && head->size < settings_.max_split_size) continue;
+    victims.push_back(head);
+  }
+  for (Block* victim : victims) {
+    released += victim->size;
+    releaseSegment(victim);
+  }
+  for (Segment* segment : expandable) {
+    const std::size_t before = segment->size;
+    shrinkExpandable(segment);
+    released += before;  // an upper bound is enough for the caller's "> 0"
+  }
+  return released;
+}
+
+void DeviceCache::emptyCache() {
+  BiasedMutex::Guard lock(mutex_);
+  releaseHeld();
+  synchronizeEvents();
+  releaseCached(false);
+}
+
+void DeviceCache::garbageCollect() noexcept {
+  std::size_t capacity = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
+  if (capacity == 0) return;
+  const auto threshold = static_cast<std::int64_t>(
+      settings_.garbage_collection_threshold * static_cast<double>(capacity));
+  if (stats_.reserved_bytes.current <= threshold) return;
+  // Largest free segments first: they bring the reservation down fastest.
+  std::vector<Block*> victims;
+  for (auto& [base, segment] : segments_) {
+    if (segment->pool->owner == nullptr && !segment->expandable &&
+        isFreeWholeSegment(segment->head)) {
+      victims.push_back(segment->head);
+    }
+  }
+  std::sort(victims.begin(), victims.end(),
+            [](const Block* a, const Block* b) { return a->size > b->size; });
+  for (Block* victim : victims) {
+    if (stats_.reserved_bytes.current <= threshold) break;
+    releaseSegment(victim);
+  }
+}
+
+[[gnu::noinline, gnu::cold]] void DeviceCache::maybeReleasePrivatePool(
+    PrivatePool* pool) noexcept {
+  std::vector<Block*> victims;
+  bool in_use = false;
+  for (auto& [base, segment] : segments_) {
+    if (segment->pool->owner != pool) continue;
+    if (isFreeWholeSegment(segment->head)) {
+      victims.push_back(segment->head);
+    } else {
+      in_use = true;
+    }
+  }
+  for (Block* victim : victims) releaseSegment(victim);
+  if (!in_use) private_pools_.erase(pool->id);
+}
+
+}  // namespace accel::memory::detail

@@ -1,0 +1,65 @@
+// DeviceCache: the snapshot — every segment and block as they are, and the
+// history ring in order, symbolized.
+#include "memory/device_cache.h"
+
+namespace accel::memory::detail {
+
+void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
+  BiasedMutex::Guard lock(mutex_);
+  releaseHeld();
+  const Device device = Device::unchecked(allocator_.deviceType(), index_);
+  for (const auto& [base, segment] : segments_) {
+    if (segment->head == nullptr) continue;
+    MemorySegment view;
+    view.device = device;
+    view.address = reinterpret_cast<std::uintptr_t>(segment->base);
+    view.total_size = segment->size;
+    view.stream = Stream(device, segment->stream);
+    view.is_large = !segment->pool->small;
+    view.is_expandable = segment->expandable;
+    if (segment->pool->owner != nullptr) view.pool = segment->pool->owner->id;
+    for (const Block* block = segment->head; block != nullptr; block = block->next) {
+      MemoryBlock item;
+      item.address = reinterpret_cast<std::uintptr_t>(block->ptr);
+      item.size = block->size;
+      item.requested_size = block->requested;
+      if (block->allocated) {
+        item.state = block->pending_free ? MemoryBlock::State::ActivePendingFree
+                                         : MemoryBlock::State::Allocated;
+        view.active_size += block->size;
+        view.requested_size += block->requested;
+        if (!block->pending_free) view.allocated_size += block->size;
+        item.frames = symbolizer_.symbolize(block->stack);
+      }
+      view.blocks.push_back(std::move(item));
+    }
+    out.segments.push_back(std::move(view));
+  }
+  if (out.device_traces.size() <= static_cast<std::size_t>(index_)) {
+    out.device_traces.resize(static_cast<std::size_t>(index_) + 1);
+  }
+  if (!include_trace) return;
+  std::vector<MemoryTraceEntry>& trace =
+      out.device_traces[static_cast<std::size_t>(index_)];
+  const std::size_t count = history_.size();
+  trace.reserve(count);
+  const std::size_t start = count < history_capacity_ ? 0 : history_next_;
+  const TraceClock::Scale scale = clock_.scale();
+  for (std::size_t i = 0; i < count; ++i) {
+    const TraceRecord& record = history_[(start + i) % count];
+    MemoryTraceEntry entry;
+    entry.action = record.action;
+    entry.address = record.address;
+    entry.size = record.size;
+    entry.stream = Stream(device, record.stream);
+    entry.time_ns = scale.toNs(record.stamp);
+    entry.device_free = record.device_free;
+    entry.frame_details = symbolizer_.symbolize(record.stack);
+    for (const MemoryFrame& frame : entry.frame_details) {
+      entry.frames.push_back(frame.name + " (" + frame.filename + ")");
+    }
+    trace.push_back(std::move(entry));
+  }
+}
+
+}  // namespace accel::memory::detail
