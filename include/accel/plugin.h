@@ -85,7 +85,7 @@ enum class PluginStatus {
   Loaded,           // registered its backend(s)
   NotFound,         // no such file or directory
   Refused,          // refused by autoload: relative path, writable by others, setuid
-  OpenFailed,       // not a regular file, or dlopen failed (detail: dlerror())
+  OpenFailed,       // not a regular file, truncated, or dlopen failed (dlerror())
   NotAPlugin,       // the file has no accel_plugin_entry_v2 of its own
   VersionMismatch,  // API version handshake failed (either direction)
   InitFailed,       // the entry or register function threw, or registered nothing

@@ -108,6 +108,25 @@ TEST(Autoload, PluginPathScansDirectoriesForLibaccelFilesInNameOrder) {
       << child.err;
 }
 
+TEST(Autoload, TruncatedCandidateIsSkippedWithADiagnosticAndTheNextOneLoads) {
+  // Cut after its headers, a plugin crashed dlopen with SIGBUS, killing the
+  // process that merely scanned the directory (`accel info`, `import accel`).
+  ScratchDir dir;
+  std::string cut = dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_a_cut.so");
+  std::filesystem::resize_file(cut, 4096);
+  dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_b_good.so");
+  ChildResult child = autoloadChild({{"ACCEL_PLUGIN_PATH", dir.path()}});
+  EXPECT_THAT(
+      child.out,
+      HasSubstr("RECORD ACCEL_PLUGIN_PATH|open failed|libaccel_a_cut.so|\n"
+                "RECORD ACCEL_PLUGIN_PATH|loaded|libaccel_b_good.so|plugtest_good,\n"));
+  EXPECT_EQ(countOccurrences(child.err,
+                             "libaccel_a_cut.so: open failed: the file is "
+                             "truncated or damaged"),
+            1)
+      << child.err;
+}
+
 TEST(Autoload, BothVariablesTogetherListFilesFirstThenDirectories) {
   ScratchDir dir;
   dir.copyPlugin("libaccel_plugtest_late.so", "libaccel_late.so");

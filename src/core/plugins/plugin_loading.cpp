@@ -19,8 +19,9 @@
 #include <thread>
 
 #include "accel/hooks_table.h"
-#include "plugins/plugin_report.h"
 #include "hooks/static_registration_hold.h"
+#include "plugins/elf_image_check.h"
+#include "plugins/plugin_report.h"
 
 namespace accel {
 namespace {
@@ -79,7 +80,8 @@ bool fail(PluginRecord& r, PluginStatus status, std::string detail) {
 }
 
 // The file must exist and be a regular file: dlopen of a FIFO or a device
-// blocks or misbehaves, and a directory is a listing mistake.
+// blocks or misbehaves, and a directory is a listing mistake. An ELF file
+// whose program headers point past its end would crash dlopen (SIGBUS).
 bool checkFile(PluginRecord& r, struct stat& st) {
   if (::stat(r.path.c_str(), &st) != 0) {
     int err = errno;
@@ -105,6 +107,10 @@ bool checkFile(PluginRecord& r, struct stat& st) {
                 detail::concat("it is ", kind,
                                ", not a regular file; a plugin is a shared library "
                                "file (opening anything else could block forever)"));
+  }
+  if (std::string problem = detail::elfImageProblem(r.path, st.st_size);
+      !problem.empty()) {
+    return fail(r, PluginStatus::OpenFailed, std::move(problem));
   }
   return true;
 }
