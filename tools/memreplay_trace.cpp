@@ -186,4 +186,24 @@ double replayWithMalloc(const Trace& trace) {
                    static_cast<double>(trace.events.size());
 }
 
+double replayThrough(const Trace& trace, Allocator& allocator) {
+  std::vector<DataPtr> slots(trace.slots);
+  const auto start = std::chrono::steady_clock::now();
+  for (const TraceEvent& event : trace.events) {
+    if (event.kind == TraceEvent::Kind::Alloc) {
+      slots[event.slot] = allocator.allocate(event.size);
+    } else {
+      slots[event.slot].reset();
+    }
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  slots.clear();
+  return trace.events.empty()
+             ? 0.0
+             : static_cast<double>(
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)
+                       .count()) /
+                   static_cast<double>(trace.events.size());
+}
+
 }  // namespace accel::tool

@@ -9,6 +9,9 @@
 // lines and lines starting with '#' are ignored. Parsing turns addresses
 // into dense slots so that the replay does no lookups.
 //
+// replayThrough runs them through any Allocator (a backend's device
+// allocator), so that a backend's own cost per allocation shows.
+//
 // replayTrace runs the events through a CachingAllocator over a simulated
 // device (invented addresses, a capacity, page mapping for expandable
 // segments) and reports what a backend would see: device allocations,
@@ -24,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "accel/allocator.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/stream.h"
 
@@ -79,5 +83,11 @@ struct ReplayResult {
 [[nodiscard]] ReplayResult replayTrace(const Trace& trace, const ReplayOptions& options);
 // The same events through malloc/free: ns per operation, the baseline.
 [[nodiscard]] double replayWithMalloc(const Trace& trace);
+// The events once through a backend's device allocator (getDeviceAllocator),
+// ignoring streams (an Allocator allocates on the thread's current stream);
+// allocations still live at the end are freed, outside the time. Returns ns
+// per operation. Throws what the allocator throws (OutOfMemory), after
+// freeing what it allocated.
+[[nodiscard]] double replayThrough(const Trace& trace, Allocator& allocator);
 
 }  // namespace accel::tool
