@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "accel/conformance.h"
@@ -15,6 +16,13 @@ namespace accel::tool {
 namespace {
 
 constexpr const char* kTestPrefix = "conformance";
+
+// "'a', 'b'".
+std::string quotedList(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "'" : ", '") + name + "'";
+  return out;
+}
 
 std::string registeredNames() {
   std::string out;
@@ -112,11 +120,12 @@ int runCheck(const CheckOptions& options) {
       std::cerr << "accel check: '" << name
                 << "' is registered but failed to initialise: "
                 << (error != nullptr ? error->message() : std::string(e.what())) << '\n';
-      init_failures.push_back("'" + name + "'");
+      init_failures.push_back(name);
     }
   }
   if (ready.empty()) {
-    std::cout << "accel check: FAILED: no backend to check initialised\n";
+    std::cout << "accel check: FAILED: " << quotedList(init_failures)
+              << " failed to initialise, so nothing was checked; exit status 1\n";
     return 1;
   }
   types = ready;
@@ -162,37 +171,55 @@ int runCheck(const CheckOptions& options) {
   int status = RUN_ALL_TESTS();
   std::vector<std::string> failed = reporter->failedBackends();
   if (!failed.empty()) {
-    std::string names;
-    for (const std::string& name : failed)
-      names += (names.empty() ? "'" : ", '") + name + "'";
-    std::cout << "accel check: FAILED: " << names
+    std::cout << "accel check: FAILED: " << quotedList(failed)
               << " broke the hooks contract; see the broken hooks above and "
                  "docs/conformance.md\n";
   }
   if (!init_failures.empty()) {
-    std::string names;
-    for (const std::string& name : init_failures)
-      names += (names.empty() ? "" : ", ") + name;
-    std::cout << "accel check: FAILED: " << names
+    std::cout << "accel check: FAILED: " << quotedList(init_failures)
               << " failed to initialise (see the error above)\n";
-  } else if (failed.empty() && status == 0 && !unavailable.empty()) {
-    std::string names;
-    for (const auto& [name, reason] : unavailable)
-      names += (names.empty() ? "'" : ", '") + name + "'";
-    std::cout << "accel check: NOT CHECKED on a device: " << names
-              << " has no device, so only the cases that need none ran (they passed); "
-                 "run the check where the device is present\n";
-    for (const auto& [name, reason] : unavailable) {
-      std::cout << "  " << name << ": ";
-      for (char c : reason) std::cout << c << (c == '\n' ? "    " : "");
-      std::cout << '\n';
-    }
-  } else if (failed.empty() && status == 0) {
-    std::cout << "accel check: passed\n";
+  }
+  // Why each backend without a device has none, before the last line.
+  for (const auto& [name, reason] : unavailable) {
+    std::cout << "  " << name << " has no device: ";
+    for (char c : reason) std::cout << c << (c == '\n' ? "    " : "");
+    std::cout << '\n';
   }
   if (!options.junit.empty()) std::cout << "JUnit report: " << options.junit << '\n';
-  if (status != 0 || !init_failures.empty()) return 1;
-  return unavailable.empty() ? 0 : 3;
+
+  // The last line names every backend asked for, by outcome, and the exit
+  // status, so that a log's tail says what a CI gate saw.
+  std::vector<std::string> passed;
+  std::vector<std::string> not_checked;
+  for (DeviceType t : types) {
+    std::string name(deviceTypeName(t));
+    if (std::find(failed.begin(), failed.end(), name) != failed.end()) continue;
+    bool without_device =
+        std::any_of(unavailable.begin(), unavailable.end(),
+                    [&](const auto& entry) { return entry.first == name; });
+    (without_device ? not_checked : passed).push_back(name);
+  }
+  int exit_status = 0;
+  if (status != 0 || !failed.empty() || !init_failures.empty()) {
+    exit_status = 1;
+  } else if (!not_checked.empty()) {
+    exit_status = 3;
+  }
+  std::vector<std::string> failed_all = failed;
+  failed_all.insert(failed_all.end(), init_failures.begin(), init_failures.end());
+  std::vector<std::string> parts;
+  if (!failed_all.empty()) parts.push_back("FAILED: " + quotedList(failed_all));
+  if (exit_status == 1 && failed_all.empty()) parts.push_back("FAILED (see above)");
+  if (!passed.empty()) parts.push_back("passed: " + quotedList(passed));
+  if (!not_checked.empty()) {
+    parts.push_back("NOT CHECKED on a device: " + quotedList(not_checked) +
+                    " (no device here: only the cases that need none ran" +
+                    (exit_status == 3 ? ", and passed" : "") + ")");
+  }
+  std::cout << "accel check: ";
+  for (std::size_t i = 0; i < parts.size(); ++i) std::cout << (i ? "; " : "") << parts[i];
+  std::cout << "; exit status " << exit_status << '\n';
+  return exit_status;
 }
 
 }  // namespace accel::tool

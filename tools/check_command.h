@@ -4,8 +4,12 @@
 // Which backends: --backend NAME; else the backends the --plugin paths
 // registered; else every registered backend. A JUnit XML report is written
 // with --junit FILE (GoogleTest's XML output). Exit status: 0 when every
-// case passed or was skipped, 1 when any failed, 2 when nothing could be
-// checked (unknown backend, a --plugin that did not load, no backends).
+// case passed or was skipped, 1 when any failed or a backend did not
+// initialise, 2 when nothing could be checked (unknown backend, a --plugin
+// that did not load, no backends), 3 when nothing failed but a backend has
+// no device (its device cases could not run). The last line printed names
+// the backends that passed, failed and were not checked on a device, and
+// the exit status.
 // With --list it loads nothing and prints the groups and their cases instead.
 #pragma once
 

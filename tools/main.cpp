@@ -1,10 +1,15 @@
 // accel: inspect accelhooks backends and check them against the hooks
 // contract, and look at memory. Commands: info, check, version, memviz,
 // memreplay (docs/accel-tool.md, docs/memory.md).
+//
+// Exit status 2 is every usage error, whatever CLI11's own code for it
+// (106, 109, ...): scripts test one number, and the message names the
+// command and what was wrong.
 #include <CLI/CLI.hpp>
 
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "accel/error.h"
 #include "check_command.h"
@@ -13,13 +18,65 @@
 #include "memviz_command.h"
 #include "version_command.h"
 
+namespace {
+
+constexpr int kUsageError = 2;
+
+constexpr const char* kPluginSources =
+    "Backends come from ACCEL_PLUGINS, ACCEL_PLUGIN_PATH (or, when it is unset, the "
+    "directories next to this executable) and --plugin PATH.";
+
+// The names of app's commands, "info, check, ...".
+std::string commandNames(CLI::App& app) {
+  std::string names;
+  for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + command->get_name();
+  }
+  return names;
+}
+
+// Reports a failed parse and returns the exit status: 0 for --help and
+// --version (CLI11 reports those as errors too), kUsageError for the rest.
+int reportParseError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (e.get_exit_code() == 0) return app.exit(e);
+  // A first word that is no command: CLI11 would only say "A subcommand is
+  // required", not which word it did not know.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string word = argv[1];
+    bool known = false;
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || command->check_name(word);
+    }
+    if (!known) {
+      std::cerr << "accel: unknown command '" << word << "'; the commands are "
+                << commandNames(app) << " (accel --help)\n";
+      return kUsageError;
+    }
+  }
+  // An option before any command: CLI11 would only say that a command is required.
+  if (argc > 1 && argv[1][0] == '-' && app.get_subcommands().empty()) {
+    std::cerr << "accel: unknown option '" << argv[1] << "' before the command; the "
+              << "commands are " << commandNames(app) << " (accel --help)\n";
+    return kUsageError;
+  }
+  std::string who = "accel";
+  for (const CLI::App* command : app.get_subcommands()) who += " " + command->get_name();
+  std::cerr << who << ": " << e.what() << "\nRun `" << who << " --help` for the usage.\n";
+  return kUsageError;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"Inspect accelhooks backends and check them against the hooks contract.",
                "accel"};
   app.require_subcommand(1);
+  app.set_version_flag(
+      "-V,--version", [] { return accel::tool::versionText(); },
+      "Print the library and plugin API versions and exit");
   app.footer(
-      "Backends come from ACCEL_PLUGINS, ACCEL_PLUGIN_PATH (or, when it is unset, the "
-      "directories next to this executable) and --plugin PATH. See docs/accel-tool.md.");
+      "Run `accel COMMAND --help` for a command's options. Exit status 2: a usage "
+      "error. See docs/accel-tool.md.");
 
   accel::tool::InfoOptions info;
   CLI::App* infoCommand = app.add_subcommand(
@@ -28,6 +85,9 @@ int main(int argc, char** argv) {
   infoCommand->add_option("--plugin", info.plugins, "Load this backend plugin first")
       ->type_name("PATH")
       ->allow_extra_args(false);
+  infoCommand->footer(std::string(kPluginSources) +
+                      " Exit status: 0; 1 when a --plugin did not load; 2 a usage error. "
+                      "See docs/accel-tool.md.");
 
   accel::tool::CheckOptions check;
   CLI::App* checkCommand = app.add_subcommand(
@@ -45,6 +105,12 @@ int main(int argc, char** argv) {
   checkCommand->add_flag("-v,--verbose", check.verbose, "Print GoogleTest's own output");
   checkCommand->add_flag("--list", check.list,
                          "List the hook groups and conformance cases; check nothing");
+  checkCommand->footer(
+      std::string(kPluginSources) +
+      " Exit status: 0 every backend passed; 1 a case failed or a backend did not "
+      "initialise; 2 nothing to check or a usage error; 3 nothing failed but a backend "
+      "has no device, so its device cases did not run (the last line names it). See "
+      "docs/accel-tool.md and docs/conformance.md.");
 
   accel::tool::MemvizOptions memviz;
   CLI::App* memvizCommand = app.add_subcommand(
@@ -55,6 +121,9 @@ int main(int argc, char** argv) {
   memvizCommand->add_option("-o,--output", memviz.output, "HTML file to write")
       ->type_name("FILE");
   memvizCommand->add_option("--device", memviz.device, "Device whose memory to draw");
+  memvizCommand->footer(
+      "Loads no plugin. How to read the page: docs/memory.md. Exit status 2: a usage "
+      "error or a snapshot it cannot read.");
 
   accel::tool::MemreplayOptions memreplay;
   CLI::App* memreplayCommand = app.add_subcommand(
@@ -71,11 +140,19 @@ int main(int argc, char** argv) {
   memreplayCommand->add_option("--device", memreplay.device,
                                "Which device trace of a snapshot to replay");
   memreplayCommand->add_flag("--json", memreplay.json, "Print the results as JSON");
+  memreplayCommand->footer(
+      "Loads no plugin. The trace format and the figures printed: docs/memory.md. Exit "
+      "status 2: a usage error or a trace it cannot read.");
 
   CLI::App* versionCommand =
       app.add_subcommand("version", "Show the library and plugin API versions");
+  versionCommand->footer("Loads no plugin; the same as accel --version.");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return reportParseError(app, e, argc, argv);
+  }
 
   try {
     if (*infoCommand) return accel::tool::runInfo(info);
@@ -85,10 +162,10 @@ int main(int argc, char** argv) {
     if (*memreplayCommand) return accel::tool::runMemreplay(memreplay);
   } catch (const accel::Error& e) {
     std::cerr << "accel: " << e.message() << '\n';
-    return 2;
+    return kUsageError;
   } catch (const std::exception& e) {
     std::cerr << "accel: " << e.what() << '\n';
-    return 2;
+    return kUsageError;
   }
-  return 2;
+  return kUsageError;
 }

@@ -3,9 +3,15 @@
 // accepts, and the headers the tool was built with.
 #pragma once
 
+#include <string>
+
 namespace accel::tool {
 
-// Prints the versions on stdout; returns 0.
+// The two lines `accel version` and `accel --version` print (no final
+// newline). Never throws except std::bad_alloc.
+std::string versionText();
+
+// Prints versionText() on stdout; returns 0.
 int runVersion();
 
 }  // namespace accel::tool

@@ -1,0 +1,93 @@
+// The tool's command-line conventions: --version, one exit status (2) for
+// every usage error with a message that names the command, and help footers
+// that speak of the command they close.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "tool_run.h"
+
+namespace {
+
+using accel::tooltest::contains;
+using accel::tooltest::runTool;
+using accel::tooltest::Stderr;
+using accel::tooltest::ToolRun;
+
+TEST(AccelToolUsage, VersionFlagsPrintWhatTheVersionCommandPrints) {
+  ToolRun command = runTool("version");
+  ASSERT_EQ(command.status, 0) << command.output;
+  for (const char* flag : {"--version", "-V"}) {
+    ToolRun run = runTool(flag);
+    EXPECT_EQ(run.status, 0) << flag << ": " << run.output;
+    EXPECT_EQ(run.output, command.output) << flag;
+  }
+}
+
+TEST(AccelToolUsage, UnknownCommandIsNamedWithTheCommandsAndExitsTwo) {
+  ToolRun run = runTool("frobnicate --json", "", Stderr::Only);
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "unknown command 'frobnicate'")) << run.output;
+  for (const char* command : {"info", "check", "version", "memviz", "memreplay"}) {
+    EXPECT_TRUE(contains(run.output, command)) << run.output;
+  }
+}
+
+TEST(AccelToolUsage, EveryUsageErrorExitsTwoNamingTheCommand) {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c :
+       {Case{"", "accel: "}, Case{"--no-such-flag", "unknown option '--no-such-flag'"},
+        Case{"info --no-such-flag", "accel info: "},
+        Case{"check --backend", "accel check: "}, Case{"memviz", "accel memviz: "},
+        Case{"memreplay trace.json --device abc", "accel memreplay: "},
+        Case{"version extra", "accel version: "}}) {
+    ToolRun run = runTool(c.args, "", Stderr::Only);
+    EXPECT_EQ(run.status, 2) << "accel " << c.args << ": " << run.output;
+    EXPECT_TRUE(contains(run.output, c.says)) << "accel " << c.args << ": " << run.output;
+    EXPECT_TRUE(contains(run.output, "--help"))
+        << "accel " << c.args << ": " << run.output;
+  }
+}
+
+TEST(AccelToolUsage, HelpFootersFitTheirCommand) {
+  // Plugin sources are told where plugins are loaded, exit statuses where
+  // they are more than 0 and 2.
+  for (const char* command : {"info", "check"}) {
+    ToolRun run = runTool(std::string(command) + " --help");
+    EXPECT_EQ(run.status, 0) << run.output;
+    EXPECT_TRUE(contains(run.output, "ACCEL_PLUGIN_PATH")) << command << run.output;
+  }
+  ToolRun check = runTool("check --help");
+  EXPECT_TRUE(contains(check.output, "3 nothing failed but a backend has no device"))
+      << check.output;
+  for (const char* command : {"version", "memviz", "memreplay"}) {
+    ToolRun run = runTool(std::string(command) + " --help");
+    EXPECT_EQ(run.status, 0) << run.output;
+    EXPECT_FALSE(contains(run.output, "ACCEL_PLUGIN_PATH")) << command << run.output;
+    EXPECT_FALSE(contains(run.output, "--plugin PATH")) << command << run.output;
+    EXPECT_TRUE(contains(run.output, "Loads no plugin")) << command << run.output;
+  }
+  ToolRun top = runTool("--help");
+  EXPECT_TRUE(contains(top.output, "accel COMMAND --help")) << top.output;
+  EXPECT_TRUE(contains(top.output, "--version")) << top.output;
+}
+
+TEST(AccelToolUsage, DocsShowWhatVersionPrintsInThisBuild) {
+  // docs/accel-tool.md's example shows the current plugin API version.
+  std::ifstream in(ACCEL_SOURCE_DIR "/docs/accel-tool.md");
+  std::string docs((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  ASSERT_FALSE(docs.empty()) << "cannot read docs/accel-tool.md";
+  ToolRun run = runTool("version");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(contains(docs, "$ accel version\n" + run.output))
+      << "docs/accel-tool.md's `accel version` example differs from the output:\n"
+      << run.output;
+}
+
+}  // namespace
