@@ -87,21 +87,28 @@ def populate(namespace: Dict[str, Any], type_name: str,
     # ---- streams and events ----
     class Stream(_C.Stream):
         """A stream of this backend: Stream(device=None, priority=0) takes a new
-        one from the backend's pool. `with s:` makes it current."""
+        one from the backend's pool (priority as in torch: 0 is the default and
+        lowest, lower numbers run first, clamped to priority_range()).
+        `with s:` makes it current."""
 
         def __init__(self, device: DeviceLike = None, priority: int = 0, *,
                      stream_id: Optional[int] = None) -> None:
             lazy.lazy_init()
-            if stream_id is not None:
-                index = _index(device)
-                if index == -1:
-                    index = hooks.current_device()
-                super().__init__(stream_id, index, _C._device_type_code(type_name))
-                return
             index = _index(device)
             if index == -1:
                 index = hooks.current_device()
+            if stream_id is not None:
+                super().__init__(stream_id, index, _C._device_type_code(type_name))
+                return
             super().__init__(_C.Device(type_name, index), priority)
+
+        def record_event(self, event: Optional[_C.Event] = None) -> _C.Event:
+            """Records `event` (a new Event of this backend if None) on this
+            stream and returns it."""
+            if event is None:
+                event = Event()
+            event.record(self)
+            return event
 
     class Event(_C.Event):
         """An event of this backend (created on its first record)."""
@@ -113,22 +120,20 @@ def populate(namespace: Dict[str, Any], type_name: str,
             # be shared, InvalidArgumentError with enable_timing on cuda.
             super().__init__(type_name, enable_timing, blocking, interprocess)
 
-    def _wrap(stream: _C.Stream) -> Stream:
-        return Stream(stream.device_index, stream_id=stream.stream_id)
-
-    def current_stream(device: DeviceLike = None) -> Stream:
-        """This thread's current stream of `device` (default: current device)."""
-        lazy.lazy_init()
-        return _wrap(_C._current_stream(type_name, _index(device)))
-
-    def default_stream(device: DeviceLike = None) -> Stream:
-        """The default stream of `device`."""
-        lazy.lazy_init()
-        return _wrap(_C._default_stream(type_name, _index(device)))
+    # Cached stream objects of this backend's Stream class (accel._C).
+    stream_functions = _C._stream_functions(type_name, Stream)
+    current_stream = stream_functions["current_stream"]
+    default_stream = stream_functions["default_stream"]
 
     def set_stream(stream: _C.Stream) -> None:
-        """Makes `stream` current for its device on this thread."""
+        """Makes `stream` current for its device on this thread, and its device
+        the current device (torch.accelerator.set_stream does both). A
+        non-Stream raises TypeError."""
+        if not isinstance(stream, _C.Stream):
+            raise TypeError(
+                f"set_stream expects an accel.Stream, got {type(stream).__name__}")
         lazy.lazy_init()
+        hooks.set_device(stream.device_index)
         _C._set_stream(stream)
 
     class stream:
@@ -149,25 +154,27 @@ def populate(namespace: Dict[str, Any], type_name: str,
     # ---- memory ----
     def memory_stats(device: DeviceLike = None) -> Dict[str, int]:
         """memoryStats as a dict with torch's flattened keys
-        ("allocated_bytes.all.current", ...)."""
-        lazy.lazy_init()
-        return dict(hooks.memory_stats(_index(device)))
+        ("allocated_bytes.all.current", ...), sorted by key. Before the
+        backend is initialised: {} (it is not initialised for this)."""
+        if not lazy.is_initialized():
+            return {}
+        return hooks.memory_stats(_index(device))
 
     def memory_allocated(device: DeviceLike = None) -> int:
         """Bytes handed out to callers now."""
-        return int(memory_stats(device)["allocated_bytes.all.current"])
+        return int(memory_stats(device).get("allocated_bytes.all.current", 0))
 
     def max_memory_allocated(device: DeviceLike = None) -> int:
         """Peak of memory_allocated() since the start or the last reset."""
-        return int(memory_stats(device)["allocated_bytes.all.peak"])
+        return int(memory_stats(device).get("allocated_bytes.all.peak", 0))
 
     def memory_reserved(device: DeviceLike = None) -> int:
         """Bytes obtained from the device now (>= allocated with caching)."""
-        return int(memory_stats(device)["reserved_bytes.all.current"])
+        return int(memory_stats(device).get("reserved_bytes.all.current", 0))
 
     def max_memory_reserved(device: DeviceLike = None) -> int:
         """Peak of memory_reserved()."""
-        return int(memory_stats(device)["reserved_bytes.all.peak"])
+        return int(memory_stats(device).get("reserved_bytes.all.peak", 0))
 
     def reset_peak_memory_stats(device: DeviceLike = None) -> None:
         """Sets the peaks to the current values."""
@@ -175,9 +182,10 @@ def populate(namespace: Dict[str, Any], type_name: str,
         hooks.reset_peak_memory_stats(_index(device))
 
     def empty_cache() -> None:
-        """Returns cached, unused device memory to the device."""
-        lazy.lazy_init()
-        hooks.empty_cache()
+        """Returns cached, unused device memory to the device. Does nothing
+        (and does not initialise the backend) before initialisation."""
+        if lazy.is_initialized():
+            hooks.empty_cache()
 
     def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
                                stacks: str = "all", max_entries: int = 100000) -> None:

@@ -26,10 +26,11 @@ namespace accel::python {
 namespace py = pybind11;
 
 void bindErrors(py::module_& m);
-void bindObjects(py::module_& m);  // Device, Generator, DeviceProperties
-void bindHooks(py::module_& m);    // Hooks, context functions, memory
-void bindStreams(py::module_& m);  // Stream, Event, Graph
-void bindBuffer(py::module_& m);   // Buffer, DLPack, copies, host fills
+void bindObjects(py::module_& m);        // Device, Generator, DeviceProperties
+void bindHooks(py::module_& m);          // Hooks, context functions, memory
+void bindStreams(py::module_& m);        // Stream, Event, Graph
+void bindStreamObjects(py::module_& m);  // cached current/default stream objects
+void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindPlugins(py::module_& m);
 #if defined(ACCEL_PY_WITH_OPENREG)
 void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
@@ -49,8 +50,33 @@ py::class_<T> withEquality(py::class_<T> cls) {
 }
 
 // The registered device type called `name`. Throws InvalidArgument naming the
-// known types when there is none.
+// registered backends when there is none.
 DeviceType typeFromName(std::string_view name);
+// The same for a Python object: TypeError for a non-str, InvalidArgument for
+// text without a UTF-8 form (a lone surrogate). `what` names the Python call.
+DeviceType typeFromName(const py::handle& name, const char* what);
+
+// A Python str as UTF-8. Throws TypeError (py::type_error) for a non-str and
+// InvalidArgument for a lone surrogate, naming `what` (the Python call).
+std::string toText(const py::handle& text, const char* what);
+
+// Initialises the backend through the package's lazy state (accel._lazy), so
+// that the calls queued before initialisation (manual_seed) run. Needs the GIL.
+void lazyInitFromPython(DeviceType type);
+
+// The current accelerator; NotAvailable naming `what` and the registered
+// backends when there is none.
+DeviceType currentAcceleratorType(const char* what);
+
+// Pickling support a binding class refuses: __reduce__ (and through it every
+// protocol) raises TypeError saying why, instead of pybind11's default, which
+// aborts the interpreter under protocols 0 and 1.
+template <typename T>
+py::object refusePickle(const T&) {
+  throw py::type_error(std::string("cannot pickle '") +
+                       py::type::of<T>().attr("__name__").template cast<std::string>() +
+                       "': it refers to live device state of this process");
+}
 
 // A Python int as a DeviceIndex: -1 (current) or [0, kMaxDevicesPerType).
 // Throws InvalidArgument otherwise, so that 300 never wraps to 44.
@@ -60,8 +86,12 @@ DeviceIndex toDeviceIndex(long long index);
 // Throws InvalidArgument outside that range or for a non-int.
 std::uint64_t toSeed(const py::handle& seed);
 
-// A device given as accel.Device or text ("openreg:1").
+// A device given as accel.Device or text ("openreg:1"); TypeError otherwise.
 Device toDevice(const py::handle& device);
+// A device with an index: None is the current accelerator's current device,
+// an int that accelerator's device, "openreg" that type's current device.
+// Throws NotAvailable naming `what` when None or an int has no accelerator.
+Device toDeviceOrCurrent(const py::handle& device, const char* what);
 
 // Copies `bytes` between two allocations, host or device; releases the GIL.
 // A device side needs its backend's copy function (registerCopyFunction).

@@ -171,6 +171,7 @@ struct DLManagedTensor {
   void (*deleter)(DLManagedTensor* self);
 };
 constexpr std::int32_t kDLCPU = 1;
+constexpr std::int32_t kDLCUDAHost = 3;
 constexpr std::int32_t kDLExtDev = 12;
 constexpr std::uint8_t kDLUInt = 1;
 
@@ -223,6 +224,56 @@ py::object toDLPack(const PyBuffer& buffer) {
   return py::reinterpret_steal<py::object>(capsule);
 }
 
+// The bytes of a host DLPack producer (a torch CPU tensor, a numpy array, a
+// host accel.Buffer), consumed as the protocol says: the capsule is renamed
+// "used_dltensor" and the producer's deleter runs when the view ends.
+class DLPackSource {
+ public:
+  explicit DLPackSource(const py::handle& src) {
+    capsule_ = src.attr("__dlpack__")();
+    auto* managed =
+        static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule_.ptr(), "dltensor"));
+    if (managed == nullptr) {
+      PyErr_Clear();
+      throw InvalidArgument(
+          "copy_: the source's __dlpack__() did not return an unused 'dltensor' capsule");
+    }
+    const DLTensor& t = managed->dl_tensor;
+    ACCEL_CHECK(t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost,
+                NotSupported, "copy_: the DLPack source is on DLPack device type ",
+                t.device.device_type, " (not host memory); copy it to the host first");
+    std::size_t elements = 1;
+    std::int64_t expected_stride = 1;
+    bool contiguous = true;
+    for (std::int32_t i = t.ndim - 1; i >= 0; --i) {
+      if (t.strides != nullptr && t.shape[i] > 1 && t.strides[i] != expected_stride)
+        contiguous = false;
+      expected_stride *= t.shape[i];
+      elements *= static_cast<std::size_t>(t.shape[i]);
+    }
+    ACCEL_CHECK(contiguous, InvalidArgument,
+                "copy_: the DLPack source is not C-contiguous; make it contiguous first "
+                "(e.g. tensor.contiguous())");
+    size_ = elements * ((t.dtype.bits * t.dtype.lanes + 7u) / 8u);
+    data_ = static_cast<const std::byte*>(t.data) + t.byte_offset;
+    managed_ = managed;
+    PyCapsule_SetName(capsule_.ptr(), "used_dltensor");
+  }
+  DLPackSource(const DLPackSource&) = delete;
+  DLPackSource& operator=(const DLPackSource&) = delete;
+  ~DLPackSource() {
+    if (managed_ != nullptr && managed_->deleter != nullptr) managed_->deleter(managed_);
+  }
+  [[nodiscard]] const void* data() const noexcept { return data_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+ private:
+  py::object capsule_;
+  DLManagedTensor* managed_ = nullptr;
+  const void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 void copyInto(const PyBuffer& dst, const py::handle& src) {
   const BufferStorage& d = *dst.storage;
   if (py::isinstance<PyBuffer>(src)) {
@@ -230,6 +281,13 @@ void copyInto(const PyBuffer& dst, const py::handle& src) {
     checkSameSize("copy_", d.nbytes, s.nbytes);
     copyBetween(d.ptr(), d.device, d.hostAccessible(), s.ptr(), s.device,
                 s.hostAccessible(), d.nbytes);
+    return;
+  }
+  if (PyObject_CheckBuffer(src.ptr()) == 0 && py::hasattr(src, "__dlpack__")) {
+    DLPackSource source(src);
+    checkSameSize("copy_", d.nbytes, source.size());
+    copyBetween(d.ptr(), d.device, d.hostAccessible(), source.data(),
+                Device(DeviceType::CPU), true, d.nbytes);
     return;
   }
   HostView view(src, /*writable=*/false);
@@ -335,8 +393,9 @@ void bindBuffer(py::module_& m) {
             return b;
           },
           py::arg("src"), py::return_value_policy::reference_internal,
-          "Copies all of `src` (a Buffer on any device, or any C-contiguous Python "
-          "buffer of the same size) into this buffer and waits until done. Returns self.")
+          "Copies all of `src` (a Buffer on any device, any C-contiguous Python buffer, "
+          "or any host object with __dlpack__, torch CPU tensors included, of the same "
+          "size in bytes) into this buffer and waits until done. Returns self.")
       .def(
           "copy_to",
           [](const PyBuffer& b, const py::handle& dst) {
@@ -385,6 +444,23 @@ void bindBuffer(py::module_& m) {
             return py::make_tuple(kDLExtDev, int(s.device.index()));
           },
           "(kDLCPU, 0) for host buffers; (kDLExtDev, index) for device buffers.")
+      .def(
+          "__array__",
+          [](const PyBuffer& b, const py::args&, const py::kwargs&) -> py::object {
+            // numpy asks for __array__ after the buffer protocol refused a
+            // device buffer; without it np.asarray makes a 0-d object array.
+            if (!b.storage->hostAccessible()) {
+              throw py::buffer_error(
+                  "numpy cannot read accel.Buffer on " + b.storage->device.str() +
+                  " (device memory); copy it to the host first: "
+                  "numpy.frombuffer(buf.tobytes(), dtype) or buf.to('cpu')");
+            }
+            return py::module_::import("numpy").attr("frombuffer")(
+                py::cast(b), py::arg("dtype") = "uint8");
+          },
+          "Host buffers: a uint8 numpy array over the same memory. Device buffers raise "
+          "BufferError.")
+      .def("__reduce__", &refusePickle<PyBuffer>)
       .def("__repr__", [](const PyBuffer& b) {
         return "<accel.Buffer " + std::to_string(b.storage->nbytes) + " bytes on " +
                b.storage->device.str() + (b.storage->pinned ? " (pinned)" : "") + ">";

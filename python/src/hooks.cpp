@@ -131,8 +131,11 @@ void bindHooks(py::module_& m) {
       m, "Hooks",
       "One backend's hooks, found by device type name. Methods take device "
       "indices (-1 = current device) and follow docs/hooks.md.")
-      .def(py::init([](const std::string& type) { return PyHooks{typeFromName(type)}; }),
+      .def(py::init([](const py::handle& type) {
+             return PyHooks{typeFromName(type, "accel.backend")};
+           }),
            py::arg("type"))
+      .def("__reduce__", &refusePickle<PyHooks>)
       .def_property_readonly("name",
                              [](const PyHooks& h) { return std::string(h.get().name()); })
       .def_property_readonly("is_registered",
@@ -334,8 +337,9 @@ void bindHooks(py::module_& m) {
       "The accelerator programs should use, or None.");
   m.def(
       "_set_current_accelerator",
-      [](const std::string& type) {
-        globalContext().setCurrentAccelerator(typeFromName(type));
+      [](const py::handle& type) {
+        globalContext().setCurrentAccelerator(
+            typeFromName(type, "accel.set_current_accelerator"));
       },
       py::arg("type"));
   m.def("_clear_current_accelerator", [] { globalContext().clearCurrentAccelerator(); });

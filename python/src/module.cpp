@@ -14,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   bindObjects(m);
   bindHooks(m);
   bindStreams(m);
+  bindStreamObjects(m);
   bindBuffer(m);
   bindPlugins(m);
 #if defined(ACCEL_PY_WITH_OPENREG)

@@ -5,6 +5,7 @@
 #include <climits>
 #include <span>
 
+#include "accel/context.h"
 #include "accel/device_properties.h"
 #include "accel/error.h"
 #include "accel/generator.h"
@@ -14,8 +15,59 @@ namespace accel::python {
 
 DeviceType typeFromName(std::string_view name) {
   std::optional<DeviceType> type = findDeviceType(name);
-  if (!type) throw InvalidArgument(explainBadDeviceTypeName(name));
-  return *type;
+  if (type) return *type;
+  std::string problem = explainBadDeviceTypeName(name);
+  if (problem.empty()) {
+    problem = "no backend is registered for device type '" + std::string(name) + "'";
+  }
+  const std::vector<DeviceType> registered = registeredHooksTypes();
+  throw InvalidArgument(
+      problem + "; registered backends: " +
+      (registered.empty() ? std::string("none") : joinDeviceTypeNames(registered)) +
+      "; load another with accel.load_backend(path)");
+}
+
+DeviceType typeFromName(const py::handle& name, const char* what) {
+  return typeFromName(toText(name, what));
+}
+
+std::string toText(const py::handle& text, const char* what) {
+  if (!PyUnicode_Check(text.ptr())) {
+    throw py::type_error(
+        std::string(what) + ": expected a str, got " +
+        std::string(py::str(py::type::handle_of(text).attr("__name__"))));
+  }
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (utf8 == nullptr) {
+    // A lone surrogate ('\udcff', from a bytes name decoded with
+    // surrogateescape) has no UTF-8 form: no device or type is called that.
+    PyErr_Clear();
+    throw InvalidArgument(std::string(what) + ": " +
+                          std::string(py::str(py::repr(text))) +
+                          " is not valid text (it holds a lone surrogate); device "
+                          "and type names are ASCII, e.g. 'openreg:0'");
+  }
+  return {utf8, static_cast<std::size_t>(size)};
+}
+
+void lazyInitFromPython(DeviceType type) {
+  if (globalContext().isInitialized(type)) return;
+  // The package's lazy state runs the calls queued before initialisation
+  // (a manual_seed), which Context::lazyInitDevice alone would skip.
+  py::module_::import("accel._lazy")
+      .attr("state")(std::string(deviceTypeName(type)))
+      .attr("lazy_init")();
+}
+
+DeviceType currentAcceleratorType(const char* what) {
+  const std::optional<DeviceType> type = globalContext().currentAccelerator();
+  if (type) return *type;
+  const std::vector<DeviceType> registered = registeredHooksTypes();
+  throw NotAvailable(
+      std::string(what) + ": no accelerator is available (registered backends: " +
+      (registered.empty() ? std::string("none") : joinDeviceTypeNames(registered)) +
+      "); pass a device, or load a backend with accel.load_backend(path)");
 }
 
 DeviceIndex toDeviceIndex(long long index) {
@@ -46,9 +98,25 @@ std::uint64_t toSeed(const py::handle& seed) {
 
 Device toDevice(const py::handle& device) {
   if (py::isinstance<Device>(device)) return device.cast<Device>();
-  if (py::isinstance<py::str>(device)) return Device::parse(device.cast<std::string>());
-  throw InvalidArgument("expected an accel.Device or text like 'openreg:1', got " +
-                        std::string(py::str(py::repr(device))));
+  if (py::isinstance<py::str>(device)) return Device::parse(toText(device, "device"));
+  throw py::type_error("expected an accel.Device or text like 'openreg:1', got " +
+                       std::string(py::str(py::repr(device))));
+}
+
+Device toDeviceOrCurrent(const py::handle& device, const char* what) {
+  if (device.is_none()) {
+    const DeviceType type = currentAcceleratorType(what);
+    return Device(type, getHooks(type).getCurrentDevice());
+  }
+  if (PyLong_Check(device.ptr()) && !PyBool_Check(device.ptr())) {
+    const DeviceType type = currentAcceleratorType(what);
+    const DeviceIndex index = toDeviceIndex(device.cast<long long>());
+    return Device(type,
+                  index == kCurrentDevice ? getHooks(type).getCurrentDevice() : index);
+  }
+  const Device d = toDevice(device);
+  if (d.isCpu() || d.hasIndex()) return d;
+  return Device(d.type(), getHooks(d.type()).getCurrentDevice());
 }
 
 namespace {
@@ -74,11 +142,12 @@ void bindObjects(py::module_& m) {
       py::class_<Device>(m, "Device",
                          "A device: a type and an index, e.g. Device('openreg:1') or "
                          "Device('openreg', 1). Index None means 'the current device'."))
-      .def(py::init([](const std::string& text) { return Device::parse(text); }),
+      .def(py::init(
+               [](const py::str& text) { return Device::parse(toText(text, "Device")); }),
            py::arg("device"),
            "Parses 'type' or 'type:index'. Raises InvalidArgumentError on bad text.")
-      .def(py::init([](const std::string& type, long long index) {
-             return Device(typeFromName(type), toDeviceIndex(index));
+      .def(py::init([](const py::str& type, long long index) {
+             return Device(typeFromName(type, "Device"), toDeviceIndex(index));
            }),
            py::arg("type"), py::arg("index"),
            "A device of a registered type and an index.")
@@ -104,6 +173,21 @@ void bindObjects(py::module_& m) {
                    m, "Generator",
                    "A handle to a Philox4x32-10 random-number generator: a seed and an "
                    "offset into its stream. Copies share state; clone() does not."))
+      .def(py::init([](const py::object& device) {
+             // A new, independent generator (getNewGenerator), as
+             // torch.Generator(device) makes one; the default generator is
+             // the backend module's default_generator().
+             const Device d = toDeviceOrCurrent(device, "Generator");
+             ACCEL_CHECK(!d.isCpu(), NotSupported,
+                         "accel.Generator('cpu'): accel has no CPU generator object; use "
+                         "an accelerator device, e.g. accel.Generator('openreg:0')");
+             lazyInitFromPython(d.type());
+             return getHooks(d.type()).getNewGenerator(d.index());
+           }),
+           py::arg("device") = py::none(),
+           "A new generator on `device` (default: the current accelerator's current "
+           "device), independent of the default one, from the backend's getNewGenerator.")
+      .def("__reduce__", &refusePickle<Generator>)
       .def_property_readonly("device", &Generator::device, "The device it serves.")
       .def(
           "manual_seed",
@@ -160,6 +244,7 @@ void bindObjects(py::module_& m) {
       .def_readonly("L2_cache_size", &DeviceProperties::l2_cache_bytes)
       .def_readonly("is_integrated", &DeviceProperties::is_integrated)
       .def_readonly("uuid", &DeviceProperties::uuid)
+      .def("__reduce__", &refusePickle<DeviceProperties>)
       .def("__repr__", [](const DeviceProperties& p) {
         return "DeviceProperties(name='" + p.name +
                "', total_memory=" + std::to_string(p.total_memory_bytes >> 20) +

@@ -3,9 +3,14 @@
 // thread waiting on one device does not hold up threads using another.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <mutex>
 #include <optional>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "accel/context.h"
 #include "accel/error.h"
 #include "accel/event.h"
 #include "accel/graph.h"
@@ -19,11 +24,14 @@ using Release = py::call_guard<py::gil_scoped_release>;
 
 AcceleratorHooks& hooksOf(const Stream& s) noexcept { return getHooks(s.device.type()); }
 
-// A stream and, while it is entered as a context manager, what it replaced.
-// One object is entered by one thread at a time (as torch's StreamContext).
+// A stream and, while it is entered as a context manager, what it replaced,
+// per entering thread: current_stream() hands every thread the same cached
+// object, so two threads may be inside `with s:` at once. The GIL
+// serialises __enter__ and __exit__ (neither releases it).
 struct PyStream {
   Stream stream;
   struct Saved {
+    std::thread::id thread;
     Stream stream;
     DeviceIndex device;
   };
@@ -86,6 +94,61 @@ struct PyGraph {
   }
 };
 
+// Python's stream priorities follow torch (and CUDA): 0 is the default and
+// lowest, lower numbers run first, priority_range() is (least, greatest) =
+// (0, -(levels - 1)), values outside it are clamped. The hooks count the
+// other way (streamPriorityRange() = {lowest, greatest}, greater first).
+int hooksPriority(AcceleratorHooks& hooks, int python_priority) {
+  const auto [lowest, greatest] = hooks.streamPriorityRange();
+  const long long wanted = static_cast<long long>(lowest) - python_priority;
+  return static_cast<int>(std::clamp<long long>(wanted, lowest, greatest));
+}
+
+// The priority each stream was created with, as the hooks have no query for
+// it: streams come from per-priority pools, so an id keeps its priority. A
+// stream never seen here (default streams, streams C++ code made) has the
+// default priority 0.
+class StreamPriorities {
+ public:
+  void remember(const Stream& stream, int priority) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    priorities_[stream] = priority;
+  }
+  [[nodiscard]] int of(const Stream& stream) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = priorities_.find(stream);
+    return found == priorities_.end() ? 0 : found->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<Stream, int> priorities_;
+};
+
+StreamPriorities& streamPriorities() {
+  static auto* priorities = new StreamPriorities();  // outlives every Stream object
+  return *priorities;
+}
+
+int pythonPriority(const Stream& stream) {
+  const int priority = streamPriorities().of(stream);
+  if (priority == 0) return 0;
+  return -(priority - getHooks(stream.device.type()).streamPriorityRange().first);
+}
+
+Stream newStream(const py::handle& device, int priority) {
+  const Device d = toDeviceOrCurrent(device, "Stream");
+  ACCEL_CHECK(!d.isCpu(), InvalidArgument,
+              "Stream(device='cpu'): streams belong to an accelerator; pass e.g. "
+              "'openreg:0' or nothing for the current accelerator");
+  lazyInitFromPython(d.type());
+  AcceleratorHooks& hooks = getHooks(d.type());
+  const int level = hooksPriority(hooks, priority);
+  const Stream stream = hooks.getNewStream(d.index(), level);
+  if (level != 0) streamPriorities().remember(stream, level);
+  return stream;
+}
+
 Stream currentStreamOf(DeviceType type) {
   AcceleratorHooks& hooks = getHooks(type);
   return hooks.getCurrentStream(kCurrentDevice);
@@ -111,11 +174,13 @@ void bindStreams(py::module_& m) {
                    "A queue of work on one device. `with stream:` makes it the current "
                    "stream (and its device the current device) until the block ends."))
       .def(py::init([](const py::handle& device, int priority) {
-             const Device d = toDevice(device);
-             return PyStream{getHooks(d.type()).getNewStream(d.index(), priority), {}};
+             return PyStream{newStream(device, priority), {}};
            }),
-           py::arg("device"), py::arg("priority") = 0,
-           "A new stream from the backend's pool on `device` (Device or text).")
+           py::arg("device") = py::none(), py::arg("priority") = 0,
+           "A new stream from the backend's pool on `device` (Device, text or index; "
+           "default: the current accelerator's current device). `priority` as in "
+           "torch: 0 (default) is the lowest, lower numbers run first, values outside "
+           "priority_range() are clamped.")
       .def(py::init([](long long stream_id, long long device_index,
                        long long device_type) {
              return PyStream{Stream::unpack3(stream_id, device_index, device_type), {}};
@@ -130,6 +195,28 @@ void bindStreams(py::module_& m) {
                                return std::string(deviceTypeName(s.stream.device.type()));
                              })
       .def_property_readonly("stream_id", [](const PyStream& s) { return s.stream.id; })
+      .def_property_readonly(
+          "priority", [](const PyStream& s) { return pythonPriority(s.stream); },
+          "The stream's priority in torch's convention (0 = default, lower runs "
+          "first).")
+      .def_static(
+          "priority_range",
+          [](const py::object& device) {
+            const Device d = toDeviceOrCurrent(device, "Stream.priority_range");
+            const auto [lowest, greatest] = getHooks(d.type()).streamPriorityRange();
+            return py::make_tuple(0, -(greatest - lowest));
+          },
+          py::arg("device") = py::none(),
+          "(least, greatest) priority as torch gives it: (0, -N); lower runs first.")
+      .def("__reduce__",
+           [](const PyStream& s) {
+             // By value (stream id, device index, device type), which is what
+             // a stream is: meaningful in this process, as torch's pickles are.
+             const StreamData3 d = s.stream.pack3();
+             return py::make_tuple(
+                 py::type::of<PyStream>(),
+                 py::make_tuple(d.stream_id, d.device_index, d.device_type));
+           })
       .def(
           "query",
           [](const PyStream& s) { return hooksOf(s.stream).queryStream(s.stream); },
@@ -190,7 +277,8 @@ void bindStreams(py::module_& m) {
             const DeviceIndex previous_device =
                 hooks.exchangeDevice(s.stream.device.index());
             try {
-              s.saved.push_back({hooks.exchangeStream(s.stream), previous_device});
+              s.saved.push_back({std::this_thread::get_id(),
+                                 hooks.exchangeStream(s.stream), previous_device});
             } catch (...) {
               hooks.setCurrentDevice(previous_device);
               throw;
@@ -200,10 +288,14 @@ void bindStreams(py::module_& m) {
           py::return_value_policy::reference)
       .def("__exit__",
            [](PyStream& s, const py::args&) {
-             ACCEL_CHECK(!s.saved.empty(), InvalidArgument,
-                         "Stream.__exit__ without __enter__");
-             const PyStream::Saved saved = s.saved.back();
-             s.saved.pop_back();
+             const std::thread::id self = std::this_thread::get_id();
+             auto entry =
+                 std::find_if(s.saved.rbegin(), s.saved.rend(),
+                              [&](const PyStream::Saved& e) { return e.thread == self; });
+             ACCEL_CHECK(entry != s.saved.rend(), InvalidArgument,
+                         "Stream.__exit__ without __enter__ on this thread");
+             const PyStream::Saved saved = *entry;
+             s.saved.erase(std::next(entry).base());
              AcceleratorHooks& hooks = hooksOf(s.stream);
              hooks.setCurrentStream(saved.stream);
              hooks.setCurrentDevice(saved.device);
@@ -227,20 +319,29 @@ void bindStreams(py::module_& m) {
   py::class_<PyEvent>(m, "Event",
                       "A marker in a stream. Created on its first record(); elapsed_time "
                       "needs enable_timing=True on both events.")
-      .def(py::init([](const std::string& type, bool enable_timing, bool blocking,
+      .def(py::init([](const py::handle& device, bool enable_timing, bool blocking,
                        bool interprocess) {
+             const Device d = toDeviceOrCurrent(device, "Event");
+             ACCEL_CHECK(
+                 !d.isCpu(), InvalidArgument,
+                 "Event(device='cpu'): events belong to an accelerator; pass e.g. "
+                 "'openreg' or nothing for the current accelerator");
+             lazyInitFromPython(d.type());
              auto event = std::make_unique<PyEvent>(
-                 typeFromName(type), EventFlags{enable_timing, blocking, interprocess});
+                 d.type(), EventFlags{enable_timing, blocking, interprocess});
              if (interprocess) {
                AcceleratorHooks& hooks = getHooks(event->type);
-               const DeviceIndex device = hooks.getCurrentDevice();
+               const DeviceIndex device = d.index();
                event->id = hooks.createEvent(device, event->flags);
                event->device = device;
              }
              return event;
            }),
-           py::arg("device_type"), py::arg("enable_timing") = false,
-           py::arg("blocking") = false, py::arg("interprocess") = false)
+           py::arg("device") = py::none(), py::arg("enable_timing") = false,
+           py::arg("blocking") = false, py::arg("interprocess") = false,
+           "An event of `device`'s backend (a type name, 'type:N', a Device or an "
+           "index; default: the current accelerator), created on its first record.")
+      .def("__reduce__", &refusePickle<PyEvent>)
       .def(
           "record",
           [](PyEvent& e, std::optional<const PyStream*> stream) {
@@ -322,6 +423,7 @@ void bindStreams(py::module_& m) {
       .def(
           "replay", [](PyGraph& g) { getHooks(g.type).graphReplay(g.id); }, Release())
       .def("reset", [](PyGraph& g) { getHooks(g.type).graphReset(g.id); })
+      .def("__reduce__", &refusePickle<PyGraph>)
       .def("pool", [](const PyGraph& g) {
         const MempoolId id = getHooks(g.type).graphPool(g.id);
         return std::make_pair(id.first, id.second);

@@ -36,7 +36,7 @@ DataPtr DeviceMemory::allocate(std::size_t bytes, StreamId stream) {
     block = allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(accel::detail::concat(
-        e.what(),
+        e.message(),
         " (openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for "
         "more)"));
   }

@@ -1,0 +1,111 @@
+"""Regression tests for the defects hostile testing found (issue 20): each
+used to abort the interpreter or give an error that named C++ or pybind11
+instead of the documented Python one."""
+
+import pickle
+
+import accel
+import pytest
+
+
+def _objects():
+    o = accel.openreg
+    return {
+        "Event": o.Event(),
+        "Generator": accel.Generator("openreg:0"),
+        "device Buffer": accel.empty(8, device="openreg:0"),
+        "host Buffer": accel.empty(8),
+        "Graph": o.Graph(),
+        "DeviceProperties": o.get_device_properties(0),
+        "Hooks": o._hooks,
+    }
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_pickling_live_objects_is_a_type_error_under_every_protocol(protocol):
+    for name, obj in _objects().items():
+        with pytest.raises(TypeError, match="cannot pickle"):
+            pickle.dumps(obj, protocol)
+        with pytest.raises(TypeError, match="cannot pickle"):
+            obj.__reduce__()
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_streams_and_devices_pickle_by_value_under_every_protocol(protocol):
+    s = accel.openreg.Stream(1)
+    assert pickle.loads(pickle.dumps(s, protocol)) == s
+    d = accel.Device("openreg:1")
+    assert pickle.loads(pickle.dumps(d, protocol)) == d
+
+
+def test_pickling_in_a_fresh_interpreter_with_protocol_0_does_not_abort(run_python):
+    result = run_python("""
+        import pickle, accel
+        for obj in (accel.openreg.Event(), accel.empty(4, device="openreg:0")):
+            try:
+                pickle.dumps(obj, 0)
+            except TypeError:
+                pass
+        print("alive")
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "alive"
+
+
+LONE_SURROGATE = "\udcff"
+
+
+def test_lone_surrogate_device_text_is_an_invalid_argument_error():
+    with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
+        accel.Device(LONE_SURROGATE)
+    with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
+        accel.empty(4, device=LONE_SURROGATE)
+    with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
+        accel.set_device_index("openreg:" + LONE_SURROGATE)
+    with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
+        accel.Stream(LONE_SURROGATE)
+    with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
+        accel.backend(LONE_SURROGATE)
+    with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
+        accel.set_current_accelerator(LONE_SURROGATE)
+
+
+def test_set_stream_with_a_non_stream_is_a_type_error():
+    for bad in ("", None, 0, accel.Device("openreg:0")):
+        with pytest.raises(TypeError, match="set_stream expects an accel.Stream"):
+            accel.set_stream(bad)
+        with pytest.raises(TypeError, match="set_stream expects an accel.Stream"):
+            accel.openreg.set_stream(bad)
+
+
+def test_unregistered_backend_names_say_so_and_list_the_registered_ones():
+    for call in (accel.backend, accel.set_current_accelerator):
+        with pytest.raises(accel.InvalidArgumentError) as info:
+            call("nosuchdev")
+        message = str(info.value)
+        assert "'nosuchdev'" in message
+        assert "registered backends: openreg" in message
+        assert "accel.load_backend(path)" in message
+
+
+def test_non_str_backend_names_are_type_errors():
+    with pytest.raises(TypeError):
+        accel.set_current_accelerator(3)
+
+
+def test_numpy_asarray_of_a_device_buffer_raises_a_clear_error():
+    np = pytest.importorskip("numpy")
+    buf = accel.empty(16, device="openreg:0")
+    with pytest.raises(BufferError, match="copy it to the host first"):
+        np.asarray(buf)
+    host = accel.empty(16)
+    view = np.asarray(host)
+    assert view.dtype == np.uint8 and view.shape == (16,)
+    assert view.ctypes.data == host.data_ptr()
+
+
+def test_messages_carry_no_cpp_source_location():
+    with pytest.raises(accel.OutOfMemoryError) as info:
+        accel.empty(1 << 50, device="openreg:0")
+    assert ".cpp:" not in str(info.value)
+    assert "out of memory" in str(info.value)
