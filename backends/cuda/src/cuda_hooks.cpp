@@ -200,7 +200,7 @@ DeviceProperties CudaHooks::getDevicePropertiesImpl(DeviceIndex index) const {
 
 Stream CudaHooks::getCurrentStreamImpl(DeviceIndex index) const {
   requireAvailable();
-  return currentStream(index);
+  return detail::currentStream(index);
 }
 
 Stream CudaHooks::getDefaultStreamImpl(DeviceIndex index) const {
@@ -210,7 +210,7 @@ Stream CudaHooks::getDefaultStreamImpl(DeviceIndex index) const {
 
 Stream CudaHooks::getNewStreamImpl(DeviceIndex index, int priority) {
   requireAvailable();
-  return newStream(index, priority);
+  return detail::newStream(index, priority);
 }
 
 void CudaHooks::setCurrentStreamImpl(Stream stream) {
@@ -239,68 +239,68 @@ void CudaHooks::synchronizeStreamImpl(Stream stream) const {
 
 std::pair<int, int> CudaHooks::streamPriorityRangeImpl() const {
   requireAvailable();
-  return streamPriorityRange();
+  return detail::streamPriorityRange();
 }
 
 EventId CudaHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
   requireAvailable();
-  return createEvent(index, flags);
+  return detail::createEvent(index, flags);
 }
 void CudaHooks::destroyEventImpl(EventId event) noexcept {
-  if (driver().available()) destroyEvent(event);
+  if (driver().available()) detail::destroyEvent(event);
 }
 void CudaHooks::recordEventImpl(EventId event, Stream stream) {
   requireAvailable();
-  recordEvent(event, stream);
+  detail::recordEvent(event, stream);
 }
 void CudaHooks::blockStreamImpl(EventId event, Stream stream) {
   requireAvailable();
-  blockStream(event, stream);
+  detail::blockStream(event, stream);
 }
 bool CudaHooks::queryEventImpl(EventId event) const {
   requireAvailable();
-  return queryEvent(event);
+  return detail::queryEvent(event);
 }
 void CudaHooks::synchronizeEventImpl(EventId event) const {
   requireAvailable();
-  synchronizeEvent(event);
+  detail::synchronizeEvent(event);
 }
 double CudaHooks::elapsedTimeImpl(EventId start, EventId end) const {
   requireAvailable();
-  return elapsedTime(start, end);
+  return detail::elapsedTime(start, end);
 }
 
 GraphId CudaHooks::graphCreateImpl(bool keep_graph) {
   requireAvailable();
-  return graphCreate(keep_graph);
+  return detail::graphCreate(keep_graph);
 }
 void CudaHooks::graphDestroyImpl(GraphId graph) {
   requireAvailable();
-  graphDestroy(graph);
+  detail::graphDestroy(graph);
 }
 void CudaHooks::graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) {
   requireAvailable();
-  graphCaptureBegin(graph, pool, mode);
+  detail::graphCaptureBegin(graph, pool, mode);
 }
 void CudaHooks::graphCaptureEndImpl(GraphId graph) {
   requireAvailable();
-  graphCaptureEnd(graph);
+  detail::graphCaptureEnd(graph);
 }
 void CudaHooks::graphInstantiateImpl(GraphId graph) {
   requireAvailable();
-  graphInstantiate(graph);
+  detail::graphInstantiate(graph);
 }
 void CudaHooks::graphReplayImpl(GraphId graph) {
   requireAvailable();
-  graphReplay(graph);
+  detail::graphReplay(graph);
 }
 void CudaHooks::graphResetImpl(GraphId graph) {
   requireAvailable();
-  graphReset(graph);
+  detail::graphReset(graph);
 }
 MempoolId CudaHooks::graphPoolImpl(GraphId graph) const {
   requireAvailable();
-  return graphPool(graph);
+  return detail::graphPool(graph);
 }
 
 }  // namespace accel::cuda::detail

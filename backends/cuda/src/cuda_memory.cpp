@@ -65,7 +65,10 @@ class DeviceSegments final : public EventSource {
   void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
     DeviceContext context(index);
     void* ptr = nullptr;
-    return allocatedOrNull(cudaMalloc(&ptr, bytes), ptr, "cudaMalloc (a cache segment)");
+    // The status first: function arguments are evaluated in no set order,
+    // and `ptr` must be read after cudaMalloc wrote it.
+    const cudaError_t status = cudaMalloc(&ptr, bytes);
+    return allocatedOrNull(status, ptr, "cudaMalloc (a cache segment)");
   }
   void freeSegment(DeviceIndex index, void* ptr, std::size_t) noexcept override {
     (void)succeeded(cudaFree(ptr));  // UVA: any context frees any device's memory
@@ -121,8 +124,8 @@ class PinnedSegments final : public EventSource {
  public:
   void* allocateSegment(DeviceIndex, std::size_t bytes) override {
     void* ptr = nullptr;
-    return allocatedOrNull(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault), ptr,
-                           "cudaHostAlloc (a pinned cache block)");
+    const cudaError_t status = cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault);
+    return allocatedOrNull(status, ptr, "cudaHostAlloc (a pinned cache block)");
   }
   void freeSegment(DeviceIndex, void* ptr, std::size_t) noexcept override {
     (void)succeeded(cudaFreeHost(ptr));

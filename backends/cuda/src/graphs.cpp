@@ -60,6 +60,18 @@ void release(GraphRecord& record) noexcept {
   }
 }
 
+// Makes the executable graph of a finished capture (the table is locked);
+// a graph not kept is dropped once instantiated.
+void instantiate(GraphRecord& record) {
+  DeviceContext context(record.device);
+  checkCuda(cudaGraphInstantiate(&record.exec, record.graph, 0), "cudaGraphInstantiate");
+  if (!record.keep_graph) {
+    (void)succeeded(cudaGraphDestroy(record.graph));
+    record.graph = nullptr;
+  }
+  record.state = GraphState::Instantiated;
+}
+
 }  // namespace
 
 GraphId graphCreate(bool keep_graph) {
@@ -128,21 +140,18 @@ void graphCaptureEnd(GraphId graph) {
     checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
     record.graph = captured;
     record.state = GraphState::Captured;
+    // Without keep_graph the graph is replayable at once: instantiate it now
+    // and drop the captured graph (graphInstantiate is for kept graphs).
+    if (!record.keep_graph) instantiate(record);
   });
 }
 
 void graphInstantiate(GraphId graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
+    if (record.state == GraphState::Instantiated) return;  // done at capture end
     ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
                 " has no finished capture to instantiate");
-    DeviceContext context(record.device);
-    checkCuda(cudaGraphInstantiate(&record.exec, record.graph, 0),
-              "cudaGraphInstantiate");
-    if (!record.keep_graph) {
-      (void)succeeded(cudaGraphDestroy(record.graph));
-      record.graph = nullptr;
-    }
-    record.state = GraphState::Instantiated;
+    instantiate(record);
   });
 }
 
@@ -150,8 +159,10 @@ void graphReplay(GraphId graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ",
                 graph, " is not instantiated; instantiate it after the capture");
+    // On the thread's current stream of the graph's device, like any other
+    // work (the stream captured on may be busy with unrelated work now).
     DeviceContext context(record.device);
-    checkCuda(cudaGraphLaunch(record.exec, nativeStream(record.stream)),
+    checkCuda(cudaGraphLaunch(record.exec, nativeStream(currentStream(record.device))),
               "cudaGraphLaunch");
   });
 }

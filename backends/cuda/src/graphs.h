@@ -4,9 +4,11 @@
 // current device (cudaStreamBeginCapture with the CaptureMode mapped to
 // cudaStreamCaptureMode{Global,ThreadLocal,Relaxed}); the default stream
 // cannot be captured, so capture needs a current stream from getNewStream.
-// graphCaptureEnd ends it (cudaStreamEndCapture), graphInstantiate makes the
-// executable graph (and drops the captured one unless keep_graph), and
-// graphReplay launches it on the stream it was captured on.
+// graphCaptureEnd ends it (cudaStreamEndCapture) and, for a graph created
+// without keep_graph, instantiates it at once (dropping the captured graph);
+// a kept graph is instantiated by graphInstantiate. graphReplay launches the
+// executable graph on the calling thread's current stream of the graph's
+// device, like any other work.
 //
 // Memory pools: allocations made through the caching allocator on the
 // capturing stream come from a private pool (the MempoolId given at capture,

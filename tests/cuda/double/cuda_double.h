@@ -1,0 +1,48 @@
+// The CUDA runtime double's own entry points, for tests (docs/cuda.md, "The
+// runtime double").
+//
+// The double (libcuda.so.1 of tests/cuda/double) implements the CUDA runtime,
+// driver and library entry points the cuda backend calls, on the host, and
+// returns CUDA's documented errors where CUDA's rules are broken. Some misuse
+// has no error code on a GPU (a kernel that reads unmapped memory faults
+// later, asynchronously); the double records such misuse as a violation,
+// skips the offending work and goes on, and tests assert that none was
+// recorded.
+//
+// Thread-safety: every function is thread-safe.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+extern "C" {
+
+// Violations recorded since the last reset; copies the last one's text
+// into `text` (NUL-terminated, at most `capacity` bytes) when not null.
+int cuda_double_violations(char* text, std::size_t capacity);
+void cuda_double_reset_violations();
+
+// The double's stand-in for a kernel launch: runs fn(args) on `stream` in
+// stream order (or records it into the stream's capture). `args` (args_bytes)
+// is copied; [memory, memory + memory_bytes) is the device memory the kernel
+// writes, which must be live device memory of the stream's device (or pinned
+// host memory) when the work runs. Returns like cudaLaunchKernel.
+cudaError_t cuda_double_launch(cudaStream_t stream, void (*fn)(const void* args),
+                               const void* args, std::size_t args_bytes, void* memory,
+                               std::size_t memory_bytes);
+
+// Threads blocked now in a call that waits for device work
+// (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,
+// cudaFree's implicit synchronisation).
+int cuda_double_waiting_threads();
+
+// The workspace last set on a cuBLAS handle (cublasSetWorkspace), 0 when the
+// handle uses cuBLAS's own. Returns 0 on success, -1 for an unknown handle.
+int cuda_double_cublas_workspace(const void* handle, void** workspace,
+                                 std::size_t* bytes);
+
+// Live captures (cudaStreamBeginCapture without its end) in the process.
+int cuda_double_active_captures();
+
+}  // extern "C"
