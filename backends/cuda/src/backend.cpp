@@ -27,6 +27,10 @@ CUstream_st* nativeStream(Stream stream) {
   ACCEL_CHECK(stream.device.type() == DeviceType::CUDA, InvalidArgument,
               "nativeStream: ", stream.device.str(), " is not a cuda device");
   detail::requireAvailable();
+  const int index = stream.device.index();
+  ACCEL_CHECK(index >= 0 && index < detail::driver().device_count, InvalidArgument,
+              "nativeStream: device index ", index, " out of range [0, ",
+              detail::driver().device_count, ") for 'cuda'");
   return detail::nativeStream(stream);
 }
 

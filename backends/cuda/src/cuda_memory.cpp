@@ -8,6 +8,7 @@
 #include "accel/error.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/memory/segment_source.h"
+#include "capture_registry.h"
 #include "cuda_error.h"
 #include "current_device.h"
 #include "driver.h"
@@ -18,14 +19,17 @@
 namespace accel::cuda::detail {
 namespace {
 
-// Events for the allocators: the backend's own (events.h), without timing.
+// Events for the allocators: the backend's own (events.h), without timing,
+// aware of captures (capture_registry.h): a record on a capturing stream
+// waits for the captures to end, and no event is queried while one is
+// underway.
 class EventSource : public memory::SegmentSource {
  public:
   bool hasEvents() const noexcept override { return true; }
   EventId recordEvent(Stream stream) override {
     const EventId event = createEvent(stream.device.index(), EventFlags{});
     try {
-      detail::recordEvent(event, stream);
+      if (!deferRecord(event, stream)) detail::recordEvent(event, stream);
     } catch (...) {
       destroyEvent(event);
       throw;
@@ -33,6 +37,9 @@ class EventSource : public memory::SegmentSource {
     return event;
   }
   bool eventCompleted(EventId event) noexcept override {
+    // CUDA forbids querying an event recorded inside a capture, in every
+    // capture mode; like PyTorch, nothing is queried while one is underway.
+    if (capturesUnderway() || recordDeferred(event)) return false;
     try {
       return queryEvent(event);
     } catch (...) {
@@ -42,9 +49,27 @@ class EventSource : public memory::SegmentSource {
   void streamWaitEvent(Stream stream, EventId event) override {
     blockStream(event, stream);
   }
-  void releaseEvent(EventId event) noexcept override { destroyEvent(event); }
+  void releaseEvent(EventId event) noexcept override {
+    forgetDeferred(event);
+    destroyEvent(event);
+  }
   void synchronizeEvent(EventId event) override { detail::synchronizeEvent(event); }
 };
+
+// cudaMalloc, made legal during a capture: a capture in Global or
+// ThreadLocal mode prohibits it on the capturing thread (and Global ones on
+// every thread) and invalidates the capture; the caller's thread goes to
+// Relaxed mode for the call, as PyTorch's cudaMallocMaybeCapturing does. The
+// memory is the private pool's, kept for the graph's replays.
+cudaError_t mallocMaybeCapturing(void** ptr, std::size_t bytes) {
+  if (!capturesUnderway()) return cudaMalloc(ptr, bytes);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  checkCuda(cudaThreadExchangeStreamCaptureMode(&mode),
+            "cudaThreadExchangeStreamCaptureMode");
+  const cudaError_t status = cudaMalloc(ptr, bytes);
+  (void)succeeded(cudaThreadExchangeStreamCaptureMode(&mode));  // restores
+  return status;
+}
 
 // Out of memory is nullptr (the allocator frees cache and retries); any
 // other failure throws.
@@ -67,10 +92,13 @@ class DeviceSegments final : public EventSource {
     void* ptr = nullptr;
     // The status first: function arguments are evaluated in no set order,
     // and `ptr` must be read after cudaMalloc wrote it.
-    const cudaError_t status = cudaMalloc(&ptr, bytes);
+    const cudaError_t status = mallocMaybeCapturing(&ptr, bytes);
     return allocatedOrNull(status, ptr, "cudaMalloc (a cache segment)");
   }
   void freeSegment(DeviceIndex index, void* ptr, std::size_t) noexcept override {
+    // During a capture cudaFree is prohibited (and would invalidate other
+    // threads' Global captures): freed when the captures end.
+    if (deferFree(index, ptr)) return;
     (void)succeeded(cudaFree(ptr));  // UVA: any context frees any device's memory
   }
   DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override {
@@ -100,7 +128,15 @@ class DeviceSegments final : public EventSource {
     return mapping_.map(index, address, bytes);
   }
   void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override {
-    withContext(index, [&] { mapping_.unmap(address, bytes); });
+    withContext(index, [&] {
+      // cuMemUnmap, unlike cudaFree, does not wait for work that still uses
+      // the pages (a block freed on its own stream is reused in stream
+      // order, so its last kernels may still be queued): wait for the
+      // device first. Not during a capture, where synchronising is
+      // prohibited (docs/cuda.md, "Captures and the allocator").
+      if (!capturesUnderway()) (void)succeeded(cudaDeviceSynchronize());
+      mapping_.unmap(address, bytes);
+    });
   }
 
  private:
@@ -138,8 +174,9 @@ class DeviceAllocator final : public Allocator {
  public:
   explicit DeviceAllocator(DeviceIndex index) : device_(DeviceType::CUDA, index) {}
   DataPtr allocate(std::size_t bytes) override {
-    return deviceCachingAllocator().allocate(device_.index(), bytes,
-                                             currentStream(device_.index()));
+    const Stream stream = currentStream(device_.index());
+    routeToCapturePool(device_.index(), stream);  // a stream forked into a capture
+    return deviceCachingAllocator().allocate(device_.index(), bytes, stream);
   }
   Device device() const noexcept override { return device_; }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "accel/error.h"
+#include "capture_registry.h"
 #include "cuda_error.h"
 #include "cuda_memory.h"
 #include "current_device.h"
@@ -22,7 +23,8 @@ struct GraphRecord {
   DeviceIndex device = 0;
   Stream stream;
   MempoolId pool;
-  bool pool_retained = false;  // allocations of the capture are in `pool`
+  bool pool_retained = false;         // allocations of the capture are in `pool`
+  unsigned long long capture_id = 0;  // CUDA's, while capturing
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
 };
@@ -122,6 +124,23 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
       release(record);
       throw;
     }
+    // The allocator's view of the capture (capture_registry.h).
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    try {
+      checkCuda(
+          cudaStreamGetCaptureInfo(nativeStream(stream), &status, &record.capture_id),
+          "cudaStreamGetCaptureInfo");
+      captureBegan(record.capture_id, device, chosen, stream);
+    } catch (...) {
+      cudaGraph_t abandoned = nullptr;
+      if (succeeded(cudaStreamEndCapture(nativeStream(stream), &abandoned)) &&
+          abandoned != nullptr) {
+        (void)succeeded(cudaGraphDestroy(abandoned));
+      }
+      allocator.endAllocateToPool(device, chosen, stream);
+      release(record);
+      throw;
+    }
     record.state = GraphState::Capturing;
     record.stream = stream;
   });
@@ -135,7 +154,17 @@ void graphCaptureEnd(GraphId graph) {
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
         cudaStreamEndCapture(nativeStream(record.stream), &captured);
-    deviceCachingAllocator().endAllocateToPool(record.device, record.pool, record.stream);
+    if (status == cudaErrorStreamCaptureWrongThread) {
+      // The capture goes on (CUDA keeps it open): nothing changes here.
+      checkCuda(status,
+                "cudaStreamEndCapture (end the capture on the thread that began "
+                "it, or capture in CaptureMode::Relaxed)");
+    }
+    memory::CachingAllocator& allocator = deviceCachingAllocator();
+    for (const Stream& forked : captureEnded(record.capture_id)) {
+      allocator.endAllocateToPool(record.device, record.pool, forked);
+    }
+    allocator.endAllocateToPool(record.device, record.pool, record.stream);
     record.state = GraphState::Empty;
     checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
     record.graph = captured;

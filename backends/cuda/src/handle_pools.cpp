@@ -118,10 +118,10 @@ struct Cublas {
   static void bindStream(Handle handle, cudaStream_t stream, DeviceIndex device) {
     checkCublas(cublasSetStream(handle, stream), "cublasSetStream");
     // cublasSetStream resets the workspace to cuBLAS's own: set ours after it.
-    const std::size_t bytes = cublasWorkspaceBytesFor(device);
-    checkCublas(
-        cublasSetWorkspace(handle, workspaceFor(handle, stream, device, bytes), bytes),
-        "cublasSetWorkspace");
+    const WorkspaceBuffer workspace =
+        workspaceFor(handle, stream, device, cublasWorkspaceBytesFor(device));
+    checkCublas(cublasSetWorkspace(handle, workspace.data, workspace.bytes),
+                "cublasSetWorkspace");
   }
 };
 
@@ -210,8 +210,9 @@ Workspace getCurrentCublasLtWorkspace(DeviceIndex index) {
   const DeviceIndex device = detail::resolve(index);
   const cublasLtHandle_t handle = reserveHandle<detail::CublasLtPool>(device);
   const cudaStream_t stream = detail::nativeStream(detail::currentStream(device));
-  const std::size_t bytes = detail::cublasLtWorkspaceBytes();
-  return {detail::workspaceFor(handle, stream, device, bytes), bytes};
+  const detail::WorkspaceBuffer workspace =
+      detail::workspaceFor(handle, stream, device, detail::cublasLtWorkspaceBytes());
+  return {workspace.data, workspace.bytes};
 }
 
 cusolverDnHandle_t getCurrentCusolverDnHandle(DeviceIndex index) {

@@ -9,16 +9,19 @@
 
 namespace accel::cuda::detail {
 
-void* workspaceFor(const void* handle, cudaStream_t stream, DeviceIndex device,
-                   std::size_t bytes) {
+WorkspaceBuffer workspaceFor(const void* handle, cudaStream_t stream, DeviceIndex device,
+                             std::size_t bytes) {
   // Never destroyed: freeing device memory during exit is what must not happen.
   static auto* const mutex = new std::mutex();
-  static auto* const buffers =
-      new std::map<std::pair<const void*, cudaStream_t>, DataPtr>();
+  static auto* const buffers = new std::map<std::pair<const void*, cudaStream_t>,
+                                            std::pair<DataPtr, std::size_t>>();
   std::lock_guard lock(*mutex);
-  DataPtr& buffer = (*buffers)[{handle, stream}];
-  if (!buffer) buffer = deviceAllocator(device).allocate(bytes);
-  return buffer.get();
+  auto& [buffer, size] = (*buffers)[{handle, stream}];
+  if (!buffer) {
+    buffer = deviceAllocator(device).allocate(bytes);
+    size = bytes;
+  }
+  return {buffer.get(), size};
 }
 
 }  // namespace accel::cuda::detail

@@ -19,9 +19,16 @@
 
 namespace accel::cuda::detail {
 
-// The workspace of (handle, stream) on `device`, `bytes` long. Throws
-// OutOfMemory/DeviceError from the allocation.
-void* workspaceFor(const void* handle, cudaStream_t stream, DeviceIndex device,
-                   std::size_t bytes);
+struct WorkspaceBuffer {
+  void* data = nullptr;
+  std::size_t bytes = 0;  // what was allocated: the size to give the library
+};
+
+// The workspace of (handle, stream) on `device`: allocated `bytes` long on
+// the pair's first use, and the same buffer with its first size ever after
+// (a later, larger `bytes` would let the library write past the buffer).
+// Throws OutOfMemory/DeviceError from the allocation.
+WorkspaceBuffer workspaceFor(const void* handle, cudaStream_t stream, DeviceIndex device,
+                             std::size_t bytes);
 
 }  // namespace accel::cuda::detail

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Line coverage of backends/cuda/src by the CUDA backend's tests, which run
+# on the runtime double (docs/cuda.md): builds only those tests (the
+# coverage preset), runs them, prints gcovr's summary. Without the CUDA
+# toolkit the backend is not built, and this says so instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "no CUDA toolkit (nvcc) here: the CUDA backend is not built, its coverage not measured"
+  exit 0
+fi
+cmake --preset coverage
+cmake --build --preset coverage
+find build/coverage -name '*.gcda' -delete
+ctest --preset coverage
+gcovr --root . --filter 'backends/cuda/src/' --object-directory build/coverage \
+  --print-summary \
+  --txt build/coverage/cuda_coverage.txt
+cat build/coverage/cuda_coverage.txt

@@ -1,0 +1,154 @@
+// The backend's graphs and their memory on the runtime double: each test
+// pins down one of CUDA's capture rules the backend must follow (docs/cuda.md,
+// "Captures and the allocator").
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "accel/cuda/fill.h"
+#include "cuda_memory.h"
+#include "double_support.h"
+
+namespace accel::cuda::testing {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+TEST(CudaGraphs, ReplayRunsOnTheCurrentStream) {
+  const Stream captured = cuda().getNewStream(0);
+  const Stream other = cuda().getNewStream(0);
+  ASSERT_NE(captured, other);
+  constexpr std::size_t kCount = 256;
+  float* data = nullptr;
+  ASSERT_EQ(cudaMalloc(&data, kCount * sizeof(float)), cudaSuccess);
+  GraphId graph = kNoGraph;
+  {
+    StreamGuard guard(captured);
+    graph = cuda().graphCreate();
+    cuda().graphCaptureBegin(graph);
+    fillUniform(captured, data, kCount);
+    cuda().graphCaptureEnd(graph);
+  }
+  ASSERT_EQ(cudaMemset(data, 0, kCount * sizeof(float)), cudaSuccess);
+  StreamGate busy(nativeStream(captured));  // the stream captured on is busy now
+  {
+    StreamGuard guard(other);
+    cuda().graphReplay(graph);
+    cuda().synchronizeStream(other);
+  }
+  EXPECT_NE(data[0], 0.0f) << "the replay did not run on the current stream";
+  busy.open();
+  cuda().synchronizeStream(captured);
+  cuda().graphDestroy(graph);
+  EXPECT_EQ(cudaFree(data), cudaSuccess);
+}
+
+TEST(CudaGraphs, AllocationDuringCaptureComesFromThePrivatePool) {
+  StreamGuard guard(cuda().getNewStream(0));
+  const Stream stream = cuda().getCurrentStream(0);
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);  // Global: cudaMalloc is prohibited here
+  DataPtr block;
+  EXPECT_NO_THROW(block = cuda().getDeviceAllocator(0).allocate(kMiB));
+  if (block) fillUniform(stream, static_cast<float*>(block.get()), 16);
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
+  if (block) {
+    static_cast<float*>(block.get())[0] = 0;
+    cuda().graphReplay(graph);
+    cuda().synchronizeStream(stream);
+    EXPECT_NE(static_cast<float*>(block.get())[0], 0.0f);
+  }
+  block = DataPtr();
+  cuda().graphDestroy(graph);
+}
+
+TEST(CudaGraphs, FreeingCacheDuringAnotherThreadsGlobalCaptureWaitsForItsEnd) {
+  std::size_t free = 0, total = 0;
+  { DataPtr cached = cuda().getDeviceAllocator(0).allocate(8 * kMiB); }
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  const std::size_t freeWithCache = free;
+  std::promise<void> began, finish;
+  std::thread capturer([&] {
+    StreamGuard guard(cuda().getNewStream(0));
+    const GraphId graph = cuda().graphCreate();
+    cuda().graphCaptureBegin(graph, {}, CaptureMode::Global);
+    began.set_value();
+    finish.get_future().wait();
+    EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
+    cuda().graphDestroy(graph);
+  });
+  began.get_future().wait();
+  cuda().emptyCache();  // cudaFree would be prohibited by the other thread's capture
+  finish.set_value();
+  capturer.join();
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  EXPECT_GE(free, freeWithCache + 8 * kMiB) << "the cached segment was never freed";
+}
+
+TEST(CudaGraphs, BlockUsedByACapturingStreamIsNotReusedEarly) {
+  const Stream side = cuda().getNewStream(0);
+  DataPtr block;
+  {
+    StreamGuard guard(side);
+    block = cuda().getDeviceAllocator(0).allocate(kMiB);
+  }
+  void* const used = block.get();
+  StreamGuard guard(cuda().getNewStream(0));
+  const Stream capturing = cuda().getCurrentStream(0);
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  detail::deviceCachingAllocator().recordStream(block, capturing);
+  block = DataPtr();  // the allocator records an event on the capturing stream
+  {
+    StreamGuard onSide(side);
+    DataPtr again = cuda().getDeviceAllocator(0).allocate(kMiB);
+    EXPECT_NE(again.get(), used) << "reused before the capture's use was done";
+  }
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
+  cuda().graphDestroy(graph);
+}
+
+TEST(CudaGraphs, AllocationOnAStreamForkedIntoACaptureUsesThePrivatePool) {
+  const Stream origin = cuda().getNewStream(0);
+  const Stream forked = cuda().getNewStream(0);
+  StreamGuard guard(origin);
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  const EventId fork = cuda().createEvent(0);
+  cuda().recordEvent(fork, origin);
+  cuda().blockStream(fork, forked);  // `forked` joins the capture
+  DataPtr inGraph;
+  {
+    StreamGuard onForked(forked);
+    inGraph = cuda().getDeviceAllocator(0).allocate(kMiB);
+  }
+  const EventId join = cuda().createEvent(0);
+  cuda().recordEvent(join, forked);
+  cuda().blockStream(join, origin);
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
+  void* const graphMemory = inGraph.get();
+  inGraph = DataPtr();
+  {
+    StreamGuard onForked(forked);
+    DataPtr later = cuda().getDeviceAllocator(0).allocate(kMiB);
+    EXPECT_NE(later.get(), graphMemory) << "the graph's memory went to the default pool";
+  }
+  cuda().destroyEvent(fork);
+  cuda().destroyEvent(join);
+  cuda().graphDestroy(graph);
+}
+
+TEST(CudaGraphs, EndingACaptureOnAnotherThreadKeepsItOpen) {
+  StreamGuard guard(cuda().getNewStream(0));
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  std::thread([&] { EXPECT_THROW(cuda().graphCaptureEnd(graph), DeviceError); }).join();
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
+  EXPECT_EQ(cuda_double_active_captures(), 0);
+  cuda().graphDestroy(graph);
+}
+
+}  // namespace
+}  // namespace accel::cuda::testing

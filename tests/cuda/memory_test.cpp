@@ -1,0 +1,91 @@
+// The backend's memory, streams and handle workspaces on the runtime double.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "accel/cuda/fill.h"
+#include "accel/cuda/handles.h"
+#include "cuda_memory.h"
+#include "double_support.h"
+
+namespace accel::cuda::testing {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+TEST(CudaMemory, UnmappingPagesWaitsForQueuedWork) {
+  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  const memory::AllocatorSettings before = allocator.settings();
+  memory::AllocatorSettings expandable = before;
+  expandable.expandable_segments = true;
+  allocator.setSettings(expandable);
+  cuda_double_reset_violations();
+  const Stream stream = cuda().getNewStream(0);
+  StreamGuard guard(stream);
+  {
+    StreamGate busy(nativeStream(stream));
+    {
+      DataPtr block = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
+      fillUniform(stream, static_cast<float*>(block.get()), kMiB);
+    }  // freed on its own stream: reusable at once, its fill still queued
+    std::atomic<bool> done{false};
+    std::thread opener([&] {
+      // Opens the gate once emptyCache waits for the device (or returned).
+      while (!done.load() && cuda_double_waiting_threads() == 0)
+        std::this_thread::yield();
+      busy.open();
+    });
+    cuda().emptyCache();
+    done.store(true);
+    opener.join();
+  }
+  cuda().synchronizeStream(stream);
+  int count = 0;
+  const std::string text = lastViolation(&count);
+  EXPECT_EQ(count, 0) << text;
+  allocator.setSettings(before);
+}
+
+TEST(CudaStreams, NativeStreamRejectsADeviceIndexOutOfRange) {
+  for (const int index : {-1, cuda().deviceCount()}) {
+    try {
+      (void)nativeStream(
+          Stream(Device(DeviceType::CUDA, static_cast<DeviceIndex>(index)), 1));
+      ADD_FAILURE() << "index " << index << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(CudaHandlePools, CublasWorkspaceKeepsTheSizeItWasAllocatedWith) {
+  std::thread([] {
+    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":1024:1", 1);
+    const Stream first = cuda().getNewStream(0);
+    const Stream second = cuda().getNewStream(0);
+    StreamGuard guard(first);
+    const cublasHandle_t handle = getCurrentCublasHandle(0);
+    void* workspace = nullptr;
+    std::size_t bytes = 0;
+    ASSERT_EQ(cuda_double_cublas_workspace(handle, &workspace, &bytes), 0);
+    EXPECT_EQ(bytes, kMiB);
+    ::setenv("CUBLAS_WORKSPACE_CONFIG", ":8192:1", 1);  // larger, after allocation
+    {
+      StreamGuard other(second);
+      (void)getCurrentCublasHandle(0);
+    }
+    (void)getCurrentCublasHandle(0);  // back on `first`: bound again
+    void* again = nullptr;
+    ASSERT_EQ(cuda_double_cublas_workspace(handle, &again, &bytes), 0);
+    EXPECT_EQ(again, workspace);
+    EXPECT_EQ(bytes, kMiB) << "cuBLAS was told the workspace is larger than it is";
+    ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
+  }).join();
+}
+
+}  // namespace
+}  // namespace accel::cuda::testing
