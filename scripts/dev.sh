@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-          libcli11-dev nlohmann-json3-dev python3-dev pybind11-dev python3-pytest python3-numpy python3-hypothesis python3-mypy)
+          libcli11-dev nlohmann-json3-dev python3-dev pybind11-dev python3-pytest python3-numpy python3-hypothesis python3-mypy
+          libpng-dev)
 if [ "${ACCEL_WITH_PYTORCH:-0}" = 1 ]; then
   packages+=(libtorch-dev)
 fi

@@ -114,13 +114,18 @@ int main(int argc, char** argv) {
 
   accel::tool::MemvizOptions memviz;
   CLI::App* memvizCommand = app.add_subcommand(
-      "memviz", "Draw a memory snapshot (JSON) as a self-contained HTML page");
-  memvizCommand->add_option("snapshot", memviz.snapshot, "Snapshot JSON file")
+      "memviz", "Draw a memory snapshot (JSON or pickle) as a self-contained HTML page");
+  memvizCommand->add_option("snapshot", memviz.snapshot, "Snapshot file (JSON or pickle)")
       ->required()
-      ->type_name("SNAPSHOT.json");
+      ->type_name("SNAPSHOT");
   memvizCommand->add_option("-o,--output", memviz.output, "HTML file to write")
       ->type_name("FILE");
-  memvizCommand->add_option("--device", memviz.device, "Device whose memory to draw");
+  memvizCommand->add_option("--device", memviz.device,
+                            "Device whose memory to draw (one the snapshot describes)");
+  memvizCommand
+      ->add_option("--max-input-size", memviz.max_input_size,
+                   "Refuse larger input files (default 1GiB)")
+      ->type_name("SIZE");
   memvizCommand->footer(
       "Loads no plugin. How to read the page: docs/memory.md. Exit status 2: a usage "
       "error or a snapshot it cannot read.");
@@ -128,7 +133,8 @@ int main(int argc, char** argv) {
   accel::tool::MemreplayOptions memreplay;
   CLI::App* memreplayCommand = app.add_subcommand(
       "memreplay", "Replay an allocation trace through the caching allocator");
-  memreplayCommand->add_option("trace", memreplay.trace, "Trace file or snapshot JSON")
+  memreplayCommand
+      ->add_option("trace", memreplay.trace, "Trace file or snapshot (JSON or pickle)")
       ->required()
       ->type_name("TRACE");
   memreplayCommand
@@ -140,6 +146,10 @@ int main(int argc, char** argv) {
   memreplayCommand->add_option("--device", memreplay.device,
                                "Which device trace of a snapshot to replay");
   memreplayCommand->add_flag("--json", memreplay.json, "Print the results as JSON");
+  memreplayCommand
+      ->add_option("--max-input-size", memreplay.max_input_size,
+                   "Refuse larger input files (default 1GiB)")
+      ->type_name("SIZE");
   memreplayCommand->footer(
       "Loads no plugin. The trace format and the figures printed: docs/memory.md. Exit "
       "status 2: a usage error or a trace it cannot read.");

@@ -2,58 +2,61 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cctype>
-#include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "accel/error.h"
+#include "byte_size.h"
+#include "input_file.h"
 #include "memreplay_trace.h"
+#include "snapshot_document.h"
+#include "snapshot_fields.h"
 
 namespace accel::tool {
 namespace {
 
-std::size_t parseCapacity(const std::string& text) {
-  std::size_t number = 0;
-  const char* end = text.data() + text.size();
-  auto [rest, ec] = std::from_chars(text.data(), end, number);
-  const std::string unit(rest, end);
-  std::size_t scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  if (unit == "KiB") scale = std::size_t{1} << 10;
-  if (unit == "MiB") scale = std::size_t{1} << 20;
-  if (unit == "GiB") scale = std::size_t{1} << 30;
-  if (unit == "TiB") scale = std::size_t{1} << 40;
-  ACCEL_CHECK(ec == std::errc() && scale != 0 && number > 0, InvalidArgument,
-              "memreplay: --capacity '", text,
-              "' is not a size; write bytes or a number with B, KiB, MiB, GiB or TiB");
-  return number * scale;
-}
+constexpr std::string_view kExpected =
+    "a trace file (docs/memory.md) or a memory snapshot (JSON or pickle)";
 
 // A snapshot's device trace as text trace lines: alloc and free_requested
 // (what the program asked; free_completed follows from the allocator).
 std::string traceFromSnapshot(const nlohmann::json& snapshot, int device,
                               const std::string& path) {
-  ACCEL_CHECK(
-      snapshot.contains("device_traces") && snapshot["device_traces"].is_array(),
-      InvalidArgument, "memreplay: ", path,
-      " is JSON but has no \"device_traces\"; record history before the snapshot");
-  const auto& traces = snapshot["device_traces"];
-  ACCEL_CHECK(device >= 0 && static_cast<std::size_t>(device) < traces.size(),
-              InvalidArgument, "memreplay: ", path, " has traces for ", traces.size(),
+  const SnapshotFields fields("memreplay: " + path);
+  const FieldPath root;
+  fields.object(snapshot, root);
+  const nlohmann::json* traces =
+      SnapshotFields::optionalMember(snapshot, "device_traces");
+  ACCEL_CHECK(traces != nullptr, InvalidArgument, "memreplay: ", path,
+              " is a snapshot without \"device_traces\"; record history before the "
+              "snapshot");
+  const FieldPath traces_at = root.member("device_traces");
+  fields.array(*traces, traces_at);
+  ACCEL_CHECK(device >= 0 && static_cast<std::size_t>(device) < traces->size(),
+              InvalidArgument, "memreplay: ", path, " has traces for ", traces->size(),
               " device(s); --device ", device, " is not one of them");
+  const FieldPath trace_at = traces_at.element(static_cast<std::size_t>(device));
+  const nlohmann::json& trace =
+      fields.array((*traces)[static_cast<std::size_t>(device)], trace_at);
   std::string out;
-  for (const auto& entry : traces[static_cast<std::size_t>(device)]) {
-    const std::string action = entry.value("action", "");
-    const std::uint64_t address = entry.value("addr", std::uint64_t{0});
-    const std::int64_t stream = entry.value("stream", std::int64_t{0});
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const FieldPath at = trace_at.element(i);
+    const nlohmann::json& entry = fields.object(trace[i], at);
+    const std::string& action =
+        fields.string(fields.member(entry, at, "action"), at.member("action"));
+    if (action != "alloc" && action != "free_requested") continue;
+    const std::uint64_t address =
+        fields.byteCount(fields.member(entry, at, "addr"), at.member("addr"));
+    const nlohmann::json* stream_value = SnapshotFields::optionalMember(entry, "stream");
+    const std::int64_t stream =
+        stream_value != nullptr ? fields.integer(*stream_value, at.member("stream")) : 0;
     if (action == "alloc") {
-      out += "alloc " + std::to_string(address) + ' ' +
-             std::to_string(entry.value("size", std::uint64_t{0})) + ' ' +
+      const std::uint64_t size =
+          fields.byteCount(fields.member(entry, at, "size"), at.member("size"));
+      out += "alloc " + std::to_string(address) + ' ' + std::to_string(size) + ' ' +
              std::to_string(stream) + '\n';
-    } else if (action == "free_requested") {
+    } else {
       out += "free " + std::to_string(address) + ' ' + std::to_string(stream) + '\n';
     }
   }
@@ -69,25 +72,16 @@ std::string mib(std::int64_t bytes) {
 }  // namespace
 
 int runMemreplay(const MemreplayOptions& options) {
-  std::ifstream file(options.trace);
-  ACCEL_CHECK(file.good(), InvalidArgument, "memreplay: cannot open '", options.trace,
-              "'; give a trace file (docs/memory.md) or a snapshot JSON");
-  std::stringstream content;
-  content << file.rdbuf();
-  std::string text = content.str();
-  std::size_t first = 0;
-  while (first < text.size() && std::isspace(static_cast<unsigned char>(text[first]))) {
-    ++first;
+  InputFileOptions input{"memreplay", kExpected, kDefaultMaxInputBytes, {}};
+  if (!options.max_input_size.empty()) {
+    input.max_bytes =
+        parseByteSize(options.max_input_size, "memreplay: --max-input-size");
   }
+  std::string text = readInputFile(options.trace, input);
   bool from_snapshot = false;
-  if (first < text.size() && text[first] == '{') {
-    nlohmann::json snapshot;
-    try {
-      snapshot = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& error) {
-      throw InvalidArgument(accel::detail::concat("memreplay: ", options.trace,
-                                                  " is not valid JSON: ", error.what()));
-    }
+  if (snapshotFormOf(std::string_view(text).substr(0, 4096)) != SnapshotForm::Other) {
+    const nlohmann::json snapshot =
+        parseSnapshotDocument(text, options.trace, "memreplay");
     text = traceFromSnapshot(snapshot, options.device, options.trace);
     from_snapshot = true;
   }
@@ -95,7 +89,7 @@ int runMemreplay(const MemreplayOptions& options) {
   const Trace trace = parseTrace(lines, options.trace, /*lenient_frees=*/from_snapshot);
   ReplayOptions replay;
   replay.settings = memory::parseAllocatorSettings(options.settings);
-  replay.capacity = parseCapacity(options.capacity);
+  replay.capacity = parseByteSize(options.capacity, "memreplay: --capacity");
   const ReplayResult result = replayTrace(trace, replay);
   const double malloc_ns = replayWithMalloc(trace);
   if (options.json) {

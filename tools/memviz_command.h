@@ -1,11 +1,13 @@
-// `accel memviz SNAPSHOT.json -o memory.html`: draws a memory snapshot (the
-// JSON of accel/memory/snapshot_json.h, which is PyTorch's snapshot
-// dictionary) as one self-contained HTML page: no network, works from
-// file://. It shows the allocation timeline stacked by allocation (hover:
-// size, stream, stack), the segment map at the peak with free space, and a
-// summary table. docs/memory.md explains how to read it.
+// `accel memviz SNAPSHOT -o memory.html`: draws a memory snapshot (the JSON of
+// accel/memory/snapshot_json.h, or the pickle accel.memory._dump_snapshot
+// writes; both are PyTorch's snapshot dictionary) as one self-contained HTML
+// page: no network, works from file://. It shows the allocation timeline with
+// axes, a legend, zoom (drag a range) and small allocations folded into one
+// band; the segment map at the peak; and a summary of the figures at the peak
+// and at snapshot time. docs/memory.md explains how to read it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace accel::tool {
@@ -14,13 +16,12 @@ struct MemvizOptions {
   std::string snapshot;  // input path
   std::string output = "memory.html";
   int device = 0;
+  std::string max_input_size;  // parseByteSize syntax; empty: kDefaultMaxInputBytes
 };
 
-// Writes the page; returns 0. Throws accel::Error for an unreadable or
-// malformed snapshot, naming the file and what is missing.
+// Writes the page; returns 0. Throws InvalidArgument for an unreadable,
+// oversized or malformed snapshot (naming the file and the field at fault)
+// and for a --device the snapshot does not describe.
 int runMemviz(const MemvizOptions& options);
-// The page for a parsed snapshot text (exposed for tests).
-[[nodiscard]] std::string renderMemvizPage(const std::string& snapshot_json, int device,
-                                           const std::string& title);
 
 }  // namespace accel::tool

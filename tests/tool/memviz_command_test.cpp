@@ -1,0 +1,167 @@
+// `accel memviz` and `accel memreplay` on hostile input, run as a user would:
+// each case exits with status 2 and a message that says what was wrong,
+// instead of crashing, exhausting memory or writing a broken page.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "memory/run_command.h"
+
+namespace accel::tool {
+namespace {
+
+std::string run(const std::string& arguments, int& status) {
+  return memory::testing::runCommand(
+      std::string(ACCEL_TOOL_PATH) + " " + arguments + " 2>&1", status);
+}
+
+std::string writeFile(const std::string& name, const std::string& content) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+const char* const kSmallSnapshot =
+    R"({"segments":[{"device":0,"address":4096,"total_size":4096,"blocks":[)"
+    R"({"address":4096,"size":4096,"state":"inactive"}]}],"device_traces":[[)"
+    R"({"action":"alloc","addr":4096,"size":512,"stream":0}]]})";
+
+TEST(MemvizCommand, DeeplyNestedJsonIsRefusedInsteadOfOverflowingTheStack) {
+  const std::string path =
+      writeFile("memviz_deep.json", "{\"segments\":" + std::string(100000, '[') +
+                                        std::string(100000, ']') + "}");
+  int status = -1;
+  const std::string out = run("memviz " + path + " -o /dev/null", status);
+  EXPECT_EQ(status, 2) << out;  // not a signal (runCommand gives -1 for one)
+  EXPECT_NE(out.find("nests arrays or objects deeper than 64 levels"), std::string::npos)
+      << out;
+}
+
+TEST(MemvizCommand, WhatIsNeitherJsonNorAPickleIsRefusedAtItsFirstByte) {
+  int status = -1;
+  const std::string out = run("memviz /dev/zero -o /dev/null", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("its first byte is 0x00"), std::string::npos) << out;
+}
+
+TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
+  const std::string path = writeFile("memviz_limit.json", kSmallSnapshot);
+  int status = -1;
+  std::string out = run("memviz --max-input-size 100B " + path + " -o /dev/null", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("is larger than the input limit of 100 bytes; raise it with "
+                     "--max-input-size"),
+            std::string::npos)
+      << out;
+  out = run("memviz --max-input-size 1MiB " + path + " -o /dev/null", status);
+  EXPECT_EQ(status, 0) << out;
+  out = run("memviz --max-input-size lots " + path + " -o /dev/null", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("--max-input-size 'lots' is not a size"), std::string::npos) << out;
+  // An endless stream stops at the limit too (a pipe has no size to check first).
+  out = run("memreplay --max-input-size 1MiB /dev/zero", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("larger than the input limit of 1 MiB"), std::string::npos) << out;
+}
+
+TEST(MemvizCommand, WrongTypesAreAnErrorNamingTheFieldNotAPage) {
+  const std::string path =
+      writeFile("memviz_types.json", R"({"segments":[1,2,"x",null]})");
+  const std::string page = ::testing::TempDir() + "memviz_types.html";
+  std::remove(page.c_str());
+  int status = -1;
+  const std::string out = run("memviz " + path + " -o " + page, status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("segments[0] is 1; expected an object"), std::string::npos) << out;
+  EXPECT_FALSE(std::ifstream(page).good()) << "a page was written";
+}
+
+TEST(MemvizCommand, ADeviceNotInTheSnapshotIsAnError) {
+  const std::string path = writeFile("memviz_device.json", kSmallSnapshot);
+  int status = -1;
+  const std::string out = run("memviz --device 5 " + path + " -o /dev/null", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("--device 5 is not in " + path + ", which describes device(s) 0"),
+            std::string::npos)
+      << out;
+}
+
+TEST(MemvizCommand, ADirectoryIsAnErrorForBothCommands) {
+  const std::string dir = ::testing::TempDir();
+  int status = -1;
+  std::string out = run("memviz " + dir + " -o /dev/null", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("is a directory"), std::string::npos) << out;
+  out = run("memreplay " + dir, status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("is a directory"), std::string::npos) << out;
+}
+
+TEST(MemvizCommand, APickleGivesTheSamePageAsTheJson) {
+  int status = -1;
+  std::string python = memory::testing::runCommand(
+      "command -v /usr/bin/python3 || command -v python3", status);
+  while (!python.empty() && python.back() == '\n') python.pop_back();
+  if (status != 0 || python.empty()) GTEST_SKIP() << "no python3 to write the pickle";
+  const std::string dir = ::testing::TempDir();
+  const std::string json_dir = dir + "memviz_json/";
+  const std::string pickle_dir = dir + "memviz_pickle/";
+  memory::testing::runCommand("mkdir -p " + json_dir + " " + pickle_dir, status);
+  const std::string json = writeFile("memviz_json/snapshot", kSmallSnapshot);
+  // What accel.memory._dump_snapshot does: pickle.dump of the dict.
+  std::string out = memory::testing::runCommand(
+      python +
+          " -c \"import json, pickle, sys; pickle.dump(json.load(open(sys.argv[1])), "
+          "open(sys.argv[2], 'wb'))\" " +
+          json + " " + pickle_dir + "snapshot 2>&1",
+      status);
+  ASSERT_EQ(status, 0) << out;
+  out = run("memviz " + json + " -o " + dir + "memviz_from_json.html", status);
+  ASSERT_EQ(status, 0) << out;
+  out = run("memviz " + pickle_dir + "snapshot -o " + dir + "memviz_from_pickle.html",
+            status);
+  ASSERT_EQ(status, 0) << out;
+  std::ifstream a(dir + "memviz_from_json.html"), b(dir + "memviz_from_pickle.html");
+  const std::string from_json((std::istreambuf_iterator<char>(a)), {});
+  const std::string from_pickle((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_FALSE(from_json.empty());
+  EXPECT_EQ(from_json, from_pickle);
+}
+
+TEST(MemreplayCommand, WrongTypesInASnapshotNameTheField) {
+  const std::string path = writeFile(
+      "memreplay_types.json",
+      R"({"segments":[],"device_traces":[[{"action":"alloc","addr":16,"size":"big"}]]})");
+  int status = -1;
+  std::string out = run("memreplay " + path, status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(
+      out.find("memreplay: " + path +
+               ": device_traces[0][0].size is the string \"big\"; expected a byte count"),
+      std::string::npos)
+      << out;
+  const std::string negative = writeFile(
+      "memreplay_negative.json",
+      R"({"segments":[],"device_traces":[[{"action":"alloc","addr":16,"size":-4096}]]})");
+  out = run("memreplay " + negative, status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("device_traces[0][0].size is -4096"), std::string::npos) << out;
+  const std::string fraction = writeFile(
+      "memreplay_fraction.json",
+      R"({"segments":[],"device_traces":[[{"action":"alloc","addr":16.5,"size":1}]]})");
+  out = run("memreplay " + fraction, status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("device_traces[0][0].addr is 16.5"), std::string::npos) << out;
+  const std::string not_list =
+      writeFile("memreplay_not_list.json", R"({"segments":[],"device_traces":[7]})");
+  out = run("memreplay " + not_list, status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("device_traces[0] is 7; expected an array"), std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace accel::tool

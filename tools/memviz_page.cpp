@@ -1,0 +1,73 @@
+#include "memviz_page.h"
+
+#include <stdexcept>
+#include <string_view>
+
+#include "memviz_resources.h"  // generated from tools/memviz/ by cmake/embed_resources.cmake
+
+namespace accel::tool {
+namespace {
+
+// JSON for a <script type="application/json"> element. Inside a script
+// element the HTML parser looks for "</script" and, after "<!--", for
+// "<script" too; none can form without '<'. '<', '>' and '&' only occur
+// inside JSON strings, where the \u form is the same value.
+std::string scriptSafeJson(const nlohmann::json& value) {
+  const std::string text =
+      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 64);
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renderMemvizPage(const nlohmann::json& model) {
+  // The template names its parts with @@NAME@@; filled in one pass over the
+  // template so that nothing inserted is scanned again.
+  const std::string_view page = resources::kMemvizPageHtml;
+  std::string out;
+  out.reserve(page.size() + resources::kMemvizPageCss.size() +
+              resources::kMemvizPageJs.size());
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t open = page.find("@@", at);
+    if (open == std::string_view::npos) break;
+    const std::size_t close = page.find("@@", open + 2);
+    if (close == std::string_view::npos) {
+      throw std::logic_error("memviz: page.html has an unclosed @@ placeholder");
+    }
+    out.append(page.substr(at, open - at));
+    const std::string_view name = page.substr(open + 2, close - open - 2);
+    if (name == "STYLE") {
+      out.append(resources::kMemvizPageCss);
+    } else if (name == "SCRIPT") {
+      out.append(resources::kMemvizPageJs);
+    } else if (name == "DATA") {
+      out.append(scriptSafeJson(model));
+    } else {
+      throw std::logic_error("memviz: page.html names an unknown part @@" +
+                             std::string(name) + "@@");
+    }
+    at = close + 2;
+  }
+  out.append(page.substr(at));
+  return out;
+}
+
+}  // namespace accel::tool
