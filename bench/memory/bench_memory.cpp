@@ -10,8 +10,8 @@
 // SegmentSource that maps fresh pages for every allocation (mmap/munmap),
 // which is what a device allocation without a cache costs at the least; and,
 // where openreg is built, openreg's device allocation: this caching allocator
-// plus openreg's per-allocation record (bounds, references held by queued
-// work), i.e. what a backend's wrapper adds to the cached pair. The parts
+// plus openreg's wrapper (its checks read the core's block map and keep no
+// record per allocation; bench_backend_pair compares the two directly). The parts
 // of the pair have their own baselines: the device lock (a BiasedMutex)
 // beside std::mutex, and one read of the history's trace clock, of which a
 // recording pair makes two.

@@ -272,6 +272,36 @@ TEST_F(OpenRegMemoryTest, MemoryFreedWhileAStreamUsesItIsNotReusedUntilTheWorkIs
   EXPECT_EQ(again.get(), address);
 }
 
+TEST_F(OpenRegMemoryTest, MemoryFreedWhileQueuedWorkHoldsItIsReportedAsUseAfterFree) {
+  const accel::Stream stream = hooks().getNewStream(5);
+  openreg_test::Gate gate;
+  openreg_test::launchGatedKernel(stream, gate);
+  accel::DataPtr a = accel::openreg::allocate(kPage, 5);
+  void* stale = a.get();
+  std::vector<char> host(kPage, 'x');
+  accel::openreg::copyAsync(a.get(), host.data(), kPage, stream);
+  a.reset();  // the queued copy keeps the block; the user's copy must not
+  int out = 0;
+  EXPECT_THAT(accel::testing::errorOf<accel::InvalidArgument>(
+                  [&] { accel::openreg::copy(&out, stale, sizeof(int)); }),
+              HasSubstr("already freed (use after free)"));
+  gate.open();
+  hooks().synchronizeStream(stream);
+}
+
+TEST_F(OpenRegMemoryTest, GetDeviceFromPtrAnswersFromTheAllocatorsSegments) {
+  accel::DataPtr a = accel::openreg::allocate(3 * kMiB, 4);
+  void* inside = static_cast<char*>(a.get()) + 3 * kMiB - 1;
+  EXPECT_EQ(hooks().getDeviceFromPtr(inside), openreg_test::device(4));
+  a.reset();
+  EXPECT_EQ(hooks().getDeviceFromPtr(inside), openreg_test::device(4));  // cached
+  hooks().emptyCache();
+  EXPECT_THAT(
+      accel::testing::errorOf<accel::InvalidArgument>(
+          [&] { (void)hooks().getDeviceFromPtr(inside); }),
+      AllOf(HasSubstr("address range of openreg:4"), HasSubstr("none of its memory")));
+}
+
 TEST_F(OpenRegMemoryTest, BlocksSharingAPageCanBeUsedByOperationsAtOnce) {
   // 512-byte blocks share pages; opening one for a copy and closing it must
   // not close the page under a neighbour that an operation still uses.

@@ -31,6 +31,12 @@ class DeviceFaults {
   [[nodiscard]] bool lost() const noexcept {
     return lost_.load(std::memory_order_acquire);
   }
+  // Not lost, and no loss armed: beginOperation would do nothing. A fast
+  // path's check; never throws.
+  [[nodiscard]] bool quiet() const noexcept {
+    return remaining_.load(std::memory_order_relaxed) == kNoLimit &&
+           !lost_.load(std::memory_order_relaxed);
+  }
 
   // The device is lost after `operations` more operations.
   void loseAfter(std::uint64_t operations) noexcept;

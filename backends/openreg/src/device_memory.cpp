@@ -9,15 +9,13 @@
 #include "fork_state.h"
 
 namespace accel::openreg::detail {
+namespace {
 
-AllocationRef::AllocationRef(const AllocationRef& other) noexcept
-    : allocation_(other.allocation_) {
-  if (allocation_ != nullptr) allocation_->owner->retain(*allocation_);
-}
+// The core's deleter, read once at load time rather than behind a guard on
+// every free.
+const DeleterFn kFreeBlock = memory::CachingAllocator::blockDeleter();
 
-AllocationRef::~AllocationRef() {
-  if (allocation_ != nullptr) allocation_->owner->release(*allocation_);
-}
+}  // namespace
 
 DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
                            std::size_t page_size) noexcept
@@ -30,102 +28,68 @@ DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
 
 // ---- allocations ----
 
-DataPtr DeviceMemory::allocate(std::size_t bytes, StreamId stream) {
-  DataPtr block;
-  try {
-    block = allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
-  } catch (const OutOfMemory& e) {
-    throw OutOfMemory(accel::detail::concat(
-        e.message(),
-        " (openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for "
-        "more)"));
-  }
-  auto* allocation = new Allocation();
-  allocation->owner = this;
-  allocation->data = static_cast<std::byte*>(block.get());
-  allocation->requested = bytes;
-  allocation->refs = 1;
-  allocation->live = true;
-  allocation->block = std::move(block);
-  // The block size only matters for opening pages: the request rounded up to
-  // the allocator's 512-byte quantum covers every byte a user may touch.
-  allocation->size = (bytes + 511) / 512 * 512;
-  try {
-    std::lock_guard<std::mutex> lock(mutex_);
-    blocks_.emplace(reinterpret_cast<std::uintptr_t>(allocation->data), allocation);
-  } catch (...) {
-    delete allocation;
-    throw;
-  }
-  return DataPtr(allocation->data, allocation, &DeviceMemory::freeFromDataPtr, device_);
+void DeviceMemory::throwOutOfMemory(const OutOfMemory& e) {
+  throw OutOfMemory(accel::detail::concat(
+      e.message(),
+      " (openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for more)"));
 }
 
 void DeviceMemory::failAllocation(std::size_t bytes, StreamId stream) {
   allocator_->failAsOutOfMemory(device_.index(), bytes, Stream(device_, stream));
 }
 
-void DeviceMemory::freeFromDataPtr(void* context) noexcept {
-  // In a fork child the locks may be held by a thread that no longer exists:
-  // leak rather than risk a deadlock (the child cannot use the device anyway).
-  if (isForkedChild()) return;
-  auto* allocation = static_cast<Allocation*>(context);
-  allocation->owner->freeByUser(*allocation);
-}
-
-void DeviceMemory::freeByUser(Allocation& allocation) noexcept {
-  Allocation* done = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    allocation.live = false;
-    done = dropReference(allocation);
-  }
-  returnToCache(done);
+void DeviceMemory::freeUnlessForked(void* context) noexcept {
+  // In a fork child the device lock may be held by a thread that no longer
+  // exists: leak rather than risk a deadlock (the child cannot use the
+  // device anyway).
+  if (isForkedChild()) [[unlikely]]
+    return;
+  kFreeBlock(context);
 }
 
 AllocationRef DeviceMemory::resolve(const void* ptr, std::size_t bytes,
                                     std::string_view what) {
-  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto next = blocks_.upper_bound(address);
-  Allocation* allocation = next == blocks_.begin() ? nullptr : std::prev(next)->second;
-  const bool inside =
-      allocation != nullptr &&
-      address < reinterpret_cast<std::uintptr_t>(allocation->data) + allocation->size;
-  ACCEL_CHECK(inside, InvalidArgument, what, ": ", ptr, " is in ", device_,
-              "'s address range but not in any of its allocations; pass memory "
-              "allocated on ",
-              device_);
-  ACCEL_CHECK(allocation->live, InvalidArgument, what, ": ", ptr,
-              " is in an allocation of ", device_,
-              " that was already freed (use after free); keep the DataPtr alive "
-              "while its memory is used");
+  memory::BlockUse use = allocator_->useBlock(device_.index(), ptr);
+  if (!use) {
+    const std::optional<memory::BlockInfo> found =
+        allocator_->findBlock(device_.index(), ptr);
+    ACCEL_CHECK(found.has_value(), InvalidArgument, what, ": ", ptr, " is in ", device_,
+                "'s address range but not in any of its allocations; pass memory "
+                "allocated on ",
+                device_);
+    throw InvalidArgument(accel::detail::concat(
+        what, ": ", ptr, " is in an allocation of ", device_,
+        " that was already freed (use after free); keep the DataPtr alive while its "
+        "memory is used"));
+  }
   // Bounds are those the user asked for, not the rounded block: a reference
   // backend should catch the overrun a real device might forgive.
-  const std::size_t offset = address - reinterpret_cast<std::uintptr_t>(allocation->data);
-  const std::size_t available =
-      offset < allocation->requested ? allocation->requested - offset : 0;
-  ACCEL_CHECK(bytes <= available && offset < allocation->requested, InvalidArgument, what,
-              ": ", bytes, " bytes from ", ptr, " run past the end of its allocation on ",
-              device_, " (", allocation->requested, " bytes, ", available,
+  const std::size_t requested = use.info().requested;
+  const std::size_t offset =
+      static_cast<const std::byte*>(ptr) - static_cast<const std::byte*>(use.info().base);
+  const std::size_t available = offset < requested ? requested - offset : 0;
+  ACCEL_CHECK(bytes <= available && offset < requested, InvalidArgument, what, ": ",
+              bytes, " bytes from ", ptr, " run past the end of its allocation on ",
+              device_, " (", requested, " bytes, ", available,
               " of them from this pointer on); check the size and the offset");
-  ++allocation->refs;
-  return AllocationRef(allocation);
+  return AllocationRef(this, std::move(use));
 }
 
-void DeviceMemory::grantAccess(Allocation& allocation) {
+void DeviceMemory::grantAccess(const AllocationRef& allocation) {
+  const auto first = reinterpret_cast<std::uintptr_t>(allocation.data());
   std::lock_guard<std::mutex> lock(mutex_);
-  if (allocation.accessors++ > 0) return;
-  const auto begin =
-      reinterpret_cast<std::uintptr_t>(allocation.data) / page_size_ * page_size_;
-  const auto end = (reinterpret_cast<std::uintptr_t>(allocation.data) + allocation.size +
-                    page_size_ - 1) /
-                   page_size_ * page_size_;
+  OpenBlock& open =
+      open_.try_emplace(first, OpenBlock{allocation.size(), 0}).first->second;
+  if (open.accessors++ > 0) return;
+  const std::uintptr_t begin = first / page_size_ * page_size_;
+  const std::uintptr_t end =
+      (first + allocation.size() + page_size_ - 1) / page_size_ * page_size_;
   if (::mprotect(reinterpret_cast<void*>(begin), end - begin, PROT_READ | PROT_WRITE) !=
       0) {
     const int error = errno;
-    --allocation.accessors;
+    open_.erase(first);
     throw DeviceError(accel::detail::concat(
-        "openreg could not open ", allocation.size, " bytes of ", device_,
+        "openreg could not open ", allocation.size(), " bytes of ", device_,
         " memory for an operation: mprotect failed: ", std::strerror(error),
         " (with vm.overcommit_memory=2 or a low vm.max_map_count, lower "
         "ACCEL_OPENREG_MEMORY or free allocations)"));
@@ -133,70 +97,34 @@ void DeviceMemory::grantAccess(Allocation& allocation) {
 }
 
 std::pair<std::uintptr_t, std::uintptr_t> DeviceMemory::closableRange(
-    const Allocation& allocation) const noexcept {
-  const auto first = reinterpret_cast<std::uintptr_t>(allocation.data);
-  const std::uintptr_t last = first + allocation.size;  // one past
+    std::uintptr_t first, std::uintptr_t last) const noexcept {
   std::uintptr_t begin = first / page_size_ * page_size_;
   std::uintptr_t end = (last + page_size_ - 1) / page_size_ * page_size_;
-  // Only blocks inside the first and last page can share them; at 512 bytes
-  // a block, a few at most.
-  auto here = blocks_.find(first);
-  // An open block holds a reference, so it is always in blocks_.
-  if (here == blocks_.end()) return {begin, end};
-  for (auto it = here; it != blocks_.begin();) {
-    --it;
-    const Allocation& before = *it->second;
-    if (reinterpret_cast<std::uintptr_t>(before.data) + before.size <= begin) break;
-    if (before.accessors > 0) {
-      begin += page_size_;
-      break;
-    }
+  // Blocks do not overlap, so only the open neighbours next to it in
+  // address order can share its first or last page.
+  auto here = open_.find(first);
+  if (here == open_.end()) return {begin, end};
+  if (here != open_.begin()) {
+    const auto previous = std::prev(here);
+    if (previous->first + previous->second.size > begin) begin += page_size_;
   }
-  for (auto it = std::next(here); it != blocks_.end(); ++it) {
-    if (it->first >= end) break;
-    if (it->second->accessors > 0) {
-      end -= page_size_;
-      break;
-    }
-  }
+  const auto next = std::next(here);
+  if (next != open_.end() && next->first < end) end -= page_size_;
   return {begin, end};
 }
 
-void DeviceMemory::revokeAccess(Allocation& allocation) noexcept {
+void DeviceMemory::revokeAccess(const AllocationRef& allocation) noexcept {
+  const auto first = reinterpret_cast<std::uintptr_t>(allocation.data());
   std::lock_guard<std::mutex> lock(mutex_);
-  if (--allocation.accessors > 0) return;
-  const auto [begin, end] = closableRange(allocation);
+  auto open = open_.find(first);
+  if (open == open_.end() || --open->second.accessors > 0) return;
+  const auto [begin, end] = closableRange(first, first + open->second.size);
+  open_.erase(open);
   // Closing a range never needs new memory; a failure would leave the block
   // readable, which only weakens the simulation.
   if (begin < end) {
     (void)::mprotect(reinterpret_cast<void*>(begin), end - begin, PROT_NONE);
   }
-}
-
-void DeviceMemory::retain(Allocation& allocation) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++allocation.refs;
-}
-
-void DeviceMemory::release(Allocation& allocation) noexcept {
-  Allocation* done = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    done = dropReference(allocation);
-  }
-  returnToCache(done);
-}
-
-Allocation* DeviceMemory::dropReference(Allocation& allocation) noexcept {
-  if (--allocation.refs > 0) return nullptr;
-  blocks_.erase(reinterpret_cast<std::uintptr_t>(allocation.data));
-  return &allocation;
-}
-
-void DeviceMemory::returnToCache(Allocation* allocation) noexcept {
-  // Outside the allocation lock: the caching allocator takes its own. The
-  // address left blocks_ first, so a new allocation reusing it cannot clash.
-  delete allocation;
 }
 
 // ---- raw memory ----

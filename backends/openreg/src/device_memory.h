@@ -1,11 +1,16 @@
 // DeviceMemory: the memory of one simulated device — its address range, the
 // raw segments and pages the core caching allocator draws from it, and the
-// live allocations that copies and kernels resolve and open.
+// host access that operations open on the blocks they name.
 //
 // Allocation goes through the core CachingAllocator (accel/memory): openreg
 // only supplies raw memory (DeviceSegments, the SegmentSource below), so the
 // rounding, pools, stream-aware reuse, private pools of graphs, expandable
-// segments, OOM path, stats, history and snapshots are the core's.
+// segments, OOM path, stats, history and snapshots are the core's. openreg
+// keeps no record of its own per allocation: the DataPtr a user gets is the
+// core's (with a deleter that leaks in a fork child), and the checks on
+// copies and kernels (use after free, bounds) read the core's block map
+// (CachingAllocator::useBlock), so an allocate+free pair costs what the
+// core's does.
 //
 // The device owns a slice of an address range that openreg reserves at
 // start-up with PROT_NONE. The slice spans kAddressSpanFactor × the device's
@@ -19,21 +24,20 @@
 // runs: grantAccess() opens the pages the block touches when its count of
 // running accessors goes from 0 to 1, revokeAccess() closes them when it
 // returns to 0, except for a page shared with a neighbouring block that is
-// still open. Limits: while an operation on a block runs, every host thread
-// can read it, and so can the neighbours sharing its first and last page
-// (blocks are 512-byte granular, pages 4 KiB).
+// still open. Only open blocks are recorded (open_). Limits: while an
+// operation on a block runs, every host thread can read it, and so can the
+// neighbours sharing its first and last page (blocks are 512-byte granular,
+// pages 4 KiB).
 //
-// Allocations are reference counted: the user's DataPtr holds one reference
-// and each queued or captured operation that names the block holds another.
-// The caching allocator's block is returned to the cache when the last
-// reference goes, so a block freed by the user while work on it is pending is
-// not reused until that work is done (it still counts as allocated
+// Work that names a block holds an AllocationRef, a use of the core's block
+// (memory::BlockUse): a block freed by the user while work on it is pending
+// is not reused until that work is done (it still counts as allocated
 // meanwhile), and a block named by a captured graph stays out of the cache
 // until the graph is reset or destroyed.
 //
 // Thread-safety: all members are thread-safe. The raw-memory functions run
 // under the caching allocator's device lock and take only the arena's own
-// lock (a leaf); the allocation map's lock is never held while calling the
+// lock (a leaf); the open-block lock is never held while calling the
 // allocator. Lifetime: never destroyed (the runtime that owns it is leaked on
 // purpose).
 #pragma once
@@ -49,6 +53,7 @@
 
 #include "accel/allocator.h"
 #include "accel/device.h"
+#include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/segment_source.h"
 #include "accel/stream.h"
@@ -61,40 +66,28 @@ class DeviceMemory;
 // expandable segments' reserved ranges next to ordinary segments.
 inline constexpr std::size_t kAddressSpanFactor = 4;
 
-// One allocation handed to the user. Fields other than the range are guarded
-// by the owner's allocation lock.
-struct Allocation {
-  DeviceMemory* owner = nullptr;
-  std::byte* data = nullptr;
-  std::size_t size = 0;       // the cache block's bytes
-  std::size_t requested = 0;  // what the user asked for
-  int refs = 0;               // the user's (while live) plus operations'
-  bool live = false;          // allocated to the user, not freed yet
-  int accessors = 0;          // running operations that opened it
-  DataPtr block;              // the caching allocator's block
-};
-
-// A counted reference to an Allocation: keeps the block from being reused
-// while work that names it is queued, running or captured.
+// A counted reference to a live allocation, held by work that names it
+// (queued, running or captured): the core keeps the block out of its cache
+// while any lives. Copyable (each copy counts).
 class AllocationRef {
  public:
   AllocationRef() noexcept = default;
-  // Adopts a reference already counted in allocation->refs.
-  explicit AllocationRef(Allocation* allocation) noexcept : allocation_(allocation) {}
-  AllocationRef(const AllocationRef& other) noexcept;
-  AllocationRef(AllocationRef&& other) noexcept
-      : allocation_(std::exchange(other.allocation_, nullptr)) {}
-  AllocationRef& operator=(AllocationRef other) noexcept {
-    std::swap(allocation_, other.allocation_);
-    return *this;
-  }
-  ~AllocationRef();
+  AllocationRef(DeviceMemory* owner, memory::BlockUse use) noexcept
+      : owner_(owner), use_(std::move(use)) {}
 
-  [[nodiscard]] Allocation* get() const noexcept { return allocation_; }
-  Allocation* operator->() const noexcept { return allocation_; }
+  [[nodiscard]] DeviceMemory* owner() const noexcept { return owner_; }
+  [[nodiscard]] std::byte* data() const noexcept {
+    return static_cast<std::byte*>(use_.info().base);
+  }
+  // The bytes an operation may touch: the request rounded up to the
+  // allocator's 512-byte quantum.
+  [[nodiscard]] std::size_t size() const noexcept {
+    return (use_.info().requested + 511) / 512 * 512;
+  }
 
  private:
-  Allocation* allocation_ = nullptr;
+  DeviceMemory* owner_ = nullptr;
+  memory::BlockUse use_;
 };
 
 class DeviceMemory {
@@ -112,7 +105,21 @@ class DeviceMemory {
   // A new allocation of at least `bytes` (> 0) on `stream` (its private pool
   // while that stream captures a graph). Throws OutOfMemory from the
   // allocator's OOM path.
-  [[nodiscard]] DataPtr allocate(std::size_t bytes, StreamId stream);
+  // Inline: it is the whole of openreg's allocation fast path besides the
+  // core's call (DeviceAllocator::allocate).
+  [[nodiscard]] DataPtr allocate(std::size_t bytes, StreamId stream) {
+    DataPtr block;
+    try {
+      block = allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
+    } catch (const OutOfMemory& e) {
+      throwOutOfMemory(e);
+    }
+    // The core's block as it is; only the deleter changes, to leak in a fork
+    // child. The core's lookups still find the block by its address.
+    void* data = block.get();
+    return DataPtr(data, block.releaseContext().first, &DeviceMemory::freeUnlessForked,
+                   device_);
+  }
   // Fault injection: the allocator's OOM path for `bytes` on `stream`, as if
   // the device refused it; always throws OutOfMemory.
   [[noreturn]] void failAllocation(std::size_t bytes, StreamId stream);
@@ -125,11 +132,8 @@ class DeviceMemory {
 
   // Opens the block for host access while an operation runs. Throws
   // DeviceError if mprotect fails.
-  void grantAccess(Allocation& allocation);
-  void revokeAccess(Allocation& allocation) noexcept;
-
-  void retain(Allocation& allocation) noexcept;
-  void release(Allocation& allocation) noexcept;
+  void grantAccess(const AllocationRef& allocation);
+  void revokeAccess(const AllocationRef& allocation) noexcept;
 
   // ---- raw memory for DeviceSegments (never throw) ----
   // A segment of `bytes` (a multiple of the page size), or nullptr when the
@@ -150,31 +154,34 @@ class DeviceMemory {
   [[nodiscard]] Device device() const noexcept { return device_; }
 
  private:
-  static void freeFromDataPtr(void* context) noexcept;
-  void freeByUser(Allocation& allocation) noexcept;
-  // Requires mutex_; returns the allocation to return to the cache, if this
-  // was its last reference (the caller destroys it without the lock).
-  [[nodiscard]] Allocation* dropReference(Allocation& allocation) noexcept;
-  static void returnToCache(Allocation* allocation) noexcept;
+  // Rethrows the allocator's OutOfMemory with openreg's advice.
+  [[noreturn]] static void throwOutOfMemory(const OutOfMemory& e);
+  // The DataPtr deleter: the core's, except in a fork child.
+  static void freeUnlessForked(void* context) noexcept;
   // A free address range of `bytes`, counted as backed memory when `backed`;
   // nullptr when none (or, backed, the capacity is used up).
   [[nodiscard]] void* takeAddresses(std::size_t bytes, bool backed) noexcept;
   // Requires arena_mutex_.
   bool takeRange(std::size_t size, std::size_t& offset);
   void giveRange(std::size_t offset, std::size_t size);
-  // The page-aligned range to close when `allocation` closes: without the
-  // first and last page when an open neighbour shares them. Requires mutex_.
+  // The page-aligned range to close when the block at [first, last) closes:
+  // without the first and last page when an open neighbour shares them.
+  // Requires mutex_.
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> closableRange(
-      const Allocation& allocation) const noexcept;
-
+      std::uintptr_t first, std::uintptr_t last) const noexcept;
   const Device device_;
   std::byte* const base_;
   const std::size_t capacity_;
   const std::size_t page_size_;
   memory::CachingAllocator* allocator_ = nullptr;
 
-  mutable std::mutex mutex_;                      // live allocations and access
-  std::map<std::uintptr_t, Allocation*> blocks_;  // live or pending, by address
+  // Blocks open for host access: base -> {bytes, running operations}.
+  struct OpenBlock {
+    std::size_t size = 0;
+    int accessors = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::uintptr_t, OpenBlock> open_;
 
   mutable std::mutex arena_mutex_;                              // the raw address range
   std::map<std::size_t, std::size_t> free_by_offset_;           // offset -> size

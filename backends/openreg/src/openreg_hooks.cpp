@@ -91,7 +91,18 @@ Generator OpenRegHooks::getNewGeneratorImpl(DeviceIndex index) {
 }
 
 Device OpenRegHooks::getDeviceFromPtrImpl(const void* ptr) const {
-  return runtime(HookId::getDeviceFromPtr).addresses().deviceOf(ptr);
+  Runtime& rt = runtime(HookId::getDeviceFromPtr);
+  // The core's segment map: memory the allocator holds, in use or cached.
+  if (const std::optional<DeviceIndex> index = rt.cachingAllocator().deviceOf(ptr))
+    return Device(deviceType(), *index);
+  if (const std::optional<DeviceIndex> range = rt.deviceOfAddress(ptr)) {
+    throw InvalidArgument(accel::detail::concat(
+        ptr, " is in the address range of ", Device(deviceType(), *range),
+        " but in none of its memory (freed, or never allocated); pass a pointer into "
+        "memory allocated on it"));
+  }
+  // Pinned host memory, or a foreign pointer: the kit's address map says which.
+  return rt.addresses().deviceOf(ptr);
 }
 
 Allocator& OpenRegHooks::getPinnedMemoryAllocatorImpl() {

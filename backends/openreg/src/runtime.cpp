@@ -34,6 +34,10 @@ Runtime& readyRuntime(std::string_view what) {
 }
 
 DataPtr DeviceAllocator::allocate(std::size_t bytes) {
+  if (bytes != 0 && state_.faults.quiet() && !runtime_.allocationFaultArmed() &&
+      state_.active.load(std::memory_order_relaxed) && !isForkedChild()) [[likely]] {
+    return state_.memory.allocate(bytes, runtime_.current().stream(device_.index()));
+  }
   return runtime_.allocate(device_.index(), bytes);
 }
 
@@ -44,7 +48,7 @@ DeviceState::DeviceState(Runtime& runtime, Device device, std::byte* base,
       memory(device, base, capacity, page_size),
       units(config.execution_units),
       faults(device),
-      allocator(runtime, device) {
+      allocator(runtime, *this, device) {
   streams.reserve(kStreamsPerDevice);
   for (int id = 0; id < kStreamsPerDevice; ++id) {
     const int priority =

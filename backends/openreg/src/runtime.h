@@ -55,17 +55,22 @@ inline constexpr int kPoolStreamsPerPriority = 4;
 inline constexpr int kStreamsPerDevice = 1 + kPriorityLevels * kPoolStreamsPerPriority;
 
 class Runtime;
+struct DeviceState;
 
-// getDeviceAllocator(i) of the hooks: allocates on one device.
+// getDeviceAllocator(i) of the hooks: allocates on one device, on the
+// thread's current stream. A request with no fault armed goes straight to
+// the core allocator (a few relaxed loads and the current stream); anything
+// else through Runtime::allocate, which checks and reports each case.
 class DeviceAllocator final : public Allocator {
  public:
-  DeviceAllocator(Runtime& runtime, Device device) noexcept
-      : runtime_(runtime), device_(device) {}
+  DeviceAllocator(Runtime& runtime, DeviceState& state, Device device) noexcept
+      : runtime_(runtime), state_(state), device_(device) {}
   [[nodiscard]] DataPtr allocate(std::size_t bytes) override;
   [[nodiscard]] Device device() const noexcept override { return device_; }
 
  private:
   Runtime& runtime_;
+  DeviceState& state_;
   Device device_;
 };
 
@@ -108,6 +113,10 @@ class Runtime {
   [[nodiscard]] DeviceState& device(DeviceIndex index, std::string_view what);
   // The per-thread current device and streams. Never throws.
   [[nodiscard]] kit::ThreadCurrent& current() noexcept { return current_; }
+  // True while failNthAllocation has an allocation to fail. Never throws.
+  [[nodiscard]] bool allocationFaultArmed() const noexcept {
+    return fail_allocation_countdown_.load(std::memory_order_relaxed) != 0;
+  }
   // Device ranges (from init) and live pinned host buffers.
   [[nodiscard]] kit::AddressMap& addresses() noexcept { return addresses_; }
 

@@ -101,7 +101,7 @@ void StreamQueue::execute(Operation& operation) {
   std::string error;
   try {
     for (AllocationRef& buffer : operation.buffers) {
-      buffer->owner->grantAccess(*buffer.get());
+      buffer.owner()->grantAccess(buffer);
       ++opened;
     }
     operation.body();
@@ -111,7 +111,7 @@ void StreamQueue::execute(Operation& operation) {
     error = "an exception that is not a std::exception";
   }
   for (std::size_t i = 0; i < opened; ++i) {
-    operation.buffers[i]->owner->revokeAccess(*operation.buffers[i].get());
+    operation.buffers[i].owner()->revokeAccess(operation.buffers[i]);
   }
   if (device_work) units_.release();
   if (!error.empty()) {

@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "accel/allocator.h"
@@ -50,6 +51,44 @@ namespace accel::memory {
 namespace detail {
 class DeviceCache;
 }
+
+// What the allocator knows about one block it handed out.
+struct BlockInfo {
+  void* base = nullptr;       // the block's first byte: the DataPtr's pointer
+  std::size_t size = 0;       // the block's bytes (the request rounded, or more)
+  std::size_t requested = 0;  // the bytes the caller asked for
+  Stream stream;              // the stream it was allocated on
+  bool freed = false;         // its DataPtr is gone; a BlockUse keeps it
+};
+
+// A counted use of a block a CachingAllocator handed out, for a backend whose
+// queued, running or captured work names memory its user may free meanwhile.
+// While any use of a block lives, destroying the block's DataPtr does not
+// return it to the cache: the free is done when the last use ends, and until
+// then the block counts as allocated (the statistics, snapshots and history
+// see the free then). Copying a use counts another; an empty use (the
+// default, or a moved-from one) holds nothing.
+//
+// Thread-safety: distinct BlockUses may be copied and destroyed from any
+// threads at once (each takes its block's device lock); one BlockUse is not
+// shared. Lifetime: must not outlive its CachingAllocator.
+class ACCEL_API BlockUse {
+ public:
+  BlockUse() noexcept = default;
+  BlockUse(const BlockUse& other) noexcept;
+  BlockUse(BlockUse&& other) noexcept;
+  BlockUse& operator=(BlockUse other) noexcept;
+  ~BlockUse();
+
+  explicit operator bool() const noexcept { return block_ != nullptr; }
+  // The block's facts as the use began (they do not change while it lives).
+  [[nodiscard]] const BlockInfo& info() const noexcept { return info_; }
+
+ private:
+  friend class CachingAllocator;
+  void* block_ = nullptr;  // a detail::Block
+  BlockInfo info_;
+};
 
 class ACCEL_API CachingAllocator {
  public:
@@ -81,6 +120,29 @@ class ACCEL_API CachingAllocator {
   void recordStream(const DataPtr& data, Stream stream);
   // True if `data` came from this allocator. Never throws.
   [[nodiscard]] bool owns(const DataPtr& data) const noexcept;
+  // The deleter of every DataPtr this class hands out. A backend that wraps
+  // it (to leak blocks in a fork child, say) calls it with the DataPtr's
+  // context. Never throws.
+  [[nodiscard]] static DeleterFn blockDeleter() noexcept;
+
+  // ---- lookups: what a backend's checks read instead of keeping a record
+  // of every allocation (each costs a search of the device's segments, then
+  // of one segment's blocks; nothing is paid per allocation) ----
+  // The device whose segments (cached or in use) hold `ptr`; nullopt for a
+  // pointer into no segment of this allocator. Thread-safe (takes each
+  // device's lock in turn); never throws.
+  [[nodiscard]] std::optional<DeviceIndex> deviceOf(const void* ptr) const noexcept;
+  // The block of device `index` that holds `ptr` and is handed out (or freed
+  // but kept by a BlockUse, then `freed` is set); nullopt when `ptr` is in a
+  // cached block or in no segment of the device. Interior pointers count.
+  // Thread-safe; throws InvalidArgument for a bad index.
+  [[nodiscard]] std::optional<BlockInfo> findBlock(DeviceIndex index,
+                                                   const void* ptr) const;
+  // A use of the handed-out block of device `index` that holds `ptr` (see
+  // BlockUse); an empty use when there is none or its DataPtr is gone
+  // (findBlock tells which). Thread-safe; throws InvalidArgument for a bad
+  // index.
+  [[nodiscard]] BlockUse useBlock(DeviceIndex index, const void* ptr);
 
   // Settings apply to later allocations. Throws InvalidArgument when
   // expandable segments are asked of a source without page mapping.

@@ -54,6 +54,10 @@ struct Block {
   Block* next = nullptr;
   bool allocated = false;     // handed out, freed with work still pending, or held
   bool pending_free = false;  // freed by the user, waiting for events
+  // A backend's BlockUses of it; a free while there are any only sets
+  // freed_while_used, and the last use's end does the free.
+  int uses = 0;
+  bool freed_while_used = false;
   int event_count = 0;
   std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
   CapturedStack stack;                // allocation stack when recorded
@@ -97,6 +101,13 @@ constexpr std::int64_t sized(std::size_t bytes) noexcept {
 inline bool isFreeWholeSegment(const Block* block) noexcept {
   return !block->allocated && block->prev == nullptr && block->next == nullptr &&
          !block->segment->expandable;
+}
+
+// A block its user holds (a DataPtr, or BlockUses after the DataPtr went):
+// not free, not waiting for events, not held in a reuse list (a held block
+// keeps `allocated` but has no request).
+inline bool isHandedOut(const Block* block) noexcept {
+  return block->allocated && !block->pending_free && block->requested != 0;
 }
 
 }  // namespace accel::memory::detail

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <utility>
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
@@ -69,6 +70,50 @@ bool CachingAllocator::owns(const DataPtr& data) const noexcept {
   if (data.deleter() != &detail::freeCachedBlock || data.context() == nullptr)
     return false;
   return &static_cast<Block*>(data.context())->owner->allocator() == this;
+}
+
+DeleterFn CachingAllocator::blockDeleter() noexcept { return &detail::freeCachedBlock; }
+
+std::optional<DeviceIndex> CachingAllocator::deviceOf(const void* ptr) const noexcept {
+  for (const auto& cache : devices_) {
+    if (cache->holds(ptr)) return cache->index();
+  }
+  return std::nullopt;
+}
+
+std::optional<BlockInfo> CachingAllocator::findBlock(DeviceIndex index,
+                                                     const void* ptr) const {
+  return device(index).findBlock(ptr);
+}
+
+BlockUse CachingAllocator::useBlock(DeviceIndex index, const void* ptr) {
+  BlockUse use;
+  use.block_ = device(index).useBlock(ptr, use.info_);
+  return use;
+}
+
+BlockUse::BlockUse(const BlockUse& other) noexcept
+    : block_(other.block_), info_(other.info_) {
+  if (block_ != nullptr) {
+    auto* block = static_cast<Block*>(block_);
+    block->owner->retainUse(block);
+  }
+}
+
+BlockUse::BlockUse(BlockUse&& other) noexcept
+    : block_(std::exchange(other.block_, nullptr)), info_(other.info_) {}
+
+BlockUse& BlockUse::operator=(BlockUse other) noexcept {
+  std::swap(block_, other.block_);
+  std::swap(info_, other.info_);
+  return *this;
+}
+
+BlockUse::~BlockUse() {
+  if (block_ != nullptr) {
+    auto* block = static_cast<Block*>(block_);
+    block->owner->releaseUse(block);
+  }
 }
 
 void CachingAllocator::recordStream(const DataPtr& data, Stream stream) {

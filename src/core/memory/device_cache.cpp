@@ -227,8 +227,8 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 void DeviceCache::free(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
   const bool small = block->pool == &small_;
-  if (plain_ && block->stream_uses.empty() && (small || block->pool == &large_))
-      [[likely]] {
+  if (plain_ && block->stream_uses.empty() && block->uses == 0 &&
+      (small || block->pool == &large_)) [[likely]] {
     const std::size_t index = reuseIndex(block->stream, block->size);
     ReuseList& list = reuse_[index];
     if (list.count == 0 || (list.count < kReuseDepth && list.stream == block->stream &&
@@ -244,6 +244,10 @@ void DeviceCache::free(Block* block) noexcept {
 }
 
 ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
+  if (block->uses != 0) [[unlikely]] {
+    block->freed_while_used = true;  // the last BlockUse frees it (releaseUse)
+    return;
+  }
   const bool pending = !block->stream_uses.empty() && source_.hasEvents();
   block_stats_.freed(block->pool->small, sized(block->size), sized(block->requested),
                      pending);
@@ -406,6 +410,8 @@ Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
   block->allocated = false;
   block->pending_free = false;
   block->event_count = 0;
+  block->uses = 0;
+  block->freed_while_used = false;
   block->in_free_set = {};
   return block;
 }

@@ -22,6 +22,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
@@ -98,11 +99,25 @@ class DeviceCache {
   void noteSnapshot();
   void snapshotInto(MemorySnapshot& out, bool include_trace);
 
+  // Lookups (device_lookup.cpp). holds: `ptr` is in one of the segments.
+  // findBlock: the handed-out block holding `ptr`, as BlockInfo. useBlock:
+  // that block with one more use, its facts in `info`; nullptr when there is
+  // none or it was freed. retainUse/releaseUse count a use up and down; the
+  // last release of a block freed meanwhile frees it.
+  [[nodiscard]] bool holds(const void* ptr) const noexcept;
+  [[nodiscard]] std::optional<BlockInfo> findBlock(const void* ptr) const;
+  [[nodiscard]] Block* useBlock(const void* ptr, BlockInfo& info);
+  void retainUse(Block* block) noexcept;
+  void releaseUse(Block* block) noexcept;
+
   [[nodiscard]] CachingAllocator& allocator() const noexcept { return allocator_; }
   [[nodiscard]] DeviceIndex index() const noexcept { return index_; }
 
  private:
   // Everything below requires mutex_.
+  // The block (of any state) holding `ptr`, or nullptr outside every segment.
+  [[nodiscard]] Block* blockAt(const void* ptr) const noexcept;
+  [[nodiscard]] BlockInfo infoOf(const Block* block) const noexcept;
   // allocate and free when their fast path does not apply.
   [[nodiscard]] Block* allocateSlow(BiasedMutex::Guard& lock, std::size_t bytes,
                                     StreamId stream);
