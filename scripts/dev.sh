@@ -2,8 +2,9 @@
 # The README's quick start: installs missing build dependencies (Debian and
 # Ubuntu, through apt-get), then runs a CMake workflow preset.
 #
-#   scripts/dev.sh main   build, then run `accel info` and the openreg demo
-#   scripts/dev.sh test   build and run the test suite
+#   scripts/dev.sh main   build what the demo needs (core, openreg, the tool, the
+#                         Python module), then run `accel info` and the demos
+#   scripts/dev.sh test   build the rest and run the test suite
 #   scripts/dev.sh deps   only install the dependencies
 #   scripts/dev.sh asan|tsan   the sanitizer workflows
 #
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev python3-dev pybind11-dev python3-pytest python3-numpy python3-hypothesis python3-mypy
-          libpng-dev)
+          libpng-dev python3-venv python3-pip python3-setuptools python3-wheel)
 if [ "${ACCEL_WITH_PYTORCH:-0}" = 1 ]; then
   packages+=(libtorch-dev)
 fi
