@@ -3,9 +3,14 @@
 `python3 -m pip install --no-build-isolation .` (offline, with Debian's
 python3-setuptools, python3-wheel, python3-dev, pybind11-dev, cmake, ninja,
 g++) configures the CMake project for the installing interpreter, builds the
-`accel_python` target and installs the package (component `python`) with
-libaccel and the openreg plugin bundled next to `_C` (rpath $ORIGIN).
+`accel_python_wheel` target (the module and, when GoogleTest, CLI11 and
+nlohmann-json are installed, the `accel` tool) and installs the package
+(component `python`) with libaccel, the openreg plugin and the tool bundled
+next to `_C` (rpath $ORIGIN); the console script `accel` runs the tool.
 The CMake build directory is build/pip-<python version> in the checkout.
+
+pip shows the build's output with `-v` (the README's command has it): each
+step announces itself, and Ninja prints one line per file it compiles.
 """
 
 import os
@@ -19,6 +24,11 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
+def step(text):
+    """One progress line, flushed before the subprocess writes its own."""
+    print(f"accel setup.py: {text}", flush=True)
+
+
 class CMakeBuild(build_ext):
     """Builds accel._C (and the libraries it needs) with the project's CMake."""
 
@@ -30,12 +40,16 @@ class CMakeBuild(build_ext):
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DPython3_EXECUTABLE={sys.executable}",
             "-DACCEL_BUILD_TESTS=OFF", "-DACCEL_BUILD_BENCHMARKS=OFF",
-            "-DACCEL_BUILD_EXAMPLES=OFF", "-DACCEL_BUILD_TOOLS=OFF",
+            "-DACCEL_BUILD_EXAMPLES=OFF",
             "-DACCEL_PYTHON_BUNDLE_LIBS=ON", "-DACCEL_INSTALL_PYTHONDIR=.",
         ]
+        step(f"configuring CMake in {build_dir}")
         subprocess.run(configure, check=True)
-        subprocess.run(["cmake", "--build", str(build_dir), "--target", "accel_python"],
+        step("building the module, libaccel, the openreg plugin and the accel tool "
+             "(a few minutes on two cores; one line per file)")
+        subprocess.run(["cmake", "--build", str(build_dir), "--target", "accel_python_wheel"],
                        check=True)
+        step(f"installing the package into {package_parent}")
         subprocess.run(["cmake", "--install", str(build_dir), "--component", "python",
                         "--prefix", str(package_parent)], check=True)
         if not (package_parent / "accel" / Path(self.get_ext_filename(ext.name)).name).exists():
@@ -53,6 +67,7 @@ setup(
                   "accel.cuda": ["*.pyi"]},
     ext_modules=[Extension("accel._C", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
+    entry_points={"console_scripts": ["accel = accel._tool:main"]},
     python_requires=">=3.9",
     zip_safe=False,
 )

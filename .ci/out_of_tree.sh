@@ -25,9 +25,16 @@ soname=$(readelf -d "$prefix/$libdir/libaccel.so" | sed -n 's/.*SONAME.*\[\(.*\)
 [[ $soname == libaccel.so.* ]] || fail "libaccel.so has no versioned SONAME (got '$soname')"
 [[ -f $prefix/include/accel/plugin.h ]] || fail "headers not installed"
 [[ -f $prefix/$libdir/cmake/accelhooks/accelhooksConfig.cmake ]] || fail "CMake package not installed"
+# What the docs send a vendor to, installed with the repository's layout.
+docdir=$prefix/share/doc/accelhooks
+for f in README.md docs/writing-a-backend.md docs/openreg.md examples/out_of_tree_backend/CMakeLists.txt \
+         examples/out_of_tree_backend/example_backend.cpp backends/openreg/src/openreg_hooks.cpp \
+         conformance/src/high_cases.cpp; do
+  [[ -f $docdir/$f ]] || fail "$docdir/$f not installed"
+done
 
-step "configure and build examples/out_of_tree_backend against the installed package"
-cmake -S "$root/examples/out_of_tree_backend" -B "$tmp/example" -G Ninja \
+step "configure and build the installed copy of examples/out_of_tree_backend against the installed package"
+cmake -S "$docdir/examples/out_of_tree_backend" -B "$tmp/example" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" \
   || { cat "$tmp/configure.log"; fail "configuring the example"; }
 # The example must use the installed headers, never the source tree.

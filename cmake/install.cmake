@@ -6,6 +6,11 @@
 #   bin/accel                               the command-line tool
 #   lib/cmake/accelhooks/                   find_package(accelhooks CONFIG): accelhooks::accel
 #   lib/pkgconfig/accelhooks.pc             pkg-config --cflags --libs accelhooks
+#   share/doc/accelhooks/                   for a vendor, laid out as in the repository:
+#     README.md, docs/                        the documentation
+#     examples/out_of_tree_backend/           the worked example (copy it to start a backend)
+#     backends/openreg/                       the reference backend (docs/openreg.md's tour)
+#     conformance/src/                        the contract cases (failure messages name them)
 #
 # Everything is relocatable: `cmake --install build --prefix /elsewhere` gives
 # a working tree (the CMake package and the .pc file find their prefix from
@@ -86,6 +91,27 @@ if(TARGET accel_conformance)
     FILE accelhooksConformanceTargets.cmake
     DESTINATION ${ACCEL_INSTALL_CMAKEDIR}
     COMPONENT development)
+endif()
+
+# ---- for vendors: documentation, the worked example, the openreg tour ----
+# Installed with the same layout as the repository, so that the docs'
+# relative links and paths (docs/writing-a-backend.md -> examples/...) hold
+# in the installed copy too.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}
+  COMPONENT development)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+  COMPONENT development)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/out_of_tree_backend
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT development)
+if(TARGET accel_openreg)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/openreg/
+    DESTINATION ${CMAKE_INSTALL_DOCDIR}/backends/openreg COMPONENT development)
+endif()
+# The conformance cases: accel_conformance names its files by these installed
+# paths (conformance/CMakeLists.txt), so a failure's file:line can be opened.
+if(TARGET accel_conformance)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/conformance/src/
+    DESTINATION ${CMAKE_INSTALL_DOCDIR}/conformance/src COMPONENT development)
 endif()
 
 # ---- the tool ----

@@ -9,13 +9,6 @@
 namespace accel::tool {
 namespace {
 
-std::string baseName(const char* path) {
-  if (path == nullptr) return "?";
-  std::string text(path);
-  std::size_t slash = text.find_last_of('/');
-  return slash == std::string::npos ? text : text.substr(slash + 1);
-}
-
 // "low.CurrentDeviceIsPerThread" from "prefix/type/low" and the test name.
 std::string caseLabel(const ::testing::TestInfo& info) {
   std::string suite = info.test_suite_name();
@@ -67,9 +60,11 @@ void CheckReporter::OnTestPartResult(const ::testing::TestPartResult& result) {
     return;
   }
   if (!result.failed()) return;
+  // The case's file as installed (share/doc/accelhooks/conformance/src/...,
+  // see conformance/CMakeLists.txt), which the reader can open.
   std::string where = result.file_name() == nullptr
                           ? std::string()
-                          : baseName(result.file_name()) + ":" +
+                          : std::string(result.file_name()) + ":" +
                                 std::to_string(result.line_number()) + ": ";
   failures_.push_back(where + result.message());
 }

@@ -172,6 +172,14 @@ TEST(AccelTool, CheckFailsAndNamesABrokenGetDefaultGenerator) {
                              {accel::HookId::getDefaultGenerator},
                              {accel::HookId::setCurrentDevice});
   EXPECT_TRUE(contains(run.output, "DefaultGeneratorIsOnePerDevice")) << run.output;
+  // Failures and the trace naming the case point at files a vendor has: the
+  // cases as installed under share/doc/accelhooks, never the source tree.
+  const std::string installed = "share/doc/accelhooks/conformance/src/";
+  EXPECT_TRUE(contains(run.output, "        " + installed + "high_cases.cpp:"))
+      << run.output;
+  EXPECT_TRUE(contains(run.output, "        " + installed + "conformance_suite.cpp:"))
+      << run.output;
+  EXPECT_FALSE(contains(run.output, " conformance/src/")) << run.output;
 }
 #endif
 
