@@ -33,6 +33,11 @@ for f in README.md docs/writing-a-backend.md docs/openreg.md examples/out_of_tre
   [[ -f $docdir/$f ]] || fail "$docdir/$f not installed"
 done
 
+# Code lines (neither blank nor comment) of the installed example backend.
+code_lines=$(grep -cvE '^[[:space:]]*(//.*)?$' "$docdir/examples/out_of_tree_backend/example_backend.cpp")
+(( code_lines <= 130 )) || fail "example_backend.cpp has $code_lines code lines; the kit should keep it within 130"
+step "example_backend.cpp: $code_lines code lines (at most 130)"
+
 step "configure and build the installed copy of examples/out_of_tree_backend against the installed package"
 cmake -S "$docdir/examples/out_of_tree_backend" -B "$tmp/example" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" \
@@ -54,7 +59,13 @@ if [[ -x $prefix/bin/accel ]]; then
   out=$(ACCEL_PLUGINS=$plugin "$prefix/bin/accel" info 2>&1) || { echo "$out"; fail "accel info"; }
   grep -q "example" <<<"$out" || { echo "$out"; fail "accel info does not list the example backend"; }
   step "installed accel tool: accel check --backend example --plugin $plugin"
-  "$prefix/bin/accel" check --backend example --plugin "$plugin" || fail "accel check on the example backend"
+  check=$("$prefix/bin/accel" check --backend example --plugin "$plugin") \
+    || { echo "$check"; fail "accel check on the example backend"; }
+  echo "$check" | grep -v '^  pass'
+  # The example is the template a vendor copies: every group, on the kit.
+  groups=$(sed -n 's/^example (declares: \(.*\))$/\1/p' <<<"$check")
+  [[ $groups == "low, high, device, streams, events, memory, memory_history, graphs"* ]] \
+    || fail "the example declares '$groups', not all eight groups"
 else
   step "(no accel tool installed; skipping accel info/check)"
 fi

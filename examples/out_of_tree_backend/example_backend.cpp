@@ -5,14 +5,17 @@
 // and whose work is done by the time a call returns. It writes only what is
 // specific to the device: its configuration, its raw memory (HostSegments) and
 // its description. The rest comes from the core:
-//  - kit::SynchronousDeviceHooks: the current device, streams and events,
-//    generators, getDeviceFromPtr / isPinnedPtr from the kit's AddressMap;
+//  - kit::SynchronousCachingHooks (over kit::SynchronousDeviceHooks): the
+//    current device, streams and events, generators, getDeviceFromPtr /
+//    isPinnedPtr from the kit's AddressMap, a device allocator per device
+//    over the caching allocator, and graph capture (phases, a private pool
+//    per capture, the errors a device gives for misuse);
 //  - memory::CachingAllocator, through CachingAllocatorHooks: the cache, the
 //    out-of-memory path, the memory group (memoryStats, emptyCache, ...) and
 //    the memory_history group (recordMemoryHistory, memorySnapshot, ...);
 //  - memory::PinnedCachingAllocator: cached pinned host memory.
-// It passes `accel check` for its groups: low, high, device, streams, events,
-// memory and memory_history.
+// It passes `accel check` for all eight groups: low, high, device, streams,
+// events, memory, memory_history and graphs.
 //
 // A real backend calls its driver's allocate/free in HostSegments, overrides
 // what its device does asynchronously, and leaks rather than frees in a fork()
@@ -29,13 +32,11 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "accel/accel.h"
 #include "accel/kit/config.h"
-#include "accel/kit/synchronous_device.h"
+#include "accel/kit/synchronous_caching_hooks.h"
 #include "accel/memory/caching_allocator.h"
-#include "accel/memory/memory_hooks.h"
 #include "accel/memory/pinned_caching_allocator.h"
 #include "accel/plugin_entry.h"
 
@@ -104,14 +105,13 @@ class HostSegments final : public accel::memory::SegmentSource {
   std::array<std::atomic<std::uint64_t>, kMaxDevices> used_{};
 };
 
-class ExampleHooks final
-    : public accel::memory::CachingAllocatorHooks<accel::kit::SynchronousDeviceHooks> {
+class ExampleHooks final : public accel::kit::SynchronousCachingHooks {
  public:
   explicit ExampleHooks(accel::DeviceType type, const accel::kit::ConfigReader& env = {})
-      : CachingAllocatorHooks(
+      : SynchronousCachingHooks(
             type,
             accel::Capabilities{accel::HookGroup::Device, accel::HookGroup::Memory,
-                                accel::HookGroup::MemoryHistory},
+                                accel::HookGroup::MemoryHistory, accel::HookGroup::Graphs},
             static_cast<int>(
                 env.count(kDevicesVar, 2, 1, kMaxDevices, "a device count"))),
         memory_bytes_(env.byteSize(kMemoryVar, std::uint64_t{1} << 30, 64 << 20)),
@@ -119,32 +119,25 @@ class ExampleHooks final
         pinned_memory_(addresses(), type, MemoryKind::Pinned, 0),
         cache_(type, deviceCount(), device_memory_,
                accel::memory::allocatorSettingsFromEnvironment()),
-        pinned_cache_(pinned_memory_) {
-    for (int i = 0; i < deviceCount(); ++i) {
-      device_allocators_.push_back(std::make_unique<DeviceAllocator>(
-          *this, accel::Device(type, static_cast<accel::DeviceIndex>(i))));
-    }
-  }
+        pinned_cache_(pinned_memory_) {}
 
  protected:
   // Nothing to start: the "driver" is the host allocator. A real backend
   // connects to its driver here; it runs once before any other hook needs it.
   void initImpl() override {}
 
-  // The memory and memory_history groups: CachingAllocatorHooks forwards them.
+  // The memory, memory_history and graphs groups and the device allocators
+  // draw on it (the kit's SynchronousCachingHooks).
   accel::memory::CachingAllocator& cachingAllocator() const override { return cache_; }
 
-  accel::Allocator& getDeviceAllocatorImpl(accel::DeviceIndex index) override {
-    return *device_allocators_[static_cast<std::size_t>(index)];
-  }
   accel::Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_cache_; }
 
   std::string showConfigImpl() const override {
     return accel::detail::concat("example: ", deviceCount(), " host-memory devices of ",
                                  accel::kit::formatByteSize(memory_bytes_), " (",
                                  kDevicesVar, ", ", kMemoryVar,
-                                 "); synchronous streams and events; memory cached by "
-                                 "the core caching allocator (ACCEL_ALLOC_CONF)\n");
+                                 "); synchronous streams, events and graphs; memory "
+                                 "cached by the core caching allocator (ACCEL_ALLOC_CONF)\n");
   }
 
   accel::DeviceProperties getDevicePropertiesImpl(
@@ -159,30 +152,11 @@ class ExampleHooks final
   }
 
  private:
-  // getDeviceAllocator(index): blocks of device `index` from the caching
-  // allocator, for the calling thread's current stream on that device.
-  class DeviceAllocator final : public accel::Allocator {
-   public:
-    DeviceAllocator(ExampleHooks& hooks, accel::Device device)
-        : hooks_(hooks), device_(device) {}
-    accel::DataPtr allocate(std::size_t bytes) override {
-      hooks_.markDeviceUsed(device_.index());  // hasPrimaryContext turns true
-      return hooks_.cache_.allocate(device_.index(), bytes,
-                                    hooks_.getCurrentStreamImpl(device_.index()));
-    }
-    accel::Device device() const noexcept override { return device_; }
-
-   private:
-    ExampleHooks& hooks_;
-    const accel::Device device_;
-  };
-
   const std::uint64_t memory_bytes_;
   HostSegments device_memory_;
   HostSegments pinned_memory_;
   mutable accel::memory::CachingAllocator cache_;
   accel::memory::PinnedCachingAllocator pinned_cache_;
-  std::vector<std::unique_ptr<DeviceAllocator>> device_allocators_;
 };
 
 // Called by the loader, inside try/catch, after the version handshake. What

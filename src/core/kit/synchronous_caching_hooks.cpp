@@ -1,0 +1,180 @@
+// SynchronousCachingHooks: per-device allocators over the caching allocator
+// and graph capture for a synchronous device (see the header).
+#include "accel/kit/synchronous_caching_hooks.h"
+
+#include <array>
+#include <string_view>
+
+#include "accel/error.h"
+#include "accel/hook_catalogue.h"
+
+namespace accel::kit {
+
+// getDeviceAllocator(index): blocks of device `index` from the caching
+// allocator, for the calling thread's current stream on that device.
+class SynchronousCachingHooks::DeviceAllocator final : public Allocator {
+ public:
+  DeviceAllocator(SynchronousCachingHooks& hooks, Device device)
+      : hooks_(hooks), device_(device) {}
+  DataPtr allocate(std::size_t bytes) override {
+    hooks_.markDeviceUsed(device_.index());
+    return hooks_.cachingAllocator().allocate(
+        device_.index(), bytes, hooks_.getCurrentStreamImpl(device_.index()));
+  }
+  [[nodiscard]] Device device() const noexcept override { return device_; }
+
+ private:
+  SynchronousCachingHooks& hooks_;
+  const Device device_;
+};
+
+SynchronousCachingHooks::SynchronousCachingHooks(DeviceType type,
+                                                 Capabilities capabilities,
+                                                 int device_count)
+    : CachingAllocatorHooks(type, capabilities, device_count) {
+  for (int i = 0; i < device_count; ++i) {
+    allocators_.push_back(std::make_unique<DeviceAllocator>(
+        *this, Device(type, static_cast<DeviceIndex>(i))));
+  }
+}
+
+SynchronousCachingHooks::~SynchronousCachingHooks() = default;
+
+Allocator& SynchronousCachingHooks::getDeviceAllocatorImpl(DeviceIndex index) {
+  return *allocators_[static_cast<std::size_t>(index)];
+}
+
+void SynchronousCachingHooks::launch(Stream stream, std::function<void()> work) {
+  requireKnownStream(stream, HookId::graphCaptureBegin);
+  {
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    for (auto& [id, g] : graphs_) {
+      if (g.phase == Phase::Capturing && g.stream == stream) {
+        g.work.push_back(std::move(work));
+        return;
+      }
+    }
+  }
+  work();
+}
+
+// ---- graphs ----
+
+SynchronousCachingHooks::Graph& SynchronousCachingHooks::graph(
+    GraphId id, HookId hook, std::initializer_list<Phase> phases) const {
+  auto it = graphs_.find(id);
+  ACCEL_CHECK(it != graphs_.end(), InvalidArgument, hookInfo(hook).name, "(): graph ", id,
+              " is not a live graph of '", name(), "'; create it with ",
+              hookInfo(HookId::graphCreate).name, "()");
+  static constexpr std::array<std::string_view, 5> kPhases = {
+      "is empty (not captured yet)", "is being captured", "is captured, not instantiated",
+      "is instantiated", "was instantiated as its capture ended (no keep_graph)"};
+  Phase phase = it->second.phase;
+  bool allowed = phases.size() == 0;
+  for (Phase p : phases) allowed = allowed || p == phase;
+  ACCEL_CHECK(allowed, DeviceError, hookInfo(hook).name, "(): graph ", id, " of '",
+              name(), "' ", kPhases[static_cast<std::size_t>(phase)],
+              "; a graph is captured (", hookInfo(HookId::graphCaptureBegin).name, ", ",
+              hookInfo(HookId::graphCaptureEnd).name,
+              "), instantiated (keep_graph only), "
+              "replayed; ",
+              hookInfo(HookId::graphReset).name, "() empties it");
+  return it->second;
+}
+
+void SynchronousCachingHooks::releaseGraph(Graph& g) {
+  const DeviceIndex device = g.stream.device.index();
+  if (g.phase == Phase::Capturing)
+    cachingAllocator().endAllocateToPool(device, g.pool, g.stream);
+  if (g.holds_pool) cachingAllocator().releasePool(device, g.pool);
+  const bool keep_graph = g.keep_graph;
+  g = Graph{};
+  g.keep_graph = keep_graph;
+}
+
+GraphId SynchronousCachingHooks::graphCreateImpl(bool keep_graph) {
+  enter(HookId::graphCreate);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  graphs_[next_graph_].keep_graph = keep_graph;
+  return next_graph_++;
+}
+
+void SynchronousCachingHooks::graphDestroyImpl(GraphId id) {
+  enter(HookId::graphDestroy);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  Graph& g = graph(id, HookId::graphDestroy);
+  releaseGraph(g);
+  graphs_.erase(id);
+}
+
+void SynchronousCachingHooks::graphCaptureBeginImpl(GraphId id, MempoolId pool,
+                                                    CaptureMode) {
+  enter(HookId::graphCaptureBegin);
+  // The current stream of the current device, as CUDA captures.
+  const DeviceIndex device = getCurrentDeviceImpl();
+  const Stream stream = getCurrentStreamImpl(device);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  Graph& g = graph(id, HookId::graphCaptureBegin, {Phase::Empty});
+  for (const auto& [other_id, other] : graphs_) {
+    ACCEL_CHECK(other.phase != Phase::Capturing || other.stream != stream, DeviceError,
+                hookInfo(HookId::graphCaptureBegin).name, "(): stream ", stream, " of '",
+                name(), "' is already being captured by graph ", other_id,
+                "; end that capture first (", hookInfo(HookId::graphCaptureEnd).name,
+                ")");
+  }
+  memory::CachingAllocator& cache = cachingAllocator();
+  const MempoolId chosen = pool.isDefault() ? cache.createPool() : pool;
+  cache.retainPool(device, chosen);
+  try {
+    cache.beginAllocateToPool(device, chosen, stream);
+  } catch (...) {
+    cache.releasePool(device, chosen);
+    throw;
+  }
+  markDeviceUsed(device);
+  g.pool = chosen;
+  g.holds_pool = true;
+  g.stream = stream;
+  g.phase = Phase::Capturing;
+}
+
+void SynchronousCachingHooks::graphCaptureEndImpl(GraphId id) {
+  enter(HookId::graphCaptureEnd);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  Graph& g = graph(id, HookId::graphCaptureEnd, {Phase::Capturing});
+  cachingAllocator().endAllocateToPool(g.stream.device.index(), g.pool, g.stream);
+  // Without keep_graph the graph is instantiated at once, as CUDA graphs are.
+  g.phase = g.keep_graph ? Phase::Captured : Phase::Ended;
+}
+
+void SynchronousCachingHooks::graphInstantiateImpl(GraphId id) {
+  enter(HookId::graphInstantiate);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  graph(id, HookId::graphInstantiate, {Phase::Captured, Phase::Instantiated}).phase =
+      Phase::Instantiated;
+}
+
+void SynchronousCachingHooks::graphReplayImpl(GraphId id) {
+  enter(HookId::graphReplay);
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    work = graph(id, HookId::graphReplay, {Phase::Instantiated, Phase::Ended}).work;
+  }
+  // Outside the lock: the work may launch more work or query graphs.
+  for (const std::function<void()>& step : work) step();
+}
+
+void SynchronousCachingHooks::graphResetImpl(GraphId id) {
+  enter(HookId::graphReset);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  releaseGraph(graph(id, HookId::graphReset));
+}
+
+MempoolId SynchronousCachingHooks::graphPoolImpl(GraphId id) const {
+  enter(HookId::graphPool);
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  return graph(id, HookId::graphPool).pool;
+}
+
+}  // namespace accel::kit

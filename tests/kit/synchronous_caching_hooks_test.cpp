@@ -1,0 +1,187 @@
+// SynchronousCachingHooks: device allocators over the caching allocator, and
+// graph capture for a synchronous device (phases, private pools, errors,
+// launch() recorded and replayed); and the whole conformance suite on the
+// smallest backend built on it.
+#include "accel/kit/synchronous_caching_hooks.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+
+#include "accel/conformance.h"
+#include "accel/hooks_table.h"
+#include "accel/memory/pinned_caching_allocator.h"
+#include "accel/registrar.h"
+#include "accel/stream_guard.h"
+
+namespace accel::kit {
+namespace {
+
+constexpr std::size_t kCapacity = std::size_t{256} << 20;  // per source, all devices
+
+// Host memory up to kCapacity, each segment recorded in the kit's address map.
+class HostMemory final : public memory::SegmentSource {
+ public:
+  HostMemory(AddressMap& addresses, Device (*where)(DeviceType, DeviceIndex),
+             DeviceType type)
+      : addresses_(addresses), where_(where), type_(type) {}
+  void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
+    if (used_ + bytes > kCapacity) return nullptr;  // "the device is full"
+    void* data = std::aligned_alloc(512, (bytes + 511) / 512 * 512);
+    if (data == nullptr) return nullptr;
+    addresses_.insert(data, bytes, where_(type_, index), kind(index));
+    used_ += bytes;
+    return data;
+  }
+  void freeSegment(DeviceIndex, void* data, std::size_t bytes) noexcept override {
+    addresses_.erase(data);
+    std::free(data);
+    used_ -= bytes;
+  }
+
+ private:
+  MemoryKind kind(DeviceIndex) const {
+    return where_(type_, 0).type() == DeviceType::CPU ? MemoryKind::Pinned
+                                                      : MemoryKind::Device;
+  }
+  AddressMap& addresses_;
+  Device (*where_)(DeviceType, DeviceIndex);
+  DeviceType type_;
+  std::atomic<std::size_t> used_{0};
+};
+
+Device onDevice(DeviceType type, DeviceIndex index) { return Device(type, index); }
+Device onHost(DeviceType, DeviceIndex) { return Device(DeviceType::CPU); }
+
+// Everything a backend on the kit writes: its memory and nothing else.
+class CachingKitHooks final : public SynchronousCachingHooks {
+ public:
+  CachingKitHooks(DeviceType type, int devices)
+      : SynchronousCachingHooks(type,
+                                Capabilities{HookGroup::Device, HookGroup::Memory,
+                                             HookGroup::MemoryHistory, HookGroup::Graphs},
+                                devices),
+        device_memory_(addresses(), onDevice, type),
+        pinned_memory_(addresses(), onHost, type),
+        cache_(type, devices, device_memory_),
+        pinned_(pinned_memory_) {}
+
+ protected:
+  memory::CachingAllocator& cachingAllocator() const override { return cache_; }
+  Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_; }
+  std::string showConfigImpl() const override { return "caching kit test backend\n"; }
+  DeviceProperties getDevicePropertiesImpl(DeviceIndex) const override {
+    DeviceProperties properties;
+    properties.name = "caching kit test device";
+    properties.total_memory_bytes = kCapacity;
+    return properties;
+  }
+
+ private:
+  HostMemory device_memory_;
+  HostMemory pinned_memory_;
+  mutable memory::CachingAllocator cache_;
+  memory::PinnedCachingAllocator pinned_;
+};
+
+// Registered once for the conformance suite below; the unit tests use it too.
+CachingKitHooks& kitBackend() {
+  static CachingKitHooks& hooks = [&]() -> CachingKitHooks& {
+    Registrar registrar("synchronous_caching_hooks_test");
+    DeviceType type = registrar.registerDeviceType("cachingkit");
+    auto owned = std::make_unique<CachingKitHooks>(type, 2);
+    CachingKitHooks& ref = *owned;
+    registrar.registerHooks(std::move(owned));
+    (void)registrar.commitTo(processHooksTable());
+    return ref;
+  }();
+  return hooks;
+}
+const bool kRegistered = (kitBackend(), true);
+
+TEST(SynchronousCachingHooks, DeviceAllocatorDrawsFromTheCacheOnTheCurrentStream) {
+  CachingKitHooks& hooks = kitBackend();
+  DataPtr block = hooks.getDeviceAllocator(1).allocate(4096);
+  ASSERT_NE(block.get(), nullptr);
+  EXPECT_EQ(block.device(), Device(hooks.deviceType(), 1));
+  EXPECT_EQ(hooks.getDeviceFromPtr(block.get()), Device(hooks.deviceType(), 1));
+  EXPECT_TRUE(hooks.hasPrimaryContext(1));
+  EXPECT_GE(hooks.memoryStats(1).allocated_bytes.current, 4096);
+}
+
+TEST(SynchronousCachingHooks, LaunchedWorkIsRecordedDuringCaptureAndRunByReplay) {
+  CachingKitHooks& hooks = kitBackend();
+  Stream stream = hooks.getNewStream(0);
+  StreamGuard guard(stream);
+  int runs = 0;
+  hooks.launch(stream, [&] { ++runs; });
+  EXPECT_EQ(runs, 1) << "outside a capture, work runs at once";
+  GraphId graph = hooks.graphCreate();
+  hooks.graphCaptureBegin(graph);
+  hooks.launch(stream, [&] { runs += 10; });
+  hooks.launch(hooks.getNewStream(0), [&] { runs += 100; });  // another stream: runs
+  EXPECT_EQ(runs, 101) << "captured work must not run during the capture";
+  hooks.graphCaptureEnd(graph);
+  hooks.graphReplay(graph);
+  hooks.graphReplay(graph);
+  EXPECT_EQ(runs, 121);
+  hooks.graphReset(graph);
+  hooks.graphDestroy(graph);
+}
+
+TEST(SynchronousCachingHooks, CaptureAllocatesFromAPrivatePoolReleasedByReset) {
+  CachingKitHooks& hooks = kitBackend();
+  Stream stream = hooks.getNewStream(0);
+  StreamGuard guard(stream);
+  hooks.emptyCache();
+  const auto before = hooks.memoryStats(0).num_device_alloc;
+  GraphId graph = hooks.graphCreate();
+  hooks.graphCaptureBegin(graph);
+  { DataPtr inside = hooks.getDeviceAllocator(0).allocate(1 << 20); }
+  hooks.graphCaptureEnd(graph);
+  EXPECT_FALSE(hooks.graphPool(graph).isDefault());
+  // The block freed inside the capture stays in the graph's pool: the same
+  // request outside the capture needs a segment of its own.
+  { DataPtr outside = hooks.getDeviceAllocator(0).allocate(1 << 20); }
+  EXPECT_EQ(hooks.memoryStats(0).num_device_alloc, before + 2);
+  hooks.graphReset(graph);
+  EXPECT_TRUE(hooks.graphPool(graph).isDefault());
+  hooks.graphDestroy(graph);
+}
+
+TEST(SynchronousCachingHooks, MisuseIsRefusedNamingThePhase) {
+  CachingKitHooks& hooks = kitBackend();
+  StreamGuard guard(hooks.getNewStream(0));
+  GraphId kept = hooks.graphCreate(/*keep_graph=*/true);
+  EXPECT_THROW(hooks.graphReplay(kept), DeviceError);  // empty
+  EXPECT_THROW(hooks.graphCaptureEnd(kept), DeviceError);
+  hooks.graphCaptureBegin(kept);
+  GraphId second = hooks.graphCreate();
+  try {
+    hooks.graphCaptureBegin(second);  // the same stream
+    ADD_FAILURE() << "two captures of one stream";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(e.message().find("already being captured by graph"), std::string::npos)
+        << e.message();
+  }
+  hooks.graphCaptureEnd(kept);
+  try {
+    hooks.graphReplay(kept);
+    ADD_FAILURE() << "a kept graph replayed before graphInstantiate";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(e.message().find("is captured, not instantiated"), std::string::npos)
+        << e.message();
+  }
+  hooks.graphInstantiate(kept);
+  EXPECT_NO_THROW(hooks.graphReplay(kept));
+  hooks.graphDestroy(kept);
+  EXPECT_THROW(hooks.graphReplay(kept), InvalidArgument);
+  hooks.graphDestroy(second);
+}
+
+}  // namespace
+}  // namespace accel::kit
+
+ACCEL_INSTANTIATE_CONFORMANCE(CachingKit, "cachingkit");
