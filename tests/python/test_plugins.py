@@ -63,3 +63,21 @@ def test_autoloaded_openreg_plugin_is_the_bundled_backend(run_python):
     """, env={"ACCEL_PLUGINS": OPENREG})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "['loaded'] 2"
+
+
+@pytest.mark.skipif(not OPENREG, reason="openreg is not built")
+def test_truncated_plugin_in_the_autoload_path_is_skipped_not_fatal(run_python, tmp_path):
+    # A plugin cut after its headers killed `import accel` with SIGBUS in dlopen.
+    with open(OPENREG, "rb") as plugin:
+        head = plugin.read(4096)
+    cut = tmp_path / "libaccel_cut.so"
+    cut.write_bytes(head)
+    os.chmod(tmp_path, 0o755)
+    result = run_python("""
+        import accel
+        (record,) = [r for r in accel.plugin_report() if r["path"].endswith("libaccel_cut.so")]
+        print(record["ok"], record["status"])
+    """, env={"ACCEL_PLUGIN_PATH": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "open", "failed"]
+    assert "truncated or damaged" in result.stderr
