@@ -87,5 +87,37 @@ TEST(CudaHandlePools, CublasWorkspaceKeepsTheSizeItWasAllocatedWith) {
   }).join();
 }
 
+TEST(CudaHandlePools, HandleRepointedByTheCallerIsBoundAgain) {
+  std::thread([] {
+    const Stream mine = cuda().getNewStream(0);
+    const Stream elsewhere = cuda().getNewStream(0);
+    StreamGuard guard(mine);
+    const cublasHandle_t handle = getCurrentCublasHandle(0);
+    ASSERT_EQ(cublasSetStream(handle, nativeStream(elsewhere)), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(getCurrentCublasHandle(0), handle);
+    cudaStream_t bound = nullptr;
+    ASSERT_EQ(cublasGetStream(handle, &bound), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(bound, nativeStream(mine)) << "the handle stayed on the caller's stream";
+    void* workspace = nullptr;
+    std::size_t bytes = 0;
+    ASSERT_EQ(cuda_double_cublas_workspace(handle, &workspace, &bytes), 0);
+    EXPECT_NE(workspace, nullptr) << "cublasSetStream dropped the workspace";
+  }).join();
+}
+
+TEST(CudaDriver, ModuleLoadingIsSetBeforeTheDriverInitialises) {
+  (void)cuda().deviceCount();  // the probe
+  if (const char* user = std::getenv("CUDA_MODULE_LOADING");
+      user != nullptr && std::string(user) != "LAZY") {
+    GTEST_SKIP() << "CUDA_MODULE_LOADING=" << user << " was set by the caller";
+  }
+  EXPECT_STREQ(cuda_double_module_loading_at_init(), "LAZY");
+}
+
+TEST(CudaMemory, ShowConfigSaysWhetherExpandableSegmentsAreAvailable) {
+  const std::string config = cuda().showConfig();
+  EXPECT_NE(config.find("expandable segments: available"), std::string::npos) << config;
+}
+
 }  // namespace
 }  // namespace accel::cuda::testing

@@ -6,6 +6,7 @@
 // nothing from its probes, and refuse every hook that needs a device with
 // NotAvailable naming the reason. On a machine with a GPU these tests skip:
 // the GPU tests (gpu_test.cpp) take over.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -45,6 +46,19 @@ class CudaWithoutGpu : public ::testing::Test {
   }
   accel::AcceleratorHooks* hooks_ = nullptr;
 };
+
+TEST(CudaPlugin, ExportsOnlyItsApi) {
+  (void)loadCuda();
+  void* plugin = dlopen(ACCEL_CUDA_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(plugin, nullptr) << dlerror();
+  // The kernel launcher is internal (a .cu source: CUDA's own visibility).
+  EXPECT_EQ(
+      dlsym(plugin,
+            "_ZN5accel4cuda6detail10launchFillERKNS_6detail7FillJobEP11CUstream_st"),
+      nullptr);
+  EXPECT_NE(dlsym(plugin, "_ZN5accel4cuda15registerBackendEv"), nullptr);
+  dlclose(plugin);
+}
 
 TEST(CudaPlugin, LoadsAndRegistersTheCudaType) {
   const accel::PluginRecord record = accel::loadBackend(ACCEL_CUDA_PLUGIN_PATH);

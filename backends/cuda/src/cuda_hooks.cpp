@@ -63,15 +63,8 @@ void CudaHooks::setCurrentDeviceImpl(DeviceIndex index) {
 void CudaHooks::initImpl() {
   // Without devices init succeeds (the hooks contract: deviceCount() then
   // says 0); every hook that needs a device says why with NotAvailable.
-  if (!driver().available()) return;
-  // Load kernels on first launch, not all at context creation (the default
-  // since CUDA 12.2; set it for older drivers' runtimes and for the record).
-  // The runtime reads it when it initialises, which no probe has triggered.
-  // Once per process: setenv must not race with other threads' getenv more
-  // than it has to.
-  static std::once_flag lazyLoading;
-  std::call_once(lazyLoading,
-                 [] { ::setenv("CUDA_MODULE_LOADING", "LAZY", /*overwrite=*/0); });
+  // CUDA_MODULE_LOADING=LAZY is set by the driver probe, before cuInit reads
+  // it (driver.cpp).
 }
 
 bool CudaHooks::hasPrimaryContextImpl(DeviceIndex index) const {
@@ -169,8 +162,16 @@ std::string CudaHooks::showConfigImpl() const {
       << " bytes (CUBLAS_WORKSPACE_CONFIG; sm_90+ default " << cublasWorkspaceBytes(90)
       << ")\n";
   out << "memory: core caching allocator over cudaMalloc (ACCEL_ALLOC_CONF), pinned "
-         "cache "
-         "over cudaHostAlloc; no expandable segments\n";
+         "cache over cudaHostAlloc\n";
+  if (d.available()) {
+    const PageMapping& mapping = pageMapping();
+    if (mapping.pageSize() > 0) {
+      out << "expandable segments: available (expandable_segments:true; pages of "
+          << mapping.pageSize() << " bytes)\n";
+    } else {
+      out << "expandable segments: unavailable: " << mapping.unavailableReason() << '\n';
+    }
+  }
   return out.str();
 }
 

@@ -84,7 +84,7 @@ void* allocatedOrNull(cudaError_t status, void* ptr, const char* call) {
 
 class DeviceSegments final : public EventSource {
  public:
-  explicit DeviceSegments(const Driver& d) : mapping_(d) {}
+  explicit DeviceSegments(PageMapping& mapping) : mapping_(mapping) {}
   const PageMapping& mapping() const noexcept { return mapping_; }
 
   void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
@@ -99,7 +99,9 @@ class DeviceSegments final : public EventSource {
     // During a capture cudaFree is prohibited (and would invalidate other
     // threads' Global captures): freed when the captures end.
     if (deferFree(index, ptr)) return;
-    (void)succeeded(cudaFree(ptr));  // UVA: any context frees any device's memory
+    // Any context frees any device's memory (UVA), but a thread without one
+    // would get device 0's created: the segment's device is current.
+    withContext(index, [&] { (void)succeeded(cudaFree(ptr)); });
   }
   DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override {
     try {
@@ -153,18 +155,27 @@ class DeviceSegments final : public EventSource {
     fn();
   }
 
-  PageMapping mapping_;
+  PageMapping& mapping_;
 };
 
+// Pinned memory is allocated and freed with the thread's current device
+// current (a thread without a current context would otherwise get device 0's
+// primary context created).
 class PinnedSegments final : public EventSource {
  public:
   void* allocateSegment(DeviceIndex, std::size_t bytes) override {
+    DeviceContext context(currentDevice());
     void* ptr = nullptr;
     const cudaError_t status = cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault);
     return allocatedOrNull(status, ptr, "cudaHostAlloc (a pinned cache block)");
   }
   void freeSegment(DeviceIndex, void* ptr, std::size_t) noexcept override {
-    (void)succeeded(cudaFreeHost(ptr));
+    try {
+      DeviceContext context(currentDevice());
+      (void)succeeded(cudaFreeHost(ptr));
+    } catch (...) {
+      (void)succeeded(cudaFreeHost(ptr));
+    }
   }
 };
 
@@ -186,13 +197,18 @@ class DeviceAllocator final : public Allocator {
 
 }  // namespace
 
+PageMapping& pageMapping() noexcept {
+  static PageMapping* const mapping = new PageMapping(driver());  // never destroyed
+  return *mapping;
+}
+
 memory::CachingAllocator& deviceCachingAllocator() {
   // Never destroyed: blocks may be freed during static destruction.
   static memory::CachingAllocator* const allocator = [] {
     const Driver& d = driver();
     ACCEL_CHECK(d.available(), NotAvailable,
                 "the cuda backend is not available: ", d.reason);
-    static DeviceSegments* const source = new DeviceSegments(d);
+    static DeviceSegments* const source = new DeviceSegments(pageMapping());
     const memory::AllocatorSettings settings = memory::allocatorSettingsFromEnvironment();
     checkExpandableSegments(settings, source->mapping());
     return new memory::CachingAllocator(DeviceType::CUDA, d.device_count, *source,

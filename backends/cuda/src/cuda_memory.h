@@ -16,6 +16,7 @@
 #include "accel/allocator.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/pinned_caching_allocator.h"
+#include "page_mapping.h"
 
 namespace accel::cuda::detail {
 
@@ -25,5 +26,8 @@ memory::CachingAllocator& deviceCachingAllocator();
 // thread's current stream of that device.
 Allocator& deviceAllocator(DeviceIndex index);
 memory::PinnedCachingAllocator& pinnedAllocator();
+// The page mapping behind expandable segments (queried once; creates no
+// context). Never throws.
+PageMapping& pageMapping() noexcept;
 
 }  // namespace accel::cuda::detail

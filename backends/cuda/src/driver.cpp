@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <new>
 #include <string>
 
@@ -71,10 +73,15 @@ void probe(Driver& d) {
   }
   resolve(library, "cuGetErrorName", d.getErrorName);
   if (driverGetVersion(&d.driver_version) != CUDA_SUCCESS) d.driver_version = 0;
-  if (d.driver_version < CUDART_VERSION) {
+  if (!driverSupportsRuntime(d.driver_version, CUDART_VERSION)) {
     d.reason = driverTooOldReason(d.driver_version, CUDART_VERSION);
     return;
   }
+  // Load kernels on first launch, not all at context creation (the default
+  // since CUDA 12.2; set for the record and for older drivers). The driver
+  // reads it in cuInit, so before it; a value the user set is kept. The
+  // probe runs once, before any other CUDA call of the plugin.
+  ::setenv("CUDA_MODULE_LOADING", "LAZY", /*overwrite=*/0);
   // cuInit loads the driver's state but creates no context.
   if (const CUresult result = init(0); result != CUDA_SUCCESS) {
     d.reason = result == CUDA_ERROR_NO_DEVICE
@@ -109,12 +116,19 @@ void probe(Driver& d) {
 
 }  // namespace
 
+bool driverSupportsRuntime(int driver_version, int runtime_version) noexcept {
+  // CUDA's minor version compatibility: a runtime of CUDA X.y runs on any
+  // driver of CUDA X.0 or later (CUDA Compatibility guide, "Minor Version
+  // Compatibility"); features newer than the driver fail at their call.
+  return driver_version > 0 && driver_version / 1000 >= runtime_version / 1000;
+}
+
 std::string driverTooOldReason(int driver_version, int runtime_version) {
   return "driver too old for CUDA " + std::to_string(runtime_version / 1000) +
          " runtime: the driver supports CUDA " +
          (driver_version > 0 ? versionText(driver_version) : std::string("(unknown)")) +
-         ", the plugin needs " + versionText(runtime_version) +
-         " or later; update the NVIDIA driver";
+         ", the plugin needs " + std::to_string(runtime_version / 1000) +
+         ".0 or later; update the NVIDIA driver";
 }
 
 std::string driverErrorName(const Driver& d, CUresult result) {

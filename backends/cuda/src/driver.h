@@ -72,9 +72,15 @@ const Driver& driver() noexcept;
 // "CUDA_ERROR_NO_DEVICE" or "CUresult 999". Throws only bad_alloc.
 std::string driverErrorName(const Driver& d, CUresult result);
 
+// Whether a driver of CUDA `driver_version` runs a runtime of
+// `runtime_version` (both 1000 * major + 10 * minor): the same major version
+// or later. Pure; exposed for tests.
+bool driverSupportsRuntime(int driver_version, int runtime_version) noexcept;
+
 // The reason text for a driver whose version is below the runtime's, e.g.
-// "driver too old for CUDA 13 runtime: the driver supports CUDA 12.4; update
-// the NVIDIA driver". Pure; exposed for tests. Throws only bad_alloc.
+// "driver too old for CUDA 13 runtime: the driver supports CUDA 12.4, the
+// plugin needs 13.0 or later; update the NVIDIA driver". Pure; exposed for tests. Throws
+// only bad_alloc.
 std::string driverTooOldReason(int driver_version, int runtime_version);
 
 }  // namespace accel::cuda::detail

@@ -64,7 +64,14 @@ EventId createEvent(DeviceIndex device, EventFlags flags) {
 void destroyEvent(EventId event) noexcept {
   const std::optional<EventRecord> record = eventTable().take(event);
   if (!record) return;
-  (void)succeeded(cudaEventDestroy(record->event));  // legal without its context
+  // Legal from any context; but a runtime call on a thread with no current
+  // context would create device 0's, so make the event's device current.
+  try {
+    DeviceContext context(record->device);
+    (void)succeeded(cudaEventDestroy(record->event));
+  } catch (...) {
+    (void)succeeded(cudaEventDestroy(record->event));
+  }
 }
 
 void recordEvent(EventId event, Stream stream) {
@@ -80,8 +87,12 @@ void blockStream(EventId event, Stream stream) {
             "cudaStreamWaitEvent");
 }
 
+// Queries, synchronisation and timing run with the event's device current:
+// on a thread without a current context the runtime would otherwise create
+// device 0's primary context.
 bool queryEvent(EventId event) {
   const EventRecord record = findEvent(event);
+  DeviceContext context(record.device);
   const cudaError_t status = cudaEventQuery(record.event);
   if (status == cudaErrorNotReady) {
     (void)cudaGetLastError();
@@ -93,12 +104,14 @@ bool queryEvent(EventId event) {
 
 void synchronizeEvent(EventId event) {
   const EventRecord record = findEvent(event);
+  DeviceContext context(record.device);
   checkCuda(cudaEventSynchronize(record.event), "cudaEventSynchronize");
 }
 
 double elapsedTime(EventId start, EventId end) {
   const EventRecord first = findEvent(start);
   const EventRecord second = findEvent(end);
+  DeviceContext context(first.device);
   float milliseconds = 0;
   checkCuda(cudaEventElapsedTime(&milliseconds, first.event, second.event),
             "cudaEventElapsedTime (both events need enable_timing and must have "

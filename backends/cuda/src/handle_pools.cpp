@@ -64,19 +64,13 @@ std::size_t cublasLtWorkspaceBytes() {
 }
 
 // Binds a handle of library `Library` to this thread's current stream of
-// `device` with `bind(stream)`, unless it is still bound to it: the thread
-// records the last stream per library and device (the handle of a (thread,
-// device) never changes while the thread lives), so the steady state costs
-// one comparison.
+// `device` with `bind(stream)`, on every call: a per-thread record of the
+// last stream bound would miss a caller who re-pointed the handle
+// (cublasSetStream on it), and cublasSetStream also drops the workspace.
+// PyTorch binds on every call too; it is a few stores in the library.
 template <typename Library, typename Bind>
 void bindToCurrentStream(DeviceIndex device, Bind&& bind) {
-  static thread_local cudaStream_t lastStream[kMaxDevicesPerType] = {};
-  static thread_local bool bound[kMaxDevicesPerType] = {};
-  const cudaStream_t stream = nativeStream(currentStream(device));
-  if (bound[device] && lastStream[device] == stream) return;
-  bind(stream);
-  lastStream[device] = stream;
-  bound[device] = true;
+  bind(nativeStream(currentStream(device)));
 }
 
 // The pool traits (accel/handle_pool.h) of a library described by `Library`:

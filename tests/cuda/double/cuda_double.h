@@ -42,6 +42,9 @@ int cuda_double_waiting_threads();
 int cuda_double_cublas_workspace(const void* handle, void** workspace,
                                  std::size_t* bytes);
 
+// CUDA_MODULE_LOADING as the first cuInit saw it ("" when unset).
+const char* cuda_double_module_loading_at_init();
+
 // Live captures (cudaStreamBeginCapture without its end) in the process.
 int cuda_double_active_captures();
 

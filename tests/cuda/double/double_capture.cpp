@@ -54,6 +54,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
+  (void)runtimeContext(s);  // like every runtime call that needs a context
   // CUDA: Runtime API, cudaEventDestroy: legal while a record is pending
   // (resources are released once it completes) and from any context.
   if (s.events.erase(event) == 0) return record(cudaErrorInvalidResourceHandle);
@@ -131,6 +132,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
+  (void)runtimeContext(s);  // like every runtime call that needs a context
   if (s.events.count(event) == 0) return record(cudaErrorInvalidResourceHandle);
   if (const cudaError_t e = refuseCapturedEvent(s, event, "cudaEventQuery");
       e != cudaSuccess) {
@@ -142,6 +144,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   State& s = State::get();
   std::unique_lock lock(s.mutex);
+  (void)runtimeContext(s);  // like every runtime call that needs a context
   if (s.events.count(event) == 0) return record(cudaErrorInvalidResourceHandle);
   if (const cudaError_t e = refuseCapturedEvent(s, event, "cudaEventSynchronize");
       e != cudaSuccess) {
@@ -158,6 +161,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
+  (void)runtimeContext(s);  // like every runtime call that needs a context
   if (s.events.count(start) == 0 || s.events.count(end) == 0) {
     return record(cudaErrorInvalidResourceHandle);
   }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cuda_double.h"
 #include "double_runtime.h"
 
 using namespace cuda_double;
@@ -43,13 +44,27 @@ bool insideRange(std::uintptr_t address, std::size_t bytes) {
 
 int deviceCount() { return State::get().device_count; }
 
+std::string& moduleLoadingAtInit() {
+  static auto* const value = new std::string("(cuInit not called)");
+  return *value;
+}
+
 }  // namespace
 
 extern "C" {
 
 CUresult cuInit(unsigned int flags) {
+  // CUDA: Programming Guide, "Lazy Loading": CUDA_MODULE_LOADING is read when
+  // the driver initialises; kept for tests.
+  static std::once_flag first;
+  std::call_once(first, [] {
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    moduleLoadingAtInit() = loading != nullptr ? loading : "";
+  });
   return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+const char* cuda_double_module_loading_at_init() { return moduleLoadingAtInit().c_str(); }
 
 CUresult cuDriverGetVersion(int* version) {
   const char* text = std::getenv("CUDA_DOUBLE_DRIVER_VERSION");

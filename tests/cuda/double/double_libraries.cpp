@@ -83,6 +83,12 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
   return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream) {
+  if (!live(handle) || stream == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  *stream = handle->stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, size_t bytes) {
   if (!live(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   // cuBLAS: "cublasSetWorkspace()": the workspace must be 256-byte aligned.

@@ -11,7 +11,7 @@
 //  - cuBLAS: cublasSetStream, then cublasSetWorkspace with the workspace of
 //    this (handle, stream) pair (sized by CUBLAS_WORKSPACE_CONFIG, see
 //    docs/cuda.md; allocated on first use of the pair, kept for the process).
-//    Rebinding is skipped while the thread's stream has not changed.
+//    Bound again on every call (the caller may have re-pointed the handle).
 //  - cuBLASLt: no stream state; getCurrentCublasLtWorkspace gives the
 //    workspace of (handle, current stream), CUBLASLT_WORKSPACE_SIZE KiB.
 //  - cuSOLVER dense: cusolverDnSetStream.  cuDNN: cudnnSetStream.

@@ -1,0 +1,49 @@
+// Work on one device creates no context on another: every runtime call on a
+// thread without a current context would create device 0's primary context
+// (the runtime's rule), so the backend makes the device it works for
+// current first. A program of its own, so that nothing else has touched
+// device 0 when it starts; runs on the runtime double (two devices).
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "accel/accel.h"
+#include "accel/cuda/cuda.h"
+
+namespace {
+
+bool primaryContextActive(int device) {
+  unsigned int flags = 0;
+  int active = 0;
+  return cuDevicePrimaryCtxGetState(device, &flags, &active) == CUDA_SUCCESS &&
+         active != 0;
+}
+
+TEST(CudaContextRules, WorkOnDeviceOneCreatesNoContextOnDeviceZero) {
+  accel::AcceleratorHooks& cuda = accel::cuda::registerBackend();
+  ASSERT_GE(cuda.deviceCount(), 2);
+  ASSERT_FALSE(primaryContextActive(0)) << "something created device 0's context first";
+  accel::EventId event = 0;
+  std::thread([&] {
+    cuda.setCurrentDevice(1);  // a target: no context yet
+    { accel::DataPtr pinned = cuda.getPinnedMemoryAllocator().allocate(4096); }
+    const accel::Stream stream = cuda.getNewStream(1);
+    event = cuda.createEvent(1, {.enable_timing = true});
+    cuda.recordEvent(event, stream);
+    { accel::DataPtr block = cuda.getDeviceAllocator(1).allocate(1 << 20); }
+  }).join();
+  // A thread that never chose a device, nor has a context: event calls and
+  // freeing the cache (cudaFree) on it.
+  std::thread([&] {
+    cuda.synchronizeEvent(event);
+    EXPECT_TRUE(cuda.queryEvent(event));
+    EXPECT_GE(cuda.elapsedTime(event, event), 0.0);
+    cuda.destroyEvent(event);
+    cuda.emptyCache();
+  }).join();
+  EXPECT_TRUE(primaryContextActive(1));
+  EXPECT_FALSE(primaryContextActive(0)) << "work on cuda:1 created cuda:0's context";
+}
+
+}  // namespace
