@@ -43,7 +43,7 @@ std::string renderMemvizPage(const nlohmann::json& model) {
   const std::string_view page = resources::kMemvizPageHtml;
   std::string out;
   out.reserve(page.size() + resources::kMemvizPageCss.size() +
-              resources::kMemvizPageJs.size());
+              resources::kMemvizLayoutJs.size() + resources::kMemvizPageJs.size());
   std::size_t at = 0;
   while (true) {
     const std::size_t open = page.find("@@", at);
@@ -56,6 +56,8 @@ std::string renderMemvizPage(const nlohmann::json& model) {
     const std::string_view name = page.substr(open + 2, close - open - 2);
     if (name == "STYLE") {
       out.append(resources::kMemvizPageCss);
+    } else if (name == "LAYOUT") {
+      out.append(resources::kMemvizLayoutJs);
     } else if (name == "SCRIPT") {
       out.append(resources::kMemvizPageJs);
     } else if (name == "DATA") {

@@ -1,5 +1,5 @@
 // accel memviz: draws the model that tools/memviz_model.h describes, held in
-// the page's #memviz-data element. Plain JavaScript and the DOM, nothing
+// the page's #memviz-data element, with the layout that layout.js computes. Plain JavaScript and the DOM, nothing
 // fetched, so that the page works offline from file://.
 (function () {
   'use strict';
@@ -62,113 +62,14 @@
     return out;
   }
 
-  // ---------- the trace, replayed ----------
-  var trace = model.trace || {};
-  var n = trace.action ? trace.action.length : 0;
-  function actionId(name) { return model.actions.indexOf(name); }
-  var A_ALLOC = actionId('alloc'), A_OOM = actionId('oom');
-  var A_FREE = actionId('free_completed') >= 0 ? actionId('free_completed')
-                                               : actionId('free_requested');
-  var counts = {};
-  for (var t = 0; t < n; t++) {
-    var nameOf = model.actions[trace.action[t]];
-    counts[nameOf] = (counts[nameOf] || 0) + 1;
-  }
-
-  // Pass 1: every allocation's lifetime, to pick the folding threshold.
-  // The trace may begin after some allocations were made (its ring keeps the
-  // last events): a free of an address the trace never allocated, and a block
-  // still allocated in the snapshot that the trace never allocated, were live
-  // from before the first event. They count from the start, so that the
-  // allocated bytes are right at every event, the peak included.
-  var allocations = [], open = new Map(), before = [];
-  for (t = 0; t < n; t++) {
-    var act = trace.action[t];
-    if (act === A_ALLOC) {
-      var a = {addr: trace.addr[t], size: trace.size[t], stream: trace.stream[t],
-               stack: trace.stack[t], start: t, end: n, folded: false};
-      allocations.push(a);
-      open.set(a.addr, a);
-    } else if (act === A_FREE) {
-      if (open.has(trace.addr[t])) {
-        open.get(trace.addr[t]).end = t;
-        open.delete(trace.addr[t]);
-      } else {
-        before.push({addr: trace.addr[t], size: trace.size[t], stream: trace.stream[t],
-                     stack: trace.stack[t], start: -1, end: t, folded: false});
-      }
-    }
-  }
-  if (n > 0) {
-    model.segments.forEach(function (s) {
-      for (var k = 0; k < s.blocks.length; k += 5) {
-        var state = model.states[s.blocks[k + 3]];
-        if (state === 'inactive' || open.has(s.blocks[k])) continue;
-        before.push({addr: s.blocks[k], size: s.blocks[k + 1], stream: s.stream,
-                     stack: s.blocks[k + 4], start: -1, end: n, folded: false});
-      }
-    });
-  }
-  allocations = before.concat(allocations);
-  var threshold = 0;
-  if (allocations.length > MAX_BANDS) {
-    var sizes = allocations.map(function (x) { return x.size; });
-    sizes.sort(function (p, q) { return q - p; });
-    threshold = sizes[MAX_BANDS] + 1;
-  }
-  var foldedCount = 0;
-  allocations.forEach(function (x) {
-    x.folded = x.size < threshold;
-    if (x.folded) foldedCount++;
-  });
-
-  // Pass 2: stacked layout. Drawn bands sit in allocation order; when one is
-  // freed, those above it move down. The folded band lies on top, so its
-  // changes never move a drawn band. After event t: big[t] bytes in drawn
-  // bands, small[t] in the folded band.
-  var big = new Float64Array(n), small = new Float64Array(n), smallLive = new Int32Array(n);
-  var liveCount = new Int32Array(n);
-  var bands = [], live = [], bigTotal = 0, smallTotal = 0, smallN = 0, liveN = 0;
-  var peak = 0, peakT = -1, startOf = new Map();
-  allocations.forEach(function (x) { if (x.start >= 0) startOf.set(x.start, x); });
-  var byAddr = new Map();
-  function place(a, t) {
-    byAddr.set(a.addr, a);
-    liveN++;
-    if (a.folded) {
-      smallTotal += a.size; smallN++;
-    } else {
-      a.off = bigTotal; a.pts = [t, bigTotal]; a.band = bands.length;
-      bands.push(a); live.push(a); bigTotal += a.size;
-    }
-  }
-  before.forEach(function (x) { place(x, 0); });
-  for (t = 0; t < n; t++) {
-    act = trace.action[t];
-    if (act === A_ALLOC) {
-      place(startOf.get(t), t);
-    } else if (act === A_FREE && byAddr.has(trace.addr[t])) {
-      var gone = byAddr.get(trace.addr[t]);
-      byAddr.delete(trace.addr[t]);
-      liveN--;
-      if (gone.folded) {
-        smallTotal -= gone.size; smallN--;
-      } else {
-        var i = live.indexOf(gone);
-        gone.pts.push(t, gone.off);
-        for (var j = i + 1; j < live.length; j++) {
-          live[j].pts.push(t, live[j].off);
-          live[j].off -= gone.size;
-          live[j].pts.push(t, live[j].off);
-        }
-        live.splice(i, 1);
-        bigTotal -= gone.size;
-      }
-    }
-    big[t] = bigTotal; small[t] = smallTotal; smallLive[t] = smallN; liveCount[t] = liveN;
-    if (bigTotal + smallTotal > peak) { peak = bigTotal + smallTotal; peakT = t; }
-  }
-  live.forEach(function (x) { x.pts.push(n, x.off); });
+  var layout = memvizLayout(model, MAX_BANDS);
+  var trace = layout.trace, n = layout.n, counts = layout.counts;
+  var A_OOM = layout.A_OOM, A_FREE = layout.A_FREE;
+  var allocations = layout.allocations, before = layout.before, bands = layout.bands;
+  var threshold = layout.threshold, foldedCount = layout.foldedCount;
+  var big = layout.big, small = layout.small, smallLive = layout.smallLive;
+  var liveCount = layout.liveCount, peak = layout.peak, peakT = layout.peakT;
+  var t;
 
   // ---------- horizontal positions: event index or time ----------
   var hasTime = !!trace.time_us && n > 0;
@@ -472,81 +373,9 @@
   ]);
 
   // ---------- segment map (at the peak when the trace allows, else at snapshot) ----------
-  function snapshotSegments() {
-    return model.segments.map(function (s) {
-      var blocks = [], f = s.blocks;
-      for (var k = 0; k < f.length; k += 5) {
-        blocks.push({address: f[k], size: f[k + 1], requested: f[k + 2],
-                     state: model.states[f[k + 3]], stack: f[k + 4]});
-      }
-      return {address: s.address, total_size: s.total_size, stream: s.stream, blocks: blocks};
-    });
-  }
-  function segmentsAtPeak() {
-    var opened = [], mentioned = new Set();
-    for (var t = 0; t < n; t++) {
-      var name = model.actions[trace.action[t]];
-      if (name.indexOf('segment_') !== 0) continue;
-      var addr = trace.addr[t], size = trace.size[t];
-      mentioned.add(addr);
-      if (t > peakT) continue;
-      if (name === 'segment_alloc') {
-        opened.push({address: addr, total_size: size, stream: trace.stream[t]});
-      } else if (name === 'segment_free') {
-        opened = opened.filter(function (s) { return s.address !== addr; });
-      } else if (name === 'segment_map') {
-        var grown = opened.filter(function (s) { return s.address + s.total_size === addr; })[0];
-        if (grown) grown.total_size += size;
-        else opened.push({address: addr, total_size: size, stream: trace.stream[t]});
-      } else if (name === 'segment_unmap') {
-        opened.forEach(function (s) {
-          if (addr >= s.address && addr < s.address + s.total_size) s.total_size = addr - s.address;
-        });
-        opened = opened.filter(function (s) { return s.total_size > 0; });
-      }
-    }
-    // Segments that existed before recording began keep their snapshot shape.
-    model.segments.forEach(function (s) {
-      if (!mentioned.has(s.address)) {
-        opened.push({address: s.address, total_size: s.total_size, stream: s.stream});
-      }
-    });
-    var atPeak = allocations.filter(function (a) { return a.start <= peakT && a.end > peakT; });
-    atPeak.sort(function (p, q) { return p.addr - q.addr; });
-    return opened.map(function (s) {
-      var blocks = [], at = s.address, end = s.address + s.total_size;
-      atPeak.forEach(function (a) {
-        if (a.addr < s.address || a.addr >= end) return;
-        if (a.addr > at) blocks.push({address: at, size: a.addr - at, state: 'inactive', stack: 0});
-        blocks.push({address: a.addr, size: a.size, state: 'active_allocated', stack: a.stack});
-        at = a.addr + a.size;
-      });
-      if (at < end) blocks.push({address: at, size: end - at, state: 'inactive', stack: 0});
-      return {address: s.address, total_size: s.total_size, stream: s.stream, blocks: blocks};
-    });
-  }
-  function mapFigures(segments) {
-    var f = {segments: segments.length, blocks: 0, allocated: 0, reserved: 0, free: 0,
-             largestFree: 0};
-    segments.forEach(function (s) {
-      f.reserved += s.total_size;
-      s.blocks.forEach(function (b) {
-        f.blocks++;
-        if (b.state === 'inactive') {
-          f.free += b.size;
-          f.largestFree = Math.max(f.largestFree, b.size);
-        } else if (b.state === 'active_allocated') {
-          f.allocated++;
-        }
-      });
-    });
-    f.fragmentation = f.free === 0 ? '0%' : ((1 - f.largestFree / f.free) * 100).toFixed(1) + '%';
-    return f;
-  }
-
   var hasSegmentEvents = model.actions.some(function (a) { return a.indexOf('segment_') === 0; });
-  var atSnapshot = snapshotSegments();
-  var peakMap = peakT >= 0 && hasSegmentEvents ? segmentsAtPeak() : null;
+  var atSnapshot = memvizSnapshotSegments(model);
+  var peakMap = peakT >= 0 && hasSegmentEvents ? memvizSegmentsAtPeak(model, layout) : null;
   var mapSegments = peakMap || atSnapshot;
   mapSegments.sort(function (p, q) { return p.address - q.address; });
   document.getElementById('segments-title').textContent = peakMap
@@ -583,8 +412,8 @@
   function snapshotSum(key) {
     return model.segments.reduce(function (m, s) { return m + s[key]; }, 0);
   }
-  var snapFigures = mapFigures(atSnapshot);
-  var peakFigures = peakMap ? mapFigures(peakMap) : null;
+  var snapFigures = memvizMapFigures(atSnapshot);
+  var peakFigures = peakMap ? memvizMapFigures(peakMap) : null;
   var noMap = peakT >= 0 ? 'needs segment events' : 'no trace';
   var snapshotLive = atSnapshot.reduce(function (m, s) {
     return m + s.blocks.filter(function (b) { return b.state === 'active_allocated'; }).length;
