@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,10 @@ struct ACCEL_API MemoryStats {
   // <current|peak|allocated|freed>", "oversize_allocations.<field>", and the
   // plain counters. The names are written once, in memory_stats.cpp.
   [[nodiscard]] std::map<std::string, std::int64_t> flatten() const;
+  // The same figures without building names, for readers that cache them
+  // (the Python binding): flatValues()[i] is the figure called flatNames()[i].
+  [[nodiscard]] static const std::vector<std::string>& flatNames();
+  void flatValues(std::vector<std::int64_t>& out) const;
   // Sets every peak to its current value.
   void resetPeaks() noexcept;
   friend bool operator==(const MemoryStats&, const MemoryStats&) = default;
@@ -118,18 +123,41 @@ struct ACCEL_API MemoryStats {
 // trace keeps alloc and free events only. All: every event, segments included.
 enum class HistoryRecording : std::uint8_t { Off, AllocationsOnly, All, State };
 
-struct MemoryHistoryOptions {
-  HistoryRecording enabled = HistoryRecording::All;
-  std::size_t max_entries = 100000;  // oldest entries are dropped beyond this
-  bool record_stack = false;         // capture a host call stack per event
-};
-
 // One frame of a host call stack, symbolised when the snapshot is taken.
 struct MemoryFrame {
   std::string name;      // demangled function name, or the address in hex
   std::string filename;  // the shared object holding it
   int line = 0;          // 0: unknown (no debug-line lookup is done)
   friend bool operator==(const MemoryFrame&, const MemoryFrame&) = default;
+};
+
+// The call stack of a language hosting the program (Python's frames, say),
+// captured cheaply at an allocation and resolved to frames only when a
+// snapshot is taken: an embedding keeps what it needs to name the frames
+// later (PyTorch's CapturedTraceback keeps code objects and instruction
+// offsets). Resolved frames come before the C++ ones, innermost first.
+// frames() is called without any allocator lock held, may take the host's
+// own lock (the GIL), and must not throw; the destructor may run under the
+// allocator's lock, so it must not take a lock a caller of the allocator
+// could hold while allocating.
+class HostStack {
+ public:
+  virtual ~HostStack() = default;
+  [[nodiscard]] virtual std::vector<MemoryFrame> frames() const = 0;
+};
+
+// Captures the calling thread's host stack (null when it has none). Called
+// on the allocating thread before the allocator's device lock is taken; must
+// not throw.
+using HostStackCapture = std::function<std::shared_ptr<const HostStack>()>;
+
+struct MemoryHistoryOptions {
+  HistoryRecording enabled = HistoryRecording::All;
+  std::size_t max_entries = 100000;  // oldest entries are dropped beyond this
+  bool record_stack = false;         // capture a host call stack per event
+  // With one, allocations also keep the host language's stack (before the
+  // C++ frames when record_stack is on too).
+  HostStackCapture capture_host_stack;
 };
 
 struct MemoryBlock {
@@ -142,6 +170,9 @@ struct MemoryBlock {
     ActivePendingFree  // "active_pending_free": freed, a stream still uses it
   } state = State::Free;
   std::vector<MemoryFrame> frames;  // allocation stack when recorded
+  // The host stack not yet resolved into `frames`; CachingAllocator::snapshot
+  // resolves it before returning, so callers see it null.
+  std::shared_ptr<const HostStack> host_stack;
 };
 
 struct MemorySegment {
@@ -178,7 +209,8 @@ struct MemoryTraceEntry {
   std::int64_t time_ns = 0;         // steady-clock time of the event
   std::vector<std::string> frames;  // "name (file)" per frame, innermost first
   std::vector<MemoryFrame> frame_details;
-  std::uint64_t device_free = 0;  // for Oom: bytes the device reported free
+  std::shared_ptr<const HostStack> host_stack;  // as MemoryBlock::host_stack
+  std::uint64_t device_free = 0;                // for Oom: bytes the device reported free
 };
 
 struct MemorySnapshotOptions {

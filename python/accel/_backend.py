@@ -189,10 +189,27 @@ def populate(namespace: Dict[str, Any], type_name: str,
 
     def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
                                stacks: str = "all", max_entries: int = 100000) -> None:
-        """Starts (enabled='all' or 'state') or stops (None) recording allocation
-        history; context != None also records host stacks."""
+        """Starts or stops recording allocation history, as torch.cuda.memory's.
+
+        enabled: None (off), 'state' (live blocks keep their stacks, no
+        trace) or 'all' (and a trace of max_entries events). context: None
+        records no stacks; 'state', 'alloc' and 'all' record the allocating
+        stack (a free's entry shows its block's allocation stack). stacks:
+        'python' (the allocating Python frames: code objects and offsets kept,
+        resolved at snapshot time) or 'all' (those, then the C++ frames).
+        """
+        if context not in (None, "state", "alloc", "all"):
+            raise _C.InvalidArgumentError(
+                f"_record_memory_history(context={context!r}): use None, 'state', 'alloc' "
+                "or 'all'")
+        if stacks not in ("python", "all"):
+            raise _C.InvalidArgumentError(
+                f"_record_memory_history(stacks={stacks!r}): use 'python' or 'all'")
         lazy.lazy_init()
-        hooks.record_memory_history(enabled, max_entries, context is not None)
+        with_stacks = context is not None and enabled is not None
+        hooks.record_memory_history(enabled, max_entries,
+                                    record_stack=with_stacks and stacks == "all",
+                                    python_stack=with_stacks)
 
     def _snapshot(device: DeviceLike = None) -> Dict[str, Any]:
         """The allocator state and history in torch.cuda.memory._snapshot()'s form."""

@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -20,15 +21,25 @@
 #include "accel/device_type.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
+#include "accel/memory_stats.h"
 
 namespace accel::python {
 
 namespace py = pybind11;
 
+// accel._C.Hooks: one backend's hooks by device type. Stores only the type
+// and looks the hooks up on every call (one atomic load), so that it follows
+// a backend registered after it was made.
+struct PyHooks {
+  DeviceType type;
+  [[nodiscard]] AcceleratorHooks& get() const noexcept { return getHooks(type); }
+};
+
 void bindErrors(py::module_& m);
-void bindObjects(py::module_& m);        // Device, Generator, DeviceProperties
-void bindHooks(py::module_& m);          // Hooks, context functions, memory
-void bindStreams(py::module_& m);        // Stream, Event, Graph
+void bindObjects(py::module_& m);  // Device, Generator, DeviceProperties
+void bindHooks(py::module_& m);    // Hooks, context functions
+void bindMemory(py::module_& m);   // Hooks' memory methods: stats, history, snapshots
+void bindStreams(py::module_& m);  // Stream, Event, Graph
 void bindStreamObjects(py::module_& m);  // cached current/default stream objects
 void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindPlugins(py::module_& m);
@@ -77,6 +88,11 @@ py::object refusePickle(const T&) {
                        py::type::of<T>().attr("__name__").template cast<std::string>() +
                        "': it refers to live device state of this process");
 }
+
+// The calling thread's Python stack (code objects and instruction offsets,
+// resolved when a snapshot is taken), or null outside Python. Takes the GIL
+// itself; never throws. python_stacks.cpp.
+std::shared_ptr<const HostStack> capturePythonStack();
 
 // A Python int as a DeviceIndex: -1 (current) or [0, kMaxDevicesPerType).
 // Throws InvalidArgument otherwise, so that 300 never wraps to 44.

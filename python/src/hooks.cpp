@@ -18,11 +18,6 @@
 namespace accel::python {
 namespace {
 
-struct PyHooks {
-  DeviceType type;
-  [[nodiscard]] AcceleratorHooks& get() const noexcept { return getHooks(type); }
-};
-
 using Release = py::call_guard<py::gil_scoped_release>;
 
 constexpr HookGroup kAllGroups[] = {
@@ -40,88 +35,6 @@ HookGroup groupFromName(std::string_view name) {
   }
   throw InvalidArgument("unknown hook group '" + std::string(name) + "'; groups are " +
                         known);
-}
-
-// Every figure under PyTorch's flattened key names
-// ("allocated_bytes.all.current", "inactive_split.small_pool.peak", ...), so
-// that code written against torch.cuda.memory_stats() reads ours.
-py::dict statsDict(const MemoryStats& stats) {
-  py::dict out;
-  for (const auto& [name, value] : stats.flatten()) out[py::str(name)] = value;
-  return out;
-}
-
-// The dictionary torch.cuda.memory._snapshot() returns, key for key where we
-// have the fact, so that PyTorch's memory_viz reads a pickle of it.
-py::dict snapshotDict(const MemorySnapshot& snapshot) {
-  py::list segments;
-  for (const MemorySegment& segment : snapshot.segments) {
-    py::list blocks;
-    std::uint64_t requested = 0;
-    std::uint64_t active = 0;
-    for (const MemoryBlock& block : segment.blocks) {
-      py::dict b;
-      b["address"] = block.address;
-      b["size"] = block.size;
-      b["requested_size"] = block.requested_size;
-      b["state"] = memory::blockStateName(block.state);
-      b["frames"] = py::list();
-      blocks.append(b);
-      if (block.state != MemoryBlock::State::Free) {
-        requested += block.requested_size;
-        active += block.size;
-      }
-    }
-    py::dict s;
-    s["device"] = int(segment.device.index());
-    s["address"] = segment.address;
-    s["total_size"] = segment.total_size;
-    s["allocated_size"] = segment.allocated_size;
-    s["active_size"] = active;
-    s["requested_size"] = requested;
-    s["stream"] = segment.stream.id;
-    s["segment_type"] = segment.is_large ? "large" : "small";
-    s["segment_pool_id"] = py::make_tuple(0, 0);
-    s["is_expandable"] = false;
-    s["frames"] = py::list();
-    s["blocks"] = blocks;
-    segments.append(s);
-  }
-  py::list traces;
-  for (const auto& device_trace : snapshot.device_traces) {
-    py::list trace;
-    for (const MemoryTraceEntry& entry : device_trace) {
-      py::list frames;
-      for (const std::string& frame : entry.frames) {
-        py::dict f;
-        f["filename"] = "";
-        f["line"] = 0;
-        f["name"] = frame;
-        frames.append(f);
-      }
-      py::dict e;
-      e["action"] = memory::traceActionName(entry.action);
-      e["addr"] = entry.address;
-      e["size"] = entry.size;
-      e["stream"] = entry.stream.id;
-      e["time_us"] = entry.time_ns / 1000;
-      e["frames"] = frames;
-      trace.append(e);
-    }
-    traces.append(trace);
-  }
-  py::dict out;
-  out["segments"] = segments;
-  out["device_traces"] = traces;
-  return out;
-}
-
-HistoryRecording recordingFromName(const std::optional<std::string>& enabled) {
-  if (!enabled) return HistoryRecording::Off;
-  if (*enabled == "all") return HistoryRecording::All;
-  if (*enabled == "state") return HistoryRecording::AllocationsOnly;
-  throw InvalidArgument("enabled='" + *enabled +
-                        "' is not a history mode: use None (off), 'state' or 'all'");
 }
 
 }  // namespace
@@ -221,50 +134,6 @@ void bindHooks(py::module_& m) {
           py::arg("index") = -1)
       .def("stream_priority_range",
            [](const PyHooks& h) { return h.get().streamPriorityRange(); })
-      .def(
-          "memory_stats",
-          [](const PyHooks& h, long long i) {
-            return statsDict(h.get().memoryStats(toDeviceIndex(i)));
-          },
-          py::arg("index") = -1,
-          "Allocator statistics as a dict with PyTorch's flattened key names.")
-      .def(
-          "reset_peak_memory_stats",
-          [](const PyHooks& h, long long i) {
-            h.get().resetPeakMemoryStats(toDeviceIndex(i));
-          },
-          py::arg("index") = -1)
-      .def(
-          "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
-      .def(
-          "record_memory_history",
-          [](const PyHooks& h, const std::optional<std::string>& enabled,
-             std::size_t max_entries, bool record_stack) {
-            MemoryHistoryOptions options;
-            options.enabled = recordingFromName(enabled);
-            options.max_entries = max_entries;
-            options.record_stack = record_stack;
-            h.get().recordMemoryHistory(options);
-          },
-          py::arg("enabled") = "all", py::arg("max_entries") = 100000,
-          py::arg("record_stack") = false)
-      .def(
-          "memory_snapshot",
-          [](const PyHooks& h, long long device, bool all_devices, bool include_trace) {
-            MemorySnapshotOptions options;
-            options.device = toDeviceIndex(device);
-            options.all_devices = all_devices;
-            options.include_trace = include_trace;
-            MemorySnapshot snapshot;
-            {
-              py::gil_scoped_release release;
-              snapshot = h.get().memorySnapshot(options);
-            }
-            return snapshotDict(snapshot);
-          },
-          py::arg("device") = -1, py::arg("all_devices") = true,
-          py::arg("include_trace") = true,
-          "The allocator snapshot in torch's snapshot dict form.")
       .def(
           "device_from_ptr",
           [](const PyHooks& h, std::uintptr_t ptr) {

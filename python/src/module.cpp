@@ -13,6 +13,7 @@ PYBIND11_MODULE(_C, m) {
   bindErrors(m);
   bindObjects(m);
   bindHooks(m);
+  bindMemory(m);
   bindStreams(m);
   bindStreamObjects(m);
   bindBuffer(m);

@@ -82,7 +82,8 @@ class BiasedMutex {
   // throws (the inner mutex's lock is taken as std::lock_guard would).
   class Guard {
    public:
-    explicit Guard(BiasedMutex& mutex) noexcept : mutex_(&mutex), grant_(mutex.lock()) {}
+    explicit Guard(BiasedMutex& mutex) noexcept
+        : owner_(&mutex), mutex_(&mutex), grant_(mutex.lock()) {}
     ~Guard() { unlock(); }
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
@@ -93,11 +94,19 @@ class BiasedMutex {
       mutex_->unlock(grant_);
       mutex_ = nullptr;
     }
+    // Takes the lock again after unlock() (a call out that must not hold
+    // it, then back); does nothing while held.
+    void relock() noexcept {
+      if (mutex_ != nullptr) return;
+      grant_ = owner_->lock();
+      mutex_ = owner_;
+    }
     // True when the lock was taken through the bias (tests, benchmarks).
     [[nodiscard]] bool biased() const noexcept { return grant_ != nullptr; }
 
    private:
-    BiasedMutex* mutex_;
+    BiasedMutex* owner_;
+    BiasedMutex* mutex_;  // null once unlocked
     BiasGrant* grant_;
   };
 

@@ -208,6 +208,7 @@ MemorySnapshot CachingAllocator::snapshot(const MemorySnapshotOptions& options) 
     if (options.include_trace) cache.noteSnapshot();
     cache.snapshotInto(out, options.include_trace);
   }
+  detail::resolveHostStacks(out);  // no device lock held: it may take the host's
   return out;
 }
 

@@ -86,6 +86,8 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   if (rounded < bytes) [[unlikely]]
     throwSizeOverflow(bytes);
+  if (host_capture_) [[unlikely]]
+    captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
   if (reuse_used_ != 0) {
@@ -212,7 +214,8 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
     stats_.oversize_allocations.add(1);
   }
   if (history_level_ != HistoryRecording::Off) {
-    if (history_stacks_) block->stack = captureStack(3);
+    if (history_stacks_)
+      block->stack = captureStack(3, native_stacks_, std::move(pending_host_stack_));
     record(Action::Alloc, block, reinterpret_cast<std::uintptr_t>(block->ptr),
            block->size, block->stream);
   }

@@ -146,6 +146,9 @@ class DeviceCache {
   // then marks it allocated.
   void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
   void markAllocated(Block* block, std::size_t requested);
+  // Calls the host capture with the lock released (it may take the host's
+  // lock, the GIL, which a thread waiting for ours may hold).
+  [[gnu::noinline, gnu::cold]] void captureHostStack(BiasedMutex::Guard& lock);
   // stamp: the caller's TraceClock timestamp for history (0: read the clock).
   // record_completion: add the free_completed history event (false when it
   // was added as the block was held).
@@ -228,7 +231,11 @@ class DeviceCache {
   BlockStats block_stats_;  // allocated, active, requested, inactive split
 
   HistoryRecording history_level_ = HistoryRecording::Off;
-  bool history_stacks_ = false;
+  bool history_stacks_ = false;  // native_stacks_ or a host capture
+  bool native_stacks_ = false;   // C++ return addresses (record_stack)
+  HostStackCapture host_capture_;
+  // The host stack captured (unlocked) by the allocation in progress.
+  std::shared_ptr<const HostStack> pending_host_stack_;
   std::size_t history_capacity_ = 0;
   std::vector<TraceRecord> history_;  // ring
   std::size_t history_next_ = 0;

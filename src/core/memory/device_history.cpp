@@ -12,7 +12,11 @@ using Action = MemoryTraceEntry::Action;
 void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
   BiasedMutex::Guard lock(mutex_);
   history_level_ = options.enabled;
-  history_stacks_ = options.record_stack && options.enabled != HistoryRecording::Off;
+  const bool on = options.enabled != HistoryRecording::Off;
+  native_stacks_ = options.record_stack && on;
+  host_capture_ = on ? options.capture_host_stack : HostStackCapture{};
+  pending_host_stack_.reset();
+  history_stacks_ = native_stacks_ || static_cast<bool>(host_capture_);
   updatePlain();
   if (options.enabled == HistoryRecording::Off) {
     history_.clear();
@@ -67,7 +71,8 @@ void DeviceCache::record(Action action, const Block* block, std::uint64_t addres
     entry.stamp = stamp != 0 ? stamp : clock_.now();
     entry.device_free = device_free;
     if (history_stacks_) {
-      entry.stack = (block != nullptr && block->stack) ? block->stack : captureStack(3);
+      entry.stack = (block != nullptr && block->stack) ? block->stack
+                                                       : captureStack(3, native_stacks_);
     } else {
       entry.stack.reset();
     }
@@ -108,6 +113,19 @@ void DeviceCache::appendTrace(Action action, const Block* block,
   const std::int64_t now = clock_.now();  // one clock read for both events
   appendTrace(Action::FreeRequested, block, now);
   appendTrace(Action::FreeCompleted, block, now);
+}
+
+void DeviceCache::captureHostStack(BiasedMutex::Guard& lock) {
+  HostStackCapture capture = host_capture_;
+  lock.unlock();
+  std::shared_ptr<const HostStack> stack;
+  try {
+    stack = capture();
+  } catch (...) {
+    // History is best effort: a failed capture must not fail an allocation.
+  }
+  lock.relock();
+  pending_host_stack_ = std::move(stack);
 }
 
 void DeviceCache::noteSnapshot() {

@@ -30,6 +30,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
         view.requested_size += block->requested;
         if (!block->pending_free) view.allocated_size += block->size;
         item.frames = symbolizer_.symbolize(block->stack);
+        if (block->stack) item.host_stack = block->stack->host;
       }
       view.blocks.push_back(std::move(item));
     }
@@ -55,6 +56,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
     entry.time_ns = scale.toNs(record.stamp);
     entry.device_free = record.device_free;
     entry.frame_details = symbolizer_.symbolize(record.stack);
+    if (record.stack) entry.host_stack = record.stack->host;
     for (const MemoryFrame& frame : entry.frame_details) {
       entry.frames.push_back(frame.name + " (" + frame.filename + ")");
     }

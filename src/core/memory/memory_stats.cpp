@@ -67,6 +67,41 @@ std::map<std::string, std::int64_t> MemoryStats::flatten() const {
   return out;
 }
 
+const std::vector<std::string>& MemoryStats::flatNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    const auto add = [&out](const std::string& prefix) {
+      for (const char* field : {".current", ".peak", ".allocated", ".freed"})
+        out.push_back(prefix + field);
+    };
+    for (const auto& entry : kPooled) {
+      const std::string name(entry.name);
+      add(name + ".all");
+      add(name + ".small_pool");
+      add(name + ".large_pool");
+    }
+    for (const auto& entry : kPlainStats) add(std::string(entry.name));
+    for (const auto& entry : kCounters) out.emplace_back(entry.name);
+    return out;
+  }();
+  return names;
+}
+
+void MemoryStats::flatValues(std::vector<std::int64_t>& out) const {
+  out.clear();
+  const auto add = [&out](const Stat& stat) {
+    out.insert(out.end(), {stat.current, stat.peak, stat.allocated, stat.freed});
+  };
+  for (const auto& entry : kPooled) {
+    const PooledStat& stat = this->*entry.member;
+    add(stat);
+    add(stat.small_pool);
+    add(stat.large_pool);
+  }
+  for (const auto& entry : kPlainStats) add(this->*entry.member);
+  for (const auto& entry : kCounters) out.push_back(this->*entry.member);
+}
+
 void MemoryStats::resetPeaks() noexcept {
   for (const auto& entry : kPooled) (this->*entry.member).resetPeak();
   for (const auto& entry : kPlainStats) (this->*entry.member).resetPeak();

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <string>
 
 namespace accel::memory::detail {
 namespace {
@@ -14,18 +16,60 @@ constexpr int kMaxFrames = 48;
 
 }  // namespace
 
-CapturedStack captureStack(int skip) {
-  void* frames[kMaxFrames];
-  const int count = backtrace(frames, kMaxFrames);
-  const int first = skip < count ? skip : count;
-  return std::make_shared<const std::vector<void*>>(frames + first, frames + count);
+CapturedStack captureStack(int skip, bool native, std::shared_ptr<const HostStack> host) {
+  if (!native && !host) return nullptr;
+  auto record = std::make_shared<StackRecord>();
+  record->host = std::move(host);
+  if (native) {
+    void* frames[kMaxFrames];
+    const int count = backtrace(frames, kMaxFrames);
+    const int first = skip < count ? skip : count;
+    record->addresses.assign(frames + first, frames + count);
+  }
+  return record;
+}
+
+namespace {
+
+void prependHostFrames(std::shared_ptr<const HostStack>& host,
+                       std::vector<MemoryFrame>& frames) {
+  if (!host) return;
+  std::vector<MemoryFrame> resolved = host->frames();
+  frames.insert(frames.begin(), std::make_move_iterator(resolved.begin()),
+                std::make_move_iterator(resolved.end()));
+  host.reset();
+}
+
+}  // namespace
+
+void resolveHostStacks(MemorySnapshot& snapshot) {
+  for (MemorySegment& segment : snapshot.segments) {
+    for (MemoryBlock& block : segment.blocks)
+      prependHostFrames(block.host_stack, block.frames);
+  }
+  for (auto& trace : snapshot.device_traces) {
+    for (MemoryTraceEntry& entry : trace) {
+      if (!entry.host_stack) continue;
+      const std::size_t before = entry.frame_details.size();
+      prependHostFrames(entry.host_stack, entry.frame_details);
+      const std::size_t added = entry.frame_details.size() - before;
+      std::vector<std::string> names;
+      names.reserve(added);
+      for (std::size_t i = 0; i < added; ++i) {
+        const MemoryFrame& frame = entry.frame_details[i];
+        names.push_back(frame.name + " (" + frame.filename + ":" +
+                        std::to_string(frame.line) + ")");
+      }
+      entry.frames.insert(entry.frames.begin(), names.begin(), names.end());
+    }
+  }
 }
 
 std::vector<MemoryFrame> StackSymbolizer::symbolize(const CapturedStack& stack) {
   std::vector<MemoryFrame> out;
   if (!stack) return out;
-  out.reserve(stack->size());
-  for (void* address : *stack) out.push_back(frameFor(address));
+  out.reserve(stack->addresses.size());
+  for (void* address : stack->addresses) out.push_back(frameFor(address));
   return out;
 }
 

@@ -18,14 +18,27 @@
 
 namespace accel::memory::detail {
 
-using CapturedStack = std::shared_ptr<const std::vector<void*>>;
+// A host-language stack (unresolved) and the C++ return addresses.
+struct StackRecord {
+  std::shared_ptr<const HostStack> host;
+  std::vector<void*> addresses;
+};
+using CapturedStack = std::shared_ptr<const StackRecord>;
 
 // The return addresses of the caller's stack, innermost first, without the
-// allocator's own frames (skip counts those).
-[[nodiscard]] CapturedStack captureStack(int skip);
+// allocator's own frames (skip counts those) when `native`, with `host` (the
+// host stack captured before the lock, or null). Null when there is neither.
+[[nodiscard]] CapturedStack captureStack(int skip, bool native = true,
+                                         std::shared_ptr<const HostStack> host = nullptr);
+
+// The host frames of every block and trace entry put before their C++ frames
+// (MemoryBlock::host_stack, MemoryTraceEntry::host_stack), without any
+// allocator lock held: resolving may take the host's lock.
+void resolveHostStacks(MemorySnapshot& snapshot);
 
 class StackSymbolizer {
  public:
+  // The C++ frames of `stack` (its host part is resolved later, unlocked).
   [[nodiscard]] std::vector<MemoryFrame> symbolize(const CapturedStack& stack);
 
  private:

@@ -1,0 +1,205 @@
+// The memory methods of accel._C.Hooks: statistics with torch's key names,
+// history recording (with Python stacks) and snapshots in torch's dict form.
+#include <Python.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "accel/memory/snapshot_json.h"
+#include "accel/memory_stats.h"
+#include "bindings.h"
+
+namespace accel::python {
+namespace {
+
+using Release = py::call_guard<py::gil_scoped_release>;
+
+// Every figure under PyTorch's flattened key names
+// ("allocated_bytes.all.current", ...), sorted by key as torch returns them.
+// The keys are made once (interned, hashes cached); a call converts only the
+// values: memory_stats() is polled in training loops.
+class StatsDictMaker {
+ public:
+  StatsDictMaker() {
+    const std::vector<std::string>& names = MemoryStats::flatNames();
+    order_.resize(names.size());
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
+    std::sort(order_.begin(), order_.end(),
+              [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+    for (std::size_t i : order_) {
+      PyObject* key = PyUnicode_InternFromString(names[i].c_str());
+      if (key == nullptr) throw py::error_already_set();
+      keys_.push_back(py::reinterpret_steal<py::object>(key));
+    }
+  }
+
+  py::dict make(const MemoryStats& stats) {
+    stats.flatValues(values_);
+    py::dict out;
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      py::object value = py::reinterpret_steal<py::object>(
+          PyLong_FromLongLong(static_cast<long long>(values_[order_[k]])));
+      if (!value || PyDict_SetItem(out.ptr(), keys_[k].ptr(), value.ptr()) != 0)
+        throw py::error_already_set();
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::size_t> order_;  // k-th key in sorted order = flatNames()[order_[k]]
+  std::vector<py::object> keys_;
+  std::vector<std::int64_t> values_;  // reused: the GIL serialises calls
+};
+
+py::dict statsDict(const MemoryStats& stats) {
+  static auto* maker = new StatsDictMaker();  // leaked: holds Python objects
+  return maker->make(stats);
+}
+
+py::list framesList(const std::vector<MemoryFrame>& frames) {
+  py::list out;
+  for (const MemoryFrame& frame : frames) {
+    py::dict f;
+    f["filename"] = frame.filename;
+    f["line"] = frame.line;
+    f["name"] = frame.name;
+    out.append(f);
+  }
+  return out;
+}
+
+// The dictionary torch.cuda.memory._snapshot() returns (PyTorch 2.x), key for
+// key, so that its memory viewer reads a pickle of it. Allocated blocks with
+// frames also carry PyTorch 1.13's "history" ([{"addr", "real_size",
+// "frames"}]), which 1.13's torch.cuda._memory_viz reads and 2.x ignores.
+py::dict snapshotDict(const MemorySnapshot& snapshot) {
+  py::list segments;
+  for (const MemorySegment& segment : snapshot.segments) {
+    py::list blocks;
+    for (const MemoryBlock& block : segment.blocks) {
+      py::dict b;
+      b["address"] = block.address;
+      b["size"] = block.size;
+      b["requested_size"] = block.requested_size;
+      b["state"] = memory::blockStateName(block.state);
+      py::list frames = framesList(block.frames);
+      b["frames"] = frames;
+      if (block.state != MemoryBlock::State::Free && !block.frames.empty()) {
+        py::dict h;
+        h["addr"] = block.address;
+        h["real_size"] = block.requested_size;
+        h["frames"] = frames;
+        py::list history;
+        history.append(h);
+        b["history"] = history;
+      }
+      blocks.append(b);
+    }
+    py::dict s;
+    s["device"] = int(segment.device.index());
+    s["address"] = segment.address;
+    s["total_size"] = segment.total_size;
+    s["allocated_size"] = segment.allocated_size;
+    s["active_size"] = segment.active_size;
+    s["requested_size"] = segment.requested_size;
+    s["stream"] = segment.stream.id;
+    s["segment_type"] = segment.is_large ? "large" : "small";
+    s["segment_pool_id"] = py::make_tuple(segment.pool.first, segment.pool.second);
+    s["is_expandable"] = segment.is_expandable;
+    s["frames"] = py::list();
+    s["blocks"] = blocks;
+    segments.append(s);
+  }
+  py::list traces;
+  for (const auto& device_trace : snapshot.device_traces) {
+    py::list trace;
+    for (const MemoryTraceEntry& entry : device_trace) {
+      py::dict e;
+      e["action"] = memory::traceActionName(entry.action);
+      e["addr"] = entry.address;
+      e["size"] = entry.size;
+      e["stream"] = entry.stream.id;
+      e["time_us"] = entry.time_ns / 1000;
+      e["frames"] = framesList(entry.frame_details);
+      if (entry.action == MemoryTraceEntry::Action::Oom)
+        e["device_free"] = entry.device_free;
+      trace.append(e);
+    }
+    traces.append(trace);
+  }
+  py::dict out;
+  out["segments"] = segments;
+  out["device_traces"] = traces;
+  return out;
+}
+
+// torch's `enabled`: None (off), "state" (live blocks' stacks, no trace) or
+// "all" (the trace too).
+HistoryRecording recordingFromName(const std::optional<std::string>& enabled) {
+  if (!enabled) return HistoryRecording::Off;
+  if (*enabled == "all") return HistoryRecording::All;
+  if (*enabled == "state") return HistoryRecording::State;
+  throw InvalidArgument("_record_memory_history(enabled='" + *enabled +
+                        "'): use None (off), 'state' or 'all'");
+}
+
+}  // namespace
+
+void bindMemory(py::module_& m) {
+  auto hooks = py::reinterpret_borrow<py::class_<PyHooks>>(m.attr("Hooks"));
+  hooks
+      .def(
+          "memory_stats",
+          [](const PyHooks& h, long long i) {
+            return statsDict(h.get().memoryStats(toDeviceIndex(i)));
+          },
+          py::arg("index") = -1,
+          "Allocator statistics as a dict with PyTorch's flattened key names, sorted.")
+      .def(
+          "reset_peak_memory_stats",
+          [](const PyHooks& h, long long i) {
+            h.get().resetPeakMemoryStats(toDeviceIndex(i));
+          },
+          py::arg("index") = -1)
+      .def(
+          "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
+      .def(
+          "record_memory_history",
+          [](const PyHooks& h, const std::optional<std::string>& enabled,
+             std::size_t max_entries, bool record_stack, bool python_stack) {
+            MemoryHistoryOptions options;
+            options.enabled = recordingFromName(enabled);
+            options.max_entries = max_entries;
+            options.record_stack = record_stack;
+            if (python_stack) options.capture_host_stack = &capturePythonStack;
+            py::gil_scoped_release release;
+            h.get().recordMemoryHistory(options);
+          },
+          py::arg("enabled") = "all", py::arg("max_entries") = 100000,
+          py::arg("record_stack") = false, py::arg("python_stack") = false,
+          "recordMemoryHistory: record_stack keeps C++ frames, python_stack the "
+          "allocating Python frames (resolved when a snapshot is taken).")
+      .def(
+          "memory_snapshot",
+          [](const PyHooks& h, long long device, bool all_devices, bool include_trace) {
+            MemorySnapshotOptions options;
+            options.device = toDeviceIndex(device);
+            options.all_devices = all_devices;
+            options.include_trace = include_trace;
+            MemorySnapshot snapshot;
+            {
+              // Released: resolving Python frames takes the GIL after the
+              // allocator's locks are let go.
+              py::gil_scoped_release release;
+              snapshot = h.get().memorySnapshot(options);
+            }
+            return snapshotDict(snapshot);
+          },
+          py::arg("device") = -1, py::arg("all_devices") = true,
+          py::arg("include_trace") = true,
+          "The allocator snapshot in torch's snapshot dict form.");
+}
+
+}  // namespace accel::python
