@@ -34,6 +34,7 @@ TEST(CudaStreams, QueryStreamSeesQueuedWork) {
 }
 
 TEST(CudaStreams, ExternalStreamsAreWrappedOncePerDevice) {
+  (void)cuda();  // registered, for StreamGuard
   cudaStream_t mine = nullptr;
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   ASSERT_EQ(cudaStreamCreate(&mine), cudaSuccess);
