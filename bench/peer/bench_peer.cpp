@@ -15,6 +15,7 @@
 //                      (the same eight keys: one hit, a miss, every key in turn)
 //   DefaultGenerator   globalContext().defaultGenerator(openreg:0)
 //                      at::globalContext().defaultGenerator(cpu)
+//   DefaultGeneratorCopy  the same, the handle copied (and destroyed)
 //   UniformFill64MiB   fillUniform(float, 64 MiB, one thread, our generator)
 //                      at::Tensor::uniform_ (float, 64 MiB, one intra-op thread,
 //                      the default CPU generator)
@@ -258,6 +259,31 @@ void BM_DefaultGenerator_pytorch(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(context.defaultGenerator(device));
 }
 BENCHMARK(BM_DefaultGenerator_pytorch);
+
+// A copy of the default generator's handle, as a caller that keeps one does
+// (issue 17): ours is immortal (no reference counted), PyTorch's an
+// intrusive_ptr copy (an atomic increment and decrement).
+void BM_DefaultGeneratorCopy_accel(benchmark::State& state) {
+  const accel::Device device(openregType(), 0);
+  auto& context = accel::globalContext();
+  (void)context.defaultGenerator(device);
+  for (auto _ : state) {
+    accel::Generator copy = context.defaultGenerator(device);
+    benchmark::DoNotOptimize(copy);
+  }
+}
+BENCHMARK(BM_DefaultGeneratorCopy_accel);
+
+void BM_DefaultGeneratorCopy_pytorch(benchmark::State& state) {
+  const at::Device device(at::kCPU);
+  auto& context = at::globalContext();
+  (void)context.defaultGenerator(device);
+  for (auto _ : state) {
+    at::Generator copy = context.defaultGenerator(device);
+    benchmark::DoNotOptimize(copy);
+  }
+}
+BENCHMARK(BM_DefaultGeneratorCopy_pytorch);
 
 // ---- 64 MiB uniform float fill, one thread ----
 

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "accel/device.h"
@@ -65,7 +66,10 @@ class ACCEL_API GeneratorImpl {
   mutable std::recursive_mutex mutex_;
 };
 
-// Handle with shared ownership of a GeneratorImpl. A default-constructed
+// Handle with shared ownership of a GeneratorImpl, or, for an immortal one
+// (Generator::immortal: the default generators), a plain pointer to an
+// implementation kept for the rest of the process, whose copies count no
+// references. A default-constructed
 // Generator is undefined; every method but defined(), as() and == then throws
 // InvalidArgument. Otherwise each method forwards to the GeneratorImpl and
 // throws what it throws (setState: InvalidArgument for a bad blob).
@@ -78,7 +82,34 @@ class ACCEL_API GeneratorImpl {
 class ACCEL_API Generator {
  public:
   Generator() = default;
-  explicit Generator(std::shared_ptr<GeneratorImpl> impl) : impl_(std::move(impl)) {}
+  explicit Generator(std::shared_ptr<GeneratorImpl> impl) noexcept
+      : impl_(impl.get()), owner_(std::move(impl)) {}
+  Generator(const Generator&) = default;
+  Generator& operator=(const Generator&) = default;
+  // A moved-from Generator is undefined.
+  Generator(Generator&& other) noexcept
+      : impl_(std::exchange(other.impl_, nullptr)), owner_(std::move(other.owner_)) {}
+  Generator& operator=(Generator&& other) noexcept {
+    if (this != &other) {
+      impl_ = std::exchange(other.impl_, nullptr);
+      owner_ = std::move(other.owner_);
+    }
+    return *this;
+  }
+  ~Generator() = default;
+
+  // The same generator, kept alive until the process exits: copies of the
+  // returned handle (and of their copies) do not count references, so a copy
+  // is a few plain loads and stores instead of two atomic read-modify-writes
+  // (what a shared or intrusive count costs). For generators that live as
+  // long as the process anyway: DefaultGenerators and the context's CPU
+  // generator make theirs immortal. An undefined or already immortal
+  // generator is returned as it is. Thread-safe; throws std::bad_alloc.
+  [[nodiscard]] static Generator immortal(Generator generator);
+  // True for a handle from immortal() (or a copy of one). Never throws.
+  [[nodiscard]] bool isImmortal() const noexcept {
+    return impl_ != nullptr && owner_ == nullptr;
+  }
 
   [[nodiscard]] bool defined() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Device device() const;
@@ -96,7 +127,7 @@ class ACCEL_API Generator {
   // The implementation as T, or nullptr when it is of another type.
   template <typename T>
   [[nodiscard]] T* as() const noexcept {
-    return dynamic_cast<T*>(impl_.get());
+    return dynamic_cast<T*>(impl_);
   }
 
   friend bool operator==(const Generator& a, const Generator& b) noexcept {
@@ -104,7 +135,8 @@ class ACCEL_API Generator {
   }
 
  private:
-  std::shared_ptr<GeneratorImpl> impl_;
+  GeneratorImpl* impl_ = nullptr;
+  std::shared_ptr<GeneratorImpl> owner_;  // empty for an immortal handle
 };
 
 }  // namespace accel

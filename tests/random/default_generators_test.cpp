@@ -31,6 +31,17 @@ TEST(DefaultGenerators, GetReturnsTheSameGeneratorEveryTime) {
   EXPECT_NE(first.as<PhiloxGenerator>(), nullptr);
 }
 
+TEST(DefaultGenerators, GeneratorsAreImmortalAndOutliveTheirTable) {
+  Generator kept;
+  {
+    DefaultGenerators defaults(openreg(), 1, [] { return DeviceIndex{0}; });
+    EXPECT_TRUE(defaults.get(0).isImmortal());
+    kept = defaults.get(0);
+  }
+  kept.manualSeed(3);  // the implementation outlives the table that made it
+  EXPECT_EQ(kept.currentSeed(), 3u);
+}
+
 TEST(DefaultGenerators, MinusOneMeansTheCurrentDevice) {
   DeviceIndex current = 1;
   DefaultGenerators defaults(openreg(), 2, [&] { return current; });

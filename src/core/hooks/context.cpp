@@ -108,7 +108,8 @@ const Generator& Context::defaultGeneratorSlow(Device device) {
                 device, "'");
     ContextState& s = contextState();
     std::call_once(s.cpu_generator_once, [&] {
-      s.cpu_generator = makePhiloxGenerator(Device(DeviceType::CPU, 0));
+      s.cpu_generator =
+          Generator::immortal(makePhiloxGenerator(Device(DeviceType::CPU, 0)));
     });
     return s.cpu_generator;
   }

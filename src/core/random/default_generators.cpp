@@ -54,7 +54,9 @@ const Generator& DefaultGenerators::getSlow(DeviceIndex index) {
                 "for device ",
                 static_cast<int>(index),
                 "; it must return a generator such as makePhiloxGenerator(device)");
-    slot.generator = std::move(made);
+    // Default generators live as long as the process: copies of them need
+    // count no references (Generator::immortal).
+    slot.generator = Generator::immortal(std::move(made));
     slot.created.store(true, std::memory_order_release);
   }
   return slot.generator;

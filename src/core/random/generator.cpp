@@ -1,5 +1,8 @@
 #include "accel/generator.h"
 
+#include <mutex>
+#include <vector>
+
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 
@@ -36,5 +39,20 @@ void Generator::setState(std::span<const std::uint8_t> state) const {
 }
 
 Generator Generator::clone() const { return Generator(impl().clone()); }
+
+Generator Generator::immortal(Generator generator) {
+  if (generator.owner_ == nullptr) return generator;
+  // Never destroyed, and reachable from here (so leak checkers do not report
+  // the implementations): code that runs during static destruction may still
+  // hold an immortal handle.
+  static std::mutex* const kept_mutex = new std::mutex();
+  static auto* const kept = new std::vector<std::shared_ptr<GeneratorImpl>>();
+  {
+    std::lock_guard<std::mutex> lock(*kept_mutex);
+    kept->push_back(std::move(generator.owner_));
+  }
+  generator.owner_ = nullptr;
+  return generator;
+}
 
 }  // namespace accel
