@@ -66,6 +66,7 @@ std::vector<ConformanceCase> eventsCases();
 std::vector<ConformanceCase> memoryCases();
 std::vector<ConformanceCase> memoryHistoryCases();
 std::vector<ConformanceCase> graphsCases();
+std::vector<ConformanceCase> copiesCases();
 
 // The hook's public name, for failure messages ("getNewStream").
 [[nodiscard]] constexpr std::string_view hookName(HookId hook) noexcept {

@@ -27,9 +27,10 @@ using detail::hookName;
 const std::vector<ConformanceCase>& allCases() {
   static const std::vector<ConformanceCase>* cases = [] {
     auto* out = new std::vector<ConformanceCase>();  // never destroyed, like the tests
-    for (auto group : {detail::lowCases, detail::highCases, detail::deviceCases,
-                       detail::streamsCases, detail::eventsCases, detail::memoryCases,
-                       detail::memoryHistoryCases, detail::graphsCases}) {
+    for (auto group :
+         {detail::lowCases, detail::highCases, detail::deviceCases, detail::streamsCases,
+          detail::eventsCases, detail::memoryCases, detail::memoryHistoryCases,
+          detail::graphsCases, detail::copiesCases}) {
       for (ConformanceCase& c : group()) out->push_back(std::move(c));
     }
     return out;

@@ -79,6 +79,10 @@ constexpr std::array kHookCalls = {
   HookCall{HookId::graphReplay, [](AcceleratorHooks& h) { h.graphReplay(kPlaceholderGraph); }},
   HookCall{HookId::graphReset, [](AcceleratorHooks& h) { h.graphReset(kPlaceholderGraph); }},
   HookCall{HookId::graphPool, [](AcceleratorHooks& h) { (void)h.graphPool(kPlaceholderGraph); }},
+
+  HookCall{HookId::copyHostToDevice, [](AcceleratorHooks& h) { int x = 0; h.copyHostToDevice(&x, &x, 0, placeholderStream(h)); }},
+  HookCall{HookId::copyDeviceToHost, [](AcceleratorHooks& h) { int x = 0; h.copyDeviceToHost(&x, &x, 0, placeholderStream(h)); }},
+  HookCall{HookId::copyDeviceToDevice, [](AcceleratorHooks& h) { int x = 0; h.copyDeviceToDevice(&x, &x, 0, placeholderStream(h)); }},
 };
 // clang-format on
 

@@ -8,14 +8,15 @@
 //  - kit::SynchronousCachingHooks (over kit::SynchronousDeviceHooks): the
 //    current device, streams and events, generators, getDeviceFromPtr /
 //    isPinnedPtr from the kit's AddressMap, a device allocator per device
-//    over the caching allocator, and graph capture (phases, a private pool
-//    per capture, the errors a device gives for misuse);
+//    over the caching allocator, graph capture (phases, a private pool per
+//    capture, the errors a device gives for misuse) and copies (std::memcpy:
+//    this device's memory is host memory);
 //  - memory::CachingAllocator, through CachingAllocatorHooks: the cache, the
 //    out-of-memory path, the memory group (memoryStats, emptyCache, ...) and
 //    the memory_history group (recordMemoryHistory, memorySnapshot, ...);
 //  - memory::PinnedCachingAllocator: cached pinned host memory.
-// It passes `accel check` for all eight groups: low, high, device, streams,
-// events, memory, memory_history and graphs.
+// It passes `accel check` for all nine groups: low, high, device, streams,
+// events, memory, memory_history, graphs and copies.
 //
 // A real backend calls its driver's allocate/free in HostSegments, overrides
 // what its device does asynchronously, and leaks rather than frees in a fork()
@@ -111,7 +112,8 @@ class ExampleHooks final : public accel::kit::SynchronousCachingHooks {
       : SynchronousCachingHooks(
             type,
             accel::Capabilities{accel::HookGroup::Device, accel::HookGroup::Memory,
-                                accel::HookGroup::MemoryHistory, accel::HookGroup::Graphs},
+                                accel::HookGroup::MemoryHistory, accel::HookGroup::Graphs,
+                                accel::HookGroup::Copies},
             static_cast<int>(
                 env.count(kDevicesVar, 2, 1, kMaxDevices, "a device count"))),
         memory_bytes_(env.byteSize(kMemoryVar, std::uint64_t{1} << 30, 64 << 20)),

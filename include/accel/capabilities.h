@@ -28,10 +28,13 @@ enum class HookGroup : std::uint8_t {
   Memory,         // memoryStats, resetPeakMemoryStats, emptyCache
   MemoryHistory,  // recordMemoryHistory, memorySnapshot, OOM observers
   Graphs,         // capture, instantiate, replay
+  Copies,         // host <-> device, device <-> device copies on a stream
 };
-inline constexpr int kNumHookGroups = 8;
+// Whoever adds a group moves capabilities.cpp's name table to it.
+inline constexpr int kNumHookGroups = 9;
 
-// "low", "high", "device", "streams", "events", "memory", "memory_history", "graphs".
+// "low", "high", "device", "streams", "events", "memory", "memory_history",
+// "graphs", "copies".
 ACCEL_API std::string_view hookGroupName(HookGroup group) noexcept;
 
 class Capabilities {

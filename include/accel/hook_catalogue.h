@@ -84,7 +84,10 @@
   X(graphInstantiate, Graphs, false, graphInstantiateImpl)                          \
   X(graphReplay, Graphs, false, graphReplayImpl)                                    \
   X(graphReset, Graphs, false, graphResetImpl)                                      \
-  X(graphPool, Graphs, false, graphPoolImpl)
+  X(graphPool, Graphs, false, graphPoolImpl)                                        \
+  X(copyHostToDevice, Copies, false, copyHostToDeviceImpl)                          \
+  X(copyDeviceToHost, Copies, false, copyDeviceToHostImpl)                          \
+  X(copyDeviceToDevice, Copies, false, copyDeviceToDeviceImpl)
 
 namespace accel {
 

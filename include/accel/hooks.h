@@ -262,6 +262,34 @@ class ACCEL_API AcceleratorHooks {
   void graphReset(GraphId graph);
   [[nodiscard]] MempoolId graphPool(GraphId graph) const;
 
+  // ---- copies group ----
+  // Copy `bytes` bytes on `stream`, after the work enqueued on it before, in
+  // the direction the name says. Ranges are addresses in the process's one
+  // address space (device pointers as the allocators hand them out).
+  //
+  // Host memory is pageable or this backend's pinned memory (isPinnedPtr).
+  // With pinned memory the copy may be asynchronous: the call may return
+  // before it ran, so the host bytes must stay valid (and, as a source,
+  // unchanged) until the stream passes the copy (synchronizeStream, or an
+  // event recorded after it). With pageable memory the call returns once the
+  // host side is done with: a source may be reused, a destination holds the
+  // data. Device-side completion is always stream-ordered.
+  //
+  // Checked here, for every backend (InvalidArgument naming the hook, the
+  // backend and what was wrong): the stream (type and index); null pointers;
+  // a range that wraps the address space; overlapping source and destination
+  // ranges (in every direction); a device side that is pinned host memory or
+  // not this backend's device memory (getDeviceFromPtr of its first and last
+  // byte); a stream on a device the copy does not involve: dst's device for
+  // host -> device, src's for device -> host, either for device -> device
+  // (src and dst may be on different devices of the backend). A copy of 0
+  // bytes checks the stream and returns: its pointers are not looked at.
+  // Checked by the backend: a host side that is its device memory, a device
+  // range past the end of its allocation, use after free (InvalidArgument).
+  void copyHostToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
+  void copyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stream);
+  void copyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
+
   // Throws InvalidArgument unless 0 <= index < deviceCount(). Backends use it
   // for their own entry points so that all range errors read alike.
   void checkDeviceIndex(DeviceIndex index) const;
@@ -375,6 +403,15 @@ class ACCEL_API AcceleratorHooks {
   virtual void graphResetImpl(GraphId graph);
   virtual MempoolId graphPoolImpl(GraphId graph) const;
 
+  // Called with everything the public hook checks already checked and
+  // bytes > 0; must honour the pinned/pageable rule above.
+  virtual void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                                    Stream stream);
+  virtual void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                                    Stream stream);
+  virtual void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                                      Stream stream);
+
  private:
   enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused };
 
@@ -410,6 +447,13 @@ class ACCEL_API AcceleratorHooks {
   void checkIndex(DeviceIndex index, HookId hook) const;
   DeviceIndex resolveIndex(DeviceIndex index, HookId hook) const;
   void checkStream(Stream stream, HookId hook) const;
+  // The copies group's checks (copy_checks.cpp); false for a copy of 0 bytes
+  // (nothing to do).
+  enum class CopySide : std::uint8_t { Host, Device };
+  [[nodiscard]] bool checkCopy(HookId hook, void* dst, CopySide dst_side, const void* src,
+                               CopySide src_side, std::size_t bytes, Stream stream) const;
+  [[nodiscard]] Device deviceOfCopyRange(HookId hook, const char* which, const void* ptr,
+                                         std::size_t bytes) const;
 
   DeviceType type_;
   Capabilities capabilities_;

@@ -109,10 +109,11 @@ Device toDevice(const py::handle& device);
 // Throws NotAvailable naming `what` when None or an int has no accelerator.
 Device toDeviceOrCurrent(const py::handle& device, const char* what);
 
-// Copies `bytes` between two allocations, host or device; releases the GIL.
-// A device side needs its backend's copy function (registerCopyFunction).
-using CopyFunction = void (*)(void* dst, const void* src, std::size_t bytes);
-void registerCopyFunction(DeviceType type, CopyFunction copy);
+// Copies `bytes` between two allocations, host or device, and waits until
+// done; releases the GIL. A device side goes through its backend's copies
+// hook group (docs/hooks.md) on the current stream of its device, so every
+// backend that declares the group is served; between two device types the
+// bytes go through a host buffer.
 void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
                  Device src_device, bool src_host, std::size_t bytes);
 

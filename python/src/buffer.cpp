@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <unordered_map>
 
 #include "accel/context.h"
 #include "accel/error.h"
@@ -86,11 +85,6 @@ PyBuffer makeBuffer(std::size_t nbytes, const py::handle& device, bool pinned) {
   }
   storage->device = storage->data.device();
   return PyBuffer{std::move(storage)};
-}
-
-std::unordered_map<DeviceType, CopyFunction>& copyFunctions() {
-  static auto* functions = new std::unordered_map<DeviceType, CopyFunction>();
-  return *functions;
 }
 
 // A contiguous view of any Python buffer (bytes, bytearray, numpy arrays).
@@ -339,30 +333,42 @@ BufferView bufferView(const py::handle& buffer, const char* what) {
   return {s.ptr(), s.nbytes, s.device, s.hostAccessible()};
 }
 
-void registerCopyFunction(DeviceType type, CopyFunction copy) {
-  copyFunctions()[type] = copy;
+namespace {
+
+// One copy through `device`'s copies hooks on its current stream, waited for
+// (the hook returns early for pinned memory). The GIL is released.
+void copyOnDevice(void* dst, bool dst_host, const void* src, bool src_host, Device device,
+                  std::size_t bytes) {
+  AcceleratorHooks& hooks = getHooks(device.type());
+  const Stream stream = hooks.getCurrentStream(device.index());
+  if (dst_host) {
+    hooks.copyDeviceToHost(dst, src, bytes, stream);
+  } else if (src_host) {
+    hooks.copyHostToDevice(dst, src, bytes, stream);
+  } else {
+    hooks.copyDeviceToDevice(dst, src, bytes, stream);
+  }
+  hooks.synchronizeStream(stream);
 }
+
+}  // namespace
 
 void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
                  Device src_device, bool src_host, std::size_t bytes) {
   if (bytes == 0) return;
+  py::gil_scoped_release release;
   if (dst_host && src_host) {
-    py::gil_scoped_release release;
     std::memcpy(dst, src, bytes);
     return;
   }
-  const Device device = dst_host ? src_device : dst_device;
-  ACCEL_CHECK(dst_host || src_host || dst_device.type() == src_device.type(),
-              NotSupported, "copy from ", src_device.str(), " to ", dst_device.str(),
-              ": copies between two device types go through host memory; copy to a host "
-              "buffer first");
-  auto found = copyFunctions().find(device.type());
-  ACCEL_CHECK(
-      found != copyFunctions().end(), NotSupported, "copy to or from ", device.str(),
-      ": the Python binding has no copy function for '", deviceTypeName(device.type()),
-      "' device memory (the hooks have no copy hook); only openreg's is built in");
-  py::gil_scoped_release release;
-  found->second(dst, src, bytes);
+  if (dst_host || src_host || dst_device.type() == src_device.type()) {
+    copyOnDevice(dst, dst_host, src, src_host, src_host ? dst_device : src_device, bytes);
+    return;
+  }
+  // Two device types: no backend knows the other's memory, so through the host.
+  std::unique_ptr<unsigned char[]> staging(new unsigned char[bytes]);
+  copyOnDevice(staging.get(), true, src, false, src_device, bytes);
+  copyOnDevice(dst, false, staging.get(), true, dst_device, bytes);
 }
 
 void bindBuffer(py::module_& m) {

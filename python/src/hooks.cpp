@@ -21,8 +21,10 @@ namespace {
 using Release = py::call_guard<py::gil_scoped_release>;
 
 constexpr HookGroup kAllGroups[] = {
-    HookGroup::Low,    HookGroup::High,   HookGroup::Device,        HookGroup::Streams,
-    HookGroup::Events, HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs};
+    HookGroup::Low,           HookGroup::High,   HookGroup::Device,
+    HookGroup::Streams,       HookGroup::Events, HookGroup::Memory,
+    HookGroup::MemoryHistory, HookGroup::Graphs, HookGroup::Copies};
+static_assert(std::size(kAllGroups) == kNumHookGroups, "every group, in order");
 
 HookGroup groupFromName(std::string_view name) {
   for (HookGroup group : kAllGroups) {

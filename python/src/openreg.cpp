@@ -14,10 +14,6 @@ namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
 
-void openregCopy(void* dst, const void* src, std::size_t bytes) {
-  openreg::copy(dst, src, bytes);
-}
-
 // The device buffer a fill writes, with its element count for `dtype`.
 template <typename T>
 std::pair<T*, std::size_t> fillTarget(const py::handle& buffer, const char* what) {
@@ -92,7 +88,9 @@ void defFill(py::module_& o, const char* first, const char* second, const char* 
 
 void bindOpenReg(py::module_& m) {
   py::module_ o = m.def_submodule("_openreg", "openreg's extras (fills, faults, units).");
-  registerCopyFunction(openreg::deviceType(), &openregCopy);
+  // Registers the type name, so that accel.openreg's modules can make their
+  // Hooks("openreg") before they call register_backend().
+  (void)openreg::deviceType();
 
   o.def(
       "register_backend", [] { (void)openreg::registerBackend(); },

@@ -285,7 +285,7 @@ TEST_F(HooksContractTest, TestBackendDeclaresEveryGroup) {
     EXPECT_TRUE(hooks_.supports(static_cast<HookGroup>(g))) << g;
   }
   EXPECT_EQ(hooks_.capabilities().str(),
-            "low, high, device, streams, events, memory, memory_history, graphs");
+            "low, high, device, streams, events, memory, memory_history, graphs, copies");
   EXPECT_EQ(hooks_.name(), "testdev");
 }
 
@@ -540,8 +540,8 @@ TEST(CapabilitiesTest, LowAndHighAreAlwaysPresent) {
 }
 
 TEST(CapabilitiesTest, GroupNamesAreSpelledOut) {
-  const char* names[] = {"low",    "high",   "device",         "streams",
-                         "events", "memory", "memory_history", "graphs"};
+  const char* names[] = {"low",    "high",           "device", "streams", "events",
+                         "memory", "memory_history", "graphs", "copies"};
   for (int g = 0; g < kNumHookGroups; ++g) {
     EXPECT_EQ(hookGroupName(static_cast<HookGroup>(g)), names[g]);
   }

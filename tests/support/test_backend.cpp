@@ -56,10 +56,11 @@ class TestHooks::TracedAllocator final : public Allocator {
 };
 
 TestHooks::TestHooks(DeviceType type, int device_count)
-    : CachingAllocatorHooks(type,
-                            Capabilities{HookGroup::Device, HookGroup::Memory,
-                                         HookGroup::MemoryHistory, HookGroup::Graphs},
-                            device_count),
+    : CachingAllocatorHooks(
+          type,
+          Capabilities{HookGroup::Device, HookGroup::Memory, HookGroup::MemoryHistory,
+                       HookGroup::Graphs, HookGroup::Copies},
+          device_count),
       device_count_(device_count),
       device_segments_(std::make_unique<HostSegments>(*this, false)),
       pinned_segments_(std::make_unique<HostSegments>(*this, true)),

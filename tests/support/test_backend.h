@@ -4,8 +4,10 @@
 // Built like a real backend: kit::SynchronousDeviceHooks gives the low and
 // high groups, streams and events; the core CachingAllocator over aligned
 // host memory gives the device allocators and the memory groups, a
-// PinnedCachingAllocator pinned memory. This file adds a graph state machine
-// that rejects misuse as a device would, and the knobs below:
+// PinnedCachingAllocator pinned memory; the kit's copies (memcpy) serve the
+// copies group, since its device memory is host memory. This file adds a
+// graph state machine that rejects misuse as a device would, and the knobs
+// below:
 //
 //   accel::testing::TestHooks& hooks = accel::testing::registerTestBackend();
 //   hooks.failHook(accel::HookId::getCurrentStream, 1);  // the next call throws

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "accel/error.h"
+#include "copies.h"
 #include "pinned_memory.h"
 #include "runtime.h"
 
@@ -84,26 +85,46 @@ void copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
-  Runtime& rt = detail::readyRuntime("copyAsync");
-  detail::StreamQueue& queue = rt.queue(stream, "copyAsync");
+  detail::enqueueCopy(dst, src, bytes, stream, "copyAsync", /*wait=*/false);
+}
+
+namespace detail {
+
+void enqueueCopy(void* dst, const void* src, std::size_t bytes, Stream stream,
+                 std::string_view what, bool wait) {
+  Runtime& rt = readyRuntime(what);
+  StreamQueue& queue = rt.queue(stream, what);
   if (bytes == 0) return;
-  CopyPlan plan = planCopy(rt, dst, src, bytes, "copyAsync");
+  CopyPlan plan = planCopy(rt, dst, src, bytes, what);
   const DeviceIndex on = stream.device.index();
   ACCEL_CHECK(
-      on == plan.home || (plan.other && on == *plan.other), InvalidArgument,
-      "copyAsync(): ", stream,
+      on == plan.home || (plan.other && on == *plan.other), InvalidArgument, what,
+      "(): ", stream,
       " is on a device the copy does not involve; pass a stream of the device that "
       "holds dst or src");
+  // A copy the caller waits for cannot be recorded into a graph instead.
+  if (wait) queue.checkNotCapturing(what);
   const DeviceIndex second = on == plan.home ? plan.other.value_or(on) : plan.home;
-  if (second != on) rt.device(second, "copyAsync").faults.checkNotLost("copyAsync");
-  rt.device(on, "copyAsync").faults.beginOperation("copyAsync");
+  if (second != on) rt.device(second, what).faults.checkNotLost(what);
+  DeviceState& device = rt.device(on, what);
+  device.faults.beginOperation(what);
   // A pinned host block freed while this copy is queued must not be reused
   // before the copy ran: the pinned cache records this stream on it.
-  detail::PinnedMemory& pinned = detail::PinnedMemory::instance();
+  PinnedMemory& pinned = PinnedMemory::instance();
   if (!rt.deviceOfAddress(dst)) (void)pinned.recordStreamAt(dst, stream);
   if (!rt.deviceOfAddress(src)) (void)pinned.recordStreamAt(src, stream);
-  queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
+  const std::uint64_t ticket =
+      queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
+  if (!wait) return;
+  ACCEL_CHECK(ticket != 0, DeviceError, what, "(): ", queue.stream(),
+              " began capturing a graph while a copy the caller waits for was submitted "
+              "to it; the copy was recorded into the graph and has not run");
+  queue.waitFor(ticket);
+  device.faults.checkNotLost(what);
+  queue.throwPendingError(what);
 }
+
+}  // namespace detail
 
 bool isDevicePointer(const void* ptr) noexcept {
   return Runtime::instance().deviceOfAddress(ptr).has_value();

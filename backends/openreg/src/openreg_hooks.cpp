@@ -6,6 +6,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/philox_generator.h"
+#include "copies.h"
 #include "fork_state.h"
 #include "pinned_memory.h"
 #include "runtime.h"
@@ -24,9 +25,9 @@ namespace {
 
 OpenRegHooks::OpenRegHooks(DeviceType type)
     : CachingAllocatorHooks(
-          type,
-          Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
-                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs}) {}
+          type, Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                             HookGroup::Memory, HookGroup::MemoryHistory,
+                             HookGroup::Graphs, HookGroup::Copies}) {}
 
 OpenRegHooks::~OpenRegHooks() = default;
 
@@ -313,6 +314,42 @@ void OpenRegHooks::graphResetImpl(GraphId graph) {
 }
 MempoolId OpenRegHooks::graphPoolImpl(GraphId graph) const {
   return runtime(HookId::graphPool).graphs().pool(graph);
+}
+
+// ---- copies ----
+
+void OpenRegHooks::copyWithHost(HookId hook, void* dst, const void* src,
+                                std::size_t bytes, Stream stream, const void* host,
+                                const char* host_name) {
+  const std::string_view what = hookInfo(hook).name;
+  Runtime& rt = runtime(hook);
+  // The runtime infers a copy's direction from the pointers: device memory
+  // passed as the host side would silently become a device-to-device copy.
+  ACCEL_CHECK(!rt.deviceOfAddress(host), InvalidArgument, what, "(): ", host_name, " (",
+              host,
+              ") is openreg device memory, not host memory; copy between devices "
+              "with ",
+              hookInfo(HookId::copyDeviceToDevice).name, "()");
+  // Pinned host memory may be copied asynchronously; pageable memory is done
+  // with when the call returns (hooks.h).
+  enqueueCopy(dst, src, bytes, stream, what, /*wait=*/!rt.addresses().isPinned(host));
+}
+
+void OpenRegHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                                        Stream stream) {
+  copyWithHost(HookId::copyHostToDevice, dst, src, bytes, stream, src, "src");
+}
+
+void OpenRegHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                                        Stream stream) {
+  copyWithHost(HookId::copyDeviceToHost, dst, src, bytes, stream, dst, "dst");
+}
+
+void OpenRegHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                                          Stream stream) {
+  (void)runtime(HookId::copyDeviceToDevice);
+  enqueueCopy(dst, src, bytes, stream, hookInfo(HookId::copyDeviceToDevice).name,
+              /*wait=*/false);
 }
 
 }  // namespace accel::openreg::detail

@@ -8,7 +8,8 @@
 // anything: they read the configuration, or state that exists only once the
 // runtime does.
 //
-// Declared groups: device, streams, events, memory, memory_history, graphs.
+// Declared groups: device, streams, events, memory, memory_history, graphs,
+// copies (through the runtime's copy path, copies.h).
 // The memory groups come from the core caching allocator through
 // memory::CachingAllocatorHooks; openreg adds only the lost-device check to
 // memoryStats and resetPeakMemoryStats.
@@ -86,7 +87,18 @@ class OpenRegHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   void graphResetImpl(GraphId graph) override;
   MempoolId graphPoolImpl(GraphId graph) const override;
 
+  void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                              Stream stream) override;
+
  private:
+  // A host -> device or device -> host copy through the runtime: refuses a
+  // host side in openreg's device range, and waits unless it is pinned.
+  void copyWithHost(HookId hook, void* dst, const void* src, std::size_t bytes,
+                    Stream stream, const void* host, const char* host_name);
   // The runtime, initialised by initImpl (the hooks base runs it before any
   // *Impl that needs it). Throws DeviceError in a fork child, naming `hook`.
   Runtime& runtime(HookId hook) const;

@@ -20,7 +20,14 @@
 //  - events:  create/destroy/record/block/query/synchronize/elapsedTime with
 //             the checks a real device makes (unknown or destroyed events,
 //             recording on another device's stream, elapsedTime without
-//             enable_timing or before both events were recorded).
+//             enable_timing or before both events were recorded);
+//  - copies:  for a device whose memory the host can address (a simulator
+//             over host memory, an integrated device), the three copies as
+//             std::memcpy, done when the call returns; a host side that is
+//             device memory of the AddressMap, or a device range that runs
+//             past the end of the range the map holds it in, is refused.
+//             Declare HookGroup::Copies only if the host can address the
+//             device's memory: these copies dereference it.
 //
 // The subclass writes init (default: nothing to start), its allocators,
 // showConfig and getDeviceProperties (if it declares the device group), and
@@ -36,7 +43,8 @@
 //   };
 //
 // The streams and events groups are always declared (they are implemented
-// here); pass the other groups the subclass implements.
+// here); pass the other groups the subclass implements (copies included:
+// implemented here, declared by the subclass).
 //
 // Call tracing: every hook implemented here starts with enter(HookId). While
 // the subclass has switched tracing on (setTracing(true)), enter calls the
@@ -130,7 +138,19 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
   void synchronizeEventImpl(EventId event) const override;
   double elapsedTimeImpl(EventId start, EventId end) const override;
 
+  void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                              Stream stream) override;
+
  private:
+  // The kit's own checks of a copy (see the top of this header).
+  void checkHostSide(HookId hook, const char* which, const void* ptr) const;
+  void checkDeviceSide(HookId hook, const char* which, const void* ptr,
+                       std::size_t bytes) const;
+
   struct Events;
 
   const int device_count_;

@@ -6,8 +6,9 @@ namespace accel {
 
 namespace {
 
-constexpr detail::EnumNames<HookGroup::Graphs> kHookGroupNames{
-    "low", "high", "device", "streams", "events", "memory", "memory_history", "graphs"};
+constexpr detail::EnumNames<HookGroup::Copies> kHookGroupNames{
+    "low",    "high",           "device", "streams", "events",
+    "memory", "memory_history", "graphs", "copies"};
 static_assert(kHookGroupNames.kCount == kNumHookGroups);
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "accel/kit/synchronous_device.h"
 
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -267,6 +268,61 @@ double SynchronousDeviceHooks::elapsedTimeImpl(EventId start, EventId end) const
   return std::chrono::duration<double, std::milli>(records[1]->recorded_at -
                                                    records[0]->recorded_at)
       .count();
+}
+
+// ---- copies ----
+
+void SynchronousDeviceHooks::checkHostSide(HookId hook, const char* which,
+                                           const void* ptr) const {
+  const std::optional<AddressRange> range = addresses_.find(ptr);
+  ACCEL_CHECK(!range || range->kind != MemoryKind::Device, InvalidArgument,
+              hookInfo(hook).name, "(): ", which, " (", ptr, ") is device memory of ",
+              range ? range->device : Device(deviceType()),
+              ", not host memory; copy between devices with ",
+              hookInfo(HookId::copyDeviceToDevice).name, "()");
+}
+
+void SynchronousDeviceHooks::checkDeviceSide(HookId hook, const char* which,
+                                             const void* ptr, std::size_t bytes) const {
+  // The core resolved the first and last byte; a subclass that records its
+  // memory elsewhere than in the map gets no bounds check here.
+  const std::optional<AddressRange> range = addresses_.find(ptr);
+  if (!range) return;
+  const auto offset = reinterpret_cast<std::uintptr_t>(ptr) - range->begin;
+  ACCEL_CHECK(bytes <= range->size - offset, InvalidArgument, hookInfo(hook).name,
+              "(): the ", which, " range [", ptr, ", +", bytes,
+              ") runs past the end of its allocation on ", range->device, " (",
+              range->size - offset, " bytes left from ", ptr, ")");
+}
+
+void SynchronousDeviceHooks::copyHostToDeviceImpl(void* dst, const void* src,
+                                                  std::size_t bytes, Stream stream) {
+  enter(HookId::copyHostToDevice);
+  requireKnownStream(stream, HookId::copyHostToDevice);
+  checkDeviceSide(HookId::copyHostToDevice, "dst", dst, bytes);
+  checkHostSide(HookId::copyHostToDevice, "src", src);
+  markDeviceUsed(stream.device.index());
+  std::memcpy(dst, src, bytes);
+}
+
+void SynchronousDeviceHooks::copyDeviceToHostImpl(void* dst, const void* src,
+                                                  std::size_t bytes, Stream stream) {
+  enter(HookId::copyDeviceToHost);
+  requireKnownStream(stream, HookId::copyDeviceToHost);
+  checkDeviceSide(HookId::copyDeviceToHost, "src", src, bytes);
+  checkHostSide(HookId::copyDeviceToHost, "dst", dst);
+  markDeviceUsed(stream.device.index());
+  std::memcpy(dst, src, bytes);
+}
+
+void SynchronousDeviceHooks::copyDeviceToDeviceImpl(void* dst, const void* src,
+                                                    std::size_t bytes, Stream stream) {
+  enter(HookId::copyDeviceToDevice);
+  requireKnownStream(stream, HookId::copyDeviceToDevice);
+  checkDeviceSide(HookId::copyDeviceToDevice, "dst", dst, bytes);
+  checkDeviceSide(HookId::copyDeviceToDevice, "src", src, bytes);
+  markDeviceUsed(stream.device.index());
+  std::memcpy(dst, src, bytes);  // the core refused overlapping ranges
 }
 
 }  // namespace accel::kit
