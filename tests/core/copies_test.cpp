@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "accel/error.h"
@@ -18,6 +19,9 @@ namespace accel {
 namespace {
 
 using testing::errorOf;
+
+// "copyHostToDevice()": how messages name a hook.
+std::string call(HookId hook) { return std::string(hookInfo(hook).name) + "()"; }
 using ::testing::HasSubstr;
 
 // Two "devices" of 4 KiB each and 4 KiB of "pinned" host memory, side by
@@ -138,7 +142,7 @@ TEST_F(CopiesTest, NullWrappingAndOverlappingRangesAreRefusedBeforeTheBackend) {
   unsigned char* d0 = hooks_.device(0);
   EXPECT_THAT(errorOf<InvalidArgument>(
                   [&] { hooks_.copyHostToDevice(d0, nullptr, 4, hooks_.stream(0)); }),
-              HasSubstr("copyHostToDevice(): null pointer"));
+              HasSubstr(call(HookId::copyHostToDevice) + ": null pointer"));
   auto* top = reinterpret_cast<void*>(UINTPTR_MAX - 3);
   EXPECT_THAT(errorOf<InvalidArgument>(
                   [&] { hooks_.copyDeviceToHost(top, d0, 8, hooks_.stream(0)); }),
@@ -147,7 +151,7 @@ TEST_F(CopiesTest, NullWrappingAndOverlappingRangesAreRefusedBeforeTheBackend) {
     EXPECT_THAT(errorOf<InvalidArgument>([&] {
                   hooks_.copyDeviceToDevice(d0 + shift, d0, 64, hooks_.stream(0));
                 }),
-                HasSubstr("copyDeviceToDevice(): the ranges overlap"))
+                HasSubstr(call(HookId::copyDeviceToDevice) + ": the ranges overlap"))
         << shift;
     EXPECT_THAT(errorOf<InvalidArgument>([&] {
                   hooks_.copyDeviceToDevice(d0, d0 + shift, 64, hooks_.stream(0));
@@ -213,11 +217,11 @@ TEST_F(CopiesTest, TheStreamMustBeOnADeviceTheCopyInvolves) {
 TEST(CopiesGroupTest, UndeclaredGroupAndAbsentBackendRefuseWithTheirOwnErrors) {
   RecordingCopyHooks hooks{Capabilities{HookGroup::Streams}};
   unsigned char host[8] = {};
-  EXPECT_THAT(errorOf<NotSupported>([&] {
-                hooks.copyHostToDevice(hooks.device(0), host, 8, hooks.stream(0));
-              }),
-              HasSubstr("'copytestdev' does not support copyHostToDevice(): the backend "
-                        "does not declare the 'copies' group"));
+  EXPECT_THAT(
+      errorOf<NotSupported>(
+          [&] { hooks.copyHostToDevice(hooks.device(0), host, 8, hooks.stream(0)); }),
+      HasSubstr("'copytestdev' does not support " + call(HookId::copyHostToDevice) +
+                ": the backend does not declare the 'copies' group"));
   EXPECT_THAT(errorOf<NotSupported>([&] {
                 hooks.copyDeviceToDevice(nullptr, nullptr, 0, hooks.stream(0));
               }),
@@ -226,7 +230,7 @@ TEST(CopiesGroupTest, UndeclaredGroupAndAbsentBackendRefuseWithTheirOwnErrors) {
   const Stream stream(Device(nobody, 0), 0);
   EXPECT_THAT(errorOf<NotAvailable>(
                   [&] { getHooks(nobody).copyDeviceToHost(host, host, 8, stream); }),
-              HasSubstr("copyDeviceToHost()"));
+              HasSubstr(call(HookId::copyDeviceToHost)));
 }
 
 TEST(CopiesGroupTest, ADeclaredButUnimplementedCopyNamesItsImpl) {
