@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# Lists the tests the last ctest run in a build directory skipped, each with
-# the reason the test gave (GTEST_SKIP's message, pytest's skip reason), so
-# that a skip never reads as a pass. scripts/dev.sh runs it after ctest.
+# Lists the tests the last ctest run of a test preset skipped, each with the
+# reason the test gave (GTEST_SKIP's message, pytest's skip reason), so that
+# a skip never reads as a pass: ctest itself prints only "Skipped". Reads the
+# JUnit report the test presets write (CMakePresets.json, outputJUnitFile).
+# scripts/dev.sh runs it after ctest.
 #
 #   scripts/skipped_tests.sh [build dir]     (default: build/release)
 set -euo pipefail
-log=${1:-build/release}/Testing/Temporary/LastTest.log
-[[ -f $log ]] || { echo "skipped_tests: no ctest log at $log" >&2; exit 0; }
-awk '
-  /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name);
-                                reason = ""; take = 0; next }
-  take == 1 && /^\[  SKIPPED \]/ { take = 0 }
-  take == 1 { reason = reason (reason == "" ? "" : " ") $0 }
-  /: Skipped$/ && reason == "" { take = 1 }
-  /^SKIPPED \[[0-9]+\] / && reason == "" { r = $0; sub(/^SKIPPED \[[0-9]+\] [^ ]+: /, "", r);
-                                            reason = r }
-  /^Skip regular expression found in output/ { skipped[++n] = name; why[n] = reason }
-  END {
-    if (n == 0) exit
-    printf "%d test(s) skipped, each with its reason:\n", n
-    for (i = 1; i <= n; ++i)
-      printf "  %s: %s\n", skipped[i], why[i] == "" ? "(the test gave no reason)" : why[i]
-  }' "$log"
+report=${1:-build/release}/Testing/ctest-junit.xml
+[[ -f $report ]] || { echo "skipped_tests: no ctest report at $report" >&2; exit 0; }
+python3 - "$report" <<'PY'
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+skipped = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if case.find("skipped") is None:
+        continue
+    out = case.findtext("system-out") or ""
+    reason = ""
+    gtest = re.search(r": Skipped\n(.*?)(?:\n\[  SKIPPED \]|\nGoogle Test trace:)", out, re.S)
+    pytest = re.findall(r"^SKIPPED \[\d+\] [^:]+:\d+: (.*)$", out, re.M)
+    if gtest:
+        reason = " ".join(gtest.group(1).split())
+    elif pytest:
+        reason = "; ".join(pytest)
+    skipped.append((case.get("name"), reason or "(the test gave no reason)"))
+if skipped:
+    print(f"{len(skipped)} test(s) skipped, each with its reason:")
+    for name, reason in skipped:
+        print(f"  {name}: {reason}")
+PY

@@ -169,7 +169,7 @@ TEST(SynchronousCachingHooks, MisuseIsRefusedNamingThePhase) {
   hooks.graphCaptureEnd(kept);
   try {
     hooks.graphReplay(kept);
-    ADD_FAILURE() << "a kept graph replayed before graphInstantiate";
+    ADD_FAILURE() << "a kept graph replayed before it was instantiated";
   } catch (const DeviceError& e) {
     EXPECT_NE(e.message().find("is captured, not instantiated"), std::string::npos)
         << e.message();

@@ -232,7 +232,7 @@ std::string describe(FillPath path, std::size_t count, PhiloxPosition from,
 
 class RandomFill : public ::testing::TestWithParam<FillCase> {};
 
-TEST_P(RandomFill, EveryPathGivesTheDocumentedMappingAtAnySizeOffsetAndAlignment) {
+TEST_P(RandomFill, EveryPathMapsAsDocumentedAtAnySizeOffsetAndAlignment) {
   const FillCase& c = GetParam();
   const std::uint64_t seed = 0x5EED0000CAFEull;
   const std::uint64_t offsets[] = {
