@@ -285,6 +285,18 @@ void BM_DefaultGeneratorCopy_pytorch(benchmark::State& state) {
 }
 BENCHMARK(BM_DefaultGeneratorCopy_pytorch);
 
+// The copy before default generators were immortal: a reference-counted
+// (std::shared_ptr) handle, as getNewGenerator's still are.
+void BM_CountedGeneratorCopy_accel(benchmark::State& state) {
+  const accel::Generator counted =
+      accel::makePhiloxGenerator(accel::Device(openregType(), 0));
+  for (auto _ : state) {
+    accel::Generator copy = counted;
+    benchmark::DoNotOptimize(copy);
+  }
+}
+BENCHMARK(BM_CountedGeneratorCopy_accel);
+
 // ---- 64 MiB uniform float fill, one thread ----
 
 constexpr std::int64_t kFillBytes = std::int64_t{64} << 20;
