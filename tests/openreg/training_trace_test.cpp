@@ -79,11 +79,13 @@ TEST(OpenRegTrainingTrace, NinePassesKeepExactStatsLeakNothingAndDoNotCreep) {
   ASSERT_GT(expected.allocations, 10000) << "the recorded trace is missing or cut";
   accel::Allocator& allocator = hooks.getDeviceAllocator(0);
 
-  std::vector<std::int64_t> segments_at_peak, reserved_at_peak;
+  std::vector<std::int64_t> segments_at_peak, reserved_at_peak, device_allocs;
   for (int pass = 1; pass <= kPasses; ++pass) {
     hooks.resetPeakMemoryStats(0);
+    const std::int64_t allocs_before = hooks.memoryStats(0).num_device_alloc;
     (void)accel::tool::replayThrough(trace, allocator);
     const accel::MemoryStats stats = hooks.memoryStats(0);
+    device_allocs.push_back(stats.num_device_alloc - allocs_before);
     SCOPED_TRACE(testing::Message() << "pass " << pass);
     EXPECT_EQ(stats.allocations.current, 0);
     EXPECT_EQ(stats.allocated_bytes.current, 0);
@@ -99,6 +101,8 @@ TEST(OpenRegTrainingTrace, NinePassesKeepExactStatsLeakNothingAndDoNotCreep) {
   }
   // The cache settles: the last pass holds no more segments, nor bytes, at
   // its peak than the first (fragmentation creep would add some).
+  EXPECT_LE(device_allocs.back(), device_allocs.front())
+      << "device allocations in each pass: " << testing::PrintToString(device_allocs);
   EXPECT_LE(segments_at_peak.back(), segments_at_peak.front())
       << "segments at the peak of each pass: "
       << testing::PrintToString(segments_at_peak);
