@@ -30,7 +30,8 @@ CudaHooks::CudaHooks()
     : CachingAllocatorHooks(
           DeviceType::CUDA,
           Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
-                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs}) {}
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs,
+                       HookGroup::Copies}) {}
 
 memory::CachingAllocator& CudaHooks::cachingAllocator() const {
   requireAvailable();

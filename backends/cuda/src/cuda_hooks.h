@@ -8,8 +8,8 @@
 // device index errors (there is no valid index to name).
 //
 // Declared groups: device, streams, events, memory, memory_history (the core
-// caching allocator, cuda_memory.h) and graphs. docs/cuda.md maps each hook
-// to the runtime/driver calls behind it.
+// caching allocator, cuda_memory.h), graphs and copies (copies.cpp). docs/cuda.md maps
+// each hook to the runtime/driver calls behind it.
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered once,
 // never destroyed.
@@ -80,6 +80,13 @@ class CudaHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
   void graphReplayImpl(GraphId graph) override;
   void graphResetImpl(GraphId graph) override;
   MempoolId graphPoolImpl(GraphId graph) const override;
+
+  void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                              Stream stream) override;
 
   // The memory groups: memory::CachingAllocatorHooks forwards to it.
   memory::CachingAllocator& cachingAllocator() const override;
