@@ -152,13 +152,10 @@ def populate(namespace: Dict[str, Any], type_name: str,
                 self.s.__exit__(*exc)
 
     # ---- memory ----
-    def memory_stats(device: DeviceLike = None) -> Dict[str, int]:
-        """memoryStats as a dict with torch's flattened keys
-        ("allocated_bytes.all.current", ...), sorted by key. Before the
-        backend is initialised: {} (it is not initialised for this)."""
-        if not lazy.is_initialized():
-            return {}
-        return hooks.memory_stats(_index(device))
+    # memoryStats as a dict with torch's flattened keys
+    # ("allocated_bytes.all.current", ...), sorted by key; {} before the
+    # backend is initialised (which it does not initialise). One C++ call.
+    memory_stats = _C._memory_stats_function(type_name)
 
     def memory_allocated(device: DeviceLike = None) -> int:
         """Bytes handed out to callers now."""

@@ -104,6 +104,11 @@ std::uint64_t toSeed(const py::handle& seed);
 
 // A device given as accel.Device or text ("openreg:1"); TypeError otherwise.
 Device toDevice(const py::handle& device);
+// The device index a backend-module call names for backend `type`: None
+// (-1, the current device), an int, or text / a Device of that type.
+// Throws InvalidArgument (naming `what`) for a device of another type.
+DeviceIndex indexFor(DeviceType type, const py::handle& device, const char* what);
+
 // A device with an index: None is the current accelerator's current device,
 // an int that accelerator's device, "openreg" that type's current device.
 // Throws NotAvailable naming `what` when None or an int has no accelerator.

@@ -52,19 +52,6 @@ StreamObjects& streamObjects() {
   return *objects;
 }
 
-// The device index a backend-module call names: None (current), an int, or
-// text / a Device of that backend's type.
-DeviceIndex indexFor(DeviceType type, const py::handle& device, const char* what) {
-  if (device.is_none()) return kCurrentDevice;
-  if (PyLong_Check(device.ptr()) && !PyBool_Check(device.ptr()))
-    return toDeviceIndex(device.cast<long long>());
-  const Device d = toDevice(device);
-  ACCEL_CHECK(d.type() == type, InvalidArgument, what, ": device '", d.str(),
-              "' is not a '", deviceTypeName(type), "' device; pass an index or '",
-              deviceTypeName(type), ":N'");
-  return d.hasIndex() ? d.index() : kCurrentDevice;
-}
-
 // The function current_stream / default_stream of one backend: the type is
 // bound, the backend initialised on first use, the object cached.
 py::cpp_function streamFunction(DeviceType type,
@@ -81,6 +68,17 @@ py::cpp_function streamFunction(DeviceType type,
 }
 
 }  // namespace
+
+DeviceIndex indexFor(DeviceType type, const py::handle& device, const char* what) {
+  if (device.is_none()) return kCurrentDevice;
+  if (PyLong_Check(device.ptr()) && !PyBool_Check(device.ptr()))
+    return toDeviceIndex(device.cast<long long>());
+  const Device d = toDevice(device);
+  ACCEL_CHECK(d.type() == type, InvalidArgument, what, ": device '", d.str(),
+              "' is not a '", deviceTypeName(type), "' device; pass an index or '",
+              deviceTypeName(type), ":N'");
+  return d.hasIndex() ? d.index() : kCurrentDevice;
+}
 
 void bindStreamObjects(py::module_& m) {
   m.def(
