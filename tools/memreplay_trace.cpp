@@ -21,7 +21,7 @@ class SimulatedDevice final : public memory::SegmentSource {
       : capacity_(capacity), page_size_(page_size) {}
 
   void* allocateSegment(DeviceIndex, std::size_t bytes) override {
-    if (used_ + bytes > capacity_) return nullptr;
+    if (bytes > capacity_ - used_) return nullptr;
     used_ += bytes;
     return take(bytes);
   }
@@ -36,7 +36,7 @@ class SimulatedDevice final : public memory::SegmentSource {
     return take(bytes);
   }
   bool mapPages(DeviceIndex, void*, std::size_t bytes) override {
-    if (used_ + bytes > capacity_) return false;
+    if (bytes > capacity_ - used_) return false;
     used_ += bytes;
     return true;
   }

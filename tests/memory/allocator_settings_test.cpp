@@ -28,6 +28,18 @@ TEST(AllocatorSettings, ParsesEveryKey) {
   EXPECT_EQ(parseAllocatorSettings(formatAllocatorSettings(settings)), settings);
 }
 
+TEST(AllocatorSettings, FormattedThresholdParsesBackToTheSameDouble) {
+  // More digits than a default stream's six, and values a parse can give.
+  for (double threshold :
+       {0.1234567891, 1.0 / 3.0, 0.6, 0.999999999999, 1e-9, 0.30000000000000004}) {
+    AllocatorSettings settings;
+    settings.garbage_collection_threshold = threshold;
+    const std::string text = formatAllocatorSettings(settings);
+    EXPECT_EQ(parseAllocatorSettings(text).garbage_collection_threshold, threshold)
+        << text;
+  }
+}
+
 TEST(AllocatorSettings, EmptyTextGivesDefaults) {
   EXPECT_EQ(parseAllocatorSettings(""), AllocatorSettings{});
   EXPECT_EQ(formatAllocatorSettings({}), "");

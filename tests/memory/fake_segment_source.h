@@ -26,7 +26,7 @@ class FakeSegmentSource : public SegmentSource {
   void* allocateSegment(DeviceIndex, std::size_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex_);
     ++allocations;
-    if (used_ + bytes > capacity_) return nullptr;
+    if (bytes > capacity_ - used_) return nullptr;
     used_ += bytes;
     return take(bytes);
   }
@@ -52,7 +52,7 @@ class FakeSegmentSource : public SegmentSource {
   }
   bool mapPages(DeviceIndex, void*, std::size_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (used_ + bytes > capacity_) return false;
+    if (bytes > capacity_ - used_) return false;
     used_ += bytes;
     mapped_ += bytes;
     return true;

@@ -67,6 +67,23 @@ TEST(Memreplay, ReplayReportsDeviceAllocationsAndPeaks) {
   EXPECT_GT(result.ns_per_op, 0.0);
 }
 
+TEST(Memreplay, AHugeSizeIsAnOutOfMemoryCountedAndTheReplayGoesOn) {
+  // 2^64 - 512 and 2^64 - 1: sizes whose segment or rounding would wrap.
+  const Trace trace = parse(
+      "alloc a 18446744073709551104\nalloc b 1000\nfree a\n"
+      "alloc c 18446744073709551615\nfree c\nfree b\n");
+  for (const char* settings : {"", "expandable_segments:true"}) {
+    ReplayOptions options;
+    options.settings = memory::parseAllocatorSettings(settings);
+    const ReplayResult result = replayTrace(trace, options);
+    EXPECT_EQ(result.ooms, 2) << settings;
+    EXPECT_EQ(result.allocs, 3u);
+    EXPECT_EQ(result.device_allocs, 1);  // b's small segment only
+    EXPECT_EQ(result.peak_allocated, 1024);
+  }
+  EXPECT_GE(replayWithMalloc(trace), 0.0);  // malloc refuses them too, no crash
+}
+
 TEST(Memreplay, SyntheticTrainingTraceStaysCloseToTheAllocatedPeak) {
   const std::string text = memory::testing::syntheticTrainingTrace({.iterations = 12});
   const Trace trace = parse(text);

@@ -24,6 +24,11 @@ inline constexpr std::size_t kSmallBuffer = 2 << 20;     // small segments
 inline constexpr std::size_t kLargeBuffer = 20 << 20;    // mid-size segments
 inline constexpr std::size_t kMinLargeAlloc = 10 << 20;  // own segment above
 inline constexpr std::size_t kRoundLarge = 2 << 20;      // own-segment step
+// The largest request the allocators serve (4 EiB, beyond any device): the
+// rules below never wrap for a request up to it (roundSize at most doubles a
+// size, segmentSize adds less than kRoundLarge). A larger request is
+// OutOfMemory before any rule is applied.
+inline constexpr std::size_t kMaxRequest = std::size_t{1} << 62;
 
 namespace detail {
 constexpr std::size_t roundUpTo(std::size_t value, std::size_t step) noexcept {
@@ -53,7 +58,8 @@ constexpr std::size_t roundUpTo(std::size_t value, std::size_t step) noexcept {
 [[nodiscard]] constexpr bool isSmallSize(std::size_t rounded) noexcept {
   return rounded <= kSmallSize;
 }
-// The segment size requested from the device for a rounded size.
+// The segment size requested from the device for a rounded size
+// (rounded <= roundSize(kMaxRequest, any): larger sizes would wrap).
 [[nodiscard]] constexpr std::size_t segmentSize(std::size_t rounded) noexcept {
   if (rounded <= kSmallSize) return kSmallBuffer;
   if (rounded < kMinLargeAlloc) return kLargeBuffer;

@@ -4,7 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cstdlib>
-#include <sstream>
+#include <string>
 
 #include "accel/error.h"
 
@@ -65,9 +65,11 @@ const std::array<SettingKey, 4> kKeys{{
      },
      [](const AllocatorSettings& s) {
        if (s.garbage_collection_threshold == 0.0) return std::string();
-       std::ostringstream out;
-       out << s.garbage_collection_threshold;
-       return out.str();
+       // The shortest text that parses back to the same double.
+       char text[32];
+       const auto result =
+           std::to_chars(text, text + sizeof text, s.garbage_collection_threshold);
+       return std::string(text, result.ptr);
      }},
     {"roundup_power2_divisions", kPow2Accepted,
      [](AllocatorSettings& s, std::string_view k, std::string_view v) {

@@ -149,9 +149,24 @@ void waitUntilOutside(const BiasGrant& grant) noexcept {
 
 }  // namespace
 
+// Whether biases can be granted: unknown until first asked, then kept. Not a
+// function-local static: its initialisation guard would be held by the asking
+// thread for the whole registration, and a fork in that window would leave the
+// child waiting forever on a guard whose owner it does not have. Instead the
+// first askers may all register (registering again is harmless), and a child
+// forked meanwhile finds "unknown" and registers itself.
+namespace {
+enum class BiasSupport : unsigned char { Unknown, Yes, No };
+constinit std::atomic<BiasSupport> g_bias_support{BiasSupport::Unknown};
+}  // namespace
+
 bool BiasedMutex::biasSupported() noexcept {
-  static const bool supported = registerMembarrier();
-  return supported;
+  BiasSupport answer = g_bias_support.load(std::memory_order_acquire);
+  if (answer == BiasSupport::Unknown) [[unlikely]] {
+    answer = registerMembarrier() ? BiasSupport::Yes : BiasSupport::No;
+    g_bias_support.store(answer, std::memory_order_release);
+  }
+  return answer == BiasSupport::Yes;
 }
 
 BiasedMutex::~BiasedMutex() {

@@ -67,7 +67,7 @@ Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
   if (plain_) [[likely]] {
     const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
-    if (rounded >= bytes) [[likely]] {  // else it overflowed: allocateSlow throws
+    if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
       if (Block* block = takeHeld(stream, rounded)) {
         block->requested = bytes;
         block_stats_.allocated(block->pool == &small_, sized(block->size), sized(bytes));
@@ -83,9 +83,10 @@ Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
 ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard& lock,
                                                              std::size_t bytes,
                                                              StreamId stream) {
+  // Checked before any size rule: they would wrap (a 0-byte segment).
+  if (bytes > kMaxRequest) [[unlikely]]
+    raiseOutOfMemory(lock, bytes, stream);
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
-  if (rounded < bytes) [[unlikely]]
-    throwSizeOverflow(bytes);
   if (host_capture_) [[unlikely]]
     captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_events_.empty()) processEvents();
@@ -110,11 +111,6 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
 ACCEL_HOT void freeCachedBlock(void* context) noexcept {
   auto* block = static_cast<Block*>(context);
   block->owner->free(block);
-}
-
-ACCEL_COLD void DeviceCache::throwSizeOverflow(std::size_t bytes) {
-  throw OutOfMemory(accel::detail::concat("cannot allocate ", bytes,
-                                          " bytes: the size overflows when rounded"));
 }
 
 ACCEL_COLD Block* DeviceCache::allocateFresh(BiasedMutex::Guard& lock, BlockPool& pool,

@@ -127,7 +127,6 @@ class DeviceCache {
   [[nodiscard]] Block* allocateFresh(BiasedMutex::Guard& lock, BlockPool& pool,
                                      std::size_t rounded, std::size_t bytes,
                                      StreamId stream);
-  [[noreturn]] static void throwSizeOverflow(std::size_t bytes);
   // free() of a block other streams used: one event per stream; the block
   // returns to the cache once they have all completed.
   void recordFreeEvents(Block* block) noexcept;
@@ -179,10 +178,14 @@ class DeviceCache {
   std::size_t releaseCached(bool oversize_only) noexcept;
   void releaseSegment(Block* block) noexcept;
   void shrinkExpandable(Segment* segment) noexcept;
+  // Gives back the address range of an expandable segment with nothing
+  // mapped, and forgets the segment.
+  void releaseExpandableRange(Segment* segment) noexcept;
   void garbageCollect() noexcept;
   void maybeReleasePrivatePool(PrivatePool* pool) noexcept;
   [[nodiscard]] bool fitsLimit(std::size_t bytes) const noexcept;
   // Counts and records the OOM, unlocks, tells the observers, throws.
+  // `rounded`: the request as rounded (as asked, when above kMaxRequest).
   [[noreturn]] void raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded,
                                      StreamId stream);
   [[nodiscard]] OutOfMemoryEvent outOfMemoryFacts(std::size_t rounded,

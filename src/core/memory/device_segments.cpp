@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "accel/error.h"
 #include "accel/memory/size_rules.h"
 #include "memory/device_cache.h"
 
@@ -26,7 +27,12 @@ Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
   owned->stream = stream;
   owned->pool = &pool;
   Segment* segment = owned.get();
-  segments_.emplace(segment->base, std::move(owned));
+  const bool added = segments_.emplace(segment->base, std::move(owned)).second;
+  // Two live segments at one address: the source handed out memory it had
+  // already lent. Refuse it rather than return a segment that is gone.
+  ACCEL_CHECK(added, DeviceError, "the segment source of ",
+              Device::unchecked(allocator_.deviceType(), index_), " returned address ",
+              base, " for a new segment while a segment at that address is live");
   return segment;
 }
 
@@ -69,7 +75,12 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
     range = roundUpTo(std::max(range, rounded), step);
     void* base = source_.reserveAddressRange(index_, range);
     if (base == nullptr) return nullptr;
-    segment = addSegment(base, stream, pool);
+    try {
+      segment = addSegment(base, stream, pool);
+    } catch (...) {
+      source_.releaseAddressRange(index_, base, range);
+      throw;
+    }
     segment->reserved = range;
     segment->expandable = true;
     expandable_.emplace(stream, segment);
@@ -79,16 +90,21 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   while (tail != nullptr && tail->next != nullptr) tail = tail->next;
   const std::size_t tail_free = (tail != nullptr && !tail->allocated) ? tail->size : 0;
   const std::size_t grow = roundUpTo(rounded - std::min(rounded, tail_free), step);
-  if (segment->size + grow > segment->reserved || !fitsLimit(grow)) return nullptr;
   std::byte* at = segment->base + segment->size;
-  if (!source_.mapPages(index_, at, grow)) return nullptr;
+  if (segment->size + grow > segment->reserved || !fitsLimit(grow) ||
+      !source_.mapPages(index_, at, grow)) {
+    // A range with nothing mapped is given back at once rather than kept
+    // (empty, counted as a segment) until a later growth.
+    if (segment->head == nullptr) releaseExpandableRange(segment);
+    return nullptr;
+  }
   segment->size += grow;
   stats_.reserved_bytes.add(false, sized(grow));
   ++stats_.num_device_alloc;
   record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow, stream);
   Block* block = nullptr;
   if (tail_free > 0) {
-    adjustInactiveSplit(tail, -1);
+    adjustInactiveSplit(tail, -1);  // counted again below, at its new size
     pool.erase(tail);
     tail->size += grow;
     block = tail;
@@ -101,8 +117,10 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
       segment->head = block;
     }
   }
+  // The grown block is free, so it counts as an inactive split like any free
+  // block the caller takes (splitAndMark uncounts it).
+  adjustInactiveSplit(block, +1);
   if (block->size < rounded) {  // a tail too small even after growing: keep it
-    adjustInactiveSplit(block, +1);
     pool.insert(block);
     return nullptr;
   }
@@ -162,10 +180,14 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
   // Nothing is mapped any more: give the address range back too.
   recycle(tail);
   segment->head = nullptr;
+  releaseExpandableRange(segment);
+}
+
+void DeviceCache::releaseExpandableRange(Segment* segment) noexcept {
   source_.releaseAddressRange(index_, segment->base, segment->reserved);
   stats_.segments.add(false, -1);
   expandable_.erase(segment->stream);
-  segments_.erase(segment->base);
+  segments_.erase(segment->base);  // destroys *segment
 }
 
 std::size_t DeviceCache::releaseCached(bool oversize_only) noexcept {

@@ -120,6 +120,12 @@ std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const
       "; in private pools: ", formatBytes(facts.private_pool_bytes),
       "; fragmentation: ", static_cast<int>(facts.fragmentation * 100.0 + 0.5),
       "% (largest free cached block ", formatBytes(facts.largest_free_block), ").");
+  if (facts.requested_bytes > kMaxRequest) {
+    message += accel::detail::concat(
+        " No device holds that much: requests above ", kMaxRequest,
+        " bytes are refused (is the size a negative number converted to unsigned?).");
+    return message;
+  }
   // Suggest a setting only where it would change something.
   const bool fragmented = facts.reserved_unallocated_bytes >= facts.requested_bytes;
   if (fragmented && !settings_.expandable_segments && source_.pageSize() > 0) {

@@ -39,7 +39,7 @@ Device PinnedCachingAllocator::device() const noexcept {
 
 DataPtr PinnedCachingAllocator::allocate(std::size_t bytes) {
   if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, device());
-  ACCEL_CHECK(bytes <= (std::size_t{1} << 62), OutOfMemory, "pinned host memory: ", bytes,
+  ACCEL_CHECK(bytes <= kMaxRequest, OutOfMemory, "pinned host memory: ", bytes,
               " bytes cannot be allocated");
   const std::size_t size = std::bit_ceil(std::max(bytes, kMinBlockSize));
   std::lock_guard<std::mutex> lock(mutex_);
