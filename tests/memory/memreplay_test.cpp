@@ -81,7 +81,6 @@ TEST(Memreplay, AHugeSizeIsAnOutOfMemoryCountedAndTheReplayGoesOn) {
     EXPECT_EQ(result.device_allocs, 1);  // b's small segment only
     EXPECT_EQ(result.peak_allocated, 1024);
   }
-  EXPECT_GE(replayWithMalloc(trace), 0.0);  // malloc refuses them too, no crash
 }
 
 TEST(Memreplay, SyntheticTrainingTraceStaysCloseToTheAllocatedPeak) {
