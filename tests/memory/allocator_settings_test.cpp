@@ -40,6 +40,18 @@ TEST(AllocatorSettings, FormattedThresholdParsesBackToTheSameDouble) {
   }
 }
 
+TEST(AllocatorSettings, TheConcurrencySwitchesAreOnByDefaultAndRoundTripWhenOff) {
+  EXPECT_TRUE(AllocatorSettings{}.thread_caches);
+  EXPECT_TRUE(AllocatorSettings{}.biased_lock);
+  const AllocatorSettings off =
+      parseAllocatorSettings("thread_caches:false, biased_lock:false");
+  EXPECT_FALSE(off.thread_caches);
+  EXPECT_FALSE(off.biased_lock);
+  EXPECT_EQ(formatAllocatorSettings(off), "thread_caches:false,biased_lock:false");
+  EXPECT_EQ(parseAllocatorSettings(formatAllocatorSettings(off)), off);
+  EXPECT_NE(parseErrorOf("thread_caches:off").find("true or false"), std::string::npos);
+}
+
 TEST(AllocatorSettings, EmptyTextGivesDefaults) {
   EXPECT_EQ(parseAllocatorSettings(""), AllocatorSettings{});
   EXPECT_EQ(formatAllocatorSettings({}), "");

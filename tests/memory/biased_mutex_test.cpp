@@ -65,17 +65,29 @@ TEST(BiasedMutexTest, AnotherThreadWithdrawsTheBias) {
   EXPECT_FALSE(lock.biased());
 }
 
-TEST(BiasedMutexTest, AWithdrawnThreadMustRunTwiceAsLongForTheBias) {
+TEST(BiasedMutexTest, ALockWhoseBiasWasWithdrawnOnceGrantsNoBiasAgain) {
   SKIP_WITHOUT_BIAS();
   BiasedMutex mutex;
   (void)lockRepeatedly(mutex, static_cast<int>(BiasedMutex::kGrantAfter));
   ASSERT_NE(mutex.biasOwner(), nullptr);
+  EXPECT_FALSE(mutex.shared());
   std::thread([&] { BiasedMutex::Guard lock(mutex); }).join();
-  // The revoker's lock counts as a run of one for it; this thread starts over.
-  EXPECT_EQ(lockRepeatedly(mutex, 2 * static_cast<int>(BiasedMutex::kGrantAfter) - 1), 0);
+  EXPECT_TRUE(mutex.shared());
+  // However long a run, on this thread or another, the lock stays a mutex.
+  EXPECT_EQ(lockRepeatedly(mutex, 1000), 0);
+  std::thread([&] { EXPECT_EQ(lockRepeatedly(mutex, 1000), 0); }).join();
   EXPECT_EQ(mutex.biasOwner(), nullptr);
-  (void)lockRepeatedly(mutex, 1);
-  EXPECT_EQ(mutex.biasOwner(), t_biased_record);
+}
+
+TEST(BiasedMutexTest, AllowBiasFalseStopsNewGrants) {
+  SKIP_WITHOUT_BIAS();
+  BiasedMutex mutex;
+  mutex.allowBias(false);
+  EXPECT_EQ(lockRepeatedly(mutex, 100), 0);
+  EXPECT_EQ(mutex.biasOwner(), nullptr);
+  mutex.allowBias(true);
+  (void)lockRepeatedly(mutex, static_cast<int>(BiasedMutex::kGrantAfter));
+  EXPECT_EQ(lockRepeatedly(mutex, 10), 10);
 }
 
 TEST(BiasedMutexTest, ARevokerWaitsForTheOwnerToLeave) {
@@ -288,7 +300,8 @@ TEST(BiasedMutexTest, AForkChildWithdrawsABiasHeldByAThreadThatDidNotSurvive) {
       BiasedMutex::Guard lock(mutex);
       ok = !lock.biased() && mutex.biasOwner() == nullptr;
     }
-    ok = ok && lockRepeatedly(mutex, 10) > 0;  // the child's thread earns it
+    // The lock was shared (a bias withdrawn): it is a plain mutex from now on.
+    ok = ok && lockRepeatedly(mutex, 10) == 0 && mutex.shared();
     _exit(ok ? 0 : 1);
   }
   forked.store(true);

@@ -11,6 +11,12 @@
 //                                   (N a power of two, at most 64)
 //   expandable_segments:true|false  one growing segment per stream where the
 //                                   backend can map pages
+//   thread_caches:true|false        (ours; default true) each thread keeps the
+//                                   blocks it frees for its next requests of
+//                                   their size, without the device's lock
+//   biased_lock:true|false          (ours; default true) a thread that takes
+//                                   a device's lock alone takes it without an
+//                                   atomic instruction until another does
 // An unknown key, a missing colon or a bad value is an InvalidArgument naming
 // the key, the value and what is accepted. The key table is written once, in
 // allocator_settings.cpp; settingKeys() lists it.
@@ -32,6 +38,8 @@ struct AllocatorSettings {
   double garbage_collection_threshold = 0.0;  // 0: off
   std::size_t roundup_power2_divisions = 0;   // 0: 512 B quantum only
   bool expandable_segments = false;
+  bool thread_caches = true;  // docs/memory.md, "Thread caches"
+  bool biased_lock = true;    // docs/memory.md, "The device lock"
   friend bool operator==(const AllocatorSettings&, const AllocatorSettings&) = default;
 };
 

@@ -42,7 +42,25 @@ constexpr std::string_view kGcAccepted = "a fraction strictly between 0 and 1";
 constexpr std::string_view kPow2Accepted = "a power of two from 1 to 64 (0: off)";
 constexpr std::string_view kBoolAccepted = "true or false";
 
-const std::array<SettingKey, 4> kKeys{{
+// A true/false key whose default is true (written only when false).
+template <bool AllocatorSettings::*Field>
+SettingKey onByDefault(std::string_view key) {
+  return {key, kBoolAccepted,
+          [](AllocatorSettings& s, std::string_view k, std::string_view v) {
+            if (v == "true" || v == "True") {
+              s.*Field = true;
+            } else if (v == "false" || v == "False") {
+              s.*Field = false;
+            } else {
+              badValue(k, v, kBoolAccepted);
+            }
+          },
+          [](const AllocatorSettings& s) {
+            return s.*Field ? std::string() : std::string("false");
+          }};
+}
+
+const std::array<SettingKey, 6> kKeys{{
     {"max_split_size_mb", kSplitAccepted,
      [](AllocatorSettings& s, std::string_view k, std::string_view v) {
        const std::size_t mib = parseCount(k, v, kSplitAccepted);
@@ -95,6 +113,8 @@ const std::array<SettingKey, 4> kKeys{{
      [](const AllocatorSettings& s) {
        return s.expandable_segments ? std::string("true") : std::string();
      }},
+    onByDefault<&AllocatorSettings::thread_caches>("thread_caches"),
+    onByDefault<&AllocatorSettings::biased_lock>("biased_lock"),
 }};
 
 std::string_view trim(std::string_view text) {

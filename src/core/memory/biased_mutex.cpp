@@ -1,17 +1,11 @@
 #include "memory/biased_mutex.h"
 
 #include "accel/fork.h"
+#include "memory/process_barrier.h"
 
 #include <algorithm>
 #include <new>
 #include <thread>
-
-#if defined(__linux__)
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-#endif
 
 namespace accel::detail {
 
@@ -104,31 +98,6 @@ BiasedThreadRecord* recordOfThisThread() noexcept {
   return record;
 }
 
-#if defined(__linux__) && defined(__NR_membarrier)
-long membarrier(int command) noexcept { return syscall(__NR_membarrier, command, 0, 0); }
-
-bool registerMembarrier() noexcept {
-  const long commands = membarrier(MEMBARRIER_CMD_QUERY);
-  if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-  return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-}
-
-// Makes every running thread of the process execute a full memory barrier.
-void heavyBarrier() noexcept {
-  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
-  // The registration is kept for the process's life (a fork child inherits
-  // it), so this is only reached if a seccomp filter appeared meanwhile.
-  if (membarrier(MEMBARRIER_CMD_GLOBAL) == 0) return;
-  // Last resort: a store that another processor has issued leaves its store
-  // buffer within microseconds; 10 ms is far beyond that.
-  timespec pause{0, 10'000'000};
-  nanosleep(&pause, nullptr);
-}
-#else
-bool registerMembarrier() noexcept { return false; }
-void heavyBarrier() noexcept {}
-#endif
-
 void cpuRelax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -149,25 +118,7 @@ void waitUntilOutside(const BiasGrant& grant) noexcept {
 
 }  // namespace
 
-// Whether biases can be granted: unknown until first asked, then kept. Not a
-// function-local static: its initialisation guard would be held by the asking
-// thread for the whole registration, and a fork in that window would leave the
-// child waiting forever on a guard whose owner it does not have. Instead the
-// first askers may all register (registering again is harmless), and a child
-// forked meanwhile finds "unknown" and registers itself.
-namespace {
-enum class BiasSupport : unsigned char { Unknown, Yes, No };
-constinit std::atomic<BiasSupport> g_bias_support{BiasSupport::Unknown};
-}  // namespace
-
-bool BiasedMutex::biasSupported() noexcept {
-  BiasSupport answer = g_bias_support.load(std::memory_order_acquire);
-  if (answer == BiasSupport::Unknown) [[unlikely]] {
-    answer = registerMembarrier() ? BiasSupport::Yes : BiasSupport::No;
-    g_bias_support.store(answer, std::memory_order_release);
-  }
-  return answer == BiasSupport::Yes;
-}
+bool BiasedMutex::biasSupported() noexcept { return processBarrierSupported(); }
 
 BiasedMutex::~BiasedMutex() {
   while (grants_ != nullptr) {
@@ -195,9 +146,10 @@ void BiasedMutex::lockSlow() noexcept {
   if (current != nullptr && current->owner != me) {
     // Withdraw, then make sure the owner either saw that or is seen inside.
     bias_.store(nullptr, std::memory_order_seq_cst);
-    heavyBarrier();
+    processBarrier();
     waitUntilOutside(*current);
-    grant_after_ = std::min(grant_after_ * 2, kMaxGrantAfter);
+    // Shared: from now on the lock is its inner mutex (see the header).
+    shared_ = true;
     last_ = nullptr;
     streak_ = 0;
     current = nullptr;
@@ -206,12 +158,13 @@ void BiasedMutex::lockSlow() noexcept {
   // made, or inherited): it holds the inner mutex, which is enough.
   if (me == nullptr || current != nullptr) return;
   if (me == last_) {
-    streak_ = std::min(streak_ + 1, kMaxGrantAfter);
+    streak_ = std::min(streak_ + 1, kGrantAfter);
   } else {
     last_ = me;
     streak_ = 1;
   }
-  grant_on_unlock_ = streak_ >= grant_after_ && biasSupported();
+  grant_on_unlock_ = !shared_ && streak_ >= kGrantAfter &&
+                     allow_bias_.load(std::memory_order_relaxed) && biasSupported();
 }
 
 void BiasedMutex::unlockSlow() noexcept {

@@ -17,11 +17,14 @@
 // withdraws the bias, runs membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) —
 // which makes every running thread of the process execute a full memory
 // barrier, so either the owner sees the withdrawal or the revoker sees the
-// owner inside — and waits for the owner to leave. This is the asymmetric
-// Dekker pattern of userspace RCU and hazard pointers: the rare side pays
-// for both. A revoked thread is granted the bias again only after twice as
-// long a run of its own, so two threads that alternate settle on the inner
-// mutex.
+// owner inside — and waits for the owner to leave (process_barrier.h). This
+// is the asymmetric Dekker pattern of userspace RCU and hazard pointers: the
+// rare side pays for both. A lock whose bias was withdrawn once is shared:
+// it grants no bias again and stays its inner mutex. (Doubling the run a
+// revoked thread needs, as before, still withdrew a bias on a large share of
+// the calls of two threads on one device: 8.4 M pairs/s against 15.6 M/s for
+// a plain mutex, docs/design-notes.md, issue 17.) allowBias(false) stops
+// new grants (ACCEL_ALLOC_CONF=biased_lock:false).
 //
 // The flag belongs to one thread and one lock (a BiasGrant), not to the lock
 // alone and not to the thread alone. Per lock, a thread that has just been
@@ -36,7 +39,7 @@
 // reuses it (inheriting the biases it had, which is sound: its previous user
 // is gone and was not inside).
 //
-// Where membarrier is not available (an old kernel, a seccomp filter), no
+// Where membarrier cannot be registered (an old kernel, a seccomp filter), no
 // bias is ever granted and the lock is its inner std::mutex.
 //
 // Thread-safety: lock from any thread, like std::mutex; a Guard is released
@@ -145,10 +148,19 @@ class BiasedMutex {
   // True if this process can grant biases (membarrier registered). Never throws.
   [[nodiscard]] static bool biasSupported() noexcept;
 
-  // Consecutive slow locks by one thread before it is granted the bias; it
-  // doubles with each withdrawal, up to kMaxGrantAfter.
+  // Whether a bias may be granted from now on (true at first). A bias already
+  // granted lasts until another thread takes the lock. Thread-safe.
+  void allowBias(bool allowed) noexcept {
+    allow_bias_.store(allowed, std::memory_order_relaxed);
+  }
+  // True once a bias was withdrawn: the lock grants none again.
+  [[nodiscard]] bool shared() const noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return shared_;
+  }
+
+  // Consecutive slow locks by one thread before it is granted the bias.
   static constexpr std::uint32_t kGrantAfter = 4;
-  static constexpr std::uint32_t kMaxGrantAfter = std::uint32_t{1} << 16;
 
  private:
   void lockSlow() noexcept;
@@ -157,13 +169,14 @@ class BiasedMutex {
   BiasGrant* grantFor(const BiasedThreadRecord* record) noexcept;
 
   std::atomic<BiasGrant*> bias_{nullptr};
-  std::mutex mutex_;
+  std::atomic<bool> allow_bias_{true};
+  mutable std::mutex mutex_;
   // Guarded by mutex_: every grant made (freed with the lock), who took the
-  // lock last, how many times in a row, and how long a run earns the bias.
+  // lock last, how many times in a row, and whether it was ever shared.
   BiasGrant* grants_ = nullptr;
   const BiasedThreadRecord* last_ = nullptr;
   std::uint32_t streak_ = 0;
-  std::uint32_t grant_after_ = kGrantAfter;
+  bool shared_ = false;
   bool grant_on_unlock_ = false;
 };
 

@@ -10,6 +10,7 @@
 // Thread-safety: plain data; the owning DeviceCache's lock guards it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -55,8 +56,11 @@ struct Block {
   bool allocated = false;     // handed out, freed with work still pending, or held
   bool pending_free = false;  // freed by the user, waiting for events
   // A backend's BlockUses of it; a free while there are any only sets
-  // freed_while_used, and the last use's end does the free.
-  int uses = 0;
+  // freed_while_used, and the last use's end does the free. Counted under
+  // the device's lock; atomic because a free into a thread cache reads it
+  // without (acquire: the last use's work happened before the block is
+  // reused).
+  std::atomic<int> uses{0};
   bool freed_while_used = false;
   int event_count = 0;
   std::vector<StreamId> stream_uses;  // recordStream, other than `stream`

@@ -30,6 +30,21 @@
 
 namespace accel::memory::detail {
 
+// What one thread cache (thread_cache.h) did to one pool's allocated figures
+// since its figures were last absorbed: allocations it served (in) and frees
+// it took (out). It only serves blocks that it took, so out >= in for bytes
+// and counts; it serves a request only while out >= in stays true for
+// requested bytes too. So its figures only ever lower the device's.
+struct LocalBlockFigures {
+  std::int64_t bytes_in = 0;
+  std::int64_t bytes_out = 0;
+  std::int64_t count_in = 0;
+  std::int64_t count_out = 0;
+  std::int64_t requested_in = 0;
+  std::int64_t requested_out = 0;
+  [[nodiscard]] bool empty() const noexcept { return count_in == 0 && count_out == 0; }
+};
+
 class BlockStats {
  public:
   // A block of `bytes` (`requested` asked for) handed out from a pool.
@@ -94,6 +109,31 @@ class BlockStats {
   void splitGone(bool small, std::int64_t bytes) noexcept {
     pools_[small].split_bytes.decreases += bytes;
     pools_[small].split.decreases += 1;
+  }
+
+  // True when an allocation of `bytes` (`requested`) raises no peak.
+  [[nodiscard]] bool fitsRooms(bool small, std::int64_t bytes,
+                               std::int64_t requested) const noexcept {
+    const Room& mine = room_[small];
+    return mine.bytes >= bytes && mine.requested >= requested && mine.count >= 1 &&
+           all_room_.bytes >= bytes && all_room_.requested >= requested &&
+           all_room_.count >= 1;
+  }
+  // Adds a thread cache's figures for a pool (see LocalBlockFigures); they
+  // lower the current figures, so no peak moves.
+  void absorb(bool small, const LocalBlockFigures& local) noexcept {
+    Pool& pool = pools_[small];
+    pool.allocated_bytes.increases += local.bytes_in;
+    pool.allocated_bytes.decreases += local.bytes_out;
+    pool.allocations.increases += local.count_in;
+    pool.allocations.decreases += local.count_out;
+    pool.requested_bytes.increases += local.requested_in;
+    pool.requested_bytes.decreases += local.requested_out;
+    for (Room* room : {&room_[small], &all_room_}) {
+      room->bytes += local.bytes_out - local.bytes_in;
+      room->requested += local.requested_out - local.requested_in;
+      room->count += local.count_out - local.count_in;
+    }
   }
 
   [[nodiscard]] std::int64_t allocatedBytes() const noexcept {

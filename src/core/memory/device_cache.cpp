@@ -21,13 +21,17 @@ DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
       index_(index),
       settings_(settings) {
   stats_.max_split_size = sized(settings_.max_split_size);
+  mutex_.allowBias(settings_.biased_lock);
   updatePlain();
+  updateLocalOk();
 }
 
 DeviceCache::~DeviceCache() {
   // Only reached when the allocator itself is destroyed (tests, tools): give
   // the device back what it lent; blocks still handed out are the caller's
-  // bug and are not touched.
+  // bug and are not touched. Blocks held by thread caches are deleted with
+  // their segments; the caches no longer name this device.
+  detachThreadCaches(thread_caches_);
   for (auto& [base, segment] : segments_) {
     if (segment->expandable) {
       if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
@@ -64,13 +68,24 @@ DeviceCache::~DeviceCache() {
 // pool, no oversize count, no stack to capture; tracing_ adds the trace
 // entries). Anything else is allocateSlow, with the lock held.
 Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
+  if (ThreadCache* cache = findThreadCache(this)) [[likely]] {
+    if (Block* block = takeLocal(*cache, bytes, stream)) [[likely]]
+      return block;
+  }
+  return allocateLocked(bytes, stream);
+}
+
+// The device's lock, then its own reuse lists or allocateSlow: out of line,
+// so that the thread cache's path above pays no frame for it.
+ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes,
+                                                               StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
   if (plain_) [[likely]] {
     const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
     if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
-      if (Block* block = takeHeld(stream, rounded)) {
+      if (Block* block = reuse_.take(stream, rounded)) {
         block->requested = bytes;
-        block_stats_.allocated(block->pool == &small_, sized(block->size), sized(bytes));
+        countAllocation(block->pool == &small_, block->size, bytes);
         if (tracing_) [[unlikely]]
           traceAllocation(block);
         return block;
@@ -91,15 +106,15 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
     captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
-  if (reuse_used_ != 0) {
+  if (!reuse_.empty()) {
     if (pool.owner == nullptr) {
-      if (Block* block = takeHeld(stream, rounded)) {
+      if (Block* block = reuse_.take(stream, rounded)) {
         markAllocated(block, bytes);
         return block;
       }
     }
-    releaseHeld();
   }
+  releaseHeld();
   if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
     return takeFree(pool, *found, rounded, bytes);
   return allocateFresh(lock, pool, rounded, bytes, stream);
@@ -121,6 +136,7 @@ ACCEL_COLD Block* DeviceCache::allocateFresh(BiasedMutex::Guard& lock, BlockPool
   if (block == nullptr) block = handOff(pool, stream, rounded);
   if (block == nullptr) {
     ++stats_.num_alloc_retries;
+    releaseAllHeld();  // every thread's cached blocks may merge now
     if (settings_.max_split_size > 0 && releaseCached(true) > 0) {
       block = newSegment(pool, stream, rounded);
     }
@@ -205,7 +221,7 @@ void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t re
 void DeviceCache::markAllocated(Block* block, std::size_t requested) {
   block->allocated = true;
   block->requested = requested;
-  block_stats_.allocated(block->pool->small, sized(block->size), sized(requested));
+  countAllocation(block->pool->small, block->size, requested);
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(1);
   }
@@ -220,22 +236,31 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 // ---- freeing ----
 
 // Like allocate, a small fast path: a block that no other stream used, from
-// a default pool, while nothing rare is on, goes to its reuse list when that
-// list is free or holds its size and has room; anything else is freeSlow
-// (with the lock held).
+// a default pool, goes to this thread's cache when that has room, else, while
+// nothing rare is on, to the device's reuse list when that list is free or
+// holds its size and has room; anything else is freeSlow (with the lock
+// held). A thread's first free on a device makes its cache.
 void DeviceCache::free(Block* block) noexcept {
+  ThreadCache* cache = findThreadCache(this);
+  if (cache == nullptr && caches_enabled_.load(std::memory_order_relaxed)) [[unlikely]]
+    cache = attachThreadCache(*this);
+  if (cache != nullptr && holdLocal(*cache, block)) [[likely]]
+    return;
+  freeLocked(block);
+}
+
+ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
   const bool small = block->pool == &small_;
-  if (plain_ && block->stream_uses.empty() && block->uses == 0 &&
+  if (plain_ && block->stream_uses.empty() &&
+      block->uses.load(std::memory_order_relaxed) == 0 &&
       (small || block->pool == &large_)) [[likely]] {
-    const std::size_t index = reuseIndex(block->stream, block->size);
-    ReuseList& list = reuse_[index];
-    if (list.count == 0 || (list.count < kReuseDepth && list.stream == block->stream &&
-                            list.size == block->size)) [[likely]] {
+    const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
+    if (reuse_.hasRoomFor(index, block)) [[likely]] {
       block_stats_.freed(small, sized(block->size), sized(block->requested), false);
       if (tracing_) [[unlikely]]
         traceFree(block);
-      pushHeld(list, index, block);
+      reuse_.push(index, block);
       return;
     }
   }
@@ -243,7 +268,7 @@ void DeviceCache::free(Block* block) noexcept {
 }
 
 ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
-  if (block->uses != 0) [[unlikely]] {
+  if (block->uses.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     block->freed_while_used = true;  // the last BlockUse frees it (releaseUse)
     return;
   }
@@ -328,20 +353,16 @@ void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
 
 // ---- reuse lists ----
 
-std::size_t DeviceCache::reuseIndex(StreamId stream, std::size_t size) noexcept {
-  const std::uint64_t key = (static_cast<std::uint64_t>(size) >> 9) ^
-                            (static_cast<std::uint64_t>(stream) << 40);
-  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 58);
-}
-
 bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
-  const std::size_t index = reuseIndex(block->stream, block->size);
-  ReuseList& list = reuse_[index];
+  const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
+  const ReuseList& list = reuse_.list(index);
   if (list.count > 0 && (list.stream != block->stream || list.size != block->size)) {
-    releaseList(list);  // another size or stream had the list: it gives way
+    // Another size or stream had the list: it gives way.
+    reuse_.releaseList(index, [this](Block* held) { returnBlock(held, 0, false); });
   }
-  if (list.count == kReuseDepth) return false;
-  pushHeld(list, index, block);
+  if (!reuse_.hasRoomFor(index, block)) return false;
+  block->pending_free = false;
+  reuse_.push(index, block);
   if (history_level_ != HistoryRecording::Off) {
     record(Action::FreeCompleted, nullptr, reinterpret_cast<std::uintptr_t>(block->ptr),
            block->size, block->stream, 0, stamp);
@@ -349,42 +370,75 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
   return true;
 }
 
-void DeviceCache::pushHeld(ReuseList& list, std::size_t index, Block* block) noexcept {
-  list.stream = block->stream;
-  list.size = block->size;
-  block->reuse_next = list.head;
-  list.head = block;
-  ++list.count;
-  reuse_used_ |= std::uint64_t{1} << index;
-  block->pending_free = false;
-  block->requested = 0;
-  block->stack.reset();
-}
+// ---- thread caches: the paths without the device's lock ----
 
-Block* DeviceCache::takeHeld(StreamId stream, std::size_t rounded) noexcept {
-  const std::size_t index = reuseIndex(stream, rounded);
-  ReuseList& list = reuse_[index];
-  if (list.count == 0 || list.stream != stream || list.size != rounded) return nullptr;
-  Block* block = list.head;
-  list.head = block->reuse_next;
-  block->reuse_next = nullptr;
-  if (--list.count == 0) reuse_used_ &= ~(std::uint64_t{1} << index);
+// The owner's section (thread_cache.h): `inside` is stored, then `claimed`
+// read; only the compiler must keep them in that order, a claimer's
+// process-wide barrier orders them on the processor. `serve` and `divisions`
+// are only written while every cache is claimed.
+Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
+                              StreamId stream) noexcept {
+  cache.inside.store(true, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  Block* block = nullptr;
+  if (!cache.claimed.load(std::memory_order_acquire) && cache.serve) [[likely]] {
+    const std::size_t rounded = roundSize(bytes, cache.divisions);
+    if (rounded >= bytes) [[likely]]
+      block = cache.lists.take(stream, rounded);
+    if (block != nullptr) [[likely]] {
+      LocalBlockFigures& figures = cache.figures[block->pool == &small_];
+      // Served only while the cache's figures stay at or below the device's
+      // (LocalBlockFigures): bytes and counts do, requested bytes may not.
+      if (figures.requested_out - figures.requested_in >= sized(bytes)) [[likely]] {
+        figures.bytes_in += sized(block->size);
+        figures.count_in += 1;
+        figures.requested_in += sized(bytes);
+        cache.held_bytes -= block->size;
+        block->requested = bytes;
+      } else {
+        cache.lists.push(ReuseLists::indexOf(stream, rounded), block);
+        block = nullptr;
+      }
+    }
+  }
+  cache.inside.store(false, std::memory_order_release);
   return block;
 }
 
-void DeviceCache::releaseList(ReuseList& list) noexcept {
-  while (list.head != nullptr) {
-    Block* block = list.head;
-    list.head = block->reuse_next;
-    block->reuse_next = nullptr;
-    returnBlock(block, 0, false);
+void DeviceCache::countAllocation(bool small, std::size_t size,
+                                  std::size_t requested) noexcept {
+  if (thread_caches_ != nullptr &&
+      !block_stats_.fitsRooms(small, sized(size), sized(requested))) [[unlikely]] {
+    // A peak may rise: it must be measured from every thread's figures.
+    ClaimedThreadCaches claimed(*this, /*drain_blocks=*/false);
   }
-  list.count = 0;
-  reuse_used_ &= ~(std::uint64_t{1} << static_cast<std::size_t>(&list - reuse_));
+  block_stats_.allocated(small, sized(size), sized(requested));
 }
 
-void DeviceCache::releaseHeld() noexcept {
-  while (reuse_used_ != 0) releaseList(reuse_[std::countr_zero(reuse_used_)]);
+bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
+  if (!block->stream_uses.empty() || block->size > kThreadCacheMaxBlock ||
+      (block->pool != &small_ && block->pool != &large_) ||
+      block->uses.load(std::memory_order_acquire) != 0) {
+    return false;  // freeSlow (a backend's use may defer the free)
+  }
+  cache.inside.store(true, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  bool held = false;
+  if (!cache.claimed.load(std::memory_order_acquire) && cache.serve &&
+      cache.held_bytes + block->size <= kThreadCacheMaxBytes) [[likely]] {
+    const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
+    if (cache.lists.hasRoomFor(index, block)) [[likely]] {
+      LocalBlockFigures& figures = cache.figures[block->pool == &small_];
+      figures.bytes_out += sized(block->size);
+      figures.count_out += 1;
+      figures.requested_out += sized(block->requested);
+      cache.held_bytes += block->size;
+      cache.lists.push(index, block);
+      held = true;
+    }
+  }
+  cache.inside.store(false, std::memory_order_release);
+  return held;
 }
 
 // ---- block objects, figures ----
@@ -409,7 +463,7 @@ Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
   block->allocated = false;
   block->pending_free = false;
   block->event_count = 0;
-  block->uses = 0;
+  block->uses.store(0, std::memory_order_relaxed);
   block->freed_while_used = false;
   block->in_free_set = {};
   return block;

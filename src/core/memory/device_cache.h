@@ -30,26 +30,14 @@
 #include "memory/block.h"
 #include "memory/block_pool.h"
 #include "memory/block_stats.h"
+#include "memory/reuse_lists.h"
 #include "memory/stack_capture.h"
+#include "memory/thread_cache.h"
 #include "memory/trace_clock.h"
 
 namespace accel::memory::detail {
 
 using accel::detail::BiasedMutex;
-
-// Blocks of one size and stream, freed and not yet merged: the next request
-// for exactly that size on that stream takes one back without a search, a
-// split or a merge. A held block keeps `allocated` set, so nothing merges
-// with it or gives its segment back; the figures count it as free. Before
-// anything else looks at the free blocks (a request that misses, stats, a
-// peak reset, snapshots, emptyCache, the OOM path, settings), every held block is
-// returned to the free set as if freed then (DeviceCache::releaseHeld).
-struct ReuseList {
-  StreamId stream = kDefaultStreamId;
-  std::size_t size = 0;
-  Block* head = nullptr;
-  int count = 0;
-};
 
 struct TraceRecord {
   MemoryTraceEntry::Action action;
@@ -109,6 +97,11 @@ class DeviceCache {
   [[nodiscard]] Block* useBlock(const void* ptr, BlockInfo& info);
   void retainUse(Block* block) noexcept;
   void releaseUse(Block* block) noexcept;
+  // The thread-cache registry's (thread_cache.cpp), with its lock held:
+  // link a new cache, or give an exiting thread's cache back (takes the
+  // device's lock; its blocks are returned and its figures absorbed).
+  void linkThreadCache(ThreadCache* cache) noexcept;
+  void retireThreadCache(ThreadCache* cache) noexcept;
 
   [[nodiscard]] CachingAllocator& allocator() const noexcept { return allocator_; }
   [[nodiscard]] DeviceIndex index() const noexcept { return index_; }
@@ -119,6 +112,8 @@ class DeviceCache {
   [[nodiscard]] Block* blockAt(const void* ptr) const noexcept;
   [[nodiscard]] BlockInfo infoOf(const Block* block) const noexcept;
   // allocate and free when their fast path does not apply.
+  [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
+  void freeLocked(Block* block) noexcept;
   [[nodiscard]] Block* allocateSlow(BiasedMutex::Guard& lock, std::size_t bytes,
                                     StreamId stream);
   void freeSlow(Block* block) noexcept;
@@ -153,15 +148,36 @@ class DeviceCache {
   // was added as the block was held).
   void returnBlock(Block* block, std::int64_t stamp = 0,
                    bool record_completion = true) noexcept;
-  // Reuse lists (ReuseList): hold a freed block (false when its list is
-  // full), take a held block back, return every held block to the free set.
+  // The device's reuse lists (reuse_lists.h): hold a freed block (false when
+  // its list is full). releaseHeld returns the device's held blocks and the
+  // calling thread's cache to the free set (a miss: no other thread is
+  // stopped); releaseAllHeld every thread's too (stats, snapshots, settings,
+  // emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
-  // Puts `block` on `list` (reuse_[index], free or of its size, not full).
-  void pushHeld(ReuseList& list, std::size_t index, Block* block) noexcept;
-  [[nodiscard]] Block* takeHeld(StreamId stream, std::size_t rounded) noexcept;
   void releaseHeld() noexcept;
-  void releaseList(ReuseList& list) noexcept;
-  [[nodiscard]] static std::size_t reuseIndex(StreamId stream, std::size_t size) noexcept;
+  void releaseAllHeld() noexcept;
+
+  // Thread caches (thread_cache.h). The lock-free paths of allocate and free:
+  // a block of this thread's cache, or null / false for the device's path.
+  [[nodiscard]] Block* takeLocal(ThreadCache& cache, std::size_t bytes,
+                                 StreamId stream) noexcept;
+  [[nodiscard]] bool holdLocal(ThreadCache& cache, Block* block) noexcept;
+  // Empties a cache the caller may touch (its own, or claimed): its blocks
+  // to the free set, its figures absorbed.
+  void drainThreadCache(ThreadCache& cache) noexcept;
+  // Every other thread's cache claimed, seen outside, drained; the calling
+  // thread's drained. They stay claimed (their owners use the device's path)
+  // until releaseThreadCaches, which the caller runs before unlocking.
+  void claimThreadCaches(bool drain_blocks) noexcept;
+  void releaseThreadCaches() noexcept;
+  // While a ClaimedThreadCaches lives, no thread cache is used: the fields
+  // the owners read without the lock (their serve, divisions) may change.
+  class ClaimedThreadCaches;
+  // Counts an allocation in block_stats_; when it would raise a peak, the
+  // thread caches' figures are absorbed first, so the peak is exact.
+  void countAllocation(bool small, std::size_t size, std::size_t requested) noexcept;
+  // Re-derives local_ok_ (thread caches claimed).
+  void updateLocalOk() noexcept;
   // returnBlock for a block whose pending events have all completed.
   void returnPending(Block* block) noexcept;
   void processEvents() noexcept;
@@ -219,10 +235,18 @@ class DeviceCache {
   std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
   std::deque<std::pair<EventId, Block*>> pending_events_;
   Block* spare_blocks_ = nullptr;  // recycled Block objects, linked by `next`
-  static constexpr int kReuseLists = 64;
-  static constexpr int kReuseDepth = 8;  // blocks a list holds at most
-  ReuseList reuse_[kReuseLists];
-  std::uint64_t reuse_used_ = 0;  // bit i: reuse_[i] holds blocks
+  ReuseLists reuse_;               // the device's held blocks
+
+  // Thread caches: the caches (linked by
+  // device_next; changed under the registry's lock and this lock), and
+  // whether they may serve now (the setting, barrier support, and nothing
+  // rare on: no private pool, no tracing, no stacks, no oversize rule).
+  // Owners read copies of local_ok_ and the rounding setting in their caches
+  // (ThreadCache::serve, divisions), written only while every cache is
+  // claimed (ClaimedThreadCaches).
+  ThreadCache* thread_caches_ = nullptr;
+  bool local_ok_ = false;
+  std::atomic<bool> caches_enabled_{false};  // the setting, and barrier support
   // Nothing rare is on: no free waits for events, no stream allocates to a
   // private pool, no stacks are captured, no oversize rule (max_split_size
   // 0). The reuse-list fast paths of allocate and free test this one flag
@@ -244,6 +268,21 @@ class DeviceCache {
   std::size_t history_next_ = 0;
   mutable StackSymbolizer symbolizer_;
   TraceClock clock_;
+};
+
+class DeviceCache::ClaimedThreadCaches {
+ public:
+  // With the device's lock held. drain_blocks false: figures only.
+  explicit ClaimedThreadCaches(DeviceCache& device, bool drain_blocks = true) noexcept
+      : device_(device) {
+    device.claimThreadCaches(drain_blocks);
+  }
+  ~ClaimedThreadCaches() { device_.releaseThreadCaches(); }
+  ClaimedThreadCaches(const ClaimedThreadCaches&) = delete;
+  ClaimedThreadCaches& operator=(const ClaimedThreadCaches&) = delete;
+
+ private:
+  DeviceCache& device_;
 };
 
 }  // namespace accel::memory::detail

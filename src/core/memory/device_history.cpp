@@ -11,6 +11,7 @@ using Action = MemoryTraceEntry::Action;
 
 void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
   BiasedMutex::Guard lock(mutex_);
+  ClaimedThreadCaches claimed(*this);  // a recording history stops them
   history_level_ = options.enabled;
   const bool on = options.enabled != HistoryRecording::Off;
   native_stacks_ = options.record_stack && on;
@@ -18,6 +19,7 @@ void DeviceCache::recordHistory(const MemoryHistoryOptions& options) {
   pending_host_stack_.reset();
   history_stacks_ = native_stacks_ || static_cast<bool>(host_capture_);
   updatePlain();
+  updateLocalOk();
   if (options.enabled == HistoryRecording::Off) {
     history_.clear();
     history_.shrink_to_fit();

@@ -47,19 +47,22 @@ Block* DeviceCache::useBlock(const void* ptr, BlockInfo& info) {
   BiasedMutex::Guard lock(mutex_);
   Block* block = blockAt(ptr);
   if (block == nullptr || !isHandedOut(block) || block->freed_while_used) return nullptr;
-  ++block->uses;
+  block->uses.fetch_add(1, std::memory_order_relaxed);
   info = infoOf(block);
   return block;
 }
 
 void DeviceCache::retainUse(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
-  ++block->uses;
+  block->uses.fetch_add(1, std::memory_order_relaxed);
 }
 
 void DeviceCache::releaseUse(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
-  if (--block->uses != 0 || !block->freed_while_used) return;
+  if (block->uses.fetch_sub(1, std::memory_order_acq_rel) != 1 ||
+      !block->freed_while_used) {
+    return;
+  }
   block->freed_while_used = false;
   // The free the DataPtr asked for, now that no use is left.
   freeSlow(block);

@@ -220,7 +220,7 @@ std::size_t DeviceCache::releaseCached(bool oversize_only) noexcept {
 
 void DeviceCache::emptyCache() {
   BiasedMutex::Guard lock(mutex_);
-  releaseHeld();
+  releaseAllHeld();
   synchronizeEvents();
   releaseCached(false);
 }

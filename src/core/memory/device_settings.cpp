@@ -10,10 +10,13 @@ namespace accel::memory::detail {
 
 void DeviceCache::setSettings(const AllocatorSettings& settings) {
   BiasedMutex::Guard lock(mutex_);
-  releaseHeld();
+  ClaimedThreadCaches claimed(*this);  // and drained
+  reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
   settings_ = settings;
   stats_.max_split_size = sized(settings.max_split_size);
+  mutex_.allowBias(settings.biased_lock);
   updatePlain();
+  updateLocalOk();
 }
 
 AllocatorSettings DeviceCache::settings() const {
@@ -42,9 +45,11 @@ void DeviceCache::releasePool(MempoolId id) {
               "; release a pool only as often as it was retained");
   PrivatePool* pool = found->second.get();
   if (--pool->users > 0) return;
+  ClaimedThreadCaches claimed(*this);
   std::erase_if(allocating_to_pool_,
                 [&](const auto& entry) { return entry.second == pool; });
   updatePlain();
+  updateLocalOk();
   maybeReleasePrivatePool(pool);
 }
 
@@ -61,16 +66,22 @@ void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
       return;
     }
   }
+  // The stream's requests go to the pool from now on: no thread cache may
+  // serve them (they stop serving while any stream allocates to a pool).
+  ClaimedThreadCaches claimed(*this);
   allocating_to_pool_.emplace_back(stream, found->second.get());
   updatePlain();
+  updateLocalOk();
 }
 
 void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
+  ClaimedThreadCaches claimed(*this);
   std::erase_if(allocating_to_pool_, [&](const auto& entry) {
     return entry.first == stream && entry.second->id == id;
   });
   updatePlain();
+  updateLocalOk();
 }
 
 }  // namespace accel::memory::detail

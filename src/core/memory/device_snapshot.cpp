@@ -6,7 +6,10 @@ namespace accel::memory::detail {
 
 void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
   BiasedMutex::Guard lock(mutex_);
-  releaseHeld();
+  // Every thread's cache stays claimed while the blocks are read: an owner's
+  // free would otherwise write a block being read.
+  ClaimedThreadCaches claimed(*this);
+  reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
   const Device device = Device::unchecked(allocator_.deviceType(), index_);
   for (const auto& [base, segment] : segments_) {
     if (segment->head == nullptr) continue;

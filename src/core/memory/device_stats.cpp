@@ -35,7 +35,7 @@ std::string formatBytes(std::size_t bytes) {
 
 MemoryStats DeviceCache::stats() {
   BiasedMutex::Guard lock(mutex_);
-  releaseHeld();
+  releaseAllHeld();
   MemoryStats out = stats_;
   block_stats_.writeTo(out);
   return out;
@@ -43,14 +43,14 @@ MemoryStats DeviceCache::stats() {
 
 void DeviceCache::resetPeakStats() {
   BiasedMutex::Guard lock(mutex_);
-  releaseHeld();
+  releaseAllHeld();
   stats_.resetPeaks();
   block_stats_.resetPeaks();
 }
 
 void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
-  releaseHeld();
+  releaseAllHeld();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   // The retry a real shortage gets: the cache is given back, then the device
   // (which refuses this request) is asked again.
@@ -63,6 +63,7 @@ void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
 
 void DeviceCache::raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded,
                                    StreamId stream) {
+  releaseAllHeld();  // the facts count every thread's cached blocks as free
   ++stats_.num_ooms;
   const OutOfMemoryEvent facts = outOfMemoryFacts(rounded, stream);
   record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);

@@ -1,0 +1,126 @@
+// DeviceCache: its side of the thread caches (thread_cache.h) — linking and
+// retiring them, claiming and draining them, and when they may serve.
+#include <thread>
+
+#include "memory/device_cache.h"
+#include "memory/process_barrier.h"
+
+namespace accel::memory::detail {
+namespace {
+
+void cpuRelax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Waits for a claimed cache's owner to leave its section: it is a few
+// instructions long, so a short spin, then yields (the owner may have been
+// preempted inside it).
+void waitUntilOutside(const ThreadCache& cache) noexcept {
+  for (int spins = 0; cache.inside.load(std::memory_order_acquire); ++spins) {
+    if (spins < 128) {
+      cpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+}  // namespace
+
+void DeviceCache::releaseHeld() noexcept {
+  reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  if (ThreadCache* mine = findThreadCache(this)) drainThreadCache(*mine);
+}
+
+void DeviceCache::releaseAllHeld() noexcept {
+  reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  if (thread_caches_ == nullptr) return;
+  claimThreadCaches(true);
+  releaseThreadCaches();
+}
+
+void DeviceCache::linkThreadCache(ThreadCache* cache) noexcept {
+  BiasedMutex::Guard lock(mutex_);
+  cache->serve = local_ok_;
+  cache->divisions = settings_.roundup_power2_divisions;
+  cache->device_next = thread_caches_;
+  thread_caches_ = cache;
+}
+
+void DeviceCache::retireThreadCache(ThreadCache* cache) noexcept {
+  // On the owner's thread, as it exits: its cache is its own to drain.
+  BiasedMutex::Guard lock(mutex_);
+  drainThreadCache(*cache);
+  for (ThreadCache** at = &thread_caches_; *at != nullptr; at = &(*at)->device_next) {
+    if (*at == cache) {
+      *at = cache->device_next;
+      break;
+    }
+  }
+  cache->device.store(nullptr, std::memory_order_relaxed);
+}
+
+void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
+  cache.lists.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  cache.held_bytes = 0;
+  for (int small = 0; small < 2; ++small) {
+    LocalBlockFigures& figures = cache.figures[small];
+    if (figures.empty()) continue;
+    block_stats_.absorb(small != 0, figures);
+    figures = {};
+  }
+}
+
+void DeviceCache::claimThreadCaches(bool drain_blocks) noexcept {
+  const void* me = threadCacheToken();
+  bool others = false;
+  for (ThreadCache* cache = thread_caches_; cache != nullptr;
+       cache = cache->device_next) {
+    if (cache->thread == me) continue;
+    cache->claimed.store(true, std::memory_order_relaxed);
+    others = true;
+  }
+  // Every owner now either sees its claim or is seen inside (one barrier for
+  // all of them).
+  if (others) accel::detail::processBarrier();
+  for (ThreadCache* cache = thread_caches_; cache != nullptr;
+       cache = cache->device_next) {
+    if (cache->thread != me) waitUntilOutside(*cache);
+    if (drain_blocks) {
+      drainThreadCache(*cache);
+      continue;
+    }
+    for (int small = 0; small < 2; ++small) {
+      LocalBlockFigures& figures = cache->figures[small];
+      if (figures.empty()) continue;
+      block_stats_.absorb(small != 0, figures);
+      figures = {};
+    }
+  }
+}
+
+void DeviceCache::releaseThreadCaches() noexcept {
+  const void* me = threadCacheToken();
+  for (ThreadCache* cache = thread_caches_; cache != nullptr;
+       cache = cache->device_next) {
+    if (cache->thread != me) cache->claimed.store(false, std::memory_order_release);
+  }
+}
+
+void DeviceCache::updateLocalOk() noexcept {
+  const bool enabled =
+      settings_.thread_caches && accel::detail::processBarrierSupported();
+  caches_enabled_.store(enabled, std::memory_order_relaxed);
+  local_ok_ = enabled && allocating_to_pool_.empty() && !history_stacks_ &&
+              settings_.max_split_size == 0 && history_level_ != HistoryRecording::All &&
+              history_level_ != HistoryRecording::AllocationsOnly;
+  for (ThreadCache* cache = thread_caches_; cache != nullptr;
+       cache = cache->device_next) {
+    cache->serve = local_ok_;
+    cache->divisions = settings_.roundup_power2_divisions;
+  }
+}
+
+}  // namespace accel::memory::detail

@@ -1,0 +1,99 @@
+// ReuseLists: freed blocks held, unmerged, for the next request of their size
+// and stream, which takes one back without a search, a split or a merge.
+//
+// 64 lists, chosen by hashing (stream, size); a list holds blocks of one size
+// and stream at a time, at most kDepth of them. A held block keeps its
+// `allocated` flag, so nothing merges with it or gives its segment back; the
+// figures count it as free. Before anything else looks at the free blocks
+// (a request that misses, stats, snapshots, emptyCache, the OOM path,
+// settings) every held block is returned to the free set as if freed then.
+// The device keeps one set (under its lock) and each thread cache one
+// (thread_cache.h).
+//
+// Thread-safety: none; its owner guards it.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "memory/block.h"
+
+namespace accel::memory::detail {
+
+struct ReuseList {
+  StreamId stream = kDefaultStreamId;
+  std::size_t size = 0;
+  Block* head = nullptr;
+  int count = 0;
+};
+
+class ReuseLists {
+ public:
+  static constexpr int kLists = 64;
+  static constexpr int kDepth = 8;  // blocks a list holds at most
+
+  [[nodiscard]] static std::size_t indexOf(StreamId stream, std::size_t size) noexcept {
+    const std::uint64_t key = (static_cast<std::uint64_t>(size) >> 9) ^
+                              (static_cast<std::uint64_t>(stream) << 40);
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 58);
+  }
+  [[nodiscard]] ReuseList& list(std::size_t index) noexcept { return lists_[index]; }
+  // True when `block` can go on list `index` now: it is free, or holds
+  // blocks of the same size and stream and has room.
+  [[nodiscard]] bool hasRoomFor(std::size_t index, const Block* block) const noexcept {
+    const ReuseList& list = lists_[index];
+    return list.count == 0 || (list.count < kDepth && list.stream == block->stream &&
+                               list.size == block->size);
+  }
+  // Holds `block` on list `index` (hasRoomFor was true); the block is not
+  // pending_free (a free with pending work is never held).
+  void push(std::size_t index, Block* block) noexcept {
+    ReuseList& list = lists_[index];
+    list.stream = block->stream;
+    list.size = block->size;
+    block->reuse_next = list.head;
+    list.head = block;
+    ++list.count;
+    used_ |= std::uint64_t{1} << index;
+    block->requested = 0;
+    block->stack.reset();
+  }
+  // A held block of exactly `rounded` bytes on `stream`, or null.
+  [[nodiscard]] Block* take(StreamId stream, std::size_t rounded) noexcept {
+    const std::size_t index = indexOf(stream, rounded);
+    ReuseList& list = lists_[index];
+    if (list.count == 0 || list.stream != stream || list.size != rounded) return nullptr;
+    Block* block = list.head;
+    list.head = block->reuse_next;
+    block->reuse_next = nullptr;
+    if (--list.count == 0) used_ &= ~(std::uint64_t{1} << index);
+    return block;
+  }
+  [[nodiscard]] bool empty() const noexcept { return used_ == 0; }
+  // Empties list `index`, handing each block to give(block).
+  template <typename Give>
+  void releaseList(std::size_t index, Give&& give) noexcept {
+    ReuseList& list = lists_[index];
+    while (list.head != nullptr) {
+      Block* block = list.head;
+      list.head = block->reuse_next;
+      block->reuse_next = nullptr;
+      give(block);
+    }
+    list.count = 0;
+    used_ &= ~(std::uint64_t{1} << index);
+  }
+  // Empties every list, handing each block to give(block).
+  template <typename Give>
+  void releaseAll(Give&& give) noexcept {
+    while (used_ != 0)
+      releaseList(static_cast<std::size_t>(std::countr_zero(used_)), give);
+  }
+
+ private:
+  ReuseList lists_[kLists];
+  std::uint64_t used_ = 0;  // bit i: lists_[i] holds blocks
+};
+
+}  // namespace accel::memory::detail
