@@ -1,0 +1,119 @@
+// The OpenCL backend's own API: registration, why it has (no) devices, each
+// device's OpenCL properties, and the native handles behind its devices and
+// streams, so that a framework enqueues its own kernels on accelhooks
+// streams and allocates from accelhooks memory.
+//
+//   accel::Stream s = accel::getHooks(accel::opencl::deviceType()).getCurrentStream(0);
+//   cl_command_queue q = accel::opencl::nativeQueue(s);     // in-order, profiling on
+//   clEnqueueNDRangeKernel(q, my_kernel, ...);              // runs in stream order
+//
+// Device memory from the backend's allocator is coarse-grain SVM of the
+// device's context: pass it with clSetKernelArgSVMPointer.
+//
+// The CL handle types are declared here, not included, so that this header
+// needs no OpenCL headers; they are the very types of <CL/cl.h>.
+//
+// Thread-safety: every function is thread-safe. Handles returned stay valid
+// for the process lifetime (the backend never releases its contexts or
+// queues), except an external queue, which its owner keeps alive.
+// Errors: functions taking a device or stream throw NotAvailable without
+// devices (with the reason) and InvalidArgument for an index or stream that
+// is not the backend's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "accel/device.h"
+#include "accel/device_type.h"
+#include "accel/hooks.h"
+#include "accel/opencl/export.h"
+#include "accel/stream.h"
+
+struct _cl_platform_id;
+struct _cl_device_id;
+struct _cl_context;
+struct _cl_command_queue;
+struct _cl_program;
+
+namespace accel::opencl {
+
+inline constexpr const char* kDeviceTypeName = "opencl";
+
+// The `opencl` device type, registered by name on first call. Never throws
+// but bad_alloc.
+ACCEL_OPENCL_API DeviceType deviceType();
+
+// Registers the backend (once; later calls return the same hooks; hooks the
+// plugin entry registered are adopted). Throws what registerHooks throws.
+ACCEL_OPENCL_API AcceleratorHooks& registerBackend();
+
+// Why the backend has the devices it has. Never throws but bad_alloc.
+struct Availability {
+  int device_count = 0;
+  // Empty with devices; otherwise why there are none, e.g. "no OpenCL
+  // loader: libOpenCL.so.1 not found (...)", "the OpenCL loader found no
+  // platform ...", "no OpenCL 2.0 device with SVM ...", "excluded by
+  // ACCEL_OPENCL_DEVICES ...".
+  std::string reason;
+  // Devices seen but not used, one line each with why ("0:0 pthread-...:
+  // excluded by ACCEL_OPENCL_DEVICES=gpu").
+  std::string skipped;
+};
+ACCEL_OPENCL_API Availability availability();
+
+// What clGetDeviceInfo says about one used device, as typed fields.
+struct DeviceInfo {
+  int platform_index = 0;  // platform:device, as ACCEL_OPENCL_DEVICES names it
+  int device_index = 0;
+  std::string platform_name;
+  std::string name;
+  std::string vendor;
+  std::string version;         // CL_DEVICE_VERSION, "OpenCL 3.0 PoCL ..."
+  std::string driver_version;  // CL_DRIVER_VERSION
+  std::string type;            // "gpu", "accelerator", "cpu" or "other"
+  int version_major = 0;
+  int version_minor = 0;
+  std::uint64_t global_memory_bytes = 0;
+  std::uint64_t max_allocation_bytes = 0;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE
+  std::uint64_t local_memory_bytes = 0;
+  std::uint64_t global_cache_bytes = 0;
+  int compute_units = 0;
+  int max_clock_mhz = 0;
+  std::size_t max_work_group_size = 0;
+  bool coarse_grain_svm = false;
+  bool fine_grain_svm = false;
+  bool fp64 = false;
+  bool priority_hints = false;  // cl_khr_priority_hints
+  bool command_buffer = false;  // cl_khr_command_buffer
+  std::string extensions;       // CL_DEVICE_EXTENSIONS, space-separated
+};
+// Throws NotAvailable / InvalidArgument as above.
+ACCEL_OPENCL_API DeviceInfo deviceInfo(DeviceIndex index);
+
+// The native handles. The context and queues are created on first use (the
+// context of a device is its "primary context": hasPrimaryContext(i) is true
+// once it exists).
+ACCEL_OPENCL_API _cl_platform_id* nativePlatform(DeviceIndex index);
+ACCEL_OPENCL_API _cl_device_id* nativeDevice(DeviceIndex index);
+ACCEL_OPENCL_API _cl_context* nativeContext(DeviceIndex index);
+// The in-order queue behind `stream` (the default stream, a pool stream, or
+// a wrapped external queue).
+ACCEL_OPENCL_API _cl_command_queue* nativeQueue(Stream stream);
+// A Stream naming `queue`, an in-order queue of device `index`'s context
+// created by the caller; wrapping the same queue twice gives the same id.
+// The backend retains the queue (clRetainCommandQueue) for the process
+// lifetime. Throws InvalidArgument for a null queue, an out-of-order queue,
+// or a queue of another device or context.
+ACCEL_OPENCL_API Stream wrapExternalQueue(_cl_command_queue* queue, DeviceIndex index);
+
+// Builds OpenCL C `source` for device `index` with `options` (added to the
+// backend's own: none). Programs are cached per device by (source,
+// options): a second call returns the same program. Throws DeviceError
+// whose message holds the compiler's build log when the build fails.
+// The program belongs to the backend; do not release it.
+ACCEL_OPENCL_API _cl_program* buildProgram(DeviceIndex index, std::string_view source,
+                                           std::string_view options = {});
+
+}  // namespace accel::opencl

@@ -1,0 +1,67 @@
+// registerBackend and the opencl-specific public API (accel/opencl/opencl.h).
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "accel/hooks_table.h"
+#include "accel/opencl/opencl.h"
+#include "devices.h"
+#include "opencl_hooks.h"
+#include "programs.h"
+#include "streams.h"
+
+namespace accel::opencl {
+
+DeviceType deviceType() {
+  static const DeviceType type = registerDeviceType(kDeviceTypeName);
+  return type;
+}
+
+AcceleratorHooks& registerBackend() {
+  static std::atomic<AcceleratorHooks*> registered{nullptr};
+  if (AcceleratorHooks* hooks = registered.load(std::memory_order_acquire)) [[likely]] {
+    return *hooks;
+  }
+  static std::mutex* const mutex = new std::mutex();  // never destroyed
+  std::lock_guard lock(*mutex);
+  if (AcceleratorHooks* hooks = registered.load(std::memory_order_relaxed)) return *hooks;
+  const DeviceType type = deviceType();
+  // Registered by the plugin entry (through the loader's registrar): adopt them.
+  if (auto* existing = dynamic_cast<detail::OpenClHooks*>(&getHooks(type))) {
+    registered.store(existing, std::memory_order_release);
+    return *existing;
+  }
+  AcceleratorHooks& hooks =
+      registerHooks(std::make_unique<detail::OpenClHooks>(type),
+                    "libaccel_opencl.so (accel::opencl::registerBackend)");
+  registered.store(&hooks, std::memory_order_release);
+  return hooks;
+}
+
+Availability availability() {
+  const detail::Devices& d = detail::devices();
+  return {d.count(), d.reason, d.skipped};
+}
+
+DeviceInfo deviceInfo(DeviceIndex index) { return detail::deviceRecord(index).info; }
+
+_cl_platform_id* nativePlatform(DeviceIndex index) {
+  return detail::deviceRecord(index).platform;
+}
+_cl_device_id* nativeDevice(DeviceIndex index) {
+  return detail::deviceRecord(index).device;
+}
+_cl_context* nativeContext(DeviceIndex index) { return detail::deviceContext(index); }
+
+_cl_command_queue* nativeQueue(Stream stream) { return detail::nativeQueue(stream); }
+
+Stream wrapExternalQueue(_cl_command_queue* queue, DeviceIndex index) {
+  return detail::wrapExternalQueue(queue, index);
+}
+
+_cl_program* buildProgram(DeviceIndex index, std::string_view source,
+                          std::string_view options) {
+  return detail::programFor(index, source, options);
+}
+
+}  // namespace accel::opencl

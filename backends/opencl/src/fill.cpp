@@ -1,0 +1,221 @@
+// Host side of the OpenCL fills: validate (with the host fills' own checks),
+// claim the stream position, set the thread's own kernel's arguments and
+// enqueue it on the stream's queue.
+#include "accel/opencl/fill.h"
+
+#include <cstdint>
+#include <sstream>
+#include <utility>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/opencl/opencl.h"
+#include "accel/philox_generator.h"
+#include "accel/random_fill_elements.h"
+#include "devices.h"
+#include "fill_kernels.h"
+#include "loader.h"
+#include "opencl_error.h"
+#include "opencl_memory.h"
+#include "streams.h"
+
+namespace accel::opencl {
+namespace {
+
+using accel::detail::FillJob;
+using detail::FillKernel;
+
+// Work-items per work-group: a multiple of every device's preferred size
+// that any OpenCL device accepts (the minimum CL_DEVICE_MAX_WORK_GROUP_SIZE
+// of a full-profile device is 1; 64 is below every real one).
+constexpr std::size_t kWorkGroupSize = 64;
+
+std::size_t elementBytes(const FillJob& job) {
+  switch (job.kind) {
+    case FillKind::Uint64:
+    case FillKind::UniformDouble:
+    case FillKind::NormalDouble:
+      return 8;
+    case FillKind::Bernoulli:
+      return job.output == accel::detail::FillOutput::Byte ? 1 : 4;
+    default:
+      return 4;
+  }
+}
+
+// Elements per work-item (fill.cl): 16 outputs' worth.
+std::size_t chunkElements(FillKind kind) {
+  return static_cast<std::size_t>(16 / (fillOutputs(kind, 2) / 2));
+}
+
+FillKernel kernelOf(const FillJob& job) {
+  switch (job.kind) {
+    case FillKind::Uint32:
+      return FillKernel::Bits32;
+    case FillKind::Uint64:
+      return FillKernel::Bits64;
+    case FillKind::UniformFloat:
+      return FillKernel::UniformFloat;
+    case FillKind::UniformDouble:
+      return FillKernel::UniformDouble;
+    case FillKind::NormalFloat:
+      return FillKernel::NormalFloat;
+    case FillKind::NormalDouble:
+      return FillKernel::NormalDouble;
+    case FillKind::Bernoulli:
+      return job.output == accel::detail::FillOutput::Byte ? FillKernel::BernoulliByte
+                                                           : FillKernel::BernoulliFloat;
+  }
+  return FillKernel::Bits32;
+}
+
+// The output must lie in one device allocation of the stream's device.
+void checkOutput(const char* api, const FillJob& job, Stream stream) {
+  const std::size_t bytes = job.count * elementBytes(job);
+  const std::optional<kit::AddressRange> range = detail::addresses().find(job.out);
+  const auto begin = reinterpret_cast<std::uintptr_t>(job.out);
+  const bool inside = range && range->kind == kit::MemoryKind::Device &&
+                      range->device == stream.device &&
+                      begin - range->begin + bytes <= range->size;
+  if (inside) return;
+  std::ostringstream text;
+  text << api << ": " << job.out << " .. +" << bytes << " bytes is not inside one "
+       << "allocation of " << stream.device.str()
+       << "; pass memory from the opencl device allocator of the stream's device";
+  throw InvalidArgument(text.str());
+}
+
+template <typename T>
+void setArg(cl_kernel kernel, cl_uint index, const T& value, DeviceIndex device) {
+  detail::checkCl(detail::loader().clSetKernelArg(kernel, index, sizeof(T), &value),
+                  "clSetKernelArg (a fill)", device);
+}
+
+void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
+  ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, api, ": ",
+              stream.device.str(), " is not an opencl stream");
+  detail::requireAvailable();
+  AcceleratorHooks& hooks = getHooks(deviceType());
+  hooks.checkDeviceIndex(stream.device.index());
+  const DeviceIndex device = stream.device.index();
+  const cl_command_queue queue = detail::nativeQueue(stream);  // refuses unknown ids
+  const bool isDouble =
+      job.kind == FillKind::UniformDouble || job.kind == FillKind::NormalDouble;
+  ACCEL_CHECK(!isDouble || detail::deviceRecord(device).info.fp64, NotSupported, api,
+              ": ", detail::deviceLabel(device),
+              " has no double precision (cl_khr_fp64); fill float instead");
+  if (job.count > 0) checkOutput(api, job, stream);
+  // Build (or reserve) the kernels before claiming the stream: a build that
+  // fails consumes nothing.
+  detail::FillKernels& kernels = detail::reserveFillKernels(device);
+  if (!generator.defined()) generator = hooks.getDefaultGenerator(device);
+  const PhiloxPosition from = reservePhilox(generator, fillOutputs(job.kind, job.count));
+  if (job.count == 0) return;
+  const cl_kernel kernel = kernels.get(kernelOf(job));
+  const cl_ulong count = job.count;
+  const cl_ulong seed = from.seed;
+  const cl_ulong offset = from.offset;
+  detail::checkCl(detail::loader().clSetKernelArgSVMPointer(kernel, 0, job.out),
+                  "clSetKernelArgSVMPointer (a fill)", device);
+  setArg(kernel, 1, count, device);
+  setArg(kernel, 2, seed, device);
+  setArg(kernel, 3, offset, device);
+  switch (job.kind) {
+    case FillKind::UniformFloat:
+      setArg(kernel, 4, cl_int{job.ranged ? 1 : 0}, device);
+      setArg(kernel, 5, static_cast<cl_float>(job.low), device);
+      setArg(kernel, 6, static_cast<cl_float>(job.range), device);
+      setArg(kernel, 7, static_cast<cl_float>(job.belowHigh), device);
+      break;
+    case FillKind::UniformDouble:
+      setArg(kernel, 4, cl_int{job.ranged ? 1 : 0}, device);
+      setArg(kernel, 5, cl_double{job.low}, device);
+      setArg(kernel, 6, cl_double{job.range}, device);
+      setArg(kernel, 7, cl_double{job.belowHigh}, device);
+      break;
+    case FillKind::NormalFloat:
+      setArg(kernel, 4, static_cast<cl_float>(job.mean), device);
+      setArg(kernel, 5, static_cast<cl_float>(job.stddev), device);
+      break;
+    case FillKind::NormalDouble:
+      setArg(kernel, 4, cl_double{job.mean}, device);
+      setArg(kernel, 5, cl_double{job.stddev}, device);
+      break;
+    case FillKind::Bernoulli:
+      setArg(kernel, 4, cl_ulong{job.threshold}, device);
+      break;
+    default:
+      break;
+  }
+  const std::size_t per = chunkElements(job.kind);
+  const std::size_t chunks = (job.count + per - 1) / per;
+  const std::size_t global =
+      (chunks + kWorkGroupSize - 1) / kWorkGroupSize * kWorkGroupSize;
+  const std::size_t local = kWorkGroupSize;
+  detail::checkCl(detail::loader().clEnqueueNDRangeKernel(
+                      queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+                  std::string("clEnqueueNDRangeKernel (") + api + ")", device);
+  (void)detail::loader().clFlush(queue);
+}
+
+template <typename Real>
+void enqueueUniform(Stream stream, Real* data, std::size_t count, Real low, Real high,
+                    Generator generator) {
+  // [0, 1) is the host's unranged fill, whose mapping differs from a range's.
+  enqueue("fillUniform", stream,
+          low == Real(0) && high == Real(1)
+              ? accel::detail::uniformFillJob(data, count)
+              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
+          std::move(generator));
+}
+
+template <typename Real>
+void enqueueNormal(Stream stream, Real* data, std::size_t count, Real mean, Real stddev,
+                   Generator generator) {
+  enqueue("fillNormal", stream,
+          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
+          std::move(generator));
+}
+
+}  // namespace
+
+void fillBits(Stream stream, std::uint32_t* data, std::size_t count,
+              Generator generator) {
+  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count),
+          std::move(generator));
+}
+void fillBits(Stream stream, std::uint64_t* data, std::size_t count,
+              Generator generator) {
+  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count),
+          std::move(generator));
+}
+void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
+                 Generator generator) {
+  enqueueUniform(stream, data, count, low, high, std::move(generator));
+}
+void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
+                 Generator generator) {
+  enqueueUniform(stream, data, count, low, high, std::move(generator));
+}
+void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
+                Generator generator) {
+  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
+}
+void fillNormal(Stream stream, double* data, std::size_t count, double mean,
+                double stddev, Generator generator) {
+  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
+}
+void fillBernoulli(Stream stream, std::uint8_t* data, std::size_t count, double p,
+                   Generator generator) {
+  enqueue("fillBernoulli", stream,
+          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p),
+          std::move(generator));
+}
+void fillBernoulli(Stream stream, float* data, std::size_t count, double p,
+                   Generator generator) {
+  enqueue("fillBernoulli", stream,
+          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p),
+          std::move(generator));
+}
+
+}  // namespace accel::opencl

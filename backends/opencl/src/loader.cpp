@@ -1,0 +1,124 @@
+#include "loader.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <type_traits>
+
+namespace accel::opencl::detail {
+namespace {
+
+constexpr const char* kLoaderLibrary = "libOpenCL.so.1";
+
+void open(Loader& l) {
+  const char* configured = std::getenv("ACCEL_OPENCL_LIBRARY");
+  l.library = configured != nullptr && *configured != '\0' ? configured : kLoaderLibrary;
+  // RTLD_LOCAL: the symbols stay ours; a framework that links libOpenCL
+  // itself gets the same library (dlopen of a loaded soname shares it).
+  void* library = dlopen(l.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    l.reason = "no OpenCL loader: " + l.library + " not found (" +
+               (why != nullptr ? why : "dlopen failed") +
+               "); install an ICD loader and a driver (Debian: ocl-icd-libopencl1 and "
+               "pocl-opencl-icd, or your GPU vendor's OpenCL package)";
+    return;
+  }
+  std::string missing;
+  const auto resolve = [&](const char* name, auto& fn) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, name));
+    if (fn != nullptr) return;
+    if (!missing.empty()) missing += ", ";
+    missing += name;
+  };
+#define ACCEL_OPENCL_RESOLVE(name) resolve(#name, l.name);
+  ACCEL_OPENCL_FUNCTIONS(ACCEL_OPENCL_RESOLVE)
+#undef ACCEL_OPENCL_RESOLVE
+  if (!missing.empty()) {
+    l.reason =
+        l.library + " lacks " + missing + ": an OpenCL 2.0 loader or newer is needed";
+    return;
+  }
+  l.loaded = true;
+}
+
+}  // namespace
+
+const Loader& loader() noexcept {
+  static const Loader* const instance = []() -> const Loader* {
+    auto* l = new (std::nothrow) Loader();  // never destroyed
+    if (l == nullptr) {
+      static const Loader failed{};
+      return &failed;
+    }
+    try {
+      open(*l);
+    } catch (...) {
+      l->loaded = false;
+      l->reason = "opening the OpenCL loader failed (out of memory)";
+    }
+    return static_cast<const Loader*>(l);
+  }();
+  return *instance;
+}
+
+std::string errorName(cl_int status) {
+  const char* name = nullptr;
+  switch (status) {
+#define ACCEL_OPENCL_ERROR(code) \
+  case code:                     \
+    name = #code;                \
+    break;
+    ACCEL_OPENCL_ERROR(CL_SUCCESS)
+    ACCEL_OPENCL_ERROR(CL_DEVICE_NOT_FOUND)
+    ACCEL_OPENCL_ERROR(CL_DEVICE_NOT_AVAILABLE)
+    ACCEL_OPENCL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+    ACCEL_OPENCL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    ACCEL_OPENCL_ERROR(CL_OUT_OF_RESOURCES)
+    ACCEL_OPENCL_ERROR(CL_OUT_OF_HOST_MEMORY)
+    ACCEL_OPENCL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE)
+    ACCEL_OPENCL_ERROR(CL_MEM_COPY_OVERLAP)
+    ACCEL_OPENCL_ERROR(CL_BUILD_PROGRAM_FAILURE)
+    ACCEL_OPENCL_ERROR(CL_MAP_FAILURE)
+    ACCEL_OPENCL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    ACCEL_OPENCL_ERROR(CL_INVALID_VALUE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_DEVICE_TYPE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_PLATFORM)
+    ACCEL_OPENCL_ERROR(CL_INVALID_DEVICE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_CONTEXT)
+    ACCEL_OPENCL_ERROR(CL_INVALID_QUEUE_PROPERTIES)
+    ACCEL_OPENCL_ERROR(CL_INVALID_COMMAND_QUEUE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_HOST_PTR)
+    ACCEL_OPENCL_ERROR(CL_INVALID_MEM_OBJECT)
+    ACCEL_OPENCL_ERROR(CL_INVALID_BUILD_OPTIONS)
+    ACCEL_OPENCL_ERROR(CL_INVALID_PROGRAM)
+    ACCEL_OPENCL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_KERNEL_NAME)
+    ACCEL_OPENCL_ERROR(CL_INVALID_KERNEL)
+    ACCEL_OPENCL_ERROR(CL_INVALID_ARG_INDEX)
+    ACCEL_OPENCL_ERROR(CL_INVALID_ARG_VALUE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_ARG_SIZE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_KERNEL_ARGS)
+    ACCEL_OPENCL_ERROR(CL_INVALID_WORK_DIMENSION)
+    ACCEL_OPENCL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+    ACCEL_OPENCL_ERROR(CL_INVALID_EVENT_WAIT_LIST)
+    ACCEL_OPENCL_ERROR(CL_INVALID_EVENT)
+    ACCEL_OPENCL_ERROR(CL_INVALID_OPERATION)
+    ACCEL_OPENCL_ERROR(CL_INVALID_BUFFER_SIZE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+    ACCEL_OPENCL_ERROR(CL_INVALID_PROPERTY)
+#undef ACCEL_OPENCL_ERROR
+    case -1001:  // CL_PLATFORM_NOT_FOUND_KHR (cl_khr_icd)
+      name = "CL_PLATFORM_NOT_FOUND_KHR";
+      break;
+    default:
+      break;
+  }
+  const std::string code = "(" + std::to_string(status) + ")";
+  return name != nullptr ? std::string(name) + " " + code : "OpenCL error " + code;
+}
+
+}  // namespace accel::opencl::detail

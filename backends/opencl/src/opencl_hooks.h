@@ -1,0 +1,84 @@
+// OpenClHooks: the opencl backend's implementation of the hooks contract, on
+// the OpenCL ICD loader (opened lazily, loader.h).
+//
+// Probes (isAvailable, deviceCount, hasPrimaryContext, isPinnedPtr) read the
+// discovery (devices.h), which creates no context. Without devices every
+// hook that needs one throws NotAvailable with the reason ("no OpenCL
+// loader: ..."), including device index errors; init() succeeds then, except
+// when ACCEL_OPENCL_DEVICES is malformed, which init() reports.
+//
+// Declared groups: device, streams, events, memory, memory_history (the
+// core caching allocator over SVM, opencl_memory.h). Graphs are not declared
+// (docs/opencl.md says why). The current device and streams are per thread
+// (kit::ThreadCurrent).
+//
+// Thread-safety: every function is thread-safe. Lifetime: registered once,
+// never destroyed.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "accel/default_generators.h"
+#include "accel/hooks.h"
+#include "accel/kit/thread_current.h"
+#include "accel/memory/memory_hooks.h"
+
+namespace accel::opencl::detail {
+
+class OpenClHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
+ public:
+  explicit OpenClHooks(DeviceType type);
+  ~OpenClHooks() override;
+
+ protected:
+  [[noreturn]] void failBadDeviceIndex(DeviceIndex index, int count,
+                                       HookId hook) const override;
+
+  bool isBuiltImpl() const override;
+  bool isAvailableImpl() const override;
+  int deviceCountImpl() const override;
+  DeviceIndex getCurrentDeviceImpl() const override;
+  void setCurrentDeviceImpl(DeviceIndex index) override;
+  void initImpl() override;
+  bool hasPrimaryContextImpl(DeviceIndex index) const override;
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override;
+  Generator getNewGeneratorImpl(DeviceIndex index) override;
+  Device getDeviceFromPtrImpl(const void* ptr) const override;
+  Allocator& getPinnedMemoryAllocatorImpl() override;
+  bool isPinnedPtrImpl(const void* ptr) const override;
+  Allocator& getDeviceAllocatorImpl(DeviceIndex index) override;
+
+  void deviceSynchronizeImpl(DeviceIndex index) override;
+  std::string showConfigImpl() const override;
+  DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override;
+
+  Stream getCurrentStreamImpl(DeviceIndex index) const override;
+  Stream getDefaultStreamImpl(DeviceIndex index) const override;
+  Stream getNewStreamImpl(DeviceIndex index, int priority) override;
+  void setCurrentStreamImpl(Stream stream) override;
+  bool queryStreamImpl(Stream stream) const override;
+  void synchronizeStreamImpl(Stream stream) const override;
+  std::pair<int, int> streamPriorityRangeImpl() const override;
+
+  EventId createEventImpl(DeviceIndex index, EventFlags flags) override;
+  void destroyEventImpl(EventId event) noexcept override;
+  void recordEventImpl(EventId event, Stream stream) override;
+  void blockStreamImpl(EventId event, Stream stream) override;
+  bool queryEventImpl(EventId event) const override;
+  void synchronizeEventImpl(EventId event) const override;
+  double elapsedTimeImpl(EventId start, EventId end) const override;
+
+  memory::CachingAllocator& cachingAllocator() const override;
+
+ private:
+  DefaultGenerators& defaultGenerators();
+
+  kit::ThreadCurrent current_;
+  std::once_flag defaults_once_;
+  std::unique_ptr<DefaultGenerators> defaults_;
+};
+
+}  // namespace accel::opencl::detail

@@ -1,0 +1,228 @@
+#include "opencl_memory.h"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/memory/allocator_settings.h"
+#include "accel/memory/segment_source.h"
+#include "accel/opencl/opencl.h"
+#include "devices.h"
+#include "events.h"
+#include "loader.h"
+#include "opencl_error.h"
+#include "streams.h"
+
+namespace accel::opencl::detail {
+namespace {
+
+kit::AddressMap& addressMap() {
+  static kit::AddressMap* const map =
+      new kit::AddressMap(deviceType());  // never destroyed
+  return *map;
+}
+
+// The backend's events (events.h), without timing, for both allocators.
+class EventSource : public memory::SegmentSource {
+ public:
+  bool hasEvents() const noexcept override { return true; }
+  EventId recordEvent(Stream stream) override {
+    const EventId event = createEvent(stream.device.index(), EventFlags{});
+    try {
+      detail::recordEvent(event, stream);
+    } catch (...) {
+      destroyEvent(event);
+      throw;
+    }
+    return event;
+  }
+  bool eventCompleted(EventId event) noexcept override {
+    try {
+      return queryEvent(event);
+    } catch (...) {
+      return true;  // a failed command waits for nothing; the error shows elsewhere
+    }
+  }
+  void streamWaitEvent(Stream stream, EventId event) override {
+    blockStream(event, stream);
+  }
+  void releaseEvent(EventId event) noexcept override { destroyEvent(event); }
+  void synchronizeEvent(EventId event) override { detail::synchronizeEvent(event); }
+};
+
+class DeviceSegments final : public EventSource {
+ public:
+  void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
+    const cl_context context = deviceContext(index);
+    // clSVMAlloc answers every failure with null; out of memory is by far
+    // the likeliest (arguments are checked by the allocator and the size
+    // against the device limit before), so the allocator frees its cache
+    // and retries, then reports OutOfMemory.
+    // Above CL_DEVICE_MAX_MEM_ALLOC_SIZE clSVMAlloc fails by definition.
+    const std::uint64_t limit = deviceRecord(index).info.max_allocation_bytes;
+    if (limit != 0 && bytes > limit) return nullptr;
+    void* ptr = loader().clSVMAlloc(context, CL_MEM_READ_WRITE, bytes, 0);
+    if (ptr == nullptr) return nullptr;
+    try {
+      addressMap().insert(ptr, bytes, Device(deviceType(), index),
+                          kit::MemoryKind::Device);
+    } catch (...) {
+      loader().clSVMFree(context, ptr);
+      throw;
+    }
+    held_[index].fetch_add(bytes, std::memory_order_relaxed);
+    return ptr;
+  }
+  void freeSegment(DeviceIndex index, void* ptr, std::size_t bytes) noexcept override {
+    (void)addressMap().erase(ptr);
+    held_[index].fetch_sub(bytes, std::memory_order_relaxed);
+    // The allocator frees a segment only once every stream's work on it has
+    // completed (events), so no queued command still uses it.
+    const Devices& d = devices();
+    loader().clSVMFree(d.used[index]->context.load(std::memory_order_acquire), ptr);
+  }
+  DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override {
+    const Devices& d = devices();
+    if (index < 0 || index >= d.count()) return {};
+    const std::size_t total = d.used[index]->info.global_memory_bytes;
+    const std::size_t held = held_[index].load(std::memory_order_relaxed);
+    return {total, held < total ? total - held : 0};
+  }
+
+ private:
+  std::array<std::atomic<std::size_t>, kMaxDevicesPerType> held_{};
+};
+
+// Pinned host memory: a CL_MEM_ALLOC_HOST_PTR buffer of device 0's context,
+// mapped for the host once and unmapped when the segment is freed.
+class PinnedSegments final : public EventSource {
+ public:
+  void* allocateSegment(DeviceIndex, std::size_t bytes) override {
+    const Loader& l = loader();
+    const cl_context context = deviceContext(0);
+    cl_int status = CL_SUCCESS;
+    cl_mem buffer = l.clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                     bytes, nullptr, &status);
+    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
+        status == CL_OUT_OF_HOST_MEMORY) {
+      return nullptr;
+    }
+    checkCl(status, "clCreateBuffer (CL_MEM_ALLOC_HOST_PTR, a pinned cache block)", 0);
+    const cl_command_queue queue = nativeQueue(Stream(Device(deviceType(), 0), 0));
+    void* ptr = l.clEnqueueMapBuffer(queue, buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                     0, bytes, 0, nullptr, nullptr, &status);
+    if (status != CL_SUCCESS || ptr == nullptr) {
+      (void)l.clReleaseMemObject(buffer);
+      if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
+          status == CL_OUT_OF_HOST_MEMORY) {
+        return nullptr;
+      }
+      checkCl(status, "clEnqueueMapBuffer (a pinned cache block)", 0);
+    }
+    try {
+      std::lock_guard lock(mutex_);
+      buffers_.emplace(ptr, buffer);
+      addressMap().insert(ptr, bytes, Device(DeviceType::CPU, 0),
+                          kit::MemoryKind::Pinned);
+    } catch (...) {
+      release(ptr, buffer);
+      throw;
+    }
+    return ptr;
+  }
+  void freeSegment(DeviceIndex, void* ptr, std::size_t) noexcept override {
+    cl_mem buffer = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      auto found = buffers_.find(ptr);
+      if (found == buffers_.end()) return;
+      buffer = found->second;
+      buffers_.erase(found);
+    }
+    (void)addressMap().erase(ptr);
+    release(ptr, buffer);
+  }
+
+ private:
+  static void release(void* ptr, cl_mem buffer) noexcept {
+    const Loader& l = loader();
+    try {
+      const cl_command_queue queue = nativeQueue(Stream(Device(deviceType(), 0), 0));
+      if (l.clEnqueueUnmapMemObject(queue, buffer, ptr, 0, nullptr, nullptr) ==
+          CL_SUCCESS) {
+        (void)l.clFinish(queue);
+      }
+    } catch (...) {
+      // Releasing the buffer frees it even while mapped.
+    }
+    (void)l.clReleaseMemObject(buffer);
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<void*, cl_mem> buffers_;
+};
+
+class DeviceAllocator final : public Allocator {
+ public:
+  explicit DeviceAllocator(DeviceIndex index) : device_(deviceType(), index) {}
+  DataPtr allocate(std::size_t bytes) override {
+    const Stream stream = getHooks(device_.type()).getCurrentStream(device_.index());
+    try {
+      return deviceCachingAllocator().allocate(device_.index(), bytes, stream);
+    } catch (const OutOfMemory& e) {
+      // The core ran its OOM path (cache freed, retried, observers told);
+      // say why the device refused a request it could never satisfy.
+      const std::uint64_t limit = deviceRecord(device_.index()).info.max_allocation_bytes;
+      if (limit == 0 || bytes <= limit) throw;
+      throw OutOfMemory(e.message() + "; " + std::to_string(bytes) +
+                        " bytes is above the largest allocation of " +
+                        deviceLabel(device_.index()) +
+                        ", CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(limit) +
+                        " bytes (clSVMAlloc cannot make it); split the allocation");
+    }
+  }
+  Device device() const noexcept override { return device_; }
+
+ private:
+  Device device_;
+};
+
+}  // namespace
+
+const kit::AddressMap& addresses() { return addressMap(); }
+
+memory::CachingAllocator& deviceCachingAllocator() {
+  // Never destroyed: blocks may be freed during static destruction.
+  static memory::CachingAllocator* const allocator = [] {
+    requireAvailable();
+    static DeviceSegments* const source = new DeviceSegments();
+    return new memory::CachingAllocator(deviceType(), devices().count(), *source,
+                                        memory::allocatorSettingsFromEnvironment());
+  }();
+  return *allocator;
+}
+
+Allocator& deviceAllocator(DeviceIndex index) {
+  static std::array<std::atomic<DeviceAllocator*>, kMaxDevicesPerType> allocators{};
+  DeviceAllocator* allocator = allocators[index].load(std::memory_order_acquire);
+  if (allocator != nullptr) return *allocator;
+  auto* fresh = new DeviceAllocator(index);  // never destroyed
+  if (allocators[index].compare_exchange_strong(allocator, fresh,
+                                                std::memory_order_acq_rel)) {
+    return *fresh;
+  }
+  delete fresh;
+  return *allocator;
+}
+
+memory::PinnedCachingAllocator& pinnedAllocator() {
+  static PinnedSegments* const source = new PinnedSegments();
+  static memory::PinnedCachingAllocator* const allocator =
+      new memory::PinnedCachingAllocator(*source);  // never destroyed
+  return *allocator;
+}
+
+}  // namespace accel::opencl::detail

@@ -1,0 +1,60 @@
+// What the OpenCL backend's tests share: the backend registered, a fixture
+// that skips (with the backend's reason) where no OpenCL device is usable,
+// and a user event that holds a queue until the test releases it, so that
+// "work still pending" is a state the test controls, never a race.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include "accel/accel.h"
+#include "accel/opencl/opencl.h"
+
+namespace accel::opencl::testing {
+
+inline AcceleratorHooks& openclHooks() { return registerBackend(); }
+
+class OpenClTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hooks_ = &openclHooks();
+    if (!hooks_->isAvailable()) {
+      GTEST_SKIP() << "no usable OpenCL device here: " << availability().reason;
+    }
+  }
+  [[nodiscard]] AcceleratorHooks& hooks() const { return *hooks_; }
+  [[nodiscard]] Device device0() const { return Device(deviceType(), 0); }
+
+ private:
+  AcceleratorHooks* hooks_ = nullptr;
+};
+
+// A user event of device 0's context and a barrier on `queue` waiting for
+// it: nothing enqueued on the queue after the constructor runs until
+// release() (or the destructor).
+class HeldQueue {
+ public:
+  explicit HeldQueue(cl_command_queue queue) {
+    cl_int status = CL_SUCCESS;
+    gate_ = clCreateUserEvent(nativeContext(0), &status);
+    EXPECT_EQ(status, CL_SUCCESS);
+    EXPECT_EQ(clEnqueueBarrierWithWaitList(queue, 1, &gate_, nullptr), CL_SUCCESS);
+    EXPECT_EQ(clFlush(queue), CL_SUCCESS);
+  }
+  HeldQueue(const HeldQueue&) = delete;
+  HeldQueue& operator=(const HeldQueue&) = delete;
+  ~HeldQueue() { release(); }
+  void release() {
+    if (gate_ == nullptr) return;
+    EXPECT_EQ(clSetUserEventStatus(gate_, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(gate_);
+    gate_ = nullptr;
+  }
+
+ private:
+  cl_event gate_ = nullptr;
+};
+
+}  // namespace accel::opencl::testing
