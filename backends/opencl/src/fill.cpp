@@ -4,6 +4,7 @@
 #include "accel/opencl/fill.h"
 
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -69,15 +70,16 @@ FillKernel kernelOf(const FillJob& job) {
   return FillKernel::Bits32;
 }
 
-// The output must lie in one device allocation of the stream's device.
+// The output must lie in one live allocation of the stream's device (the
+// core allocator's block map; a kernel writing elsewhere would corrupt
+// memory the driver cannot check).
 void checkOutput(const char* api, const FillJob& job, Stream stream) {
   const std::size_t bytes = job.count * elementBytes(job);
-  const std::optional<kit::AddressRange> range = detail::addresses().find(job.out);
+  const std::optional<memory::BlockInfo> block =
+      detail::deviceCachingAllocator().findBlock(stream.device.index(), job.out);
   const auto begin = reinterpret_cast<std::uintptr_t>(job.out);
-  const bool inside = range && range->kind == kit::MemoryKind::Device &&
-                      range->device == stream.device &&
-                      begin - range->begin + bytes <= range->size;
-  if (inside) return;
+  const auto base = reinterpret_cast<std::uintptr_t>(block ? block->base : nullptr);
+  if (block && !block->freed && begin - base + bytes <= block->requested) return;
   std::ostringstream text;
   text << api << ": " << job.out << " .. +" << bytes << " bytes is not inside one "
        << "allocation of " << stream.device.str()

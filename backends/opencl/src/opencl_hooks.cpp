@@ -1,5 +1,6 @@
 #include "opencl_hooks.h"
 
+#include <optional>
 #include <sstream>
 
 #include "accel/error.h"
@@ -76,6 +77,13 @@ Generator OpenClHooks::getNewGeneratorImpl(DeviceIndex index) {
 
 Device OpenClHooks::getDeviceFromPtrImpl(const void* ptr) const {
   requireAvailable();
+  // The core's segment map: device memory the allocator holds, in use or
+  // cached.
+  if (const std::optional<DeviceIndex> index = deviceCachingAllocator().deviceOf(ptr)) {
+    return Device(deviceType(), *index);
+  }
+  // Pinned host memory, a segment already returned, or a foreign pointer:
+  // the kit's map (segments and pinned blocks) says which.
   return addresses().deviceOf(ptr);
 }
 
