@@ -51,7 +51,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/accel
 # In a plugin directory of its own, a plugin finds libaccel.so through its rpath.
 file(RELATIVE_PATH accel_plugin_to_libdir
   /prefix/${ACCEL_INSTALL_PLUGINDIR} /prefix/${CMAKE_INSTALL_LIBDIR})
-foreach(plugin IN ITEMS accel_openreg accel_cuda)
+foreach(plugin IN ITEMS accel_openreg accel_cuda accel_opencl)
   if(NOT TARGET ${plugin})
     continue()
   endif()
@@ -62,6 +62,11 @@ foreach(plugin IN ITEMS accel_openreg accel_cuda)
 endforeach()
 if(TARGET accel_cuda)
   install(TARGETS accel_cuda LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
+endif()
+if(TARGET accel_opencl)
+  install(TARGETS accel_opencl LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/opencl/include/accel
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development FILES_MATCHING PATTERN "*.h")
 endif()
 if(TARGET accel_openreg)
   # openreg is also a library that programs link: accelhooks::accel_openreg.
