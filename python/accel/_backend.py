@@ -291,6 +291,9 @@ def backend(type_name: str) -> types.ModuleType:
     if type_name == "cuda":
         from . import cuda
         return cuda
+    if type_name == "opencl" and getattr(_C, "_has_opencl", False):
+        from . import opencl
+        return opencl
     _C.Hooks(type_name)  # unknown names: InvalidArgumentError listing the known ones
     module = types.ModuleType(f"accel.backend.{type_name}",
                               f"The accel API of the '{type_name}' backend.")

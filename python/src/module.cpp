@@ -24,6 +24,12 @@ PYBIND11_MODULE(_C, m) {
 #else
   m.attr("_has_openreg") = false;
 #endif
+#if defined(ACCEL_PY_WITH_OPENCL)
+  bindOpenCl(m);
+  m.attr("_has_opencl") = true;
+#else
+  m.attr("_has_opencl") = false;
+#endif
   // The baseline of bench/python: the cheapest call pybind11 can make.
   m.def(
       "_noop", [] {}, "Does nothing; the call-overhead baseline of the benchmarks.");

@@ -2,11 +2,15 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "accel/hooks_table.h"
 #include "accel/opencl/opencl.h"
 #include "devices.h"
+#include "loader.h"
+#include "opencl_error.h"
 #include "opencl_hooks.h"
+#include "opencl_memory.h"
 #include "programs.h"
 #include "streams.h"
 
@@ -62,6 +66,22 @@ Stream wrapExternalQueue(_cl_command_queue* queue, DeviceIndex index) {
 _cl_program* buildProgram(DeviceIndex index, std::string_view source,
                           std::string_view options) {
   return detail::programFor(index, source, options);
+}
+
+void copyBlocking(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  ACCEL_CHECK(dst != nullptr && src != nullptr, InvalidArgument,
+              "copyBlocking: null pointer for a copy of ", bytes, " bytes");
+  detail::requireAvailable();
+  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  std::optional<DeviceIndex> device = allocator.deviceOf(dst);
+  if (!device) device = allocator.deviceOf(src);
+  const DeviceIndex index = device.value_or(0);
+  const cl_command_queue queue =
+      detail::nativeQueue(Stream(Device(deviceType(), index), 0));
+  detail::checkCl(detail::loader().clEnqueueSVMMemcpy(queue, CL_TRUE, dst, src, bytes, 0,
+                                                      nullptr, nullptr),
+                  "clEnqueueSVMMemcpy (copyBlocking)", index);
 }
 
 }  // namespace accel::opencl

@@ -21,6 +21,7 @@
 // is not the backend's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -115,5 +116,18 @@ ACCEL_OPENCL_API Stream wrapExternalQueue(_cl_command_queue* queue, DeviceIndex 
 // The program belongs to the backend; do not release it.
 ACCEL_OPENCL_API _cl_program* buildProgram(DeviceIndex index, std::string_view source,
                                            std::string_view options = {});
+
+}  // namespace accel::opencl
+
+namespace accel::opencl {
+
+// Copies `bytes` from `src` to `dst`, either of which may be device memory
+// of this backend (SVM) or host memory, and returns when the copy is done
+// (clEnqueueSVMMemcpy, blocking, on the default queue of the device that
+// owns the device side; device 0 when neither side is device memory).
+// Work queued earlier on that queue runs first; other queues are not
+// waited for. Throws InvalidArgument for null pointers with bytes > 0,
+// NotAvailable without devices, DeviceError from OpenCL.
+ACCEL_OPENCL_API void copyBlocking(void* dst, const void* src, std::size_t bytes);
 
 }  // namespace accel::opencl

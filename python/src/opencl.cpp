@@ -1,0 +1,150 @@
+// accel._C._opencl: the OpenCL backend's extras beyond the hooks
+// (registration, why there are no devices, device info, fills, native
+// handles as integers) and its copy function for Buffer copies. Built only
+// with the OpenCL backend.
+#include <pybind11/stl.h>
+
+#include <cstdint>
+
+#include "accel/error.h"
+#include "accel/opencl/fill.h"
+#include "accel/opencl/opencl.h"
+#include "bindings.h"
+
+namespace accel::python {
+namespace {
+
+void openclCopy(void* dst, const void* src, std::size_t bytes) {
+  opencl::copyBlocking(dst, src, bytes);
+}
+
+Stream streamFrom(const py::object& stream) {
+  const auto packed =
+      stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
+  return Stream::unpack3(std::get<0>(packed), std::get<1>(packed), std::get<2>(packed));
+}
+
+template <bool kNormal>
+void fill(const py::handle& buffer, double a, double b, const std::string& dtype,
+          const std::optional<Generator>& generator, const py::object& stream) {
+  const char* what = kNormal ? "fill_normal" : "fill_uniform";
+  const BufferView view = bufferView(buffer, what);
+  ACCEL_CHECK(
+      view.device.type() == opencl::deviceType(), InvalidArgument, what,
+      ": the buffer is on ", view.device.str(),
+      ", not an opencl device; allocate it with accel.empty(n, device='opencl:0')");
+  const Stream s =
+      stream.is_none()
+          ? getHooks(opencl::deviceType()).getCurrentStream(view.device.index())
+          : streamFrom(stream);
+  ACCEL_CHECK(s.device == view.device, InvalidArgument, what, ": the stream is on ",
+              s.device.str(), " but the buffer on ", view.device.str());
+  const Generator g = generator.value_or(Generator{});
+  const std::size_t size = dtype == "float32" ? 4 : dtype == "float64" ? 8 : 0;
+  ACCEL_CHECK(size != 0, InvalidArgument, what, ": dtype '", dtype,
+              "': use 'float32' or 'float64'");
+  ACCEL_CHECK(view.nbytes % size == 0, InvalidArgument, what, ": ", view.nbytes,
+              " bytes is not a whole number of ", size, "-byte elements");
+  const std::size_t count = view.nbytes / size;
+  py::gil_scoped_release release;
+  if (size == 4) {
+    auto* data = static_cast<float*>(view.data);
+    if constexpr (kNormal) {
+      opencl::fillNormal(s, data, count, float(a), float(b), g);
+    } else {
+      opencl::fillUniform(s, data, count, float(a), float(b), g);
+    }
+  } else {
+    auto* data = static_cast<double*>(view.data);
+    if constexpr (kNormal) {
+      opencl::fillNormal(s, data, count, a, b, g);
+    } else {
+      opencl::fillUniform(s, data, count, a, b, g);
+    }
+  }
+}
+
+template <bool kNormal>
+void defFill(py::module_& o, const char* first, const char* second, const char* doc) {
+  o.def(
+      kNormal ? "fill_normal" : "fill_uniform",
+      [](const py::handle& buffer, double a, double b, const std::string& dtype,
+         const std::optional<Generator>& generator, const py::object& stream) {
+        fill<kNormal>(buffer, a, b, dtype, generator, stream);
+      },
+      py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
+      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
+      py::arg("stream") = py::none(), doc);
+}
+
+}  // namespace
+
+void bindOpenCl(py::module_& m) {
+  py::module_ o = m.def_submodule("_opencl", "the OpenCL backend's extras.");
+  registerCopyFunction(opencl::deviceType(), &openclCopy);
+  o.def(
+      "register_backend", [] { (void)opencl::registerBackend(); },
+      "Registers the opencl hooks (once per process; no device is touched).");
+  o.def(
+      "availability",
+      [] {
+        const opencl::Availability a = opencl::availability();
+        py::dict out;
+        out["device_count"] = a.device_count;
+        out["reason"] = a.reason;
+        out["skipped"] = a.skipped;
+        return out;
+      },
+      "Device count, why there are none, and the devices seen but not used.");
+  o.def(
+      "device_info",
+      [](long long index) {
+        const opencl::DeviceInfo i = opencl::deviceInfo(toDeviceIndex(index));
+        py::dict out;
+        out["platform_index"] = i.platform_index;
+        out["device_index"] = i.device_index;
+        out["platform_name"] = i.platform_name;
+        out["name"] = i.name;
+        out["vendor"] = i.vendor;
+        out["version"] = i.version;
+        out["driver_version"] = i.driver_version;
+        out["type"] = i.type;
+        out["global_memory_bytes"] = i.global_memory_bytes;
+        out["max_allocation_bytes"] = i.max_allocation_bytes;
+        out["local_memory_bytes"] = i.local_memory_bytes;
+        out["compute_units"] = i.compute_units;
+        out["max_work_group_size"] = i.max_work_group_size;
+        out["coarse_grain_svm"] = i.coarse_grain_svm;
+        out["fine_grain_svm"] = i.fine_grain_svm;
+        out["fp64"] = i.fp64;
+        out["priority_hints"] = i.priority_hints;
+        out["command_buffer"] = i.command_buffer;
+        out["extensions"] = i.extensions;
+        return out;
+      },
+      py::arg("index"));
+  o.def(
+      "native_handles",
+      [](long long index) {
+        const DeviceIndex i = toDeviceIndex(index);
+        py::dict out;
+        out["platform"] = reinterpret_cast<std::uintptr_t>(opencl::nativePlatform(i));
+        out["device"] = reinterpret_cast<std::uintptr_t>(opencl::nativeDevice(i));
+        out["context"] = reinterpret_cast<std::uintptr_t>(opencl::nativeContext(i));
+        return out;
+      },
+      py::arg("index"), "cl_platform_id, cl_device_id, cl_context as integers.");
+  o.def(
+      "native_queue",
+      [](const py::object& stream) {
+        return reinterpret_cast<std::uintptr_t>(opencl::nativeQueue(streamFrom(stream)));
+      },
+      py::arg("stream"), "The cl_command_queue behind a stream, as an integer.");
+  defFill<false>(o, "low", "high",
+                 "Enqueues a uniform fill of an opencl buffer on `stream` (default: "
+                 "the buffer device's current stream) from `generator` (default: "
+                 "the device's default generator). Same numbers as the host fill.");
+  defFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
+}
+
+}  // namespace accel::python

@@ -1,0 +1,75 @@
+"""accel.opencl: the OpenCL backend from Python, on the machine's OpenCL driver
+(pocl on the CPU here and in CI). Skipped, with the backend's reason, where no
+OpenCL device is usable."""
+
+import numpy as np
+import pytest
+
+import accel
+
+opencl = pytest.importorskip("accel.opencl", reason="accel built without the OpenCL backend")
+
+
+@pytest.fixture
+def device():
+    if not opencl.is_available():
+        pytest.skip("no usable OpenCL device: " + opencl.availability()["reason"])
+    return accel.Device("opencl:0")
+
+
+def test_module_has_the_backend_api_and_says_why():
+    assert opencl.device_count() == opencl.availability()["device_count"]
+    if not opencl.is_available():
+        assert opencl.availability()["reason"]
+
+
+def test_device_info_and_native_handles(device):
+    info = opencl.device_info(0)
+    assert info["coarse_grain_svm"] and info["name"]
+    handles = opencl.native_handles(0)
+    assert handles["context"] != 0 and handles["device"] != 0
+    assert opencl.native_queue(opencl.current_stream()) != 0
+
+
+def test_fills_match_the_host_fill_and_read_back(device):
+    n = 10_001
+    buf = accel.empty(n * 4, device=device)
+    opencl.manual_seed(1234)
+    opencl.fill_uniform(buf, -2.0, 3.0)
+    opencl.synchronize()
+    got = np.zeros(n, dtype=np.float32)
+    buf.copy_to(got)
+    assert got.min() >= -2.0 and got.max() < 3.0
+    # The same seed again gives the same numbers (position restarts at 0).
+    opencl.manual_seed(1234)
+    again = accel.empty(n * 4, device=device)
+    opencl.fill_uniform(again, -2.0, 3.0)
+    out = np.zeros(n, dtype=np.float32)
+    again.copy_to(out)
+    assert np.array_equal(got, out)
+
+
+def test_normal_fill_statistics(device):
+    n = 100_000
+    buf = accel.empty(n * 8, device=device)
+    opencl.manual_seed(7)
+    opencl.fill_normal(buf, 1.0, 2.0, dtype="float64")
+    out = np.zeros(n, dtype=np.float64)
+    buf.copy_to(out)
+    assert abs(out.mean() - 1.0) < 0.05 and abs(out.std() - 2.0) < 0.05
+
+
+def test_fill_refuses_a_buffer_of_another_device(device):
+    with pytest.raises(accel.InvalidArgumentError):
+        opencl.fill_uniform(accel.empty(64))
+
+
+def test_streams_and_events(device):
+    s = opencl.Stream()
+    start = opencl.Event(enable_timing=True)
+    end = opencl.Event(enable_timing=True)
+    start.record(s)
+    end.record(s)
+    end.synchronize()
+    assert start.elapsed_time(end) >= 0.0
+    assert s.query()
