@@ -141,8 +141,10 @@ int main(int argc, char** argv) {
       ->add_option("--settings", memreplay.settings,
                    "Allocator settings, as ACCEL_ALLOC_CONF (key:value,...)")
       ->type_name("CONF");
-  memreplayCommand->add_option("--capacity", memreplay.capacity,
-                               "Simulated device memory (default 80GiB)");
+  memreplayCommand
+      ->add_option("--capacity", memreplay.capacity,
+                   "Simulated device memory (default 80GiB)")
+      ->type_name("SIZE");
   memreplayCommand->add_option("--device", memreplay.device,
                                "Which device trace of a snapshot to replay");
   memreplayCommand->add_flag("--json", memreplay.json, "Print the results as JSON");

@@ -18,7 +18,10 @@ namespace accel::tool {
 
 // Where a value lies in the document ("device_traces[0][17].addr"), kept as a
 // chain of stack-allocated links so that reading a field costs no string
-// until an error needs the text.
+// until an error needs the text. A path points at its parent: name the parent
+// (a local) for as long as its children are used, e.g.
+//   const FieldPath block_at = blocks_at.element(j);
+//   fields.byteCount(value, block_at.member("size"));  // a temporary is fine here
 class FieldPath {
  public:
   FieldPath() = default;
