@@ -1,7 +1,7 @@
 // accel._C._opencl: the OpenCL backend's extras beyond the hooks
 // (registration, why there are no devices, device info, fills, native
-// handles as integers) and its copy function for Buffer copies. Built only
-// with the OpenCL backend.
+// handles as integers). Buffer copies go through the backend's copies hooks.
+// Built only with the OpenCL backend.
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -13,10 +13,6 @@
 
 namespace accel::python {
 namespace {
-
-void openclCopy(void* dst, const void* src, std::size_t bytes) {
-  opencl::copyBlocking(dst, src, bytes);
-}
 
 Stream streamFrom(const py::object& stream) {
   const auto packed =
@@ -81,7 +77,6 @@ void defFill(py::module_& o, const char* first, const char* second, const char* 
 
 void bindOpenCl(py::module_& m) {
   py::module_ o = m.def_submodule("_opencl", "the OpenCL backend's extras.");
-  registerCopyFunction(opencl::deviceType(), &openclCopy);
   o.def(
       "register_backend", [] { (void)opencl::registerBackend(); },
       "Registers the opencl hooks (once per process; no device is touched).");

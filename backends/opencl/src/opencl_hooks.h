@@ -8,8 +8,8 @@
 // when ACCEL_OPENCL_DEVICES is malformed, which init() reports.
 //
 // Declared groups: device, streams, events, memory, memory_history (the
-// core caching allocator over SVM, opencl_memory.h). Graphs are not declared
-// (docs/opencl.md says why). The current device and streams are per thread
+// core caching allocator over SVM, opencl_memory.h) and copies (copies.cpp). Graphs are
+// not declared (docs/opencl.md says why). The current device and streams are per thread
 // (kit::ThreadCurrent).
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered once,
@@ -70,6 +70,14 @@ class OpenClHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>
   bool queryEventImpl(EventId event) const override;
   void synchronizeEventImpl(EventId event) const override;
   double elapsedTimeImpl(EventId start, EventId end) const override;
+
+  // The copies group (copies.cpp).
+  void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                              Stream stream) override;
 
   memory::CachingAllocator& cachingAllocator() const override;
 

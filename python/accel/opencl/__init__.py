@@ -17,13 +17,15 @@ from typing import Any, Dict, Optional
 from .. import _C
 from .._backend import _modules, populate
 from .._lazy import state
-from . import random
-from .random import *  # noqa: F401,F403  (manual_seed, get_rng_state, ...)
 
 if not getattr(_C, "_has_opencl", False):  # pragma: no cover - built without OpenCL headers
     raise ImportError("accel was built without the OpenCL backend (CL/cl.h not found)")
 
+# Registered before the random module, which looks the hooks up.
 _C._opencl.register_backend()
+
+from . import random  # noqa: E402
+from .random import *  # noqa: E402,F401,F403  (manual_seed, get_rng_state, ...)
 populate(globals(), "opencl", random.RANDOM)
 _modules["opencl"] = sys.modules[__name__]
 _lazy_state = state("opencl")

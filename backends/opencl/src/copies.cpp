@@ -1,0 +1,107 @@
+// The copies group on OpenCL: clEnqueueSVMMemcpy on the stream's queue.
+//
+// Asynchronous where OpenCL allows it: a copy whose host side is pinned
+// memory of this backend (or device to device) is enqueued and returns at
+// once; a copy from or to pageable host memory blocks until it is done
+// (OpenCL reads and writes host memory when the command runs, and pageable
+// memory may be freed as soon as the call returns). Between two devices
+// (two contexts, whose SVM pointers a queue cannot mix) the copy goes through
+// a host buffer, blocking. The core has checked everything that needs no
+// driver; checked here: a host side that is device memory of this backend,
+// and a device range that is not inside one live allocation.
+#include <cstdint>
+#include <vector>
+
+#include "accel/error.h"
+#include "accel/hook_catalogue.h"
+#include "accel/opencl/opencl.h"
+#include "devices.h"
+#include "loader.h"
+#include "opencl_error.h"
+#include "opencl_hooks.h"
+#include "opencl_memory.h"
+#include "streams.h"
+
+namespace accel::opencl::detail {
+namespace {
+
+void requireHostMemory(HookId hook, const char* which, const void* ptr) {
+  const std::optional<DeviceIndex> device = deviceCachingAllocator().deviceOf(ptr);
+  ACCEL_CHECK(!device, InvalidArgument, hookInfo(hook).name, "(): ", which, " (", ptr,
+              ") is memory of opencl:", static_cast<int>(device.value_or(0)),
+              ", not host memory; copy between devices with ",
+              hookInfo(HookId::copyDeviceToDevice).name, "()");
+}
+
+// The device owning [ptr, ptr + bytes): one live allocation. Throws
+// InvalidArgument naming the hook otherwise.
+DeviceIndex requireDeviceRange(HookId hook, const char* which, const void* ptr,
+                               std::size_t bytes) {
+  memory::CachingAllocator& allocator = deviceCachingAllocator();
+  const std::optional<DeviceIndex> device = allocator.deviceOf(ptr);
+  std::optional<memory::BlockInfo> block;
+  if (device) block = allocator.findBlock(*device, ptr);
+  const auto begin = reinterpret_cast<std::uintptr_t>(ptr);
+  const auto base = reinterpret_cast<std::uintptr_t>(block ? block->base : nullptr);
+  ACCEL_CHECK(block && !block->freed && begin - base + bytes <= block->size,
+              InvalidArgument, hookInfo(hook).name, "(): ", which, " (", ptr, ", ", bytes,
+              " bytes) is not inside one live opencl allocation (freed, or past its "
+              "end)");
+  return *device;
+}
+
+void enqueueCopy(HookId hook, void* dst, const void* src, std::size_t bytes,
+                 Stream stream, bool blocking) {
+  const cl_command_queue queue = nativeQueue(stream);
+  checkCl(loader().clEnqueueSVMMemcpy(queue, blocking ? CL_TRUE : CL_FALSE, dst, src,
+                                      bytes, 0, nullptr, nullptr),
+          "clEnqueueSVMMemcpy", hook, stream.device.index());
+  if (!blocking) (void)loader().clFlush(queue);
+}
+
+}  // namespace
+
+void OpenClHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                                       Stream stream) {
+  requireAvailable();
+  if (bytes == 0) return;
+  requireHostMemory(HookId::copyHostToDevice, "src", src);
+  (void)requireDeviceRange(HookId::copyHostToDevice, "dst", dst, bytes);
+  enqueueCopy(HookId::copyHostToDevice, dst, src, bytes, stream,
+              /*blocking=*/!addresses().isPinned(src));
+}
+
+void OpenClHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                                       Stream stream) {
+  requireAvailable();
+  if (bytes == 0) return;
+  requireHostMemory(HookId::copyDeviceToHost, "dst", dst);
+  (void)requireDeviceRange(HookId::copyDeviceToHost, "src", src, bytes);
+  enqueueCopy(HookId::copyDeviceToHost, dst, src, bytes, stream,
+              /*blocking=*/!addresses().isPinned(dst));
+}
+
+void OpenClHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                                         Stream stream) {
+  requireAvailable();
+  if (bytes == 0) return;
+  const DeviceIndex to =
+      requireDeviceRange(HookId::copyDeviceToDevice, "dst", dst, bytes);
+  const DeviceIndex from =
+      requireDeviceRange(HookId::copyDeviceToDevice, "src", src, bytes);
+  if (to == from) {
+    enqueueCopy(HookId::copyDeviceToDevice, dst, src, bytes, stream, /*blocking=*/false);
+    return;
+  }
+  // Two contexts: through the host, on each device's default queue after
+  // the stream's work (the stream is on one of them).
+  checkCl(loader().clFinish(nativeQueue(stream)), "clFinish", HookId::copyDeviceToDevice,
+          stream.device.index());
+  std::vector<unsigned char> staging(bytes);
+  enqueueCopy(HookId::copyDeviceToDevice, staging.data(), src, bytes,
+              Stream(Device(deviceType(), from), kDefaultStreamId), /*blocking=*/true);
+  enqueueCopy(HookId::copyDeviceToDevice, dst, staging.data(), bytes,
+              Stream(Device(deviceType(), to), kDefaultStreamId), /*blocking=*/true);
+}
+
+}  // namespace accel::opencl::detail
