@@ -35,6 +35,26 @@ struct PyHooks {
   [[nodiscard]] AcceleratorHooks& get() const noexcept { return getHooks(type); }
 };
 
+// Releases the GIL for a wait, like py::gil_scoped_release, but a thread
+// that comes back while the interpreter is finalising (a daemon thread still
+// inside a wait at exit) stops there and sleeps until the process ends.
+// CPython 3.11 pthread_exits such a thread from PyEval_RestoreThread: a
+// forced unwind, which through pybind11's noexcept guard destructor was
+// std::terminate, the abort users saw. The destructor may therefore let that
+// unwind through (noexcept(false)) for a thread that passed the check just
+// before finalisation began; pybind11 rethrows it and the thread ends.
+class GilRelease {
+ public:
+  GilRelease() noexcept : state_(PyEval_SaveThread()) {}
+  ~GilRelease() noexcept(false);
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+using Release = py::call_guard<GilRelease>;
+
 void bindErrors(py::module_& m);
 void bindObjects(py::module_& m);  // Device, Generator, DeviceProperties
 void bindHooks(py::module_& m);    // Hooks, context functions

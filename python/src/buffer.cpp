@@ -57,7 +57,7 @@ PyBuffer makeBuffer(std::size_t nbytes, const py::handle& device, bool pinned) {
     }
     Allocator* allocator = nullptr;
     {
-      py::gil_scoped_release release;  // may initialise the backend
+      GilRelease release;  // may initialise the backend
       allocator = &globalContext().getPinnedMemoryAllocator(type);
       storage->data = allocator->allocate(nbytes);
     }
@@ -78,7 +78,7 @@ PyBuffer makeBuffer(std::size_t nbytes, const py::handle& device, bool pinned) {
     return PyBuffer{std::move(storage)};
   }
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     globalContext().lazyInitDevice(d.type());
     AcceleratorHooks& hooks = getHooks(d.type());
     storage->data = hooks.getDeviceAllocator(d.index()).allocate(nbytes);
@@ -306,7 +306,7 @@ void hostFill(const py::handle& out, const py::handle& seed, std::uint64_t offse
   HostView view(out, /*writable=*/true);
   const PhiloxPosition from{toSeed(seed), offset};
   auto run = [&]<typename T>(std::span<T> values) {
-    py::gil_scoped_release release;
+    GilRelease release;
     if constexpr (kNormal) {
       fillNormal(values, static_cast<T>(a), static_cast<T>(b), from);
     } else {
@@ -356,7 +356,7 @@ void copyOnDevice(void* dst, bool dst_host, const void* src, bool src_host, Devi
 void copyBetween(void* dst, Device dst_device, bool dst_host, const void* src,
                  Device src_device, bool src_host, std::size_t bytes) {
   if (bytes == 0) return;
-  py::gil_scoped_release release;
+  GilRelease release;
   if (dst_host && src_host) {
     std::memcpy(dst, src, bytes);
     return;

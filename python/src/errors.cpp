@@ -5,6 +5,7 @@
 // builtin a Python caller would catch: ValueError for bad arguments,
 // NotImplementedError for unsupported hooks, MemoryError for out of memory.
 #include <Python.h>
+#include <unistd.h>
 
 #include "accel/error.h"
 #include "bindings.h"
@@ -34,6 +35,15 @@ PyObject* makeClass(py::module_& m, const char* name,
 }
 
 }  // namespace
+
+GilRelease::~GilRelease() noexcept(false) {
+  if (_Py_IsFinalizing() != 0) {
+    // Exiting: no Python code may run again on this thread, and exit()
+    // ends it with the process.
+    for (;;) pause();
+  }
+  PyEval_RestoreThread(state_);
+}
 
 void bindErrors(py::module_& m) {
   g_error = makeClass(m, "Error", {PyExc_RuntimeError},

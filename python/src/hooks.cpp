@@ -18,8 +18,6 @@
 namespace accel::python {
 namespace {
 
-using Release = py::call_guard<py::gil_scoped_release>;
-
 constexpr HookGroup kAllGroups[] = {
     HookGroup::Low,           HookGroup::High,   HookGroup::Device,
     HookGroup::Streams,       HookGroup::Events, HookGroup::Memory,

@@ -15,8 +15,6 @@
 namespace accel::python {
 namespace {
 
-using Release = py::call_guard<py::gil_scoped_release>;
-
 // Every figure under PyTorch's flattened key names
 // ("allocated_bytes.all.current", ...), sorted by key as torch returns them.
 // The keys are made once (interned, hashes cached); a call converts only the
@@ -228,7 +226,7 @@ void bindMemory(py::module_& m) {
             options.max_entries = max_entries;
             options.record_stack = record_stack;
             if (python_stack) options.capture_host_stack = &capturePythonStack;
-            py::gil_scoped_release release;
+            GilRelease release;
             h.get().recordMemoryHistory(options);
           },
           py::arg("enabled") = "all", py::arg("max_entries") = 100000,
@@ -246,7 +244,7 @@ void bindMemory(py::module_& m) {
             {
               // Released: resolving Python frames takes the GIL after the
               // allocator's locks are let go.
-              py::gil_scoped_release release;
+              GilRelease release;
               snapshot = h.get().memorySnapshot(options);
             }
             return snapshotDict(snapshot);

@@ -186,7 +186,8 @@ void bindObjects(py::module_& m) {
            }),
            py::arg("device") = py::none(),
            "A new generator on `device` (default: the current accelerator's current "
-           "device), independent of the default one, from the backend's new-generator hook.")
+           "device), independent of the default one, from the backend's new-generator "
+           "hook.")
       .def("__reduce__", &refusePickle<Generator>)
       .def_property_readonly("device", &Generator::device, "The device it serves.")
       .def(

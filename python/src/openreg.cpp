@@ -12,8 +12,6 @@
 namespace accel::python {
 namespace {
 
-using Release = py::call_guard<py::gil_scoped_release>;
-
 // The device buffer a fill writes, with its element count for `dtype`.
 template <typename T>
 std::pair<T*, std::size_t> fillTarget(const py::handle& buffer, const char* what) {
@@ -49,7 +47,7 @@ void fill(const py::handle& buffer, double a, double b, const std::string& dtype
   const Generator g = generator.value_or(Generator{});
   if (dtype == "float32") {
     auto [data, count] = fillTarget<float>(buffer, what);
-    py::gil_scoped_release release;
+    GilRelease release;
     if constexpr (kNormal) {
       openreg::fillNormal(s, data, count, float(a), float(b), g);
     } else {
@@ -57,7 +55,7 @@ void fill(const py::handle& buffer, double a, double b, const std::string& dtype
     }
   } else if (dtype == "float64") {
     auto [data, count] = fillTarget<double>(buffer, what);
-    py::gil_scoped_release release;
+    GilRelease release;
     if constexpr (kNormal) {
       openreg::fillNormal(s, data, count, a, b, g);
     } else {
@@ -159,7 +157,7 @@ void bindOpenReg(py::module_& m) {
   o.def("config", [] {
     const openreg::Config* config = nullptr;
     {
-      py::gil_scoped_release release;  // initialises the backend
+      GilRelease release;  // initialises the backend
       config = &openreg::activeConfig();
     }
     const openreg::Config& c = *config;

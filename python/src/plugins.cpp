@@ -38,7 +38,7 @@ void bindPlugins(py::module_& m) {
       [](const std::string& path) {
         PluginRecord record;
         {
-          py::gil_scoped_release release;  // dlopen and registration may wait
+          GilRelease release;  // dlopen and registration may wait
           record = loadBackend(path);
         }
         return recordDict(record);
@@ -54,7 +54,7 @@ void bindPlugins(py::module_& m) {
       [] {
         std::vector<PluginRecord> records;
         {
-          py::gil_scoped_release release;
+          GilRelease release;
           records = autoloadPlugins();
         }
         return recordList(records);

@@ -20,8 +20,6 @@
 namespace accel::python {
 namespace {
 
-using Release = py::call_guard<py::gil_scoped_release>;
-
 AcceleratorHooks& hooksOf(const Stream& s) noexcept { return getHooks(s.device.type()); }
 
 // A stream and, while it is entered as a context manager, what it replaced,
