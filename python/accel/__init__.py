@@ -12,11 +12,11 @@ initialising them. A backend initialises on the first call that needs it.
 docs/python.md tells the whole story.
 """
 
-from __future__ import annotations
+from __future__ import annotations as _annotations
 
 import os as _os
 import types as _types
-from typing import Any, Dict, List, Optional, Union
+from typing import Any as _Any, Dict as _Dict, List as _List, Union as _Union
 
 from . import _C
 from ._C import (  # noqa: F401  (the public names)
@@ -46,14 +46,14 @@ from ._devices import DeviceLike
 from ._lazy import state as _state
 
 
-def load_backend(path: str) -> Dict[str, Any]:
+def load_backend(path: str) -> _Dict[str, _Any]:
     """Loads a backend plugin (a libaccel_<name>.so) and returns its load record
     (path, status, registered types, ...). Raises NotAvailableError with the
     loader's reason when it did not load. Releases the GIL while loading."""
     return dict(_C._load_backend(_os.fspath(path)))
 
 
-def plugin_report() -> List[Dict[str, Any]]:
+def plugin_report() -> _List[_Dict[str, _Any]]:
     """Every plugin load attempt so far (autoload and load_backend), as dicts."""
     return [dict(record) for record in _C._plugin_report()]
 
@@ -63,7 +63,7 @@ def autoload_state() -> str:
     return str(_C._autoload_state())
 
 
-def empty(nbytes: int, device: Union[None, str, Device] = None, *,
+def empty(nbytes: int, device: _Union[None, str, Device] = None, *,
           pinned: bool = False) -> Buffer:
     """`nbytes` uninitialised bytes: on `device` ('openreg:0'; default cpu), or
     page-locked host memory of the accelerator (or of `device`) with pinned=True.
@@ -80,7 +80,7 @@ def empty(nbytes: int, device: Union[None, str, Device] = None, *,
     return _C._empty(nbytes, device, pinned)
 
 
-def registered_backends() -> List[str]:
+def registered_backends() -> _List[str]:
     """Names of the device types with a registered backend."""
     return list(_C._registered_types())
 
@@ -117,7 +117,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Buffer", "Device", "DeviceError", "DeviceProperties", "Error", "Event", "Generator",
     "InvalidArgumentError", "NotAvailableError", "NotSupportedError", "OutOfMemoryError",
-    "Stream", "autoload_state", "backend", "cuda", "current_accelerator",
+    "DeviceLike", "Stream", "accelerator", "autoload_state", "backend", "cuda", "current_accelerator",
     "current_device_index", "current_stream", "device_count", "device_index", "empty",
     "is_available", "load_backend", "manual_seed", "memory", "openreg", "plugin_report",
     "registered_backends", "set_current_accelerator", "set_device_index", "set_stream",

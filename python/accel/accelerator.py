@@ -10,19 +10,19 @@ Thread-safety: every function is thread-safe; the current device and stream
 are per thread.
 """
 
-from __future__ import annotations
+from __future__ import annotations as _annotations
 
-import types
-from typing import Optional
+import types as _types
+from typing import Optional as _Optional
 
 from . import _C
-from ._backend import backend
-from ._devices import DeviceLike, as_device
-from ._lazy import state
-from ._random import check_seed
+from ._backend import backend as _backend
+from ._devices import DeviceLike as _DeviceLike, as_device as _as_device
+from ._lazy import state as _state
+from ._random import check_seed as _check_seed
 
 
-def current_accelerator(check_available: bool = False) -> Optional[_C.Device]:
+def current_accelerator(check_available: bool = False) -> _Optional[_C.Device]:
     """The accelerator as a Device without index (e.g. Device('openreg')), or None.
 
     With check_available=True, also None when its backend reports no usable
@@ -45,19 +45,19 @@ def set_current_accelerator(device_type: str) -> None:
     _C._set_current_accelerator(device_type)
 
 
-def _module() -> types.ModuleType:
+def _module() -> _types.ModuleType:
     name = _C._current_accelerator()
     if name is None:
         raise _C.NotAvailableError(
             "no accelerator is available: registered backends are "
             f"{_C._registered_types() or 'none'}; load one with accel.load_backend(path) or "
             "ACCEL_PLUGINS")
-    return backend(name)
+    return _backend(name)
 
 
-def _module_for(device: DeviceLike) -> types.ModuleType:
+def _module_for(device: _DeviceLike) -> _types.ModuleType:
     if isinstance(device, (str, _C.Device)):
-        return backend(as_device(device).type)
+        return _backend(_as_device(device).type)
     return _module()
 
 
@@ -77,7 +77,7 @@ def current_device_index() -> int:
     return int(_module().current_device())
 
 
-def set_device_index(device: DeviceLike) -> None:
+def set_device_index(device: _DeviceLike) -> None:
     """Makes `device` (an index, or 'type:N') this thread's current device.
 
     A negative index changes nothing (as torch.accelerator.set_device_index)."""
@@ -90,7 +90,7 @@ class device_index:
     """Context manager: `device` is current inside the block (restored after,
     also on exceptions). None changes nothing."""
 
-    def __init__(self, device: Optional[int]) -> None:
+    def __init__(self, device: _Optional[int]) -> None:
         self._inner = None if device is None else _module().device(device)
 
     def __enter__(self) -> None:
@@ -102,7 +102,7 @@ class device_index:
             self._inner.__exit__(*exc)
 
 
-def synchronize(device: DeviceLike = None) -> None:
+def synchronize(device: _DeviceLike = None) -> None:
     """Waits for all work on `device` (default: current). Releases the GIL."""
     _module_for(device).synchronize(device)
 
@@ -120,7 +120,7 @@ def set_stream(stream: _C.Stream) -> None:
     TypeError."""
     if not isinstance(stream, _C.Stream):
         raise TypeError(f"set_stream expects an accel.Stream, got {type(stream).__name__}")
-    backend(stream.device_type).set_stream(stream)
+    _backend(stream.device_type).set_stream(stream)
 
 
 def manual_seed(seed: int) -> None:
@@ -129,11 +129,11 @@ def manual_seed(seed: int) -> None:
     Initialised backends are seeded now (Context::manualSeed); the others at
     their initialisation.
     """
-    seed = check_seed(seed)
+    seed = _check_seed(seed)
     _C._manual_seed(seed)
     for name in _C._registered_types():
-        if not state(name).is_initialized():
-            backend(name).manual_seed_all(seed)
+        if not _state(name).is_initialized():
+            _backend(name).manual_seed_all(seed)
 
 
 __all__ = ["current_accelerator", "set_current_accelerator", "is_available", "device_count",

@@ -6,13 +6,13 @@ group, each raises NotSupportedError naming the backend and the group.
 Thread-safety: thread-safe.
 """
 
-from __future__ import annotations
+from __future__ import annotations as _annotations
 
-from typing import Any, Dict, Optional
+from typing import Any as _Any, Dict as _Dict, Optional as _Optional
 
 from . import _C
 from .accelerator import _module, _module_for
-from ._devices import DeviceLike
+from ._devices import DeviceLike as _DeviceLike
 
 
 # memory_stats(device=None): allocator statistics with torch's flattened keys
@@ -21,27 +21,27 @@ from ._devices import DeviceLike
 memory_stats = _C._accelerator_memory_stats
 
 
-def memory_allocated(device: DeviceLike = None) -> int:
+def memory_allocated(device: _DeviceLike = None) -> int:
     """Bytes handed to callers now."""
     return _module_for(device).memory_allocated(device)
 
 
-def max_memory_allocated(device: DeviceLike = None) -> int:
+def max_memory_allocated(device: _DeviceLike = None) -> int:
     """Peak of memory_allocated()."""
     return _module_for(device).max_memory_allocated(device)
 
 
-def memory_reserved(device: DeviceLike = None) -> int:
+def memory_reserved(device: _DeviceLike = None) -> int:
     """Bytes obtained from the device now."""
     return _module_for(device).memory_reserved(device)
 
 
-def max_memory_reserved(device: DeviceLike = None) -> int:
+def max_memory_reserved(device: _DeviceLike = None) -> int:
     """Peak of memory_reserved()."""
     return _module_for(device).max_memory_reserved(device)
 
 
-def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+def reset_peak_memory_stats(device: _DeviceLike = None) -> None:
     """Sets the peaks to the current values."""
     _module_for(device).reset_peak_memory_stats(device)
 
@@ -51,13 +51,13 @@ def empty_cache() -> None:
     _module().empty_cache()
 
 
-def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
+def _record_memory_history(enabled: _Optional[str] = "all", context: _Optional[str] = "all",
                            stacks: str = "all", max_entries: int = 100000) -> None:
     """Starts ('all' or 'state') or stops (None) recording allocation history."""
     _module()._record_memory_history(enabled, context, stacks, max_entries)
 
 
-def _snapshot(device: DeviceLike = None) -> Dict[str, Any]:
+def _snapshot(device: _DeviceLike = None) -> _Dict[str, _Any]:
     """Allocator state and history in torch.cuda.memory._snapshot()'s form."""
     return _module_for(device)._snapshot(device)
 
@@ -65,3 +65,8 @@ def _snapshot(device: DeviceLike = None) -> Dict[str, Any]:
 def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
     """Pickles _snapshot() for PyTorch's memory_viz."""
     _module()._dump_snapshot(filename)
+
+
+__all__ = ["memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "reset_peak_memory_stats", "empty_cache",
+           "_record_memory_history", "_snapshot", "_dump_snapshot"]
