@@ -1,0 +1,149 @@
+// The OpenCL backend against raw OpenCL in the same process (issue 18):
+//   - stream record + event wait round trip vs clEnqueueMarkerWithWaitList +
+//     clWaitForEvents;
+//   - cached device alloc + free pair vs clSVMAlloc + clSVMFree;
+//   - uniform fill on the device vs the host fill on the same cores (bytes/s);
+//   - a fill kernel from the per-thread pool vs clCreateKernel per call.
+// Ratios are read from medians (docs/performance.md); the machine is shared.
+#include <benchmark/benchmark.h>
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <span>
+#include <vector>
+
+#include "accel/accel.h"
+#include "accel/opencl/fill.h"
+#include "accel/opencl/opencl.h"
+#include "accel/philox_generator.h"
+#include "accel/random_fill.h"
+
+namespace {
+
+using accel::opencl::registerBackend;
+
+bool ready(benchmark::State& state) {
+  if (registerBackend().isAvailable()) return true;
+  state.SkipWithError(("no OpenCL device: " + accel::opencl::availability().reason).c_str());
+  return false;
+}
+
+void BM_RecordAndWait_Hooks(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  const accel::EventId event = hooks.createEvent(0);
+  for (auto _ : state) {
+    hooks.recordEvent(event, stream);
+    hooks.synchronizeEvent(event);
+  }
+  hooks.destroyEvent(event);
+}
+BENCHMARK(BM_RecordAndWait_Hooks);
+
+void BM_RecordAndWait_RawOpenCl(benchmark::State& state) {
+  if (!ready(state)) return;
+  cl_command_queue queue =
+      accel::opencl::nativeQueue(registerBackend().getDefaultStream(0));
+  for (auto _ : state) {
+    cl_event marker = nullptr;
+    clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
+    clFlush(queue);
+    clWaitForEvents(1, &marker);
+    clReleaseEvent(marker);
+  }
+}
+BENCHMARK(BM_RecordAndWait_RawOpenCl);
+
+void BM_AllocFreePair_Cached(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::Allocator& allocator = registerBackend().getDeviceAllocator(0);
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  { accel::DataPtr warm = allocator.allocate(bytes); }
+  for (auto _ : state) {
+    accel::DataPtr data = allocator.allocate(bytes);
+    benchmark::DoNotOptimize(data.get());
+  }
+}
+BENCHMARK(BM_AllocFreePair_Cached)->Arg(256)->Arg(1 << 20);
+
+void BM_AllocFreePair_RawSvm(benchmark::State& state) {
+  if (!ready(state)) return;
+  cl_context context = accel::opencl::nativeContext(0);
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    void* p = clSVMAlloc(context, CL_MEM_READ_WRITE, bytes, 0);
+    benchmark::DoNotOptimize(p);
+    clSVMFree(context, p);
+  }
+}
+BENCHMARK(BM_AllocFreePair_RawSvm)->Arg(256)->Arg(1 << 20);
+
+constexpr std::size_t kFillCount = std::size_t{1} << 22;  // 16 MiB of floats
+
+void BM_UniformFill_Device(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(kFillCount * sizeof(float));
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  accel::Generator g = accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f, 1.0f, g);
+  hooks.synchronizeStream(stream);  // the build is not measured
+  for (auto _ : state) {
+    accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
+                               1.0f, g);
+    hooks.synchronizeStream(stream);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kFillCount * 4));
+}
+BENCHMARK(BM_UniformFill_Device)->UseRealTime();
+
+void BM_UniformFill_Host(benchmark::State& state) {
+  std::vector<float> out(kFillCount);
+  accel::Generator g = accel::makePhiloxGenerator(accel::Device(accel::DeviceType::CPU, 0));
+  accel::FillOptions options;
+  options.threads = 0;  // every core, as pocl uses them
+  for (auto _ : state) {
+    accel::fillUniform(std::span<float>(out), g, options);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kFillCount * 4));
+}
+BENCHMARK(BM_UniformFill_Host)->UseRealTime();
+
+void BM_FillKernel_FromPool(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  accel::Generator g = accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  for (auto _ : state) {
+    accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), 16, 0.0f, 1.0f, g);
+    hooks.synchronizeStream(stream);
+  }
+}
+BENCHMARK(BM_FillKernel_FromPool);
+
+void BM_FillKernel_CreatePerCall(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  cl_command_queue queue = accel::opencl::nativeQueue(stream);
+  cl_program program = accel::opencl::buildProgram(
+      0, "kernel void one(global float* p, float v) { p[get_global_id(0)] = v; }");
+  const std::size_t global = 16;
+  for (auto _ : state) {
+    cl_kernel kernel = clCreateKernel(program, "one", nullptr);
+    const float v = 1.0f;
+    clSetKernelArgSVMPointer(kernel, 0, data.get());
+    clSetKernelArg(kernel, 1, sizeof v, &v);
+    clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+    clFinish(queue);
+    clReleaseKernel(kernel);
+  }
+}
+BENCHMARK(BM_FillKernel_CreatePerCall);
+
+}  // namespace
