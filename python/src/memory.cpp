@@ -231,8 +231,9 @@ void bindMemory(py::module_& m) {
           },
           py::arg("enabled") = "all", py::arg("max_entries") = 100000,
           py::arg("record_stack") = false, py::arg("python_stack") = false,
-          "recordMemoryHistory: record_stack keeps C++ frames, python_stack the "
-          "allocating Python frames (resolved when a snapshot is taken).")
+          "Start or stop recording allocation history: record_stack keeps C++ "
+          "frames, python_stack the allocating Python frames (resolved when a "
+          "snapshot is taken).")
       .def(
           "memory_snapshot",
           [](const PyHooks& h, long long device, bool all_devices, bool include_trace) {
