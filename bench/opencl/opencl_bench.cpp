@@ -25,7 +25,8 @@ using accel::opencl::registerBackend;
 
 bool ready(benchmark::State& state) {
   if (registerBackend().isAvailable()) return true;
-  state.SkipWithError(("no OpenCL device: " + accel::opencl::availability().reason).c_str());
+  state.SkipWithError(
+      ("no OpenCL device: " + accel::opencl::availability().reason).c_str());
   return false;
 }
 
@@ -87,8 +88,10 @@ void BM_UniformFill_Device(benchmark::State& state) {
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(kFillCount * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
-  accel::Generator g = accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
-  accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f, 1.0f, g);
+  accel::Generator g =
+      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
+                             1.0f, g);
   hooks.synchronizeStream(stream);  // the build is not measured
   for (auto _ : state) {
     accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
@@ -101,7 +104,8 @@ BENCHMARK(BM_UniformFill_Device)->UseRealTime();
 
 void BM_UniformFill_Host(benchmark::State& state) {
   std::vector<float> out(kFillCount);
-  accel::Generator g = accel::makePhiloxGenerator(accel::Device(accel::DeviceType::CPU, 0));
+  accel::Generator g =
+      accel::makePhiloxGenerator(accel::Device(accel::DeviceType::CPU, 0));
   accel::FillOptions options;
   options.threads = 0;  // every core, as pocl uses them
   for (auto _ : state) {
@@ -117,9 +121,11 @@ void BM_FillKernel_FromPool(benchmark::State& state) {
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
-  accel::Generator g = accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  accel::Generator g =
+      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
   for (auto _ : state) {
-    accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), 16, 0.0f, 1.0f, g);
+    accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), 16, 0.0f, 1.0f,
+                               g);
     hooks.synchronizeStream(stream);
   }
 }
@@ -139,7 +145,8 @@ void BM_FillKernel_CreatePerCall(benchmark::State& state) {
     const float v = 1.0f;
     clSetKernelArgSVMPointer(kernel, 0, data.get());
     clSetKernelArg(kernel, 1, sizeof v, &v);
-    clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+    clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                           nullptr);
     clFinish(queue);
     clReleaseKernel(kernel);
   }

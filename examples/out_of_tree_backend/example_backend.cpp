@@ -135,11 +135,11 @@ class ExampleHooks final : public accel::kit::SynchronousCachingHooks {
   accel::Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_cache_; }
 
   std::string showConfigImpl() const override {
-    return accel::detail::concat("example: ", deviceCount(), " host-memory devices of ",
-                                 accel::kit::formatByteSize(memory_bytes_), " (",
-                                 kDevicesVar, ", ", kMemoryVar,
-                                 "); synchronous streams, events and graphs; memory "
-                                 "cached by the core caching allocator (ACCEL_ALLOC_CONF)\n");
+    return accel::detail::concat(
+        "example: ", deviceCount(), " host-memory devices of ",
+        accel::kit::formatByteSize(memory_bytes_), " (", kDevicesVar, ", ", kMemoryVar,
+        "); synchronous streams, events and graphs; memory "
+        "cached by the core caching allocator (ACCEL_ALLOC_CONF)\n");
   }
 
   accel::DeviceProperties getDevicePropertiesImpl(

@@ -65,7 +65,7 @@ void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindPlugins(py::module_& m);
 #if defined(ACCEL_PY_WITH_OPENREG)
 void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
-void bindOpenCl(py::module_& m);  // accel._C._opencl: the OpenCL backend's extras
+void bindOpenCl(py::module_& m);   // accel._C._opencl: the OpenCL backend's extras
 #endif
 
 // `cls` with __eq__ defined from T's operator==: two objects of the class

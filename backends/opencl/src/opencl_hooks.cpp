@@ -17,9 +17,9 @@ namespace accel::opencl::detail {
 
 OpenClHooks::OpenClHooks(DeviceType type)
     : CachingAllocatorHooks(
-          type, Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
-                             HookGroup::Memory, HookGroup::MemoryHistory,
-                             HookGroup::Copies}) {}
+          type,
+          Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Copies}) {}
 
 OpenClHooks::~OpenClHooks() = default;
 
