@@ -9,6 +9,12 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "no CUDA toolkit (nvcc) here: the CUDA backend is not built, its coverage not measured"
   exit 0
 fi
+if ! command -v gcovr >/dev/null; then
+  # A fresh CI machine has no gcovr (Debian's package of it).
+  sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends gcovr
+fi
 cmake --preset coverage
 cmake --build --preset coverage
 find build/coverage -name '*.gcda' -delete

@@ -8,9 +8,12 @@
 #   scripts/dev.sh deps   only install the dependencies
 #   scripts/dev.sh asan|tsan   the sanitizer workflows
 #
-# ACCEL_WITH_PYTORCH=1 also installs libtorch-dev (PyTorch 1.13, about 160
-# packages with its dependencies), so that bench/peer, our benchmarks beside
-# PyTorch's, is built. CI sets it; a quick start does not need it.
+# ACCEL_WITH_PYTORCH=1 also installs libtorch-dev and python3-torch (PyTorch
+# 1.13, about 160 packages with their dependencies), so that bench/peer, our
+# benchmarks beside PyTorch's, is built, and the Python tests that check
+# against torch (its tensors as copy sources, torch.cuda._memory_viz reading
+# our snapshots) run instead of skipping. CI sets it; a quick start does not
+# need it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +22,7 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmar
           libpng-dev python3-venv python3-pip python3-setuptools python3-wheel
           opencl-headers ocl-icd-opencl-dev pocl-opencl-icd libclblast-dev clinfo)
 if [ "${ACCEL_WITH_PYTORCH:-0}" = 1 ]; then
-  packages+=(libtorch-dev)
+  packages+=(libtorch-dev python3-torch)
 fi
 
 install_deps() {
