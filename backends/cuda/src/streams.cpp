@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/kit/per_device.h"
 #include "accel/kit/thread_current.h"
 #include "cuda_error.h"
 #include "current_device.h"
@@ -37,16 +38,7 @@ class StreamRegistry {
     return *registry;
   }
 
-  DevicePools& pools(DeviceIndex device) {
-    std::atomic<DevicePools*>& slot = devices_[device];
-    DevicePools* pools = slot.load(std::memory_order_acquire);
-    if (pools != nullptr) return *pools;
-    auto* fresh = new DevicePools();
-    if (slot.compare_exchange_strong(pools, fresh, std::memory_order_acq_rel))
-      return *fresh;
-    delete fresh;
-    return *pools;
-  }
+  DevicePools& pools(DeviceIndex device) { return devices_.get(device); }
 
   // Null when no pool stream with this id was created.
   cudaStream_t poolStream(DeviceIndex device, StreamId id) {
@@ -54,7 +46,7 @@ class StreamRegistry {
     const auto level = static_cast<int>(index / kStreamsPerPool);
     const auto slot = static_cast<int>(index % kStreamsPerPool);
     if (level >= kMaxPriorityLevels) return nullptr;
-    DevicePools* pools = devices_[device].load(std::memory_order_acquire);
+    DevicePools* pools = devices_.find(device);
     if (pools == nullptr) return nullptr;
     PriorityPool& pool = pools->levels[level];
     // `next` is bumped only after the pool's streams exist (release below).
@@ -94,7 +86,7 @@ class StreamRegistry {
 
  private:
   StreamRegistry() = default;
-  std::array<std::atomic<DevicePools*>, kMaxDevicesPerType> devices_{};
+  kit::PerDevice<DevicePools> devices_;
   std::mutex mutex_;
   std::vector<External> external_;
   std::unordered_map<cudaStream_t, StreamId> ids_;

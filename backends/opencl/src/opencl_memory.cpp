@@ -7,6 +7,7 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/per_device.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/memory/segment_source.h"
 #include "accel/opencl/opencl.h"
@@ -206,16 +207,8 @@ memory::CachingAllocator& deviceCachingAllocator() {
 }
 
 Allocator& deviceAllocator(DeviceIndex index) {
-  static std::array<std::atomic<DeviceAllocator*>, kMaxDevicesPerType> allocators{};
-  DeviceAllocator* allocator = allocators[index].load(std::memory_order_acquire);
-  if (allocator != nullptr) return *allocator;
-  auto* fresh = new DeviceAllocator(index);  // never destroyed
-  if (allocators[index].compare_exchange_strong(allocator, fresh,
-                                                std::memory_order_acq_rel)) {
-    return *fresh;
-  }
-  delete fresh;
-  return *allocator;
+  static kit::PerDevice<DeviceAllocator> allocators;
+  return allocators.get(index, index);
 }
 
 memory::PinnedCachingAllocator& pinnedAllocator() {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/kit/per_device.h"
 #include "accel/opencl/opencl.h"
 #include "devices.h"
 #include "loader.h"
@@ -55,19 +56,9 @@ class QueueRegistry {
     return *registry;
   }
 
-  DeviceQueues& device(DeviceIndex index) {
-    std::atomic<DeviceQueues*>& slot = devices_[index];
-    DeviceQueues* queues = slot.load(std::memory_order_acquire);
-    if (queues != nullptr) return *queues;
-    auto* fresh = new DeviceQueues();
-    if (slot.compare_exchange_strong(queues, fresh, std::memory_order_acq_rel))
-      return *fresh;
-    delete fresh;
-    return *queues;
-  }
-
+  DeviceQueues& device(DeviceIndex index) { return devices_.get(index); }
   DeviceQueues* existing(DeviceIndex index) const noexcept {
-    return devices_[index].load(std::memory_order_acquire);
+    return devices_.find(index);
   }
 
   Stream wrap(cl_command_queue queue, DeviceIndex device) {
@@ -112,7 +103,7 @@ class QueueRegistry {
 
  private:
   QueueRegistry() = default;
-  std::array<std::atomic<DeviceQueues*>, kMaxDevicesPerType> devices_{};
+  kit::PerDevice<DeviceQueues> devices_;
   std::mutex mutex_;
   std::vector<External> external_;
   std::unordered_map<cl_command_queue, StreamId> ids_;
