@@ -85,5 +85,65 @@ TEST_F(MemoryTest, StatsCountTheCachedSegments) {
   EXPECT_EQ(hooks().memoryStats(0).reserved_bytes.current, before.reserved_bytes.current);
 }
 
+TEST_F(MemoryTest, SvmAllocationWrapsAsABufferOverTheSameMemory) {
+  // Two blocks of one small-pool segment: the second is interior to it.
+  DataPtr first = hooks().getDeviceAllocator(0).allocate(1024);
+  DataPtr data = hooks().getDeviceAllocator(0).allocate(256 * sizeof(int));
+  const SvmAllocation a = svmAllocation(data.get());
+  EXPECT_EQ(a.device, 0);
+  EXPECT_EQ(static_cast<char*>(a.base) + a.offset, static_cast<char*>(data.get()));
+  EXPECT_GE(a.bytes, a.offset + 256 * sizeof(int));
+  EXPECT_EQ(svmAllocation(first.get()).base, a.base) << "one segment holds both";
+
+  // A kernel writing through a CL_MEM_USE_HOST_PTR buffer over the
+  // allocation, at the offset, writes the SVM memory itself.
+  cl_int status = CL_SUCCESS;
+  cl_mem buffer =
+      clCreateBuffer(nativeContext(0), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, a.bytes,
+                     a.base, &status);
+  ASSERT_EQ(status, CL_SUCCESS);
+  cl_program program =
+      buildProgram(0,
+                   "kernel void iota_at(global int* p, ulong first) {"
+                   " p[first + get_global_id(0)] = (int)get_global_id(0) + 1; }");
+  cl_kernel kernel = clCreateKernel(program, "iota_at", &status);
+  ASSERT_EQ(status, CL_SUCCESS);
+  const cl_ulong first_element = a.offset / sizeof(int);
+  ASSERT_EQ(clSetKernelArg(kernel, 0, sizeof buffer, &buffer), CL_SUCCESS);
+  ASSERT_EQ(clSetKernelArg(kernel, 1, sizeof first_element, &first_element), CL_SUCCESS);
+  const std::size_t global = 256;
+  cl_command_queue queue = nativeQueue(hooks().getCurrentStream(0));
+  ASSERT_EQ(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0,
+                                   nullptr, nullptr),
+            CL_SUCCESS);
+  int host[256] = {};
+  hooks().copyDeviceToHost(host, data.get(), sizeof host, hooks().getCurrentStream(0));
+  hooks().synchronizeStream(hooks().getCurrentStream(0));
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(host[i], i + 1) << "element " << i;
+  clReleaseKernel(kernel);
+  clReleaseMemObject(buffer);
+}
+
+TEST_F(MemoryTest, SvmAllocationRefusesWhatIsNotALiveDeviceAllocation) {
+  int local = 0;
+  EXPECT_THROW((void)svmAllocation(&local), InvalidArgument);
+  EXPECT_THROW((void)svmAllocation(nullptr), InvalidArgument);
+  DataPtr pinned = hooks().getPinnedMemoryAllocator().allocate(64);
+  EXPECT_THROW((void)svmAllocation(pinned.get()), InvalidArgument);
+  DataPtr keep = hooks().getDeviceAllocator(0).allocate(512);  // keeps the segment
+  void* freed = nullptr;
+  {
+    DataPtr data = hooks().getDeviceAllocator(0).allocate(512);
+    freed = data.get();
+  }
+  try {
+    (void)svmAllocation(freed);
+    ADD_FAILURE() << "a freed block was wrapped";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("not in a live allocation"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace accel::opencl::testing

@@ -1,9 +1,11 @@
 // registerBackend and the opencl-specific public API (accel/opencl/opencl.h).
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/opencl/opencl.h"
 #include "devices.h"
@@ -58,6 +60,26 @@ _cl_device_id* nativeDevice(DeviceIndex index) {
 _cl_context* nativeContext(DeviceIndex index) { return detail::deviceContext(index); }
 
 _cl_command_queue* nativeQueue(Stream stream) { return detail::nativeQueue(stream); }
+
+SvmAllocation svmAllocation(const void* ptr) {
+  detail::requireAvailable();
+  const kit::AddressMap& addresses = detail::addresses();
+  const std::optional<kit::AddressRange> range = addresses.find(ptr);
+  if (!range || range->kind != kit::MemoryKind::Device) {
+    // Pinned, freed or foreign: the map's diagnosis says which.
+    (void)addresses.deviceOf(ptr);
+    throw InvalidArgument("svmAllocation: the pointer is not device memory of 'opencl'");
+  }
+  const DeviceIndex index = range->device.index();
+  // A freed block of a cached segment is still in the map; refuse it too.
+  ACCEL_CHECK(detail::deviceCachingAllocator().findBlock(index, ptr).has_value(),
+              InvalidArgument, "svmAllocation: ", ptr,
+              " is in a cached (freed) block of ", detail::deviceLabel(index),
+              ", not in a live allocation; allocate before wrapping");
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  return {reinterpret_cast<void*>(range->begin), range->size, address - range->begin,
+          index};
+}
 
 Stream wrapExternalQueue(_cl_command_queue* queue, DeviceIndex index) {
   return detail::wrapExternalQueue(queue, index);

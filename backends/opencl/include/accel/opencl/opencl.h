@@ -102,6 +102,27 @@ ACCEL_OPENCL_API _cl_context* nativeContext(DeviceIndex index);
 // The in-order queue behind `stream` (the default stream, a pool stream, or
 // a wrapped external queue).
 ACCEL_OPENCL_API _cl_command_queue* nativeQueue(Stream stream);
+// Where device memory of this backend lies in OpenCL's terms, for APIs that
+// take cl_mem buffers and offsets instead of SVM pointers (CLBlast, clBLAS):
+// the clSVMAlloc allocation that holds `ptr` (a segment of the caching
+// allocator, shared with other blocks) and `ptr`'s byte offset in it. Wrap
+// it as a buffer with
+//   clCreateBuffer(nativeContext(a.device), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+//                  a.bytes, a.base, &status)
+// which OpenCL (2.0 and later) defines for a pointer clSVMAlloc returned: the
+// buffer's storage is that SVM memory itself, nothing is copied. Release the
+// buffer before freeing the allocation that `ptr` points into.
+// Throws InvalidArgument when `ptr` is not in a live allocation of the
+// backend's device allocator (null, pinned host memory, freed or foreign
+// memory; the message says which), NotAvailable without devices.
+struct SvmAllocation {
+  void* base = nullptr;    // what clSVMAlloc returned
+  std::size_t bytes = 0;   // what it was asked for
+  std::size_t offset = 0;  // ptr - base, in bytes
+  DeviceIndex device = 0;  // the device (context) it belongs to
+};
+ACCEL_OPENCL_API SvmAllocation svmAllocation(const void* ptr);
+
 // A Stream naming `queue`, an in-order queue of device `index`'s context
 // created by the caller; wrapping the same queue twice gives the same id.
 // The backend retains the queue (clRetainCommandQueue) for the process
