@@ -377,6 +377,13 @@ class ACCEL_API AcceleratorHooks {
   virtual bool queryStreamImpl(Stream stream) const;
   virtual void synchronizeStreamImpl(Stream stream) const;
   virtual std::pair<int, int> streamPriorityRangeImpl() const;
+  // The range getNewStream(index, priority) checks `priority` against, asked
+  // for the device the stream will be made on (index resolved). Default:
+  // streamPriorityRangeImpl(). A backend whose range query needs a device
+  // context overrides it to ask device `index`, which the new stream needs
+  // anyway, rather than the thread's current device (CUDA: a query on an
+  // untouched device 0 would create its context).
+  virtual std::pair<int, int> newStreamPriorityRangeImpl(DeviceIndex index) const;
 
   virtual EventId createEventImpl(DeviceIndex index, EventFlags flags);
   virtual void destroyEventImpl(EventId event) noexcept;

@@ -334,40 +334,57 @@ ACCEL_HOST_DEVICE inline void normalDoublePair(std::uint64_t first, std::uint64_
 // ---------------------------------------------------------------------------
 // The fill itself.
 
-// Writes elements [first, first + count) of `job` (first + count <= job.count;
-// `first` even for normal fills, which draw whole pairs). Never throws.
-ACCEL_HOST_DEVICE inline void fillElements(const FillJob& job, std::size_t first,
-                                           std::size_t count) noexcept {
+// Bytes of one element of `job`'s output.
+[[nodiscard]] ACCEL_HOST_DEVICE constexpr std::size_t fillElementBytes(
+    const FillJob& job) noexcept {
+  if (job.output == FillOutput::Byte) return 1;
+  if (job.output == FillOutput::Float) return sizeof(float);
+  switch (job.kind) {
+    case FillKind::Uint64:
+    case FillKind::UniformDouble:
+    case FillKind::NormalDouble:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+// Computes elements [first, first + count) of `job` (first + count <=
+// job.count; `first` even for normal fills, which draw whole pairs) and
+// writes element first + j to dest[j] (dest: count elements of the job's
+// type; job.out is not used). A kernel stages elements with it before
+// storing them in another order. Never throws.
+ACCEL_HOST_DEVICE inline void fillElementsInto(const FillJob& job, std::size_t first,
+                                               std::size_t count, void* dest) noexcept {
   StreamReader in(job.seed, job.offset + fillOutputs(job.kind, first));
-  const std::size_t end = first + count;
   switch (job.kind) {
     case FillKind::Uint32: {
-      auto* out = static_cast<std::uint32_t*>(job.out);
-      for (std::size_t i = first; i < end; ++i) out[i] = in.next();
+      auto* out = static_cast<std::uint32_t*>(dest);
+      for (std::size_t i = 0; i < count; ++i) out[i] = in.next();
       return;
     }
     case FillKind::Uint64: {
-      auto* out = static_cast<std::uint64_t*>(job.out);
-      for (std::size_t i = first; i < end; ++i) {
+      auto* out = static_cast<std::uint64_t*>(dest);
+      for (std::size_t i = 0; i < count; ++i) {
         const std::uint32_t low = in.next();
         out[i] = joinWords(low, in.next());
       }
       return;
     }
     case FillKind::UniformFloat: {
-      auto* out = static_cast<float*>(job.out);
+      auto* out = static_cast<float*>(dest);
       const auto low = static_cast<float>(job.low);
       const auto range = static_cast<float>(job.range);
       const auto belowHigh = static_cast<float>(job.belowHigh);
-      for (std::size_t i = first; i < end; ++i) {
+      for (std::size_t i = 0; i < count; ++i) {
         const float u = uniformFloatFromBits(in.next());
         out[i] = job.ranged ? minFloat(u * range + low, belowHigh) : u;
       }
       return;
     }
     case FillKind::UniformDouble: {
-      auto* out = static_cast<double*>(job.out);
-      for (std::size_t i = first; i < end; ++i) {
+      auto* out = static_cast<double*>(dest);
+      for (std::size_t i = 0; i < count; ++i) {
         const std::uint32_t firstWord = in.next();
         const double u = uniformDoubleFromBits(firstWord, in.next());
         out[i] = job.ranged ? minDouble(u * job.range + job.low, job.belowHigh) : u;
@@ -375,21 +392,21 @@ ACCEL_HOST_DEVICE inline void fillElements(const FillJob& job, std::size_t first
       return;
     }
     case FillKind::NormalFloat: {
-      auto* out = static_cast<float*>(job.out);
+      auto* out = static_cast<float*>(dest);
       const auto mean = static_cast<float>(job.mean);
       const auto stddev = static_cast<float>(job.stddev);
-      for (std::size_t i = first; i < end; i += 2) {
+      for (std::size_t i = 0; i < count; i += 2) {
         const std::uint32_t firstWord = in.next();
         float z[2];
         normalFloatPair(firstWord, in.next(), z);
         out[i] = z[0] * stddev + mean;
-        if (i + 1 < end) out[i + 1] = z[1] * stddev + mean;
+        if (i + 1 < count) out[i + 1] = z[1] * stddev + mean;
       }
       return;
     }
     case FillKind::NormalDouble: {
-      auto* out = static_cast<double*>(job.out);
-      for (std::size_t i = first; i < end; i += 2) {
+      auto* out = static_cast<double*>(dest);
+      for (std::size_t i = 0; i < count; i += 2) {
         const std::uint32_t w0 = in.next();
         const std::uint32_t w1 = in.next();
         const std::uint32_t w2 = in.next();
@@ -397,22 +414,30 @@ ACCEL_HOST_DEVICE inline void fillElements(const FillJob& job, std::size_t first
         double z[2];
         normalDoublePair(joinWords(w0, w1), joinWords(w2, w3), z);
         out[i] = z[0] * job.stddev + job.mean;
-        if (i + 1 < end) out[i + 1] = z[1] * job.stddev + job.mean;
+        if (i + 1 < count) out[i + 1] = z[1] * job.stddev + job.mean;
       }
       return;
     }
     case FillKind::Bernoulli: {
-      for (std::size_t i = first; i < end; ++i) {
+      for (std::size_t i = 0; i < count; ++i) {
         const bool hit = bernoulliFromBits(in.next(), job.threshold);
         if (job.output == FillOutput::Byte) {
-          static_cast<std::uint8_t*>(job.out)[i] = hit ? 1 : 0;
+          static_cast<std::uint8_t*>(dest)[i] = hit ? 1 : 0;
         } else {
-          static_cast<float*>(job.out)[i] = hit ? 1.0f : 0.0f;
+          static_cast<float*>(dest)[i] = hit ? 1.0f : 0.0f;
         }
       }
       return;
     }
   }
+}
+
+// Writes elements [first, first + count) of `job` to job.out (first + count
+// <= job.count; `first` even for normal fills). Never throws.
+ACCEL_HOST_DEVICE inline void fillElements(const FillJob& job, std::size_t first,
+                                           std::size_t count) noexcept {
+  fillElementsInto(job, first, count,
+                   static_cast<unsigned char*>(job.out) + first * fillElementBytes(job));
 }
 
 }  // namespace accel::detail

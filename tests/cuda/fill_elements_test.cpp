@@ -23,14 +23,24 @@ using accel::detail::FillJob;
 
 constexpr std::uint64_t kSeed = 0x0123456789ABCDEFull;
 constexpr std::uint64_t kOffsets[] = {0, 1, 2, 3, 5, 1000003};
-constexpr std::size_t kCounts[] = {0, 1, 15, 16, 17, 33, 1001};
+// Counts around a chunk (8 or 16 elements) and a tile (256 chunks).
+constexpr std::size_t kCounts[] = {0, 1, 15, 16, 17, 33, 1001, 2047, 4096, 4097, 9001};
 
-// Runs the kernel's mapping on the host: chunk by chunk, last chunk first.
+// Runs the kernel's steps on the host: tile by tile, last tile first; in
+// each, every thread stages its chunk (last thread first), then every thread
+// stores its elements.
 void runMapped(FillJob job, PhiloxPosition from) {
+  using namespace accel::cuda::detail;
   job.seed = from.seed;
   job.offset = from.offset;
-  for (std::size_t chunk = accel::cuda::detail::fillChunkCount(job); chunk-- > 0;) {
-    accel::cuda::detail::fillChunk(job, chunk);
+  std::vector<unsigned char> staging(kFillStagingBytes);
+  for (std::size_t tile = fillTileCount(job); tile-- > 0;) {
+    for (unsigned thread = kFillThreads; thread-- > 0;) {
+      stageFillChunk(job, tile, thread, staging.data());
+    }
+    for (unsigned thread = kFillThreads; thread-- > 0;) {
+      storeFillTile(job, tile, thread, staging.data());
+    }
   }
 }
 
@@ -115,6 +125,29 @@ TEST(CudaFillElements, BernoulliMatchesTheHostFill) {
       [](auto* data, std::size_t n) {
         return accel::detail::bernoulliFillJob("test", data, n, 0.7);
       });
+}
+
+// The kernel's stores are coalesced: in every store round, consecutive
+// threads write consecutive elements, and the rounds cover the tile once.
+TEST(CudaFillElements, ConsecutiveThreadsStoreConsecutiveElements) {
+  using namespace accel::cuda::detail;
+  for (accel::FillKind kind : {accel::FillKind::Uint32, accel::FillKind::Uint64,
+                               accel::FillKind::NormalDouble}) {
+    const auto rounds = static_cast<unsigned>(fillChunkElements(kind));
+    std::vector<int> stored(kFillThreads * rounds, 0);
+    for (unsigned round = 0; round < rounds; ++round) {
+      for (unsigned thread = 0; thread < kFillThreads; ++thread) {
+        const std::size_t element = storedTileElement(round, thread);
+        ASSERT_LT(element, stored.size());
+        ++stored[element];
+        if (thread > 0) {
+          EXPECT_EQ(element, storedTileElement(round, thread - 1) + 1)
+              << "round " << round << ", thread " << thread;
+        }
+      }
+    }
+    for (int times : stored) EXPECT_EQ(times, 1);
+  }
 }
 
 // The host fills themselves are pinned to Random123's vectors and to the

@@ -161,31 +161,65 @@ TEST(CudaGpu, FillsAreBitIdenticalWithTheHost) {
       [](auto out, auto& g) { accel::fillBernoulli(out, 0.25, g); });
 }
 
-TEST(CudaGpu, CapturedFillReplaysTheSameNumbers) {
+// Each replay of a captured fill draws the next numbers of its generator,
+// as running the fills again would: the graph reads its Philox position
+// from device memory that the backend advances before each replay.
+TEST(CudaGpu, CapturedFillsDrawNewNumbersOnEveryReplay) {
   ACCEL_SKIP_WITHOUT_GPU();
-  constexpr std::size_t kCount = 4096;
+  constexpr std::size_t kFloats = 4099;  // a partial tile
+  constexpr std::size_t kWords = 257;
+  constexpr std::uint64_t kSeed = 11;
+  constexpr std::uint64_t kStart = 103;  // not a multiple of 4
   accel::StreamGuard guard(cuda().getNewStream(0));
-  float* data = nullptr;
-  check(cudaMalloc(&data, kCount * sizeof(float)));
+  float* floats = nullptr;
+  std::uint32_t* words = nullptr;
+  check(cudaMalloc(&floats, kFloats * sizeof(float)));
+  check(cudaMalloc(&words, kWords * sizeof(std::uint32_t)));
   accel::Generator generator =
-      accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 11);
+      accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), kSeed);
+  generator.setOffset(kStart);
   const accel::GraphId graph = cuda().graphCreate(/*keep_graph=*/false);
   cuda().graphCaptureBegin(graph);
-  accel::cuda::fillUniform(cuda().getCurrentStream(0), data, kCount, 0.f, 1.f, generator);
+  const accel::Stream stream = cuda().getCurrentStream(0);
+  accel::cuda::fillUniform(stream, floats, kFloats, 0.f, 1.f, generator);
+  accel::cuda::fillBits(stream, words, kWords, generator);
   cuda().graphCaptureEnd(graph);
-  cuda().graphInstantiate(graph);
-  std::vector<float> expected(kCount), replayed(kCount);
-  accel::fillUniform(std::span(expected), accel::PhiloxPosition{11, 0});
-  for (int replay = 0; replay < 2; ++replay) {
-    check(cudaMemset(data, 0, kCount * sizeof(float)));
+  EXPECT_EQ(generator.offset(), kStart) << "a capture runs nothing: no outputs drawn";
+  constexpr std::uint64_t kPerReplay = kFloats + kWords;
+  std::vector<float> expectedFloats(kFloats), floatsBack(kFloats);
+  std::vector<std::uint32_t> expectedWords(kWords), wordsBack(kWords);
+  for (std::uint64_t replay = 0; replay < 3; ++replay) {
     cuda().graphReplay(graph);
-    cuda().synchronizeStream(cuda().getCurrentStream(0));
-    check(cudaMemcpy(replayed.data(), data, kCount * sizeof(float),
+    cuda().synchronizeStream(stream);
+    check(cudaMemcpy(floatsBack.data(), floats, kFloats * sizeof(float),
                      cudaMemcpyDeviceToHost));
-    EXPECT_EQ(std::memcmp(replayed.data(), expected.data(), kCount * sizeof(float)), 0);
+    check(cudaMemcpy(wordsBack.data(), words, kWords * sizeof(std::uint32_t),
+                     cudaMemcpyDeviceToHost));
+    const std::uint64_t at = kStart + replay * kPerReplay;
+    accel::fillUniform(std::span(expectedFloats), accel::PhiloxPosition{kSeed, at});
+    accel::fillBits(std::span(expectedWords), accel::PhiloxPosition{kSeed, at + kFloats});
+    EXPECT_EQ(
+        std::memcmp(floatsBack.data(), expectedFloats.data(), kFloats * sizeof(float)), 0)
+        << "replay " << replay;
+    EXPECT_EQ(std::memcmp(wordsBack.data(), expectedWords.data(),
+                          kWords * sizeof(std::uint32_t)),
+              0)
+        << "replay " << replay;
+    EXPECT_EQ(generator.offset(), at + kPerReplay);
   }
+  // A reseeded generator: the next replay draws from the new seed.
+  generator.manualSeed(kSeed + 1);  // offset 0 again
+  cuda().graphReplay(graph);
+  cuda().synchronizeStream(stream);
+  check(cudaMemcpy(wordsBack.data(), words, kWords * sizeof(std::uint32_t),
+                   cudaMemcpyDeviceToHost));
+  accel::fillBits(std::span(expectedWords), accel::PhiloxPosition{kSeed + 1, kFloats});
+  EXPECT_EQ(
+      std::memcmp(wordsBack.data(), expectedWords.data(), kWords * sizeof(std::uint32_t)),
+      0);
   cuda().graphDestroy(graph);
-  check(cudaFree(data));
+  check(cudaFree(floats));
+  check(cudaFree(words));
 }
 
 TEST(CudaGpu, CaptureOnTheDefaultStreamIsRefused) {

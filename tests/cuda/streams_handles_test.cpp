@@ -54,6 +54,41 @@ TEST(CudaStreams, ExternalStreamsAreWrappedOncePerDevice) {
                InvalidArgument);
 }
 
+TEST(CudaStreams, AStreamCreatedAtADestroyedStreamsAddressIsWrappedAsItself) {
+  (void)cuda();
+  cudaStream_t first = nullptr;
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&first), cudaSuccess);
+  const Stream old = wrapExternalStream(first, 0);
+  ASSERT_EQ(cudaStreamDestroy(first), cudaSuccess);
+  // CUDA gives the handle out again; the double does so on purpose.
+  cudaStream_t second = nullptr;
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&second), cudaSuccess);
+  ASSERT_EQ(second, first) << "the double reuses a destroyed stream's handle";
+  const Stream now = wrapExternalStream(second, 1);
+  EXPECT_EQ(now.device.index(), 1);
+  EXPECT_EQ(nativeStream(now), second);
+  EXPECT_NE(now, old);
+  {
+    StreamGuard guard(now);
+    const EventId event = cuda().createEvent(1);
+    cuda().recordEvent(event, now);
+    cuda().synchronizeEvent(event);
+    cuda().destroyEvent(event);
+  }
+  // Back on device 0 at the same address: the first id names it again.
+  ASSERT_EQ(cudaStreamDestroy(second), cudaSuccess);
+  cudaStream_t third = nullptr;
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&third), cudaSuccess);
+  ASSERT_EQ(third, first);
+  EXPECT_EQ(wrapExternalStream(third, 0), old);
+  cuda().synchronizeStream(old);
+  EXPECT_THROW((void)wrapExternalStream(third, 1), InvalidArgument);  // cuda:0's
+  ASSERT_EQ(cudaStreamDestroy(third), cudaSuccess);
+}
+
 TEST(CudaEvents, AnEventIsRecordedOnlyOnItsDevicesStreams) {
   const EventId event = cuda().createEvent(0);
   EXPECT_THROW(cuda().recordEvent(event, cuda().getNewStream(1)), InvalidArgument);

@@ -243,6 +243,10 @@ std::pair<int, int> CudaHooks::streamPriorityRangeImpl() const {
   requireAvailable();
   return detail::streamPriorityRange();
 }
+std::pair<int, int> CudaHooks::newStreamPriorityRangeImpl(DeviceIndex index) const {
+  requireAvailable();
+  return detail::streamPriorityRange(index);
+}
 
 EventId CudaHooks::createEventImpl(DeviceIndex index, EventFlags flags) {
   requireAvailable();

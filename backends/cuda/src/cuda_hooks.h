@@ -63,6 +63,7 @@ class CudaHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
   bool queryStreamImpl(Stream stream) const override;
   void synchronizeStreamImpl(Stream stream) const override;
   std::pair<int, int> streamPriorityRangeImpl() const override;
+  std::pair<int, int> newStreamPriorityRangeImpl(DeviceIndex index) const override;
 
   EventId createEventImpl(DeviceIndex index, EventFlags flags) override;
   void destroyEventImpl(EventId event) noexcept override;

@@ -110,6 +110,7 @@ void probe(Driver& d) {
     d.reason = std::string(kDriverLibrary) + " lacks a context or pointer query function";
     return;
   }
+  resolve(library, "cuDeviceCanAccessPeer", d.deviceCanAccessPeer);
   resolveVirtualMemory(library, d);
   d.device_count = count;
 }

@@ -44,6 +44,9 @@ struct Driver {
   CUresult (*ctxGetDevice)(CUdevice*) = nullptr;
   CUresult (*pointerGetAttribute)(void*, CUpointer_attribute, CUdeviceptr) = nullptr;
   CUresult (*getErrorName)(CUresult, const char**) = nullptr;
+  // Optional (null when missing: no peer is given access to expandable
+  // segments). Creates no context.
+  CUresult (*deviceCanAccessPeer)(int*, CUdevice, CUdevice) = nullptr;
 
   // The virtual memory API (expandable segments), resolved with the rest;
   // all null when any is missing, which `vmm_missing` then names

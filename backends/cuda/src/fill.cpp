@@ -8,6 +8,7 @@
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill_elements.h"
+#include "captured_philox.h"
 #include "cuda_error.h"
 #include "cuda_hooks.h"
 #include "current_device.h"
@@ -27,11 +28,13 @@ void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
   hooks.checkDeviceIndex(stream.device.index());
   const cudaStream_t native = detail::nativeStream(stream);  // refuses unknown ids first
   if (!generator.defined()) generator = hooks.getDefaultGenerator(stream.device.index());
-  const PhiloxPosition from = reservePhilox(generator, fillOutputs(job.kind, job.count));
-  job.seed = from.seed;
-  job.offset = from.offset;
   detail::DeviceContext context(stream.device.index());
-  detail::checkCuda(detail::launchFill(job, native), api);
+  // Outside a capture the position is claimed now; inside one of the
+  // backend's captures the kernel reads it at each replay (captured_philox.h).
+  const std::uint64_t* replayPosition =
+      detail::claimFillPosition(native, stream, generator,
+                                fillOutputs(job.kind, job.count), &job.seed, &job.offset);
+  detail::checkCuda(detail::launchFill(job, replayPosition, native), api);
 }
 
 // One body for the float and double overloads of each fill.

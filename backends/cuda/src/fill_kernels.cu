@@ -1,5 +1,7 @@
-// The one CUDA kernel of the random fills: a grid-stride loop over chunks
-// (fill_mapping.h). Everything it computes per element comes from
+// The CUDA kernels of the random fills: the fill (a grid-stride loop over
+// tiles, staged in shared memory and stored coalesced: fill_mapping.h) and
+// the one-thread write of a graph replay's Philox position
+// (captured_philox.h). Everything computed per element comes from
 // accel/random_fill_elements.h, the code the host fills run.
 #include "fill_kernels.h"
 #include "fill_mapping.h"
@@ -7,28 +9,48 @@
 namespace accel::cuda::detail {
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
 // Enough blocks to fill every SM several times over; the grid-stride loop
 // covers larger fills.
 constexpr std::size_t kMaxBlocks = 65535;
 
-__global__ void fillKernel(accel::detail::FillJob job, std::size_t chunks) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t chunk =
-           static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       chunk < chunks; chunk += stride) {
-    fillChunk(job, chunk);
+__global__ void __launch_bounds__(kFillThreads)
+    fillKernel(accel::detail::FillJob job, std::size_t tiles,
+               const std::uint64_t* replay_position) {
+  __shared__ alignas(16) unsigned char staging[kFillStagingBytes];
+  if (replay_position != nullptr) {
+    job.seed = replay_position[0];
+    job.offset += replay_position[1];
   }
+  for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    stageFillChunk(job, tile, threadIdx.x, staging);
+    __syncthreads();
+    storeFillTile(job, tile, threadIdx.x, staging);
+    __syncthreads();  // the staging buffer is rewritten by the next tile
+  }
+}
+
+__global__ void writePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
+                                  std::uint64_t offset) {
+  position[0] = seed;
+  position[1] = offset;
 }
 
 }  // namespace
 
-cudaError_t launchFill(const accel::detail::FillJob& job, cudaStream_t stream) noexcept {
-  const std::size_t chunks = fillChunkCount(job);
-  if (chunks == 0) return cudaSuccess;
-  std::size_t blocks = (chunks + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  if (blocks > kMaxBlocks) blocks = kMaxBlocks;
-  fillKernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(job, chunks);
+cudaError_t launchFill(const accel::detail::FillJob& job,
+                       const std::uint64_t* replay_position,
+                       cudaStream_t stream) noexcept {
+  const std::size_t tiles = fillTileCount(job);
+  if (tiles == 0) return cudaSuccess;
+  const std::size_t blocks = tiles < kMaxBlocks ? tiles : kMaxBlocks;
+  fillKernel<<<static_cast<unsigned>(blocks), kFillThreads, 0, stream>>>(job, tiles,
+                                                                         replay_position);
+  return cudaGetLastError();
+}
+
+cudaError_t launchWritePhilox(std::uint64_t* position, std::uint64_t seed,
+                              std::uint64_t offset, cudaStream_t stream) noexcept {
+  writePhiloxKernel<<<1, 1, 0, stream>>>(position, seed, offset);
   return cudaGetLastError();
 }
 

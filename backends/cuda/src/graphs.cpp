@@ -6,6 +6,7 @@
 
 #include "accel/error.h"
 #include "capture_registry.h"
+#include "captured_philox.h"
 #include "cuda_error.h"
 #include "cuda_memory.h"
 #include "current_device.h"
@@ -27,6 +28,8 @@ struct GraphRecord {
   unsigned long long capture_id = 0;  // CUDA's, while capturing
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
+  // Captured fills' positions, advanced per replay (shared: records copy).
+  std::shared_ptr<CapturedPhilox> philox;
 };
 
 RecordTable<GraphId, GraphRecord>& graphTable() {
@@ -52,6 +55,7 @@ void release(GraphRecord& record) noexcept {
   record.exec = nullptr;
   record.graph = nullptr;
   record.state = GraphState::Empty;
+  record.philox.reset();  // its slots are in the pool: freed first
   if (record.pool_retained) {
     record.pool_retained = false;
     try {
@@ -131,7 +135,9 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
           cudaStreamGetCaptureInfo(nativeStream(stream), &status, &record.capture_id),
           "cudaStreamGetCaptureInfo");
       captureBegan(record.capture_id, device, chosen, stream);
+      capturedPhiloxBegan(record.capture_id);
     } catch (...) {
+      (void)captureEnded(record.capture_id);
       cudaGraph_t abandoned = nullptr;
       if (succeeded(cudaStreamEndCapture(nativeStream(stream), &abandoned)) &&
           abandoned != nullptr) {
@@ -161,6 +167,8 @@ void graphCaptureEnd(GraphId graph) {
                 "it, or capture in CaptureMode::Relaxed)");
     }
     memory::CachingAllocator& allocator = deviceCachingAllocator();
+    record.philox =
+        std::make_shared<CapturedPhilox>(capturedPhiloxEnded(record.capture_id));
     for (const Stream& forked : captureEnded(record.capture_id)) {
       allocator.endAllocateToPool(record.device, record.pool, forked);
     }
@@ -190,9 +198,12 @@ void graphReplay(GraphId graph) {
                 graph, " is not instantiated; instantiate it after the capture");
     // On the thread's current stream of the graph's device, like any other
     // work (the stream captured on may be busy with unrelated work now).
+    // Captured fills draw new numbers: their positions are claimed from
+    // their generators and written ahead of the graph, in stream order.
     DeviceContext context(record.device);
-    checkCuda(cudaGraphLaunch(record.exec, nativeStream(currentStream(record.device))),
-              "cudaGraphLaunch");
+    const cudaStream_t stream = nativeStream(currentStream(record.device));
+    if (record.philox) record.philox->advance(stream);
+    checkCuda(cudaGraphLaunch(record.exec, stream), "cudaGraphLaunch");
   });
 }
 

@@ -1,5 +1,7 @@
 #include "page_mapping.h"
 
+#include <numeric>
+#include <string>
 #include <vector>
 
 #include "accel/error.h"
@@ -35,19 +37,49 @@ PageMapping::PageMapping(const Driver& driver) noexcept : driver_(driver) {
                 " (the virtual memory API); update the driver";
       return;
     }
-    const CUmemAllocationProp prop = deviceProp(0);
-    std::size_t granularity = 0;
-    const CUresult result = driver.memGetAllocationGranularity(
-        &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
-    if (result != CUDA_SUCCESS || granularity == 0) {
-      reason_ = "cuMemGetAllocationGranularity failed on cuda:0: " +
-                (result != CUDA_SUCCESS ? driverErrorName(driver, result)
-                                        : std::string("granularity 0"));
-      return;
+    // One page size for every device (the caching allocator has one): the
+    // least common multiple of the devices' granularities, so that a page is
+    // whole granules wherever it is mapped (they are powers of two: the
+    // largest, 2 MiB on current GPUs).
+    std::size_t page = 1;
+    for (int device = 0; device < driver.device_count; ++device) {
+      const CUmemAllocationProp prop = deviceProp(static_cast<DeviceIndex>(device));
+      std::size_t granularity = 0;
+      const CUresult result = driver.memGetAllocationGranularity(
+          &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+      if (result != CUDA_SUCCESS || granularity == 0) {
+        reason_ =
+            "cuMemGetAllocationGranularity failed on cuda:" + std::to_string(device) +
+            ": " +
+            (result != CUDA_SUCCESS ? driverErrorName(driver, result)
+                                    : std::string("granularity 0"));
+        return;
+      }
+      page = std::lcm(page, granularity);
     }
-    page_size_ = granularity;
+    // Who may touch device i's pages: i, and every device that can access
+    // i's memory as a peer (cudaMalloc memory is reachable from peers once
+    // they enable peer access; mapped memory only from devices named here).
+    access_.resize(static_cast<std::size_t>(driver.device_count));
+    for (int owner = 0; owner < driver.device_count; ++owner) {
+      for (int peer = 0; peer < driver.device_count; ++peer) {
+        int can = 0;
+        if (peer != owner &&
+            (driver.deviceCanAccessPeer == nullptr ||
+             driver.deviceCanAccessPeer(&can, peer, owner) != CUDA_SUCCESS || can == 0)) {
+          continue;
+        }
+        CUmemAccessDesc access{};
+        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access.location.id = peer;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        access_[static_cast<std::size_t>(owner)].push_back(access);
+      }
+    }
+    page_size_ = page;
   } catch (...) {
     page_size_ = 0;
+    access_.clear();
     reason_ = "out of memory while querying the page size";
   }
 }
@@ -107,10 +139,8 @@ bool PageMapping::map(DeviceIndex index, void* address, std::size_t bytes) {
       throw;
     }
   }
-  CUmemAccessDesc access{};
-  access.location = prop.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if (const CUresult r = driver_.memSetAccess(begin, bytes, &access, 1);
+  const std::vector<CUmemAccessDesc>& access = access_[static_cast<std::size_t>(index)];
+  if (const CUresult r = driver_.memSetAccess(begin, bytes, access.data(), access.size());
       r != CUDA_SUCCESS) {
     return fail(r, "cuMemSetAccess");
   }

@@ -5,8 +5,12 @@
 // while the caching allocator shrinks a segment from its tail by any number
 // of pages; so every page gets its own physical allocation: mapping n pages
 // is n x (cuMemCreate + cuMemMap) followed by one cuMemSetAccess, unmapping
-// them n x (cuMemUnmap + cuMemRelease). The page size is the driver's
-// recommended granularity for device 0 (2 MiB on current GPUs).
+// them n x (cuMemUnmap + cuMemRelease). The page size is the least common
+// multiple of every device's recommended granularity (2 MiB on current
+// GPUs): the caching allocator has one page size, and a page must be whole
+// granules of the device it is mapped on. A device's pages are made
+// accessible to it and to every device that can access it as a peer
+// (cuDeviceCanAccessPeer), as cudaMalloc memory is.
 //
 // Only the driver is used (driver.h): no runtime call, so the fake
 // libcuda.so.1 of tests/cuda exercises all of it. Callers make the device's
@@ -24,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "accel/device.h"
 #include "accel/memory/allocator_settings.h"
@@ -50,7 +55,8 @@ class PageMapping {
   // Frees a range from reserve() whose pages are all unmapped.
   void release(void* base, std::size_t bytes) noexcept;
   // Backs [address, address + bytes) (whole pages inside a reserved range)
-  // with device `index`'s memory, readable and writable by that device.
+  // with device `index`'s memory, readable and writable by that device and
+  // its peers.
   // False when the device is out of memory; throws DeviceError naming the
   // failing call otherwise. Either way nothing stays mapped on failure.
   [[nodiscard]] bool map(DeviceIndex index, void* address, std::size_t bytes);
@@ -65,6 +71,8 @@ class PageMapping {
 
   const Driver& driver_;
   std::size_t page_size_ = 0;
+  // Per device: the devices its pages are made accessible to.
+  std::vector<std::vector<CUmemAccessDesc>> access_;
   std::string reason_;
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, CUmemGenericAllocationHandle> pages_;  // by address

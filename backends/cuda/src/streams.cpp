@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
-#include <unordered_map>
-#include <vector>
 
 #include "accel/error.h"
 #include "accel/kit/per_device.h"
 #include "accel/kit/thread_current.h"
 #include "cuda_error.h"
 #include "current_device.h"
+#include "driver.h"
 
 namespace accel::cuda::detail {
 namespace {
@@ -24,11 +24,6 @@ struct PriorityPool {
 
 struct DevicePools {
   std::array<PriorityPool, kMaxPriorityLevels> levels;
-};
-
-struct External {
-  cudaStream_t stream;
-  DeviceIndex device;
 };
 
 class StreamRegistry {
@@ -54,44 +49,10 @@ class StreamRegistry {
     return pool.streams[slot];
   }
 
-  Stream wrap(cudaStream_t stream, DeviceIndex device) {
-    std::lock_guard lock(mutex_);
-    if (auto found = ids_.find(stream); found != ids_.end()) {
-      const External& known = external_[found->second - kExternalStreamBase];
-      ACCEL_CHECK(known.device == device, InvalidArgument,
-                  "wrapExternalStream: the CUDA stream was wrapped for cuda:",
-                  static_cast<int>(known.device),
-                  ", not cuda:", static_cast<int>(device));
-      return Stream(Device(DeviceType::CUDA, device), found->second);
-    }
-    const StreamId id = kExternalStreamBase + static_cast<StreamId>(external_.size());
-    external_.push_back({stream, device});
-    ids_.emplace(stream, id);
-    return Stream(Device(DeviceType::CUDA, device), id);
-  }
-
-  cudaStream_t external(Stream stream) {
-    std::lock_guard lock(mutex_);
-    const StreamId n = stream.id - kExternalStreamBase;
-    ACCEL_CHECK(n >= 0 && n < static_cast<StreamId>(external_.size()), InvalidArgument,
-                "stream id ", stream.id, " of ", stream.device.str(),
-                " is not a stream of the cuda backend (no pool or wrapped external "
-                "stream has it)");
-    const External& known = external_[n];
-    ACCEL_CHECK(known.device == stream.device.index(), InvalidArgument, "stream id ",
-                stream.id, " was wrapped for cuda:", static_cast<int>(known.device),
-                ", not ", stream.device.str());
-    return known.stream;
-  }
-
  private:
   StreamRegistry() = default;
   kit::PerDevice<DevicePools> devices_;
-  std::mutex mutex_;
-  std::vector<External> external_;
-  std::unordered_map<cudaStream_t, StreamId> ids_;
 };
-
 // The per-thread current stream ids (the kit's, which stay readable during
 // static destruction). Never destroyed.
 kit::ThreadCurrent& threadCurrent() {
@@ -101,17 +62,47 @@ kit::ThreadCurrent& threadCurrent() {
 
 }  // namespace
 
+namespace {
+
+// The greatest level, once known (-1: not yet). Every CUDA device reports the
+// same range; the query needs a context, so it is asked of a device that has
+// one or is about to get one.
+std::atomic<int> g_greatest_level{-1};
+
+int queryGreatestLevel(DeviceIndex device) {
+  DeviceContext context(device);
+  int least = 0;
+  int greatestCuda = 0;
+  checkCuda(cudaDeviceGetStreamPriorityRange(&least, &greatestCuda),
+            "cudaDeviceGetStreamPriorityRange");
+  // Levels count from the default priority (0) towards greatestCuda.
+  const int level = std::clamp(-greatestCuda, 0, kMaxPriorityLevels - 1);
+  g_greatest_level.store(level, std::memory_order_relaxed);
+  return level;
+}
+
+}  // namespace
+
 std::pair<int, int> streamPriorityRange() {
-  static const int greatest = [] {
-    DeviceContext context(currentDevice());  // where streams are about to be made
-    int least = 0;
-    int greatestCuda = 0;
-    checkCuda(cudaDeviceGetStreamPriorityRange(&least, &greatestCuda),
-              "cudaDeviceGetStreamPriorityRange");
-    // Levels count from the default priority (0) towards greatestCuda.
-    return std::clamp(-greatestCuda, 0, kMaxPriorityLevels - 1);
-  }();
-  return {0, greatest};
+  int level = g_greatest_level.load(std::memory_order_relaxed);
+  if (level < 0) {
+    // A device whose context exists answers without creating one; failing
+    // that, the thread's current device (where streams are about to be made).
+    DeviceIndex device = currentDevice();
+    for (DeviceIndex i = 0; i < static_cast<DeviceIndex>(driver().device_count); ++i) {
+      if (primaryContextActive(i)) {
+        device = i;
+        break;
+      }
+    }
+    level = queryGreatestLevel(device);
+  }
+  return {0, level};
+}
+
+std::pair<int, int> streamPriorityRange(DeviceIndex device) {
+  const int level = g_greatest_level.load(std::memory_order_relaxed);
+  return {0, level >= 0 ? level : queryGreatestLevel(device)};
 }
 
 Stream newStream(DeviceIndex device, int priority) {
@@ -132,10 +123,25 @@ Stream newStream(DeviceIndex device, int priority) {
   return Stream(Device(DeviceType::CUDA, device), id);
 }
 
+namespace {
+
+constexpr StreamId kExternalDeviceShift = 56;
+constexpr StreamId kExternalAddressMask = (StreamId{1} << kExternalDeviceShift) - 1;
+
+bool isExternal(StreamId id) noexcept { return id > 0 && (id & kExternalStreamTag) != 0; }
+
+}  // namespace
+
 cudaStream_t nativeStream(Stream stream) {
   if (stream.id == kDefaultStreamId) return nullptr;  // the legacy default stream
-  if (stream.id >= kExternalStreamBase)
-    return StreamRegistry::instance().external(stream);
+  if (isExternal(stream.id)) {
+    const auto device =
+        static_cast<int>((stream.id & ~kExternalStreamTag) >> kExternalDeviceShift);
+    ACCEL_CHECK(device == stream.device.index(), InvalidArgument, "stream id ", stream.id,
+                " was wrapped for cuda:", device, ", not ", stream.device.str());
+    return reinterpret_cast<cudaStream_t>(
+        static_cast<std::uintptr_t>(stream.id & kExternalAddressMask));
+  }
   cudaStream_t native = nullptr;
   if (stream.id > 0) {
     native = StreamRegistry::instance().poolStream(stream.device.index(), stream.id);
@@ -151,7 +157,28 @@ Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
   ACCEL_CHECK(
       stream != nullptr, InvalidArgument,
       "wrapExternalStream: null is the default stream (id 0), not an external one");
-  return StreamRegistry::instance().wrap(stream, device);
+  const auto address = reinterpret_cast<std::uintptr_t>(stream);
+  ACCEL_CHECK(address <= static_cast<std::uintptr_t>(kExternalAddressMask) &&
+                  device < (kExternalStreamTag >> kExternalDeviceShift),
+              InvalidArgument, "wrapExternalStream: the CUDA stream ", stream,
+              " of cuda:", static_cast<int>(device),
+              " does not fit a stream id (an address below 2^56 on a device below 64)");
+  // The stream's own device, asked of CUDA: an id names the stream that
+  // lives at the address now, so a stream destroyed and another created at
+  // the same address (on any device) is wrapped as what it is now.
+  int actual = -1;
+  {
+    DeviceContext context(device);
+    checkCuda(cudaStreamGetDevice(stream, &actual),
+              "cudaStreamGetDevice (wrapExternalStream: is it a live CUDA stream?)");
+  }
+  ACCEL_CHECK(actual == device, InvalidArgument, "wrapExternalStream: the CUDA stream ",
+              stream, " belongs to cuda:", actual,
+              ", not cuda:", static_cast<int>(device));
+  const StreamId id = kExternalStreamTag |
+                      (static_cast<StreamId>(device) << kExternalDeviceShift) |
+                      static_cast<StreamId>(address);
+  return Stream(Device(DeviceType::CUDA, device), id);
 }
 
 Stream currentStream(DeviceIndex device) {

@@ -291,12 +291,13 @@ Stream AcceleratorHooks::getDefaultStream(DeviceIndex index) const {
 Stream AcceleratorHooks::getNewStream(DeviceIndex index, int priority) {
   requireGroup(HookId::getNewStream);
   requireInit(HookId::getNewStream);
-  auto [lowest, greatest] = streamPriorityRangeImpl();
+  const DeviceIndex device = resolveIndex(index, HookId::getNewStream);
+  auto [lowest, greatest] = newStreamPriorityRangeImpl(device);
   ACCEL_CHECK(priority >= lowest && priority <= greatest, InvalidArgument,
               callOf(HookId::getNewStream), ": priority ", priority, " is outside '",
               name(), "''s range [", lowest, ", ", greatest, "]; see ",
               callOf(HookId::streamPriorityRange));
-  return getNewStreamImpl(resolveIndex(index, HookId::getNewStream), priority);
+  return getNewStreamImpl(device, priority);
 }
 
 void AcceleratorHooks::setCurrentStream(Stream stream) {
@@ -548,6 +549,9 @@ void AcceleratorHooks::synchronizeStreamImpl(Stream) const {
   raiseUnsupported(HookId::synchronizeStream);
 }
 std::pair<int, int> AcceleratorHooks::streamPriorityRangeImpl() const { return {0, 0}; }
+std::pair<int, int> AcceleratorHooks::newStreamPriorityRangeImpl(DeviceIndex) const {
+  return streamPriorityRangeImpl();
+}
 EventId AcceleratorHooks::createEventImpl(DeviceIndex, EventFlags) {
   raiseUnsupported(HookId::createEvent);
 }

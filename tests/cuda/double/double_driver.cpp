@@ -5,8 +5,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "cuda_double.h"
 #include "double_runtime.h"
@@ -15,7 +18,33 @@ using namespace cuda_double;
 
 namespace {
 
-constexpr std::size_t kGranularity = std::size_t{2} << 20;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// Device d's allocation granularity: 2 MiB (current GPUs), or the d-th
+// entry of CUDA_DOUBLE_GRANULARITY_MIB ("2,4": cuda:1 has 4 MiB granules),
+// so tests can give devices different ones.
+std::size_t granularity(int device) {
+  static const std::vector<std::size_t>* const sizes = [] {
+    auto* out = new std::vector<std::size_t>();
+    if (const char* text = std::getenv("CUDA_DOUBLE_GRANULARITY_MIB"); text != nullptr) {
+      for (const char* at = text; *at != '\0';) {
+        char* end = nullptr;
+        out->push_back(std::strtoull(at, &end, 10) * kMiB);
+        at = *end == ',' ? end + 1 : end + std::strlen(end);
+      }
+    }
+    return out;
+  }();
+  const auto index = static_cast<std::size_t>(device);
+  return index < sizes->size() && (*sizes)[index] > 0 ? (*sizes)[index] : 2 * kMiB;
+}
+
+// The smallest granularity: what address ranges are reserved in.
+std::size_t smallestGranularity(int device_count) {
+  std::size_t smallest = granularity(0);
+  for (int d = 1; d < device_count; ++d) smallest = std::min(smallest, granularity(d));
+  return smallest;
+}
 
 struct Physical {
   int fd = -1;
@@ -157,6 +186,16 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
   }
 }
 
+CUresult cuDeviceCanAccessPeer(int* can, CUdevice device, CUdevice peer) {
+  // Like cudaDeviceCanAccessPeer: every pair of distinct devices can.
+  const int count = deviceCount();
+  if (can == nullptr || device < 0 || device >= count || peer < 0 || peer >= count) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *can = device != peer ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemGetAllocationGranularity(size_t* granularity,
                                        const CUmemAllocationProp* prop,
                                        CUmemAllocationGranularity_flags) {
@@ -164,7 +203,7 @@ CUresult cuMemGetAllocationGranularity(size_t* granularity,
       prop->location.id < 0 || prop->location.id >= deviceCount()) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  *granularity = kGranularity;
+  *granularity = ::granularity(prop->location.id);
   return CUDA_SUCCESS;
 }
 
@@ -172,8 +211,9 @@ CUresult cuMemAddressReserve(CUdeviceptr* base, size_t size, size_t alignment,
                              CUdeviceptr, unsigned long long) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
-  if (size == 0 || size % kGranularity != 0) return CUDA_ERROR_INVALID_VALUE;
-  alignment = std::max(alignment, kGranularity);
+  const std::size_t unit = smallestGranularity(s.device_count);
+  if (size == 0 || size % unit != 0) return CUDA_ERROR_INVALID_VALUE;
+  alignment = std::max(alignment, unit);
   void* area = mmap(nullptr, size + alignment, PROT_NONE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (area == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -208,8 +248,10 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                      const CUmemAllocationProp* prop, unsigned long long) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
-  if (prop == nullptr || size == 0 || size % kGranularity != 0 || prop->location.id < 0 ||
-      prop->location.id >= s.device_count) {
+  // CUDA: Driver API, cuMemCreate: the size must be a multiple of the
+  // device's granularity (cuMemGetAllocationGranularity).
+  if (prop == nullptr || size == 0 || prop->location.id < 0 ||
+      prop->location.id >= s.device_count || size % granularity(prop->location.id) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   std::size_t& used = s.used[static_cast<std::size_t>(prop->location.id)];
@@ -265,13 +307,17 @@ CUresult cuMemSetAccess(CUdeviceptr address, size_t size, const CUmemAccessDesc*
     if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
       access |= 1u << desc[i].location.id;
   }
-  for (std::uintptr_t page = address; page < address + size; page += kGranularity) {
-    if (books().maps.count(page) == 0) return CUDA_ERROR_INVALID_VALUE;
+  // The range must be whole mappings, back to back.
+  for (std::uintptr_t page = address; page < address + size;) {
+    auto mapped = books().maps.find(page);
+    if (mapped == books().maps.end()) return CUDA_ERROR_INVALID_VALUE;
+    page += mapped->second.first;
   }
-  for (std::uintptr_t page = address; page < address + size; page += kGranularity) {
-    mprotect(reinterpret_cast<void*>(page), kGranularity, PROT_READ | PROT_WRITE);
-    s.memory[page] = {kGranularity, books().maps[page].second, MemoryKind::Mapped,
-                      access};
+  for (std::uintptr_t page = address; page < address + size;) {
+    const auto [bytes, device] = books().maps[page];
+    mprotect(reinterpret_cast<void*>(page), bytes, PROT_READ | PROT_WRITE);
+    s.memory[page] = {bytes, device, MemoryKind::Mapped, access};
+    page += bytes;
   }
   return CUDA_SUCCESS;
 }

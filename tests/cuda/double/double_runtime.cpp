@@ -213,8 +213,22 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (stream == nullptr || s.streams.count(stream) == 0) {
     return record(cudaErrorInvalidResourceHandle);
   }
-  // Its worker finishes the queued work and stays (never reclaimed).
+  // Its worker finishes the queued work and stays; the handle is given out
+  // again by a later stream creation (State::newStream).
   s.streams.erase(stream);
+  s.destroyed.push_back(stream);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamGetDevice(cudaStream_t stream, int* device) {
+  State& s = State::get();
+  std::lock_guard lock(s.mutex);
+  CUstream_st* native = nullptr;
+  if (device == nullptr) return record(cudaErrorInvalidValue);
+  if (const cudaError_t e = resolveStream(s, stream, &native); e != cudaSuccess) {
+    return record(e);
+  }
+  *device = native->device;
   return cudaSuccess;
 }
 

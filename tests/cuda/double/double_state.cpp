@@ -64,7 +64,27 @@ const Allocation* State::find(std::uintptr_t address, std::size_t bytes) const {
 }
 
 CUstream_st* State::newStream(int device, unsigned int flags, int priority, bool legacy) {
-  auto* stream = new CUstream_st();  // destroyed by cudaStreamDestroy once idle
+  // CUDA hands a destroyed stream's handle out again (handles are addresses
+  // of the driver's objects); the double reuses the most recently destroyed
+  // stream that has finished its work, with its worker, on any device.
+  CUstream_st* stream = nullptr;
+  for (auto it = destroyed.rbegin(); it != destroyed.rend(); ++it) {
+    CUstream_st* old = *it;
+    if (old->queue.empty() && old->enqueued == old->completed && !old->capture) {
+      destroyed.erase(std::next(it).base());
+      stream = old;
+      break;
+    }
+  }
+  if (stream != nullptr) {
+    stream->device = device;
+    stream->flags = flags;
+    stream->priority = priority;
+    stream->capture_seq = 0;
+    streams.insert(stream);
+    return stream;
+  }
+  stream = new CUstream_st();  // reused after cudaStreamDestroy, never freed
   stream->device = device;
   stream->flags = flags;
   stream->priority = priority;

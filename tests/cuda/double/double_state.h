@@ -134,6 +134,7 @@ class State {
   std::vector<std::size_t> used;
   std::vector<CUstream_st*> legacy_streams;
   std::set<CUstream_st*> streams;
+  std::vector<CUstream_st*> destroyed;  // for reuse by newStream, oldest first
   std::set<CUevent_st*> events;
   std::set<CUgraph_st*> graphs;
   std::set<CUgraphExec_st*> execs;
