@@ -29,8 +29,11 @@ std::vector<T> readBack(Stream stream, const void* data, std::size_t count) {
   return host;
 }
 
-// Sizes: empty, one element, partial chunks, one work-group, many.
-constexpr std::size_t kSizes[] = {0, 1, 7, 15, 16, 17, 1023, 1025, 100'003};
+// Sizes: empty, one element, partial chunks, one work-group, many; and
+// around the 64 words of a vectorised work-item (fill_lanes.cl), where the
+// offsets below move the first whole one (61 + 3 = 64).
+constexpr std::size_t kSizes[] = {0,  1,  7,  15,  16,   17,   61,
+                                  63, 64, 65, 128, 1023, 1025, 100'003};
 constexpr std::uint64_t kSeeds[] = {0, 42, 0xFFFFFFFFFFFFFFFFull};
 constexpr std::uint64_t kOffsets[] = {0, 3, (1ull << 32) + 5};
 

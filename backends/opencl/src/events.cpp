@@ -1,7 +1,9 @@
 #include "events.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 #include "accel/error.h"
@@ -15,26 +17,26 @@
 namespace accel::opencl::detail {
 namespace {
 
+// The last marker recorded for an event, shared between the table and the
+// calls waiting for it: a wait holds its own reference, so a concurrent
+// recordEvent or destroyEvent cannot release the cl_event under it. The
+// count is ours (one atomic increment and decrement) rather than
+// clRetainEvent/clReleaseEvent around every wait: each of those takes the
+// driver's lock on the event, which pocl's worker holds while it completes
+// the marker, so the host thread could block on it just before the wait
+// (bench/opencl: BM_RecordAndWait_*). clReleaseEvent runs once per marker,
+// when the last reference goes, as in the raw loop.
+using Marker = std::shared_ptr<std::remove_pointer_t<cl_event>>;
+
+Marker adoptMarker(cl_event event) {
+  // On bad_alloc the deleter has already released `event`.
+  return Marker(event, [](cl_event e) noexcept { (void)loader().clReleaseEvent(e); });
+}
+
 struct EventRecord {
-  cl_event event = nullptr;  // the last marker recorded; null before any
+  Marker marker;  // the last marker recorded; null before any
   DeviceIndex device = 0;
   EventFlags flags;
-};
-
-// A retained cl_event, released at scope exit.
-class HeldEvent {
- public:
-  HeldEvent() = default;
-  explicit HeldEvent(cl_event event) noexcept : event_(event) {}
-  HeldEvent(HeldEvent&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
-  HeldEvent& operator=(HeldEvent&&) = delete;
-  ~HeldEvent() {
-    if (event_ != nullptr) (void)loader().clReleaseEvent(event_);
-  }
-  [[nodiscard]] cl_event get() const noexcept { return event_; }
-
- private:
-  cl_event event_ = nullptr;
 };
 
 class EventTable {
@@ -51,22 +53,20 @@ class EventTable {
     return id;
   }
 
-  // The record, its cl_event retained for the caller. Throws InvalidArgument.
-  std::pair<EventRecord, HeldEvent> hold(EventId id) {
+  // A copy of the record, holding its marker for the caller. Throws
+  // InvalidArgument.
+  EventRecord hold(EventId id) {
     std::lock_guard lock(mutex_);
-    const EventRecord& record = live(id);
-    if (record.event != nullptr) (void)loader().clRetainEvent(record.event);
-    return {record, HeldEvent(record.event)};
+    return live(id);
   }
 
   // Installs `marker` as the event's latest recording; returns the old one
   // (to release outside the lock). Throws InvalidArgument.
-  HeldEvent replace(EventId id, cl_event marker) {
+  Marker replace(EventId id, Marker marker) {
     std::lock_guard lock(mutex_);
     EventRecord& record = live(id);
-    HeldEvent old(record.event);
-    record.event = marker;
-    return old;
+    record.marker.swap(marker);
+    return marker;
   }
 
   EventRecord take(EventId id, bool& found) noexcept {
@@ -121,8 +121,9 @@ EventId createEvent(DeviceIndex device, EventFlags flags) {
 
 void destroyEvent(EventId event) noexcept {
   bool found = false;
+  // The marker is released (outside the lock) as `record` leaves scope,
+  // unless a wait still holds it.
   const EventRecord record = EventTable::instance().take(event, found);
-  if (found && record.event != nullptr) (void)loader().clReleaseEvent(record.event);
 }
 
 void recordEvent(EventId event, Stream stream) {
@@ -137,20 +138,15 @@ void recordEvent(EventId event, Stream stream) {
   // A marker is only guaranteed to start once the queue is flushed; a host
   // waiting for it (query, synchronize, another queue) must see progress.
   (void)loader().clFlush(queue);
-  try {
-    // The marker recorded before is released as `previous` leaves scope.
-    const HeldEvent previous = EventTable::instance().replace(event, marker);
-  } catch (...) {
-    (void)loader().clReleaseEvent(marker);
-    throw;
-  }
+  // The marker recorded before is released as `previous` leaves scope.
+  const Marker previous = EventTable::instance().replace(event, adoptMarker(marker));
 }
 
 void blockStream(EventId event, Stream stream) {
   const cl_command_queue queue = nativeQueue(stream);
-  auto [record, held] = EventTable::instance().hold(event);
-  if (held.get() == nullptr) return;  // never recorded: nothing to wait for
-  cl_event wait = held.get();
+  const EventRecord record = EventTable::instance().hold(event);
+  if (!record.marker) return;  // never recorded: nothing to wait for
+  cl_event wait = record.marker.get();
   if (record.device != stream.device.index()) {
     checkCl(loader().clWaitForEvents(1, &wait), "clWaitForEvents across devices",
             HookId::blockStream, record.device);
@@ -161,41 +157,42 @@ void blockStream(EventId event, Stream stream) {
 }
 
 bool queryEvent(EventId event) {
-  auto [record, held] = EventTable::instance().hold(event);
-  if (held.get() == nullptr) return true;
-  return clEventComplete(held.get(), record.device);
+  const EventRecord record = EventTable::instance().hold(event);
+  if (!record.marker) return true;
+  return clEventComplete(record.marker.get(), record.device);
 }
 
 void synchronizeEvent(EventId event) {
-  auto [record, held] = EventTable::instance().hold(event);
-  if (held.get() == nullptr) return;
-  cl_event wait = held.get();
+  const EventRecord record = EventTable::instance().hold(event);
+  if (!record.marker) return;
+  cl_event wait = record.marker.get();
   checkCl(loader().clWaitForEvents(1, &wait), "clWaitForEvents", HookId::synchronizeEvent,
           record.device);
 }
 
 double elapsedTime(EventId start, EventId end) {
-  auto [first, first_event] = EventTable::instance().hold(start);
-  auto [second, second_event] = EventTable::instance().hold(end);
+  const EventRecord first = EventTable::instance().hold(start);
+  const EventRecord second = EventTable::instance().hold(end);
+  cl_event first_event = first.marker.get();
+  cl_event second_event = second.marker.get();
   const auto name = hookInfo(HookId::elapsedTime).name;
   ACCEL_CHECK(first.flags.enable_timing && second.flags.enable_timing, InvalidArgument,
               name, "(", start, ", ", end,
               "): both events must be created with EventFlags::enable_timing");
-  ACCEL_CHECK(first_event.get() != nullptr && second_event.get() != nullptr,
-              InvalidArgument, name, "(", start, ", ", end,
-              "): both events must be recorded first");
-  ACCEL_CHECK(clEventComplete(first_event.get(), first.device) &&
-                  clEventComplete(second_event.get(), second.device),
+  ACCEL_CHECK(first_event != nullptr && second_event != nullptr, InvalidArgument, name,
+              "(", start, ", ", end, "): both events must be recorded first");
+  ACCEL_CHECK(clEventComplete(first_event, first.device) &&
+                  clEventComplete(second_event, second.device),
               InvalidArgument, name, "(", start, ", ", end,
               "): both events must have completed (",
               hookInfo(HookId::synchronizeEvent).name, " first)");
   cl_ulong from = 0, to = 0;
   const std::string what = during("clGetEventProfilingInfo", HookId::elapsedTime) +
                            "; a wrapped queue needs CL_QUEUE_PROFILING_ENABLE";
-  checkCl(loader().clGetEventProfilingInfo(first_event.get(), CL_PROFILING_COMMAND_END,
+  checkCl(loader().clGetEventProfilingInfo(first_event, CL_PROFILING_COMMAND_END,
                                            sizeof from, &from, nullptr),
           what, first.device);
-  checkCl(loader().clGetEventProfilingInfo(second_event.get(), CL_PROFILING_COMMAND_END,
+  checkCl(loader().clGetEventProfilingInfo(second_event, CL_PROFILING_COMMAND_END,
                                            sizeof to, &to, nullptr),
           what, second.device);
   return (static_cast<double>(to) - static_cast<double>(from)) / 1e6;

@@ -13,7 +13,8 @@
 // Ids come from a counter and are never reused.
 //
 // Thread-safety: thread-safe (one mutex around the table; OpenCL calls that
-// wait run outside it, on a retained cl_event). Lifetime: never destroyed.
+// wait run outside it, holding their own reference to the marker). Lifetime:
+// never destroyed.
 #pragma once
 
 #include "accel/event.h"

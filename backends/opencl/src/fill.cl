@@ -3,9 +3,14 @@
 // Each kernel is the host fill (accel/random_fill_elements.h: fillElements
 // and the mappings it calls) rewritten in OpenCL C, operation for operation,
 // so that a device fill gives the host fill's bits for the same (seed,
-// offset). Work-item c writes chunk c: elements [c * E, (c + 1) * E), E = 16
-// outputs' worth of elements (the CUDA backend's split), so normal pairs stay
-// in one work-item. The host prepends the constants (ACCEL_PHILOX_*, the
+// offset).
+//
+// The fills of one 32-bit word per element (bits32, uniform float,
+// Bernoulli) are in fill_lanes.cl, vectorised by hand. The fills here (64-bit
+// elements, normal pairs, which straddle Philox blocks at odd offsets) read
+// the stream in order: work-item c writes elements [c * E, (c + 1) * E),
+// E = 16 outputs' worth of elements (the CUDA backend's split), so normal
+// pairs stay in one work-item. The host prepends the constants (ACCEL_PHILOX_*, the
 // normal mapping's polynomials ACCEL_LOG_F/ACCEL_SIN_F/..., written from
 // accel/philox.h and random_fill_elements.h) and builds with
 // -cl-fp32-correctly-rounded-divide-sqrt: every +, -, *, / and sqrt is then
@@ -85,10 +90,6 @@ bool chunk_range(ulong count, ulong per, ulong* first, ulong* n) {
 
 // ---- Mappings ----
 
-float uniform_float(uint bits) { return (float)(bits >> 8) * 0x1p-24f; }
-
-float min_float(float x, float bound) { return x < bound ? x : bound; }
-
 float log_float(float u) {
   const uint bits = as_uint(u);
   const int exponent = (int)(bits >> 23) - 127;
@@ -140,14 +141,6 @@ void normal_float_pair(uint first, uint second, float* z0, float* z1) {
 
 // ---- Kernels of 32-bit element types ----
 
-kernel void fill_bits32(global uint* out, ulong count, ulong seed, ulong offset) {
-  ulong first, n;
-  if (!chunk_range(count, 16, &first, &n)) return;
-  Reader in;
-  reader_init(&in, seed, offset + first);
-  for (ulong i = first; i < first + n; ++i) out[i] = reader_next(&in);
-}
-
 kernel void fill_bits64(global ulong* out, ulong count, ulong seed, ulong offset) {
   ulong first, n;
   if (!chunk_range(count, 8, &first, &n)) return;
@@ -156,18 +149,6 @@ kernel void fill_bits64(global ulong* out, ulong count, ulong seed, ulong offset
   for (ulong i = first; i < first + n; ++i) {
     const uint low = reader_next(&in);
     out[i] = ((ulong)reader_next(&in) << 32) | low;
-  }
-}
-
-kernel void fill_uniform_f32(global float* out, ulong count, ulong seed, ulong offset,
-                             int ranged, float low, float range, float below_high) {
-  ulong first, n;
-  if (!chunk_range(count, 16, &first, &n)) return;
-  Reader in;
-  reader_init(&in, seed, offset + first);
-  for (ulong i = first; i < first + n; ++i) {
-    const float u = uniform_float(reader_next(&in));
-    out[i] = ranged ? min_float(u * range + low, below_high) : u;
   }
 }
 
@@ -184,26 +165,6 @@ kernel void fill_normal_f32(global float* out, ulong count, ulong seed, ulong of
     normal_float_pair(w0, reader_next(&in), &z0, &z1);
     out[i] = z0 * stddev + mean;
     if (i + 1 < end) out[i + 1] = z1 * stddev + mean;
-  }
-}
-
-kernel void fill_bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong offset,
-                              ulong threshold) {
-  ulong first, n;
-  if (!chunk_range(count, 16, &first, &n)) return;
-  Reader in;
-  reader_init(&in, seed, offset + first);
-  for (ulong i = first; i < first + n; ++i) out[i] = (ulong)reader_next(&in) < threshold;
-}
-
-kernel void fill_bernoulli_f32(global float* out, ulong count, ulong seed, ulong offset,
-                               ulong threshold) {
-  ulong first, n;
-  if (!chunk_range(count, 16, &first, &n)) return;
-  Reader in;
-  reader_init(&in, seed, offset + first);
-  for (ulong i = first; i < first + n; ++i) {
-    out[i] = (ulong)reader_next(&in) < threshold ? 1.0f : 0.0f;
   }
 }
 

@@ -44,9 +44,21 @@ std::size_t elementBytes(const FillJob& job) {
   }
 }
 
-// Elements per work-item (fill.cl): 16 outputs' worth.
-std::size_t chunkElements(FillKind kind) {
-  return static_cast<std::size_t>(16 / (fillOutputs(kind, 2) / 2));
+// Work-items of a fill whose first output is Philox word `offset` (fill.cl,
+// fill_lanes.cl):
+// one per 16 Philox blocks (64 words) for the fills of one word per element,
+// one per chunk of 16 outputs' worth of elements for the others.
+std::size_t workItems(const FillJob& job, std::uint64_t offset) {
+  switch (job.kind) {
+    case FillKind::Uint32:
+    case FillKind::UniformFloat:
+    case FillKind::Bernoulli:
+      return (job.count + offset % 4 + 63) / 64;
+    default: {
+      const auto per = static_cast<std::size_t>(16 / (fillOutputs(job.kind, 2) / 2));
+      return (job.count + per - 1) / per;
+    }
+  }
 }
 
 FillKernel kernelOf(const FillJob& job) {
@@ -149,10 +161,9 @@ void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
     default:
       break;
   }
-  const std::size_t per = chunkElements(job.kind);
-  const std::size_t chunks = (job.count + per - 1) / per;
+  const std::size_t items = workItems(job, from.offset);
   const std::size_t global =
-      (chunks + kWorkGroupSize - 1) / kWorkGroupSize * kWorkGroupSize;
+      (items + kWorkGroupSize - 1) / kWorkGroupSize * kWorkGroupSize;
   const std::size_t local = kWorkGroupSize;
   detail::checkCl(detail::loader().clEnqueueNDRangeKernel(
                       queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),

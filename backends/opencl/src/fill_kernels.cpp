@@ -9,6 +9,7 @@
 #include "accel/random_fill_elements.h"
 #include "devices.h"
 #include "fill_cl_source.h"
+#include "fill_lanes_cl_source.h"
 #include "loader.h"
 #include "opencl_error.h"
 #include "programs.h"
@@ -107,7 +108,7 @@ std::string fillProgramSource() {
   defineAll(prelude, "ACCEL_LOG_D", d.log);
   defineAll(prelude, "ACCEL_SIN_D", d.sin);
   defineAll(prelude, "ACCEL_COS_D", d.cos);
-  return prelude + kFillSource;
+  return prelude + kFillSource + kFillLanesSource;
 }
 
 std::string fillProgramOptions(bool fp64) {

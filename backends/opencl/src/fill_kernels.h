@@ -1,6 +1,6 @@
 // The fill kernels of one device, as one thread holds them.
 //
-// FillKernels is the set of cl_kernel objects of src/fill.cl for one device;
+// FillKernels is the set of cl_kernel objects of src/fill*.cl for one device;
 // a thread reserves its own from FillKernelPool (a DeviceThreadHandlePool,
 // accel/handle_pool.h), because clSetKernelArg on one cl_kernel from two
 // threads at once is a race (OpenCL 2.0 §A.2: kernel objects are not
@@ -42,7 +42,8 @@ struct FillKernels {
 };
 
 // The source the device compiles: the constants (from accel/philox.h and
-// accel/random_fill_elements.h) followed by src/fill.cl. Never throws but
+// accel/random_fill_elements.h) followed by src/fill.cl and
+// src/fill_lanes.cl. Never throws but
 // bad_alloc.
 std::string fillProgramSource();
 // The build options for device `index` (fp64 or not, correctly rounded

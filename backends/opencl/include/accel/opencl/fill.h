@@ -3,7 +3,7 @@
 // offset).
 //
 // A fill claims its part of the generator's stream when it is enqueued (the
-// offset advances at once, in program order), then a kernel (src/fill.cl, the
+// offset advances at once, in program order), then a kernel (src/fill*.cl, the
 // host fill's per-element code in OpenCL C) writes data[0, count) on
 // `stream`. So
 //
