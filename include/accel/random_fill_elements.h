@@ -205,7 +205,8 @@ ACCEL_HOST_DEVICE inline void philoxBlocks(
   }
 }
 
-// Stream outputs in order from a position, kReaderBlocks blocks at a time.
+// Stream outputs in order from a position, kReaderBlocks blocks at a time
+// (several blocks side by side keep a CPU's multiplier busy).
 class StreamReader {
  public:
   ACCEL_HOST_DEVICE StreamReader(std::uint64_t seed, std::uint64_t position) noexcept
@@ -227,6 +228,58 @@ class StreamReader {
   std::uint64_t block_;
   int next_;
   std::uint32_t words_[4 * kReaderBlocks];
+};
+
+// The same outputs, one Philox block at a time, its four words picked
+// without indexing an array at run time: a GPU thread keeps them in
+// registers, where StreamReader's buffer, indexed at run time, lives in
+// local memory (the thread's stack). The CUDA fill kernel reads with it.
+class BlockStreamReader {
+ public:
+  ACCEL_HOST_DEVICE BlockStreamReader(std::uint64_t seed, std::uint64_t position) noexcept
+      : seed_(seed), block_(position / 4), next_(static_cast<int>(position % 4)) {
+    load();
+  }
+
+  ACCEL_HOST_DEVICE std::uint32_t next() noexcept {
+    if (next_ == 4) [[unlikely]] {
+      ++block_;
+      load();
+      next_ = 0;
+    }
+    const int at = next_++;
+    return at == 0 ? words_.x : at == 1 ? words_.y : at == 2 ? words_.z : words_.w;
+  }
+
+ private:
+  struct Words {
+    std::uint32_t x, y, z, w;
+  };
+
+  ACCEL_HOST_DEVICE void load() noexcept {
+    std::uint32_t c0 = static_cast<std::uint32_t>(block_);
+    std::uint32_t c1 = static_cast<std::uint32_t>(block_ >> 32);
+    std::uint32_t c2 = 0;
+    std::uint32_t c3 = 0;
+    auto k0 = static_cast<std::uint32_t>(seed_);
+    auto k1 = static_cast<std::uint32_t>(seed_ >> 32);
+    for (int round = 0; round < kPhiloxRounds; ++round) {
+      const std::uint64_t product0 = std::uint64_t{kPhiloxMultiplier0} * c0;
+      const std::uint64_t product1 = std::uint64_t{kPhiloxMultiplier1} * c2;
+      c0 = static_cast<std::uint32_t>(product1 >> 32) ^ c1 ^ k0;
+      c1 = static_cast<std::uint32_t>(product1);
+      c2 = static_cast<std::uint32_t>(product0 >> 32) ^ c3 ^ k1;
+      c3 = static_cast<std::uint32_t>(product0);
+      k0 += kPhiloxWeyl0;
+      k1 += kPhiloxWeyl1;
+    }
+    words_ = {c0, c1, c2, c3};
+  }
+
+  std::uint64_t seed_;
+  std::uint64_t block_;
+  int next_;
+  Words words_{};
 };
 
 // ---------------------------------------------------------------------------
@@ -354,9 +407,12 @@ ACCEL_HOST_DEVICE inline void normalDoublePair(std::uint64_t first, std::uint64_
 // writes element first + j to dest[j] (dest: count elements of the job's
 // type; job.out is not used). A kernel stages elements with it before
 // storing them in another order. Never throws.
+// `Reader` reads the stream: StreamReader (the host's) or BlockStreamReader
+// (a GPU's), the same numbers either way.
+template <typename Reader = StreamReader>
 ACCEL_HOST_DEVICE inline void fillElementsInto(const FillJob& job, std::size_t first,
                                                std::size_t count, void* dest) noexcept {
-  StreamReader in(job.seed, job.offset + fillOutputs(job.kind, first));
+  Reader in(job.seed, job.offset + fillOutputs(job.kind, first));
   switch (job.kind) {
     case FillKind::Uint32: {
       auto* out = static_cast<std::uint32_t*>(dest);

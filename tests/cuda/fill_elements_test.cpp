@@ -127,6 +127,20 @@ TEST(CudaFillElements, BernoulliMatchesTheHostFill) {
       });
 }
 
+// The kernel's reader (one block at a time, in registers) gives the host
+// reader's outputs from every position within and across blocks.
+TEST(CudaFillElements, BlockStreamReaderReadsTheHostReadersOutputs) {
+  for (std::uint64_t position :
+       {0ull, 1ull, 2ull, 3ull, 4ull, 15ull, 17ull, 1000003ull}) {
+    accel::detail::StreamReader host(kSeed, position);
+    accel::detail::BlockStreamReader kernel(kSeed, position);
+    for (int i = 0; i < 70; ++i) {
+      ASSERT_EQ(kernel.next(), host.next())
+          << "position " << position << ", output " << i;
+    }
+  }
+}
+
 // The kernel's stores are coalesced: in every store round, consecutive
 // threads write consecutive elements, and the rounds cover the tile once.
 TEST(CudaFillElements, ConsecutiveThreadsStoreConsecutiveElements) {

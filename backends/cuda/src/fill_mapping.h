@@ -70,7 +70,7 @@ ACCEL_HOST_DEVICE inline void stageFillChunk(const accel::detail::FillJob& job,
   const std::size_t first = tile * fillTileElements(job) + inTile;
   if (first >= job.count) return;
   const std::size_t left = job.count - first;
-  accel::detail::fillElementsInto(
+  accel::detail::fillElementsInto<accel::detail::BlockStreamReader>(
       job, first, left < per ? left : per,
       staging + inTile * accel::detail::fillElementBytes(job));
 }
