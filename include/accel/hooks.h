@@ -115,6 +115,14 @@ class ForkKey {
 class ACCEL_API AcceleratorHooks {
  public:
   AcceleratorHooks(DeviceType type, Capabilities capabilities);
+  // For a backend some of whose groups depend on the devices it finds (the
+  // OpenCL backend's graphs need cl_khr_command_buffer on every device it
+  // uses), which it cannot know when it is constructed (registration must
+  // not touch a driver). `capabilities` are declared for good; the groups in
+  // `provisional` are settled once, by settleCapabilitiesImpl(), the first
+  // time anything asks which groups are declared: supports(), capabilities(),
+  // or a call into an optional group. Until then nothing has observed them.
+  AcceleratorHooks(DeviceType type, Capabilities capabilities, Capabilities provisional);
   AcceleratorHooks(const AcceleratorHooks&) = delete;
   AcceleratorHooks& operator=(const AcceleratorHooks&) = delete;
   virtual ~AcceleratorHooks();
@@ -122,9 +130,9 @@ class ACCEL_API AcceleratorHooks {
   [[nodiscard]] DeviceType deviceType() const noexcept { return type_; }
   // The device type's name ("openreg"); used in every message.
   [[nodiscard]] std::string_view name() const noexcept;
-  [[nodiscard]] Capabilities capabilities() const noexcept { return capabilities_; }
+  [[nodiscard]] Capabilities capabilities() const noexcept { return declared(); }
   [[nodiscard]] bool supports(HookGroup group) const noexcept {
-    return capabilities_.has(group);
+    return declared().has(group);
   }
 
   // ---- low: probes (noexcept; never create a device context) ----
@@ -344,6 +352,12 @@ class ACCEL_API AcceleratorHooks {
     served_generators_ = &generators;
   }
 
+  // Which of the provisional groups (see the constructor) the backend keeps;
+  // called once, from whichever thread first asks. A probe: it must not
+  // create a device context, and what it throws counts as keeping none.
+  // Default: all of them.
+  virtual Capabilities settleCapabilitiesImpl() const;
+
   // ---- what a backend overrides (defaults: failUnsupported) ----
   virtual bool isBuiltImpl() const;
   virtual bool isAvailableImpl() const;
@@ -444,9 +458,17 @@ class ACCEL_API AcceleratorHooks {
   }
 
   void requireGroup(HookId hook) const {
-    if (!capabilities_.has(hookInfo(hook).group)) [[unlikely]]
+    if (!declared().has(hookInfo(hook).group)) [[unlikely]]
       raiseUnsupported(hook);
   }
+  // The declared groups, provisional ones settled (one acquire load once
+  // they are).
+  [[nodiscard]] Capabilities declared() const noexcept {
+    if (!capabilities_settled_.load(std::memory_order_acquire)) [[unlikely]]
+      return settleCapabilities();
+    return capabilities_;
+  }
+  Capabilities settleCapabilities() const noexcept;
   // failUnsupported / failBadDeviceIndex, known to the compiler not to return
   // (a virtual [[noreturn]] is not trusted through the vtable).
   [[noreturn]] void raiseUnsupported(HookId hook) const;
@@ -463,7 +485,11 @@ class ACCEL_API AcceleratorHooks {
                                          std::size_t bytes) const;
 
   DeviceType type_;
-  Capabilities capabilities_;
+  // Written once, by settleCapabilities, before capabilities_settled_ is set.
+  mutable Capabilities capabilities_;
+  Capabilities provisional_;
+  mutable std::atomic<bool> capabilities_settled_{true};
+  mutable std::once_flag settle_once_;
   mutable std::atomic<InitState> init_state_{InitState::NotStarted};
   // Written before init_state_ becomes Done, read after seeing Done.
   mutable int initialized_device_count_ = 0;

@@ -10,6 +10,7 @@
 // driver; checked here: a host side that is device memory of this backend,
 // and a device range that is not inside one live allocation.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "accel/error.h"
@@ -20,6 +21,7 @@
 #include "opencl_error.h"
 #include "opencl_hooks.h"
 #include "opencl_memory.h"
+#include "recording.h"
 #include "streams.h"
 
 namespace accel::opencl::detail {
@@ -50,6 +52,19 @@ DeviceIndex requireDeviceRange(HookId hook, const char* which, const void* ptr,
   return *device;
 }
 
+// cl_khr_command_buffer 0.9 copies only between buffers: host memory cannot
+// be recorded, and a copy between two contexts (through the host) neither.
+void refuseHostCopyWhileCaptured(HookId hook, Stream stream) {
+  if (recordingOf(stream) == nullptr) [[likely]] {
+    return;
+  }
+  throw NotSupported(accel::detail::concat(
+      "'opencl' does not support ", hookInfo(hook).name, "() on stream ", stream.id,
+      " of ", deviceLabel(stream.device.index()),
+      " while a graph captures it: cl_khr_command_buffer 0.9 has no command that copies "
+      "from or to host memory or between devices; copy before or after the capture"));
+}
+
 void enqueueCopy(HookId hook, void* dst, const void* src, std::size_t bytes,
                  Stream stream, bool blocking) {
   const cl_command_queue queue = nativeQueue(stream);
@@ -67,6 +82,7 @@ void OpenClHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t b
   if (bytes == 0) return;
   requireHostMemory(HookId::copyHostToDevice, "src", src);
   (void)requireDeviceRange(HookId::copyHostToDevice, "dst", dst, bytes);
+  refuseHostCopyWhileCaptured(HookId::copyHostToDevice, stream);
   enqueueCopy(HookId::copyHostToDevice, dst, src, bytes, stream,
               /*blocking=*/!addresses().isPinned(src));
 }
@@ -77,6 +93,7 @@ void OpenClHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t b
   if (bytes == 0) return;
   requireHostMemory(HookId::copyDeviceToHost, "dst", dst);
   (void)requireDeviceRange(HookId::copyDeviceToHost, "src", src, bytes);
+  refuseHostCopyWhileCaptured(HookId::copyDeviceToHost, stream);
   enqueueCopy(HookId::copyDeviceToHost, dst, src, bytes, stream,
               /*blocking=*/!addresses().isPinned(dst));
 }
@@ -90,11 +107,16 @@ void OpenClHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t
   const DeviceIndex from =
       requireDeviceRange(HookId::copyDeviceToDevice, "src", src, bytes);
   if (to == from) {
+    if (const std::shared_ptr<Recording> recording = recordingOf(stream)) {
+      recording->addCopy(dst, src, bytes, hookInfo(HookId::copyDeviceToDevice).name);
+      return;
+    }
     enqueueCopy(HookId::copyDeviceToDevice, dst, src, bytes, stream, /*blocking=*/false);
     return;
   }
   // Two contexts: through the host, on each device's default queue after
   // the stream's work (the stream is on one of them).
+  refuseHostCopyWhileCaptured(HookId::copyDeviceToDevice, stream);
   checkCl(loader().clFinish(nativeQueue(stream)), "clFinish", HookId::copyDeviceToDevice,
           stream.device.index());
   std::vector<unsigned char> staging(bytes);

@@ -4,6 +4,7 @@
 #include "accel/opencl/fill.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "loader.h"
 #include "opencl_error.h"
 #include "opencl_memory.h"
+#include "recording.h"
 #include "streams.h"
 
 namespace accel::opencl {
@@ -165,6 +167,10 @@ void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
   const std::size_t global =
       (items + kWorkGroupSize - 1) / kWorkGroupSize * kWorkGroupSize;
   const std::size_t local = kWorkGroupSize;
+  if (const std::shared_ptr<detail::Recording> recording = detail::recordingOf(stream)) {
+    recording->addKernel(kernel, global, local, api);  // a graph captures the stream
+    return;
+  }
   detail::checkCl(detail::loader().clEnqueueNDRangeKernel(
                       queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
                   std::string("clEnqueueNDRangeKernel (") + api + ")", device);

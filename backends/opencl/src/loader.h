@@ -59,7 +59,9 @@ namespace accel::opencl::detail {
   X(clSetKernelArg)                     \
   X(clSetKernelArgSVMPointer)           \
   X(clGetKernelWorkGroupInfo)           \
-  X(clEnqueueNDRangeKernel)
+  X(clEnqueueNDRangeKernel)             \
+  X(clCloneKernel)                      \
+  X(clGetExtensionFunctionAddressForPlatform)
 
 struct Loader {
   // True when the library opened and every entry point resolved.

@@ -6,20 +6,41 @@
 #include "accel/error.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
+#include "command_buffers.h"
 #include "devices.h"
 #include "events.h"
+#include "graphs.h"
 #include "loader.h"
 #include "opencl_error.h"
 #include "opencl_memory.h"
+#include "recording.h"
 #include "streams.h"
 
 namespace accel::opencl::detail {
+namespace {
+
+// A command buffer records no events (cl_khr_command_buffer 0.9): a marker
+// or barrier for a stream being captured would act on the queue now, not in
+// the replays, so it is refused.
+void refuseWhileCaptured(Stream stream, HookId hook) {
+  if (recordingOf(stream) == nullptr) [[likely]] {
+    return;
+  }
+  throw NotSupported(accel::detail::concat(
+      "'opencl' does not support ", hookInfo(hook).name, "() on stream ", stream.id,
+      " of ", deviceLabel(stream.device.index()),
+      " while a graph captures it: cl_khr_command_buffer 0.9 records no events; record "
+      "or wait for events before or after the capture"));
+}
+
+}  // namespace
 
 OpenClHooks::OpenClHooks(DeviceType type)
     : CachingAllocatorHooks(
           type,
           Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
-                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Copies}) {}
+                       HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Copies},
+          Capabilities{HookGroup::Graphs}) {}
 
 OpenClHooks::~OpenClHooks() = default;
 
@@ -130,6 +151,20 @@ std::string OpenClHooks::showConfigImpl() const {
          "default: GPUs and accelerators, else CPUs)\n";
   out << "memory: core caching allocator over clSVMAlloc (ACCEL_ALLOC_CONF), pinned "
          "cache over CL_MEM_ALLOC_HOST_PTR buffers; no expandable segments\n";
+  if (d.available()) {
+    if (everyDeviceHasCommandBuffers()) {
+      out << "graphs: declared (cl_khr_command_buffer " << commandBufferSupport(0).version
+          << " on every device)\n";
+    } else {
+      out << "graphs: not declared (they need cl_khr_command_buffer 0.9.0-0.9.4 on "
+             "every device):";
+      for (int i = 0; i < d.count(); ++i) {
+        const CommandBufferSupport& s = commandBufferSupport(static_cast<DeviceIndex>(i));
+        if (!s.usable) out << " opencl:" << i << ": " << s.reason << ';';
+      }
+      out << '\n';
+    }
+  }
   return out.str();
 }
 
@@ -221,10 +256,12 @@ void OpenClHooks::destroyEventImpl(EventId event) noexcept {
 }
 void OpenClHooks::recordEventImpl(EventId event, Stream stream) {
   requireAvailable();
+  refuseWhileCaptured(stream, HookId::recordEvent);
   detail::recordEvent(event, stream);
 }
 void OpenClHooks::blockStreamImpl(EventId event, Stream stream) {
   requireAvailable();
+  refuseWhileCaptured(stream, HookId::blockStream);
   detail::blockStream(event, stream);
 }
 bool OpenClHooks::queryEventImpl(EventId event) const {
@@ -238,6 +275,44 @@ void OpenClHooks::synchronizeEventImpl(EventId event) const {
 double OpenClHooks::elapsedTimeImpl(EventId start, EventId end) const {
   requireAvailable();
   return detail::elapsedTime(start, end);
+}
+
+Capabilities OpenClHooks::settleCapabilitiesImpl() const {
+  return everyDeviceHasCommandBuffers() ? Capabilities{HookGroup::Graphs}
+                                        : Capabilities{};
+}
+
+GraphId OpenClHooks::graphCreateImpl(bool keep_graph) {
+  requireAvailable();
+  return detail::graphCreate(keep_graph);
+}
+void OpenClHooks::graphDestroyImpl(GraphId graph) {
+  requireAvailable();
+  detail::graphDestroy(graph);
+}
+void OpenClHooks::graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode) {
+  requireAvailable();
+  detail::graphCaptureBegin(graph, pool, current_);
+}
+void OpenClHooks::graphCaptureEndImpl(GraphId graph) {
+  requireAvailable();
+  detail::graphCaptureEnd(graph);
+}
+void OpenClHooks::graphInstantiateImpl(GraphId graph) {
+  requireAvailable();
+  detail::graphInstantiate(graph);
+}
+void OpenClHooks::graphReplayImpl(GraphId graph) {
+  requireAvailable();
+  detail::graphReplay(graph, current_);
+}
+void OpenClHooks::graphResetImpl(GraphId graph) {
+  requireAvailable();
+  detail::graphReset(graph);
+}
+MempoolId OpenClHooks::graphPoolImpl(GraphId graph) const {
+  requireAvailable();
+  return detail::graphPool(graph);
 }
 
 }  // namespace accel::opencl::detail

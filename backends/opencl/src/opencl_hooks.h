@@ -8,9 +8,11 @@
 // when ACCEL_OPENCL_DEVICES is malformed, which init() reports.
 //
 // Declared groups: device, streams, events, memory, memory_history (the
-// core caching allocator over SVM, opencl_memory.h) and copies (copies.cpp). Graphs are
-// not declared (docs/opencl.md says why). The current device and streams are per thread
-// (kit::ThreadCurrent).
+// core caching allocator over SVM, opencl_memory.h) and copies (copies.cpp);
+// graphs (graphs.h) provisionally: kept when every device the backend uses
+// has a cl_khr_command_buffer it can use (command_buffers.h), settled on the
+// first question, which discovers the devices but creates no context. The
+// current device and streams are per thread (kit::ThreadCurrent).
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered once,
 // never destroyed.
@@ -78,6 +80,17 @@ class OpenClHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>
                             Stream stream) override;
   void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                               Stream stream) override;
+
+  // The graphs group (graphs.cpp).
+  Capabilities settleCapabilitiesImpl() const override;
+  GraphId graphCreateImpl(bool keep_graph) override;
+  void graphDestroyImpl(GraphId graph) override;
+  void graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) override;
+  void graphCaptureEndImpl(GraphId graph) override;
+  void graphInstantiateImpl(GraphId graph) override;
+  void graphReplayImpl(GraphId graph) override;
+  void graphResetImpl(GraphId graph) override;
+  MempoolId graphPoolImpl(GraphId graph) const override;
 
   memory::CachingAllocator& cachingAllocator() const override;
 

@@ -11,6 +11,34 @@ namespace accel {
 AcceleratorHooks::AcceleratorHooks(DeviceType type, Capabilities capabilities)
     : type_(type), capabilities_(capabilities) {}
 
+AcceleratorHooks::AcceleratorHooks(DeviceType type, Capabilities capabilities,
+                                   Capabilities provisional)
+    : type_(type),
+      capabilities_(Capabilities::fromBits(capabilities.bits() & ~provisional.bits())),
+      provisional_(provisional),
+      capabilities_settled_(provisional.bits() == Capabilities().bits()) {}
+
+Capabilities AcceleratorHooks::settleCapabilitiesImpl() const { return provisional_; }
+
+Capabilities AcceleratorHooks::settleCapabilities() const noexcept {
+  std::call_once(settle_once_, [this] {
+    Capabilities kept;
+    try {
+      kept = settleCapabilitiesImpl();
+    } catch (...) {
+      kept = Capabilities();  // keeps none (Low and High are always there)
+    }
+    for (int g = 0; g < kNumHookGroups; ++g) {
+      const auto group = static_cast<HookGroup>(g);
+      if (provisional_.has(group) && kept.has(group)) {
+        capabilities_ = capabilities_.with(group);
+      }
+    }
+    capabilities_settled_.store(true, std::memory_order_release);
+  });
+  return capabilities_;
+}
+
 AcceleratorHooks::~AcceleratorHooks() = default;
 
 std::string_view AcceleratorHooks::name() const noexcept { return deviceTypeName(type_); }
@@ -46,11 +74,11 @@ bool isInitialisingThread(const std::atomic<std::thread::id>& owner) noexcept {
 
 void AcceleratorHooks::failUnsupported(HookId hook) const {
   const HookInfo& info = hookInfo(hook);
-  if (!capabilities_.has(info.group)) {
+  if (!declared().has(info.group)) {
     throw NotSupported(detail::concat(
         "'", name(), "' does not support ", callOf(hook),
         ": the backend does not declare the '", hookGroupName(info.group),
-        "' group (it declares: ", capabilities_.str(),
+        "' group (it declares: ", declared().str(),
         "). Check getHooks(type).supports(HookGroup) before calling, or use a backend "
         "that provides it"));
   }
@@ -344,8 +372,7 @@ EventId AcceleratorHooks::createEvent(DeviceIndex index, EventFlags flags) {
 
 void AcceleratorHooks::destroyEvent(EventId event) noexcept {
   // Before init no event can exist (createEvent initialises): nothing to free.
-  if (event == kNoEvent || !capabilities_.has(HookGroup::Events) || !isInitialized())
-    return;
+  if (event == kNoEvent || !declared().has(HookGroup::Events) || !isInitialized()) return;
   destroyEventImpl(event);
 }
 

@@ -1,0 +1,253 @@
+#include "graphs.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "accel/error.h"
+#include "accel/hook_catalogue.h"
+#include "accel/opencl/opencl.h"
+#include "command_buffers.h"
+#include "loader.h"
+#include "opencl_error.h"
+#include "opencl_memory.h"
+#include "recording.h"
+#include "streams.h"
+
+namespace accel::opencl::detail {
+namespace {
+
+constexpr std::string_view name(HookId hook) { return hookInfo(hook).name; }
+
+enum class State { Empty, Capturing, Captured, Instantiated };
+
+const char* stateName(State state) {
+  static constexpr const char* kNames[] = {"empty", "capturing", "captured",
+                                           "instantiated"};
+  return kNames[static_cast<int>(state)];
+}
+
+struct Graph {
+  bool keep_graph = false;
+  std::mutex mutex;  // guards everything below, across the OpenCL calls
+  State state = State::Empty;
+  DeviceIndex device = 0;
+  Stream stream;  // the captured stream
+  MempoolId pool;
+  bool pool_retained = false;
+  std::shared_ptr<Recording> recording;
+  cl_event last_replay = nullptr;  // the latest replay's event, retained
+};
+
+struct GraphTable {
+  std::mutex mutex;
+  GraphId next = 1;
+  std::unordered_map<GraphId, std::shared_ptr<Graph>> graphs;
+};
+
+GraphTable& table() {
+  static auto* const graphs = new GraphTable();  // never destroyed
+  return *graphs;
+}
+
+std::shared_ptr<Graph> find(GraphId id, HookId hook) {
+  GraphTable& t = table();
+  std::lock_guard lock(t.mutex);
+  auto found = t.graphs.find(id);
+  ACCEL_CHECK(found != t.graphs.end(), InvalidArgument, name(hook),
+              "(): opencl has no graph ", id,
+              " (never created, or destroyed); create one "
+              "with ",
+              name(HookId::graphCreate));
+  return found->second;
+}
+
+// Waits for the last replay (its commands use the pool's memory and the
+// recording's buffers). Requires graph.mutex. Never throws.
+void waitForReplays(Graph& graph) noexcept {
+  if (graph.last_replay == nullptr) return;
+  (void)loader().clWaitForEvents(1, &graph.last_replay);
+  (void)loader().clReleaseEvent(graph.last_replay);
+  graph.last_replay = nullptr;
+}
+
+// Back to Empty, releasing what a capture made. Requires graph.mutex; the
+// graph is not capturing. Never throws.
+void resetLocked(Graph& graph) noexcept {
+  waitForReplays(graph);
+  graph.recording.reset();
+  if (graph.pool_retained) {
+    graph.pool_retained = false;
+    try {
+      deviceCachingAllocator().releasePool(graph.device, graph.pool);
+    } catch (...) {
+      // The pool's memory stays cached; nothing else depends on it.
+    }
+  }
+  graph.pool = {};
+  graph.state = State::Empty;
+}
+
+// Ends an active capture: commands and allocations on the stream go back to
+// the queue and the default pools. Requires graph.mutex. Never throws.
+void stopCapturing(Graph& graph) noexcept {
+  endRecording(graph.stream);
+  try {
+    deviceCachingAllocator().endAllocateToPool(graph.device, graph.pool, graph.stream);
+  } catch (...) {
+    // Only a bad index throws; the index was valid when the capture began.
+  }
+}
+
+}  // namespace
+
+GraphId graphCreate(bool keep_graph) {
+  auto graph = std::make_shared<Graph>();
+  graph->keep_graph = keep_graph;
+  GraphTable& t = table();
+  std::lock_guard lock(t.mutex);
+  const GraphId id = t.next++;
+  t.graphs.emplace(id, std::move(graph));
+  return id;
+}
+
+void graphDestroy(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphDestroy);
+  {
+    std::lock_guard lock(graph->mutex);
+    if (graph->state == State::Capturing) stopCapturing(*graph);  // abandoned
+    resetLocked(*graph);
+  }
+  GraphTable& t = table();
+  std::lock_guard lock(t.mutex);
+  t.graphs.erase(id);
+}
+
+void graphCaptureBegin(GraphId id, MempoolId pool, const kit::ThreadCurrent& current) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureBegin);
+  const DeviceIndex device = current.device();
+  const Stream stream(Device(deviceType(), device), current.stream(device));
+  ACCEL_CHECK(stream.id != kDefaultStreamId, InvalidArgument,
+              name(HookId::graphCaptureBegin), "(): the current stream of ",
+              deviceLabel(device),
+              " is its default stream, which the backend keeps for its own blocking "
+              "work and does not capture; make a stream from ",
+              name(HookId::getNewStream), "() current (accel::StreamGuard) first");
+  const CommandBufferSupport& support = commandBufferSupport(device);
+  ACCEL_CHECK(support.usable, NotSupported, "'opencl' does not support ",
+              name(HookId::graphCaptureBegin), "() on ", deviceLabel(device), ": ",
+              support.reason);
+  std::lock_guard lock(graph->mutex);
+  ACCEL_CHECK(graph->state == State::Empty, InvalidArgument,
+              name(HookId::graphCaptureBegin), "(): graph ", id, " is ",
+              stateName(graph->state), "; a graph holds one capture: call ",
+              name(HookId::graphReset), " first, or create another graph");
+  auto recording = std::make_shared<Recording>(stream);
+  memory::CachingAllocator& allocator = deviceCachingAllocator();
+  const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
+  allocator.retainPool(device, chosen);
+  try {
+    allocator.beginAllocateToPool(device, chosen, stream);
+    try {
+      beginRecording(recording);
+    } catch (...) {
+      allocator.endAllocateToPool(device, chosen, stream);
+      throw;
+    }
+  } catch (...) {
+    allocator.releasePool(device, chosen);
+    throw;
+  }
+  graph->state = State::Capturing;
+  graph->device = device;
+  graph->stream = stream;
+  graph->pool = chosen;
+  graph->pool_retained = true;
+  graph->recording = std::move(recording);
+}
+
+void graphCaptureEnd(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureEnd);
+  std::lock_guard lock(graph->mutex);
+  ACCEL_CHECK(graph->state == State::Capturing, InvalidArgument,
+              name(HookId::graphCaptureEnd), "(): graph ", id, " is ",
+              stateName(graph->state), ", not capturing; call ",
+              name(HookId::graphCaptureBegin), " first");
+  stopCapturing(*graph);
+  graph->state = State::Captured;
+  try {
+    graph->recording->finalize();
+  } catch (...) {
+    resetLocked(*graph);
+    throw;
+  }
+  if (!graph->keep_graph) graph->state = State::Instantiated;
+}
+
+void graphInstantiate(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphInstantiate);
+  std::lock_guard lock(graph->mutex);
+  if (graph->state == State::Instantiated) return;  // done at capture end
+  ACCEL_CHECK(graph->state == State::Captured, InvalidArgument,
+              name(HookId::graphInstantiate), "(): graph ", id, " is ",
+              stateName(graph->state), "; capture it (", name(HookId::graphCaptureBegin),
+              " ... ", name(HookId::graphCaptureEnd), ") first");
+  graph->state = State::Instantiated;  // finalized at capture end
+}
+
+void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphReplay);
+  std::lock_guard lock(graph->mutex);
+  ACCEL_CHECK(graph->state == State::Instantiated, InvalidArgument,
+              name(HookId::graphReplay), "(): graph ", id, " is ",
+              stateName(graph->state),
+              graph->state == State::Captured
+                  ? std::string("; call ") + std::string(name(HookId::graphInstantiate)) +
+                        " first (it was created with keep_graph)"
+                  : std::string("; capture it first"));
+  const Loader& l = loader();
+  const CommandBufferSupport& support = graph->recording->support();
+  const DeviceIndex device = graph->device;
+  cl_command_buffer_khr buffer = graph->recording->commandBuffer();
+  if (!support.simultaneous_use) waitForReplays(*graph);
+  cl_command_queue queue =
+      nativeQueue(Stream(Device(deviceType(), device), current.stream(device)));
+  cl_event done = nullptr;
+  cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
+  if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {
+    // Only the recorded queue takes it: run it there, after the current
+    // stream's work so far, and make the current stream wait for it.
+    cl_event before = nullptr;
+    checkCl(l.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &before),
+            "clEnqueueMarkerWithWaitList", HookId::graphReplay, device);
+    status = support.enqueue(0, nullptr, buffer, 1, &before, &done);
+    (void)l.clReleaseEvent(before);
+    if (status == CL_SUCCESS) {
+      checkCl(l.clEnqueueBarrierWithWaitList(queue, 1, &done, nullptr),
+              "clEnqueueBarrierWithWaitList", HookId::graphReplay, device);
+    }
+  }
+  checkCl(status, "clEnqueueCommandBufferKHR", HookId::graphReplay, device);
+  (void)l.clFlush(queue);
+  if (graph->last_replay != nullptr) (void)l.clReleaseEvent(graph->last_replay);
+  graph->last_replay = done;
+}
+
+void graphReset(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphReset);
+  std::lock_guard lock(graph->mutex);
+  ACCEL_CHECK(graph->state != State::Capturing, InvalidArgument, name(HookId::graphReset),
+              "(): graph ", id, " is capturing; call ", name(HookId::graphCaptureEnd),
+              " first");
+  resetLocked(*graph);
+}
+
+MempoolId graphPool(GraphId id) {
+  std::shared_ptr<Graph> graph = find(id, HookId::graphPool);
+  std::lock_guard lock(graph->mutex);
+  return graph->pool;
+}
+
+}  // namespace accel::opencl::detail

@@ -1,0 +1,49 @@
+// Graphs of the opencl backend, over cl_khr_command_buffer.
+//
+// graphCaptureBegin captures the calling thread's current stream of its
+// current device, which must not be the default stream (the backend's own
+// blocking work, such as pinned-buffer unmaps and cross-device copies, runs
+// there): from then on the backend's fills and device-to-device copies on
+// that stream are recorded into a command buffer (recording.h) instead of
+// being enqueued, and allocations on it come from the capture's private
+// pool of the core caching allocator (a new one, or the MempoolId given, to
+// share it with other graphs), retained until the graph is reset or
+// destroyed, so that replays find their memory where the capture left it.
+// graphCaptureEnd finalizes the command buffer; without keep_graph the graph
+// is then instantiated at once, with keep_graph graphInstantiate does it.
+// graphReplay enqueues the command buffer (clEnqueueCommandBufferKHR) on the
+// calling thread's current stream of the graph's device, in order with that
+// stream's other work; where the driver refuses a queue other than the one
+// recorded on, the replay runs there between a marker and a barrier that
+// order it with the current stream. Where the device does not allow a
+// command buffer to be pending twice, a replay first waits (on the host) for
+// the previous one.
+//
+// Not recorded, and refused during a capture with NotSupported: copies from
+// or to host memory (the extension has no such command) and events recorded
+// on or waited for by the captured stream (a command buffer records neither).
+// The CaptureMode is accepted; nothing the backend does on other threads
+// breaks a capture.
+//
+// graphReset and graphDestroy wait for the graph's last replay before they
+// release the command buffer and the pool.
+//
+// Thread-safety: thread-safe (a table lock, and one lock per graph held
+// across its OpenCL calls).
+#pragma once
+
+#include "accel/graph.h"
+#include "accel/kit/thread_current.h"
+
+namespace accel::opencl::detail {
+
+GraphId graphCreate(bool keep_graph);
+void graphDestroy(GraphId graph);
+void graphCaptureBegin(GraphId graph, MempoolId pool, const kit::ThreadCurrent& current);
+void graphCaptureEnd(GraphId graph);
+void graphInstantiate(GraphId graph);
+void graphReplay(GraphId graph, const kit::ThreadCurrent& current);
+void graphReset(GraphId graph);
+MempoolId graphPool(GraphId graph);
+
+}  // namespace accel::opencl::detail

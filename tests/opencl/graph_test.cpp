@@ -1,0 +1,233 @@
+// Graphs of the opencl backend over cl_khr_command_buffer: what a capture
+// records (fills, device-to-device copies), that nothing runs until a
+// replay, that replays run in order on the current stream, the private
+// pool, and what a capture refuses.
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accel/hook_catalogue.h"
+#include "accel/opencl/fill.h"
+#include "accel/philox_generator.h"
+#include "accel/random_fill.h"
+#include "accel/stream_guard.h"
+#include "opencl_test_support.h"
+
+namespace accel::opencl::testing {
+namespace {
+
+constexpr std::size_t kCount = 3000;  // several work-groups, a partial one
+constexpr std::size_t kBytes = kCount * sizeof(float);
+
+class GraphTest : public OpenClTest {
+ protected:
+  void SetUp() override {
+    OpenClTest::SetUp();
+    if (IsSkipped()) return;
+    if (!hooks().supports(HookGroup::Graphs)) {
+      GTEST_SKIP() << "the graphs group is not declared here: " << hooks().showConfig();
+    }
+    stream_ = hooks().getNewStream(0);
+    guard_.emplace(stream_);
+  }
+  void TearDown() override { guard_.reset(); }
+
+  std::vector<float> read(const void* device_ptr) {
+    std::vector<float> out(kCount);
+    hooks().copyDeviceToHost(out.data(), device_ptr, kBytes, stream_);
+    hooks().synchronizeStream(stream_);
+    return out;
+  }
+  void zero(void* device_ptr) {
+    const std::vector<float> zeros(kCount, 0.0f);
+    hooks().copyHostToDevice(device_ptr, zeros.data(), kBytes, stream_);
+    hooks().synchronizeStream(stream_);
+  }
+
+  Stream stream_;
+  std::optional<StreamGuard> guard_;
+};
+
+TEST_F(OpenClTest, GraphsAreDeclaredOnlyWhereEveryDeviceHasCommandBuffers) {
+  const std::string config = hooks().showConfig();
+  if (hooks().supports(HookGroup::Graphs)) {
+    for (int i = 0; i < hooks().deviceCount(); ++i) {
+      EXPECT_TRUE(deviceInfo(static_cast<DeviceIndex>(i)).command_buffer) << i;
+    }
+    EXPECT_NE(config.find("graphs: declared (cl_khr_command_buffer"), std::string::npos)
+        << config;
+  } else {
+    EXPECT_NE(config.find("graphs: not declared"), std::string::npos) << config;
+    try {
+      (void)hooks().graphCreate();
+      ADD_FAILURE() << "a graph was created without the graphs group";
+    } catch (const NotSupported& e) {
+      EXPECT_NE(std::string(e.what()).find("'opencl'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(GraphTest, ReplaysRunTheCapturedFillsAndCopyOnlyWhenReplayed) {
+  // Allocated before the capture: the default pool.
+  DataPtr out = hooks().getDeviceAllocator(0).allocate(kBytes);
+  DataPtr second = hooks().getDeviceAllocator(0).allocate(kBytes);
+  zero(out.get());
+  zero(second.get());
+  Generator generator = makePhiloxGenerator(Device(deviceType(), 0), 1234);
+  generator.setOffset(40);
+
+  const GraphId graph = hooks().graphCreate();
+  hooks().graphCaptureBegin(graph);
+  DataPtr scratch = hooks().getDeviceAllocator(0).allocate(kBytes);  // the graph's pool
+  fillUniform(stream_, static_cast<float*>(scratch.get()), kCount, -2.0f, 3.0f,
+              generator);
+  hooks().copyDeviceToDevice(out.get(), scratch.get(), kBytes, stream_);
+  // The same kernel object again (the thread's), with other arguments: each
+  // recorded launch must keep its own.
+  fillUniform(stream_, static_cast<float*>(second.get()), kCount, 5.0f, 6.0f, generator);
+  hooks().graphCaptureEnd(graph);
+  EXPECT_EQ(generator.offset(), 40u + 2 * kCount)
+      << "the fills claimed their outputs at capture";
+
+  // Recorded, not run.
+  for (const DataPtr* data : {&out, &second}) {
+    const std::vector<float> before = read(data->get());
+    EXPECT_TRUE(std::all_of(before.begin(), before.end(), [](float v) {
+      return v == 0.0f;
+    })) << "the capture ran the commands instead of recording them";
+  }
+
+  // The numbers of the positions the fills claimed at capture, every replay.
+  Generator host = makePhiloxGenerator(Device(DeviceType::CPU, 0), 1234);
+  host.setOffset(40);
+  std::vector<float> want(kCount), want_second(kCount);
+  accel::fillUniform(std::span<float>(want), -2.0f, 3.0f, host);
+  accel::fillUniform(std::span<float>(want_second), 5.0f, 6.0f, host);
+  for (int replay = 0; replay < 3; ++replay) {
+    SCOPED_TRACE(replay);
+    zero(out.get());
+    zero(second.get());
+    hooks().graphReplay(graph);
+    hooks().synchronizeStream(stream_);
+    EXPECT_EQ(read(out.get()), want);
+    EXPECT_EQ(read(second.get()), want_second);
+  }
+  hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, ReplayRunsInOrderOnTheCurrentStream) {
+  DataPtr out = hooks().getDeviceAllocator(0).allocate(kBytes);
+  zero(out.get());
+  const GraphId graph = hooks().graphCreate(/*keep_graph=*/true);
+  hooks().graphCaptureBegin(graph);
+  fillUniform(stream_, static_cast<float*>(out.get()), kCount);
+  hooks().graphCaptureEnd(graph);
+  hooks().graphInstantiate(graph);
+
+  // Replay on another stream, held by a user event: it must wait its turn.
+  const Stream other = hooks().getNewStream(0);
+  ASSERT_NE(other.id, stream_.id);
+  {
+    StreamGuard on_other(other);
+    HeldQueue held(nativeQueue(other));
+    hooks().graphReplay(graph);
+    EXPECT_FALSE(hooks().queryStream(other)) << "the replay ran before the work ahead";
+    held.release();
+    hooks().synchronizeStream(other);
+  }
+  const std::vector<float> got = read(out.get());
+  EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v != 0.0f; }));
+  hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, CaptureAllocationsComeFromThePrivatePool) {
+  const GraphId graph = hooks().graphCreate();
+  hooks().graphCaptureBegin(graph);
+  void* captured = nullptr;
+  {
+    DataPtr inside = hooks().getDeviceAllocator(0).allocate(kBytes);
+    captured = inside.get();
+  }  // freed into the graph's pool, not the stream's
+  hooks().graphCaptureEnd(graph);
+  EXPECT_FALSE(hooks().graphPool(graph).isDefault());
+  DataPtr outside = hooks().getDeviceAllocator(0).allocate(kBytes);
+  EXPECT_NE(outside.get(), captured) << "memory of the graph's pool was handed out "
+                                        "outside the capture";
+  hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, WhatCannotBeRecordedIsRefusedDuringACapture) {
+  DataPtr data = hooks().getDeviceAllocator(0).allocate(kBytes);
+  std::vector<float> host(kCount, 1.0f);
+  const EventId event = hooks().createEvent(0);
+  const GraphId graph = hooks().graphCreate();
+  hooks().graphCaptureBegin(graph);
+  EXPECT_THROW(hooks().copyHostToDevice(data.get(), host.data(), kBytes, stream_),
+               NotSupported);
+  EXPECT_THROW(hooks().copyDeviceToHost(host.data(), data.get(), kBytes, stream_),
+               NotSupported);
+  try {
+    hooks().recordEvent(event, stream_);
+    ADD_FAILURE() << "an event was recorded on a captured stream";
+  } catch (const NotSupported& e) {
+    EXPECT_NE(std::string(e.what()).find("records no events"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(hooks().blockStream(event, stream_), NotSupported);
+  // One capture per stream.
+  const GraphId second = hooks().graphCreate();
+  EXPECT_THROW(hooks().graphCaptureBegin(second), InvalidArgument);
+  hooks().graphCaptureEnd(graph);
+  // After the capture the stream works as before.
+  hooks().copyHostToDevice(data.get(), host.data(), kBytes, stream_);
+  hooks().recordEvent(event, stream_);
+  hooks().synchronizeEvent(event);
+  hooks().destroyEvent(event);
+  hooks().graphDestroy(second);
+  hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, TheDefaultStreamIsNotCaptured) {
+  StreamGuard on_default(hooks().getDefaultStream(0));
+  const GraphId graph = hooks().graphCreate();
+  try {
+    hooks().graphCaptureBegin(graph);
+    ADD_FAILURE() << "the default stream was captured";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("default stream"), std::string::npos)
+        << e.what();
+  }
+  hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, DestroyingACapturingGraphEndsTheCapture) {
+  DataPtr out = hooks().getDeviceAllocator(0).allocate(kBytes);
+  zero(out.get());
+  const GraphId graph = hooks().graphCreate();
+  hooks().graphCaptureBegin(graph);
+  hooks().graphDestroy(graph);
+  // The stream runs fills again.
+  fillUniform(stream_, static_cast<float*>(out.get()), kCount);
+  const std::vector<float> got = read(out.get());
+  EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v != 0.0f; }));
+}
+
+TEST_F(GraphTest, ReplayingBeforeInstantiatingAKeptGraphSaysWhatToCall) {
+  const GraphId graph = hooks().graphCreate(/*keep_graph=*/true);
+  hooks().graphCaptureBegin(graph);
+  hooks().graphCaptureEnd(graph);
+  try {
+    hooks().graphReplay(graph);
+    ADD_FAILURE() << "a kept graph replayed before it was instantiated";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(hookInfo(HookId::graphInstantiate).name),
+              std::string::npos)
+        << e.what();
+  }
+  hooks().graphDestroy(graph);
+}
+
+}  // namespace
+}  // namespace accel::opencl::testing
