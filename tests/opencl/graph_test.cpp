@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/hook_catalogue.h"
@@ -227,6 +228,41 @@ TEST_F(GraphTest, ReplayingBeforeInstantiatingAKeptGraphSaysWhatToCall) {
         << e.what();
   }
   hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, ThreadsCaptureAndReplayTheirOwnGraphsAtOnce) {
+  constexpr int kThreads = 4;
+  std::vector<Stream> streams;  // distinct pool streams (ids come round robin)
+  while (streams.size() < kThreads) {
+    const Stream s = hooks().getNewStream(0);
+    if (s.id != stream_.id &&
+        std::find(streams.begin(), streams.end(), s) == streams.end())
+      streams.push_back(s);
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      StreamGuard guard(streams[t]);
+      DataPtr out = hooks().getDeviceAllocator(0).allocate(kBytes);
+      Generator generator = makePhiloxGenerator(Device(deviceType(), 0), 100 + t);
+      const GraphId graph = hooks().graphCreate();
+      hooks().graphCaptureBegin(graph);
+      fillUniform(streams[t], static_cast<float*>(out.get()), kCount, 0.0f, 1.0f,
+                  generator);
+      hooks().graphCaptureEnd(graph);
+      Generator host = makePhiloxGenerator(Device(DeviceType::CPU, 0), 100 + t);
+      std::vector<float> want(kCount), got(kCount);
+      accel::fillUniform(std::span<float>(want), 0.0f, 1.0f, host);
+      for (int replay = 0; replay < 3; ++replay) {
+        hooks().graphReplay(graph);
+        hooks().copyDeviceToHost(got.data(), out.get(), kBytes, streams[t]);
+        hooks().synchronizeStream(streams[t]);
+        EXPECT_EQ(got, want) << "thread " << t << ", replay " << replay;
+      }
+      hooks().graphDestroy(graph);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
 }
 
 }  // namespace
