@@ -73,3 +73,26 @@ def test_streams_and_events(device):
     end.synchronize()
     assert start.elapsed_time(end) >= 0.0
     assert s.query()
+
+
+def test_graph_replays_a_captured_fill(device):
+    if "graphs" not in opencl.capabilities():
+        pytest.skip("the graphs group is not declared here: " + opencl._hooks.show_config())
+    n = 5000
+    buf = accel.empty(n * 4, device=device)
+    buf.copy_(np.zeros(n, dtype=np.float32))
+    with opencl.stream(opencl.Stream()):
+        g = opencl.Graph()
+        with opencl.graph(g):
+            opencl.fill_uniform(buf, -1.0, 1.0)
+        opencl.synchronize()
+        out = np.ones(n, dtype=np.float32)
+        buf.copy_to(out)
+        assert not out.any(), "the capture ran the fill instead of recording it"
+        g.replay()
+        g.replay()
+        opencl.synchronize()
+    buf.copy_to(out)
+    assert out.any() and out.min() >= -1.0 and out.max() < 1.0
+    g.reset()
+
