@@ -49,10 +49,12 @@ ACCEL_CUDA_API CUstream_st* nativeStream(Stream stream);
 // can be made current (StreamGuard) and used with events and graphs. The
 // same CUDA stream always gets the same id; the id encodes the stream's
 // address, so nothing is kept per wrapped stream, and a stream created at a
-// destroyed one's address is wrapped afresh (for its own device). The caller
-// keeps the stream alive while it is in use. Throws InvalidArgument for a
-// null stream, a bad index, a stream of another device or a handle CUDA does
-// not know; NotAvailable when the backend is not.
+// destroyed one's address is wrapped afresh (for its own device: asked of
+// cudaStreamGetDevice with device `index`'s context current, which a stream
+// of that device implies exists). The caller keeps the stream alive while it
+// is in use. Thread-safe. Throws InvalidArgument for a null stream, a bad
+// index, a stream of another device or a handle CUDA does not know;
+// NotAvailable when the backend is not.
 ACCEL_CUDA_API Stream wrapExternalStream(CUstream_st* stream, DeviceIndex index);
 
 }  // namespace accel::cuda
