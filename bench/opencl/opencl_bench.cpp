@@ -10,10 +10,15 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <span>
 #include <vector>
 
 #include "accel/accel.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/segment_source.h"
 #include "accel/opencl/fill.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
@@ -84,6 +89,59 @@ void BM_RecordAndWait_RawRetainAroundWait(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordAndWait_RawRetainAroundWait);
 
+// Paired runs: on a machine shared with other jobs a latency measured in
+// one benchmark and its baseline measured seconds later see different
+// loads. These alternate the two within each iteration and report the
+// median of each and their ratio (counters *_ns, ratio), so both halves of
+// every pair run under the same load.
+struct PairedTimes {
+  std::vector<double> ours, raw;
+  template <typename F>
+  static double time(F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() -
+                                                    start)
+        .count();
+  }
+  static double median(std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  }
+  void report(benchmark::State& state, const char* ours_name, const char* raw_name) {
+    if (ours.empty()) return;
+    const double o = median(ours), r = median(raw);
+    state.counters[ours_name] = o;
+    state.counters[raw_name] = r;
+    state.counters["ratio"] = o / r;
+  }
+};
+
+void BM_RecordAndWait_Paired(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  cl_command_queue queue = accel::opencl::nativeQueue(stream);
+  const accel::EventId event = hooks.createEvent(0);
+  PairedTimes times;
+  for (auto _ : state) {
+    times.ours.push_back(PairedTimes::time([&] {
+      hooks.recordEvent(event, stream);
+      hooks.synchronizeEvent(event);
+    }));
+    times.raw.push_back(PairedTimes::time([&] {
+      cl_event marker = nullptr;
+      clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
+      clFlush(queue);
+      clWaitForEvents(1, &marker);
+      clReleaseEvent(marker);
+    }));
+  }
+  hooks.destroyEvent(event);
+  times.report(state, "hooks_ns", "raw_ns");
+}
+BENCHMARK(BM_RecordAndWait_Paired);
+
 void BM_AllocFreePair_Cached(benchmark::State& state) {
   if (!ready(state)) return;
   accel::Allocator& allocator = registerBackend().getDeviceAllocator(0);
@@ -102,6 +160,32 @@ void allocSizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_AllocFreePair_Cached)->Apply(allocSizes);
+
+// The core CachingAllocator's pair over a host source, in this process: what
+// the OpenCL allocator's pair costs without the backend's wrapper (its
+// current-stream lookup, its DataPtr), so that the wrapper's share shows.
+class HostSegments final : public accel::memory::SegmentSource {
+ public:
+  void* allocateSegment(accel::DeviceIndex, std::size_t bytes) override {
+    return std::malloc(bytes);
+  }
+  void freeSegment(accel::DeviceIndex, void* ptr, std::size_t) noexcept override {
+    std::free(ptr);
+  }
+};
+
+void BM_AllocFreePair_CoreOnly(benchmark::State& state) {
+  HostSegments source;
+  accel::memory::CachingAllocator allocator(accel::DeviceType::CUDA, 1, source);
+  const accel::Stream stream(accel::Device::unchecked(accel::DeviceType::CUDA, 0), 0);
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  allocator.allocate(0, bytes, stream).reset();  // warm: the segment is cached
+  for (auto _ : state) {
+    accel::DataPtr data = allocator.allocate(0, bytes, stream);
+    benchmark::DoNotOptimize(data.get());
+  }
+}
+BENCHMARK(BM_AllocFreePair_CoreOnly)->Apply(allocSizes);
 
 void BM_AllocFreePair_RawSvm(benchmark::State& state) {
   if (!ready(state)) return;
@@ -150,6 +234,39 @@ void BM_UniformFill_Host(benchmark::State& state) {
 }
 BENCHMARK(BM_UniformFill_Host)->UseRealTime();
 
+// Device and host fill alternated (see PairedTimes); counters in ns per
+// fill of kFillCount floats.
+void BM_UniformFill_Paired(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(kFillCount * sizeof(float));
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  accel::Generator device_gen =
+      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  auto* device_out = static_cast<float*>(data.get());
+  accel::opencl::fillUniform(stream, device_out, kFillCount, 0.0f, 1.0f, device_gen);
+  hooks.synchronizeStream(stream);  // the build is not measured
+  std::vector<float> host_out(kFillCount);
+  accel::Generator host_gen =
+      accel::makePhiloxGenerator(accel::Device(accel::DeviceType::CPU, 0));
+  accel::FillOptions options;
+  options.threads = 0;  // every core, as pocl uses them
+  PairedTimes times;
+  for (auto _ : state) {
+    times.ours.push_back(PairedTimes::time([&] {
+      accel::opencl::fillUniform(stream, device_out, kFillCount, 0.0f, 1.0f, device_gen);
+      hooks.synchronizeStream(stream);
+    }));
+    times.raw.push_back(PairedTimes::time([&] {
+      accel::fillUniform(std::span<float>(host_out), host_gen, options);
+      benchmark::DoNotOptimize(host_out.data());
+    }));
+  }
+  // Here ratio is device time / host time: bandwidth ratio is its inverse.
+  times.report(state, "device_ns", "host_ns");
+}
+BENCHMARK(BM_UniformFill_Paired)->UseRealTime();
+
 void BM_FillKernel_FromPool(benchmark::State& state) {
   if (!ready(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
@@ -186,5 +303,39 @@ void BM_FillKernel_CreatePerCall(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_FillKernel_CreatePerCall);
+
+// The two above alternated (see PairedTimes): ns per kernel + finish.
+void BM_FillKernel_Paired(benchmark::State& state) {
+  if (!ready(state)) return;
+  accel::AcceleratorHooks& hooks = registerBackend();
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  cl_command_queue queue = accel::opencl::nativeQueue(stream);
+  cl_program program = accel::opencl::buildProgram(
+      0, "kernel void one(global float* p, float v) { p[get_global_id(0)] = v; }");
+  accel::Generator g =
+      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  const std::size_t global = 16;
+  PairedTimes times;
+  for (auto _ : state) {
+    times.ours.push_back(PairedTimes::time([&] {
+      accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), 16, 0.0f, 1.0f,
+                                 g);
+      hooks.synchronizeStream(stream);
+    }));
+    times.raw.push_back(PairedTimes::time([&] {
+      cl_kernel kernel = clCreateKernel(program, "one", nullptr);
+      const float v = 1.0f;
+      clSetKernelArgSVMPointer(kernel, 0, data.get());
+      clSetKernelArg(kernel, 1, sizeof v, &v);
+      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                             nullptr);
+      clFinish(queue);
+      clReleaseKernel(kernel);
+    }));
+  }
+  times.report(state, "pool_ns", "create_ns");
+}
+BENCHMARK(BM_FillKernel_Paired);
 
 }  // namespace

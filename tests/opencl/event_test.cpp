@@ -1,6 +1,8 @@
 // Events of the opencl backend: markers, barriers and profiling timing on
 // the real driver.
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "opencl_test_support.h"
 
@@ -17,6 +19,39 @@ TEST_F(EventTest, EventIsIncompleteWhileTheQueueIsHeld) {
   hooks().recordEvent(event, stream);
   EXPECT_FALSE(hooks().queryEvent(event));
   held.release();
+  hooks().synchronizeEvent(event);
+  EXPECT_TRUE(hooks().queryEvent(event));
+  hooks().destroyEvent(event);
+}
+
+// A wait holds its own reference to the marker it waits for: another thread
+// recording the event again (which drops the table's reference to the old
+// marker) must neither free the marker under the wait nor end it early.
+// Deterministic without sleeps: whichever marker the waiter picked up sits
+// behind the held queue, so no wait can finish before release().
+TEST_F(EventTest, RecordingAgainWhileAnotherThreadWaitsLeavesTheWaitIntact) {
+  const Stream stream = hooks().getNewStream(0);
+  const EventId event = hooks().createEvent(0);
+  HeldQueue held(nativeQueue(stream));
+  hooks().recordEvent(event, stream);
+  std::atomic<bool> waited{false};
+  std::atomic<bool> seen_complete{false};
+  std::thread waiter([&] {
+    hooks().synchronizeEvent(event);
+    waited = true;
+  });
+  std::thread querier([&] {
+    for (int i = 0; i < 200 && !waited; ++i) {
+      if (hooks().queryEvent(event) && !waited) seen_complete = true;
+    }
+  });
+  for (int i = 0; i < 200; ++i) hooks().recordEvent(event, stream);
+  querier.join();
+  EXPECT_FALSE(waited);
+  EXPECT_FALSE(seen_complete);  // every marker is behind the held queue
+  held.release();
+  waiter.join();
+  EXPECT_TRUE(waited);
   hooks().synchronizeEvent(event);
   EXPECT_TRUE(hooks().queryEvent(event));
   hooks().destroyEvent(event);

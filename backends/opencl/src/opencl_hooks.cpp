@@ -184,7 +184,7 @@ DeviceProperties OpenClHooks::getDevicePropertiesImpl(DeviceIndex index) const {
 
 Stream OpenClHooks::getCurrentStreamImpl(DeviceIndex index) const {
   requireAvailable();
-  return Stream(Device(deviceType(), index), current_.stream(index));
+  return currentStream(index);  // the base checked the index
 }
 
 Stream OpenClHooks::getDefaultStreamImpl(DeviceIndex index) const {

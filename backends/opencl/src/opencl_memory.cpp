@@ -15,6 +15,7 @@
 #include "events.h"
 #include "loader.h"
 #include "opencl_error.h"
+#include "opencl_hooks.h"
 #include "streams.h"
 
 namespace accel::opencl::detail {
@@ -166,29 +167,42 @@ class PinnedSegments final : public EventSource {
   std::unordered_map<void*, cl_mem> buffers_;
 };
 
+// The OutOfMemory of a request the device could never satisfy, with the
+// reason; any other OutOfMemory rethrown as it is. Called in a handler.
+[[noreturn]] void explainOutOfMemory(const OutOfMemory& e, DeviceIndex device,
+                                     std::size_t bytes) {
+  // The core ran its OOM path (cache freed, retried, observers told).
+  const std::uint64_t limit = deviceRecord(device).info.max_allocation_bytes;
+  if (limit == 0 || bytes <= limit) throw;
+  throw OutOfMemory(e.message() + "; " + std::to_string(bytes) +
+                    " bytes is above the largest allocation of " + deviceLabel(device) +
+                    ", CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(limit) +
+                    " bytes (clSVMAlloc cannot make it); split the allocation");
+}
+
+// Made on the first getDeviceAllocator(index), after init: the hooks and the
+// cache are looked up once, not on every allocation (the pair would
+// otherwise cost 2x the core's; bench/opencl BM_AllocFreePair_*).
 class DeviceAllocator final : public Allocator {
  public:
-  explicit DeviceAllocator(DeviceIndex index) : device_(deviceType(), index) {}
+  explicit DeviceAllocator(DeviceIndex index)
+      : device_(deviceType(), index),
+        hooks_(static_cast<const OpenClHooks&>(registerBackend())),
+        cache_(deviceCachingAllocator()) {}
   DataPtr allocate(std::size_t bytes) override {
-    const Stream stream = getHooks(device_.type()).getCurrentStream(device_.index());
+    const DeviceIndex index = device_.index();
     try {
-      return deviceCachingAllocator().allocate(device_.index(), bytes, stream);
+      return cache_.allocate(index, bytes, hooks_.currentStream(index));
     } catch (const OutOfMemory& e) {
-      // The core ran its OOM path (cache freed, retried, observers told);
-      // say why the device refused a request it could never satisfy.
-      const std::uint64_t limit = deviceRecord(device_.index()).info.max_allocation_bytes;
-      if (limit == 0 || bytes <= limit) throw;
-      throw OutOfMemory(e.message() + "; " + std::to_string(bytes) +
-                        " bytes is above the largest allocation of " +
-                        deviceLabel(device_.index()) +
-                        ", CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(limit) +
-                        " bytes (clSVMAlloc cannot make it); split the allocation");
+      explainOutOfMemory(e, index, bytes);
     }
   }
   Device device() const noexcept override { return device_; }
 
  private:
   Device device_;
+  const OpenClHooks& hooks_;
+  memory::CachingAllocator& cache_;
 };
 
 }  // namespace
