@@ -6,6 +6,7 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/device_fill_jobs.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill_elements.h"
 #include "captured_philox.h"
@@ -20,7 +21,8 @@ namespace {
 
 using accel::detail::FillJob;
 
-void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
+void enqueue(Stream stream, FillJob job, Generator generator) {
+  const char* const api = kit::fillApiName(job.kind);
   ACCEL_CHECK(stream.device.type() == DeviceType::CUDA, InvalidArgument, api, ": ",
               stream.device.str(), " is not a cuda stream");
   detail::requireAvailable();
@@ -37,64 +39,42 @@ void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
   detail::checkCuda(detail::launchFill(job, replayPosition, native), api);
 }
 
-// One body for the float and double overloads of each fill.
-template <typename Real>
-void enqueueUniform(Stream stream, Real* data, std::size_t count, Real low, Real high,
-                    Generator generator) {
-  // [0, 1) is the host's unranged fill, whose mapping differs from a range's.
-  enqueue("fillUniform", stream,
-          low == Real(0) && high == Real(1)
-              ? accel::detail::uniformFillJob(data, count)
-              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
-          std::move(generator));
-}
-
-template <typename Real>
-void enqueueNormal(Stream stream, Real* data, std::size_t count, Real mean, Real stddev,
-                   Generator generator) {
-  enqueue("fillNormal", stream,
-          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
-          std::move(generator));
-}
-
 }  // namespace
 
 void fillBits(Stream stream, std::uint32_t* data, std::size_t count,
               Generator generator) {
-  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count), generator);
+  enqueue(stream, kit::bitsFillJob(data, count), std::move(generator));
 }
 void fillBits(Stream stream, std::uint64_t* data, std::size_t count,
               Generator generator) {
-  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count), generator);
+  enqueue(stream, kit::bitsFillJob(data, count), std::move(generator));
 }
 
 void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
                  Generator generator) {
-  enqueueUniform(stream, data, count, low, high, std::move(generator));
+  enqueue(stream, kit::uniformFillJob(data, count, low, high), std::move(generator));
 }
 void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
                  Generator generator) {
-  enqueueUniform(stream, data, count, low, high, std::move(generator));
+  enqueue(stream, kit::uniformFillJob(data, count, low, high), std::move(generator));
 }
 
 void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
                 Generator generator) {
-  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
+  enqueue(stream, kit::normalFillJob(data, count, mean, stddev), std::move(generator));
 }
 void fillNormal(Stream stream, double* data, std::size_t count, double mean,
                 double stddev, Generator generator) {
-  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
+  enqueue(stream, kit::normalFillJob(data, count, mean, stddev), std::move(generator));
 }
 
 void fillBernoulli(Stream stream, std::uint8_t* data, std::size_t count, double p,
                    Generator generator) {
-  enqueue("fillBernoulli", stream,
-          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p), generator);
+  enqueue(stream, kit::bernoulliFillJob(data, count, p), std::move(generator));
 }
 void fillBernoulli(Stream stream, float* data, std::size_t count, double p,
                    Generator generator) {
-  enqueue("fillBernoulli", stream,
-          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p), generator);
+  enqueue(stream, kit::bernoulliFillJob(data, count, p), std::move(generator));
 }
 
 }  // namespace accel::cuda

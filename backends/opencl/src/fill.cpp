@@ -11,6 +11,7 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/device_fill_jobs.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill_elements.h"
@@ -32,19 +33,6 @@ using detail::FillKernel;
 // that any OpenCL device accepts (the minimum CL_DEVICE_MAX_WORK_GROUP_SIZE
 // of a full-profile device is 1; 64 is below every real one).
 constexpr std::size_t kWorkGroupSize = 64;
-
-std::size_t elementBytes(const FillJob& job) {
-  switch (job.kind) {
-    case FillKind::Uint64:
-    case FillKind::UniformDouble:
-    case FillKind::NormalDouble:
-      return 8;
-    case FillKind::Bernoulli:
-      return job.output == accel::detail::FillOutput::Byte ? 1 : 4;
-    default:
-      return 4;
-  }
-}
 
 // Work-items of a fill whose first output is Philox word `offset` (fill.cl,
 // fill_lanes.cl):
@@ -88,7 +76,7 @@ FillKernel kernelOf(const FillJob& job) {
 // core allocator's block map; a kernel writing elsewhere would corrupt
 // memory the driver cannot check).
 void checkOutput(const char* api, const FillJob& job, Stream stream) {
-  const std::size_t bytes = job.count * elementBytes(job);
+  const std::size_t bytes = job.count * accel::detail::fillElementBytes(job);
   const std::optional<memory::BlockInfo> block =
       detail::deviceCachingAllocator().findBlock(stream.device.index(), job.out);
   const auto begin = reinterpret_cast<std::uintptr_t>(job.out);
@@ -107,7 +95,8 @@ void setArg(cl_kernel kernel, cl_uint index, const T& value, DeviceIndex device)
                   "clSetKernelArg (a fill)", device);
 }
 
-void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
+void enqueue(Stream stream, FillJob job, Generator generator) {
+  const char* const api = kit::fillApiName(job.kind);
   ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, api, ": ",
               stream.device.str(), " is not an opencl stream");
   detail::requireAvailable();
@@ -177,64 +166,39 @@ void enqueue(const char* api, Stream stream, FillJob job, Generator generator) {
   (void)detail::loader().clFlush(queue);
 }
 
-template <typename Real>
-void enqueueUniform(Stream stream, Real* data, std::size_t count, Real low, Real high,
-                    Generator generator) {
-  // [0, 1) is the host's unranged fill, whose mapping differs from a range's.
-  enqueue("fillUniform", stream,
-          low == Real(0) && high == Real(1)
-              ? accel::detail::uniformFillJob(data, count)
-              : accel::detail::uniformFillJob("fillUniform", data, count, low, high),
-          std::move(generator));
-}
-
-template <typename Real>
-void enqueueNormal(Stream stream, Real* data, std::size_t count, Real mean, Real stddev,
-                   Generator generator) {
-  enqueue("fillNormal", stream,
-          accel::detail::normalFillJob("fillNormal", data, count, mean, stddev),
-          std::move(generator));
-}
-
 }  // namespace
 
 void fillBits(Stream stream, std::uint32_t* data, std::size_t count,
               Generator generator) {
-  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count),
-          std::move(generator));
+  enqueue(stream, kit::bitsFillJob(data, count), std::move(generator));
 }
 void fillBits(Stream stream, std::uint64_t* data, std::size_t count,
               Generator generator) {
-  enqueue("fillBits", stream, accel::detail::bitsFillJob(data, count),
-          std::move(generator));
+  enqueue(stream, kit::bitsFillJob(data, count), std::move(generator));
 }
 void fillUniform(Stream stream, float* data, std::size_t count, float low, float high,
                  Generator generator) {
-  enqueueUniform(stream, data, count, low, high, std::move(generator));
+  enqueue(stream, kit::uniformFillJob(data, count, low, high), std::move(generator));
 }
 void fillUniform(Stream stream, double* data, std::size_t count, double low, double high,
                  Generator generator) {
-  enqueueUniform(stream, data, count, low, high, std::move(generator));
+  enqueue(stream, kit::uniformFillJob(data, count, low, high), std::move(generator));
 }
 void fillNormal(Stream stream, float* data, std::size_t count, float mean, float stddev,
                 Generator generator) {
-  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
+  enqueue(stream, kit::normalFillJob(data, count, mean, stddev), std::move(generator));
 }
 void fillNormal(Stream stream, double* data, std::size_t count, double mean,
                 double stddev, Generator generator) {
-  enqueueNormal(stream, data, count, mean, stddev, std::move(generator));
+  enqueue(stream, kit::normalFillJob(data, count, mean, stddev), std::move(generator));
 }
 void fillBernoulli(Stream stream, std::uint8_t* data, std::size_t count, double p,
                    Generator generator) {
-  enqueue("fillBernoulli", stream,
-          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p),
-          std::move(generator));
+  enqueue(stream, kit::bernoulliFillJob(data, count, p), std::move(generator));
 }
 void fillBernoulli(Stream stream, float* data, std::size_t count, double p,
                    Generator generator) {
-  enqueue("fillBernoulli", stream,
-          accel::detail::bernoulliFillJob("fillBernoulli", data, count, p),
-          std::move(generator));
+  enqueue(stream, kit::bernoulliFillJob(data, count, p), std::move(generator));
 }
 
 }  // namespace accel::opencl
