@@ -160,9 +160,11 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
     recording->addKernel(kernel, global, local, api);  // a graph captures the stream
     return;
   }
-  detail::checkCl(detail::loader().clEnqueueNDRangeKernel(
-                      queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
-                  std::string("clEnqueueNDRangeKernel (") + api + ")", device);
+  const cl_int status = detail::loader().clEnqueueNDRangeKernel(
+      queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  if (status != CL_SUCCESS) {  // the message is built only when it is needed
+    detail::checkCl(status, std::string("clEnqueueNDRangeKernel (") + api + ")", device);
+  }
   (void)detail::loader().clFlush(queue);
 }
 
