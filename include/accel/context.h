@@ -90,10 +90,15 @@ class ACCEL_API Context {
   [[nodiscard]] Allocator& getPinnedMemoryAllocator(
       std::optional<DeviceType> type = std::nullopt);
 
-  // The accelerator programs should use: the one set with
-  // setCurrentAccelerator, else the first available registered backend in
-  // the order cuda, hip, xpu, mps, mtia, hpu, then run-time types in
-  // registration order. nullopt when none is available. Never throws.
+  // The accelerator programs should use, the same in every host whatever the
+  // order its plugins loaded in (docs/design-notes.md): the one set with
+  // setCurrentAccelerator; else the one ACCEL_ACCELERATOR names (read once)
+  // when that type is registered, available or not; else the first available
+  // registered backend in the order cuda, hip, xpu, mps, mtia, hpu, then
+  // run-time types by name, simulated ones (openreg) last. nullopt when none
+  // is available. Never throws. Allocates nothing and takes no lock unless a
+  // backend was registered since the last call; asks each candidate's
+  // isAvailable() on every call, as availability may change.
   [[nodiscard]] std::optional<DeviceType> currentAccelerator() const noexcept;
   // Throws InvalidArgument for CPU or an unregistered type.
   void setCurrentAccelerator(DeviceType type);

@@ -113,6 +113,15 @@ class ACCEL_API HooksTable {
 
   // True if the type has hooks installed or a factory registered. Never throws.
   [[nodiscard]] bool isRegistered(DeviceType type) const noexcept;
+  // A number that changes whenever the set of registered types or their
+  // hooks changes (a registration, a commit, a factory's hooks installed), so
+  // that a reader can cache what it derived from the table (the context's
+  // accelerator order) and rebuild it only then. Read it before deriving:
+  // a registration that races with the derivation makes the next read
+  // differ. One acquire load; never throws.
+  [[nodiscard]] std::uint64_t generation() const noexcept {
+    return generation_.load(std::memory_order_acquire);
+  }
   // Types with hooks or factories, in id order. Throws only std::bad_alloc.
   [[nodiscard]] std::vector<DeviceType> registeredTypes() const;
   // Where a type's backend came from ("plugin /path/libaccel_x.so", ...);
@@ -150,6 +159,7 @@ class ACCEL_API HooksTable {
 
   std::atomic<AcceleratorHooks*> slots_[detail::kHooksTableSize] = {};
   AbsenceExplainer explain_absence_;
+  std::atomic<std::uint64_t> generation_{0};
   mutable std::atomic<State*> state_{nullptr};  // created on first need
 };
 

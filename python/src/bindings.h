@@ -110,6 +110,16 @@ py::object refusePickle(const T&) {
                        "': it refers to live device state of this process");
 }
 
+// The answer to a call's common case, without pybind11's dispatcher: a new
+// reference, or null to hand the call (unchanged; no Python error set) to
+// the pybind11 function. Runs with the GIL held; must not throw.
+using FastPath = PyObject* (*)(const void* data, PyObject* const* args, Py_ssize_t nargs,
+                               PyObject* kwnames) noexcept;
+// A function with `slow`'s name, docstring and behaviour whose calls `fast`
+// answers first (fast_call.cpp says why). `data` is passed to `fast` and must
+// live as long as the process.
+py::object fastFunction(FastPath fast, const void* data, const py::object& slow);
+
 // The calling thread's Python stack (code objects and instruction offsets,
 // resolved when a snapshot is taken), or null outside Python. Takes the GIL
 // itself; never throws. python_stacks.cpp.

@@ -1,6 +1,10 @@
 // accel's current_stream() and default_stream(): one cached Python object per
 // stream, so that the call that code makes most often costs one C++ call and
-// a hash lookup instead of building an object (issue 20's 0.25 us goal).
+// a lookup instead of building an object (issue 20's 0.25 us goal). Their
+// common case (no argument or an index, backend initialised, object made
+// before) is a fastFunction: no pybind11 dispatch, no allocation, no
+// exception, no hash lookup when the stream is the one asked last.
+#include <optional>
 #include <unordered_map>
 
 #include "accel/context.h"
@@ -20,6 +24,17 @@ namespace {
 class StreamObjects {
  public:
   void setClass(DeviceType type, py::object cls) { classes_[type] = std::move(cls); }
+
+  // The object of `stream` if it was made before, else null. Borrowed.
+  PyObject* find(const Stream& stream) noexcept {
+    if (last_object_ != nullptr && stream == last_stream_) [[likely]]
+      return last_object_;
+    auto found = objects_.find(stream);
+    if (found == objects_.end()) return nullptr;
+    last_stream_ = stream;
+    last_object_ = found->second.ptr();
+    return last_object_;
+  }
 
   py::object get(const Stream& stream) {
     auto found = objects_.find(stream);
@@ -45,6 +60,10 @@ class StreamObjects {
  private:
   std::unordered_map<DeviceType, py::object> classes_;
   std::unordered_map<Stream, py::object> objects_;
+  // The entry find() returned last (objects are never dropped, so it stays
+  // valid): a loop asking for the same stream skips the hash.
+  Stream last_stream_{};
+  PyObject* last_object_ = nullptr;
 };
 
 StreamObjects& streamObjects() {
@@ -52,12 +71,73 @@ StreamObjects& streamObjects() {
   return *objects;
 }
 
+// The device index the fast paths accept without pybind11: none (the
+// current device) or a non-negative int in range. False for anything else
+// (keywords, text, a Device, a bad index), which the pybind11 function
+// handles and reports.
+bool fastIndex(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+               DeviceIndex& index) noexcept {
+  if (kwnames != nullptr || nargs > 1) return false;
+  if (nargs == 0 || args[0] == Py_None) {
+    index = kCurrentDevice;
+    return true;
+  }
+  if (!PyLong_CheckExact(args[0])) return false;
+  int overflow = 0;
+  const long value = PyLong_AsLongAndOverflow(args[0], &overflow);
+  if (overflow != 0 || value < 0 || value >= kMaxDevicesPerType) {
+    PyErr_Clear();
+    return false;
+  }
+  index = static_cast<DeviceIndex>(value);
+  return true;
+}
+
+using StreamGetter = Stream (AcceleratorHooks::*)(DeviceIndex) const;
+
+// The cached object of `type`'s stream that `get` names, or null when the
+// backend is not initialised through the context yet, the hook throws or the
+// object was never made: the pybind11 function then does (and reports) it.
+PyObject* cachedStream(DeviceType type, StreamGetter get, DeviceIndex index) noexcept {
+  AcceleratorHooks* hooks = detail::g_context_ready[static_cast<std::uint8_t>(type)].load(
+      std::memory_order_acquire);
+  if (hooks == nullptr) return nullptr;
+  try {
+    PyObject* object = streamObjects().find((hooks->*get)(index));
+    if (object != nullptr) Py_INCREF(object);
+    return object;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+struct StreamFunction {
+  DeviceType type;
+  StreamGetter get;
+};
+
+PyObject* fastStream(const void* data, PyObject* const* args, Py_ssize_t nargs,
+                     PyObject* kwnames) noexcept {
+  const auto* f = static_cast<const StreamFunction*>(data);
+  DeviceIndex index = kCurrentDevice;
+  if (!fastIndex(args, nargs, kwnames, index)) return nullptr;
+  return cachedStream(f->type, f->get, index);
+}
+
+PyObject* fastAcceleratorStream(const void*, PyObject* const* args, Py_ssize_t nargs,
+                                PyObject* kwnames) noexcept {
+  DeviceIndex index = kCurrentDevice;
+  if (!fastIndex(args, nargs, kwnames, index)) return nullptr;
+  const std::optional<DeviceType> type = globalContext().currentAccelerator();
+  if (!type) return nullptr;
+  return cachedStream(*type, &AcceleratorHooks::getCurrentStream, index);
+}
+
 // The function current_stream / default_stream of one backend: the type is
 // bound, the backend initialised on first use, the object cached.
-py::cpp_function streamFunction(DeviceType type,
-                                Stream (AcceleratorHooks::*get)(DeviceIndex) const,
-                                const char* name, const char* doc) {
-  return py::cpp_function(
+py::object streamFunction(DeviceType type, StreamGetter get, const char* name,
+                          const char* doc) {
+  py::cpp_function slow(
       [type, get, name](const py::handle& device) {
         if (!globalContext().isInitialized(type)) [[unlikely]]
           lazyInitFromPython(type);
@@ -65,6 +145,7 @@ py::cpp_function streamFunction(DeviceType type,
         return streamObjects().get(stream);
       },
       py::name(name), py::arg("device") = py::none(), py::doc(doc));
+  return fastFunction(&fastStream, new StreamFunction{type, get}, slow);  // leaked
 }
 
 }  // namespace
@@ -99,8 +180,7 @@ void bindStreamObjects(py::module_& m) {
       py::arg("type"), py::arg("cls"),
       "current_stream and default_stream of one backend, returning cached objects of "
       "`cls`.");
-  m.def(
-      "_accelerator_current_stream",
+  py::cpp_function accelerator_current_stream(
       [](const py::handle& device) {
         DeviceType type;
         if (device.is_none() || PyLong_Check(device.ptr())) {
@@ -113,8 +193,11 @@ void bindStreamObjects(py::module_& m) {
         return streamObjects().get(
             getHooks(type).getCurrentStream(indexFor(type, device, "current_stream")));
       },
-      py::arg("device") = py::none(),
-      "accel.current_stream: the current accelerator's (or `device`'s) current stream.");
+      py::name("_accelerator_current_stream"), py::arg("device") = py::none(),
+      py::doc("accel.current_stream: the current accelerator's (or `device`'s) current "
+              "stream."));
+  m.attr("_accelerator_current_stream") =
+      fastFunction(&fastAcceleratorStream, nullptr, accelerator_current_stream);
 }
 
 }  // namespace accel::python

@@ -1,10 +1,15 @@
 #include "accel/context.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bitset>
+#include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
@@ -26,8 +31,25 @@ namespace {
 constexpr int kSlots = detail::kHooksTableSize;
 static_assert(kSlots == detail::kContextReadySlots);
 
+// The registered types in the order currentAccelerator() tries them, for one
+// generation of the hooks table. Immutable once published, so that the fast
+// path reads it with no lock and allocates nothing.
+struct AcceleratorOrder {
+  std::uint64_t generation = 0;
+  // ACCEL_ACCELERATOR's type when it is registered (current, available or
+  // not, as after setCurrentAccelerator); -1 otherwise.
+  int from_environment = -1;
+  int count = 0;
+  std::array<DeviceType, kSlots> types{};
+};
+
 struct ContextState {
   std::atomic<int> chosen_accelerator{-1};
+  std::atomic<const AcceleratorOrder*> accelerator_order{nullptr};
+  std::mutex order_mutex;  // serialises rebuilds; readers never take it
+  // Every order ever published: a reader may still walk an old one, so none
+  // is freed (one per registration, a few hundred bytes each).
+  std::vector<std::unique_ptr<const AcceleratorOrder>> published_orders;
   std::once_flag cpu_generator_once;
   Generator cpu_generator;
 };
@@ -46,6 +68,80 @@ bool initializationStarted(const AcceleratorHooks& hooks) noexcept {
 constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
                                             DeviceType::XPU,  DeviceType::MPS,
                                             DeviceType::MTIA, DeviceType::HPU};
+
+// Simulated devices come after every real one, so that the reference backend
+// a package bundles never hides a device a plugin brings.
+constexpr std::string_view kSimulatedBackends[] = {"openreg"};
+
+bool isSimulated(DeviceType type) noexcept {
+  return std::find(std::begin(kSimulatedBackends), std::end(kSimulatedBackends),
+                   deviceTypeName(type)) != std::end(kSimulatedBackends);
+}
+
+// ACCEL_ACCELERATOR, read once: the environment of a process does not change
+// its choice half-way.
+const std::string& acceleratorFromEnvironment() {
+  static const std::string* value = [] {
+    const char* v = std::getenv("ACCEL_ACCELERATOR");
+    return new std::string(v != nullptr ? v : "");  // never destroyed
+  }();
+  return *value;
+}
+
+// Builds the order for the table's current generation: the built-in types in
+// kAcceleratorOrder, then run-time types by name (not by registration order,
+// which differs between hosts: the accel tool loads plugins by file name, the
+// Python package registers openreg first), simulated ones last. Allocates.
+std::unique_ptr<AcceleratorOrder> buildAcceleratorOrder(std::uint64_t generation) {
+  auto order = std::make_unique<AcceleratorOrder>();
+  order->generation = generation;
+  const std::vector<DeviceType> registered = registeredHooksTypes();
+  auto isRegistered = [&](DeviceType t) {
+    return std::find(registered.begin(), registered.end(), t) != registered.end();
+  };
+  for (DeviceType t : kAcceleratorOrder) {
+    if (isRegistered(t)) order->types[order->count++] = t;
+  }
+  std::vector<DeviceType> runtime;
+  for (DeviceType t : registered) {
+    if (toIndex(t) >= kNumBuiltinDeviceTypes) runtime.push_back(t);
+  }
+  std::stable_sort(runtime.begin(), runtime.end(), [](DeviceType a, DeviceType b) {
+    const bool a_simulated = isSimulated(a);
+    const bool b_simulated = isSimulated(b);
+    if (a_simulated != b_simulated) return b_simulated;
+    return deviceTypeName(a) < deviceTypeName(b);
+  });
+  for (DeviceType t : runtime) order->types[order->count++] = t;
+  const std::string& wanted = acceleratorFromEnvironment();
+  if (!wanted.empty()) {
+    std::optional<DeviceType> t = findDeviceType(wanted);
+    if (t && *t != DeviceType::CPU && isRegistered(*t))
+      order->from_environment = toIndex(*t);
+  }
+  return order;
+}
+
+// The order for the hooks table's current generation; nullptr only if
+// building one failed to allocate.
+const AcceleratorOrder* currentAcceleratorOrder() noexcept {
+  ContextState& s = contextState();
+  const std::uint64_t generation = processHooksTable().generation();
+  const AcceleratorOrder* order = s.accelerator_order.load(std::memory_order_acquire);
+  if (order != nullptr && order->generation == generation) [[likely]]
+    return order;
+  try {
+    std::lock_guard<std::mutex> lock(s.order_mutex);
+    order = s.accelerator_order.load(std::memory_order_acquire);
+    if (order != nullptr && order->generation == generation) return order;
+    s.published_orders.push_back(buildAcceleratorOrder(generation));
+    order = s.published_orders.back().get();
+    s.accelerator_order.store(order, std::memory_order_release);
+    return order;
+  } catch (...) {
+    return nullptr;  // out of memory: no accelerator
+  }
+}
 
 }  // namespace
 
@@ -171,16 +267,16 @@ Allocator& Context::getPinnedMemoryAllocator(std::optional<DeviceType> type) {
 std::optional<DeviceType> Context::currentAccelerator() const noexcept {
   int chosen = contextState().chosen_accelerator.load(std::memory_order_acquire);
   if (chosen >= 0) return static_cast<DeviceType>(chosen);
-  for (DeviceType t : kAcceleratorOrder) {
-    if (isHooksRegistered(t) && getHooks(t).isAvailable()) return t;
-  }
-  try {
-    for (DeviceType t : allDeviceTypes()) {
-      if (toIndex(t) < kNumBuiltinDeviceTypes) continue;
-      if (isHooksRegistered(t) && getHooks(t).isAvailable()) return t;
-    }
-  } catch (...) {
-    // allDeviceTypes() can only fail to allocate; no accelerator then.
+  // No allocation and no lock unless a registration happened since the last
+  // call: the order is rebuilt per hooks-table generation, and availability,
+  // which may change at any time (a device lost), is asked on every call.
+  const AcceleratorOrder* order = currentAcceleratorOrder();
+  if (order == nullptr) return std::nullopt;
+  if (order->from_environment >= 0)
+    return static_cast<DeviceType>(order->from_environment);
+  for (int i = 0; i < order->count; ++i) {
+    const DeviceType t = order->types[i];
+    if (getHooks(t).isAvailable()) return t;
   }
   return std::nullopt;
 }

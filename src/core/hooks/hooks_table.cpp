@@ -203,6 +203,7 @@ AcceleratorHooks& HooksTable::getSlow(DeviceType type) noexcept {
   AcceleratorHooks* raw = hooks.get();
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
   return *raw;
 }
 
@@ -240,6 +241,7 @@ void HooksTable::install(DeviceType type, std::unique_ptr<AcceleratorHooks> hook
   AcceleratorHooks* raw = hooks.get();
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
 }
 
 AcceleratorHooks& HooksTable::registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
@@ -272,6 +274,7 @@ void HooksTable::registerHooksFactory(std::string_view type_name, HooksFactory f
   s.factories[slot] = Factory{std::move(factory), priority};
   s.origins[slot] = std::move(origin);
   s.creation_errors[slot].clear();
+  generation_.fetch_add(1, std::memory_order_release);
 }
 
 std::vector<DeviceType> HooksTable::commit(Registrar& registrar) {
@@ -305,6 +308,7 @@ std::vector<DeviceType> HooksTable::commit(Registrar& registrar) {
       s.factories[slot] = Factory{std::move(e.factory), e.priority};
       s.origins[slot] = registrar.origin();
       s.creation_errors[slot].clear();
+      generation_.fetch_add(1, std::memory_order_release);
     }
     types.push_back(e.type);
   }
