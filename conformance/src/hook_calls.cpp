@@ -66,6 +66,10 @@ constexpr std::array kHookCalls = {
   HookCall{HookId::memoryStats, [](AcceleratorHooks& h) { (void)h.memoryStats(0); }},
   HookCall{HookId::resetPeakMemoryStats, [](AcceleratorHooks& h) { h.resetPeakMemoryStats(0); }},
   HookCall{HookId::emptyCache, [](AcceleratorHooks& h) { h.emptyCache(); }},
+  HookCall{HookId::getMemoryInfo, [](AcceleratorHooks& h) { (void)h.getMemoryInfo(0); }},
+  HookCall{HookId::resetAccumulatedMemoryStats, [](AcceleratorHooks& h) { h.resetAccumulatedMemoryStats(0); }},
+  HookCall{HookId::setMemoryFraction, [](AcceleratorHooks& h) { h.setMemoryFraction(1.0, 0); }},
+  HookCall{HookId::hostMemoryStats, [](AcceleratorHooks& h) { (void)h.hostMemoryStats(); }},
 
   HookCall{HookId::recordMemoryHistory, [](AcceleratorHooks& h) { h.recordMemoryHistory({}); }},
   HookCall{HookId::memorySnapshot, [](AcceleratorHooks& h) { (void)h.memorySnapshot(); }},

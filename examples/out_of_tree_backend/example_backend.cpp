@@ -133,6 +133,10 @@ class ExampleHooks final : public accel::kit::SynchronousCachingHooks {
   accel::memory::CachingAllocator& cachingAllocator() const override { return cache_; }
 
   accel::Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_cache_; }
+  // hostMemoryStats reports on it.
+  const accel::memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+    return &pinned_cache_;
+  }
 
   std::string showConfigImpl() const override {
     return accel::detail::concat(

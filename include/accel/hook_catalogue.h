@@ -74,6 +74,10 @@
   X(memoryStats, Memory, false, memoryStatsImpl)                                    \
   X(resetPeakMemoryStats, Memory, false, resetPeakMemoryStatsImpl)                  \
   X(emptyCache, Memory, false, emptyCacheImpl)                                      \
+  X(getMemoryInfo, Memory, false, getMemoryInfoImpl)                                \
+  X(resetAccumulatedMemoryStats, Memory, false, resetAccumulatedMemoryStatsImpl)    \
+  X(setMemoryFraction, Memory, false, setMemoryFractionImpl)                        \
+  X(hostMemoryStats, Memory, false, hostMemoryStatsImpl)                            \
   X(recordMemoryHistory, MemoryHistory, false, recordMemoryHistoryImpl)             \
   X(memorySnapshot, MemoryHistory, false, memorySnapshotImpl)                       \
   X(attachOutOfMemoryObserver, MemoryHistory, false, attachOutOfMemoryObserverImpl) \

@@ -251,6 +251,25 @@ class ACCEL_API AcceleratorHooks {
   void resetPeakMemoryStats(DeviceIndex index = kCurrentDevice);
   // Returns cached, unused device memory to the device.
   void emptyCache();
+  // Device `index`'s total memory and what is free of it now (memory the
+  // caching allocator holds counts as used), as torch.cuda.mem_get_info.
+  // Each backend says where its figures come from (docs/hooks.md). A backend
+  // that cannot tell throws NotSupported naming itself and the hook.
+  [[nodiscard]] DeviceMemoryInfo getMemoryInfo(DeviceIndex index = kCurrentDevice) const;
+  // Sets the cumulative figures of memoryStats(index) (each Stat's allocated
+  // and freed) and its event counters to 0 (MemoryStats::resetAccumulated).
+  void resetAccumulatedMemoryStats(DeviceIndex index = kCurrentDevice);
+  // Caps what the allocator of device `index` may reserve at `fraction` of
+  // getMemoryInfo(index).total_bytes; an allocation past it raises
+  // OutOfMemory (after the cache was freed and the allocation retried). 0
+  // refuses every allocation, 1 allows the whole device. Throws
+  // InvalidArgument for a fraction outside [0, 1] (NaN included); a backend
+  // that does not know its capacity throws NotSupported.
+  void setMemoryFraction(double fraction, DeviceIndex index = kCurrentDevice);
+  // Statistics of the pinned host memory cache (getPinnedMemoryAllocator):
+  // allocated and reserved bytes, allocations, segments, device allocs and
+  // frees. NotSupported from a backend without a pinned cache.
+  [[nodiscard]] MemoryStats hostMemoryStats() const;
 
   // ---- memory_history group ----
   void recordMemoryHistory(const MemoryHistoryOptions& options);
@@ -410,6 +429,11 @@ class ACCEL_API AcceleratorHooks {
   virtual MemoryStats memoryStatsImpl(DeviceIndex index) const;
   virtual void resetPeakMemoryStatsImpl(DeviceIndex index);
   virtual void emptyCacheImpl();
+  virtual DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const;
+  virtual void resetAccumulatedMemoryStatsImpl(DeviceIndex index);
+  // fraction is already checked to be in [0, 1].
+  virtual void setMemoryFractionImpl(double fraction, DeviceIndex index);
+  virtual MemoryStats hostMemoryStatsImpl() const;
 
   virtual void recordMemoryHistoryImpl(const MemoryHistoryOptions& options);
   virtual MemorySnapshot memorySnapshotImpl(const MemorySnapshotOptions& options) const;

@@ -56,6 +56,12 @@ struct Stat {
     freed += amount;
   }
   void resetPeak() noexcept { peak = current; }
+  // Starts the cumulative sums again from 0 (current and peak stay): from
+  // then on allocated - freed is the change since the reset.
+  void resetAccumulated() noexcept {
+    allocated = 0;
+    freed = 0;
+  }
   friend bool operator==(const Stat&, const Stat&) = default;
 };
 
@@ -82,6 +88,11 @@ struct PooledStat : Stat {
     Stat::resetPeak();
     small_pool.resetPeak();
     large_pool.resetPeak();
+  }
+  void resetAccumulated() noexcept {
+    Stat::resetAccumulated();
+    small_pool.resetAccumulated();
+    large_pool.resetAccumulated();
   }
   friend bool operator==(const PooledStat&, const PooledStat&) = default;
 };
@@ -115,7 +126,22 @@ struct ACCEL_API MemoryStats {
   void flatValues(std::vector<std::int64_t>& out) const;
   // Sets every peak to its current value.
   void resetPeaks() noexcept;
+  // Sets every cumulative sum (each Stat's allocated and freed) and the
+  // event counters (num_alloc_retries, num_ooms, num_sync_all_streams,
+  // num_device_alloc, num_device_free) to 0; current values, peaks and
+  // max_split_size stay. PyTorch's reset_accumulated_memory_stats.
+  void resetAccumulated() noexcept;
   friend bool operator==(const MemoryStats&, const MemoryStats&) = default;
+};
+
+// What getMemoryInfo(device) answers: the device's capacity and how much of
+// it is free now, in bytes, as the device (or, where it cannot tell, the
+// backend's own accounting) sees it. Memory the caching allocator keeps
+// cached counts as used, as with cudaMemGetInfo. total_bytes 0 means unknown.
+struct DeviceMemoryInfo {
+  std::size_t total_bytes = 0;
+  std::size_t free_bytes = 0;
+  friend bool operator==(const DeviceMemoryInfo&, const DeviceMemoryInfo&) = default;
 };
 
 // Off: nothing recorded. State: live blocks keep the stack of their

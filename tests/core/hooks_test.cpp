@@ -184,6 +184,10 @@ TEST_F(HooksContractTest, IndexErrorsReadExactlyAlike) {
       {HookId::createEvent, [&] { (void)hooks_.createEvent(5); }},
       {HookId::memoryStats, [&] { (void)hooks_.memoryStats(5); }},
       {HookId::resetPeakMemoryStats, [&] { hooks_.resetPeakMemoryStats(5); }},
+      {HookId::getMemoryInfo, [&] { (void)hooks_.getMemoryInfo(5); }},
+      {HookId::resetAccumulatedMemoryStats,
+       [&] { hooks_.resetAccumulatedMemoryStats(5); }},
+      {HookId::setMemoryFraction, [&] { hooks_.setMemoryFraction(0.5, 5); }},
       {HookId::memorySnapshot, [&] { (void)hooks_.memorySnapshot({.device = 5}); }},
   };
   for (const auto& [hook, call] : calls) {

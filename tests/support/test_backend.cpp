@@ -1,6 +1,8 @@
 #include "support/test_backend.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdlib>
 
 #include "accel/error.h"
@@ -21,16 +23,29 @@ class TestHooks::HostSegments final : public memory::SegmentSource {
     hooks_.addresses().insert(
         base.get(), bytes, pinned_ ? Device() : Device(hooks_.deviceType(), index),
         pinned_ ? kit::MemoryKind::Pinned : kit::MemoryKind::Device);
+    noteAllocated(index, bytes);
     return base.release();
   }
-  void freeSegment(DeviceIndex, void* base, std::size_t) noexcept override {
+  void freeSegment(DeviceIndex index, void* base, std::size_t bytes) noexcept override {
     hooks_.addresses().erase(base);
     std::free(base);
+    if (!pinned_) held_[static_cast<std::size_t>(index)] -= bytes;
+  }
+  // The capacity setMemoryCapacity gave, less the segments this source holds.
+  DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override {
+    if (pinned_ || index < 0 || index >= kMaxDevicesPerType) return {};
+    const std::size_t total = hooks_.memoryCapacity();
+    const std::size_t held = held_[static_cast<std::size_t>(index)].load();
+    return {total, held < total ? total - held : 0};
+  }
+  void noteAllocated(DeviceIndex index, std::size_t bytes) noexcept {
+    if (!pinned_) held_[static_cast<std::size_t>(index)] += bytes;
   }
 
  private:
   TestHooks& hooks_;
   const bool pinned_;
+  std::array<std::atomic<std::size_t>, kMaxDevicesPerType> held_{};
 };
 
 // The allocator a hook hands out: traces its name, then asks the core cache

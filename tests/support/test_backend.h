@@ -80,6 +80,9 @@ class TestHooks : public memory::CachingAllocatorHooks<kit::SynchronousDeviceHoo
  protected:
   void onHookCall(HookId hook) const override;
   memory::CachingAllocator& cachingAllocator() const override { return cache_; }
+  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+    return &pinned_;
+  }
 
   bool isAvailableImpl() const override;
   void initImpl() override;

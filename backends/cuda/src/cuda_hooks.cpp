@@ -38,6 +38,24 @@ memory::CachingAllocator& CudaHooks::cachingAllocator() const {
   return deviceCachingAllocator();
 }
 
+const memory::PinnedCachingAllocator* CudaHooks::pinnedCachingAllocator() const {
+  requireAvailable();
+  return &pinnedAllocator();
+}
+
+DeviceMemoryInfo CudaHooks::getMemoryInfoImpl(DeviceIndex index) const {
+  requireAvailable();
+  // cudaMemGetInfo answers for the current device: make `index` current.
+  DeviceContext context(index);
+  std::size_t free = 0;
+  std::size_t total = 0;
+  checkCuda(
+      cudaMemGetInfo(&free, &total),
+      accel::detail::concat("cudaMemGetInfo (", hookInfo(HookId::getMemoryInfo).name,
+                            " on cuda:", int(index), ")"));
+  return {total, free};
+}
+
 CudaHooks::~CudaHooks() = default;
 
 void CudaHooks::failBadDeviceIndex(DeviceIndex index, int count, HookId hook) const {

@@ -49,6 +49,11 @@ memory::CachingAllocator& OpenClHooks::cachingAllocator() const {
   return deviceCachingAllocator();
 }
 
+const memory::PinnedCachingAllocator* OpenClHooks::pinnedCachingAllocator() const {
+  requireAvailable();
+  return &pinnedAllocator();
+}
+
 void OpenClHooks::failBadDeviceIndex(DeviceIndex index, int count, HookId hook) const {
   if (count == 0) requireAvailable();  // throws NotAvailable with the reason
   AcceleratorHooks::failBadDeviceIndex(index, count, hook);

@@ -101,6 +101,7 @@ class OpenClHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>
   MempoolId graphPoolImpl(GraphId graph) const override;
 
   memory::CachingAllocator& cachingAllocator() const override;
+  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
 
  private:
   DefaultGenerators& defaultGenerators();

@@ -16,8 +16,10 @@
 // getDeviceFromPtr and isPinnedPtr are one lookup that accepts interior
 // pointers and names freed memory.
 //
-// OpenCL reports no free memory: memoryInfo says total - what this backend
-// holds, for the OOM message and memory fractions.
+// OpenCL reports no free memory: memoryInfo says total
+// (CL_DEVICE_GLOBAL_MEM_SIZE) - what this backend holds, for the OOM message,
+// memory fractions and the getMemoryInfo hook; other processes' use of the
+// device is not seen.
 //
 // Thread-safety: thread-safe. Lifetime: created on first use (only with
 // devices), never destroyed.

@@ -288,6 +288,33 @@ void OpenRegHooks::resetPeakMemoryStatsImpl(DeviceIndex index) {
   CachingAllocatorHooks::resetPeakMemoryStatsImpl(index);
 }
 
+// The simulated device's capacity (ACCEL_OPENREG memory setting, see
+// docs/openreg.md) and what its segments leave free.
+DeviceMemoryInfo OpenRegHooks::getMemoryInfoImpl(DeviceIndex index) const {
+  runtime(HookId::getMemoryInfo)
+      .device(index, hookInfo(HookId::getMemoryInfo).name)
+      .faults.checkNotLost(hookInfo(HookId::getMemoryInfo).name);
+  return CachingAllocatorHooks::getMemoryInfoImpl(index);
+}
+
+void OpenRegHooks::resetAccumulatedMemoryStatsImpl(DeviceIndex index) {
+  runtime(HookId::resetAccumulatedMemoryStats)
+      .device(index, hookInfo(HookId::resetAccumulatedMemoryStats).name)
+      .faults.checkNotLost(hookInfo(HookId::resetAccumulatedMemoryStats).name);
+  CachingAllocatorHooks::resetAccumulatedMemoryStatsImpl(index);
+}
+
+void OpenRegHooks::setMemoryFractionImpl(double fraction, DeviceIndex index) {
+  runtime(HookId::setMemoryFraction)
+      .device(index, hookInfo(HookId::setMemoryFraction).name)
+      .faults.checkNotLost(hookInfo(HookId::setMemoryFraction).name);
+  CachingAllocatorHooks::setMemoryFractionImpl(fraction, index);
+}
+
+const memory::PinnedCachingAllocator* OpenRegHooks::pinnedCachingAllocator() const {
+  return &PinnedMemory::instance().cache();
+}
+
 // ---- graphs ----
 
 GraphId OpenRegHooks::graphCreateImpl(bool keep_graph) {

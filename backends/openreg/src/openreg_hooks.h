@@ -77,6 +77,10 @@ class OpenRegHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   memory::CachingAllocator& cachingAllocator() const override;
   MemoryStats memoryStatsImpl(DeviceIndex index) const override;
   void resetPeakMemoryStatsImpl(DeviceIndex index) override;
+  DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override;
+  void resetAccumulatedMemoryStatsImpl(DeviceIndex index) override;
+  void setMemoryFractionImpl(double fraction, DeviceIndex index) override;
+  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
 
   GraphId graphCreateImpl(bool keep_graph) override;
   void graphDestroyImpl(GraphId graph) override;

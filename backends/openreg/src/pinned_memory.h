@@ -44,6 +44,9 @@ class PinnedMemory final : public Allocator {
   // Unpins cached blocks no copy uses any more.
   void emptyCache() { cache_.emptyCache(); }
   [[nodiscard]] MemoryStats stats() const { return cache_.stats(); }
+  [[nodiscard]] const memory::PinnedCachingAllocator& cache() const noexcept {
+    return cache_;
+  }
 
  private:
   // mmap'ed pages recorded in the address map; openreg's events.

@@ -149,10 +149,15 @@ class ACCEL_API CachingAllocator {
   void setSettings(const AllocatorSettings& settings);
   [[nodiscard]] AllocatorSettings settings() const;
   // Caps what device `index` may reserve: a byte count (0: no cap) or a
-  // fraction of the source's reported capacity. Throws InvalidArgument for a
-  // fraction outside (0, 1] or when the capacity is unknown.
+  // fraction of the source's reported capacity (0: nothing may be reserved;
+  // 1: the capacity). Past the cap, allocations take the out-of-memory path.
+  // Throws InvalidArgument for a fraction outside [0, 1] (NaN included) or
+  // when the capacity is unknown, and for a bad index.
   void setMemoryLimit(DeviceIndex index, std::size_t bytes);
   void setMemoryFraction(DeviceIndex index, double fraction);
+  // The source's capacity and free bytes of device `index` (total_bytes 0:
+  // the source cannot tell). Throws InvalidArgument for a bad index.
+  [[nodiscard]] DeviceMemoryInfo memoryInfo(DeviceIndex index) const;
 
   // ---- private pools (graph capture) ----
   // A new pool id, never returned before by this allocator.
@@ -175,6 +180,8 @@ class ACCEL_API CachingAllocator {
   // ---- the memory and memory_history hook groups ----
   [[nodiscard]] MemoryStats stats(DeviceIndex index) const;
   void resetPeakStats(DeviceIndex index);
+  // MemoryStats::resetAccumulated for device `index`.
+  void resetAccumulatedStats(DeviceIndex index);
   // Returns every unused cached segment to the device (waiting for pending
   // frees first), on all devices.
   void emptyCache();

@@ -4,17 +4,26 @@
 // A backend that plugs the core caching allocator in derives its hooks from
 // CachingAllocatorHooks<AcceleratorHooks> (or from any AcceleratorHooks
 // subclass, such as a backend-kit base) and implements cachingAllocator().
-// memoryStats, resetPeakMemoryStats, emptyCache, recordMemoryHistory,
-// memorySnapshot and attachOutOfMemoryObserver then come from the allocator;
-// the backend still declares the groups in its Capabilities.
+// memoryStats, resetPeakMemoryStats, emptyCache, getMemoryInfo (the
+// SegmentSource's memoryInfo), resetAccumulatedMemoryStats,
+// setMemoryFraction, recordMemoryHistory, memorySnapshot and
+// attachOutOfMemoryObserver then come from the allocator; hostMemoryStats
+// from the pinned cache a backend names in pinnedCachingAllocator(). The
+// backend still declares the groups in its Capabilities.
+//
+// A SegmentSource that reports no capacity (total_bytes 0) makes
+// getMemoryInfo and setMemoryFraction throw NotSupported naming the backend
+// and the hook; so does hostMemoryStats without a pinned cache.
 //
 // Thread-safety: as the CachingAllocator's members (all thread-safe).
 #pragma once
 
 #include <utility>
 
+#include "accel/error.h"
 #include "accel/hooks.h"
 #include "accel/memory/caching_allocator.h"
+#include "accel/memory/pinned_caching_allocator.h"
 
 namespace accel::memory {
 
@@ -34,6 +43,36 @@ class CachingAllocatorHooks : public Base {
     cachingAllocator().resetPeakStats(index);
   }
   void emptyCacheImpl() override { cachingAllocator().emptyCache(); }
+  DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override {
+    const DeviceMemoryInfo info = cachingAllocator().memoryInfo(index);
+    if (info.total_bytes == 0) refuseUnknownCapacity(HookId::getMemoryInfo);
+    return info;
+  }
+  void resetAccumulatedMemoryStatsImpl(DeviceIndex index) override {
+    cachingAllocator().resetAccumulatedStats(index);
+  }
+  void setMemoryFractionImpl(double fraction, DeviceIndex index) override {
+    if (cachingAllocator().memoryInfo(index).total_bytes == 0)
+      refuseUnknownCapacity(HookId::setMemoryFraction);
+    cachingAllocator().setMemoryFraction(index, fraction);
+  }
+  MemoryStats hostMemoryStatsImpl() const override {
+    const PinnedCachingAllocator* pinned = pinnedCachingAllocator();
+    if (pinned == nullptr) {
+      throw NotSupported(accel::detail::concat(
+          "'", this->name(), "' has no pinned memory cache to report on (",
+          hookInfo(HookId::hostMemoryStats).name,
+          "); its pinned memory is not the core's PinnedCachingAllocator"));
+    }
+    return pinned->stats();
+  }
+
+  // The backend's cache of pinned host memory, for hostMemoryStats; null
+  // (the default) when it has none. Must live as long as the hooks object.
+  [[nodiscard]] virtual const PinnedCachingAllocator* pinnedCachingAllocator() const {
+    return nullptr;
+  }
+
   void recordMemoryHistoryImpl(const MemoryHistoryOptions& options) override {
     cachingAllocator().recordHistory(options);
   }
@@ -42,6 +81,13 @@ class CachingAllocatorHooks : public Base {
   }
   void attachOutOfMemoryObserverImpl(OutOfMemoryObserver observer) override {
     cachingAllocator().attachOutOfMemoryObserver(std::move(observer));
+  }
+
+ private:
+  [[noreturn]] void refuseUnknownCapacity(HookId hook) const {
+    throw NotSupported(accel::detail::concat(
+        "'", this->name(), "' cannot report its device memory capacity (",
+        hookInfo(hook).name, "): its segment source's memoryInfo gives no total"));
   }
 };
 

@@ -27,6 +27,7 @@
 #include "accel/device.h"
 #include "accel/event.h"
 #include "accel/export.h"
+#include "accel/memory_stats.h"
 #include "accel/stream.h"
 
 namespace accel::memory {
@@ -44,10 +45,8 @@ class ACCEL_API SegmentSource {
 
   // Device capacity and free bytes for OOM messages and memory fractions.
   // 0 total: unknown (a memory fraction then cannot be applied).
-  struct DeviceMemoryInfo {
-    std::size_t total_bytes = 0;
-    std::size_t free_bytes = 0;
-  };
+  // The type the getMemoryInfo hook returns (memory_stats.h).
+  using DeviceMemoryInfo = accel::DeviceMemoryInfo;
   [[nodiscard]] virtual DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept;
 
   // ---- page mapping (optional; pageSize() == 0 means unsupported) ----

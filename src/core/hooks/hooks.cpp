@@ -428,6 +428,36 @@ void AcceleratorHooks::emptyCache() {
   emptyCacheImpl();
 }
 
+DeviceMemoryInfo AcceleratorHooks::getMemoryInfo(DeviceIndex index) const {
+  requireGroup(HookId::getMemoryInfo);
+  requireInit(HookId::getMemoryInfo);
+  return getMemoryInfoImpl(resolveIndex(index, HookId::getMemoryInfo));
+}
+
+void AcceleratorHooks::resetAccumulatedMemoryStats(DeviceIndex index) {
+  requireGroup(HookId::resetAccumulatedMemoryStats);
+  requireInit(HookId::resetAccumulatedMemoryStats);
+  resetAccumulatedMemoryStatsImpl(
+      resolveIndex(index, HookId::resetAccumulatedMemoryStats));
+}
+
+void AcceleratorHooks::setMemoryFraction(double fraction, DeviceIndex index) {
+  requireGroup(HookId::setMemoryFraction);
+  // Written so that NaN fails too.
+  ACCEL_CHECK(fraction >= 0.0 && fraction <= 1.0, InvalidArgument,
+              hookInfo(HookId::setMemoryFraction).name, "(", fraction, ") on '", name(),
+              "': the fraction of the device's total memory must be between 0 and 1 "
+              "(0 allows nothing, 1 the whole device)");
+  requireInit(HookId::setMemoryFraction);
+  setMemoryFractionImpl(fraction, resolveIndex(index, HookId::setMemoryFraction));
+}
+
+MemoryStats AcceleratorHooks::hostMemoryStats() const {
+  requireGroup(HookId::hostMemoryStats);
+  requireInit(HookId::hostMemoryStats);
+  return hostMemoryStatsImpl();
+}
+
 void AcceleratorHooks::recordMemoryHistory(const MemoryHistoryOptions& options) {
   requireGroup(HookId::recordMemoryHistory);
   requireInit(HookId::recordMemoryHistory);
@@ -605,6 +635,18 @@ void AcceleratorHooks::resetPeakMemoryStatsImpl(DeviceIndex) {
   raiseUnsupported(HookId::resetPeakMemoryStats);
 }
 void AcceleratorHooks::emptyCacheImpl() { raiseUnsupported(HookId::emptyCache); }
+DeviceMemoryInfo AcceleratorHooks::getMemoryInfoImpl(DeviceIndex) const {
+  raiseUnsupported(HookId::getMemoryInfo);
+}
+void AcceleratorHooks::resetAccumulatedMemoryStatsImpl(DeviceIndex) {
+  raiseUnsupported(HookId::resetAccumulatedMemoryStats);
+}
+void AcceleratorHooks::setMemoryFractionImpl(double, DeviceIndex) {
+  raiseUnsupported(HookId::setMemoryFraction);
+}
+MemoryStats AcceleratorHooks::hostMemoryStatsImpl() const {
+  raiseUnsupported(HookId::hostMemoryStats);
+}
 void AcceleratorHooks::recordMemoryHistoryImpl(const MemoryHistoryOptions&) {
   raiseUnsupported(HookId::recordMemoryHistory);
 }

@@ -83,6 +83,17 @@ void BlockStats::resetPeaks() noexcept {
   measureRooms();
 }
 
+void BlockStats::resetAccumulated() noexcept {
+  for (int p = 0; p < 2; ++p) {
+    for (int f = 0; f < kFigures; ++f) {
+      const auto figure = static_cast<Figure>(f);
+      increases_at_reset_[p][f] = increases(pools_[p], figure);
+      decreases_at_reset_[p][f] =
+          increases(pools_[p], figure) - current(pools_[p], figure);
+    }
+  }
+}
+
 void BlockStats::writeTo(MemoryStats& out) const noexcept {
   static constexpr PooledStat MemoryStats::*kTargets[kFigures] = {
       &MemoryStats::allocated_bytes, &MemoryStats::allocations,
@@ -97,8 +108,9 @@ void BlockStats::writeTo(MemoryStats& out) const noexcept {
     for (int p = 0; p < 2; ++p) {
       Stat& target = *per_pool[p];
       target.current = current(pools_[p], figure);
-      target.allocated = increases(pools_[p], figure);
-      target.freed = target.allocated - target.current;
+      const std::int64_t total_increases = increases(pools_[p], figure);
+      target.allocated = total_increases - increases_at_reset_[p][f];
+      target.freed = total_increases - target.current - decreases_at_reset_[p][f];
       target.peak = pools_[p].peak[f];
       all.current += target.current;
       all.allocated += target.allocated;

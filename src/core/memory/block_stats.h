@@ -141,6 +141,10 @@ class BlockStats {
   }
   // Sets every peak to its current value.
   void resetPeaks() noexcept;
+  // Starts the cumulative figures (allocated, freed) again from 0: the
+  // running totals stay (current is their difference); what writeTo reports
+  // is measured from the totals at this call.
+  void resetAccumulated() noexcept;
   // Writes the seven block figures of `out` (the others are left as they are).
   void writeTo(MemoryStats& out) const noexcept;
 
@@ -207,6 +211,10 @@ class BlockStats {
 
   Pool pools_[2];  // [0] large, [1] small (indexed by the small flag)
   std::int64_t all_peak_[kFigures] = {};
+  // The running increases and decreases at the last resetAccumulated, per
+  // pool and figure; read only by writeTo, off the allocate/free path.
+  std::int64_t increases_at_reset_[2][kFigures] = {};
+  std::int64_t decreases_at_reset_[2][kFigures] = {};
   Room room_[2];  // per pool, indexed like pools_
   Room all_room_;
 };

@@ -1,5 +1,6 @@
 #include "accel/memory/caching_allocator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <utility>
@@ -141,12 +142,22 @@ void CachingAllocator::setMemoryLimit(DeviceIndex index, std::size_t bytes) {
 
 void CachingAllocator::setMemoryFraction(DeviceIndex index, double fraction) {
   DeviceCache& cache = device(index);
-  ACCEL_CHECK(fraction > 0.0 && fraction <= 1.0, InvalidArgument,
-              "setMemoryFraction(): fraction ", fraction, " is outside (0, 1]");
+  ACCEL_CHECK(fraction >= 0.0 && fraction <= 1.0, InvalidArgument,
+              hookInfo(HookId::setMemoryFraction).name, "(): fraction ", fraction,
+              " is outside [0, 1] (the share of the device's total memory)");
   const std::size_t total = source_.memoryInfo(index).total_bytes;
-  ACCEL_CHECK(total > 0, InvalidArgument, "setMemoryFraction(): '", type_,
+  ACCEL_CHECK(total > 0, InvalidArgument, hookInfo(HookId::setMemoryFraction).name,
+              "(): '", type_,
               "' does not report its capacity; use setMemoryLimit with a byte count");
-  cache.setLimit(static_cast<std::size_t>(static_cast<double>(total) * fraction));
+  // A limit of 0 means "no cap": a fraction that leaves no byte caps at one
+  // byte instead, below any block, so that every allocation fails as asked.
+  const auto bytes = static_cast<std::size_t>(static_cast<double>(total) * fraction);
+  cache.setLimit(std::max<std::size_t>(bytes, 1));
+}
+
+DeviceMemoryInfo CachingAllocator::memoryInfo(DeviceIndex index) const {
+  (void)device(index);  // the index check
+  return source_.memoryInfo(index);
 }
 
 MempoolId CachingAllocator::createPool() {
@@ -183,6 +194,10 @@ MemoryStats CachingAllocator::stats(DeviceIndex index) const {
 
 void CachingAllocator::resetPeakStats(DeviceIndex index) {
   device(index).resetPeakStats();
+}
+
+void CachingAllocator::resetAccumulatedStats(DeviceIndex index) {
+  device(index).resetAccumulatedStats();
 }
 
 void CachingAllocator::emptyCache() {

@@ -81,6 +81,7 @@ class DeviceCache {
   // stats and snapshotInto first return held blocks to the free set.
   [[nodiscard]] MemoryStats stats();
   void resetPeakStats();
+  void resetAccumulatedStats();
   void emptyCache();
   void recordHistory(const MemoryHistoryOptions& options);
   // Records a "snapshot" trace event (the moment a snapshot was taken).

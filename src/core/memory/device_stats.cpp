@@ -48,6 +48,13 @@ void DeviceCache::resetPeakStats() {
   block_stats_.resetPeaks();
 }
 
+void DeviceCache::resetAccumulatedStats() {
+  BiasedMutex::Guard lock(mutex_);
+  releaseAllHeld();  // thread caches' figures first, so that none predates the reset
+  stats_.resetAccumulated();
+  block_stats_.resetAccumulated();
+}
+
 void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
   releaseAllHeld();

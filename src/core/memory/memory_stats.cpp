@@ -107,4 +107,15 @@ void MemoryStats::resetPeaks() noexcept {
   for (const auto& entry : kPlainStats) (this->*entry.member).resetPeak();
 }
 
+void MemoryStats::resetAccumulated() noexcept {
+  for (const auto& entry : kPooled) (this->*entry.member).resetAccumulated();
+  for (const auto& entry : kPlainStats) (this->*entry.member).resetAccumulated();
+  // Events counted since the reset; max_split_size is a setting, not a count.
+  for (std::int64_t MemoryStats::*counter :
+       {&MemoryStats::num_alloc_retries, &MemoryStats::num_ooms,
+        &MemoryStats::num_sync_all_streams, &MemoryStats::num_device_alloc,
+        &MemoryStats::num_device_free})
+    this->*counter = 0;
+}
+
 }  // namespace accel
