@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import pickle
 import types
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from . import _C
+from . import _C, _memory_report
 from ._devices import DeviceLike, index_for
 from ._lazy import state
 from ._random import BackendRandom
@@ -184,6 +184,75 @@ def populate(namespace: Dict[str, Any], type_name: str,
         if lazy.is_initialized():
             hooks.empty_cache()
 
+    def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
+        """Sets the cumulative figures of memory_stats() ("*.allocated",
+        "*.freed") and its event counters ("num_ooms", "num_alloc_retries",
+        "num_sync_all_streams", "num_device_alloc", "num_device_free") to 0;
+        current values and peaks stay."""
+        lazy.lazy_init()
+        hooks.reset_accumulated_memory_stats(_index(device))
+
+    def get_memory_info(device: DeviceLike = None) -> Tuple[int, int]:
+        """(free, total) bytes of `device` (default: current), as
+        torch.cuda.mem_get_info: memory the caching allocator holds counts as
+        used. Initialises the backend. NotSupportedError where the backend
+        cannot tell its capacity."""
+        lazy.lazy_init()
+        free, total = hooks.memory_info(_index(device))
+        return int(free), int(total)
+
+    def mem_get_info(device: DeviceLike = None) -> Tuple[int, int]:
+        """torch.cuda's name for get_memory_info: (free, total) bytes."""
+        return get_memory_info(device)
+
+    def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) -> None:
+        """Caps what this process's allocator may reserve on `device` at
+        `fraction` x its total memory (0 <= fraction <= 1; 1 lifts the cap);
+        past it, allocations raise OutOfMemoryError. A fraction outside [0, 1]
+        is an InvalidArgumentError, a non-number a TypeError."""
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+            raise TypeError("set_per_process_memory_fraction expects a float between 0 and "
+                            f"1, got {type(fraction).__name__}")
+        if not 0.0 <= float(fraction) <= 1.0:  # also refuses NaN
+            raise _C.InvalidArgumentError(
+                f"set_per_process_memory_fraction({fraction!r}): the fraction must be "
+                "between 0 and 1 (the share of the device's total memory)")
+        lazy.lazy_init()
+        hooks.set_memory_fraction(float(fraction), _index(device))
+
+    def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
+        """memory_stats(device) as a readable table (torch.cuda.memory_summary):
+        current, peak, allocated and freed of each figure, by pool unless
+        `abbreviated`. Does not initialise the backend (zeros before)."""
+        index = _index(device)
+        count = hooks.device_count()
+        if index < -1 or index >= count:
+            # memory_stats answers {} for any index before initialisation.
+            raise _C.InvalidArgumentError(
+                f"memory_summary: device index {index} out of range [0, {count}) for "
+                f"'{type_name}'")
+        stats = memory_stats(device)
+        label = f"{type_name}:{index if index >= 0 else hooks.current_device()}"
+        return _memory_report.summary(stats, label, abbreviated)
+
+    def memory_snapshot() -> List[Dict[str, Any]]:
+        """The segments of every device (torch.cuda.memory_snapshot():
+        _snapshot()["segments"]); [] before the backend is initialised, which
+        it does not initialise."""
+        if not lazy.is_initialized():
+            return []
+        return list(hooks.memory_snapshot(-1, True, False)["segments"])
+
+    def host_memory_stats() -> Dict[str, int]:
+        """Statistics of the pinned host memory cache under
+        torch.cuda.host_memory_stats' keys ("allocations.current",
+        "active_bytes.peak", "num_host_alloc", ...; docs/python.md maps
+        them); {} before the backend is initialised, which it does not
+        initialise."""
+        if not lazy.is_initialized():
+            return {}
+        return _memory_report.host_stats(hooks.host_memory_stats())
+
     def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
                                stacks: str = "all", max_entries: int = 100000) -> None:
         """Starts or stops recording allocation history, as torch.cuda.memory's.
@@ -266,8 +335,10 @@ def populate(namespace: Dict[str, Any], type_name: str,
                 get_device_name, get_device_capability, Stream, Event, current_stream,
                 default_stream, set_stream, stream, memory_stats, memory_allocated,
                 max_memory_allocated, memory_reserved, max_memory_reserved,
-                reset_peak_memory_stats, empty_cache, _record_memory_history, _snapshot,
-                _dump_snapshot, Graph, graph):
+                reset_peak_memory_stats, empty_cache, reset_accumulated_memory_stats,
+                get_memory_info, mem_get_info, set_per_process_memory_fraction,
+                memory_summary, memory_snapshot, host_memory_stats, _record_memory_history,
+                _snapshot, _dump_snapshot, Graph, graph):
         namespace[api.__name__] = api
     namespace.update(random.exports())
     for name in ("device", "Stream", "Event", "stream", "Graph", "graph"):

@@ -8,7 +8,8 @@ Thread-safety: thread-safe.
 
 from __future__ import annotations as _annotations
 
-from typing import Any as _Any, Dict as _Dict, Optional as _Optional
+from typing import (Any as _Any, Dict as _Dict, List as _List, Optional as _Optional,
+                    Tuple as _Tuple)
 
 from . import _C
 from .accelerator import _module, _module_for
@@ -51,6 +52,38 @@ def empty_cache() -> None:
     _module().empty_cache()
 
 
+def reset_accumulated_memory_stats(device: _DeviceLike = None) -> None:
+    """Sets the cumulative figures ("*.allocated", "*.freed") and the event
+    counters of memory_stats() to 0; current values and peaks stay."""
+    _module_for(device).reset_accumulated_memory_stats(device)
+
+
+def get_memory_info(device: _DeviceLike = None) -> _Tuple[int, int]:
+    """(free, total) bytes of the device; what the allocator caches counts as used."""
+    return _module_for(device).get_memory_info(device)
+
+
+def set_per_process_memory_fraction(fraction: float, device: _DeviceLike = None) -> None:
+    """Caps this process's reserved memory on the device at fraction x its total
+    (0 <= fraction <= 1); allocations past it raise OutOfMemoryError."""
+    _module_for(device).set_per_process_memory_fraction(fraction, device)
+
+
+def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str:
+    """memory_stats() as a readable table."""
+    return _module_for(device).memory_summary(device, abbreviated)
+
+
+def memory_snapshot() -> _List[_Dict[str, _Any]]:
+    """The segments of every device of the accelerator (_snapshot()["segments"])."""
+    return _module().memory_snapshot()
+
+
+def host_memory_stats() -> _Dict[str, int]:
+    """The accelerator's pinned host memory cache statistics (torch's keys)."""
+    return _module().host_memory_stats()
+
+
 def _record_memory_history(enabled: _Optional[str] = "all", context: _Optional[str] = "all",
                            stacks: str = "all", max_entries: int = 100000) -> None:
     """Starts ('all' or 'state') or stops (None) recording allocation history."""
@@ -69,4 +102,6 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
 
 __all__ = ["memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "empty_cache",
-           "_record_memory_history", "_snapshot", "_dump_snapshot"]
+           "reset_accumulated_memory_stats", "get_memory_info",
+           "set_per_process_memory_fraction", "memory_summary", "memory_snapshot",
+           "host_memory_stats", "_record_memory_history", "_snapshot", "_dump_snapshot"]

@@ -218,6 +218,39 @@ void bindMemory(py::module_& m) {
       .def(
           "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
       .def(
+          "memory_info",
+          [](const PyHooks& h, long long i) {
+            const DeviceIndex index = toDeviceIndex(i);
+            DeviceMemoryInfo info;
+            {
+              GilRelease release;  // the driver may create a device context
+              info = h.get().getMemoryInfo(index);
+            }
+            return py::make_tuple(info.free_bytes, info.total_bytes);
+          },
+          py::arg("index") = -1,
+          "(free, total) bytes of the device; what the caching allocator holds counts "
+          "as used.")
+      .def(
+          "reset_accumulated_memory_stats",
+          [](const PyHooks& h, long long i) {
+            h.get().resetAccumulatedMemoryStats(toDeviceIndex(i));
+          },
+          py::arg("index") = -1,
+          "Sets the cumulative figures (allocated, freed) and event counters to 0.")
+      .def(
+          "set_memory_fraction",
+          [](const PyHooks& h, double fraction, long long i) {
+            h.get().setMemoryFraction(fraction, toDeviceIndex(i));
+          },
+          py::arg("fraction"), py::arg("index") = -1,
+          "Caps what the allocator may reserve on the device at fraction x its total "
+          "memory (0 <= fraction <= 1).")
+      .def(
+          "host_memory_stats",
+          [](const PyHooks& h) { return statsDict(h.get().hostMemoryStats()); },
+          "Statistics of the pinned host memory cache, with memory_stats' flat keys.")
+      .def(
           "record_memory_history",
           [](const PyHooks& h, const std::optional<std::string>& enabled,
              std::size_t max_entries, bool record_stack, bool python_stack) {

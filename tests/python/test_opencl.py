@@ -96,3 +96,31 @@ def test_graph_replays_a_captured_fill(device):
     assert out.any() and out.min() >= -1.0 and out.max() < 1.0
     g.reset()
 
+
+def test_memory_info_is_the_global_memory_less_what_the_backend_holds(device):
+    opencl.empty_cache()
+    free, total = opencl.get_memory_info(0)
+    assert total == opencl.get_device_properties(0).total_memory  # CL_DEVICE_GLOBAL_MEM_SIZE
+    assert 0 < free <= total
+    buf = accel.empty(32 << 20, device=device)
+    during_free, _ = accel.memory.get_memory_info(device)
+    assert during_free <= free - (32 << 20)  # OpenCL tells no free memory: our accounting
+    del buf
+    opencl.empty_cache()
+    assert opencl.get_memory_info(0)[0] == free
+
+
+def test_host_memory_stats_and_fraction_on_opencl(device):
+    before = opencl.host_memory_stats()
+    pinned = accel.empty(4096, pinned=True, device="opencl")
+    assert opencl.host_memory_stats()["active_requests.current"] == \
+        before["active_requests.current"] + 1
+    del pinned
+    opencl.empty_cache()
+    opencl.set_per_process_memory_fraction(0.0, 0)
+    try:
+        with pytest.raises(accel.OutOfMemoryError):
+            accel.empty(32 << 20, device=device)
+    finally:
+        opencl.set_per_process_memory_fraction(1.0, 0)
+    assert accel.empty(32 << 20, device=device).nbytes == 32 << 20
