@@ -23,6 +23,7 @@
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
+#include "paired_times.h"
 
 namespace {
 
@@ -88,34 +89,6 @@ void BM_RecordAndWait_RawRetainAroundWait(benchmark::State& state) {
   if (previous != nullptr) clReleaseEvent(previous);
 }
 BENCHMARK(BM_RecordAndWait_RawRetainAroundWait);
-
-// Paired runs: on a machine shared with other jobs a latency measured in
-// one benchmark and its baseline measured seconds later see different
-// loads. These alternate the two within each iteration and report the
-// median of each and their ratio (counters *_ns, ratio), so both halves of
-// every pair run under the same load.
-struct PairedTimes {
-  std::vector<double> ours, raw;
-  template <typename F>
-  static double time(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() -
-                                                    start)
-        .count();
-  }
-  static double median(std::vector<double>& v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  }
-  void report(benchmark::State& state, const char* ours_name, const char* raw_name) {
-    if (ours.empty()) return;
-    const double o = median(ours), r = median(raw);
-    state.counters[ours_name] = o;
-    state.counters[raw_name] = r;
-    state.counters["ratio"] = o / r;
-  }
-};
 
 void BM_RecordAndWait_Paired(benchmark::State& state) {
   if (!ready(state)) return;
