@@ -107,7 +107,7 @@ class DeviceMemory {
   // allocator's OOM path.
   // Inline: it is the whole of openreg's allocation fast path besides the
   // core's call (DeviceAllocator::allocate).
-  [[nodiscard]] DataPtr allocate(std::size_t bytes, StreamId stream) {
+  [[nodiscard, gnu::always_inline]] DataPtr allocate(std::size_t bytes, StreamId stream) {
     DataPtr block;
     try {
       block = allocator_->allocate(device_.index(), bytes, Stream(device_, stream));

@@ -50,6 +50,13 @@ inline constexpr int kMaxLiveThreadCurrents = 128;
 // so it is readable at any point of a thread's or the process's exit.
 ACCEL_API extern constinit thread_local CurrentDeviceEntry t_last_current_device
     __attribute__((tls_model("initial-exec")));
+// The thread's stream settings (thread_current.cpp); null until the thread
+// sets a stream, so that stream() of a thread on default streams is one
+// %fs-relative load in the caller, with no call (a backend asks for it on
+// every allocation).
+struct ThreadStreams;
+ACCEL_API extern constinit thread_local ThreadStreams* t_streams
+    __attribute__((tls_model("initial-exec")));
 }  // namespace tls
 
 class ACCEL_API ThreadCurrent {
@@ -77,7 +84,11 @@ class ACCEL_API ThreadCurrent {
 
   // The calling thread's current stream id on device `index`:
   // kDefaultStreamId until set.
-  [[nodiscard]] StreamId stream(DeviceIndex index) const noexcept;
+  [[nodiscard]] StreamId stream(DeviceIndex index) const noexcept {
+    if (tls::t_streams == nullptr) [[likely]]
+      return kDefaultStreamId;
+    return streamFromTable(index);
+  }
   // Throws only std::bad_alloc (the thread's first stream setting allocates).
   void setStream(DeviceIndex index, StreamId id);
   // Sets `id` and returns the previous id. Throws only std::bad_alloc.
@@ -86,6 +97,8 @@ class ACCEL_API ThreadCurrent {
  private:
   // device() when another object was used last on this thread.
   [[nodiscard]] DeviceIndex deviceFromTable() const noexcept;
+  // stream() once the thread has set a stream.
+  [[nodiscard]] StreamId streamFromTable(DeviceIndex index) const noexcept;
 
   std::uint32_t uid_;   // unique per object over the process's life
   std::uint16_t slot_;  // this object's entry in the thread tables

@@ -12,18 +12,6 @@ namespace accel::kit {
 namespace tls {
 constinit thread_local CurrentDeviceEntry t_last_current_device
     __attribute__((tls_model("initial-exec"))) = {};
-}  // namespace tls
-
-namespace {
-
-using tls::CurrentDeviceEntry;
-using tls::t_last_current_device;
-
-// One entry per live object, indexed by its slot; `uid` tells the object that
-// owns the entry now from an earlier holder of the slot, whose values must not
-// leak into it. t_last_current_device caches the entry used last, and is kept
-// equal to it on every write.
-constinit thread_local CurrentDeviceEntry t_current_devices[ThreadCurrent::kMaxLive] = {};
 
 struct StreamEntry {
   std::uint32_t uid;
@@ -38,7 +26,25 @@ struct ThreadStreams {
   std::vector<StreamEntry> entries;
 };
 
-constinit thread_local ThreadStreams* t_streams = nullptr;
+constinit thread_local ThreadStreams* t_streams
+    __attribute__((tls_model("initial-exec"))) = nullptr;
+}  // namespace tls
+
+namespace {
+
+using tls::CurrentDeviceEntry;
+using tls::t_last_current_device;
+
+// One entry per live object, indexed by its slot; `uid` tells the object that
+// owns the entry now from an earlier holder of the slot, whose values must not
+// leak into it. t_last_current_device caches the entry used last, and is kept
+// equal to it on every write.
+constinit thread_local CurrentDeviceEntry t_current_devices[ThreadCurrent::kMaxLive] = {};
+
+using tls::StreamEntry;
+using tls::t_streams;
+using tls::ThreadStreams;
+
 constinit thread_local bool t_streams_released = false;
 
 // Frees the thread's block when the thread exits. Constructed on the first
@@ -125,8 +131,7 @@ DeviceIndex ThreadCurrent::exchangeDevice(DeviceIndex index) noexcept {
   return previous;
 }
 
-StreamId ThreadCurrent::stream(DeviceIndex index) const noexcept {
-  if (t_streams == nullptr) return kDefaultStreamId;
+StreamId ThreadCurrent::streamFromTable(DeviceIndex index) const noexcept {
   for (const StreamEntry& entry : t_streams->entries) {
     if (entry.uid == uid_ && entry.device == index) return entry.id;
   }
