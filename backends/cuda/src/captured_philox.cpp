@@ -62,18 +62,32 @@ CapturedPhilox capturedPhiloxEnded(unsigned long long capture_id) noexcept {
 const std::uint64_t* claimFillPosition(cudaStream_t native, Stream stream,
                                        const Generator& generator, std::uint64_t outputs,
                                        std::uint64_t* seed, std::uint64_t* offset) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  unsigned long long id = 0;
-  checkCuda(cudaStreamGetCaptureInfo(native, &status, &id), "cudaStreamGetCaptureInfo");
-  Captures& all = captures();
-  std::unique_lock lock(all.mutex);
-  auto capture =
-      status == cudaStreamCaptureStatusActive ? all.by_id.find(id) : all.by_id.end();
-  if (capture == all.by_id.end()) {
-    lock.unlock();
+  const auto claimNow = [&] {
     const PhiloxPosition from = reservePhilox(generator, outputs);
     *seed = from.seed;
     *offset = from.offset;
+  };
+  // Every uncaptured fill passes here: while the backend has no capture
+  // underway (captures begin in graphCaptureBegin, before any fill is
+  // captured, on the thread that captures), neither CUDA is asked nor the
+  // lock taken.
+  if (!capturesUnderway()) [[likely]] {
+    claimNow();
+    return nullptr;
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  checkCuda(cudaStreamGetCaptureInfo(native, &status, &id), "cudaStreamGetCaptureInfo");
+  if (status != cudaStreamCaptureStatusActive) {
+    claimNow();
+    return nullptr;
+  }
+  Captures& all = captures();
+  std::unique_lock lock(all.mutex);
+  auto capture = all.by_id.find(id);
+  if (capture == all.by_id.end()) {
+    lock.unlock();
+    claimNow();
     return nullptr;
   }
   CapturedPhilox::Slot* slot = findSlot(capture->second, generator);
