@@ -54,11 +54,6 @@ class Capabilities {
     out.bits_ |= bit(group);
     return out;
   }
-  [[nodiscard]] constexpr Capabilities without(HookGroup group) const noexcept {
-    Capabilities out = *this;
-    if (group != HookGroup::Low && group != HookGroup::High) out.bits_ &= ~bit(group);
-    return out;
-  }
   [[nodiscard]] constexpr std::uint32_t bits() const noexcept { return bits_; }
   // The set whose bits() are `bits` (Low and High are always added).
   [[nodiscard]] static constexpr Capabilities fromBits(std::uint32_t bits) noexcept {

@@ -122,6 +122,7 @@ class ACCEL_API AcceleratorHooks {
   // `provisional` are settled once, by settleCapabilitiesImpl(), the first
   // time anything asks which groups are declared: supports(), capabilities(),
   // or a call into an optional group. Until then nothing has observed them.
+  // A group in both sets is provisional. Never throws.
   AcceleratorHooks(DeviceType type, Capabilities capabilities, Capabilities provisional);
   AcceleratorHooks(const AcceleratorHooks&) = delete;
   AcceleratorHooks& operator=(const AcceleratorHooks&) = delete;
@@ -373,7 +374,10 @@ class ACCEL_API AcceleratorHooks {
 
   // Which of the provisional groups (see the constructor) the backend keeps;
   // called once, from whichever thread first asks. A probe: it must not
-  // create a device context, and what it throws counts as keeping none.
+  // create a device context, and what it throws counts as keeping none;
+  // groups it returns that were not provisional are ignored. It runs inside
+  // a std::call_once: it must not ask supports() or capabilities() or call a
+  // hook of an optional group (that would wait for itself).
   // Default: all of them.
   virtual Capabilities settleCapabilitiesImpl() const;
 

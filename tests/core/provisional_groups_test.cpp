@@ -85,12 +85,65 @@ TEST(ProvisionalGroupsTest, ThreadsAskingAtOnceSeeOneAnswerSettledOnce) {
   EXPECT_EQ(hooks.settled.load(), 1);
 }
 
+// Answers what it is told to: a set, or an exception.
+class SettlingHooks final : public AcceleratorHooks {
+ public:
+  SettlingHooks(DeviceType type, Capabilities provisional, Capabilities answer,
+                bool throws)
+      : AcceleratorHooks(type, Capabilities{HookGroup::Streams}, provisional),
+        answer_(answer),
+        throws_(throws) {}
+
+  mutable std::atomic<int> settled{0};
+
+ protected:
+  Capabilities settleCapabilitiesImpl() const override {
+    ++settled;
+    if (throws_) throw DeviceError("the probe failed");
+    return answer_;
+  }
+
+ private:
+  Capabilities answer_;
+  bool throws_;
+};
+
+TEST(ProvisionalGroupsTest, AProbeThatThrowsKeepsNoProvisionalGroup) {
+  SettlingHooks hooks(registerDeviceType("provisionaldev4"),
+                      Capabilities{HookGroup::Graphs, HookGroup::Events},
+                      Capabilities{HookGroup::Graphs, HookGroup::Events},
+                      /*throws=*/true);
+  EXPECT_FALSE(hooks.supports(HookGroup::Graphs));
+  EXPECT_FALSE(hooks.supports(HookGroup::Events));
+  EXPECT_TRUE(hooks.supports(HookGroup::Streams)) << "declared for good";
+  EXPECT_EQ(hooks.capabilities().str(), "low, high, streams");
+  EXPECT_EQ(hooks.settled.load(), 1) << "not asked again after throwing";
+}
+
+TEST(ProvisionalGroupsTest, OnlyProvisionalGroupsCanBeKept) {
+  // The probe answers Events too, which was not provisional: it stays out.
+  SettlingHooks hooks(
+      registerDeviceType("provisionaldev5"), Capabilities{HookGroup::Graphs},
+      Capabilities{HookGroup::Graphs, HookGroup::Events}, /*throws=*/false);
+  EXPECT_TRUE(hooks.supports(HookGroup::Graphs));
+  EXPECT_FALSE(hooks.supports(HookGroup::Events));
+  EXPECT_EQ(hooks.capabilities().str(), "low, high, streams, graphs");
+}
+
 TEST(ProvisionalGroupsTest, WithoutProvisionalGroupsNothingIsSettled) {
+  SettlingHooks hooks(registerDeviceType("provisionaldev6"), Capabilities{},
+                      Capabilities{HookGroup::Graphs}, /*throws=*/false);
+  EXPECT_TRUE(hooks.supports(HookGroup::Streams));
+  EXPECT_FALSE(hooks.supports(HookGroup::Graphs));
+  EXPECT_EQ(hooks.settled.load(), 0) << "no provisional group: the probe is never asked";
+}
+
+TEST(ProvisionalGroupsTest, FromBitsKeepsLowAndHighAndDropsUnknownBits) {
   EXPECT_EQ(Capabilities::fromBits(Capabilities{HookGroup::Graphs}.bits()),
             Capabilities{HookGroup::Graphs});
-  EXPECT_EQ(Capabilities{HookGroup::Graphs}.without(HookGroup::Graphs), Capabilities{});
-  EXPECT_EQ(Capabilities{}.without(HookGroup::Low), Capabilities{})
+  EXPECT_EQ(Capabilities::fromBits(0), Capabilities{})
       << "low and high are always present";
+  EXPECT_EQ(Capabilities::fromBits(~0u).bits(), (1u << kNumHookGroups) - 1);
 }
 
 }  // namespace

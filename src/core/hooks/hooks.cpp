@@ -28,12 +28,10 @@ Capabilities AcceleratorHooks::settleCapabilities() const noexcept {
     } catch (...) {
       kept = Capabilities();  // keeps none (Low and High are always there)
     }
-    for (int g = 0; g < kNumHookGroups; ++g) {
-      const auto group = static_cast<HookGroup>(g);
-      if (provisional_.has(group) && kept.has(group)) {
-        capabilities_ = capabilities_.with(group);
-      }
-    }
+    // Only provisional groups can be added: a group the backend returns
+    // that it did not declare provisionally stays undeclared.
+    capabilities_ = Capabilities::fromBits(capabilities_.bits() |
+                                           (kept.bits() & provisional_.bits()));
     capabilities_settled_.store(true, std::memory_order_release);
   });
   return capabilities_;
