@@ -28,7 +28,8 @@ TEST(CudaContextRules, WorkOnDeviceOneCreatesNoContextOnDeviceZero) {
   // A thread that never chose a device: its first getNewStream(1) asks
   // CUDA for the priority range, on cuda:1.
   std::thread([&] { (void)cuda.getNewStream(1); }).join();
-  EXPECT_FALSE(primaryContextActive(0)) << "a first new stream on cuda:1 created cuda:0's context";
+  EXPECT_FALSE(primaryContextActive(0))
+      << "a first new stream on cuda:1 created cuda:0's context";
   std::thread([&] {
     cuda.setCurrentDevice(1);  // a target: no context yet
     { accel::DataPtr pinned = cuda.getPinnedMemoryAllocator().allocate(4096); }
