@@ -31,7 +31,18 @@ def stats() -> Dict[str, int]:
     return accel.memory.memory_stats()
 
 
+def memory_report() -> str:
+    free, total = accel.openreg.get_memory_info(0)
+    pinned: Dict[str, int] = accel.openreg.host_memory_stats()
+    accel.openreg.set_per_process_memory_fraction(1.0, 0)
+    accel.openreg.reset_accumulated_memory_stats(0)
+    assert free <= total and isinstance(pinned, dict)
+    assert isinstance(accel.openreg.memory_snapshot(), list)
+    return accel.openreg.memory_summary(0, abbreviated=True)
+
+
 if __name__ == "__main__":
     seed_and_read(1)
     assert copy_round_trip(b"abcd") == b"abcd"
     assert "allocated_bytes.all.current" in stats()
+    assert "Allocated memory" in memory_report()
