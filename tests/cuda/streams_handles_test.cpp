@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 
 #include "accel/cuda/handles.h"
@@ -87,6 +88,24 @@ TEST(CudaStreams, AStreamCreatedAtADestroyedStreamsAddressIsWrappedAsItself) {
   cuda().synchronizeStream(old);
   EXPECT_THROW((void)wrapExternalStream(third, 1), InvalidArgument);  // cuda:0's
   ASSERT_EQ(cudaStreamDestroy(third), cudaSuccess);
+}
+
+// wrapExternalStream asks CUDA for the stream's device: a handle CUDA no
+// longer knows is refused with InvalidArgument, not wrapped.
+TEST(CudaStreams, WrappingADestroyedStreamIsRefused) {
+  (void)cuda();
+  cudaStream_t gone = nullptr;
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&gone), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(gone), cudaSuccess);
+  try {
+    (void)wrapExternalStream(gone, 0);
+    ADD_FAILURE() << "a destroyed stream was wrapped";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaStreamGetDevice"), std::string::npos)
+        << e.what();
+  }
+  (void)cudaGetLastError();  // the double records the error as CUDA would
 }
 
 TEST(CudaEvents, AnEventIsRecordedOnlyOnItsDevicesStreams) {
