@@ -41,8 +41,10 @@ ACCEL_CUDA_API Availability availability();
 ACCEL_CUDA_API AcceleratorHooks& registerBackend();
 
 // The CUDA stream behind `stream` (nullptr for the default stream, id 0).
-// Throws InvalidArgument for a stream of another device type or an id the
-// backend never handed out.
+// Thread-safe. Throws InvalidArgument for a stream of another device type
+// or a pool-stream id the backend never handed out; an external-stream id
+// (wrapExternalStream) is checked only for its device, its other bits being
+// the stream's address: pass only ids the backend gave.
 ACCEL_CUDA_API CUstream_st* nativeStream(Stream stream);
 
 // Names an existing CUDA stream of device `index` as an accel::Stream, so it
