@@ -150,5 +150,38 @@ TEST(CudaGraphs, EndingACaptureOnAnotherThreadKeepsItOpen) {
   cuda().graphDestroy(graph);
 }
 
+// An invalidated capture releases what the capture took (its private pool,
+// the captured fills' Philox slots) when its end fails, so that capturing
+// again into the same graph leaks nothing.
+TEST(CudaGraphs, AnInvalidatedCaptureReleasesItsPool) {
+  StreamGuard guard(cuda().getNewStream(0));
+  const Stream stream = cuda().getCurrentStream(0);
+  cuda().emptyCache();
+  const std::int64_t reserved = cuda().memoryStats(0).reserved_bytes.current;
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  {
+    DataPtr block = cuda().getDeviceAllocator(0).allocate(kMiB);  // the private pool
+    fillUniform(stream, static_cast<float*>(block.get()), 16);    // a Philox slot
+  }
+  // Querying an event recorded in the capture is prohibited: CUDA
+  // invalidates the capture.
+  cudaEvent_t inside = nullptr;
+  ASSERT_EQ(cudaEventCreate(&inside), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(inside, nativeStream(stream)), cudaSuccess);
+  EXPECT_NE(cudaEventQuery(inside), cudaSuccess);
+  EXPECT_THROW(cuda().graphCaptureEnd(graph), Error);
+  (void)cudaGetLastError();
+  cuda().emptyCache();
+  EXPECT_EQ(cuda().memoryStats(0).reserved_bytes.current, reserved)
+      << "the failed capture's pool is still retained";
+  // The graph captures again.
+  cuda().graphCaptureBegin(graph);
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
+  cuda().graphDestroy(graph);
+  EXPECT_EQ(cudaEventDestroy(inside), cudaSuccess);
+  EXPECT_EQ(cuda_double_active_captures(), 0);
+}
+
 }  // namespace
 }  // namespace accel::cuda::testing

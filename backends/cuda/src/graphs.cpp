@@ -174,7 +174,14 @@ void graphCaptureEnd(GraphId graph) {
     }
     allocator.endAllocateToPool(record.device, record.pool, record.stream);
     record.state = GraphState::Empty;
-    checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
+    if (status != cudaSuccess) {
+      // Nothing to replay: the pool and the Philox slots go now, as a reset
+      // would (a next capture would otherwise retain another pool and never
+      // release this one).
+      if (captured != nullptr) (void)succeeded(cudaGraphDestroy(captured));
+      release(record);
+      checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
+    }
     record.graph = captured;
     record.state = GraphState::Captured;
     // Without keep_graph the graph is replayable at once: instantiate it now
