@@ -130,8 +130,10 @@ TEST(CudaFillElements, BernoulliMatchesTheHostFill) {
 // The kernel's reader (one block at a time, in registers) gives the host
 // reader's outputs from every position within and across blocks.
 TEST(CudaFillElements, BlockStreamReaderReadsTheHostReadersOutputs) {
+  // The last: block 2^32 - 1, whose successor carries into the counter's
+  // high word within the 70 outputs read.
   for (std::uint64_t position :
-       {0ull, 1ull, 2ull, 3ull, 4ull, 15ull, 17ull, 1000003ull}) {
+       {0ull, 1ull, 2ull, 3ull, 4ull, 15ull, 17ull, 1000003ull, (1ull << 34) - 3}) {
     accel::detail::StreamReader host(kSeed, position);
     accel::detail::BlockStreamReader kernel(kSeed, position);
     for (int i = 0; i < 70; ++i) {
