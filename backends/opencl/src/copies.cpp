@@ -55,14 +55,9 @@ DeviceIndex requireDeviceRange(HookId hook, const char* which, const void* ptr,
 // cl_khr_command_buffer 0.9 copies only between buffers: host memory cannot
 // be recorded, and a copy between two contexts (through the host) neither.
 void refuseHostCopyWhileCaptured(HookId hook, Stream stream) {
-  if (recordingOf(stream) == nullptr) [[likely]] {
-    return;
-  }
-  throw NotSupported(accel::detail::concat(
-      "'opencl' does not support ", hookInfo(hook).name, "() on stream ", stream.id,
-      " of ", deviceLabel(stream.device.index()),
-      " while a graph captures it: cl_khr_command_buffer 0.9 has no command that copies "
-      "from or to host memory or between devices; copy before or after the capture"));
+  refuseWhileRecording(stream, hook,
+                       "has no command that copies from or to host memory or between "
+                       "devices; copy before or after the capture");
 }
 
 void enqueueCopy(HookId hook, void* dst, const void* src, std::size_t bytes,

@@ -23,14 +23,9 @@ namespace {
 // or barrier for a stream being captured would act on the queue now, not in
 // the replays, so it is refused.
 void refuseWhileCaptured(Stream stream, HookId hook) {
-  if (recordingOf(stream) == nullptr) [[likely]] {
-    return;
-  }
-  throw NotSupported(accel::detail::concat(
-      "'opencl' does not support ", hookInfo(hook).name, "() on stream ", stream.id,
-      " of ", deviceLabel(stream.device.index()),
-      " while a graph captures it: cl_khr_command_buffer 0.9 records no events; record "
-      "or wait for events before or after the capture"));
+  refuseWhileRecording(stream, hook,
+                       "records no events; record or wait for events before or after "
+                       "the capture");
 }
 
 }  // namespace

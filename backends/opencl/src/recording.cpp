@@ -118,6 +118,16 @@ std::shared_ptr<Recording> recordingOf(Stream stream) noexcept {
   return found == c.recordings.end() ? nullptr : found->second;
 }
 
+void refuseWhileRecording(Stream stream, HookId hook, std::string_view why) {
+  if (recordingOf(stream) == nullptr) [[likely]] {
+    return;
+  }
+  throw NotSupported(accel::detail::concat(
+      "'opencl' does not support ", hookInfo(hook).name, "() on stream ", stream.id,
+      " of ", deviceLabel(stream.device.index()),
+      " while a graph captures it: cl_khr_command_buffer 0.9 ", why));
+}
+
 void beginRecording(const std::shared_ptr<Recording>& recording) {
   CapturedStreams& c = captured();
   std::lock_guard lock(c.mutex);

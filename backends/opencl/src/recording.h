@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "accel/hook_catalogue.h"
 #include "accel/stream.h"
 #include "cl_api.h"
 #include "command_buffers.h"
@@ -76,6 +77,10 @@ class Recording {
 
 // The recording `stream` is captured into, or null. Never throws.
 std::shared_ptr<Recording> recordingOf(Stream stream) noexcept;
+// Throws NotSupported naming `hook`, the stream and its device when
+// `stream` is being captured; `why` says what cl_khr_command_buffer lacks
+// and what to do instead ("records no events; ..."). Nothing otherwise.
+void refuseWhileRecording(Stream stream, HookId hook, std::string_view why);
 // Starts sending `stream`'s commands to `recording`. Throws InvalidArgument
 // when the stream is already being captured.
 void beginRecording(const std::shared_ptr<Recording>& recording);
