@@ -34,18 +34,12 @@
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "accel/stream_guard.h"
+#include "opencl_ready.h"
 #include "paired_times.h"
 
 namespace {
 
 using accel::opencl::registerBackend;
-
-bool ready(benchmark::State& state) {
-  if (registerBackend().isAvailable()) return true;
-  state.SkipWithError(
-      ("no OpenCL device: " + accel::opencl::availability().reason).c_str());
-  return false;
-}
 
 clblast::StatusCode gemm(std::size_t n, cl_mem a, std::size_t a_offset, cl_mem b,
                          std::size_t b_offset, cl_mem c, std::size_t c_offset,
@@ -185,7 +179,7 @@ bool warmUp(benchmark::State& state, Side& side) {
 }
 
 void BM_Sgemm_OurStream(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   const auto n = static_cast<std::size_t>(state.range(0));
   OurSgemm ours(n);
   if (!warmUp(state, ours)) return;
@@ -194,7 +188,7 @@ void BM_Sgemm_OurStream(benchmark::State& state) {
 }
 
 void BM_Sgemm_ClBlastDirect(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   const auto n = static_cast<std::size_t>(state.range(0));
   DirectSgemm direct(n);
   if (direct.setupStatus() != CL_SUCCESS) {
@@ -210,7 +204,7 @@ void BM_Sgemm_ClBlastDirect(benchmark::State& state) {
 // Both sides in every iteration, in alternating order (PairedTimes):
 // counters ours_ns, direct_ns (medians) and ratio = ours / direct.
 void BM_Sgemm_Paired(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   const auto n = static_cast<std::size_t>(state.range(0));
   OurSgemm ours(n);
   DirectSgemm direct(n);
@@ -239,7 +233,7 @@ void BM_Sgemm_Paired(benchmark::State& state) {
 // and CL_MEM_USE_HOST_PTR buffers made and released (the GEMM's inputs,
 // output and scratch).
 void BM_WrapFourAllocations(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::Allocator& allocator = hooks.getDeviceAllocator(0);
   std::vector<accel::DataPtr> data;

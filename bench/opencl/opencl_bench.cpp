@@ -23,21 +23,15 @@
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
+#include "opencl_ready.h"
 #include "paired_times.h"
 
 namespace {
 
 using accel::opencl::registerBackend;
 
-bool ready(benchmark::State& state) {
-  if (registerBackend().isAvailable()) return true;
-  state.SkipWithError(
-      ("no OpenCL device: " + accel::opencl::availability().reason).c_str());
-  return false;
-}
-
 void BM_RecordAndWait_Hooks(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   const accel::Stream stream = hooks.getDefaultStream(0);
   const accel::EventId event = hooks.createEvent(0);
@@ -54,7 +48,7 @@ BENCHMARK(BM_RecordAndWait_Hooks);
 // flushed, and a host waiting for the event must see progress), the wait,
 // the release. The hooks make the same four calls per round trip.
 void BM_RecordAndWait_RawOpenCl(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   cl_command_queue queue =
       accel::opencl::nativeQueue(registerBackend().getDefaultStream(0));
   for (auto _ : state) {
@@ -72,7 +66,7 @@ BENCHMARK(BM_RecordAndWait_RawOpenCl);
 // marker retained around the wait (clRetainEvent/clReleaseEvent take pocl's
 // lock on the event). Kept to show what that cost.
 void BM_RecordAndWait_RawRetainAroundWait(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   cl_command_queue queue =
       accel::opencl::nativeQueue(registerBackend().getDefaultStream(0));
   cl_event previous = nullptr;
@@ -91,7 +85,7 @@ void BM_RecordAndWait_RawRetainAroundWait(benchmark::State& state) {
 BENCHMARK(BM_RecordAndWait_RawRetainAroundWait);
 
 void BM_RecordAndWait_Paired(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   const accel::Stream stream = hooks.getDefaultStream(0);
   cl_command_queue queue = accel::opencl::nativeQueue(stream);
@@ -116,7 +110,7 @@ void BM_RecordAndWait_Paired(benchmark::State& state) {
 BENCHMARK(BM_RecordAndWait_Paired);
 
 void BM_AllocFreePair_Cached(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::Allocator& allocator = registerBackend().getDeviceAllocator(0);
   const auto bytes = static_cast<std::size_t>(state.range(0));
   { accel::DataPtr warm = allocator.allocate(bytes); }
@@ -161,7 +155,7 @@ void BM_AllocFreePair_CoreOnly(benchmark::State& state) {
 BENCHMARK(BM_AllocFreePair_CoreOnly)->Apply(allocSizes);
 
 void BM_AllocFreePair_RawSvm(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   cl_context context = accel::opencl::nativeContext(0);
   const auto bytes = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
@@ -175,7 +169,7 @@ BENCHMARK(BM_AllocFreePair_RawSvm)->Apply(allocSizes);
 constexpr std::size_t kFillCount = std::size_t{1} << 22;  // 16 MiB of floats
 
 void BM_UniformFill_Device(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(kFillCount * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
@@ -210,7 +204,7 @@ BENCHMARK(BM_UniformFill_Host)->UseRealTime();
 // Device and host fill alternated (see PairedTimes); counters in ns per
 // fill of kFillCount floats.
 void BM_UniformFill_Paired(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(kFillCount * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
@@ -241,7 +235,7 @@ void BM_UniformFill_Paired(benchmark::State& state) {
 BENCHMARK(BM_UniformFill_Paired)->UseRealTime();
 
 void BM_FillKernel_FromPool(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
@@ -256,7 +250,7 @@ void BM_FillKernel_FromPool(benchmark::State& state) {
 BENCHMARK(BM_FillKernel_FromPool);
 
 void BM_FillKernel_CreatePerCall(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
@@ -279,7 +273,7 @@ BENCHMARK(BM_FillKernel_CreatePerCall);
 
 // The two above alternated (see PairedTimes): ns per kernel + finish.
 void BM_FillKernel_Paired(benchmark::State& state) {
-  if (!ready(state)) return;
+  if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
   const accel::Stream stream = hooks.getDefaultStream(0);
