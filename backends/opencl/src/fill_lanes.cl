@@ -161,6 +161,20 @@ ACCEL_INLINE float16 uniform_lanes(uint16 bits, int ranged, float low, float ran
   return ranged ? (x < below_high ? x : (float16)(below_high)) : u;
 }
 
+// The scalar tail of a fill kernel: the blocks of thread t that reach into
+// [0, count) (none past the end), each element written as CONVERT of its
+// Philox word `word`. Expects out, count, seed, offset, t and first in scope.
+#define ACCEL_TAIL_BLOCKS(CONVERT)                                           \
+  for (int b = 0; b < ACCEL_LANES && first + 4 * b < (long)count; ++b) {    \
+    uint w[4];                                                               \
+    philox_block(seed, offset / 4 + ACCEL_LANES * t + b, w);                 \
+    for (int j = 0; j < 4; ++j) {                                            \
+      const long e = first + 4 * b + j;                                      \
+      const uint word = w[j];                                                \
+      if (e >= 0 && (ulong)e < count) out[e] = CONVERT;                      \
+    }                                                                        \
+  }
+
 // ---- Kernels ----
 
 kernel void fill_bits32(global uint* out, ulong count, ulong seed, ulong offset) {
@@ -176,15 +190,7 @@ kernel void fill_bits32(global uint* out, ulong count, ulong seed, ulong offset)
     *(global unaligned_uint16*)(p + 48) = q3;
     return;
   }
-  // The blocks that reach into [0, count); none past the end.
-  for (int b = 0; b < ACCEL_LANES && first + 4 * b < (long)count; ++b) {
-    uint w[4];
-    philox_block(seed, offset / 4 + ACCEL_LANES * t + b, w);
-    for (int j = 0; j < 4; ++j) {
-      const long e = first + 4 * b + j;
-      if (e >= 0 && (ulong)e < count) out[e] = w[j];
-    }
-  }
+  ACCEL_TAIL_BLOCKS(word);
 }
 
 kernel void fill_uniform_f32(global float* out, ulong count, ulong seed, ulong offset,
@@ -205,17 +211,7 @@ kernel void fill_uniform_f32(global float* out, ulong count, ulong seed, ulong o
         uniform_lanes(q3, ranged, low, range, below_high);
     return;
   }
-  // The blocks that reach into [0, count); none past the end.
-  for (int b = 0; b < ACCEL_LANES && first + 4 * b < (long)count; ++b) {
-    uint w[4];
-    philox_block(seed, offset / 4 + ACCEL_LANES * t + b, w);
-    for (int j = 0; j < 4; ++j) {
-      const long e = first + 4 * b + j;
-      if (e >= 0 && (ulong)e < count) {
-        out[e] = uniform_in(w[j], ranged, low, range, below_high);
-      }
-    }
-  }
+  ACCEL_TAIL_BLOCKS(uniform_in(word, ranged, low, range, below_high));
 }
 
 kernel void fill_bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong offset,
@@ -232,15 +228,7 @@ kernel void fill_bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong 
     *(global unaligned_uchar16*)(p + 48) = convert_uchar16(below(q3, threshold));
     return;
   }
-  // The blocks that reach into [0, count); none past the end.
-  for (int b = 0; b < ACCEL_LANES && first + 4 * b < (long)count; ++b) {
-    uint w[4];
-    philox_block(seed, offset / 4 + ACCEL_LANES * t + b, w);
-    for (int j = 0; j < 4; ++j) {
-      const long e = first + 4 * b + j;
-      if (e >= 0 && (ulong)e < count) out[e] = (ulong)w[j] < threshold;
-    }
-  }
+  ACCEL_TAIL_BLOCKS((ulong)word < threshold);
 }
 
 kernel void fill_bernoulli_f32(global float* out, ulong count, ulong seed, ulong offset,
@@ -257,13 +245,5 @@ kernel void fill_bernoulli_f32(global float* out, ulong count, ulong seed, ulong
     *(global unaligned_float16*)(p + 48) = convert_float16(below(q3, threshold));
     return;
   }
-  // The blocks that reach into [0, count); none past the end.
-  for (int b = 0; b < ACCEL_LANES && first + 4 * b < (long)count; ++b) {
-    uint w[4];
-    philox_block(seed, offset / 4 + ACCEL_LANES * t + b, w);
-    for (int j = 0; j < 4; ++j) {
-      const long e = first + 4 * b + j;
-      if (e >= 0 && (ulong)e < count) out[e] = (ulong)w[j] < threshold ? 1.0f : 0.0f;
-    }
-  }
+  ACCEL_TAIL_BLOCKS((ulong)word < threshold ? 1.0f : 0.0f);
 }
