@@ -3,7 +3,8 @@
 //     clWaitForEvents;
 //   - cached device alloc + free pair vs clSVMAlloc + clSVMFree;
 //   - uniform fill on the device vs the host fill on the same cores (bytes/s);
-//   - a fill kernel from the per-thread pool vs clCreateKernel per call.
+//   - one kernel (same program, same work) from a per-thread handle pool vs
+//     clCreateKernel + clReleaseKernel per call.
 // Ratios are read from medians (docs/performance.md); the machine is shared.
 #include <benchmark/benchmark.h>
 
@@ -14,9 +15,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "accel/accel.h"
+#include "accel/handle_pool.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/segment_source.h"
 #include "accel/opencl/fill.h"
@@ -234,17 +237,50 @@ void BM_UniformFill_Paired(benchmark::State& state) {
 }
 BENCHMARK(BM_UniformFill_Paired)->UseRealTime();
 
+// The kernel both sides of the pool comparison run: the same program, the
+// same 16-element store, so they differ only in where the cl_kernel comes
+// from (this thread's pooled one vs clCreateKernel + clReleaseKernel).
+cl_program oneStoreProgram() {
+  static const cl_program program = accel::opencl::buildProgram(
+      0, "kernel void one(global float* p, float v) { p[get_global_id(0)] = v; }");
+  return program;
+}
+
+// A DeviceThreadHandlePool of "one" kernels, as the backend pools its fill
+// kernels (src/fill_kernels.cpp): each thread reserves its own.
+struct OpenClTypeNow {
+  operator accel::DeviceType() const {  // NOLINT(google-explicit-constructor)
+    return accel::opencl::deviceType();
+  }
+};
+struct OneKernelPool {
+  using Handle = cl_kernel;
+  static constexpr OpenClTypeNow kDeviceType{};
+  static constexpr std::string_view kName = "bench one-store kernels";
+  static constexpr bool kSwitchDevice = false;
+  static Handle create(accel::DeviceIndex) {
+    return clCreateKernel(oneStoreProgram(), "one", nullptr);
+  }
+  static void destroy(Handle kernel) noexcept { clReleaseKernel(kernel); }
+};
+
+void runOne(cl_kernel kernel, cl_command_queue queue, void* out) {
+  const float v = 1.0f;
+  const std::size_t global = 16;
+  clSetKernelArgSVMPointer(kernel, 0, out);
+  clSetKernelArg(kernel, 1, sizeof v, &v);
+  clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                         nullptr);
+  clFinish(queue);
+}
+
 void BM_FillKernel_FromPool(benchmark::State& state) {
   if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
-  const accel::Stream stream = hooks.getDefaultStream(0);
-  accel::Generator g =
-      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  cl_command_queue queue = accel::opencl::nativeQueue(hooks.getDefaultStream(0));
   for (auto _ : state) {
-    accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), 16, 0.0f, 1.0f,
-                               g);
-    hooks.synchronizeStream(stream);
+    runOne(accel::reserveHandle<OneKernelPool>(0), queue, data.get());
   }
 }
 BENCHMARK(BM_FillKernel_FromPool);
@@ -253,19 +289,10 @@ void BM_FillKernel_CreatePerCall(benchmark::State& state) {
   if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
-  const accel::Stream stream = hooks.getDefaultStream(0);
-  cl_command_queue queue = accel::opencl::nativeQueue(stream);
-  cl_program program = accel::opencl::buildProgram(
-      0, "kernel void one(global float* p, float v) { p[get_global_id(0)] = v; }");
-  const std::size_t global = 16;
+  cl_command_queue queue = accel::opencl::nativeQueue(hooks.getDefaultStream(0));
   for (auto _ : state) {
-    cl_kernel kernel = clCreateKernel(program, "one", nullptr);
-    const float v = 1.0f;
-    clSetKernelArgSVMPointer(kernel, 0, data.get());
-    clSetKernelArg(kernel, 1, sizeof v, &v);
-    clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
-                           nullptr);
-    clFinish(queue);
+    cl_kernel kernel = clCreateKernel(oneStoreProgram(), "one", nullptr);
+    runOne(kernel, queue, data.get());
     clReleaseKernel(kernel);
   }
 }
@@ -276,28 +303,14 @@ void BM_FillKernel_Paired(benchmark::State& state) {
   if (!openClReady(state)) return;
   accel::AcceleratorHooks& hooks = registerBackend();
   accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(16 * sizeof(float));
-  const accel::Stream stream = hooks.getDefaultStream(0);
-  cl_command_queue queue = accel::opencl::nativeQueue(stream);
-  cl_program program = accel::opencl::buildProgram(
-      0, "kernel void one(global float* p, float v) { p[get_global_id(0)] = v; }");
-  accel::Generator g =
-      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
-  const std::size_t global = 16;
+  cl_command_queue queue = accel::opencl::nativeQueue(hooks.getDefaultStream(0));
   PairedTimes times;
   for (auto _ : state) {
-    times.ours.push_back(PairedTimes::time([&] {
-      accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), 16, 0.0f, 1.0f,
-                                 g);
-      hooks.synchronizeStream(stream);
-    }));
+    times.ours.push_back(PairedTimes::time(
+        [&] { runOne(accel::reserveHandle<OneKernelPool>(0), queue, data.get()); }));
     times.raw.push_back(PairedTimes::time([&] {
-      cl_kernel kernel = clCreateKernel(program, "one", nullptr);
-      const float v = 1.0f;
-      clSetKernelArgSVMPointer(kernel, 0, data.get());
-      clSetKernelArg(kernel, 1, sizeof v, &v);
-      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr,
-                             nullptr);
-      clFinish(queue);
+      cl_kernel kernel = clCreateKernel(oneStoreProgram(), "one", nullptr);
+      runOne(kernel, queue, data.get());
       clReleaseKernel(kernel);
     }));
   }
