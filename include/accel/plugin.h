@@ -188,4 +188,33 @@ ACCEL_API std::vector<PluginRecord> pluginReport();
 // (a built-in, statically linked or unregistered type). Thread-safe.
 ACCEL_API std::optional<PluginRecord> pluginForDeviceType(DeviceType type);
 
+// ---- discovery: the rule hosts share ----
+// The accel tool and the Python package find backends the same way, so that
+// `accel info` and `import accel` see the same ones:
+//  1. the environment's autoload (autoloadPlugins(): ACCEL_PLUGINS,
+//     ACCEL_PLUGIN_PATH, ACCEL_AUTOLOAD=0);
+//  2. only when ACCEL_PLUGIN_PATH is unset and autoload is neither disabled
+//     nor ignored (setuid), defaultPluginDirectories(), scanned with the
+//     same trust checks, warnings and records as an ACCEL_PLUGIN_PATH entry.
+// Context::lazyInitDevice runs step 1 only: a program embedding the core
+// chooses whether to discover (call discoverPlugins() at start-up).
+// Which of the backends found is the current accelerator: Context.
+
+// The directory holding the core library (libaccel.so, symlinks resolved):
+// where the build and `cmake --install` put the backend plugins, and where a
+// wheel keeps them. Empty if it cannot be told. Throws only std::bad_alloc.
+ACCEL_API std::vector<std::string> defaultPluginDirectories();
+
+struct PluginDiscovery {
+  // The directories step 2 searched (empty when it did not run).
+  std::vector<std::string> default_directories;
+  // This call's load records (steps 1 and 2 each run once per process: a
+  // later call returns none; pluginReport() has them all).
+  std::vector<PluginRecord> records;
+};
+
+// Runs the two steps above. Thread-safe; never throws (failures are in the
+// records, the report and on stderr, as for the autoload).
+ACCEL_API PluginDiscovery discoverPlugins() noexcept;
+
 }  // namespace accel

@@ -6,9 +6,9 @@
     buf = accel.empty(1 << 20, device="openreg:0")
 
 Importing accel touches no device: it registers the bundled openreg backend
-and runs the plugin autoload (ACCEL_PLUGINS, ACCEL_PLUGIN_PATH;
-ACCEL_AUTOLOAD=0 turns it off), which registers backends without
-initialising them. A backend initialises on the first call that needs it.
+and runs the core's plugin discovery, as `accel info` does (ACCEL_PLUGINS,
+ACCEL_PLUGIN_PATH, else libaccel's own directory; ACCEL_AUTOLOAD=0 turns it
+off), which registers backends without initialising them. A backend initialises on the first call that needs it.
 docs/python.md tells the whole story.
 """
 
@@ -85,10 +85,12 @@ def registered_backends() -> _List[str]:
     return list(_C._registered_types())
 
 
-# The plugin autoload: honours ACCEL_PLUGINS, ACCEL_PLUGIN_PATH and
-# ACCEL_AUTOLOAD=0 (read by the C++ loader, which records every attempt in
-# plugin_report()). Before openreg's own registration, so that a plugin path
-# naming this very libaccel_openreg.so registers it as a plugin.
+# Plugin discovery, the core's rule (accel::discoverPlugins), the one `accel
+# info` follows: ACCEL_PLUGINS, ACCEL_PLUGIN_PATH and ACCEL_AUTOLOAD=0, then,
+# with ACCEL_PLUGIN_PATH unset, the directory holding libaccel.so (the C++
+# loader records every attempt in plugin_report()). Before openreg's own
+# registration, so that a plugin path naming this very libaccel_openreg.so
+# registers it as a plugin.
 _C._autoload()
 
 from ._backend import backend  # noqa: E402

@@ -52,15 +52,19 @@ void bindPlugins(py::module_& m) {
   m.def(
       "_autoload",
       [] {
-        std::vector<PluginRecord> records;
+        PluginDiscovery found;
         {
           GilRelease release;
-          records = autoloadPlugins();
+          found = discoverPlugins();
         }
-        return recordList(records);
+        return recordList(found.records);
       },
-      "Runs the once-per-process autoload (ACCEL_PLUGINS, ACCEL_PLUGIN_PATH, "
-      "ACCEL_AUTOLOAD=0 disables) and returns its records.");
+      "Runs the core's plugin discovery once per process (the autoload: ACCEL_PLUGINS, "
+      "ACCEL_PLUGIN_PATH, ACCEL_AUTOLOAD=0 disables; then, with ACCEL_PLUGIN_PATH "
+      "unset, libaccel's own directory, as `accel info` does) and returns its records.");
+  m.def(
+      "_default_plugin_directories", [] { return defaultPluginDirectories(); },
+      "The directories discovery searches when ACCEL_PLUGIN_PATH is unset (libaccel's).");
   m.def("_autoload_state",
         [] { return std::string(autoloadStateName(autoloadState())); });
 }
