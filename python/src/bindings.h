@@ -75,9 +75,11 @@ void bindOpenCl(py::module_& m);   // accel._C._opencl: the OpenCL backend's ext
 template <typename T>
 py::class_<T> withEquality(py::class_<T> cls) {
   cls.def(
-      "__eq__", [](const T& a, const T& b) { return a == b; }, py::is_operator());
+      "__eq__", [](const T& a, const T& b) { return a == b; }, py::is_operator(),
+      py::arg("other"));
   cls.def(
-      "__eq__", [](const T&, const py::object&) { return false; }, py::is_operator());
+      "__eq__", [](const T&, const py::object&) { return false; }, py::is_operator(),
+      py::arg("other"));
   return cls;
 }
 

@@ -6,27 +6,27 @@ from a generator, fault injection and execution units. Importing it registers
 the openreg hooks (bundled with the package) but touches no device.
 """
 
-from __future__ import annotations
+from __future__ import annotations as _annotations
 
 import sys
-from typing import Any, Dict, Optional
+from typing import Any as _Any, Dict as _Dict, Optional as _Optional
 
 from .. import _C
-from .._backend import _modules, populate
-from .._devices import DeviceLike, index_for
-from .._lazy import state
+from .._backend import _modules, populate as _populate
+from .._devices import DeviceLike, index_for as _index_for
+from .._lazy import state as _state
 from . import random
 from .random import *  # noqa: F401,F403  (manual_seed, get_rng_state, ...)
 
 _C._openreg.register_backend()
-populate(globals(), "openreg", random.RANDOM)
+_populate(globals(), "openreg", random.RANDOM)
 _modules["openreg"] = sys.modules[__name__]
-_lazy_state = state("openreg")
+_lazy_state = _state("openreg")
 
 
 def fill_uniform(buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
-                 dtype: str = "float32", generator: Optional[_C.Generator] = None,
-                 stream: Optional[_C.Stream] = None) -> None:
+                 dtype: str = "float32", generator: _Optional[_C.Generator] = None,
+                 stream: _Optional[_C.Stream] = None) -> None:
     """Enqueues a uniform fill of an openreg device buffer (float32 or float64
     elements) on `stream` (default: the buffer device's current stream), from
     `generator` (default: that device's default generator). The numbers equal
@@ -37,8 +37,8 @@ def fill_uniform(buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
 
 
 def fill_normal(buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
-                dtype: str = "float32", generator: Optional[_C.Generator] = None,
-                stream: Optional[_C.Stream] = None) -> None:
+                dtype: str = "float32", generator: _Optional[_C.Generator] = None,
+                stream: _Optional[_C.Stream] = None) -> None:
     """Like fill_uniform, normal(mean, std)."""
     _lazy_state.lazy_init()
     _C._openreg.fill_normal(buffer, mean, std, dtype, generator, stream)
@@ -51,12 +51,12 @@ def fail_nth_allocation(nth: int) -> None:
 
 def lose_device_after(device: DeviceLike, operations: int) -> None:
     """The device is lost after `operations` more operations (DeviceError after)."""
-    _C._openreg.lose_device_after(index_for("openreg", device), operations)
+    _C._openreg.lose_device_after(_index_for("openreg", device), operations)
 
 
 def is_device_lost(device: DeviceLike) -> bool:
     """True once the device is lost."""
-    return bool(_C._openreg.is_device_lost(index_for("openreg", device)))
+    return bool(_C._openreg.is_device_lost(_index_for("openreg", device)))
 
 
 def set_stream_latency(stream: _C.Stream, microseconds: float) -> None:
@@ -71,15 +71,15 @@ def clear_faults() -> None:
 
 def set_execution_units(device: DeviceLike, units: int) -> None:
     """How many operations the device runs at once."""
-    _C._openreg.set_execution_units(index_for("openreg", device), units)
+    _C._openreg.set_execution_units(_index_for("openreg", device), units)
 
 
-def execution_units_state(device: DeviceLike) -> Dict[str, int]:
+def execution_units_state(device: DeviceLike) -> _Dict[str, int]:
     """{'units', 'busy', 'waiting'} of the device now."""
-    return dict(_C._openreg.execution_units_state(index_for("openreg", device)))
+    return dict(_C._openreg.execution_units_state(_index_for("openreg", device)))
 
 
-def config() -> Dict[str, Any]:
+def config() -> _Dict[str, _Any]:
     """The active openreg configuration (initialises openreg)."""
     return dict(_C._openreg.config())
 
