@@ -7,14 +7,22 @@ comparable CPU calls where one exists.
 Prints the median ns per call over --repeats timing runs, and each probe's
 ratio to the no-op. Targets: probes within 1.5x of the no-op (issue 11);
 current_stream() <= 0.25 us and memory_stats() <= 5 us (issue 20).
+
+The device-agnostic rows (accel.current_stream, accel.memory.memory_stats)
+measure openreg: ACCEL_ACCELERATOR defaults to openreg here, since plugin
+discovery may also register opencl (pocl) and cuda from the build's lib/,
+and opencl would otherwise be the current accelerator (docs/design-notes.md).
 """
 
 import argparse
+import os
 import statistics
 import timeit
 
-import accel
-from accel import _C
+os.environ.setdefault("ACCEL_ACCELERATOR", "openreg")
+
+import accel  # noqa: E402
+from accel import _C  # noqa: E402
 
 
 def median_ns(stmt, number, repeats):
