@@ -26,10 +26,16 @@
 // OutOfMemory observers run on the allocating thread without any allocator
 // lock held.
 // Lifetime: outlives every DataPtr it handed out (backends keep theirs for
-// the process lifetime); the SegmentSource must outlive it. In a fork child,
-// blocks allocated before the fork must not be freed through it (a device
-// lock may be held by a thread that did not survive the fork): a backend's
-// deleter leaks them there, as openreg's does.
+// the process lifetime); the SegmentSource must outlive it.
+// fork(): the core's fork handlers hold every live allocator's devices
+// across it (their locks, biases and thread caches), so a child finds them
+// consistent whatever its parent's other threads were doing. In the child,
+// memory from segments made before the fork is the parent's: a free of such
+// a block leaks it (counted freed, active for good), its cached memory is
+// neither handed out again nor given back (emptyCache skips it), and new
+// requests get new segments; no backend needs fork logic for that
+// (docs/lifecycle.md, "fork()"). A SegmentSource must not call into another
+// CachingAllocator (the fork handlers take the devices' locks in one order).
 #pragma once
 
 #include <cstddef>
@@ -121,7 +127,7 @@ class ACCEL_API CachingAllocator {
   // True if `data` came from this allocator. Never throws.
   [[nodiscard]] bool owns(const DataPtr& data) const noexcept;
   // The deleter of every DataPtr this class hands out. A backend that wraps
-  // it (to leak blocks in a fork child, say) calls it with the DataPtr's
+  // it calls it with the DataPtr's
   // context. Never throws.
   [[nodiscard]] static DeleterFn blockDeleter() noexcept;
 

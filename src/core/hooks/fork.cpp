@@ -14,6 +14,10 @@ namespace {
 struct ForkRegistry {
   std::mutex mutex;
   std::vector<ForkCallbacks> callbacks;
+  // The core's own (registerCoreForkCallbacks): run right after the core's
+  // stand-ins are prepared and before the backends' callbacks, and first
+  // after the fork.
+  std::vector<ForkCallbacks> core_callbacks;
 };
 
 ForkRegistry& forkRegistry() {
@@ -27,6 +31,12 @@ void runBefore() {
   // The core first: preparing the stand-ins reads backends' probes, which
   // may need locks that the backends' own `before` callbacks take.
   detail::prepareBackendsForFork();
+  // Then the core's locks (the caching allocators' device locks), before any
+  // backend's: a thread holding a device lock may be waiting for a lock of
+  // its backend's (a segment source's call), never the other way round.
+  for (auto it = r.core_callbacks.rbegin(); it != r.core_callbacks.rend(); ++it) {
+    if (it->before) it->before();
+  }
   for (auto it = r.callbacks.rbegin(); it != r.callbacks.rend(); ++it) {
     if (it->before) it->before();
   }
@@ -34,6 +44,9 @@ void runBefore() {
 
 void runAfterInParent() {
   ForkRegistry& r = forkRegistry();
+  for (const ForkCallbacks& c : r.core_callbacks) {
+    if (c.after_in_parent) c.after_in_parent();
+  }
   for (const ForkCallbacks& c : r.callbacks) {
     if (c.after_in_parent) c.after_in_parent();
   }
@@ -45,6 +58,11 @@ void runAfterInChild() {
   // Poisoned before any backend callback runs, so that a callback reaching
   // getHooks() for its own type already sees the stand-in.
   detail::poisonBackendsInChild();
+  // The core's state next (the caching allocators usable again), so that a
+  // backend's callback may free or allocate through them.
+  for (const ForkCallbacks& c : r.core_callbacks) {
+    if (c.after_in_child) c.after_in_child();
+  }
   for (const ForkCallbacks& c : r.callbacks) {
     if (c.after_in_child) c.after_in_child();
   }
@@ -70,6 +88,13 @@ void registerForkCallbacks(ForkCallbacks callbacks) {
   ForkRegistry& r = forkRegistry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.callbacks.push_back(callbacks);
+}
+
+void detail::registerCoreForkCallbacks(ForkCallbacks callbacks) {
+  installForkHandlers();
+  ForkRegistry& r = forkRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.core_callbacks.push_back(callbacks);
 }
 
 }  // namespace accel

@@ -9,7 +9,19 @@
 // Thread-safety: installForkHandlers is thread-safe and idempotent.
 #pragma once
 
+#include "accel/fork.h"
+
 namespace accel::detail {
+
+// For the core's modules (the caching allocator): callbacks that run, unlike
+// registerForkCallbacks's, between the core's stand-in step and the
+// backends' callbacks: `before` after the stand-ins are prepared and before
+// every backend's `before` (so a lock taken here is outside every backend
+// lock), the after-callbacks before every backend's (so a backend's
+// after_in_child finds the core usable). Several run like the backends':
+// `before` in reverse order of registration, the others in order. Throws
+// only std::bad_alloc.
+void registerCoreForkCallbacks(ForkCallbacks callbacks);
 
 // Installs the process's pthread_atfork handlers (once).
 void installForkHandlers() noexcept;

@@ -167,6 +167,29 @@ void BiasedMutex::lockSlow() noexcept {
                      allow_bias_.load(std::memory_order_relaxed) && biasSupported();
 }
 
+void BiasedMutex::lockForFork() noexcept {
+  mutex_.lock();
+  BiasGrant* current = bias_.load(std::memory_order_relaxed);
+  fork_grant_ = current;
+  if (current == nullptr) return;
+  // As lockSlow withdraws it, but the lock is not shared by this: the bias
+  // goes back after the fork, so a fork costs its owner nothing later.
+  bias_.store(nullptr, std::memory_order_seq_cst);
+  processBarrier();
+  waitUntilOutside(*current);
+}
+
+void BiasedMutex::unlockAfterFork(bool in_child) noexcept {
+  BiasGrant* grant = fork_grant_;
+  fork_grant_ = nullptr;
+  // In the child only the forking thread is left: a grant to any other
+  // record would name a thread that no longer runs (harmless, but the lock
+  // would stay on its slow path until another thread withdrew it).
+  if (grant != nullptr && (!in_child || grant->owner == t_biased_record))
+    bias_.store(grant, std::memory_order_release);
+  mutex_.unlock();
+}
+
 void BiasedMutex::unlockSlow() noexcept {
   if (grant_on_unlock_) {
     grant_on_unlock_ = false;

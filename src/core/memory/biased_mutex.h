@@ -46,7 +46,9 @@
 // on the thread that took it. Not recursive: taking it twice on one thread
 // is undefined, as with std::mutex. Lifetime: a BiasedMutex must not be
 // destroyed while held. In a fork child, a lock that a thread which did not
-// survive the fork held (or was inside) stays held, as with std::mutex.
+// survive the fork held (or was inside) stays held, as with std::mutex,
+// unless the forking thread took it with lockForFork (the caching
+// allocator's fork handlers do, docs/lifecycle.md).
 #pragma once
 
 #include <atomic>
@@ -159,6 +161,14 @@ class BiasedMutex {
     return shared_;
   }
 
+  // Around fork() (the caching allocator's fork handlers): lockForFork takes
+  // the inner mutex and withdraws the bias, waiting for its owner to leave,
+  // without making the lock shared; unlockAfterFork gives the bias back
+  // (in the child only to the forking thread, the one left) and unlocks.
+  // Same thread, in that order, nothing else in between.
+  void lockForFork() noexcept;
+  void unlockAfterFork(bool in_child) noexcept;
+
   // Consecutive slow locks by one thread before it is granted the bias.
   static constexpr std::uint32_t kGrantAfter = 4;
 
@@ -178,6 +188,7 @@ class BiasedMutex {
   std::uint32_t streak_ = 0;
   bool shared_ = false;
   bool grant_on_unlock_ = false;
+  BiasGrant* fork_grant_ = nullptr;  // the bias lockForFork withdrew
 };
 
 }  // namespace accel::detail

@@ -92,6 +92,7 @@ struct Segment {
   StreamId stream = kDefaultStreamId;
   BlockPool* pool = nullptr;
   bool expandable = false;
+  std::uint32_t fork_generation = 0;  // its device's at creation (device_fork.cpp)
   Block* head = nullptr;
 };
 

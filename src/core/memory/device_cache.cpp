@@ -24,16 +24,20 @@ DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
   mutex_.allowBias(settings_.biased_lock);
   updatePlain();
   updateLocalOk();
+  linkLive();
 }
 
 DeviceCache::~DeviceCache() {
+  unlinkLive();
   // Only reached when the allocator itself is destroyed (tests, tools): give
   // the device back what it lent; blocks still handed out are the caller's
   // bug and are not touched. Blocks held by thread caches are deleted with
   // their segments; the caches no longer name this device.
   detachThreadCaches(thread_caches_);
   for (auto& [base, segment] : segments_) {
-    if (segment->expandable) {
+    if (inherited(segment.get())) {
+      // The parent's memory (device_fork.cpp): not this process's to give back.
+    } else if (segment->expandable) {
       if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
       source_.releaseAddressRange(index_, segment->base, segment->reserved);
     } else {
@@ -45,7 +49,9 @@ DeviceCache::~DeviceCache() {
       block = next;
     }
   }
-  for (auto& [event, block] : pending_events_) source_.releaseEvent(event);
+  for (auto& [event, block] : pending_events_) {
+    if (!inherited(block->segment)) source_.releaseEvent(event);
+  }
   while (spare_blocks_ != nullptr) {
     Block* next = spare_blocks_->next;
     delete spare_blocks_;
@@ -101,6 +107,8 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   // Checked before any size rule: they would wrap (a 0-byte segment).
   if (bytes > kMaxRequest) [[unlikely]]
     raiseOutOfMemory(lock, bytes, stream);
+  if (set_aside_pending_) [[unlikely]]
+    setAsideInherited();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   if (host_capture_) [[unlikely]]
     captureHostStack(lock);  // first: the lock is released and taken again
@@ -272,7 +280,10 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
     block->freed_while_used = true;  // the last BlockUse frees it (releaseUse)
     return;
   }
-  const bool pending = !block->stream_uses.empty() && source_.hasEvents();
+  // In a fork child, a block of the parent's memory leaks (device_fork.cpp):
+  // freed by its user, active for good, as if waiting for an event.
+  const bool leak = fork_generation_ != 0 && inherited(block->segment);
+  const bool pending = leak || (!block->stream_uses.empty() && source_.hasEvents());
   block_stats_.freed(block->pool->small, sized(block->size), sized(block->requested),
                      pending);
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
@@ -286,6 +297,8 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
     record(Action::FreeRequested, block, address, block->size, block->stream, 0, now);
   }
   block->pending_free = true;
+  if (leak) [[unlikely]]
+    return;
   if (pending) {
     recordFreeEvents(block);
     return;
@@ -487,8 +500,9 @@ void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
 }
 
 void DeviceCache::updatePlain() noexcept {
+  // In a fork child every free takes freeSlow, which leaks inherited blocks.
   plain_ = pending_events_.empty() && allocating_to_pool_.empty() && !history_stacks_ &&
-           settings_.max_split_size == 0;
+           settings_.max_split_size == 0 && fork_generation_ == 0;
   tracing_ = (history_level_ == HistoryRecording::All ||
               history_level_ == HistoryRecording::AllocationsOnly) &&
              history_capacity_ > 0;

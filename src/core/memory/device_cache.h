@@ -11,7 +11,9 @@
 // device_segments.cpp (segments and expandable mapping, giving memory back),
 // device_stream_events.cpp (stream uses, events, hand-off between streams),
 // device_stats.cpp (statistics, the out-of-memory path), device_history.cpp,
-// device_snapshot.cpp, device_settings.cpp (settings, limit, private pools).
+// device_snapshot.cpp, device_settings.cpp (settings, limit, private pools),
+// device_fork.cpp (fork(): every live device's lock held across it, and the
+// child's rule for inherited memory).
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -103,6 +105,18 @@ class DeviceCache {
   // device's lock; its blocks are returned and its figures absorbed).
   void linkThreadCache(ThreadCache* cache) noexcept;
   void retireThreadCache(ThreadCache* cache) noexcept;
+
+  // The fork handlers' (device_fork.cpp), in this order on the forking
+  // thread: lockForFork holds the device (its lock, its bias withdrawn, every
+  // thread cache drained and claimed); then the parent's unlock, or the
+  // child's, which also makes every segment inherited (see there).
+  void lockForFork() noexcept;
+  void unlockAfterForkInParent() noexcept;
+  void unlockAfterForkInChild() noexcept;
+  // The same for every live device (the core's fork callbacks); the list's
+  // lock is held from lockLive to unlockLive.
+  static void lockLive() noexcept;
+  static void unlockLive(bool in_child) noexcept;
 
   [[nodiscard]] CachingAllocator& allocator() const noexcept { return allocator_; }
   [[nodiscard]] DeviceIndex index() const noexcept { return index_; }
@@ -220,6 +234,21 @@ class DeviceCache {
   [[nodiscard]] Segment* addSegment(void* base, StreamId stream, BlockPool& pool);
   void recycle(Block* block) noexcept;
   [[nodiscard]] std::size_t expandableStep() const noexcept;
+  // Fork children (device_fork.cpp). A segment made before the last fork
+  // that made this process: its memory is the parent's device memory, which
+  // a child must neither use nor give back.
+  [[nodiscard]] bool inherited(const Segment* segment) const noexcept {
+    return segment->fork_generation != fork_generation_;
+  }
+  // Once per child, before its first allocation or release: inherited
+  // memory leaves circulation (free blocks out of the free sets, growing
+  // segments and pending events forgotten), so nothing inherited is handed
+  // out again or released.
+  void setAsideInherited() noexcept;
+  // In the live devices' list from the end of construction to the start of
+  // destruction, so that a fork never holds a device being made or unmade.
+  void linkLive() noexcept;
+  void unlinkLive() noexcept;
 
   CachingAllocator& allocator_;
   SegmentSource& source_;
@@ -235,6 +264,14 @@ class DeviceCache {
   std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address
   std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
   std::deque<std::pair<EventId, Block*>> pending_events_;
+  // How many forks made this process from the one that made the device (a
+  // segment records the value it was made at), and whether this child has
+  // yet to set its inherited memory aside.
+  std::uint32_t fork_generation_ = 0;
+  bool set_aside_pending_ = false;
+  // The live devices' list (device_fork.cpp), under its lock.
+  DeviceCache* live_prev_ = nullptr;
+  DeviceCache* live_next_ = nullptr;
   Block* spare_blocks_ = nullptr;  // recycled Block objects, linked by `next`
   ReuseLists reuse_;               // the device's held blocks
 

@@ -27,6 +27,7 @@ Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
   owned->stream = stream;
   owned->pool = &pool;
   Segment* segment = owned.get();
+  segment->fork_generation = fork_generation_;
   const bool added = segments_.emplace(segment->base, std::move(owned)).second;
   // Two live segments at one address: the source handed out memory it had
   // already lent. Refuse it rather than return a segment that is gone.
@@ -197,6 +198,7 @@ std::size_t DeviceCache::releaseCached(bool oversize_only) noexcept {
   for (auto& [base, segment] : segments_) {
     PrivatePool* owner = segment->pool->owner;
     if (owner != nullptr && owner->users > 0) continue;
+    if (inherited(segment.get())) continue;  // a fork child's (device_fork.cpp)
     if (segment->expandable) {
       if (!oversize_only) expandable.push_back(segment.get());
       continue;
@@ -220,6 +222,7 @@ std::size_t DeviceCache::releaseCached(bool oversize_only) noexcept {
 
 void DeviceCache::emptyCache() {
   BiasedMutex::Guard lock(mutex_);
+  if (set_aside_pending_) setAsideInherited();
   releaseAllHeld();
   synchronizeEvents();
   releaseCached(false);
@@ -235,7 +238,7 @@ void DeviceCache::garbageCollect() noexcept {
   std::vector<Block*> victims;
   for (auto& [base, segment] : segments_) {
     if (segment->pool->owner == nullptr && !segment->expandable &&
-        isFreeWholeSegment(segment->head)) {
+        !inherited(segment.get()) && isFreeWholeSegment(segment->head)) {
       victims.push_back(segment->head);
     }
   }
@@ -253,7 +256,7 @@ void DeviceCache::garbageCollect() noexcept {
   bool in_use = false;
   for (auto& [base, segment] : segments_) {
     if (segment->pool->owner != pool) continue;
-    if (isFreeWholeSegment(segment->head)) {
+    if (isFreeWholeSegment(segment->head) && !inherited(segment.get())) {
       victims.push_back(segment->head);
     } else {
       in_use = true;

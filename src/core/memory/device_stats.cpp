@@ -57,6 +57,7 @@ void DeviceCache::resetAccumulatedStats() {
 
 void DeviceCache::failAsOutOfMemory(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
+  if (set_aside_pending_) setAsideInherited();
   releaseAllHeld();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   // The retry a real shortage gets: the cache is given back, then the device

@@ -110,11 +110,13 @@ void DeviceCache::releaseThreadCaches() noexcept {
 }
 
 void DeviceCache::updateLocalOk() noexcept {
-  const bool enabled =
-      settings_.thread_caches && accel::detail::processBarrierSupported();
+  const bool enabled = settings_.thread_caches && fork_generation_ == 0 &&
+                       accel::detail::processBarrierSupported();
   caches_enabled_.store(enabled, std::memory_order_relaxed);
-  local_ok_ = enabled && allocating_to_pool_.empty() && !history_stacks_ &&
-              settings_.max_split_size == 0 && history_level_ != HistoryRecording::All &&
+  // Off in a fork child: every free must reach freeSlow (device_fork.cpp).
+  local_ok_ = enabled && fork_generation_ == 0 && allocating_to_pool_.empty() &&
+              !history_stacks_ && settings_.max_split_size == 0 &&
+              history_level_ != HistoryRecording::All &&
               history_level_ != HistoryRecording::AllocationsOnly;
   for (ThreadCache* cache = thread_caches_; cache != nullptr;
        cache = cache->device_next) {
