@@ -3,8 +3,9 @@
 // A segment is one piece of memory the device lent (or, when expandable, an
 // address range the cache maps pages into); its blocks cut it into
 // contiguous pieces, linked in address order so that freeing merges with free
-// neighbours in O(1). Free blocks sit in their pool's set (block_pool.h)
-// ordered by (stream, size, address), so best fit for a stream is one
+// neighbours in O(1). Free blocks sit in their pool (block_pool.h): a small
+// pool's in one list per size, a large pool's in a set ordered by (stream,
+// size, address), so best fit for a stream is a bitmap search or one
 // lower_bound.
 //
 // Thread-safety: plain data; the owning DeviceCache's lock guards it.
@@ -65,8 +66,10 @@ struct Block {
   int event_count = 0;
   std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
   CapturedStack stack;                // allocation stack when recorded
-  FreeSet::iterator in_free_set{};    // where it is while in its pool's free set
-  Block* reuse_next = nullptr;        // next block of its reuse list
+  FreeSet::iterator in_free_set{};    // where it is while in a large pool's free set
+  Block* free_prev = nullptr;         // neighbours in a small pool's size list
+  Block* free_next = nullptr;
+  Block* reuse_next = nullptr;  // next block of its reuse list
 };
 
 inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcept {

@@ -1,4 +1,4 @@
-// BlockPool: the free blocks of one pool, in best-fit order; PrivatePool: the
+// BlockPool: the free blocks of one pool, found by best fit; PrivatePool: the
 // pair of pools a graph capture allocates from.
 //
 // Defined inline: the allocate and free paths call these on every pair that
@@ -8,39 +8,56 @@
 #pragma once
 
 #include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "memory/block.h"
+#include "memory/size_class_lists.h"
 
 namespace accel::memory::detail {
 
 struct PrivatePool;
 
-// The free blocks of one pool, ordered for best fit. Set nodes are recycled
-// (erase keeps the emptied node, insert reuses one), and a block whose address
-// or size changes is moved in place when its order among its neighbours
-// allows: so the hot path of split-on-allocate and merge-on-free touches no
-// heap and rebalances no tree.
+// The free blocks of one pool. A small pool keeps them in exact-size lists
+// per stream (size_class_lists.h): its blocks are at most one 2 MiB segment,
+// so every size has a list and best fit is a bitmap search. A large pool's
+// sizes are unbounded, so it keeps a set ordered by (stream, size, address);
+// its nodes are recycled (erase keeps the emptied node, insert reuses one),
+// and a block whose address or size changes is moved in place when its order
+// among its neighbours allows, so a split or a merge there touches no heap
+// and rebalances no tree either.
 struct BlockPool {
   BlockPool(bool small_pool, PrivatePool* private_owner) noexcept
       : small(small_pool), owner(private_owner) {}
 
-  // Throws std::bad_alloc only when no recycled node is left.
+  // Throws std::bad_alloc only when a structure for the block must be made
+  // (a stream's first free small block, no recycled set node left).
   void insert(Block* block);
   void erase(Block* block) noexcept;
-  // Gives a free block of this set a new address and size (the same block
-  // object, so the set still holds it): in place when it keeps its rank
-  // among its neighbours, else relinked through its own node.
+  // Gives a free block of this pool a new address and size (the same block
+  // object, so the pool still holds it).
   void reshape(Block* block, std::byte* ptr, std::size_t size) noexcept;
+  // A free block of `stream` of the smallest size >= `rounded` (in a large
+  // pool, the lowest address among those), or null.
+  [[nodiscard]] Block* bestFit(StreamId stream, std::size_t rounded) noexcept;
+  // Calls visit(block) for every free block.
+  template <typename Visit>
+  void forEachFree(Visit&& visit) const;
 
-  FreeSet blocks;  // free blocks only
   const bool small;
   PrivatePool* const owner;  // nullptr: the device's default pools
 
  private:
+  [[nodiscard]] SizeClassLists* listsFor(StreamId stream) const noexcept;
   void keepNode(FreeSet::node_type node) noexcept;
+  void reshapeInSet(Block* block, std::byte* ptr, std::size_t size) noexcept;
+
+  FreeSet blocks_;  // large pool: free blocks only
   std::vector<FreeSet::node_type> spare_nodes_;
+  // Small pool: one per stream that has had a free block (kept when empty:
+  // a stream frees again). Few streams, so found by a linear scan.
+  std::vector<std::unique_ptr<SizeClassLists>> lists_;
 };
 
 struct PrivatePool {
@@ -51,19 +68,37 @@ struct PrivatePool {
   BlockPool large{false, this};
 };
 
+inline SizeClassLists* BlockPool::listsFor(StreamId stream) const noexcept {
+  for (const auto& lists : lists_) {
+    if (lists->stream() == stream) return lists.get();
+  }
+  return nullptr;
+}
+
 inline void BlockPool::insert(Block* block) {
+  if (small) {
+    SizeClassLists* lists = listsFor(block->stream);
+    if (lists == nullptr)
+      lists = lists_.emplace_back(std::make_unique<SizeClassLists>(block->stream)).get();
+    lists->insert(block);
+    return;
+  }
   if (spare_nodes_.empty()) {
-    block->in_free_set = blocks.insert(block).first;
+    block->in_free_set = blocks_.insert(block).first;
     return;
   }
   FreeSet::node_type node = std::move(spare_nodes_.back());
   spare_nodes_.pop_back();
   node.value() = block;
-  block->in_free_set = blocks.insert(std::move(node)).position;
+  block->in_free_set = blocks_.insert(std::move(node)).position;
 }
 
 inline void BlockPool::erase(Block* block) noexcept {
-  keepNode(blocks.extract(block->in_free_set));
+  if (small) {
+    listsFor(block->stream)->erase(block);
+    return;
+  }
+  keepNode(blocks_.extract(block->in_free_set));
   block->in_free_set = {};
 }
 
@@ -75,7 +110,42 @@ inline void BlockPool::keepNode(FreeSet::node_type node) noexcept {
   }
 }
 
+inline Block* BlockPool::bestFit(StreamId stream, std::size_t rounded) noexcept {
+  if (small) {
+    // The first list is the default stream's in nearly every program.
+    const SizeClassLists* lists = listsFor(stream);
+    return lists != nullptr ? lists->bestFit(rounded) : nullptr;
+  }
+  const auto found = blocks_.lower_bound(FreeKey{stream, rounded});
+  if (found == blocks_.end() || (*found)->stream != stream) return nullptr;
+  return *found;
+}
+
+template <typename Visit>
+void BlockPool::forEachFree(Visit&& visit) const {
+  if (small) {
+    for (const auto& lists : lists_) lists->forEach(visit);
+    return;
+  }
+  for (Block* block : blocks_) visit(block);
+}
+
 inline void BlockPool::reshape(Block* block, std::byte* ptr, std::size_t size) noexcept {
+  if (small) {
+    // Its list is its size's: it moves to the new size's list (the stream's
+    // lists exist, since the block is in them).
+    SizeClassLists* lists = listsFor(block->stream);
+    lists->erase(block);
+    block->ptr = ptr;
+    block->size = size;
+    lists->insert(block);
+    return;
+  }
+  reshapeInSet(block, ptr, size);
+}
+
+inline void BlockPool::reshapeInSet(Block* block, std::byte* ptr,
+                                    std::size_t size) noexcept {
   // The set orders by what the pointers point at, so changing the block
   // changes its key. It stays where it is when it still ranks between its
   // neighbours (the usual case: the rest of a split, a merge); otherwise its
@@ -89,11 +159,11 @@ inline void BlockPool::reshape(Block* block, std::byte* ptr, std::size_t size) n
   const BlockOrder before;
   if (grew) {
     const auto next = std::next(at);
-    if (next == blocks.end() || before(block, *next)) return;
+    if (next == blocks_.end() || before(block, *next)) return;
   } else {
-    if (at == blocks.begin() || before(*std::prev(at), block)) return;
+    if (at == blocks_.begin() || before(*std::prev(at), block)) return;
   }
-  block->in_free_set = blocks.insert(blocks.extract(at)).position;
+  block->in_free_set = blocks_.insert(blocks_.extract(at)).position;
 }
 
 }  // namespace accel::memory::detail

@@ -123,8 +123,8 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
     }
   }
   releaseHeld();
-  if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
-    return takeFree(pool, *found, rounded, bytes);
+  if (Block* found = findFree(pool, stream, rounded))
+    return takeFree(pool, found, rounded, bytes);
   return allocateFresh(lock, pool, rounded, bytes, stream);
 }
 
@@ -151,8 +151,8 @@ ACCEL_COLD Block* DeviceCache::allocateFresh(BiasedMutex::Guard& lock, BlockPool
     if (block == nullptr) {
       synchronizeEvents();
       releaseCached(false);
-      if (auto found = findFree(pool, stream, rounded); found != pool.blocks.end())
-        return takeFree(pool, *found, rounded, bytes);
+      if (Block* found = findFree(pool, stream, rounded))
+        return takeFree(pool, found, rounded, bytes);
       block = newSegment(pool, stream, rounded);
     }
   }
@@ -169,14 +169,12 @@ BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
   return small ? small_ : large_;
 }
 
-FreeSet::iterator DeviceCache::findFree(BlockPool& pool, StreamId stream,
-                                        std::size_t rounded) {
-  auto found = pool.blocks.lower_bound(FreeKey{stream, rounded});
-  if (found == pool.blocks.end() || (*found)->stream != stream) return pool.blocks.end();
-  // The smallest fitting block decides: every later one is larger, so if this
+Block* DeviceCache::findFree(BlockPool& pool, StreamId stream, std::size_t rounded) {
+  Block* found = pool.bestFit(stream, rounded);
+  // The smallest fitting block decides: every other one is larger, so if this
   // one may not serve (oversize rules) none may.
-  if (!mayServe((*found)->size, rounded, settings_.max_split_size))
-    return pool.blocks.end();
+  if (found == nullptr || !mayServe(found->size, rounded, settings_.max_split_size))
+    return nullptr;
   return found;
 }
 
@@ -189,8 +187,8 @@ Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rou
     markAllocated(free_block, requested);
     return free_block;
   }
-  // Split in place: the free block keeps its place in the set and becomes
-  // the rest; a new block takes the front. Same layout as splitAndMark.
+  // Split in place: the free block stays in the pool and becomes the rest
+  // (reshaped); a new block takes the front. Same layout as splitAndMark.
   Block* block =
       makeBlock(free_block->ptr, rounded, free_block->stream, pool, free_block->segment);
   adjustInactiveSplit(free_block, -1);
@@ -479,6 +477,8 @@ Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
   block->uses.store(0, std::memory_order_relaxed);
   block->freed_while_used = false;
   block->in_free_set = {};
+  block->free_prev = nullptr;
+  block->free_next = nullptr;
   return block;
 }
 

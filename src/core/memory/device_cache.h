@@ -141,9 +141,8 @@ class DeviceCache {
   // returns to the cache once they have all completed.
   void recordFreeEvents(Block* block) noexcept;
   [[nodiscard]] BlockPool& poolFor(StreamId stream, std::size_t rounded);
-  // The best-fitting free block for the request, or pool.blocks.end().
-  [[nodiscard]] FreeSet::iterator findFree(BlockPool& pool, StreamId stream,
-                                           std::size_t rounded);
+  // The best-fitting free block for the request, or null.
+  [[nodiscard]] Block* findFree(BlockPool& pool, StreamId stream, std::size_t rounded);
   // Hands out the free block at `found` (split in place when worth it).
   [[nodiscard]] Block* takeFree(BlockPool& pool, Block* found, std::size_t rounded,
                                 std::size_t requested);

@@ -70,11 +70,15 @@ void DeviceCache::returnPending(Block* block) noexcept {
 
 Block* DeviceCache::handOff(BlockPool& pool, StreamId stream, std::size_t rounded) {
   Block* best = nullptr;
-  for (Block* candidate : pool.blocks) {
-    if (candidate->stream == stream || !isFreeWholeSegment(candidate)) continue;
-    if (!mayServe(candidate->size, rounded, settings_.max_split_size)) continue;
-    if (best == nullptr || candidate->size < best->size) best = candidate;
-  }
+  // The smallest whole free segment of another stream; among equal sizes the
+  // first in (stream, address) order, whatever order the pool visits them in.
+  pool.forEachFree([&](Block* candidate) {
+    if (candidate->stream == stream || !isFreeWholeSegment(candidate)) return;
+    if (!mayServe(candidate->size, rounded, settings_.max_split_size)) return;
+    if (best == nullptr || candidate->size < best->size ||
+        (candidate->size == best->size && BlockOrder{}(candidate, best)))
+      best = candidate;
+  });
   if (best == nullptr) return nullptr;
   if (source_.hasEvents()) {
     // The old stream may still be using the memory it freed; the new stream
