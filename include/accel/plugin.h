@@ -72,8 +72,11 @@ namespace accel {
 // api_version is at least this and its min_core_api_version is at most
 // libraryPluginApiVersion(); otherwise the load is refused with
 // PluginStatus::VersionMismatch. docs/plugins.md has the policy. API 2 gave
-// the register function its Registrar; API 1 plugins must be rebuilt.
-inline constexpr int kOldestSupportedPluginApiVersion = 2;
+// the register function its Registrar; API 1 plugins must be rebuilt. API 3
+// changed the AcceleratorHooks vtable (new hooks in the memory group, the
+// provisional-group probe, the per-device stream priority range), so an API 2
+// plugin would call the wrong virtuals: it is refused.
+inline constexpr int kOldestSupportedPluginApiVersion = 3;
 
 // The entry of plugin API 1, looked for only to tell its author to rebuild.
 inline constexpr const char kPluginEntrySymbolV1[] = "accel_plugin_entry_v1";
