@@ -8,7 +8,7 @@ print(f"accel: backends {accel.registered_backends()}, accelerator {accel.curren
 accel.openreg.manual_seed(42)  # queued: openreg is not initialised yet
 device_buffer = accel.empty(4 * 8, device="openreg:0")  # initialises openreg, applies the seed
 accel.openreg.fill_uniform(device_buffer)
-host = accel.empty(device_buffer.nbytes, pinned=True)
+host = accel.empty(device_buffer.nbytes, device="openreg", pinned=True)
 host.copy_(device_buffer)
 values = memoryview(host).cast("f").tolist()
 print("openreg:0 uniform(42):", " ".join(f"{v:.4f}" for v in values))

@@ -53,6 +53,25 @@ TEST_F(OpenRegEventTest, RecordedEventCompletesWhenTheStreamReachesIt) {
   EXPECT_TRUE(hooks().queryEvent(event.id()));
 }
 
+// The event completes after the stream counts its record done: once the last
+// recorded event is seen complete, the stream is idle (the Python demo saw
+// `idle: False` here about once in twenty runs before).
+TEST_F(OpenRegEventTest, AStreamIsIdleOnceItsLastRecordedEventIsComplete) {
+  const accel::Stream stream = hooks().getNewStream(1);
+  ScopedEvent event(hooks(), 1);
+  for (int round = 0; round < 2000; ++round) {
+    hooks().recordEvent(event.id(), stream);
+    hooks().synchronizeEvent(event.id());
+    ASSERT_TRUE(hooks().queryStream(stream)) << "round " << round;
+  }
+  for (int round = 0; round < 2000; ++round) {
+    hooks().recordEvent(event.id(), stream);
+    while (!hooks().queryEvent(event.id())) {
+    }
+    ASSERT_TRUE(hooks().queryStream(stream)) << "round " << round << " (polled)";
+  }
+}
+
 TEST_F(OpenRegEventTest, BlockStreamMakesLaterWorkWaitForTheEvent) {
   const accel::Stream producer = hooks().getNewStream(2);
   const accel::Stream consumer = hooks().getNewStream(2);

@@ -96,7 +96,7 @@ void Events::record(EventId id, Stream stream) {
   Operation marker;
   marker.name = "event record";
   marker.is_marker = true;
-  marker.body = [event, version] { event->complete(version); };
+  marker.then = [event, version] { event->complete(version); };
   try {
     queue.enqueue(std::move(marker));
   } catch (...) {

@@ -22,8 +22,14 @@ struct Operation {
   std::string name;
   // Opened for host access while `body` runs.
   std::vector<AllocationRef> buffers;
-  // Runs on the worker; may run again on every replay of a graph.
+  // Runs on the worker; may run again on every replay of a graph. May be
+  // empty (an event record does its work in `then`).
   std::function<void()> body;
+  // Runs on the worker once, after the stream counts the operation complete:
+  // an event record completes its event here, so a host that saw the event
+  // complete also sees the stream idle when nothing came after it, as on
+  // CUDA. Graphs never store one (event records are refused during capture).
+  std::function<void()> then;
   // Device work (copies, kernels) takes an execution unit and is dropped
   // when the device is lost; markers (event records and waits) do neither,
   // so that nobody waiting on them hangs.

@@ -83,11 +83,17 @@ void StreamQueue::workerLoop() {
     // whoever waits for it sees the memory already released.
     operation.buffers.clear();
     operation.body = nullptr;
+    std::function<void()> then = std::move(operation.then);
     lock.lock();
     queue_.pop_front();
     completed_.store(completed_.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
     done_cv_.notify_all();
+    if (then) {
+      lock.unlock();
+      then();
+      lock.lock();
+    }
   }
 }
 
@@ -104,7 +110,7 @@ void StreamQueue::execute(Operation& operation) {
       buffer.owner()->grantAccess(buffer);
       ++opened;
     }
-    operation.body();
+    if (operation.body) operation.body();
   } catch (const std::exception& e) {
     error = e.what();
   } catch (...) {
