@@ -171,6 +171,29 @@ TEST_F(OpenRegHooksTest, ForkChildCannotUseOpenRegButDoesNotHang) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// openreg hands out the core's blocks as they are, so a fork child's free of
+// memory it inherited takes the core's path, which leaks it (the memory is the
+// parent's; docs/lifecycle.md) instead of waiting for a device lock that a
+// vanished thread may have held. The core's own fork tests check the leak;
+// this one that openreg's blocks reach it and the child exits cleanly.
+TEST_F(OpenRegHooksTest, ForkChildFreesOfInheritedMemoryWithoutHanging) {
+  accel::DataPtr inherited = hooks().getDeviceAllocator(0).allocate(4096);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      inherited = accel::DataPtr();
+    } catch (...) {
+      ::_exit(4);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status)) << "wait status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(inherited.get(), nullptr);
+}
+
 // A caller that kept a reference to the real hooks object across fork()
 // bypasses the poisoned stand-in in the hooks table. getDefaultGenerator on
 // an initialised openreg is served inline by the core

@@ -6,17 +6,8 @@
 #include <cstring>
 
 #include "accel/error.h"
-#include "fork_state.h"
 
 namespace accel::openreg::detail {
-namespace {
-
-// The core's deleter, read once at load time rather than behind a guard on
-// every free.
-const DeleterFn kFreeBlock = memory::CachingAllocator::blockDeleter();
-
-}  // namespace
-
 DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
                            std::size_t page_size) noexcept
     : device_(device), base_(base), capacity_(capacity), page_size_(page_size) {
@@ -36,15 +27,6 @@ void DeviceMemory::throwOutOfMemory(const OutOfMemory& e) {
 
 void DeviceMemory::failAllocation(std::size_t bytes, StreamId stream) {
   allocator_->failAsOutOfMemory(device_.index(), bytes, Stream(device_, stream));
-}
-
-void DeviceMemory::freeUnlessForked(void* context) noexcept {
-  // In a fork child the device lock may be held by a thread that no longer
-  // exists: leak rather than risk a deadlock (the child cannot use the
-  // device anyway).
-  if (isForkedChild()) [[unlikely]]
-    return;
-  kFreeBlock(context);
 }
 
 AllocationRef DeviceMemory::resolve(const void* ptr, std::size_t bytes,

@@ -108,17 +108,14 @@ class DeviceMemory {
   // Inline: it is the whole of openreg's allocation fast path besides the
   // core's call (DeviceAllocator::allocate).
   [[nodiscard, gnu::always_inline]] DataPtr allocate(std::size_t bytes, StreamId stream) {
-    DataPtr block;
+    // The core's block as it is: its deleter already leaks memory a fork
+    // child inherited (docs/lifecycle.md), and its lookups find the block by
+    // its address.
     try {
-      block = allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
+      return allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
     } catch (const OutOfMemory& e) {
       throwOutOfMemory(e);
     }
-    // The core's block as it is; only the deleter changes, to leak in a fork
-    // child. The core's lookups still find the block by its address.
-    void* data = block.get();
-    return DataPtr(data, block.releaseContext().first, &DeviceMemory::freeUnlessForked,
-                   device_);
   }
   // Fault injection: the allocator's OOM path for `bytes` on `stream`, as if
   // the device refused it; always throws OutOfMemory.
@@ -156,8 +153,6 @@ class DeviceMemory {
  private:
   // Rethrows the allocator's OutOfMemory with openreg's advice.
   [[noreturn]] static void throwOutOfMemory(const OutOfMemory& e);
-  // The DataPtr deleter: the core's, except in a fork child.
-  static void freeUnlessForked(void* context) noexcept;
   // A free address range of `bytes`, counted as backed memory when `backed`;
   // nullptr when none (or, backed, the capacity is used up).
   [[nodiscard]] void* takeAddresses(std::size_t bytes, bool backed) noexcept;
