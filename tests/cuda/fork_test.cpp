@@ -18,6 +18,7 @@
 namespace {
 
 std::atomic<int> g_cuda_frees{0};
+std::atomic<int> g_cuda_host_frees{0};
 std::atomic<bool> g_in_child{false};
 
 }  // namespace
@@ -30,6 +31,15 @@ extern "C" __attribute__((visibility("default"))) cudaError_t cudaFree(void* ptr
   if (g_in_child.load()) return cudaSuccess;
   using Real = cudaError_t (*)(void*);
   static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "cudaFree"));
+  return real(ptr);
+}
+
+// The same for cudaFreeHost (the pinned cache's source).
+extern "C" __attribute__((visibility("default"))) cudaError_t cudaFreeHost(void* ptr) {
+  g_cuda_host_frees.fetch_add(1);
+  if (g_in_child.load()) return cudaSuccess;
+  using Real = cudaError_t (*)(void*);
+  static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "cudaFreeHost"));
   return real(ptr);
 }
 
@@ -73,6 +83,31 @@ TEST(CudaFork, AChildsFreesOfInheritedMemoryNeverCallCudaFree) {
   const int frees = g_cuda_frees.load();
   allocator.emptyCache();
   EXPECT_EQ(g_cuda_frees.load(), frees + 2) << "the 20 MiB and the 30 MiB segments";
+}
+
+// The pinned host cache follows the same rule (docs/lifecycle.md): a child's
+// free of pinned memory it inherited, and its emptyCache, never call
+// cudaFreeHost.
+TEST(CudaFork, AChildsFreesOfInheritedPinnedMemoryNeverCallCudaFreeHost) {
+  memory::PinnedCachingAllocator& pinned = detail::pinnedAllocator();
+  DataPtr kept = pinned.allocate(4096);
+  { DataPtr cached = pinned.allocate(64 * 1024); }  // cached
+  const pid_t child = fork();
+  ASSERT_GE(child, 0) << "fork failed";
+  if (child == 0) {
+    g_in_child.store(true);
+    const int frees = g_cuda_host_frees.load();
+    kept = DataPtr();  // the pinned cache's deleter
+    pinned.emptyCache();
+    _exit(g_cuda_host_frees.load() == frees ? 0 : 1);
+  }
+  EXPECT_EQ(waitForChild(child), 0)
+      << "1: the child called cudaFreeHost on its parent's pinned memory; 125: it hung";
+  // In the parent the same free and emptyCache do reach cudaFreeHost.
+  kept = DataPtr();
+  const int frees = g_cuda_host_frees.load();
+  pinned.emptyCache();
+  EXPECT_EQ(g_cuda_host_frees.load(), frees + 2) << "the 4 KiB and the 64 KiB blocks";
 }
 
 }  // namespace

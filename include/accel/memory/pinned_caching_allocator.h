@@ -12,12 +12,19 @@
 // device index 0 allocate and free pinned host memory, and its events (if
 // any) are the device's events.
 //
+// fork(): the core's fork callbacks hold every live pinned cache's mutex
+// across fork() (src/core/memory/pinned_fork.cpp), and in a child a block
+// made before the fork is the parent's: its free leaks (counted freed, active
+// for good) and nothing inherited is handed out again or given back to the
+// source (docs/lifecycle.md, "fork()").
+//
 // Thread-safety: every member function is thread-safe (one mutex).
 // Lifetime: outlives its DataPtrs (backends keep it for the process lifetime);
 // the source must outlive it.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,6 +73,17 @@ class ACCEL_API PinnedCachingAllocator final : public Allocator {
   void processEvents() noexcept;
   void makeAvailable(Block* block) noexcept;
   void releaseCached() noexcept;
+  // Fork children (pinned_fork.cpp). A block made before the last fork that
+  // made this process is the parent's memory.
+  [[nodiscard]] bool inherited(const Block* block) const noexcept;
+  // Once per child, before its first allocation or release: inherited cached
+  // blocks and pending events leave circulation (require mutex_).
+  void setAsideInherited() noexcept;
+  // The live pinned caches' list (pinned_fork.cpp), from the end of
+  // construction to the start of destruction.
+  void linkLive() noexcept;
+  void unlinkLive() noexcept;
+  friend struct PinnedForkAccess;
 
   SegmentSource& source_;
   mutable std::mutex mutex_;
@@ -73,6 +91,14 @@ class ACCEL_API PinnedCachingAllocator final : public Allocator {
   std::multimap<std::size_t, Block*> available_;             // by size
   std::vector<std::pair<EventId, Block*>> pending_;
   MemoryStats stats_;
+  // How many forks made this process from the one that made the cache (a
+  // block records the value it was made at), and whether this child has yet
+  // to set its inherited memory aside. Under mutex_.
+  std::uint32_t fork_generation_ = 0;
+  bool set_aside_pending_ = false;
+  // The live list (pinned_fork.cpp), under its lock.
+  PinnedCachingAllocator* live_prev_ = nullptr;
+  PinnedCachingAllocator* live_next_ = nullptr;
 };
 
 }  // namespace accel::memory

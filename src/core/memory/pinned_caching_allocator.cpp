@@ -15,7 +15,8 @@ struct PinnedCachingAllocator::Block {
   std::size_t requested = 0;
   bool allocated = false;
   int event_count = 0;
-  std::vector<Stream> streams;  // recordStream
+  std::uint32_t fork_generation = 0;  // the cache's at creation (pinned_fork.cpp)
+  std::vector<Stream> streams;        // recordStream
 };
 
 namespace {
@@ -26,11 +27,37 @@ constexpr std::int64_t sized(std::size_t bytes) noexcept {
 
 }  // namespace
 
-PinnedCachingAllocator::PinnedCachingAllocator(SegmentSource& source) : source_(source) {}
+PinnedCachingAllocator::PinnedCachingAllocator(SegmentSource& source) : source_(source) {
+  linkLive();
+}
 
 PinnedCachingAllocator::~PinnedCachingAllocator() {
-  for (auto& [address, block] : blocks_) source_.freeSegment(0, block->ptr, block->size);
-  for (auto& [event, block] : pending_) source_.releaseEvent(event);
+  unlinkLive();
+  // In a fork child the parent's blocks and events are not this process's to
+  // give back (pinned_fork.cpp).
+  for (auto& [address, block] : blocks_) {
+    if (!inherited(block.get())) source_.freeSegment(0, block->ptr, block->size);
+  }
+  for (auto& [event, block] : pending_) {
+    if (!inherited(block)) source_.releaseEvent(event);
+  }
+}
+
+bool PinnedCachingAllocator::inherited(const Block* block) const noexcept {
+  return block->fork_generation != fork_generation_;
+}
+
+void PinnedCachingAllocator::setAsideInherited() noexcept {
+  set_aside_pending_ = false;
+  // Cached blocks of the parent's memory are never handed out again nor
+  // unpinned: they stay reserved, out of the size index.
+  std::erase_if(available_,
+                [this](const auto& entry) { return inherited(entry.second); });
+  // Events recorded in the parent must not be queried or released here; their
+  // blocks stay active for good.
+  std::erase_if(pending_, [this](const std::pair<EventId, Block*>& entry) {
+    return inherited(entry.second);
+  });
 }
 
 Device PinnedCachingAllocator::device() const noexcept {
@@ -43,6 +70,8 @@ DataPtr PinnedCachingAllocator::allocate(std::size_t bytes) {
               " bytes cannot be allocated");
   const std::size_t size = std::bit_ceil(std::max(bytes, kMinBlockSize));
   std::lock_guard<std::mutex> lock(mutex_);
+  if (set_aside_pending_) [[unlikely]]
+    setAsideInherited();
   if (!pending_.empty()) processEvents();
   Block* block = nullptr;
   auto found = available_.find(size);
@@ -67,6 +96,7 @@ DataPtr PinnedCachingAllocator::allocate(std::size_t bytes) {
     owned->owner = this;
     owned->ptr = static_cast<std::byte*>(memory);
     owned->size = size;
+    owned->fork_generation = fork_generation_;
     block = owned.get();
     blocks_.emplace(reinterpret_cast<std::uintptr_t>(memory), std::move(owned));
     stats_.reserved_bytes.add(false, sized(size));
@@ -123,6 +153,12 @@ void PinnedCachingAllocator::free(Block* block) noexcept {
   stats_.allocated_bytes.add(false, -sized(block->size));
   stats_.allocations.add(false, -1);
   stats_.requested_bytes.add(false, -sized(block->requested));
+  if (inherited(block)) [[unlikely]] {
+    // A fork child's free of its parent's memory leaks: freed by its user,
+    // active for good; never cached, never given to the source.
+    block->streams.clear();
+    return;
+  }
   if (!block->streams.empty() && source_.hasEvents()) {
     try {
       for (const Stream& stream : block->streams) {
@@ -181,6 +217,8 @@ bool PinnedCachingAllocator::isPinnedPtr(const void* ptr) const noexcept {
 
 void PinnedCachingAllocator::emptyCache() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (set_aside_pending_) [[unlikely]]
+    setAsideInherited();
   processEvents();
   releaseCached();
 }
