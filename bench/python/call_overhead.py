@@ -39,6 +39,9 @@ def main():
     accel.openreg.init()
     stream = accel.openreg.Stream(0)
     generator = accel.openreg.default_generator(0)
+    event = accel.openreg.Event()
+    event.record(stream)
+    stream.synchronize()
     current_device = accel.openreg.current_device
     cases = [
         ("_C._noop() [baseline]", _C._noop, True),
@@ -46,6 +49,7 @@ def main():
         ("accel.openreg.is_available()", accel.openreg.is_available, True),
         ("accel.openreg.device_count()", accel.openreg.device_count, True),
         ("stream.query()", stream.query, True),
+        ("event.query()", event.query, True),
         ("accel.current_stream()", accel.current_stream, False),
         ("accel.openreg.current_stream()", accel.openreg.current_stream, False),
         ("accel.memory.memory_stats()", accel.memory.memory_stats, False),

@@ -122,6 +122,30 @@ using FastPath = PyObject* (*)(const void* data, PyObject* const* args, Py_ssize
 // live as long as the process.
 py::object fastFunction(FastPath fast, const void* data, const py::object& slow);
 
+// The answer of a method that takes only `self`, from the instance's C++
+// object (pybind11's value pointer): a new reference. Runs with the GIL held;
+// may throw C++ errors, which pybind11's registered translators turn into
+// Python exceptions as they do for the pybind11 method.
+using FastMethod = PyObject* (*)(void* value);
+PyObject* callFastMethod(PyObject* self, FastMethod fast, PyObject* slow) noexcept;
+void installFastMethod(const py::handle& cls, const char* name, PyCFunction method,
+                       PyObject** slow);
+// Replaces `cls`'s pybind11 method `name` (one taking only self) with a
+// METH_NOARGS method that calls `Fast` without pybind11's dispatcher and
+// argument conversion (fast_call.cpp says why). An instance whose C++ object
+// is not in pybind11's simple layout, or not constructed, goes to the
+// pybind11 method; docstring and behaviour are the pybind11 method's.
+template <FastMethod Fast>
+void fastMethod(const py::handle& cls, const char* name) {
+  static PyObject* slow = nullptr;  // the pybind11 method, set once at import
+  installFastMethod(
+      cls, name,
+      [](PyObject* self, PyObject*) -> PyObject* {
+        return callFastMethod(self, Fast, slow);
+      },
+      &slow);
+}
+
 // The calling thread's Python stack (code objects and instruction offsets,
 // resolved when a snapshot is taken), or null outside Python. Takes the GIL
 // itself; never throws. python_stacks.cpp.

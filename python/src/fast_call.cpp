@@ -8,6 +8,11 @@
 // path is a vectorcall C function; whatever it does not answer goes, with the
 // same arguments, to the pybind11 function, which stays the one definition
 // of the behaviour and of every error.
+//
+// fastMethod (bindings.h) does the same for a method taking only self
+// (Stream.query, Event.query, polled in loops): pybind11's dispatcher
+// converts self through its type registry and builds the same vectors; a
+// METH_NOARGS method reads the C++ object straight from pybind11's instance.
 #include <string>
 
 #include "bindings.h"
@@ -54,6 +59,46 @@ py::object fastFunction(FastPath fast, const void* data, const py::object& slow)
   PyObject* function = PyCFunction_NewEx(&f->def, self.ptr(), nullptr);
   if (function == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(function);
+}
+
+PyObject* callFastMethod(PyObject* self, FastMethod fast, PyObject* slow) noexcept {
+  // The method descriptor has checked that self is an instance of the class
+  // (or a subclass); pybind11's instance tells whether its C++ object is
+  // there (a Python subclass whose __init__ did not call the base's has none).
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  if (!inst->simple_layout || !inst->simple_holder_constructed) {
+    return PyObject_CallOneArg(slow, self);
+  }
+  try {
+    return fast(inst->simple_value_holder[0]);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    // pybind11's own order: module-local translators, then global ones.
+    if (py::detail::apply_exception_translators(
+            py::detail::get_local_internals().registered_exception_translators))
+      return nullptr;
+    if (py::detail::apply_exception_translators(
+            py::detail::get_internals().registered_exception_translators))
+      return nullptr;
+    PyErr_SetString(PyExc_SystemError, "an exception escaped accel's error translator");
+    return nullptr;
+  }
+}
+
+void installFastMethod(const py::handle& cls, const char* name, PyCFunction method,
+                       PyObject** slow) {
+  py::object function = cls.attr(name);  // the pybind11 function, unbound
+  *slow = function.inc_ref().ptr();      // a strong reference, never released
+  // Leaked: the method lives as long as the class, which lives as long as
+  // the process, and its PyMethodDef must outlive it.
+  auto* doc = new std::string(function.attr("__doc__").cast<std::string>());
+  auto* def = new PyMethodDef{name, method, METH_NOARGS, doc->c_str()};
+  PyObject* descriptor =
+      PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), def);
+  if (descriptor == nullptr) throw py::error_already_set();
+  py::setattr(cls, name, py::reinterpret_steal<py::object>(descriptor));
 }
 
 }  // namespace accel::python

@@ -164,6 +164,19 @@ void defStreamOf(py::module_& m, const char* name,
       py::arg("type"), py::arg("index") = -1);
 }
 
+// Polled in loops: one definition for the pybind11 method (its docstring and
+// the fallback) and for the fast method that answers the calls (fastMethod).
+bool streamQuery(const PyStream& s) { return hooksOf(s.stream).queryStream(s.stream); }
+bool eventQuery(const PyEvent& e) {
+  return e.id == kNoEvent || getHooks(e.type).queryEvent(e.id);
+}
+PyObject* fastStreamQuery(void* value) {
+  return PyBool_FromLong(streamQuery(*static_cast<const PyStream*>(value)));
+}
+PyObject* fastEventQuery(void* value) {
+  return PyBool_FromLong(eventQuery(*static_cast<const PyEvent*>(value)));
+}
+
 }  // namespace
 
 void bindStreams(py::module_& m) {
@@ -215,10 +228,8 @@ void bindStreams(py::module_& m) {
                  py::type::of<PyStream>(),
                  py::make_tuple(d.stream_id, d.device_index, d.device_type));
            })
-      .def(
-          "query",
-          [](const PyStream& s) { return hooksOf(s.stream).queryStream(s.stream); },
-          "True when all work enqueued so far has finished. Never waits.")
+      .def("query", &streamQuery,
+           "True when all work enqueued so far has finished. Never waits.")
       .def(
           "synchronize",
           [](const PyStream& s) { hooksOf(s.stream).synchronizeStream(s.stream); },
@@ -359,12 +370,8 @@ void bindStreams(py::module_& m) {
           },
           py::arg("stream") = py::none(),
           "Work enqueued on `stream` after this waits for the event.")
-      .def(
-          "query",
-          [](const PyEvent& e) {
-            return e.id == kNoEvent || getHooks(e.type).queryEvent(e.id);
-          },
-          "True when the work before the record has finished (True if never recorded).")
+      .def("query", &eventQuery,
+           "True when the work before the record has finished (True if never recorded).")
       .def(
           "synchronize",
           [](const PyEvent& e) {
@@ -426,6 +433,9 @@ void bindStreams(py::module_& m) {
         const MempoolId id = getHooks(g.type).graphPool(g.id);
         return std::make_pair(id.first, id.second);
       });
+
+  fastMethod<&fastStreamQuery>(m.attr("Stream"), "query");
+  fastMethod<&fastEventQuery>(m.attr("Event"), "query");
 }
 
 }  // namespace accel::python

@@ -1,6 +1,11 @@
 // openreg streams and kernels: ordering, current streams, the pool,
 // priorities and execution units, kernel buffers and kernel errors.
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "openreg_test_support.h"
 
@@ -187,6 +192,74 @@ TEST_F(OpenRegStreamTest, KernelErrorIsReportedOnceByTheNextSynchronize) {
     EXPECT_NE(std::string(e.what()).find("kernel 'explode'"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("missing"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(hooks().synchronizeStream(stream));
+  EXPECT_TRUE(hooks().queryStream(stream));
+}
+
+// query() answers without the lock when there is no capture and no pending
+// error (stream_queue.cpp); a failed operation must still be reported by the
+// query that first sees it complete, never after a query that said "done".
+TEST_F(OpenRegStreamTest, KernelErrorIsReportedOnceByTheQueryThatSeesItComplete) {
+  const accel::Stream stream = hooks().getNewStream(2);
+  accel::openreg::launchKernel(stream, "explode", {},
+                               [](const accel::openreg::KernelContext& k) {
+                                 (void)k.bytes("missing");  // throws InvalidArgument
+                               });
+  std::string reported;
+  bool finished = false;
+  // Polls until the error is reported or the stream says it is done (a
+  // failure); the deadline only keeps a broken build from hanging.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (reported.empty() && !finished && std::chrono::steady_clock::now() < deadline) {
+    try {
+      finished = hooks().queryStream(stream);
+    } catch (const accel::DeviceError& e) {
+      reported = e.what();
+    }
+  }
+  EXPECT_FALSE(finished) << "query() said done before reporting the kernel's error";
+  EXPECT_NE(reported.find("earlier work failed"), std::string::npos) << reported;
+  EXPECT_NE(reported.find("kernel 'explode'"), std::string::npos) << reported;
+  EXPECT_TRUE(hooks().queryStream(stream));  // reported once
+  EXPECT_NO_THROW(hooks().synchronizeStream(stream));
+}
+
+// For TSan: a thread polling query() while another enqueues work, some of
+// which fails; every error is reported once, by one of the two threads.
+TEST_F(OpenRegStreamTest, QueryFromAnotherThreadWhileWorkIsEnqueuedAndFails) {
+  const accel::Stream stream = hooks().getNewStream(3);
+  std::atomic<bool> stop{false};
+  std::vector<std::string> polled_errors;  // the poller's alone until joined
+  std::thread poller([&] {
+    while (!stop.load()) {
+      try {
+        (void)hooks().queryStream(stream);
+      } catch (const accel::DeviceError& e) {
+        polled_errors.emplace_back(e.what());
+      }
+    }
+  });
+  std::vector<std::string> errors;
+  for (int i = 0; i < 200; ++i) {
+    accel::openreg::launchKernel(stream, i % 10 == 0 ? "explode" : "fine", {},
+                                 [i](const accel::openreg::KernelContext& k) {
+                                   if (i % 10 == 0) (void)k.bytes("missing");
+                                 });
+    if (i % 50 == 49) {
+      try {
+        hooks().synchronizeStream(stream);
+      } catch (const accel::DeviceError& e) {
+        errors.emplace_back(e.what());
+      }
+    }
+  }
+  stop.store(true);
+  poller.join();
+  errors.insert(errors.end(), polled_errors.begin(), polled_errors.end());
+  EXPECT_FALSE(errors.empty());
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("earlier work failed: kernel 'explode'"), std::string::npos) << e;
   }
   EXPECT_NO_THROW(hooks().synchronizeStream(stream));
   EXPECT_TRUE(hooks().queryStream(stream));

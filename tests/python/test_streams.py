@@ -138,3 +138,33 @@ def test_interpreter_exit_with_live_streams_and_work(run_python):
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "exiting"
+
+
+def test_query_fast_methods_keep_the_pybind11_behaviour():
+    # Stream.query and Event.query skip pybind11's dispatcher
+    # (python/src/fast_call.cpp): errors, docstrings and odd instances must
+    # still behave as the pybind11 methods do.
+    s = accel.openreg.Stream(0)
+    assert s.query() is True
+    assert accel._C.Stream.query.__doc__.startswith("query(self")
+    assert accel._C.Event.query.__doc__.startswith("query(self")
+    assert accel.openreg.Event().query() is True  # never recorded
+    with pytest.raises(TypeError):
+        accel._C.Stream.query(5)
+    with pytest.raises(TypeError):
+        accel._C.Event.query(accel.openreg.Stream(0))
+    # No C++ object behind it: the pybind11 method answers (an error, no crash).
+    bare = accel._C.Stream.__new__(accel._C.Stream)
+    with pytest.raises((TypeError, RuntimeError)):
+        bare.query()
+    # An error from the hooks is the accel error class, message without a
+    # C++ source location.
+    g = accel.openreg.Graph()
+    with s:
+        g.capture_begin()
+        with pytest.raises(accel.DeviceError, match="is capturing graph") as info:
+            s.query()
+        assert ".cpp:" not in str(info.value)
+        with pytest.raises(accel.DeviceError, match="invalid"):
+            g.capture_end()
+    assert s.query() is True

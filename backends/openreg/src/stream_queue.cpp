@@ -125,6 +125,7 @@ void StreamQueue::execute(Operation& operation) {
     if (pending_error_.empty()) {
       pending_error_ =
           accel::detail::concat(operation.name, " failed on ", stream_, ": ", error);
+      error_pending_.store(true, std::memory_order_release);
     }
   }
 }
@@ -177,6 +178,24 @@ void StreamQueue::synchronizeForDevice(std::string_view hook) {
 }
 
 bool StreamQueue::query(std::string_view hook) {
+  // Lock-free common case. completed_ is read before submitted_: completed
+  // never exceeds submitted, so equal values mean that all work was complete
+  // when completed_ was read. The worker sets error_pending_ before it counts
+  // the failed operation complete (release), so a completion this read sees
+  // brings its error with it, and the error is reported as the locked path
+  // would. Anything unusual takes the locked path, which has the messages.
+  if (!capturing_.load(std::memory_order_acquire)) {
+    const std::uint64_t completed = completed_.load(std::memory_order_acquire);
+    const std::uint64_t submitted = submitted_.load(std::memory_order_acquire);
+    if (!error_pending_.load(std::memory_order_acquire)) {
+      faults_.checkNotLost(hook);
+      return completed == submitted;
+    }
+  }
+  return queryLocked(hook);
+}
+
+bool StreamQueue::queryLocked(std::string_view hook) {
   failIfCapturing(hook, false);
   faults_.checkNotLost(hook);
   throwPendingError(hook);
@@ -191,6 +210,7 @@ void StreamQueue::throwPendingError(std::string_view hook) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (pending_error_.empty()) return;
     error.swap(pending_error_);
+    error_pending_.store(false, std::memory_order_relaxed);
   }
   throw DeviceError(
       accel::detail::concat(hook, "(): earlier work failed: ", error,
@@ -204,12 +224,14 @@ void StreamQueue::beginCapture(std::shared_ptr<Capture> capture) {
               " is already capturing graph ", capture_->graph,
               "; end that capture first (", hookInfo(HookId::graphCaptureEnd).name, ")");
   capture_ = std::move(capture);
+  capturing_.store(true, std::memory_order_release);
 }
 
 bool StreamQueue::endCapture(const std::shared_ptr<Capture>& capture) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (capture_ != capture) return false;
   capture_.reset();
+  capturing_.store(false, std::memory_order_release);
   return true;
 }
 

@@ -89,6 +89,7 @@ class StreamQueue {
   // recorded work is not waited for, since it does not run).
   void synchronizeForDevice(std::string_view hook);
   // True when everything enqueued has completed. Throws like synchronize.
+  // Takes no lock when the stream is not capturing and has no pending error.
   [[nodiscard]] bool query(std::string_view hook);
   // Throws DeviceError (and invalidates the capture) if the stream is
   // capturing: for synchronous operations, which would wait for captured work.
@@ -109,6 +110,8 @@ class StreamQueue {
  private:
   // Throws (invalidating the capture) when a capture forbids synchronising.
   void failIfCapturing(std::string_view hook, bool device_wide);
+  // query() with the lock: captures and pending errors.
+  [[nodiscard]] bool queryLocked(std::string_view hook);
   // The ticket of the last operation enqueued so far (0: none).
   [[nodiscard]] std::uint64_t lastSubmitted();
   void startWorkerLocked();
@@ -132,6 +135,12 @@ class StreamQueue {
   bool worker_started_ = false;
   std::string pending_error_;
   std::shared_ptr<Capture> capture_;
+  // Mirrors of `!pending_error_.empty()` and `capture_ != nullptr`, written
+  // under mutex_ with them, so that query() can answer its common case (no
+  // capture, no error) without the lock: a caller polling query() in a loop
+  // would otherwise take the mutex three times per call.
+  std::atomic<bool> error_pending_{false};
+  std::atomic<bool> capturing_{false};
 };
 
 }  // namespace accel::openreg::detail
