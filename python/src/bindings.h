@@ -63,6 +63,7 @@ void bindStreams(py::module_& m);  // Stream, Event, Graph
 void bindStreamObjects(py::module_& m);  // cached current/default stream objects
 void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindPlugins(py::module_& m);
+void bindHookApi(py::module_& m);  // _hook_catalogue, _python_api_of_hooks
 #if defined(ACCEL_PY_WITH_OPENREG)
 void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
 void bindOpenCl(py::module_& m);   // accel._C._opencl: the OpenCL backend's extras

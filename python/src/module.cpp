@@ -18,6 +18,7 @@ PYBIND11_MODULE(_C, m) {
   bindStreamObjects(m);
   bindBuffer(m);
   bindPlugins(m);
+  bindHookApi(m);
 #if defined(ACCEL_PY_WITH_OPENREG)
   bindOpenReg(m);
   m.attr("_has_openreg") = true;
