@@ -34,6 +34,11 @@ DeviceCache::~DeviceCache() {
   // bug and are not touched. Blocks held by thread caches are deleted with
   // their segments; the caches no longer name this device.
   detachThreadCaches(thread_caches_);
+  // Events first: deciding whether one is inherited reads its block, which
+  // the segments' loop deletes.
+  for (auto& [event, block] : pending_events_) {
+    if (!inherited(block->segment)) source_.releaseEvent(event);
+  }
   for (auto& [base, segment] : segments_) {
     if (inherited(segment.get())) {
       // The parent's memory (device_fork.cpp): not this process's to give back.
@@ -48,9 +53,6 @@ DeviceCache::~DeviceCache() {
       delete block;
       block = next;
     }
-  }
-  for (auto& [event, block] : pending_events_) {
-    if (!inherited(block->segment)) source_.releaseEvent(event);
   }
   while (spare_blocks_ != nullptr) {
     Block* next = spare_blocks_->next;
