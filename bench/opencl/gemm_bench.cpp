@@ -19,6 +19,8 @@
 // (CLBlast's first call per context) happens before timing. Real time: the
 // GEMM runs on the driver's threads.
 #include <benchmark/benchmark.h>
+#include <cstdlib>
+#include <string_view>
 
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -125,7 +127,14 @@ class DirectSgemm {
   explicit DirectSgemm(std::size_t n) : n_(n) {
     cl_device_id device = accel::opencl::nativeDevice(0);
     context_ = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status_);
-    queue_ = clCreateCommandQueueWithProperties(context_, device, nullptr, &status_);
+    // GEMM_DIRECT_PROFILING=1 gives the direct queue profiling, as every
+    // accelhooks queue has (for elapsedTime): like for like.
+    const cl_queue_properties profiling[] = {CL_QUEUE_PROPERTIES,
+                                             CL_QUEUE_PROFILING_ENABLE, 0};
+    const char* like_ours = std::getenv("GEMM_DIRECT_PROFILING");
+    const bool profile = like_ours != nullptr && std::string_view(like_ours) == "1";
+    queue_ = clCreateCommandQueueWithProperties(context_, device,
+                                                profile ? profiling : nullptr, &status_);
     const std::size_t bytes = n * n * sizeof(float);
     for (cl_mem* m : {&a_, &b_, &c_}) {
       *m = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &status_);
