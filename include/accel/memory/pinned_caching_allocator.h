@@ -37,6 +37,11 @@
 
 namespace accel::memory {
 
+namespace detail {
+template <typename T>
+class LiveList;  // the live caches' list across fork() (src/core/memory)
+}  // namespace detail
+
 class ACCEL_API PinnedCachingAllocator final : public Allocator {
  public:
   explicit PinnedCachingAllocator(SegmentSource& source);
@@ -84,6 +89,8 @@ class ACCEL_API PinnedCachingAllocator final : public Allocator {
   void linkLive() noexcept;
   void unlinkLive() noexcept;
   friend struct PinnedForkAccess;
+  template <typename>
+  friend class detail::LiveList;  // links live_prev_/live_next_
 
   SegmentSource& source_;
   mutable std::mutex mutex_;

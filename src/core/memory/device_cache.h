@@ -248,6 +248,8 @@ class DeviceCache {
   // destruction, so that a fork never holds a device being made or unmade.
   void linkLive() noexcept;
   void unlinkLive() noexcept;
+  template <typename>
+  friend class LiveList;  // links live_prev_/live_next_
 
   CachingAllocator& allocator_;
   SegmentSource& source_;

@@ -35,14 +35,12 @@
 
 #include "hooks/fork_handlers.h"
 #include "memory/device_cache.h"
+#include "memory/live_list.h"
 
 namespace accel::memory::detail {
 namespace {
 
-// The live devices, newest first. Constant-initialised and never destroyed,
-// so a fork during static destruction finds it whole.
-constinit std::mutex g_live_mutex;
-constinit DeviceCache* g_live_first = nullptr;
+constinit LiveList<DeviceCache> g_live_devices;
 
 void lockLiveDevices() noexcept;
 void unlockLiveDevicesInParent() noexcept;
@@ -117,40 +115,22 @@ void DeviceCache::setAsideInherited() noexcept {
   updatePlain();
 }
 
-void DeviceCache::linkLive() noexcept {
-  std::lock_guard<std::mutex> lock(g_live_mutex);
-  live_next_ = g_live_first;
-  if (g_live_first != nullptr) g_live_first->live_prev_ = this;
-  g_live_first = this;
-}
+void DeviceCache::linkLive() noexcept { g_live_devices.link(this); }
 
-void DeviceCache::unlinkLive() noexcept {
-  std::lock_guard<std::mutex> lock(g_live_mutex);
-  if (live_prev_ != nullptr) {
-    live_prev_->live_next_ = live_next_;
-  } else {
-    g_live_first = live_next_;
-  }
-  if (live_next_ != nullptr) live_next_->live_prev_ = live_prev_;
-  live_prev_ = live_next_ = nullptr;
-}
+void DeviceCache::unlinkLive() noexcept { g_live_devices.unlink(this); }
 
 void DeviceCache::lockLive() noexcept {
-  g_live_mutex.lock();
-  for (DeviceCache* device = g_live_first; device != nullptr; device = device->live_next_)
-    device->lockForFork();
+  g_live_devices.lockAll([](DeviceCache* device) { device->lockForFork(); });
 }
 
 void DeviceCache::unlockLive(bool in_child) noexcept {
-  for (DeviceCache* device = g_live_first; device != nullptr;
-       device = device->live_next_) {
+  g_live_devices.unlockAll([in_child](DeviceCache* device) {
     if (in_child) {
       device->unlockAfterForkInChild();
     } else {
       device->unlockAfterForkInParent();
     }
-  }
-  g_live_mutex.unlock();
+  });
 }
 
 namespace {

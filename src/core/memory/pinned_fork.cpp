@@ -28,6 +28,7 @@
 
 #include "accel/memory/pinned_caching_allocator.h"
 #include "hooks/fork_handlers.h"
+#include "memory/live_list.h"
 
 namespace accel::memory {
 
@@ -38,10 +39,7 @@ struct PinnedForkAccess {
 
 namespace {
 
-// The live caches, newest first. Constant-initialised and never destroyed,
-// so a fork during static destruction finds it whole.
-constinit std::mutex g_live_mutex;
-constinit PinnedCachingAllocator* g_live_first = nullptr;
+constinit detail::LiveList<PinnedCachingAllocator> g_live_caches;
 
 void lockPinnedCaches() noexcept { PinnedForkAccess::lockAll(); }
 void unlockPinnedCachesInParent() noexcept { PinnedForkAccess::unlockAll(false); }
@@ -60,44 +58,24 @@ const bool kPinnedCachesForkCallbacks = [] {
 
 }  // namespace
 
-void PinnedCachingAllocator::linkLive() noexcept {
-  std::lock_guard<std::mutex> lock(g_live_mutex);
-  live_next_ = g_live_first;
-  if (g_live_first != nullptr) g_live_first->live_prev_ = this;
-  g_live_first = this;
-}
+void PinnedCachingAllocator::linkLive() noexcept { g_live_caches.link(this); }
 
-void PinnedCachingAllocator::unlinkLive() noexcept {
-  std::lock_guard<std::mutex> lock(g_live_mutex);
-  if (live_prev_ != nullptr) {
-    live_prev_->live_next_ = live_next_;
-  } else {
-    g_live_first = live_next_;
-  }
-  if (live_next_ != nullptr) live_next_->live_prev_ = live_prev_;
-  live_prev_ = live_next_ = nullptr;
-}
+void PinnedCachingAllocator::unlinkLive() noexcept { g_live_caches.unlink(this); }
 
 void PinnedForkAccess::lockAll() noexcept {
-  g_live_mutex.lock();
-  for (PinnedCachingAllocator* cache = g_live_first; cache != nullptr;
-       cache = cache->live_next_) {
-    cache->mutex_.lock();
-  }
+  g_live_caches.lockAll([](PinnedCachingAllocator* cache) { cache->mutex_.lock(); });
 }
 
 void PinnedForkAccess::unlockAll(bool in_child) noexcept {
   // Plain stores only in the child (no allocation): the set-aside waits for
   // the child's first allocation or emptyCache.
-  for (PinnedCachingAllocator* cache = g_live_first; cache != nullptr;
-       cache = cache->live_next_) {
+  g_live_caches.unlockAll([in_child](PinnedCachingAllocator* cache) {
     if (in_child) {
       ++cache->fork_generation_;
       cache->set_aside_pending_ = true;
     }
     cache->mutex_.unlock();
-  }
-  g_live_mutex.unlock();
+  });
 }
 
 }  // namespace accel::memory
