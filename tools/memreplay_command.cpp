@@ -77,6 +77,15 @@ int runMemreplay(const MemreplayOptions& options) {
     input.max_bytes =
         parseByteSize(options.max_input_size, "memreplay: --max-input-size");
   }
+  // A trace is text and a snapshot starts like one: refuse anything else at
+  // its first bytes (memreplay /dev/zero) instead of reading up to the limit.
+  input.check_start = [&](std::string_view first) {
+    if (snapshotFormOf(first.substr(0, 4096)) != SnapshotForm::Other) return;
+    const std::size_t nul = first.find('\0');
+    ACCEL_CHECK(nul == std::string_view::npos, InvalidArgument, "memreplay: '",
+                options.trace, "' is not a trace: byte ", nul,
+                " is NUL, and a trace is text; give ", kExpected);
+  };
   std::string text = readInputFile(options.trace, input);
   bool from_snapshot = false;
   if (snapshotFormOf(std::string_view(text).substr(0, 4096)) != SnapshotForm::Other) {

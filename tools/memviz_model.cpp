@@ -15,9 +15,10 @@ bool isPythonFrame(std::string_view filename) {
 }
 
 struct VectorHash {
-  std::size_t operator()(const std::vector<std::uint32_t>& ids) const noexcept {
+  template <typename Id>
+  std::size_t operator()(const std::vector<Id>& ids) const noexcept {
     std::size_t hash = ids.size();
-    for (std::uint32_t id : ids) hash = hash * 1000003u ^ id;
+    for (Id id : ids) hash = hash * 1000003u ^ static_cast<std::size_t>(id);
     return hash;
   }
 };
@@ -51,8 +52,8 @@ class Tables {
       const json* line_value = SnapshotFields::optionalMember(frame, "line");
       const std::int64_t line =
           line_value != nullptr ? fields.integer(*line_value, at.member("line")) : 0;
-      const std::vector<std::uint32_t> key{string(name), string(filename),
-                                           static_cast<std::uint32_t>(line)};
+      // The line as written (any 64-bit value), so that two lines never meet.
+      const std::vector<std::int64_t> key{string(name), string(filename), line};
       const auto [it, added] =
           frame_ids_.emplace(key, static_cast<std::uint32_t>(frame_ids_.size()));
       if (added) {
@@ -78,7 +79,7 @@ class Tables {
  private:
   const std::string empty_;
   std::unordered_map<std::string, std::uint32_t> string_ids_;
-  std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VectorHash> frame_ids_;
+  std::unordered_map<std::vector<std::int64_t>, std::uint32_t, VectorHash> frame_ids_;
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VectorHash> stack_ids_;
   json strings_ = json::array();
   json frames_ = json::array();

@@ -12,9 +12,9 @@
 namespace accel::tool {
 
 // The page for `model`. Snapshot strings cannot end or comment out the
-// script element that holds the model: '<', '>' and '&' are written as
-// JSON \u escapes, so no "</script", "<!--" or "<script" reaches the HTML
-// parser, and invalid UTF-8 becomes U+FFFD.
+// script element that holds the model: '<', '>', '&', U+2028 and U+2029 are
+// written as JSON \u escapes, so no "</script", "<!--" or "<script" reaches
+// the HTML parser, and invalid UTF-8 becomes U+FFFD.
 [[nodiscard]] std::string renderMemvizPage(const nlohmann::json& model);
 
 }  // namespace accel::tool

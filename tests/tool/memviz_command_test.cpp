@@ -47,6 +47,14 @@ TEST(MemvizCommand, WhatIsNeitherJsonNorAPickleIsRefusedAtItsFirstByte) {
   EXPECT_NE(out.find("its first byte is 0x00"), std::string::npos) << out;
 }
 
+TEST(MemreplayCommand, WhatIsNeitherTextNorASnapshotIsRefusedAtItsFirstBytes) {
+  int status = -1;
+  const std::string out = run("memreplay /dev/zero", status);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("'/dev/zero' is not a trace: byte 0 is NUL"), std::string::npos)
+      << out;
+}
+
 TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
   const std::string path = writeFile("memviz_limit.json", kSmallSnapshot);
   int status = -1;
@@ -61,8 +69,12 @@ TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
   out = run("memviz --max-input-size lots " + path + " -o /dev/null", status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("--max-input-size 'lots' is not a size"), std::string::npos) << out;
-  // An endless stream stops at the limit too (a pipe has no size to check first).
-  out = run("memreplay --max-input-size 1MiB /dev/zero", status);
+  // An endless stream stops at the limit too (a pipe has no size to check
+  // first): endless text, since memreplay refuses binary at its first bytes.
+  out =
+      memory::testing::runCommand("yes | " + std::string(ACCEL_TOOL_PATH) +
+                                      " memreplay --max-input-size 1MiB /dev/stdin 2>&1",
+                                  status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("larger than the input limit of 1 MiB"), std::string::npos) << out;
 }

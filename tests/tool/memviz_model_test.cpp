@@ -128,6 +128,20 @@ TEST(MemvizModel, StringsFramesAndStacksAreStoredOnceWithPythonFramesFirst) {
   EXPECT_FALSE(model["trace"].contains("time_us")) << "no event had a time";
 }
 
+TEST(MemvizModel, FramesThatDifferOnlyInALineBeyond32BitsStayApart) {
+  const json low{{"name", "f"}, {"filename", "a.py"}, {"line", 1}};
+  const json high{{"name", "f"}, {"filename", "a.py"}, {"line", 4294967297LL}};
+  const json trace = json::array(
+      {{{"action", "alloc"}, {"addr", 4096}, {"size", 1}, {"frames", {low}}},
+       {{"action", "alloc"}, {"addr", 8192}, {"size", 1}, {"frames", {high}}}});
+  const json snapshot{{"segments", json::array()}, {"device_traces", {trace}}};
+  const json model = buildMemvizModel(snapshot, 0, "title", kFields);
+  ASSERT_EQ(model["frames"].size(), 6u) << model["frames"];
+  EXPECT_EQ(model["frames"][2], 1);
+  EXPECT_EQ(model["frames"][5], 4294967297LL);
+  EXPECT_NE(model["trace"]["stack"][0], model["trace"]["stack"][1]);
+}
+
 TEST(MemvizModel, OlderSnapshotsWithoutBlockAddressesTileTheSegment) {
   const json snapshot = json::parse(
       R"({"segments":[{"device":0,"address":1000,"total_size":300,"blocks":[)"

@@ -458,7 +458,8 @@
   } else {
     note.textContent = n + ' events: ' + Object.keys(counts).map(function (k) {
       return counts[k] + ' ' + k;
-    }).join(', ') + '. Frees count at ' + model.actions[A_FREE] + '.' +
+    }).join(', ') + '.' + (A_FREE >= 0 ? ' Frees count at ' + model.actions[A_FREE] + '.'
+                                       : ' The trace has no frees.') +
         (before.length > 0 ? ' ' + before.length + ' allocations were made before the ' +
          'trace began (freed in it, or still allocated in the snapshot); they count from ' +
          'its start.' : '');
