@@ -20,6 +20,7 @@ namespace {
 
 using detail::ConformanceCase;
 using detail::hookName;
+using detail::thrownText;
 
 // Every case, group by group: the order tests run in. Low comes first so
 // that its check that probes create no device context sees devices that no
@@ -72,7 +73,7 @@ class SetUpOnce {
       try {
         fn_();
       } catch (const std::exception& e) {
-        error_ = e.what();
+        error_ = thrownText(e);
       } catch (...) {
         error_ = "a non-standard exception";
       }
@@ -130,7 +131,7 @@ class ConformanceTest : public ::testing::Test {
       try {
         (void)hooks.getCurrentDevice();
       } catch (const std::exception& e) {
-        why = e.what();
+        why = thrownText(e);
       }
       FAIL() << "no backend is registered for '" << name
              << "' when its conformance tests run; register or load it first. " << why;
@@ -151,7 +152,7 @@ class ConformanceTest : public ::testing::Test {
         detail::blame(HookId::init);
         FAIL() << "expected the backend to initialise (Context::lazyInitDevice('" << name
                << "') runs " << hookInfo(HookId::init).impl
-               << "); it threw: " << e.what();
+               << "); it threw: " << thrownText(e);
       }
     }
     try {
@@ -164,11 +165,11 @@ class ConformanceTest : public ::testing::Test {
       ADD_FAILURE() << "expected " << missing.name << "() to work on '" << name
                     << "', which declares the '" << hookGroupName(missing.group)
                     << "' group; it is not implemented: override " << missing.impl
-                    << ". The hook threw: " << e.what();
+                    << ". The hook threw: " << thrownText(e);
     } catch (const std::exception& e) {
       ADD_FAILURE() << "expected the hooks " << joinHooks(case_)
                     << " to succeed here; one of them threw " << typeid(e).name() << ": "
-                    << e.what();
+                    << thrownText(e);
     } catch (...) {
       ADD_FAILURE() << "expected the hooks " << joinHooks(case_)
                     << " to succeed here; one of them threw a non-standard exception";
@@ -276,7 +277,7 @@ bool detail::registerStatically(const char* prefix,
     return true;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "accelhooks: ACCEL_INSTANTIATE_CONFORMANCE(%s) failed: %s\n",
-                 prefix, e.what());
+                 prefix, thrownText(e).c_str());
     return false;
   }
 }

@@ -24,7 +24,8 @@ void registeredBackendInitialises(AcceleratorHooks& hooks) {
     ADD_FAILURE() << "expected " << hookName(HookId::init)
                   << "() of the registered backend '" << hooks.name()
                   << "' to succeed (without devices it succeeds and reports "
-                  << hookName(HookId::deviceCount) << "() == 0); it threw: " << e.what()
+                  << hookName(HookId::deviceCount)
+                  << "() == 0); it threw: " << thrownText(e)
                   << ". Every case that needs a device is skipped until this is fixed";
     return;
   }

@@ -146,7 +146,7 @@ std::optional<DeviceMemoryInfo> memoryInfoOrRefusal(AcceleratorHooks& hooks,
   } catch (const HookNotImplemented&) {
     throw;
   } catch (const NotSupported& e) {
-    const std::string_view message = e.what();
+    const std::string_view message = errorMessage(e);
     EXPECT_NE(message.find(hooks.name()), std::string_view::npos)
         << hookName(HookId::getMemoryInfo)
         << " refused without naming the backend: " << message;
@@ -275,7 +275,7 @@ void hostMemoryStatsFollowPinnedAllocations(AcceleratorHooks& hooks) {
   } catch (const HookNotImplemented&) {
     throw;
   } catch (const NotSupported& e) {
-    const std::string_view message = e.what();
+    const std::string_view message = errorMessage(e);
     EXPECT_NE(message.find(hooks.name()), std::string_view::npos) << message;
     EXPECT_NE(message.find(hookName(HookId::hostMemoryStats)), std::string_view::npos)
         << message;

@@ -55,7 +55,7 @@ class ScopedHistoryRecording {
       hooks_.recordMemoryHistory(off);
     } catch (const std::exception& e) {
       ADD_FAILURE() << hookName(HookId::recordMemoryHistory)
-                    << "(Off) threw: " << e.what();
+                    << "(Off) threw: " << thrownText(e);
     }
   }
 
