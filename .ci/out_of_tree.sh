@@ -33,6 +33,16 @@ for f in README.md docs/writing-a-backend.md docs/openreg.md examples/out_of_tre
   [[ -f $docdir/$f ]] || fail "$docdir/$f not installed"
 done
 
+# Every relative link of the installed pages leads to an installed file.
+broken=""
+while IFS= read -r page; do
+  while IFS= read -r target; do
+    [[ -e $(dirname "$page")/$target ]] || broken+=$'\n'"  ${page#"$docdir"/} -> $target"
+  done < <(grep -oE '\]\([^)#: ]+(#[^) ]*)?\)' "$page" | sed -E 's/^\]\(([^)#]*).*/\1/')
+done < <(find "$docdir" -name '*.md')
+[[ -z $broken ]] || fail "links of the installed docs that lead nowhere in $docdir:$broken"
+step "the installed pages' relative links resolve"
+
 # Code lines (neither blank nor comment) of the installed example backend.
 code_lines=$(grep -cvE '^[[:space:]]*(//.*)?$' "$docdir/examples/out_of_tree_backend/example_backend.cpp")
 (( code_lines <= 130 )) || fail "example_backend.cpp has $code_lines code lines; the kit should keep it within 130"

@@ -9,6 +9,7 @@
 #   share/doc/accelhooks/                   for a vendor, laid out as in the repository:
 #     README.md, docs/                        the documentation
 #     examples/out_of_tree_backend/           the worked example (copy it to start a backend)
+#     examples/framework_tour/main.cpp        the README's framework tour
 #     backends/openreg/                       the reference backend (docs/openreg.md's tour)
 #     conformance/src/                        the contract cases (failure messages name them)
 #
@@ -108,6 +109,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
   COMPONENT development)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/out_of_tree_backend
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT development)
+# The README's framework tour: the source it quotes (built in-tree only).
+install(FILES ${PROJECT_SOURCE_DIR}/examples/framework_tour/main.cpp
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/framework_tour COMPONENT development)
 if(TARGET accel_openreg)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/openreg/
     DESTINATION ${CMAKE_INSTALL_DOCDIR}/backends/openreg COMPONENT development)
