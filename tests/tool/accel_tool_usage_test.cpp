@@ -5,8 +5,10 @@
 
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 
+#include "accel/version.h"
 #include "tool_run.h"
 
 namespace {
@@ -88,6 +90,23 @@ TEST(AccelToolUsage, DocsShowWhatVersionPrintsInThisBuild) {
   EXPECT_TRUE(contains(docs, "$ accel version\n" + run.output))
       << "docs/accel-tool.md's `accel version` example differs from the output:\n"
       << run.output;
+}
+
+TEST(AccelToolUsage, DocsShowNoPluginApiButTheCurrentOne) {
+  // Every example on the page (info's text and JSON, version) shows the plugin
+  // API of this build, not one it had when the example was written.
+  std::ifstream in(ACCEL_SOURCE_DIR "/docs/accel-tool.md");
+  const std::string docs((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  ASSERT_FALSE(docs.empty()) << "cannot read docs/accel-tool.md";
+  const std::regex version(R"((plugin API|for API|"api_version":) (\d+))");
+  int seen = 0;
+  for (auto it = std::sregex_iterator(docs.begin(), docs.end(), version);
+       it != std::sregex_iterator(); ++it, ++seen) {
+    EXPECT_EQ(std::stoi((*it)[2].str()), accel::kPluginApiVersion)
+        << "docs/accel-tool.md shows \"" << it->str() << "\"";
+  }
+  EXPECT_GE(seen, 3) << "the page's examples no longer show the plugin API";
 }
 
 }  // namespace
