@@ -8,6 +8,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,17 @@ using ::testing::HasSubstr;
 std::string truncatedPlugin(const ScratchDir& dir, std::uintmax_t size) {
   std::string path = dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_cut.so");
   std::filesystem::resize_file(path, size);
+  return path;
+}
+
+// A copy of a good test plugin with `value` written over the bytes at `offset`.
+template <typename T>
+std::string patchedPlugin(const ScratchDir& dir, std::uintmax_t offset, T value) {
+  std::string path = dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_patched.so");
+  std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+  file.seekp(static_cast<std::streamoff>(offset));
+  file.write(reinterpret_cast<const char*>(&value), sizeof value);
+  EXPECT_TRUE(file.good()) << path;
   return path;
 }
 
@@ -119,6 +131,78 @@ TEST(ElfImageCheck, PluginCutAfterItsMappedPartLoads) {
   PluginRecord r = loadBackend(truncatedPlugin(dir, end));
   EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
   EXPECT_EQ(getHooks(*findDeviceType("plugtest_good")).deviceCount(), 2);
+}
+
+// The header says whether the file can be loaded here at all; dlopen's own
+// words for a library of another machine are "No such file or directory".
+TEST(ElfImageCheck, LibraryForAnotherMachineIsNamedAsSuch) {
+  ScratchDir dir;
+  const ElfW(Half) other = goodPluginLayout().header.e_machine == EM_AARCH64
+                               ? ElfW(Half){EM_X86_64}
+                               : ElfW(Half){EM_AARCH64};
+  PluginRecord r =
+      loadRefused(patchedPlugin(dir, offsetof(ElfW(Ehdr), e_machine), other));
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed) << describePluginRecord(r);
+  EXPECT_THAT(r.detail, HasSubstr("built for another platform"));
+  EXPECT_THAT(r.detail,
+              HasSubstr(other == EM_AARCH64 ? "(the file: AArch64; this process: x86-64)"
+                                            : "(the file: x86-64"));
+  EXPECT_THAT(r.detail, ::testing::Not(HasSubstr("No such file")));
+}
+
+TEST(ElfImageCheck, LibraryOfAnotherClassOrByteOrderIsNamedAsSuch) {
+  ScratchDir dir;
+  const unsigned char other_class = sizeof(void*) == 8 ? ELFCLASS32 : ELFCLASS64;
+  PluginRecord r = loadRefused(patchedPlugin(dir, EI_CLASS, other_class));
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed) << describePluginRecord(r);
+  EXPECT_THAT(r.detail, HasSubstr("built for another platform"));
+  EXPECT_THAT(r.detail,
+              HasSubstr(sizeof(void*) == 8 ? "(the file: 32-bit; this process: 64-bit)"
+                                           : "(the file: 64-bit"));
+  const unsigned char other_data =
+      __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2MSB : ELFDATA2LSB;
+  r = loadRefused(patchedPlugin(dir, EI_DATA, other_data));
+  EXPECT_THAT(r.detail,
+              HasSubstr(other_data == ELFDATA2MSB ? "(the file: big-endian"
+                                                  : "(the file: little-endian"));
+}
+
+TEST(ElfImageCheck, ElfFileThatIsNotASharedLibraryIsNamed) {
+  ScratchDir dir;
+  PluginRecord r =
+      loadRefused(patchedPlugin(dir, offsetof(ElfW(Ehdr), e_type), ElfW(Half){ET_REL}));
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed) << describePluginRecord(r);
+  EXPECT_THAT(r.detail, HasSubstr("an object file (.o), not a shared library"));
+}
+
+TEST(ElfImageCheck, InsaneHeaderFieldsAreRefusedAsDamaged) {
+  ScratchDir dir;
+  PluginRecord r =
+      loadRefused(patchedPlugin(dir, offsetof(ElfW(Ehdr), e_phentsize), ElfW(Half){40}));
+  EXPECT_THAT(r.detail, HasSubstr("damaged: its ELF header gives program headers of 40"));
+  r = loadRefused(patchedPlugin(dir, offsetof(ElfW(Ehdr), e_phnum), ElfW(Half){0}));
+  EXPECT_THAT(r.detail, HasSubstr("lists no program headers"));
+  // An offset whose sum with the table's size overflows is past the end too.
+  r = loadRefused(patchedPlugin(dir, offsetof(ElfW(Ehdr), e_phoff), ~ElfW(Off){0} - 8));
+  EXPECT_THAT(r.detail, HasSubstr("truncated or damaged: its program header table"));
+}
+
+TEST(ElfImageCheck, LibraryWithoutALoadableSegmentIsRefusedAsDamaged) {
+  ScratchDir dir;
+  GoodPluginLayout layout = goodPluginLayout();
+  std::string path = dir.copyPlugin("libaccel_plugtest_good.so", "libaccel_patched.so");
+  std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+  for (std::size_t i = 0; i < layout.segments.size(); ++i) {
+    if (layout.segments[i].p_type != PT_LOAD) continue;
+    const ElfW(Word) null_type = PT_NULL;
+    file.seekp(static_cast<std::streamoff>(
+        layout.header.e_phoff + i * sizeof(ElfW(Phdr)) + offsetof(ElfW(Phdr), p_type)));
+    file.write(reinterpret_cast<const char*>(&null_type), sizeof null_type);
+  }
+  file.close();
+  PluginRecord r = loadRefused(path);
+  EXPECT_EQ(r.status, PluginStatus::OpenFailed) << describePluginRecord(r);
+  EXPECT_THAT(r.detail, HasSubstr("lists no loadable segment"));
 }
 
 }  // namespace

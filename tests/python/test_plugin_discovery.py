@@ -118,3 +118,29 @@ def test_the_directory_scan_is_off_with_accel_plugin_path_or_autoload_off(tmp_pa
     record = accel.load_backend(TESTDEV)
     (type_name,) = record["registered"]
     assert type_name not in found["backends"]
+
+
+@pytest.mark.skipif(TESTDEV is None, reason="the testdev plugin is built with the C++ tests")
+def test_truncated_plugin_next_to_libaccel_is_skipped_and_import_survives(tmp_path):
+    # A plugin cut after its headers, in the directory `import accel` scans by
+    # default, killed the interpreter with SIGBUS inside dlopen.
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    core = _core_library()
+    shutil.copy2(core, lib / os.path.basename(core).rsplit(".", 2)[0])
+    shutil.copy2(TESTDEV, lib / os.path.basename(TESTDEV))
+    with open(TESTDEV, "rb") as plugin:
+        (lib / "libaccel_cut.so").write_bytes(plugin.read(4096))
+    probe = """
+import accel
+for r in accel.plugin_report():
+    print(r["path"].rsplit("/", 1)[1], r["status"].replace(" ", "_"))
+"""
+    out = subprocess.run([sys.executable, "-c", probe],
+                         env=_discovery_env(LD_LIBRARY_PATH=str(lib)),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    statuses = dict(line.split() for line in out.stdout.splitlines())
+    assert statuses["libaccel_cut.so"] == "open_failed"
+    assert statuses[os.path.basename(TESTDEV)] == "loaded"
+    assert "libaccel_cut.so: open failed: the file is truncated or damaged" in out.stderr

@@ -5,16 +5,23 @@
 // A file cut short after its headers (an interrupted copy, a full disk)
 // still passes dlopen's own header checks, and the first read past the end
 // of the file is a SIGBUS that kills the process. So the loader checks,
-// before dlopen, that every part of the file the program headers point at
-// lies inside the file.
+// before dlopen, that the ELF header is sane and that every part of the file
+// the program headers point at lies inside the file.
 //
-// Only what leads to a crash is judged here: a file that is not ELF, or ELF
-// for another machine or class, is left to dlopen, whose own message names
-// the problem (and which reads those headers with read(), safely).
+// The same header says whether the file can be loaded here at all, and
+// dlopen's own words for that are poor (a library for another machine is
+// "cannot open shared object file: No such file or directory"), so an ELF
+// file of another class, byte order or machine, or one that is not a shared
+// library, is refused here too, with what it is and what this process is.
+// A file that is not ELF at all is left to dlopen, which reads its first
+// bytes with read() (safely) and says "invalid ELF header".
 //
 // The check and the dlopen are not atomic: a file truncated between the two
 // still crashes. It guards against files damaged at rest, not against a
 // writer racing the loader (autoload trusts only files no other user can write).
+//
+// Written by hand over <elf.h>: the core depends on nothing but the C++
+// standard library, pthreads and dl.
 //
 // Thread-safety: thread-safe (reads the file, touches no shared state).
 #pragma once
@@ -23,10 +30,12 @@
 
 namespace accel::detail {
 
-// Why the ELF file at `path`, `file_size` bytes long, cannot be mapped
-// safely ("truncated: ..."), or empty when nothing the program headers
-// point at lies past its end, or when the file is not a native ELF file
-// (dlopen reports that). Never throws except std::bad_alloc.
+// Why the ELF file at `path`, `file_size` bytes long, cannot be loaded
+// safely into this process ("the file is truncated or damaged: ...", "it
+// is built for another platform: ..."), or empty when its headers are sane,
+// it suits this process and nothing they point at lies past its end, or
+// when it is not an ELF file (dlopen reports that). Never throws except
+// std::bad_alloc.
 std::string elfImageProblem(const std::string& path, long long file_size);
 
 }  // namespace accel::detail
