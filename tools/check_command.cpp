@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "accel/conformance.h"
@@ -64,6 +68,26 @@ std::vector<DeviceType> selectBackends(const CheckOptions& options,
   return types;
 }
 
+// Why the JUnit report cannot be written to `path`, or empty when it can.
+// GoogleTest creates the file's directories and then opens it only after
+// every case ran, and aborts the process (SIGABRT) if that fails; asking
+// first turns the mistake into a usage error before anything runs.
+std::string junitFileProblem(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (error) {
+    return "cannot create its directory " + parent.string() + ": " + error.message();
+  }
+  // "a" creates a missing file and keeps an existing one (GoogleTest
+  // rewrites it at the end).
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr)
+    return std::string("cannot open it for writing: ") + std::strerror(errno);
+  std::fclose(file);
+  return {};
+}
+
 }  // namespace
 
 void printCaseList(std::ostream& out) {
@@ -92,6 +116,13 @@ int runCheck(const CheckOptions& options) {
   if (options.list) {
     printCaseList(std::cout);
     return 0;
+  }
+  if (!options.junit.empty()) {
+    if (std::string problem = junitFileProblem(options.junit); !problem.empty()) {
+      std::cerr << "accel check: --junit " << options.junit << ": " << problem
+                << "; give a writable file path\n";
+      return 2;
+    }
   }
   PluginSetup setup = setUpPlugins(options.plugins);
   if (!setup.errors.empty()) {

@@ -3,7 +3,8 @@
 //
 // Which backends: --backend NAME; else the backends the --plugin paths
 // registered; else every registered backend. A JUnit XML report is written
-// with --junit FILE (GoogleTest's XML output). Exit status: 0 when every
+// with --junit FILE (GoogleTest's XML output; a FILE that cannot be written
+// is refused, status 2, before anything runs). Exit status: 0 when every
 // case passed or was skipped, 1 when any failed or a backend did not
 // initialise, 2 when nothing could be checked (unknown backend, a --plugin
 // that did not load, no backends), 3 when nothing failed but a backend has

@@ -3,6 +3,7 @@
 // that speak of the command they close.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -54,6 +55,20 @@ TEST(AccelToolUsage, EveryUsageErrorExitsTwoNamingTheCommand) {
     EXPECT_TRUE(contains(run.output, "--help"))
         << "accel " << c.args << ": " << run.output;
   }
+}
+
+TEST(AccelToolUsage, UnwritableJunitFileIsAUsageErrorBeforeAnyCaseRuns) {
+  // GoogleTest opens the report only after every case ran, and aborted the
+  // tool (SIGABRT) when it could not.
+  std::string blocker = ::testing::TempDir() + "accel_usage_junit_blocker";
+  std::ofstream(blocker) << "a file where the report's directory should be";
+  std::string report = blocker + "/report.xml";
+  ToolRun run = runTool("check --junit " + report);
+  std::remove(blocker.c_str());
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_TRUE(contains(run.output, "accel check: --junit " + report + ": cannot create"))
+      << run.output;
+  EXPECT_FALSE(contains(run.output, "  pass  ")) << "cases ran:\n" << run.output;
 }
 
 TEST(AccelToolUsage, HelpFootersFitTheirCommand) {
