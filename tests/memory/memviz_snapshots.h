@@ -31,7 +31,9 @@ inline MemorySnapshot sevenBlockSnapshot(bool with_trace) {
   constexpr std::size_t kMiB = 1 << 20;
   FakeSegmentSource source(std::size_t{1} << 30);
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
-  allocator.recordHistory({HistoryRecording::All, 1000, false});
+  MemoryHistoryOptions history;
+  history.max_entries = 1000;
+  allocator.recordHistory(history);
   DataPtr a = allocator.allocate(0, 1000, memvizStream(0));
   DataPtr b = allocator.allocate(0, 3 * kMiB, memvizStream(0));
   DataPtr c = allocator.allocate(0, 4 * kKiB, memvizStream(0));
@@ -78,7 +80,9 @@ inline std::vector<std::vector<MemoryFrame>> trainingStacks(int stacks, int pyth
 inline MemorySnapshot trainingSnapshot(std::size_t events, int stacks = 300) {
   FakeSegmentSource source(std::size_t{1} << 40);
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
-  allocator.recordHistory({HistoryRecording::All, events, false});
+  MemoryHistoryOptions history;  // every event kind
+  history.max_entries = events;
+  allocator.recordHistory(history);
   std::mt19937 random(7);
   std::vector<DataPtr> parameters;
   std::deque<DataPtr> activations;
