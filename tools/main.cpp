@@ -65,6 +65,16 @@ int reportParseError(CLI::App& app, const CLI::ParseError& e, int argc, char** a
   return kUsageError;
 }
 
+// A command's error on stderr as "accel COMMAND: what was wrong", like the
+// parse errors (the memory commands' messages begin with their name already).
+void reportCommandError(CLI::App& app, const std::string& message) {
+  std::string prefix;
+  for (const CLI::App* command : app.get_subcommands())
+    prefix = command->get_name() + ": ";
+  std::cerr << "accel " << (message.rfind(prefix, 0) == 0 ? "" : prefix) << message
+            << '\n';
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,10 +183,10 @@ int main(int argc, char** argv) {
     if (*memvizCommand) return accel::tool::runMemviz(memviz);
     if (*memreplayCommand) return accel::tool::runMemreplay(memreplay);
   } catch (const accel::Error& e) {
-    std::cerr << "accel: " << e.message() << '\n';
+    reportCommandError(app, e.message());
     return kUsageError;
   } catch (const std::exception& e) {
-    std::cerr << "accel: " << e.what() << '\n';
+    reportCommandError(app, e.what());
     return kUsageError;
   }
   return kUsageError;

@@ -57,6 +57,17 @@ TEST(AccelToolUsage, EveryUsageErrorExitsTwoNamingTheCommand) {
   }
 }
 
+TEST(AccelToolUsage, ErrorsACommandFindsNameTheCommandLikeUsageErrors) {
+  ToolRun size = runTool("memviz snapshot.json --max-input-size 12Q", "", Stderr::Only);
+  EXPECT_EQ(size.status, 2) << size.output;
+  EXPECT_EQ(size.output.rfind("accel memviz: --max-input-size '12Q'", 0), 0)
+      << size.output;
+  ToolRun directory = runTool("memreplay " + ::testing::TempDir(), "", Stderr::Only);
+  EXPECT_EQ(directory.status, 2) << directory.output;
+  EXPECT_EQ(directory.output.rfind("accel memreplay: '", 0), 0) << directory.output;
+  EXPECT_TRUE(contains(directory.output, "is a directory")) << directory.output;
+}
+
 TEST(AccelToolUsage, UnwritableJunitFileIsAUsageErrorBeforeAnyCaseRuns) {
   // GoogleTest opens the report only after every case ran, and aborted the
   // tool (SIGABRT) when it could not.
