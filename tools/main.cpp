@@ -24,7 +24,7 @@ constexpr int kUsageError = 2;
 
 constexpr const char* kPluginSources =
     "Backends come from ACCEL_PLUGINS, ACCEL_PLUGIN_PATH (or, when it is unset, the "
-    "directories next to this executable) and --plugin PATH.";
+    "directory holding libaccel.so) and --plugin PATH.";
 
 // The names of app's commands, "info, check, ...".
 std::string commandNames(CLI::App& app) {
@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
   memvizCommand->add_option("snapshot", memviz.snapshot, "Snapshot file (JSON or pickle)")
       ->required()
       ->type_name("SNAPSHOT");
-  memvizCommand->add_option("-o,--output", memviz.output, "HTML file to write")
+  memvizCommand
+      ->add_option("-o,--output", memviz.output,
+                   "HTML file to write (default memory.html)")
       ->type_name("FILE");
   memvizCommand->add_option("--device", memviz.device,
                             "Device whose memory to draw (one the snapshot describes)");
@@ -137,8 +139,9 @@ int main(int argc, char** argv) {
                    "Refuse larger input files (default 1GiB)")
       ->type_name("SIZE");
   memvizCommand->footer(
-      "Loads no plugin. How to read the page: docs/memory.md. Exit status 2: a usage "
-      "error or a snapshot it cannot read.");
+      "Loads no plugin. How to read the page: docs/memory.md. Exit status: 0 the page "
+      "was written; 2 a usage error, a snapshot it cannot read or a FILE it cannot "
+      "write.");
 
   accel::tool::MemreplayOptions memreplay;
   CLI::App* memreplayCommand = app.add_subcommand(
@@ -164,11 +167,13 @@ int main(int argc, char** argv) {
       ->type_name("SIZE");
   memreplayCommand->footer(
       "Loads no plugin. The trace format and the figures printed: docs/memory.md. Exit "
-      "status 2: a usage error or a trace it cannot read.");
+      "status: 0 the trace was replayed (out-of-memory events in the replay are "
+      "counted, not errors); 2 a usage error or a trace it cannot read.");
 
   CLI::App* versionCommand =
       app.add_subcommand("version", "Show the library and plugin API versions");
-  versionCommand->footer("Loads no plugin; the same as accel --version.");
+  versionCommand->footer(
+      "Loads no plugin; the same as accel --version. Exit status: 0; 2 a usage error.");
 
   try {
     app.parse(argc, argv);

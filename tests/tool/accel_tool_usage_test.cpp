@@ -93,6 +93,12 @@ TEST(AccelToolUsage, HelpFootersFitTheirCommand) {
   ToolRun check = runTool("check --help");
   EXPECT_TRUE(contains(check.output, "3 nothing failed but a backend has no device"))
       << check.output;
+  for (const char* command : {"info", "check", "version", "memviz", "memreplay"}) {
+    ToolRun run = runTool(std::string(command) + " --help");
+    EXPECT_TRUE(contains(run.output, "Exit status: 0")) << command << run.output;
+  }
+  // Plugins are found next to libaccel.so, not next to the executable.
+  EXPECT_TRUE(contains(check.output, "directory holding libaccel.so")) << check.output;
   for (const char* command : {"version", "memviz", "memreplay"}) {
     ToolRun run = runTool(std::string(command) + " --help");
     EXPECT_EQ(run.status, 0) << run.output;
