@@ -103,18 +103,27 @@ int main(int argc, char** argv) {
   CLI::App* checkCommand = app.add_subcommand(
       "check",
       "Run the conformance suite against backends; non-zero exit on any failure");
-  checkCommand
-      ->add_option("--backend", check.backend, "Check only this backend (device type)")
-      ->type_name("NAME");
-  checkCommand
-      ->add_option("--plugin", check.plugins, "Load this backend plugin and check it")
-      ->type_name("PATH")
-      ->allow_extra_args(false);
-  checkCommand->add_option("--junit", check.junit, "Write a JUnit XML report to FILE")
-      ->type_name("FILE");
+  CLI::Option* backendOption = checkCommand
+                                   ->add_option("--backend", check.backend,
+                                                "Check only this backend (device type)")
+                                   ->type_name("NAME");
+  CLI::Option* pluginOption =
+      checkCommand
+          ->add_option("--plugin", check.plugins, "Load this backend plugin and check it")
+          ->type_name("PATH")
+          ->allow_extra_args(false);
+  CLI::Option* junitOption =
+      checkCommand->add_option("--junit", check.junit, "Write a JUnit XML report to FILE")
+          ->type_name("FILE");
   checkCommand->add_flag("-v,--verbose", check.verbose, "Print GoogleTest's own output");
-  checkCommand->add_flag("--list", check.list,
-                         "List the hook groups and conformance cases; check nothing");
+  // --list loads and runs nothing: an option that chooses what to load or
+  // where to report would be ignored, so together they are a usage error.
+  checkCommand
+      ->add_flag("--list", check.list,
+                 "List the hook groups and conformance cases; load and check nothing")
+      ->excludes(backendOption)
+      ->excludes(pluginOption)
+      ->excludes(junitOption);
   checkCommand->footer(
       std::string(kPluginSources) +
       " Exit status: 0 every backend passed; 1 a case failed or a backend did not "

@@ -48,7 +48,10 @@ TEST(AccelToolUsage, EveryUsageErrorExitsTwoNamingTheCommand) {
         Case{"info --no-such-flag", "accel info: "},
         Case{"check --backend", "accel check: "}, Case{"memviz", "accel memviz: "},
         Case{"memreplay trace.json --device abc", "accel memreplay: "},
-        Case{"version extra", "accel version: "}}) {
+        Case{"version extra", "accel version: "},
+        Case{"check --list --plugin x.so", "accel check: --plugin excludes --list"},
+        Case{"check --backend openreg --list",
+             "accel check: --backend excludes --list"}}) {
     ToolRun run = runTool(c.args, "", Stderr::Only);
     EXPECT_EQ(run.status, 2) << "accel " << c.args << ": " << run.output;
     EXPECT_TRUE(contains(run.output, c.says)) << "accel " << c.args << ": " << run.output;
