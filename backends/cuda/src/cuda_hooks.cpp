@@ -134,12 +134,10 @@ Device CudaHooks::getDeviceFromPtrImpl(const void* ptr) const {
       ordinal >= 0 && ordinal < d.device_count) {
     return Device(DeviceType::CUDA, static_cast<DeviceIndex>(ordinal));
   }
-  std::ostringstream text;
-  text << ptr;
-  throw InvalidArgument(text.str() +
-                        " is not memory CUDA knows (not allocated or registered with "
-                        "the CUDA runtime or driver); pass a pointer into a CUDA "
-                        "allocation");
+  throw InvalidArgument(accel::detail::concat(
+      hookInfo(HookId::getDeviceFromPtr).name, "(): ", ptr, " is not memory '", name(),
+      "' knows (not allocated or registered with the CUDA runtime or driver); pass a "
+      "pointer into a CUDA allocation"));
 }
 
 bool CudaHooks::isPinnedPtrImpl(const void* ptr) const {
