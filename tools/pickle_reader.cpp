@@ -61,10 +61,24 @@ struct Node {
 };
 
 constexpr std::size_t kMarkOnStack = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t kNoneNode = 0, kTrueNode = 1, kFalseNode = 2;
+
+// A snapshot's pickle spends 7 to 30 bytes per value it creates (a dict
+// entry's key is a memo reference, a number or string at least 2 bytes); a
+// pickle that creates values more densely than this is refused as it is read,
+// so that what it expands to stays within a small multiple of its size (each
+// value is a Node of ~48 bytes, then a JSON value).
+constexpr std::size_t kMinBytesPerValue = 3;
 
 class PickleReader {
  public:
-  PickleReader(std::string_view data, std::string_view name) : data_(data), name_(name) {}
+  PickleReader(std::string_view data, std::string_view name)
+      : data_(data), name_(name), max_nodes_(data.size() / kMinBytesPerValue + 4096) {
+    // None, True and False are immutable: one node each, shared.
+    nodes_.push_back(Node{Node::Kind::Scalar, nullptr, {}});
+    nodes_.push_back(Node{Node::Kind::Scalar, true, {}});
+    nodes_.push_back(Node{Node::Kind::Scalar, false, {}});
+  }
 
   nlohmann::json read() {
     while (true) {
@@ -103,6 +117,11 @@ class PickleReader {
   }
 
   std::size_t add(Node node) {
+    if (nodes_.size() >= max_nodes_) {
+      fail(accel::detail::concat(
+          "the pickle creates more than one value per ", kMinBytesPerValue,
+          " bytes, far denser than a memory snapshot; it is not read further"));
+    }
     nodes_.push_back(std::move(node));
     return nodes_.size() - 1;
   }
@@ -194,13 +213,13 @@ class PickleReader {
         (void)pop();
         return;
       case kNone:
-        push(addScalar(nullptr));
+        push(kNoneNode);
         return;
       case kNewTrue:
-        push(addScalar(true));
+        push(kTrueNode);
         return;
       case kNewFalse:
-        push(addScalar(false));
+        push(kFalseNode);
         return;
       case kBinInt:
         push(addScalar(
@@ -370,6 +389,7 @@ class PickleReader {
   std::string_view name_;
   std::size_t at_ = 0;
   std::size_t opcode_at_ = 0;
+  std::size_t max_nodes_;
   std::vector<Node> nodes_;
   std::vector<std::size_t> stack_;
   std::unordered_map<std::uint64_t, std::size_t> memo_;

@@ -185,10 +185,38 @@ TEST(PickleReader, TruncatedAndMalformedPicklesAreClearErrors) {
 
 TEST(PickleReader, DeepNestingIsRefusedWithoutRecursion) {
   std::string data = "\x80\x02";
-  data += std::string(100000, ']');  // EMPTY_LIST
-  data += std::string(99999, 'a');   // APPEND: each list into the one below
+  for (int i = 0; i < 100000; ++i) data += "]q\x01";  // EMPTY_LIST, BINPUT 1
+  data += std::string(99999, 'a');  // APPEND: each list into the one below
   data += '.';
   EXPECT_NE(errorOf(data).find("nest deeper than 64 levels"), std::string::npos);
+}
+
+// Values created far more densely than a snapshot's (1 byte each: empty
+// lists, a 130-fold expansion in memory) are refused as they are read, while
+// None, True and False cost nothing however often they appear.
+TEST(PickleReader, ValuesDenserThanASnapshotsAreRefused) {
+  constexpr std::size_t kValues = 200000;
+  const std::string lists =
+      "\x80\x04](" + std::string(kValues, ']') + "e.";  // [[], [], ...]
+  EXPECT_NE(errorOf(lists).find("creates more than one value per 3 bytes"),
+            std::string::npos);
+  const std::string nones = "\x80\x04](" + std::string(kValues, 'N') + "e.";
+  const nlohmann::json read = readPickle(nones, "snap.pickle");
+  ASSERT_EQ(read.size(), kValues);
+  EXPECT_TRUE(read.back().is_null());
+  // Dicts of small integers (2 bytes each) under keys written once and then
+  // referred to by memo, as Python writes them: as dense as a snapshot
+  // without stacks gets (4 bytes a value here), and read.
+  using namespace std::string_view_literals;
+  // "a" as memo 0 and "b" as memo 1, both popped; then a list of dicts.
+  std::string entries(
+      "\x80\x04\x8c\x01"
+      "a\x94\x8c\x01"
+      "b\x94"
+      "00](");
+  for (int i = 0; i < 20000; ++i) entries += "}(h\x00K\x01h\x01K\x02u"sv;
+  entries += "e.";
+  EXPECT_EQ(readPickle(entries, "snap.pickle").size(), 20000u);
 }
 
 TEST(PickleReader, SharedReferencesCannotExpandWithoutBound) {

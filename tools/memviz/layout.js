@@ -1,7 +1,8 @@
 // accel memviz: what the trace of the page's model says, without drawing:
 // every allocation's lifetime (allocations made before the trace began
 // included), which are drawn one by one and which folded, the stacked layout,
-// the peak, and the segments as they were at the peak. page.js draws it.
+// the peak, the segments as they were at the peak, and axis ticks. page.js
+// draws it.
 // Plain JavaScript; functions over the model (tools/memviz_model.h).
 'use strict';
 
@@ -202,3 +203,16 @@ function memvizMapFigures(segments) {
   return f;
 }
 
+// Tick values 1, 2 or 5 times a power of ten of `unit`, about `count` of them.
+function memvizTicks(lo, hi, count, unit) {
+  unit = unit || 1;
+  var span = (hi - lo) / unit, raw = span / Math.max(1, count);
+  var p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10)), step = p;
+  if (raw / p >= 5) step = 5 * p; else if (raw / p >= 2) step = 2 * p;
+  if (!(step > 0)) return [lo];
+  var out = [];
+  for (var v = Math.ceil(lo / unit / step) * step; v <= hi / unit + 1e-9; v += step) {
+    out.push(v * unit);
+  }
+  return out;
+}

@@ -48,19 +48,6 @@
     if (frames.length > 16) shown.push('  ... ' + (frames.length - 16) + ' more frames');
     return shown.join('\n');
   }
-  // Tick values 1, 2 or 5 times a power of ten of `unit`, about `count` of them.
-  function ticks(lo, hi, count, unit) {
-    unit = unit || 1;
-    var span = (hi - lo) / unit, raw = span / Math.max(1, count);
-    var p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10)), step = p;
-    if (raw / p >= 5) step = 5 * p; else if (raw / p >= 2) step = 2 * p;
-    if (!(step > 0)) return [lo];
-    var out = [];
-    for (var v = Math.ceil(lo / unit / step) * step; v <= hi / unit + 1e-9; v += step) {
-      out.push(v * unit);
-    }
-    return out;
-  }
 
   var layout = memvizLayout(model, MAX_BANDS);
   var trace = layout.trace, n = layout.n, counts = layout.counts;
@@ -191,7 +178,7 @@
     var unit = 1, unitIndex = 0;
     while (unit * 1024 <= yMax / 2 && unitIndex < UNITS.length - 1) { unit *= 1024; unitIndex++; }
     var yAxis = svg('g', {'class': 'axis y-axis'}, axes);
-    ticks(0, yMax, 6, unit).forEach(function (v) {
+    memvizTicks(0, yMax, 6, unit).forEach(function (v) {
       var y = s.y(v).toFixed(1);
       svg('line', {'class': 'grid', x1: PLOT.left, x2: PLOT.right, y1: y, y2: y}, yAxis);
       svg('line', {x1: PLOT.left - 5, x2: PLOT.left, y1: y, y2: y}, yAxis);
@@ -206,7 +193,7 @@
     yTitle.textContent = 'allocated bytes';
     var xAxis = svg('g', {'class': 'axis x-axis'}, axes);
     svg('line', {x1: PLOT.left, x2: PLOT.right, y1: PLOT.bottom, y2: PLOT.bottom}, xAxis);
-    ticks(from, to, 8, xMode === 'event' ? 1 : 1).forEach(function (p) {
+    memvizTicks(from, to, 8).forEach(function (p) {
       var x = s.x(p).toFixed(1);
       svg('line', {x1: x, x2: x, y1: PLOT.bottom, y2: PLOT.bottom + 5}, xAxis);
       var label = svg('text', {x: x, y: PLOT.bottom + 17, 'text-anchor': 'middle',
@@ -251,7 +238,7 @@
     overviewScale = s;
   }
 
-  // ---------- zoom and pan: drag a range (a brush) ----------
+  // ---------- zoom and pan: drag a range (a brush); drag the window to pan ----------
   var brushRect = null, overviewScale = null, drag = null;
   function setView(from, to) {
     var full = fullView();
@@ -263,10 +250,27 @@
         from <= full[0] && to >= full[1] ? '' : 'showing ' + xLabel(from) + ' to ' + xLabel(to);
     drawTimeline();
   }
+  // The view moved by `by` (position units), kept inside the trace, same width.
+  function pannedView(by) {
+    var full = fullView();
+    by = Math.max(full[0] - view[0], Math.min(full[1] - view[1], by));
+    return [view[0] + by, view[1] + by];
+  }
   function svgX(node, event) { return event.clientX - node.getBoundingClientRect().left; }
-  function brushable(node, toPosition, rectOf) {
+  function brushable(node, toPosition, rectOf, windowRect) {
     node.addEventListener('mousedown', function (event) {
-      drag = {node: node, start: svgX(node, event), toPosition: toPosition, rect: rectOf()};
+      var x = svgX(node, event), win = windowRect ? windowRect() : null;
+      if (win) {
+        var left = Number(win.getAttribute('x'));
+        if (x >= left - 3 && x <= left + Number(win.getAttribute('width')) + 3) {
+          // On the overview's window: pan, keeping the zoom.
+          drag = {node: node, start: x, toPosition: toPosition, rect: win, pan: true,
+                  left: left};
+          event.preventDefault();
+          return;
+        }
+      }
+      drag = {node: node, start: x, toPosition: toPosition, rect: rectOf()};
       event.preventDefault();
     });
     node.addEventListener('dblclick', function () { setView(fullView()[0], fullView()[1]); });
@@ -274,6 +278,10 @@
   window.addEventListener('mousemove', function (event) {
     if (!drag) return;
     var x = svgX(drag.node, event), r = drag.rect;
+    if (drag.pan) {
+      r.setAttribute('x', drag.left + x - drag.start);
+      return;
+    }
     r.setAttribute('visibility', 'visible');
     r.setAttribute('x', Math.min(x, drag.start));
     r.setAttribute('width', Math.abs(x - drag.start));
@@ -282,6 +290,11 @@
     if (!drag) return;
     var x = svgX(drag.node, event), d = drag;
     drag = null;
+    if (d.pan) {
+      var moved = pannedView(d.toPosition(x) - d.toPosition(d.start));
+      setView(moved[0], moved[1]);
+      return;
+    }
     if (Math.abs(x - d.start) < 4) { d.rect.setAttribute('visibility', 'hidden'); return; }
     var a = d.toPosition(Math.min(x, d.start)), b = d.toPosition(Math.max(x, d.start));
     setView(a, b);
@@ -290,6 +303,11 @@
   brushable(overviewAxes, function (x) { return overviewScale.p(x); }, function () {
     return svg('rect', {'class': 'brush', y: OVERVIEW.top,
                         height: OVERVIEW.bottom - OVERVIEW.top}, overviewAxes);
+  }, function () {
+    // The window of the view, unless it is the whole trace (nothing to pan).
+    var full = fullView();
+    return view[0] <= full[0] && view[1] >= full[1] ? null
+                                                    : overviewAxes.querySelector('.view');
   });
   document.getElementById('reset-zoom').addEventListener('click', function () {
     setView(fullView()[0], fullView()[1]);
