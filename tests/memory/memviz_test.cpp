@@ -139,11 +139,12 @@ TEST(MemvizPage, SnapshotStringsCannotBreakOutOfTheScript) {
   EXPECT_EQ(count(run.output, "class=\"block "), 7u);
 }
 
-// Zoom and pan as a user does them, with the mouse on the overview strip:
+// Zoom and pan as a user does them, with the mouse on the overview strip,
+// then the time axis chosen in the selector:
 // the test drives a copy of the page with a script appended after the
 // page's own (the page itself carries nothing for tests), then reads what
 // the page says it shows.
-TEST(MemvizPage, DraggingOnTheStripZoomsAndDraggingItsWindowPans) {
+TEST(MemvizPage, DraggingOnTheStripZoomsAndPansAndTheAxisShowsTime) {
   const std::string browser = testing::findChromium();
   if (browser.empty()) GTEST_SKIP() << "chromium is not installed (Debian 'chromium')";
   const std::string dir = ::testing::TempDir();
@@ -175,6 +176,13 @@ TEST(MemvizPage, DraggingOnTheStripZoomsAndDraggingItsWindowPans) {
   document.body.setAttribute('data-panned-to-end', note.textContent);
   strip.dispatchEvent(new MouseEvent('dblclick', {bubbles: true}));
   document.body.setAttribute('data-reset', note.textContent);
+  var mode = document.getElementById('x-mode');
+  mode.value = 'time';
+  mode.dispatchEvent(new Event('change'));
+  var title = document.querySelector('.x-axis .title').textContent;
+  var ticks = document.querySelectorAll('.x-axis .tick');
+  document.body.setAttribute('data-time-axis',
+                             title + ': ' + ticks[ticks.length - 1].textContent);
 })();
 </script>)");
   const std::string driven = dir + "memviz_drag_driven.html";
@@ -208,6 +216,14 @@ TEST(MemvizPage, DraggingOnTheStripZoomsAndDraggingItsWindowPans) {
   EXPECT_GE(end.second, events - 1);
   EXPECT_NE(run.output.find("data-reset=\"\""), std::string::npos)
       << "double-click zooms out";
+  // The time axis: its title, and ticks in time units.
+  const std::string time_key = "data-time-axis=\"time since the first event: ";
+  const std::size_t time_axis = run.output.find(time_key);
+  ASSERT_NE(time_axis, std::string::npos) << run.output.substr(0, 2000);
+  const std::size_t tick_at = time_axis + time_key.size();
+  const std::string last_tick =
+      run.output.substr(tick_at, run.output.find('"', tick_at) - tick_at);
+  EXPECT_TRUE(last_tick.ends_with(" ms") || last_tick.ends_with(" s")) << last_tick;
 }
 
 }  // namespace
