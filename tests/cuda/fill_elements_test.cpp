@@ -1,9 +1,11 @@
 // The CUDA fill kernel's per-thread code, compiled as host code: every chunk
 // of fill_mapping.h (the kernel's index mapping), run in reverse order on the
 // host, must write exactly what the host fills write for the same (seed,
-// offset). fillElements and the mapping are the code nvcc compiles for the
-// GPU, so this pins the GPU's numbers down wherever the host and device
-// arithmetic agree (IEEE, no contraction: see accel/random_fill_elements.h).
+// offset); so must every group of the block-aligned fast path, whose output
+// is also tried at an address that is not 16-byte aligned. fillElements and the mapping
+// are the code nvcc compiles for the GPU, so this pins the GPU's numbers down wherever
+// the host and device arithmetic agree (IEEE, no contraction: see
+// accel/random_fill_elements.h).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -22,7 +24,7 @@ using accel::PhiloxPosition;
 using accel::detail::FillJob;
 
 constexpr std::uint64_t kSeed = 0x0123456789ABCDEFull;
-constexpr std::uint64_t kOffsets[] = {0, 1, 2, 3, 5, 1000003};
+constexpr std::uint64_t kOffsets[] = {0, 1, 2, 3, 4, 5, 8, 1000003, 1000004};
 // Counts around a chunk (8 or 16 elements) and a tile (256 chunks).
 constexpr std::size_t kCounts[] = {0, 1, 15, 16, 17, 33, 1001, 2047, 4096, 4097, 9001};
 
@@ -41,6 +43,18 @@ void runMapped(FillJob job, PhiloxPosition from) {
     for (unsigned thread = kFillThreads; thread-- > 0;) {
       storeFillTile(job, tile, thread, staging.data());
     }
+  }
+}
+
+// Runs the fast path's groups on the host, last first, as the kernel
+// would for a block-aligned job (the caller checks the alignment).
+void runGrouped(FillJob job, PhiloxPosition from) {
+  using namespace accel::cuda::detail;
+  job.seed = from.seed;
+  job.offset = from.offset;
+  const bool vectors = fillGroupsStoreVectors(job);
+  for (std::size_t group = fillGroupCount(job); group-- > 0;) {
+    storeFillGroupOfKind(job, group, vectors);
   }
 }
 
@@ -63,6 +77,17 @@ void compare(const char* what, HostFill hostFill, MakeJob makeJob) {
       hostFill(std::span<T>(host), from);
       runMapped(makeJob(mapped.data(), count), from);
       expectSameBits(host, mapped, what, offset);
+      if (offset % 4 != 0) continue;
+      // The fast path, at an aligned address and at one that is not 16-byte
+      // aligned (one element further into a larger buffer).
+      for (std::size_t shift : {std::size_t{0}, std::size_t{1}}) {
+        std::vector<T> buffer(count + shift, T{});
+        const FillJob job = makeJob(buffer.data() + shift, count);
+        runGrouped(job, from);
+        const std::vector<T> grouped(buffer.begin() + static_cast<std::ptrdiff_t>(shift),
+                                     buffer.end());
+        expectSameBits(host, grouped, what, offset);
+      }
     }
   }
 }

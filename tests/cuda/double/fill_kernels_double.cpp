@@ -1,7 +1,8 @@
 // The fill kernels on the runtime double: the kernel's own steps
 // (fill_mapping.h: every thread of a tile stages its chunk, then every
 // thread stores its elements, the code the GPU kernel runs per thread)
-// executed on the stream's worker, in stream order and in captures, so the
+// executed on the stream's worker (the block-aligned fast path's groups, or
+// the tiles), in stream order and in captures, so the
 // backend's fills, captured fills and their memory are exercised without a
 // GPU. A captured fill's Philox position is read when the work runs, as the
 // kernel reads it.
@@ -25,6 +26,12 @@ void runFill(const void* args) {
   if (fill.replay_position != nullptr) {
     job.seed = fill.replay_position[0];
     job.offset += fill.replay_position[1];
+  }
+  if (fill.replay_position == nullptr && fillJobIsBlockAligned(job)) {
+    const bool vectors = fillGroupsStoreVectors(job);
+    for (std::size_t group = 0; group < fillGroupCount(job); ++group)
+      storeFillGroupOfKind(job, group, vectors);
+    return;
   }
   std::vector<unsigned char> staging(kFillStagingBytes);
   const std::size_t tiles = fillTileCount(job);
