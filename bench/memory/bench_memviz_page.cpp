@@ -17,6 +17,8 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -33,15 +35,6 @@ namespace {
 
 constexpr std::size_t kEvents = 60000;
 
-std::string workDir() {
-  static const std::string dir = [] {
-    char pattern[] = "/tmp/bench_memviz_XXXXXX";
-    const char* made = mkdtemp(pattern);
-    return std::string(made != nullptr ? made : "/tmp") + "/";
-  }();
-  return dir;
-}
-
 // The 60,000-event snapshot's JSON, made once.
 const std::string& bigSnapshotJson() {
   static const std::string json =
@@ -49,14 +42,37 @@ const std::string& bigSnapshotJson() {
   return json;
 }
 
-std::string writePage(const std::string& json, const std::string& name) {
+std::string writePage(const std::string& dir, const std::string& json,
+                      const std::string& name) {
   const nlohmann::json snapshot = tool::parseSnapshotDocument(json, name, "bench");
   const tool::SnapshotFields fields("bench: " + name);
   const std::string page = tool::renderMemvizPage(
       tool::buildMemvizModel(snapshot, 0, "Memory of device 0 — " + name, fields));
-  const std::string path = workDir() + name + ".html";
+  const std::string path = dir + name + ".html";
   std::ofstream(path, std::ios::binary) << page;
   return path;
+}
+
+// The two pages, written once into a directory of their own that is removed
+// (with the browser profiles) when the program ends.
+struct Pages {
+  std::string dir, big, tiny;
+  Pages() {
+    char pattern[] = "/tmp/bench_memviz_XXXXXX";
+    const char* made = mkdtemp(pattern);
+    dir = std::string(made != nullptr ? made : "/tmp") + "/";
+    big = writePage(dir, bigSnapshotJson(), "memviz_60k");
+    tiny = writePage(dir, memorySnapshotToJson(testing::sevenBlockSnapshot(true)),
+                     "memviz_tiny");
+  }
+  ~Pages() {
+    std::error_code ignored;
+    if (dir != "/tmp/") std::filesystem::remove_all(dir, ignored);
+  }
+};
+const Pages& pages() {
+  static const Pages made;
+  return made;
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -108,15 +124,14 @@ void ChromiumDraw(benchmark::State& state) {
     state.SkipWithError("chromium is not installed (Debian package 'chromium')");
     return;
   }
-  const std::string big = writePage(bigSnapshotJson(), "memviz_60k");
-  const std::string tiny =
-      writePage(memorySnapshotToJson(testing::sevenBlockSnapshot(true)), "memviz_tiny");
+  const std::string& big = pages().big;
+  const std::string& tiny = pages().tiny;
+  const std::string& dir = pages().dir;
   double big_ms = 0, tiny_ms = 0, wall_s = 0;
   for (auto _ : state) {
-    const testing::ChromiumRun small =
-        testing::runChromium(browser, tiny, workDir(), "tiny");
+    const testing::ChromiumRun small = testing::runChromium(browser, tiny, dir, "tiny");
     const auto start = std::chrono::steady_clock::now();
-    const testing::ChromiumRun run = testing::runChromium(browser, big, workDir(), "60k");
+    const testing::ChromiumRun run = testing::runChromium(browser, big, dir, "60k");
     const double wall = seconds(std::chrono::steady_clock::now() - start);
     const double drawn = drawnMs(run.output), drawn_tiny = drawnMs(small.output);
     if (run.status != 0 || drawn < 0 || drawn_tiny < 0 ||
