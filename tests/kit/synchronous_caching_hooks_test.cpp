@@ -1,7 +1,7 @@
 // SynchronousCachingHooks: device allocators over the caching allocator, and
 // graph capture for a synchronous device (phases, private pools, errors,
-// launch() recorded and replayed); and the whole conformance suite on the
-// smallest backend built on it.
+// launch() and copies recorded and replayed, what a capture forbids); and the
+// whole conformance suite on the smallest backend built on it.
 #include "accel/kit/synchronous_caching_hooks.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +9,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "accel/conformance.h"
+#include "accel/device_guard.h"
 #include "accel/hooks_table.h"
 #include "accel/memory/pinned_caching_allocator.h"
 #include "accel/registrar.h"
@@ -59,10 +61,11 @@ Device onHost(DeviceType, DeviceIndex) { return Device(DeviceType::CPU); }
 class CachingKitHooks final : public SynchronousCachingHooks {
  public:
   CachingKitHooks(DeviceType type, int devices)
-      : SynchronousCachingHooks(type,
-                                Capabilities{HookGroup::Device, HookGroup::Memory,
-                                             HookGroup::MemoryHistory, HookGroup::Graphs},
-                                devices),
+      : SynchronousCachingHooks(
+            type,
+            Capabilities{HookGroup::Device, HookGroup::Memory, HookGroup::MemoryHistory,
+                         HookGroup::Graphs, HookGroup::Copies},
+            devices),
         device_memory_(addresses(), onDevice, type),
         pinned_memory_(addresses(), onHost, type),
         cache_(type, devices, device_memory_),
@@ -179,6 +182,136 @@ TEST(SynchronousCachingHooks, MisuseIsRefusedNamingThePhase) {
   hooks.graphDestroy(kept);
   EXPECT_THROW(hooks.graphReplay(kept), InvalidArgument);
   hooks.graphDestroy(second);
+}
+
+TEST(SynchronousCachingHooks, CopiesOnACapturingStreamAreRecordedAndMadeByReplay) {
+  CachingKitHooks& hooks = kitBackend();
+  Stream stream = hooks.getNewStream(0);
+  StreamGuard guard(stream);
+  DataPtr device = hooks.getDeviceAllocator(0).allocate(sizeof(int));
+  int source = 1;
+  int back = 0;
+  hooks.copyHostToDevice(device.get(), &source, sizeof(int), stream);
+  GraphId graph = hooks.graphCreate();
+  hooks.graphCaptureBegin(graph);
+  source = 2;
+  hooks.copyHostToDevice(device.get(), &source, sizeof(int), stream);
+  hooks.copyDeviceToHost(&back, device.get(), sizeof(int), stream);
+  EXPECT_EQ(back, 0)
+      << "a copy on a capturing stream must not be made during the capture";
+  // Checked at once, not at replay: a host side that is device memory.
+  DataPtr elsewhere = hooks.getDeviceAllocator(0).allocate(sizeof(int));
+  EXPECT_THROW(hooks.copyHostToDevice(device.get(), elsewhere.get(), sizeof(int), stream),
+               InvalidArgument);
+  // Another stream is not captured: its copy is made now.
+  int other = 0;
+  hooks.copyDeviceToHost(&other, device.get(), sizeof(int), hooks.getNewStream(0));
+  EXPECT_EQ(other, 1);
+  hooks.graphCaptureEnd(graph);
+  hooks.graphReplay(graph);
+  EXPECT_EQ(back, 2);
+  source = 3;  // the graph holds the addresses, as a GPU graph does
+  hooks.graphReplay(graph);
+  EXPECT_EQ(back, 3);
+  hooks.graphDestroy(graph);
+}
+
+TEST(SynchronousCachingHooks, WaitingForACapturingStreamInvalidatesTheCapture) {
+  CachingKitHooks& hooks = kitBackend();
+  Stream stream = hooks.getNewStream(0);
+  StreamGuard guard(stream);
+  for (HookId hook : {HookId::synchronizeStream, HookId::queryStream}) {
+    GraphId graph = hooks.graphCreate();
+    hooks.graphCaptureBegin(graph);
+    int runs = 0;
+    hooks.launch(stream, [&] { ++runs; });
+    try {
+      if (hook == HookId::queryStream) {
+        (void)hooks.queryStream(stream);
+      } else {
+        hooks.synchronizeStream(stream);
+      }
+      ADD_FAILURE() << hookInfo(hook).name << " of a capturing stream did not throw";
+    } catch (const DeviceError& e) {
+      EXPECT_NE(e.message().find("is being captured by graph"), std::string::npos)
+          << e.message();
+    }
+    // Other streams are not affected.
+    EXPECT_TRUE(hooks.queryStream(hooks.getDefaultStream(0)));
+    try {
+      hooks.graphCaptureEnd(graph);
+      ADD_FAILURE() << "an invalidated capture ended as if valid";
+    } catch (const DeviceError& e) {
+      EXPECT_NE(e.message().find("was invalidated and is discarded"), std::string::npos)
+          << e.message();
+      EXPECT_NE(e.message().find(hookInfo(hook).name), std::string::npos) << e.message();
+    }
+    // The graph is empty again, its pool given back; it can be captured anew.
+    EXPECT_TRUE(hooks.graphPool(graph).isDefault());
+    EXPECT_THROW(hooks.graphReplay(graph), DeviceError);
+    hooks.graphCaptureBegin(graph);
+    EXPECT_TRUE(hooks.queryStream(hooks.getDefaultStream(0)));
+    hooks.graphCaptureEnd(graph);
+    hooks.graphReplay(graph);
+    EXPECT_EQ(runs, 0) << "the discarded capture's work must not be replayed";
+    hooks.graphDestroy(graph);
+  }
+}
+
+TEST(SynchronousCachingHooks, DeviceSynchronizeDuringACaptureFollowsItsMode) {
+  CachingKitHooks& hooks = kitBackend();
+  Stream stream = hooks.getNewStream(1);
+  StreamGuard guard(stream);
+  DeviceGuard device(Device(hooks.deviceType(), 1));
+  {
+    GraphId relaxed = hooks.graphCreate();
+    hooks.graphCaptureBegin(relaxed, MempoolId{}, CaptureMode::Relaxed);
+    EXPECT_NO_THROW(hooks.deviceSynchronize(1));
+    EXPECT_NO_THROW(hooks.deviceSynchronize(0)) << "another device";
+    EXPECT_NO_THROW(hooks.graphCaptureEnd(relaxed));
+    hooks.graphDestroy(relaxed);
+  }
+  {
+    GraphId local = hooks.graphCreate();
+    hooks.graphCaptureBegin(local, MempoolId{}, CaptureMode::ThreadLocal);
+    std::thread other([&] { EXPECT_NO_THROW(hooks.deviceSynchronize(1)); });
+    other.join();
+    EXPECT_THROW(hooks.deviceSynchronize(1), DeviceError);
+    EXPECT_THROW(hooks.graphCaptureEnd(local), DeviceError);
+    hooks.graphDestroy(local);
+  }
+  {
+    GraphId global = hooks.graphCreate();
+    hooks.graphCaptureBegin(global, MempoolId{}, CaptureMode::Global);
+    std::thread other([&] { EXPECT_THROW(hooks.deviceSynchronize(1), DeviceError); });
+    other.join();
+    EXPECT_THROW(hooks.graphCaptureEnd(global), DeviceError);
+    hooks.graphDestroy(global);
+  }
+}
+
+TEST(SynchronousCachingHooks, EventsOnACapturingStreamAreNotSupported) {
+  CachingKitHooks& hooks = kitBackend();
+  Stream stream = hooks.getNewStream(0);
+  StreamGuard guard(stream);
+  EventId event = hooks.createEvent(0);
+  GraphId graph = hooks.graphCreate();
+  hooks.graphCaptureBegin(graph);
+  try {
+    hooks.recordEvent(event, stream);
+    ADD_FAILURE() << "an event was recorded on a capturing stream";
+  } catch (const NotSupported& e) {
+    EXPECT_NE(e.message().find(hooks.name()), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(hookInfo(HookId::recordEvent).name), std::string::npos)
+        << e.message();
+  }
+  EXPECT_THROW(hooks.blockStream(event, stream), NotSupported);
+  EXPECT_NO_THROW(hooks.recordEvent(event, hooks.getDefaultStream(0)));
+  EXPECT_NO_THROW(hooks.graphCaptureEnd(graph))
+      << "refusing an event does not invalidate";
+  EXPECT_NO_THROW(hooks.recordEvent(event, stream));
+  hooks.graphDestroy(graph);
+  hooks.destroyEvent(event);
 }
 
 }  // namespace

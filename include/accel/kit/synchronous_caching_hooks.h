@@ -18,7 +18,18 @@
 // now, or, while `stream` is being captured, appends it to the graph instead
 // (as CUDA capture records a kernel without running it); graphReplay runs the
 // graph's work in order. A backend whose kernels go through launch() gets
-// capture and replay that mean what they mean on a GPU.
+// capture and replay that mean what they mean on a GPU. The copies group
+// (when declared) goes through launch() too: a copy on a capturing stream is
+// checked at once, recorded, and made by each replay.
+//
+// What a capture forbids, as CUDA's stream capture does: querying or
+// synchronising a capturing stream, and deviceSynchronize on its device
+// during a Global capture (from any thread) or a ThreadLocal one (from the
+// capturing thread), throw DeviceError and invalidate the capture, which
+// graphCaptureEnd then discards (DeviceError saying why; the graph is empty
+// again). Recording an event on a capturing stream, or making one wait on an
+// event, is NotSupported (a capture holds one stream). A Relaxed capture
+// allows deviceSynchronize.
 //
 // The subclass writes cachingAllocator() (owning the allocator and its
 // SegmentSource), its pinned allocator, showConfig and getDeviceProperties,
@@ -32,15 +43,20 @@
 // replay propagates to graphReplay's caller.
 //
 // Thread-safety: every hook is thread-safe; graphs live in a table behind a
-// mutex, released while a replay runs the graph's work.
+// mutex, released while a replay runs the graph's work. While no graph is
+// capturing, launch(), the copies and the stream checks above take no lock
+// (one atomic load).
 // Lifetime: like every hooks object, a registered one is never destroyed.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/kit/synchronous_device.h"
@@ -63,6 +79,20 @@ class ACCEL_API SynchronousCachingHooks
  protected:
   Allocator& getDeviceAllocatorImpl(DeviceIndex index) override;
 
+  // What a capture forbids (see above), then as SynchronousDeviceHooks.
+  void deviceSynchronizeImpl(DeviceIndex index) override;
+  bool queryStreamImpl(Stream stream) const override;
+  void synchronizeStreamImpl(Stream stream) const override;
+  void recordEventImpl(EventId event, Stream stream) override;
+  void blockStreamImpl(EventId event, Stream stream) override;
+  // Checked at once, then made through launch(): recorded on a capturing stream.
+  void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override;
+  void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                              Stream stream) override;
+
   GraphId graphCreateImpl(bool keep_graph) override;
   void graphDestroyImpl(GraphId graph) override;
   void graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) override;
@@ -82,6 +112,9 @@ class ACCEL_API SynchronousCachingHooks
     MempoolId pool{};
     bool holds_pool = false;  // retained from the allocator, released by reset/destroy
     Stream stream;            // the captured stream (Capturing and after)
+    CaptureMode mode = CaptureMode::Global;
+    std::thread::id thread;   // the thread that began the capture
+    std::string invalidated;  // why the capture is void; empty while valid
     std::vector<std::function<void()>> work;
   };
 
@@ -90,11 +123,26 @@ class ACCEL_API SynchronousCachingHooks
   Graph& graph(GraphId id, HookId hook, std::initializer_list<Phase> phases = {}) const;
   // Ends the capture's pool use and gives the pool back. graph_mutex_ held.
   void releaseGraph(Graph& g);
+  // The id of the graph capturing `stream`, or 0. graph_mutex_ held.
+  GraphId capturing(Stream stream) const;
+  // Throws DeviceError for `hook` and invalidates the capture if `stream` is
+  // being captured; returns at once while no graph captures.
+  void refuseOnCapturingStream(Stream stream, HookId hook) const;
+  // Throws NotSupported for `hook` if `stream` is being captured.
+  void refuseEventOnCapturingStream(Stream stream, HookId hook) const;
+  // Appends `work` to the graph capturing `stream` and returns true, or
+  // returns false (work untouched) when no graph captures it.
+  bool record(Stream stream, std::function<void()>& work);
+  // The copies' common path: checks, then memcpy now or recorded.
+  void copy(HookId hook, void* dst, const void* src, std::size_t bytes, Stream stream);
 
   std::vector<std::unique_ptr<DeviceAllocator>> allocators_;
   mutable std::mutex graph_mutex_;  // guards the two below
   mutable std::map<GraphId, Graph> graphs_;
   GraphId next_graph_ = 1;
+  // Graphs in Capturing (written under graph_mutex_): at 0, launch(), the
+  // copies and the capture checks skip the lock.
+  std::atomic<int> captures_{0};
 };
 
 }  // namespace accel::kit

@@ -88,6 +88,13 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
   // Throws InvalidArgument unless `stream` is the default stream of its
   // device or was returned by getNewStream. `what` is the calling hook.
   void requireKnownStream(Stream stream, HookId what) const;
+  // The kit's checks of a copy by `hook` (copyHostToDevice, copyDeviceToHost
+  // or copyDeviceToDevice): a known stream, each side the memory the hook
+  // expects, a device range within its allocation (see the copies above).
+  // Throws InvalidArgument naming the hook. For a subclass that makes the
+  // copy another way (a graph records it: SynchronousCachingHooks).
+  void checkCopy(HookId hook, void* dst, const void* src, std::size_t bytes,
+                 Stream stream) const;
 
   // Call tracing (see the top of this header). enter() throws what
   // onHookCall throws; the default onHookCall does nothing.

@@ -3,7 +3,10 @@
 #include "accel/kit/synchronous_caching_hooks.h"
 
 #include <array>
+#include <cstring>
+#include <string>
 #include <string_view>
+#include <thread>
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
@@ -46,16 +49,126 @@ Allocator& SynchronousCachingHooks::getDeviceAllocatorImpl(DeviceIndex index) {
 
 void SynchronousCachingHooks::launch(Stream stream, std::function<void()> work) {
   requireKnownStream(stream, HookId::graphCaptureBegin);
-  {
-    std::lock_guard<std::mutex> lock(graph_mutex_);
-    for (auto& [id, g] : graphs_) {
-      if (g.phase == Phase::Capturing && g.stream == stream) {
-        g.work.push_back(std::move(work));
-        return;
-      }
-    }
+  if (!record(stream, work)) work();
+}
+
+bool SynchronousCachingHooks::record(Stream stream, std::function<void()>& work) {
+  if (captures_.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  const GraphId id = capturing(stream);
+  if (id == 0) return false;
+  graphs_.at(id).work.push_back(std::move(work));
+  return true;
+}
+
+// ---- what a capture forbids ----
+
+GraphId SynchronousCachingHooks::capturing(Stream stream) const {
+  for (const auto& [id, g] : graphs_) {
+    if (g.phase == Phase::Capturing && g.stream == stream) return id;
   }
-  work();
+  return 0;
+}
+
+void SynchronousCachingHooks::refuseOnCapturingStream(Stream stream, HookId hook) const {
+  if (captures_.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  const GraphId id = capturing(stream);
+  if (id == 0) return;
+  const std::string why = accel::detail::concat(
+      hookInfo(hook).name, "(): stream ", stream, " of '", name(),
+      "' is being captured by graph ", id,
+      "; a capturing stream cannot be waited for or queried (its work runs at "
+      "replay)");
+  Graph& g = graphs_.at(id);
+  if (g.invalidated.empty()) g.invalidated = why;
+  throw DeviceError(accel::detail::concat(
+      why, ". The capture is invalidated: ", hookInfo(HookId::graphCaptureEnd).name,
+      "() will discard it"));
+}
+
+void SynchronousCachingHooks::refuseEventOnCapturingStream(Stream stream,
+                                                           HookId hook) const {
+  if (captures_.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  const GraphId id = capturing(stream);
+  ACCEL_CHECK(id == 0, NotSupported, hookInfo(hook).name, "(): '", name(),
+              "' does not support events on a capturing stream (stream ", stream,
+              " is being captured by graph ", id,
+              "; a capture holds one stream): use events outside the capture");
+}
+
+void SynchronousCachingHooks::deviceSynchronizeImpl(DeviceIndex index) {
+  enter(HookId::deviceSynchronize);
+  if (captures_.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  for (auto& [id, g] : graphs_) {
+    if (g.phase != Phase::Capturing || g.stream.device.index() != index) continue;
+    const bool forbidden =
+        g.mode == CaptureMode::Global ||
+        (g.mode == CaptureMode::ThreadLocal && g.thread == std::this_thread::get_id());
+    if (!forbidden) continue;
+    const std::string why = accel::detail::concat(
+        hookInfo(HookId::deviceSynchronize).name, "(", int(index), "): graph ", id,
+        " of '", name(), "' is capturing stream ", g.stream, " in ",
+        g.mode == CaptureMode::Global ? "Global" : "ThreadLocal",
+        " mode, which forbids waiting for the device (capture in Relaxed mode "
+        "to allow it)");
+    if (g.invalidated.empty()) g.invalidated = why;
+    throw DeviceError(accel::detail::concat(
+        why, ". The capture is invalidated: ", hookInfo(HookId::graphCaptureEnd).name,
+        "() will discard it"));
+  }
+}
+
+bool SynchronousCachingHooks::queryStreamImpl(Stream stream) const {
+  const bool done = SynchronousDeviceHooks::queryStreamImpl(stream);
+  refuseOnCapturingStream(stream, HookId::queryStream);
+  return done;
+}
+
+void SynchronousCachingHooks::synchronizeStreamImpl(Stream stream) const {
+  SynchronousDeviceHooks::synchronizeStreamImpl(stream);
+  refuseOnCapturingStream(stream, HookId::synchronizeStream);
+}
+
+void SynchronousCachingHooks::recordEventImpl(EventId event, Stream stream) {
+  refuseEventOnCapturingStream(stream, HookId::recordEvent);
+  SynchronousDeviceHooks::recordEventImpl(event, stream);
+}
+
+void SynchronousCachingHooks::blockStreamImpl(EventId event, Stream stream) {
+  refuseEventOnCapturingStream(stream, HookId::blockStream);
+  SynchronousDeviceHooks::blockStreamImpl(event, stream);
+}
+
+// ---- copies: recorded on a capturing stream ----
+
+void SynchronousCachingHooks::copy(HookId hook, void* dst, const void* src,
+                                   std::size_t bytes, Stream stream) {
+  enter(hook);
+  checkCopy(hook, dst, src, bytes, stream);
+  markDeviceUsed(stream.device.index());
+  if (captures_.load(std::memory_order_acquire) != 0) {
+    std::function<void()> work = [dst, src, bytes] { std::memcpy(dst, src, bytes); };
+    if (record(stream, work)) return;
+  }
+  std::memcpy(dst, src, bytes);  // the core refused overlapping ranges
+}
+
+void SynchronousCachingHooks::copyHostToDeviceImpl(void* dst, const void* src,
+                                                   std::size_t bytes, Stream stream) {
+  copy(HookId::copyHostToDevice, dst, src, bytes, stream);
+}
+
+void SynchronousCachingHooks::copyDeviceToHostImpl(void* dst, const void* src,
+                                                   std::size_t bytes, Stream stream) {
+  copy(HookId::copyDeviceToHost, dst, src, bytes, stream);
+}
+
+void SynchronousCachingHooks::copyDeviceToDeviceImpl(void* dst, const void* src,
+                                                     std::size_t bytes, Stream stream) {
+  copy(HookId::copyDeviceToDevice, dst, src, bytes, stream);
 }
 
 // ---- graphs ----
@@ -84,8 +197,10 @@ SynchronousCachingHooks::Graph& SynchronousCachingHooks::graph(
 
 void SynchronousCachingHooks::releaseGraph(Graph& g) {
   const DeviceIndex device = g.stream.device.index();
-  if (g.phase == Phase::Capturing)
+  if (g.phase == Phase::Capturing) {
     cachingAllocator().endAllocateToPool(device, g.pool, g.stream);
+    captures_.fetch_sub(1, std::memory_order_release);
+  }
   if (g.holds_pool) cachingAllocator().releasePool(device, g.pool);
   const bool keep_graph = g.keep_graph;
   g = Graph{};
@@ -108,7 +223,7 @@ void SynchronousCachingHooks::graphDestroyImpl(GraphId id) {
 }
 
 void SynchronousCachingHooks::graphCaptureBeginImpl(GraphId id, MempoolId pool,
-                                                    CaptureMode) {
+                                                    CaptureMode mode) {
   enter(HookId::graphCaptureBegin);
   // The current stream of the current device, as CUDA captures.
   const DeviceIndex device = getCurrentDeviceImpl();
@@ -135,14 +250,25 @@ void SynchronousCachingHooks::graphCaptureBeginImpl(GraphId id, MempoolId pool,
   g.pool = chosen;
   g.holds_pool = true;
   g.stream = stream;
+  g.mode = mode;
+  g.thread = std::this_thread::get_id();
   g.phase = Phase::Capturing;
+  captures_.fetch_add(1, std::memory_order_release);
 }
 
 void SynchronousCachingHooks::graphCaptureEndImpl(GraphId id) {
   enter(HookId::graphCaptureEnd);
   std::lock_guard<std::mutex> lock(graph_mutex_);
   Graph& g = graph(id, HookId::graphCaptureEnd, {Phase::Capturing});
+  if (!g.invalidated.empty()) {
+    const std::string why = std::move(g.invalidated);
+    releaseGraph(g);  // empty again, its pool given back
+    throw DeviceError(accel::detail::concat(hookInfo(HookId::graphCaptureEnd).name,
+                                            "(): the capture of graph ", id,
+                                            " was invalidated and is discarded: ", why));
+  }
   cachingAllocator().endAllocateToPool(g.stream.device.index(), g.pool, g.stream);
+  captures_.fetch_sub(1, std::memory_order_release);
   // Without keep_graph the graph is instantiated at once, as CUDA graphs are.
   g.phase = g.keep_graph ? Phase::Captured : Phase::Ended;
 }

@@ -295,12 +295,27 @@ void SynchronousDeviceHooks::checkDeviceSide(HookId hook, const char* which,
               range->size - offset, " bytes left from ", ptr, ")");
 }
 
+void SynchronousDeviceHooks::checkCopy(HookId hook, void* dst, const void* src,
+                                       std::size_t bytes, Stream stream) const {
+  requireKnownStream(stream, hook);
+  const bool host_dst = hook == HookId::copyDeviceToHost;
+  const bool host_src = hook == HookId::copyHostToDevice;
+  if (host_dst) {
+    checkHostSide(hook, "dst", dst);
+  } else {
+    checkDeviceSide(hook, "dst", dst, bytes);
+  }
+  if (host_src) {
+    checkHostSide(hook, "src", src);
+  } else {
+    checkDeviceSide(hook, "src", src, bytes);
+  }
+}
+
 void SynchronousDeviceHooks::copyHostToDeviceImpl(void* dst, const void* src,
                                                   std::size_t bytes, Stream stream) {
   enter(HookId::copyHostToDevice);
-  requireKnownStream(stream, HookId::copyHostToDevice);
-  checkDeviceSide(HookId::copyHostToDevice, "dst", dst, bytes);
-  checkHostSide(HookId::copyHostToDevice, "src", src);
+  checkCopy(HookId::copyHostToDevice, dst, src, bytes, stream);
   markDeviceUsed(stream.device.index());
   std::memcpy(dst, src, bytes);
 }
@@ -308,9 +323,7 @@ void SynchronousDeviceHooks::copyHostToDeviceImpl(void* dst, const void* src,
 void SynchronousDeviceHooks::copyDeviceToHostImpl(void* dst, const void* src,
                                                   std::size_t bytes, Stream stream) {
   enter(HookId::copyDeviceToHost);
-  requireKnownStream(stream, HookId::copyDeviceToHost);
-  checkDeviceSide(HookId::copyDeviceToHost, "src", src, bytes);
-  checkHostSide(HookId::copyDeviceToHost, "dst", dst);
+  checkCopy(HookId::copyDeviceToHost, dst, src, bytes, stream);
   markDeviceUsed(stream.device.index());
   std::memcpy(dst, src, bytes);
 }
@@ -318,9 +331,7 @@ void SynchronousDeviceHooks::copyDeviceToHostImpl(void* dst, const void* src,
 void SynchronousDeviceHooks::copyDeviceToDeviceImpl(void* dst, const void* src,
                                                     std::size_t bytes, Stream stream) {
   enter(HookId::copyDeviceToDevice);
-  requireKnownStream(stream, HookId::copyDeviceToDevice);
-  checkDeviceSide(HookId::copyDeviceToDevice, "dst", dst, bytes);
-  checkDeviceSide(HookId::copyDeviceToDevice, "src", src, bytes);
+  checkCopy(HookId::copyDeviceToDevice, dst, src, bytes, stream);
   markDeviceUsed(stream.device.index());
   std::memcpy(dst, src, bytes);  // the core refused overlapping ranges
 }
