@@ -290,6 +290,45 @@ TEST(SynchronousCachingHooks, DeviceSynchronizeDuringACaptureFollowsItsMode) {
   }
 }
 
+// Captures begin and end on one thread while another launches, copies and
+// synchronises on its own stream: nothing of the other thread is captured,
+// nothing of the capturing one runs before replay (run under TSan).
+TEST(SynchronousCachingHooks, OtherThreadsStreamsRunWhileOneCaptures) {
+  CachingKitHooks& hooks = kitBackend();
+  constexpr int kRounds = 200;
+  std::atomic<bool> done{false};
+  std::atomic<int> other_runs{0};
+  std::thread other([&] {
+    Stream mine = hooks.getNewStream(0);
+    DataPtr device = hooks.getDeviceAllocator(0).allocate(sizeof(int));
+    int value = 7;
+    int back = 0;
+    while (!done.load()) {
+      hooks.launch(mine, [&] { other_runs.fetch_add(1); });
+      hooks.copyHostToDevice(device.get(), &value, sizeof(int), mine);
+      hooks.copyDeviceToHost(&back, device.get(), sizeof(int), mine);
+      hooks.synchronizeStream(mine);
+      ASSERT_EQ(back, 7);
+    }
+  });
+  Stream stream = hooks.getNewStream(0);
+  StreamGuard guard(stream);
+  int captured_runs = 0;
+  // Until both threads went round often enough to overlap.
+  for (int round = 0; round < kRounds || other_runs.load() < kRounds; ++round) {
+    GraphId graph = hooks.graphCreate();
+    hooks.graphCaptureBegin(graph, MempoolId{}, CaptureMode::ThreadLocal);
+    hooks.launch(stream, [&] { ++captured_runs; });
+    EXPECT_EQ(captured_runs, round);
+    hooks.graphCaptureEnd(graph);
+    hooks.graphReplay(graph);
+    EXPECT_EQ(captured_runs, round + 1);
+    hooks.graphDestroy(graph);
+  }
+  done.store(true);
+  other.join();
+}
+
 TEST(SynchronousCachingHooks, EventsOnACapturingStreamAreNotSupported) {
   CachingKitHooks& hooks = kitBackend();
   Stream stream = hooks.getNewStream(0);
