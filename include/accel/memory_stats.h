@@ -182,8 +182,10 @@ struct MemoryHistoryOptions {
   std::size_t max_entries = 100000;  // oldest entries are dropped beyond this
   bool record_stack = false;         // capture a host call stack per event
   // With one, allocations also keep the host language's stack (before the
-  // C++ frames when record_stack is on too).
-  HostStackCapture capture_host_stack;
+  // C++ frames when record_stack is on too). None by default; the
+  // initialiser lets `{HistoryRecording::Off}` and the like name only the
+  // leading members without a -Wmissing-field-initializers warning.
+  HostStackCapture capture_host_stack{};
 };
 
 struct MemoryBlock {
