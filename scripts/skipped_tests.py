@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Lists what the last ctest run in a build directory skipped, each with the
+reason the test gave, so that a skip never reads as a pass: ctest itself
+prints only "Skipped" (and nothing for the cases a passing pytest file
+skipped).
+
+ctest runs it at the end of every run (CTEST_CUSTOM_POST_TEST, written into
+the build directory by cmake/ctest_custom.cmake), so its lines follow
+ctest's summary; it can also be run by hand on a build directory:
+
+    scripts/skipped_tests.py [build dir]        (default: build/release)
+
+It reads ctest's log (Testing/Temporary/LastTest.log, or LastTest.log.tmp
+while ctest is still writing it, which is when ctest runs this) and reports:
+- each test that ctest skipped through its SKIP_REGULAR_EXPRESSION, with
+  GTEST_SKIP's message or pytest's skip reasons (pytest runs with -rs);
+- each passing pytest file with skipped cases, with their reasons.
+A test skipped through SKIP_RETURN_CODE alone cannot be told from a pass in
+the log, so this project's skipping tests also match a skip expression.
+Always exits 0: ctest counts a failing post-test command as an error.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+_BLOCK = re.compile(r"^\d+/\d+ Testing: (?P<name>.*?)\n(?P<body>.*?)(?=^\d+/\d+ Testing: |\Z)",
+                    re.S | re.M)
+_OUTPUT = re.compile(r"\nOutput:\n-+\n(?P<output>.*?)<end of output>\n", re.S)
+_GTEST_SKIP = re.compile(r": Skipped\n(?P<reason>.*?)(?:\n\[  SKIPPED \]|\nGoogle Test trace:|\Z)",
+                         re.S)
+_PYTEST_SKIP = re.compile(r"^SKIPPED \[(?P<count>\d+)\] [^:\n]+:\d+: (?P<reason>.*)$", re.M)
+_REGEX_SKIPPED = "Skip regular expression found in output."
+
+
+def one_line(text):
+    return " ".join(text.split())
+
+
+def skips_in_log(log):
+    """(test name, number of skipped cases or None for the whole test, reason)."""
+    found = []
+    for block in _BLOCK.finditer(log):
+        name, body = block.group("name").strip(), block.group("body")
+        match = _OUTPUT.search(body)
+        output = match.group("output") if match else ""
+        pytest = [(int(m.group("count")), one_line(m.group("reason")))
+                  for m in _PYTEST_SKIP.finditer(output)]
+        if _REGEX_SKIPPED in body:
+            gtest = _GTEST_SKIP.search(output)
+            if gtest and one_line(gtest.group("reason")):
+                reasons = [one_line(gtest.group("reason"))]
+            else:
+                reasons = [reason for _, reason in pytest]
+            found.append((name, None, "; ".join(reasons) or "(the test gave no reason)"))
+        else:
+            for count, reason in pytest:
+                found.append((name, count, reason))
+    return found
+
+
+def report(skips):
+    """The lines printed after ctest's summary (none when nothing skipped)."""
+    if not skips:
+        return []
+    whole = sum(1 for _, count, _ in skips if count is None)
+    cases = sum(count for _, count, _ in skips if count is not None)
+    parts = []
+    if whole:
+        parts.append(f"{whole} test(s) skipped")
+    if cases:
+        parts.append(f"{cases} pytest case(s) skipped in passing tests")
+    lines = [", ".join(parts) + ", with the reasons they gave:"]
+    for name, count, reason in skips:
+        where = name if count is None else f"{name} ({count} case{'s' if count > 1 else ''})"
+        lines.append(f"  {where}: {reason}")
+    return lines
+
+
+def main(argv):
+    build = Path(argv[1] if len(argv) > 1 else "build/release")
+    logs = [build / "Testing" / "Temporary" / name for name in ("LastTest.log.tmp", "LastTest.log")]
+    logs = [log for log in logs if log.is_file()]
+    if not logs:
+        print(f"skipped_tests: no ctest log under {build}/Testing/Temporary", file=sys.stderr)
+        return 0
+    # The newer of the two: a .tmp left by an interrupted run is older.
+    log = max(logs, key=lambda path: path.stat().st_mtime)
+    for line in report(skips_in_log(log.read_text(errors="replace"))):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except Exception as error:  # never fail ctest's run because of the report
+        print(f"skipped_tests: could not read the ctest log: {error}", file=sys.stderr)
+        sys.exit(0)

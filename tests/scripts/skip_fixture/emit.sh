@@ -1,0 +1,18 @@
+# Prints what a skipping or passing test prints (see CMakeLists.txt).
+case $1 in
+gtest_skip)
+  printf '%s\n' 'Note: Google Test filter = Gtest.Skips' '[ RUN      ] Gtest.Skips' \
+    'tests/cuda/x_test.cpp:12: Skipped' 'no CUDA device: cudaErrorNoDevice' \
+    '[  SKIPPED ] Gtest.Skips (0 ms)' '[  PASSED  ] 0 tests.' ;;
+gtest_pass)
+  printf '%s\n' '[ RUN      ] Gtest.Passes' '[       OK ] Gtest.Passes (0 ms)' ;;
+pytest_all_skipped)
+  # More than ctest's default 1 KiB of kept output before the reasons.
+  i=0; while [ $i -lt 60 ]; do echo "warning line $i of a long pytest run"; i=$((i + 1)); done
+  printf '%s\n' 'ss' '=== short test summary info ===' \
+    'SKIPPED [2] test_torch.py:9: torch is not installed (apt-get install python3-torch)' \
+    '2 skipped in 0.01s' ;;
+pytest_some_skipped)
+  printf '%s\n' '.s.' '=== short test summary info ===' \
+    'SKIPPED [1] test_cuda.py:30: no CUDA device' '2 passed, 1 skipped in 0.02s' ;;
+esac
