@@ -5,7 +5,8 @@ python3-setuptools, python3-wheel, python3-dev, pybind11-dev, cmake, ninja,
 g++) configures the CMake project for the installing interpreter, builds the
 `accel_python_wheel` target (the module and, when GoogleTest, CLI11 and
 nlohmann-json are installed, the `accel` tool) and installs the package
-(component `python`) with libaccel, the openreg plugin and the tool bundled
+(component `python`) with libaccel, the plugins _C links (openreg, and
+opencl where it is built) and the tool bundled
 next to `_C` (rpath $ORIGIN); the console script `accel` runs the tool.
 The CMake build directory is build/pip-<python version> in the checkout.
 
@@ -18,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
@@ -45,7 +46,7 @@ class CMakeBuild(build_ext):
         ]
         step(f"configuring CMake in {build_dir}")
         subprocess.run(configure, check=True)
-        step("building the module, libaccel, the openreg plugin and the accel tool "
+        step("building the module, libaccel, the openreg and opencl plugins and the accel tool "
              "(a few minutes on two cores; one line per file)")
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "accel_python_wheel"],
                        check=True)
@@ -61,10 +62,9 @@ setup(
     name="accel",
     version="0.1.0",
     description="accelhooks from Python: pluggable accelerator backends",
-    packages=["accel", "accel.openreg", "accel.cuda"],
+    packages=find_packages("python", include=["accel", "accel.*"]),
     package_dir={"": "python"},
-    package_data={"accel": ["py.typed", "*.pyi"], "accel.openreg": ["*.pyi"],
-                  "accel.cuda": ["*.pyi"]},
+    package_data={"": ["py.typed", "*.pyi"]},
     ext_modules=[Extension("accel._C", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     entry_points={"console_scripts": ["accel = accel._tool:main"]},
