@@ -44,6 +44,10 @@ struct BlockOrder {
 };
 using FreeSet = std::set<Block*, BlockOrder>;
 
+// What a thread cache's hit reads and writes (owner, ptr, size, requested,
+// stream, pool, the flags, uses, reuse_next) is in the first 96 bytes; the
+// rare stream uses and stack are tested through their flags, so the hit
+// never reads the last two lines.
 struct Block {
   DeviceCache* owner = nullptr;
   std::byte* ptr = nullptr;
@@ -56,6 +60,10 @@ struct Block {
   Block* next = nullptr;
   bool allocated = false;     // handed out, freed with work still pending, or held
   bool pending_free = false;  // freed by the user, waiting for events
+  // !stream_uses.empty() and stack != nullptr, kept beside them (setStack,
+  // addStreamUse, clearStreamUses) so that the hot paths test this line only.
+  bool has_stream_uses = false;
+  bool has_stack = false;
   // A backend's BlockUses of it; a free while there are any only sets
   // freed_while_used, and the last use's end does the free. Counted under
   // the device's lock; atomic because a free into a thread cache reads it
@@ -64,12 +72,34 @@ struct Block {
   std::atomic<int> uses{0};
   bool freed_while_used = false;
   int event_count = 0;
+  Block* reuse_next = nullptr;  // next block of its reuse list
+  Block* free_prev = nullptr;   // neighbours in a small pool's size list
+  Block* free_next = nullptr;
+  FreeSet::iterator in_free_set{};    // where it is while in a large pool's free set
   std::vector<StreamId> stream_uses;  // recordStream, other than `stream`
   CapturedStack stack;                // allocation stack when recorded
-  FreeSet::iterator in_free_set{};    // where it is while in a large pool's free set
-  Block* free_prev = nullptr;         // neighbours in a small pool's size list
-  Block* free_next = nullptr;
-  Block* reuse_next = nullptr;  // next block of its reuse list
+
+  void setStack(CapturedStack captured) noexcept {
+    stack = std::move(captured);
+    has_stack = stack != nullptr;
+  }
+  void resetStack() noexcept {
+    if (has_stack) [[unlikely]]
+      dropStack();
+  }
+  // Out of line: the hot paths that may reset a stack keep no frame for it.
+  [[gnu::noinline]] void dropStack() noexcept {
+    stack.reset();
+    has_stack = false;
+  }
+  void addStreamUse(StreamId use) {
+    stream_uses.push_back(use);
+    has_stream_uses = true;
+  }
+  void clearStreamUses() noexcept {
+    stream_uses.clear();
+    has_stream_uses = false;
+  }
 };
 
 inline bool BlockOrder::operator()(const Block* a, const Block* b) const noexcept {

@@ -1,7 +1,8 @@
-// DeviceCache: construction, and the allocate and free paths — the reuse
-// lists, the choice of pool, best-fit search, split on allocate and merge on
-// free (device_cache.h). Segments, stream events, statistics, history and
-// snapshots are in the device_*.cpp files beside this one.
+// DeviceCache: the allocate and free paths — the thread caches' and reuse
+// lists' hits, the choice of pool, best-fit search, split on allocate and
+// merge on free, a miss's returns of held blocks (device_cache.h). Segments
+// (and construction), stream events, statistics, history and snapshots are
+// in the device_*.cpp files beside this one.
 #include "memory/device_cache.h"
 
 #include <algorithm>
@@ -14,61 +15,13 @@ namespace accel::memory::detail {
 
 using Action = MemoryTraceEntry::Action;
 
-DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
-                         AllocatorSettings settings)
-    : allocator_(allocator),
-      source_(allocator.source()),
-      index_(index),
-      settings_(settings) {
-  stats_.max_split_size = sized(settings_.max_split_size);
-  mutex_.allowBias(settings_.biased_lock);
-  updatePlain();
-  updateLocalOk();
-  linkLive();
-}
-
-DeviceCache::~DeviceCache() {
-  unlinkLive();
-  // Only reached when the allocator itself is destroyed (tests, tools): give
-  // the device back what it lent; blocks still handed out are the caller's
-  // bug and are not touched. Blocks held by thread caches are deleted with
-  // their segments; the caches no longer name this device.
-  detachThreadCaches(thread_caches_);
-  // Events first: deciding whether one is inherited reads its block, which
-  // the segments' loop deletes.
-  for (auto& [event, block] : pending_events_) {
-    if (!inherited(block->segment)) source_.releaseEvent(event);
-  }
-  for (auto& [base, segment] : segments_) {
-    if (inherited(segment.get())) {
-      // The parent's memory (device_fork.cpp): not this process's to give back.
-    } else if (segment->expandable) {
-      if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
-      source_.releaseAddressRange(index_, segment->base, segment->reserved);
-    } else {
-      source_.freeSegment(index_, segment->base, segment->size);
-    }
-    for (Block* block = segment->head; block != nullptr;) {
-      Block* next = block->next;
-      delete block;
-      block = next;
-    }
-  }
-  while (spare_blocks_ != nullptr) {
-    Block* next = spare_blocks_->next;
-    delete spare_blocks_;
-    spare_blocks_ = next;
-  }
-}
-
 // ---- allocation ----
 
 // The hot paths (allocate from the cache, free into it) are compiled as one
 // function each, their helpers inlined (flatten): so the helpers they call on
 // every pair live in this file or in headers. Everything rare is kept out of
-// line (ACCEL_COLD) so that they stay small.
+// line (allocateFresh, in device_segments.cpp) so that they stay small.
 #define ACCEL_HOT [[gnu::flatten]]
-#define ACCEL_COLD [[gnu::noinline, gnu::cold]]
 
 // The fast path is a small function of its own, so that it does not pay
 // the frame and register saves of the whole allocator: a held block of the
@@ -124,7 +77,7 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
       }
     }
   }
-  releaseHeld();
+  releaseHeld(pool.small);
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
   return allocateFresh(lock, pool, rounded, bytes, stream);
@@ -136,31 +89,6 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
 ACCEL_HOT void freeCachedBlock(void* context) noexcept {
   auto* block = static_cast<Block*>(context);
   block->owner->free(block);
-}
-
-ACCEL_COLD Block* DeviceCache::allocateFresh(BiasedMutex::Guard& lock, BlockPool& pool,
-                                             std::size_t rounded, std::size_t bytes,
-                                             StreamId stream) {
-  if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
-  Block* block = newSegment(pool, stream, rounded);
-  if (block == nullptr) block = handOff(pool, stream, rounded);
-  if (block == nullptr) {
-    ++stats_.num_alloc_retries;
-    releaseAllHeld();  // every thread's cached blocks may merge now
-    if (settings_.max_split_size > 0 && releaseCached(true) > 0) {
-      block = newSegment(pool, stream, rounded);
-    }
-    if (block == nullptr) {
-      synchronizeEvents();
-      releaseCached(false);
-      if (Block* found = findFree(pool, stream, rounded))
-        return takeFree(pool, found, rounded, bytes);
-      block = newSegment(pool, stream, rounded);
-    }
-  }
-  if (block == nullptr) raiseOutOfMemory(lock, rounded, stream);
-  splitAndMark(block, rounded, bytes);
-  return block;
 }
 
 BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
@@ -235,7 +163,7 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
   }
   if (history_level_ != HistoryRecording::Off) {
     if (history_stacks_)
-      block->stack = captureStack(3, native_stacks_, std::move(pending_host_stack_));
+      block->setStack(captureStack(3, native_stacks_, std::move(pending_host_stack_)));
     record(Action::Alloc, block, reinterpret_cast<std::uintptr_t>(block->ptr),
            block->size, block->stream);
   }
@@ -248,19 +176,28 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 // nothing rare is on, to the device's reuse list when that list is free or
 // holds its size and has room; anything else is freeSlow (with the lock
 // held). A thread's first free on a device makes its cache.
+// Everything but the thread cache's hold is a tail call, so the hold pays
+// no frame or register saves.
 void DeviceCache::free(Block* block) noexcept {
   ThreadCache* cache = findThreadCache(this);
-  if (cache == nullptr && caches_enabled_.load(std::memory_order_relaxed)) [[unlikely]]
-    cache = attachThreadCache(*this);
   if (cache != nullptr && holdLocal(*cache, block)) [[likely]]
     return;
+  freeUncached(block, cache);
+}
+
+[[gnu::noinline]] void DeviceCache::freeUncached(Block* block,
+                                                 ThreadCache* cache) noexcept {
+  if (cache == nullptr && caches_enabled_.load(std::memory_order_relaxed)) {
+    cache = attachThreadCache(*this);
+    if (cache != nullptr && holdLocal(*cache, block)) return;
+  }
   freeLocked(block);
 }
 
 ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
   const bool small = block->pool == &small_;
-  if (plain_ && block->stream_uses.empty() &&
+  if (plain_ && !block->has_stream_uses &&
       block->uses.load(std::memory_order_relaxed) == 0 &&
       (small || block->pool == &large_)) [[likely]] {
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
@@ -283,7 +220,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
   // In a fork child, a block of the parent's memory leaks (device_fork.cpp):
   // freed by its user, active for good, as if waiting for an event.
   const bool leak = fork_generation_ != 0 && inherited(block->segment);
-  const bool pending = leak || (!block->stream_uses.empty() && source_.hasEvents());
+  const bool pending = leak || (block->has_stream_uses && source_.hasEvents());
   block_stats_.freed(block->pool->small, sized(block->size), sized(block->requested),
                      pending);
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
@@ -303,7 +240,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
     recordFreeEvents(block);
     return;
   }
-  block->stream_uses.clear();
+  block->clearStreamUses();
   if (block->pool->owner == nullptr && hold(block, now)) return;
   returnBlock(block, now);
 }
@@ -317,7 +254,7 @@ void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
   block->allocated = false;
   block->pending_free = false;
   block->requested = 0;
-  block->stack.reset();
+  block->resetStack();
   // Merge with free neighbours. A neighbour already in the free set absorbs
   // the others and is reshaped in place (see BlockPool::reshape), so the
   // common free — next to the free rest of its segment — neither allocates
@@ -383,18 +320,59 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
   return true;
 }
 
+// A miss's returns (releaseHeld): here, so that allocateSlow's flatten
+// inlines them with returnBlock and the pool updates (out of line, calls
+// were a fifth of the training trace's replay). Only the missing request's
+// pool's held blocks return: the other pool's cannot merge into a block
+// this request could use (pools never share a segment), and a new segment
+// is only made for this pool (allocateFresh returns every held block before
+// it gives any memory back).
+void DeviceCache::releaseHeld(bool small) noexcept {
+  if (small) {
+    reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+    if (ThreadCache* mine = findThreadCache(this)) drainThreadCache(*mine);
+    return;
+  }
+  reuse_.releasePool(false, [this](Block* held) { returnBlock(held, 0, false); });
+  ThreadCache* mine = findThreadCache(this);
+  if (mine == nullptr) return;
+  mine->lists.releasePool(false, [this, mine](Block* held) {
+    mine->held_bytes -= held->size;
+    returnBlock(held, 0, false);
+  });
+  // The small pool's figures stay with its blocks: absorbed, they would
+  // leave the cache unable to serve them (its figures must stay below the
+  // device's).
+  LocalBlockFigures& figures = mine->figures[0];
+  if (!figures.empty()) {
+    block_stats_.absorb(false, figures);
+    figures = {};
+  }
+}
+
+void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
+  cache.lists.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  cache.held_bytes = 0;
+  for (int small = 0; small < 2; ++small) {
+    LocalBlockFigures& figures = cache.figures[small];
+    if (figures.empty()) continue;
+    block_stats_.absorb(small != 0, figures);
+    figures = {};
+  }
+}
+
 // ---- thread caches: the paths without the device's lock ----
 
-// The owner's section (thread_cache.h): `inside` is stored, then `claimed`
+// The owner's section (thread_cache.h): `inside` is stored, then `keep_out`
 // read; only the compiler must keep them in that order, a claimer's
-// process-wide barrier orders them on the processor. `serve` and `divisions`
-// are only written while every cache is claimed.
+// process-wide barrier orders them on the processor. kNotServing and
+// `divisions` are only written while every cache is claimed.
 Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
                               StreamId stream) noexcept {
   cache.inside.store(true, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   Block* block = nullptr;
-  if (!cache.claimed.load(std::memory_order_acquire) && cache.serve) [[likely]] {
+  if (cache.keep_out.load(std::memory_order_acquire) == 0) [[likely]] {
     const std::size_t rounded = roundSize(bytes, cache.divisions);
     if (rounded >= bytes) [[likely]]
       block = cache.lists.take(stream, rounded);
@@ -409,7 +387,7 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
         cache.held_bytes -= block->size;
         block->requested = bytes;
       } else {
-        cache.lists.push(ReuseLists::indexOf(stream, rounded), block);
+        cache.lists.putBack(ReuseLists::indexOf(stream, rounded), block);
         block = nullptr;
       }
     }
@@ -429,7 +407,7 @@ void DeviceCache::countAllocation(bool small, std::size_t size,
 }
 
 bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
-  if (!block->stream_uses.empty() || block->size > kThreadCacheMaxBlock ||
+  if (block->has_stream_uses || block->size > kThreadCacheMaxBlock ||
       (block->pool != &small_ && block->pool != &large_) ||
       block->uses.load(std::memory_order_acquire) != 0) {
     return false;  // freeSlow (a backend's use may defer the free)
@@ -437,7 +415,7 @@ bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
   cache.inside.store(true, std::memory_order_relaxed);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   bool held = false;
-  if (!cache.claimed.load(std::memory_order_acquire) && cache.serve &&
+  if (cache.keep_out.load(std::memory_order_acquire) == 0 &&
       cache.held_bytes + block->size <= kThreadCacheMaxBytes) [[likely]] {
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (cache.lists.hasRoomFor(index, block)) [[likely]] {
@@ -486,8 +464,8 @@ Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
 
 void DeviceCache::recycle(Block* block) noexcept {
   // The vector keeps its capacity; makeBlock sets the other fields.
-  block->stream_uses.clear();
-  block->stack.reset();
+  block->clearStreamUses();
+  block->resetStack();
   block->next = spare_blocks_;
   spare_blocks_ = block;
 }
@@ -515,19 +493,32 @@ void DeviceCache::updatePlain() noexcept {
 namespace accel::memory {
 
 // Here rather than in caching_allocator.cpp: it compiles as one function
-// with DeviceCache::allocate.
+// with DeviceCache's thread-cache path. Everything else is one tail call
+// (allocateUncommon checks again), so that a hit pays no frame and no
+// register saves.
 ACCEL_HOT DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes,
                                              Stream stream) {
-  // device(index), inline: this is the one call per allocation.
-  if (index < 0 || index >= static_cast<int>(devices_.size())) [[unlikely]]
-    throwBadDevice(index);
-  detail::DeviceCache& cache = *devices_[static_cast<std::size_t>(index)];
   const Device where = Device::unchecked(type_, index);
+  if (index >= 0 && index < static_cast<int>(devices_.size()) && stream.device == where &&
+      bytes != 0) [[likely]] {
+    detail::DeviceCache& cache = *devices_[static_cast<std::size_t>(index)];
+    if (detail::Block* block = cache.allocateFromThreadCache(bytes, stream.id)) [[likely]]
+      return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
+  }
+  return detail::DeviceCache::allocateUncommon(*this, index, bytes, stream);
+}
+
+[[gnu::noinline]] DataPtr detail::DeviceCache::allocateUncommon(
+    CachingAllocator& allocator, DeviceIndex index, std::size_t bytes, Stream stream) {
+  if (index < 0 || index >= static_cast<int>(allocator.devices_.size())) [[unlikely]]
+    allocator.throwBadDevice(index);
+  DeviceCache& cache = *allocator.devices_[static_cast<std::size_t>(index)];
+  const Device where = Device::unchecked(allocator.type_, index);
   if (stream.device != where) [[unlikely]]
-    throwForeignStream(stream, where);
+    CachingAllocator::throwForeignStream(stream, where);
   if (bytes == 0) return DataPtr(nullptr, nullptr, nullptr, where);
-  detail::Block* block = cache.allocate(bytes, stream.id);
-  return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
+  Block* block = cache.allocateLocked(bytes, stream.id);
+  return DataPtr(block->ptr, block, &freeCachedBlock, where);
 }
 
 }  // namespace accel::memory

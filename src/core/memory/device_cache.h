@@ -8,7 +8,8 @@
 //
 // The implementation is one file per concern: device_cache.cpp (the allocate
 // and free paths, block search, split and merge, reuse lists),
-// device_segments.cpp (segments and expandable mapping, giving memory back),
+// device_segments.cpp (construction; segments and expandable mapping, giving
+// memory back),
 // device_stream_events.cpp (stream uses, events, hand-off between streams),
 // device_stats.cpp (statistics, the out-of-memory path), device_history.cpp,
 // device_snapshot.cpp, device_settings.cpp (settings, limit, private pools),
@@ -64,6 +65,20 @@ class DeviceCache {
 
   // Throws OutOfMemory after the observers ran.
   [[nodiscard]] Block* allocate(std::size_t bytes, StreamId stream);
+  // allocate() in two steps, for CachingAllocator::allocate's path without a
+  // call: the calling thread's cache's block for the request, or null; then
+  // allocateLocked (throws as allocate does).
+  [[nodiscard]] Block* allocateFromThreadCache(std::size_t bytes,
+                                               StreamId stream) noexcept {
+    ThreadCache* cache = findThreadCache(this);
+    return cache != nullptr ? takeLocal(*cache, bytes, stream) : nullptr;
+  }
+  [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
+  // CachingAllocator::allocate for everything but a thread cache's hit: a
+  // bad device or stream (throws), 0 bytes, allocateLocked.
+  [[nodiscard]] static DataPtr allocateUncommon(CachingAllocator& allocator,
+                                                DeviceIndex index, std::size_t bytes,
+                                                Stream stream);
   // The out-of-memory path for `bytes` as if the device refused every request
   // (fault injection): frees the cache, then throws OutOfMemory after the
   // observers ran.
@@ -126,9 +141,11 @@ class DeviceCache {
   // The block (of any state) holding `ptr`, or nullptr outside every segment.
   [[nodiscard]] Block* blockAt(const void* ptr) const noexcept;
   [[nodiscard]] BlockInfo infoOf(const Block* block) const noexcept;
-  // allocate and free when their fast path does not apply.
-  [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
+  // free when its fast paths do not apply.
   void freeLocked(Block* block) noexcept;
+  // free() when the thread's cache did not take the block (`cache`: the
+  // thread's cache, null when it has none yet).
+  void freeUncached(Block* block, ThreadCache* cache) noexcept;
   [[nodiscard]] Block* allocateSlow(BiasedMutex::Guard& lock, std::size_t bytes,
                                     StreamId stream);
   void freeSlow(Block* block) noexcept;
@@ -163,12 +180,13 @@ class DeviceCache {
   void returnBlock(Block* block, std::int64_t stamp = 0,
                    bool record_completion = true) noexcept;
   // The device's reuse lists (reuse_lists.h): hold a freed block (false when
-  // its list is full). releaseHeld returns the device's held blocks and the
-  // calling thread's cache to the free set (a miss: no other thread is
-  // stopped); releaseAllHeld every thread's too (stats, snapshots, settings,
-  // emptyCache, the OOM path).
+  // its list is full). releaseHeld returns the device's held blocks of the
+  // small pool (`small`) or the large one, and the calling thread's cache's,
+  // to the free set (a miss in that pool: no other thread is stopped);
+  // releaseAllHeld every block of every thread's too (stats, snapshots,
+  // settings, emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
-  void releaseHeld() noexcept;
+  void releaseHeld(bool small) noexcept;
   void releaseAllHeld() noexcept;
 
   // Thread caches (thread_cache.h). The lock-free paths of allocate and free:
@@ -185,7 +203,7 @@ class DeviceCache {
   void claimThreadCaches(bool drain_blocks) noexcept;
   void releaseThreadCaches() noexcept;
   // While a ClaimedThreadCaches lives, no thread cache is used: the fields
-  // the owners read without the lock (their serve, divisions) may change.
+  // the owners read without the lock (their kNotServing, divisions) may change.
   class ClaimedThreadCaches;
   // Counts an allocation in block_stats_; when it would raise a peak, the
   // thread caches' figures are absorbed first, so the peak is exact.
@@ -281,8 +299,8 @@ class DeviceCache {
   // whether they may serve now (the setting, barrier support, and nothing
   // rare on: no private pool, no tracing, no stacks, no oversize rule).
   // Owners read copies of local_ok_ and the rounding setting in their caches
-  // (ThreadCache::serve, divisions), written only while every cache is
-  // claimed (ClaimedThreadCaches).
+  // (ThreadCache::keep_out's kNotServing, divisions), written only while
+  // every cache is claimed (ClaimedThreadCaches).
   ThreadCache* thread_caches_ = nullptr;
   bool local_ok_ = false;
   std::atomic<bool> caches_enabled_{false};  // the setting, and barrier support

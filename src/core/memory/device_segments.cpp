@@ -1,7 +1,8 @@
-// DeviceCache: segments — asking the device for memory (whole segments, or
-// pages mapped into an expandable segment's address range) and giving it back
-// (emptyCache, the retries before OutOfMemory, garbage collection, private
-// pools whose users are gone).
+// DeviceCache: construction and destruction, and segments — asking the
+// device for memory (whole segments, or pages mapped into an expandable
+// segment's address range; allocateFresh, when no cached block fits) and
+// giving it back (emptyCache, the retries before OutOfMemory, garbage
+// collection, private pools whose users are gone).
 #include <algorithm>
 #include <vector>
 
@@ -10,6 +11,81 @@
 #include "memory/device_cache.h"
 
 namespace accel::memory::detail {
+
+DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
+                         AllocatorSettings settings)
+    : allocator_(allocator),
+      source_(allocator.source()),
+      index_(index),
+      settings_(settings) {
+  stats_.max_split_size = sized(settings_.max_split_size);
+  mutex_.allowBias(settings_.biased_lock);
+  updatePlain();
+  updateLocalOk();
+  linkLive();
+}
+
+DeviceCache::~DeviceCache() {
+  unlinkLive();
+  // Only reached when the allocator itself is destroyed (tests, tools): give
+  // the device back what it lent; blocks still handed out are the caller's
+  // bug and are not touched. Blocks held by thread caches are deleted with
+  // their segments; the caches no longer name this device.
+  detachThreadCaches(thread_caches_);
+  // Events first: deciding whether one is inherited reads its block, which
+  // the segments' loop deletes.
+  for (auto& [event, block] : pending_events_) {
+    if (!inherited(block->segment)) source_.releaseEvent(event);
+  }
+  for (auto& [base, segment] : segments_) {
+    if (inherited(segment.get())) {
+      // The parent's memory (device_fork.cpp): not this process's to give back.
+    } else if (segment->expandable) {
+      if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
+      source_.releaseAddressRange(index_, segment->base, segment->reserved);
+    } else {
+      source_.freeSegment(index_, segment->base, segment->size);
+    }
+    for (Block* block = segment->head; block != nullptr;) {
+      Block* next = block->next;
+      delete block;
+      block = next;
+    }
+  }
+  while (spare_blocks_ != nullptr) {
+    Block* next = spare_blocks_->next;
+    delete spare_blocks_;
+    spare_blocks_ = next;
+  }
+}
+
+// allocate() when no cached block fits (allocateSlow, device_cache.cpp).
+[[gnu::noinline, gnu::cold]] Block* DeviceCache::allocateFresh(BiasedMutex::Guard& lock,
+                                                               BlockPool& pool,
+                                                               std::size_t rounded,
+                                                               std::size_t bytes,
+                                                               StreamId stream) {
+  if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
+  Block* block = newSegment(pool, stream, rounded);
+  if (block == nullptr) block = handOff(pool, stream, rounded);
+  if (block == nullptr) {
+    ++stats_.num_alloc_retries;
+    releaseAllHeld();  // every thread's cached blocks may merge now
+    if (settings_.max_split_size > 0 && releaseCached(true) > 0) {
+      block = newSegment(pool, stream, rounded);
+    }
+    if (block == nullptr) {
+      synchronizeEvents();
+      releaseCached(false);
+      if (Block* found = findFree(pool, stream, rounded))
+        return takeFree(pool, found, rounded, bytes);
+      block = newSegment(pool, stream, rounded);
+    }
+  }
+  if (block == nullptr) raiseOutOfMemory(lock, rounded, stream);
+  splitAndMark(block, rounded, bytes);
+  return block;
+}
 
 using Action = MemoryTraceEntry::Action;
 

@@ -13,7 +13,7 @@ void DeviceCache::recordStream(Block* block, StreamId stream) {
   if (stream == block->stream) return;
   if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
       block->stream_uses.end()) {
-    block->stream_uses.push_back(stream);
+    block->addStreamUse(stream);
   }
 }
 
@@ -33,7 +33,7 @@ void DeviceCache::recordStream(Block* block, StreamId stream) {
     updatePlain();
     return;
   }
-  block->stream_uses.clear();
+  block->clearStreamUses();
   updatePlain();
 }
 

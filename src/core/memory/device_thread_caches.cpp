@@ -27,12 +27,17 @@ void waitUntilOutside(const ThreadCache& cache) noexcept {
   }
 }
 
-}  // namespace
-
-void DeviceCache::releaseHeld() noexcept {
-  reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
-  if (ThreadCache* mine = findThreadCache(this)) drainThreadCache(*mine);
+// Sets or clears `bit` of the cache's keep_out. Its writers hold the device's
+// lock, so a load and a store suffice (the owner only reads it).
+void setKeepOut(ThreadCache& cache, std::uint8_t bit, bool on,
+                std::memory_order order) noexcept {
+  const std::uint8_t now = cache.keep_out.load(std::memory_order_relaxed);
+  cache.keep_out.store(
+      on ? static_cast<std::uint8_t>(now | bit) : static_cast<std::uint8_t>(now & ~bit),
+      order);
 }
+
+}  // namespace
 
 void DeviceCache::releaseAllHeld() noexcept {
   reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
@@ -43,7 +48,8 @@ void DeviceCache::releaseAllHeld() noexcept {
 
 void DeviceCache::linkThreadCache(ThreadCache* cache) noexcept {
   BiasedMutex::Guard lock(mutex_);
-  cache->serve = local_ok_;
+  cache->keep_out.store(local_ok_ ? 0 : ThreadCache::kNotServing,
+                        std::memory_order_relaxed);
   cache->divisions = settings_.roundup_power2_divisions;
   cache->device_next = thread_caches_;
   thread_caches_ = cache;
@@ -62,24 +68,13 @@ void DeviceCache::retireThreadCache(ThreadCache* cache) noexcept {
   cache->device.store(nullptr, std::memory_order_relaxed);
 }
 
-void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
-  cache.lists.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
-  cache.held_bytes = 0;
-  for (int small = 0; small < 2; ++small) {
-    LocalBlockFigures& figures = cache.figures[small];
-    if (figures.empty()) continue;
-    block_stats_.absorb(small != 0, figures);
-    figures = {};
-  }
-}
-
 void DeviceCache::claimThreadCaches(bool drain_blocks) noexcept {
   const void* me = threadCacheToken();
   bool others = false;
   for (ThreadCache* cache = thread_caches_; cache != nullptr;
        cache = cache->device_next) {
     if (cache->thread == me) continue;
-    cache->claimed.store(true, std::memory_order_relaxed);
+    setKeepOut(*cache, ThreadCache::kClaimed, true, std::memory_order_relaxed);
     others = true;
   }
   // Every owner now either sees its claim or is seen inside (one barrier for
@@ -105,7 +100,8 @@ void DeviceCache::releaseThreadCaches() noexcept {
   const void* me = threadCacheToken();
   for (ThreadCache* cache = thread_caches_; cache != nullptr;
        cache = cache->device_next) {
-    if (cache->thread != me) cache->claimed.store(false, std::memory_order_release);
+    if (cache->thread != me)
+      setKeepOut(*cache, ThreadCache::kClaimed, false, std::memory_order_release);
   }
 }
 
@@ -120,7 +116,7 @@ void DeviceCache::updateLocalOk() noexcept {
               history_level_ != HistoryRecording::AllocationsOnly;
   for (ThreadCache* cache = thread_caches_; cache != nullptr;
        cache = cache->device_next) {
-    cache->serve = local_ok_;
+    setKeepOut(*cache, ThreadCache::kNotServing, !local_ok_, std::memory_order_relaxed);
     cache->divisions = settings_.roundup_power2_divisions;
   }
 }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "accel/memory/size_rules.h"
 #include "memory/block.h"
 
 namespace accel::memory::detail {
@@ -57,7 +58,15 @@ class ReuseLists {
     ++list.count;
     used_ |= std::uint64_t{1} << index;
     block->requested = 0;
-    block->stack.reset();
+    block->resetStack();
+  }
+  // Puts back the block take() just returned, as it was.
+  void putBack(std::size_t index, Block* block) noexcept {
+    ReuseList& list = lists_[index];
+    block->reuse_next = list.head;
+    list.head = block;
+    ++list.count;
+    used_ |= std::uint64_t{1} << index;
   }
   // A held block of exactly `rounded` bytes on `stream`, or null.
   [[nodiscard]] Block* take(StreamId stream, std::size_t rounded) noexcept {
@@ -65,8 +74,7 @@ class ReuseLists {
     ReuseList& list = lists_[index];
     if (list.count == 0 || list.stream != stream || list.size != rounded) return nullptr;
     Block* block = list.head;
-    list.head = block->reuse_next;
-    block->reuse_next = nullptr;
+    list.head = block->reuse_next;  // its reuse_next is stale until pushed again
     if (--list.count == 0) used_ &= ~(std::uint64_t{1} << index);
     return block;
   }
@@ -83,6 +91,17 @@ class ReuseLists {
     }
     list.count = 0;
     used_ &= ~(std::uint64_t{1} << index);
+  }
+  // Empties the lists of small-pool blocks (`small`) or of large-pool ones,
+  // handing each block to give(block). Held blocks are of the default pools,
+  // where a small block is at most kSmallSize and a large one above it (a
+  // small pool's blocks are the rounded request, a large pool's at least it).
+  template <typename Give>
+  void releasePool(bool small, Give&& give) noexcept {
+    for (std::uint64_t lists = used_; lists != 0; lists &= lists - 1) {
+      const auto index = static_cast<std::size_t>(std::countr_zero(lists));
+      if (isSmallSize(lists_[index].size) == small) releaseList(index, give);
+    }
   }
   // Empties every list, handing each block to give(block).
   template <typename Give>

@@ -10,15 +10,16 @@
 // else (a miss, a split, a merge, segments, events, private pools) goes
 // through the device's lock as before.
 //
-// The owner enters its cache by storing `inside` and reading `claimed`, plain
+// The owner enters its cache by storing `inside` and reading `keep_out`, plain
 // stores and loads; the rare other side (a thread holding the device's lock
 // that needs every block and figure: stats, snapshots, emptyCache, settings,
-// the out-of-memory path, a peak about to rise) sets `claimed` on every
-// cache, runs one process-wide barrier (process_barrier.h) and waits for each
-// owner to be outside. An owner that finds its cache claimed goes through the
-// device's lock. Figures: a cache counts its own allocations and frees
-// (LocalBlockFigures) and serves a request only while they lower the device's
-// figures, so the device's peaks hold; the claimer absorbs them, exactly.
+// the out-of-memory path, a peak about to rise) sets kClaimed in `keep_out`
+// on every cache, runs one process-wide barrier (process_barrier.h) and waits
+// for each owner to be outside. An owner that finds its cache claimed (or not
+// serving) goes through the device's lock. Figures: a cache counts its own
+// allocations and frees (LocalBlockFigures) and serves a request only while
+// they lower the device's figures, so the device's peaks hold; the claimer
+// absorbs them, exactly.
 //
 // Lifetime: a cache is made the first time its thread needs one for a device
 // and lives until the thread exits (its blocks and figures go back to the
@@ -41,12 +42,17 @@ namespace accel::memory::detail {
 class DeviceCache;
 
 struct alignas(64) ThreadCache {
-  std::atomic<bool> inside{false};   // the owner is in its section
-  std::atomic<bool> claimed{false};  // a claimer holds it: the owner keeps out
-  // The device's local_ok_ and roundup_power2_divisions, copied here so that
-  // the owner's section reads one cache line; written like them, while every
-  // cache is claimed (DeviceCache::updateLocalOk).
-  bool serve = false;
+  // keep_out's bits: a claimer holds the cache; the device's rules forbid
+  // serving from caches now (not its local_ok_). One byte so that the owner
+  // tests both with one load. Written only under the device's lock (so a
+  // load and a store, not a read-modify-write): kClaimed by claimers,
+  // kNotServing while every cache is claimed (DeviceCache::updateLocalOk).
+  static constexpr std::uint8_t kClaimed = 1;
+  static constexpr std::uint8_t kNotServing = 2;
+  std::atomic<bool> inside{false};  // the owner is in its section
+  std::atomic<std::uint8_t> keep_out{kNotServing};
+  // The device's roundup_power2_divisions, copied here so that the owner's
+  // section reads one cache line; written like kNotServing.
   std::size_t divisions = 0;
   ReuseLists lists;              // owner
   LocalBlockFigures figures[2];  // owner; [0] large pool, [1] small
