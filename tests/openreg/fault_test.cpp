@@ -100,6 +100,25 @@ TEST_F(OpenRegFaultTest, ClearFaultsBringsALostDeviceBack) {
   EXPECT_EQ(openreg_test::readBack<int>(buffer.get(), 1)[0], 5);
 }
 
+// getDeviceAllocator's Allocator goes straight to the core's cache while no
+// fault is armed; arming one must still reach a reference taken (and used)
+// before, from the next allocation on.
+TEST_F(OpenRegFaultTest, FaultsReachAnAllocatorReferenceTakenAndUsedBefore) {
+  accel::Allocator& allocator = hooks().getDeviceAllocator(7);
+  accel::DataPtr warm = allocator.allocate(64);  // the fast path from now on
+  accel::openreg::failNthAllocation(2);
+  accel::DataPtr first = allocator.allocate(64);
+  EXPECT_THROW((void)allocator.allocate(64), accel::OutOfMemory);
+  EXPECT_NO_THROW((void)allocator.allocate(64));
+  accel::openreg::loseDeviceAfter(7, 0);
+  EXPECT_THROW((void)allocator.allocate(64), accel::DeviceError);
+  EXPECT_NO_THROW((void)hooks().getDeviceAllocator(4).allocate(64))
+      << "losing device 7 diverted device 4";
+  accel::openreg::clearFaults();
+  accel::DataPtr after = allocator.allocate(64);
+  EXPECT_NE(after.get(), nullptr);
+}
+
 TEST_F(OpenRegFaultTest, StreamLatencyDelaysEveryOperationOnThatStream) {
   const accel::Stream slow = hooks().getNewStream(7);
   accel::openreg::setStreamLatency(slow, std::chrono::microseconds(3000));

@@ -171,6 +171,32 @@ TEST_F(OpenRegHooksTest, ForkChildCannotUseOpenRegButDoesNotHang) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// A framework keeps getDeviceAllocator's Allocator and allocates through it
+// with no hook call in between; in a fork child that reference, whose fast
+// path goes straight to the core's cache, must refuse as the hooks do.
+TEST_F(OpenRegHooksTest, ForkChildRefusesAllocationsThroughAnAllocatorKeptFromBefore) {
+  accel::Allocator& allocator = hooks().getDeviceAllocator(1);
+  accel::DataPtr warm = allocator.allocate(256);  // the fast path from now on
+  warm.reset();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int verdict = 0;
+    try {
+      accel::DataPtr data = allocator.allocate(256);
+      verdict = 1;  // served in the child
+      (void)data.releaseContext();
+    } catch (const accel::DeviceError&) {
+    } catch (...) {
+      verdict = 2;
+    }
+    ::_exit(verdict);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status)) << "wait status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the child allocated, 2: another error";
+}
+
 // openreg hands out the core's blocks as they are, so a fork child's free of
 // memory it inherited takes the core's path, which leaks it (the memory is the
 // parent's; docs/lifecycle.md) instead of waiting for a device lock that a

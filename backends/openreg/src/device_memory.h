@@ -7,10 +7,10 @@
 // rounding, pools, stream-aware reuse, private pools of graphs, expandable
 // segments, OOM path, stats, history and snapshots are the core's. openreg
 // keeps no record of its own per allocation: the DataPtr a user gets is the
-// core's (with a deleter that leaks in a fork child), and the checks on
-// copies and kernels (use after free, bounds) read the core's block map
-// (CachingAllocator::useBlock), so an allocate+free pair costs what the
-// core's does.
+// core's, handed out by the core's kit::CachingDeviceAllocator (runtime.h),
+// and the checks on copies and kernels (use after free, bounds) read the
+// core's block map (CachingAllocator::useBlock), so an allocate+free pair
+// costs what the core's does.
 //
 // The device owns a slice of an address range that openreg reserves at
 // start-up with PROT_NONE. The slice spans kAddressSpanFactor × the device's
@@ -105,9 +105,7 @@ class DeviceMemory {
   // A new allocation of at least `bytes` (> 0) on `stream` (its private pool
   // while that stream captures a graph). Throws OutOfMemory from the
   // allocator's OOM path.
-  // Inline: it is the whole of openreg's allocation fast path besides the
-  // core's call (DeviceAllocator::allocate).
-  [[nodiscard, gnu::always_inline]] DataPtr allocate(std::size_t bytes, StreamId stream) {
+  [[nodiscard]] DataPtr allocate(std::size_t bytes, StreamId stream) {
     // The core's block as it is: its deleter already leaks memory a fork
     // child inherited (docs/lifecycle.md), and its lookups find the block by
     // its address.
@@ -120,6 +118,8 @@ class DeviceMemory {
   // Fault injection: the allocator's OOM path for `bytes` on `stream`, as if
   // the device refused it; always throws OutOfMemory.
   [[noreturn]] void failAllocation(std::size_t bytes, StreamId stream);
+  // Rethrows the allocator's OutOfMemory with openreg's advice.
+  [[noreturn]] static void throwOutOfMemory(const OutOfMemory& e);
 
   // The live allocation that contains [ptr, ptr + bytes), referenced.
   // Throws InvalidArgument, naming `what`, for a range that is not inside one
@@ -151,8 +151,6 @@ class DeviceMemory {
   [[nodiscard]] Device device() const noexcept { return device_; }
 
  private:
-  // Rethrows the allocator's OutOfMemory with openreg's advice.
-  [[noreturn]] static void throwOutOfMemory(const OutOfMemory& e);
   // A free address range of `bytes`, counted as backed memory when `backed`;
   // nullptr when none (or, backed, the capacity is used up).
   [[nodiscard]] void* takeAddresses(std::size_t bytes, bool backed) noexcept;

@@ -10,9 +10,7 @@ void failNthAllocation(std::uint64_t nth) {
 }
 
 void loseDeviceAfter(DeviceIndex index, std::uint64_t operations) {
-  detail::readyRuntime("loseDeviceAfter")
-      .device(index, "loseDeviceAfter")
-      .faults.loseAfter(operations);
+  detail::readyRuntime("loseDeviceAfter").loseDeviceAfter(index, operations);
 }
 
 bool isDeviceLost(DeviceIndex index) {

@@ -61,7 +61,9 @@ Operation copyOperation(CopyPlan&& plan, void* dst, const void* src, std::size_t
 DataPtr allocate(std::size_t bytes, DeviceIndex device) {
   Runtime& rt = detail::readyRuntime("allocate");
   if (device == kCurrentDevice) device = detail::threadCurrentDevice();
-  return rt.allocate(device, bytes);
+  // The device's allocator, as getDeviceAllocator(device) gives it: the
+  // cache directly unless a rare case needs Runtime::allocate's checks.
+  return rt.device(device, "allocate").allocator->allocate(bytes);
 }
 
 void copy(void* dst, const void* src, std::size_t bytes) {

@@ -116,9 +116,9 @@ bool OpenRegHooks::isPinnedPtrImpl(const void* ptr) const {
 }
 
 Allocator& OpenRegHooks::getDeviceAllocatorImpl(DeviceIndex index) {
-  return runtime(HookId::getDeviceAllocator)
-      .device(index, hookInfo(HookId::getDeviceAllocator).name)
-      .allocator;
+  return *runtime(HookId::getDeviceAllocator)
+              .device(index, hookInfo(HookId::getDeviceAllocator).name)
+              .allocator;
 }
 
 // ---- device ----

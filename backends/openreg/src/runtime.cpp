@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "accel/error.h"
+#include "accel/fork.h"
 #include "accel/hook_catalogue.h"
 #include "accel/openreg/backend.h"
 #include "fork_state.h"
@@ -23,6 +24,10 @@ std::size_t pageSize() noexcept {
   return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 }
 
+// Runs in a fork child right after fork(): atomic stores only. Every device
+// allocator sends its requests to Runtime::allocate, which refuses them.
+void divertEveryDeviceInChild() noexcept { Runtime::instance().divertEveryDevice(); }
+
 }  // namespace
 
 Runtime& readyRuntime(std::string_view what) {
@@ -33,22 +38,22 @@ Runtime& readyRuntime(std::string_view what) {
   return runtime;
 }
 
-DataPtr DeviceAllocator::allocate(std::size_t bytes) {
-  if (bytes != 0 && state_.faults.quiet() && !runtime_.allocationFaultArmed() &&
-      state_.active.load(std::memory_order_relaxed) && !isForkedChild()) [[likely]] {
-    return state_.memory.allocate(bytes, runtime_.current().stream(device_.index()));
-  }
-  return runtime_.allocate(device_.index(), bytes);
+DataPtr AllocationChecks::allocate(kit::CachingDeviceAllocator& allocator,
+                                   std::size_t bytes) {
+  return runtime_.allocate(allocator.device().index(), bytes);
 }
 
-DeviceState::DeviceState(Runtime& runtime, Device device, std::byte* base,
-                         std::size_t capacity, std::size_t page_size,
-                         const Config& config)
+void AllocationChecks::outOfMemory(const OutOfMemory& error,
+                                   const kit::CachingDeviceAllocator&, std::size_t) {
+  DeviceMemory::throwOutOfMemory(error);
+}
+
+DeviceState::DeviceState(Device device, std::byte* base, std::size_t capacity,
+                         std::size_t page_size, const Config& config)
     : device(device),
       memory(device, base, capacity, page_size),
       units(config.execution_units),
-      faults(device),
-      allocator(runtime, *this, device) {
+      faults(device) {
   streams.reserve(kStreamsPerDevice);
   for (int id = 0; id < kStreamsPerDevice; ++id) {
     const int priority =
@@ -105,7 +110,7 @@ void Runtime::init() {
   const DeviceType type = deviceType();
   for (int i = 0; i < config.device_count; ++i) {
     devices.push_back(
-        std::make_unique<DeviceState>(*this, Device(type, static_cast<DeviceIndex>(i)),
+        std::make_unique<DeviceState>(Device(type, static_cast<DeviceIndex>(i)),
                                       base + stride * i, capacity, page, config));
   }
   for (const DeviceLossRule& rule : config.lose_device) {
@@ -123,7 +128,12 @@ void Runtime::init() {
   caching_allocator = std::make_unique<memory::CachingAllocator>(
       type, std::max(config.device_count, 1), *segments,
       memory::allocatorSettingsFromEnvironment());
-  for (const auto& state : devices) state->memory.attach(*caching_allocator);
+  for (const auto& state : devices) {
+    state->memory.attach(*caching_allocator);
+    // Diverted until the device is used (refreshDiversion).
+    state->allocator.emplace(*caching_allocator, state->device.index(), current_,
+                             &allocation_checks_, true);
+  }
   fail_allocation_countdown_.store(config.fail_allocation, std::memory_order_relaxed);
   // A device's whole range is its memory for getDeviceFromPtr: openreg
   // resolves single allocations inside it itself (DeviceMemory::resolve).
@@ -136,7 +146,11 @@ void Runtime::init() {
   segments_ = std::move(segments);
   caching_allocator_ = std::move(caching_allocator);
   installForkHandler();
+  // After installForkHandler's: the child's flag is set before the devices
+  // divert to the path that reads it.
+  registerForkCallbacks({.after_in_child = &divertEveryDeviceInChild});
   initialized_.store(true, std::memory_order_release);
+  refreshDiversion();
 }
 
 DeviceState& Runtime::device(DeviceIndex index, std::string_view what) {
@@ -148,8 +162,9 @@ DeviceState& Runtime::device(DeviceIndex index, std::string_view what) {
                   ? std::string("; openreg has no devices (ACCEL_OPENREG_DEVICES=0)")
                   : accel::detail::concat("; use an index from 0 to ", count - 1));
   DeviceState& state = *devices_[static_cast<std::size_t>(index)];
-  if (!state.active.load(std::memory_order_relaxed)) {
+  if (!state.active.load(std::memory_order_relaxed)) [[unlikely]] {
     state.active.store(true, std::memory_order_relaxed);
+    refreshDiversion();
   }
   return state;
 }
@@ -172,6 +187,7 @@ DataPtr Runtime::allocate(DeviceIndex index, std::size_t bytes) {
   state.faults.beginOperation("allocate");
   const StreamId stream = currentStreamId(index);
   if (consumeInjectedAllocationFailure()) {
+    refreshDiversion();  // the armed failure is used up
     try {
       state.memory.failAllocation(bytes, stream);
     } catch (const OutOfMemory& e) {
@@ -239,6 +255,12 @@ bool Runtime::consumeInjectedAllocationFailure() noexcept {
 
 void Runtime::failNthAllocation(std::uint64_t nth) noexcept {
   fail_allocation_countdown_.store(nth, std::memory_order_relaxed);
+  refreshDiversion();
+}
+
+void Runtime::loseDeviceAfter(DeviceIndex index, std::uint64_t operations) {
+  device(index, "loseDeviceAfter").faults.loseAfter(operations);
+  refreshDiversion();
 }
 
 void Runtime::clearFaults() noexcept {
@@ -246,6 +268,24 @@ void Runtime::clearFaults() noexcept {
   for (const auto& state : devices_) {
     state->faults.clear();
     for (const auto& stream : state->streams) stream->setLatency({});
+  }
+  refreshDiversion();
+}
+
+void Runtime::refreshDiversion() noexcept {
+  if (isForkedChild()) return;  // a vanished thread may hold the mutex
+  std::lock_guard<std::mutex> lock(diversion_mutex_);
+  const bool armed = allocationFaultArmed();
+  for (const auto& state : devices_) {
+    state->allocator->setDiverted(armed ||
+                                  !state->active.load(std::memory_order_relaxed) ||
+                                  !state->faults.quiet());
+  }
+}
+
+void Runtime::divertEveryDevice() noexcept {
+  for (const auto& state : devices_) {
+    if (state->allocator) state->allocator->setDiverted(true);
   }
 }
 

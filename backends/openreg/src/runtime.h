@@ -35,6 +35,7 @@
 #include "accel/allocator.h"
 #include "accel/device.h"
 #include "accel/kit/address_map.h"
+#include "accel/kit/caching_device_allocator.h"
 #include "accel/kit/thread_current.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/openreg/config.h"
@@ -57,26 +58,28 @@ inline constexpr int kStreamsPerDevice = 1 + kPriorityLevels * kPoolStreamsPerPr
 class Runtime;
 struct DeviceState;
 
-// getDeviceAllocator(i) of the hooks: allocates on one device, on the
-// thread's current stream. A request with no fault armed goes straight to
-// the core allocator (a few relaxed loads and the current stream); anything
-// else through Runtime::allocate, which checks and reports each case.
-class DeviceAllocator final : public Allocator {
+// The Detour of openreg's device allocators (getDeviceAllocator(i), a
+// kit::CachingDeviceAllocator each): a device's allocator is diverted while
+// the device is unused, lost or set to be lost, an allocation failure is
+// armed, or in a fork child (Runtime::refreshDiversion), and then every
+// request goes through Runtime::allocate, which checks and reports each case.
+class AllocationChecks final : public kit::CachingDeviceAllocator::Detour {
  public:
-  DeviceAllocator(Runtime& runtime, DeviceState& state, Device device) noexcept
-      : runtime_(runtime), state_(state), device_(device) {}
-  [[nodiscard]] DataPtr allocate(std::size_t bytes) override;
-  [[nodiscard]] Device device() const noexcept override { return device_; }
+  explicit AllocationChecks(Runtime& runtime) noexcept : runtime_(runtime) {}
+  [[nodiscard]] DataPtr allocate(kit::CachingDeviceAllocator& allocator,
+                                 std::size_t bytes) override;
+  // The cache's OutOfMemory with openreg's advice.
+  [[noreturn]] void outOfMemory(const OutOfMemory& error,
+                                const kit::CachingDeviceAllocator& allocator,
+                                std::size_t bytes) override;
 
  private:
   Runtime& runtime_;
-  DeviceState& state_;
-  Device device_;
 };
 
 struct DeviceState {
-  DeviceState(Runtime& runtime, Device device, std::byte* base, std::size_t capacity,
-              std::size_t page_size, const Config& config);
+  DeviceState(Device device, std::byte* base, std::size_t capacity, std::size_t page_size,
+              const Config& config);
 
   const Device device;
   DeviceMemory memory;
@@ -85,7 +88,8 @@ struct DeviceState {
   std::vector<std::unique_ptr<StreamQueue>> streams;  // index = StreamId
   std::array<std::atomic<unsigned>, kPriorityLevels> next_pool_stream{};
   std::atomic<bool> active{false};  // hasPrimaryContext
-  DeviceAllocator allocator;
+  // getDeviceAllocator(i): made by init once the caching allocator exists.
+  std::optional<kit::CachingDeviceAllocator> allocator;
 };
 
 class Runtime {
@@ -141,7 +145,18 @@ class Runtime {
   [[nodiscard]] Stream newStream(DeviceIndex index, int priority);
 
   void failNthAllocation(std::uint64_t nth) noexcept;
+  // Device `index` is lost after `operations` more operations. Throws as
+  // device() does.
+  void loseDeviceAfter(DeviceIndex index, std::uint64_t operations);
   void clearFaults() noexcept;
+  // Sets each device allocator's diverted flag from the conditions that
+  // need Runtime::allocate's checks; called after any of them may have
+  // changed (never needed when one only ends: the flag then stays set until
+  // the next call). A no-op in a fork child, whose flags the fork callback
+  // set for good. Never throws.
+  void refreshDiversion() noexcept;
+  // Diverts every device allocator for good (the fork child's callback).
+  void divertEveryDevice() noexcept;
 
   // Device memory of every device (only after init()): the core caching
   // allocator over the devices' address ranges.
@@ -158,6 +173,10 @@ class Runtime {
   bool consumeInjectedAllocationFailure() noexcept;
 
   std::mutex init_mutex_;
+  // Serialises refreshDiversion: the last call reads every condition
+  // written before it began.
+  std::mutex diversion_mutex_;
+  AllocationChecks allocation_checks_{*this};
   std::atomic<bool> initialized_{false};
   std::once_flag probe_once_;
   int probe_device_count_ = 0;

@@ -52,6 +52,10 @@
 #include "accel/memory_stats.h"
 #include "accel/stream.h"
 
+namespace accel::kit {
+class CachingDeviceAllocator;
+}
+
 namespace accel::memory {
 
 namespace detail {
@@ -204,6 +208,8 @@ class ACCEL_API CachingAllocator {
 
  private:
   friend class detail::DeviceCache;
+  // A device's Allocator in the kit allocates from its DeviceCache directly.
+  friend class kit::CachingDeviceAllocator;
   detail::DeviceCache& device(DeviceIndex index) const;
   [[noreturn]] void throwBadDevice(DeviceIndex index) const;
   [[noreturn]] static void throwForeignStream(Stream stream, Device where);

@@ -27,8 +27,9 @@ using Action = MemoryTraceEntry::Action;
 // the frame and register saves of the whole allocator: a held block of the
 // rounded size on this stream while nothing rare is on (plain_: a default
 // pool, no oversize count, no stack to capture; tracing_ adds the trace
-// entries). Anything else is allocateSlow, with the lock held.
-Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
+// entries). Anything else is allocateSlow, with the lock held. Flattened:
+// kit::CachingDeviceAllocator calls it directly (takeLocal inline).
+ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   if (ThreadCache* cache = findThreadCache(this)) [[likely]] {
     if (Block* block = takeLocal(*cache, bytes, stream)) [[likely]]
       return block;
