@@ -14,7 +14,8 @@ It reads ctest's log (Testing/Temporary/LastTest.log, or LastTest.log.tmp
 while ctest is still writing it, which is when ctest runs this) and reports:
 - each test that ctest skipped through its SKIP_REGULAR_EXPRESSION, with
   GTEST_SKIP's message or pytest's skip reasons (pytest runs with -rs);
-- each passing pytest file with skipped cases, with their reasons.
+- each pytest file that ran (passed or failed) with skipped cases, with
+  their reasons.
 A test skipped through SKIP_RETURN_CODE alone cannot be told from a pass in
 the log, so this project's skipping tests also match a skip expression.
 Always exits 0: ctest counts a failing post-test command as an error.
@@ -69,7 +70,7 @@ def report(skips):
     if whole:
         parts.append(f"{whole} test(s) skipped")
     if cases:
-        parts.append(f"{cases} pytest case(s) skipped in passing tests")
+        parts.append(f"{cases} pytest case(s) skipped in tests that ran")
     lines = [", ".join(parts) + ", with the reasons they gave:"]
     for name, count, reason in skips:
         where = name if count is None else f"{name} ({count} case{'s' if count > 1 else ''})"

@@ -15,4 +15,9 @@ pytest_all_skipped)
 pytest_some_skipped)
   printf '%s\n' '.s.' '=== short test summary info ===' \
     'SKIPPED [1] test_cuda.py:30: no CUDA device' '2 passed, 1 skipped in 0.02s' ;;
+pytest_skipped_and_error)
+  printf '%s\n' 's E' '=== short test summary info ===' \
+    'SKIPPED [1] test_x.py:4: no device' 'ERROR test_x.py::test_y - RuntimeError' \
+    '1 skipped, 1 error in 0.02s'
+  exit 1 ;;
 esac
