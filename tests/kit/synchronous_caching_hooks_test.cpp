@@ -114,6 +114,26 @@ TEST(SynchronousCachingHooks, DeviceAllocatorDrawsFromTheCacheOnTheCurrentStream
   EXPECT_GE(hooks.memoryStats(1).allocated_bytes.current, 4096);
 }
 
+TEST(SynchronousCachingHooks, DeviceAllocatorIsTheKitsAndItsFirstUseMarksTheDevice) {
+  // A backend of its own, so that no other test has used its devices.
+  Registrar registrar("DeviceAllocatorIsTheKitsAndItsFirstUseMarksTheDevice");
+  CachingKitHooks hooks(registrar.registerDeviceType("cachingkitfresh"), 2);
+  auto* allocator = dynamic_cast<CachingDeviceAllocator*>(&hooks.getDeviceAllocator(1));
+  ASSERT_NE(allocator, nullptr) << "the kit's device allocator is CachingDeviceAllocator";
+  EXPECT_EQ(allocator, &hooks.getDeviceAllocator(1)) << "one allocator per device";
+  EXPECT_FALSE(hooks.hasPrimaryContext(1));
+  EXPECT_TRUE(allocator->diverted()) << "the first allocation must mark the device";
+  {
+    DataPtr first = allocator->allocate(256);
+    EXPECT_EQ(first.device(), Device(hooks.deviceType(), 1));
+  }
+  EXPECT_TRUE(hooks.hasPrimaryContext(1));
+  EXPECT_FALSE(hooks.hasPrimaryContext(0));
+  EXPECT_FALSE(allocator->diverted()) << "later allocations take the fast path";
+  DataPtr second = allocator->allocate(256);
+  EXPECT_EQ(hooks.getDeviceFromPtr(second.get()), Device(hooks.deviceType(), 1));
+}
+
 TEST(SynchronousCachingHooks, LaunchedWorkIsRecordedDuringCaptureAndRunByReplay) {
   CachingKitHooks& hooks = kitBackend();
   Stream stream = hooks.getNewStream(0);

@@ -3,9 +3,10 @@
 // SynchronousDeviceHooks (low, high, streams, events) and
 // CachingAllocatorHooks (memory, memory_history) it gives:
 //
-//  - getDeviceAllocator(i): one Allocator per device over cachingAllocator(),
-//    for the calling thread's current stream on i (and marking i used, so
-//    that hasPrimaryContext turns true), so the subclass writes no allocator;
+//  - getDeviceAllocator(i): one Allocator per device over cachingAllocator()
+//    (the kit's CachingDeviceAllocator), for the calling thread's current
+//    stream on i; its first allocation marks i used, so that
+//    hasPrimaryContext turns true. The subclass writes no allocator;
 //  - the graphs group: graph ids, the capture phases (empty, capturing,
 //    captured, instantiated) and their errors, one capture per stream, and a
 //    private pool per capture: graphCaptureBegin(g) with the default pool
@@ -59,6 +60,7 @@
 #include <thread>
 #include <vector>
 
+#include "accel/kit/caching_device_allocator.h"
 #include "accel/kit/synchronous_device.h"
 #include "accel/memory/memory_hooks.h"
 
@@ -103,7 +105,7 @@ class ACCEL_API SynchronousCachingHooks
   MempoolId graphPoolImpl(GraphId graph) const override;
 
  private:
-  class DeviceAllocator;
+  class FirstUse;
   // Ended: instantiated by graphCaptureEnd (no keep_graph); replay only.
   enum class Phase : unsigned char { Empty, Capturing, Captured, Instantiated, Ended };
   struct Graph {
@@ -136,7 +138,9 @@ class ACCEL_API SynchronousCachingHooks
   // The copies' common path: checks, then memcpy now or recorded.
   void copy(HookId hook, void* dst, const void* src, std::size_t bytes, Stream stream);
 
-  std::vector<std::unique_ptr<DeviceAllocator>> allocators_;
+  std::unique_ptr<FirstUse> first_use_;
+  std::once_flag allocators_made_;
+  std::vector<std::unique_ptr<CachingDeviceAllocator>> allocators_;
   mutable std::mutex graph_mutex_;  // guards the two below
   mutable std::map<GraphId, Graph> graphs_;
   GraphId next_graph_ = 1;

@@ -13,37 +13,41 @@
 
 namespace accel::kit {
 
-// getDeviceAllocator(index): blocks of device `index` from the caching
-// allocator, for the calling thread's current stream on that device.
-class SynchronousCachingHooks::DeviceAllocator final : public Allocator {
+// A device's first allocation marks it used (hasPrimaryContext), then turns
+// its allocator's fast path on: later allocations go straight to the cache.
+class SynchronousCachingHooks::FirstUse final : public CachingDeviceAllocator::Detour {
  public:
-  DeviceAllocator(SynchronousCachingHooks& hooks, Device device)
-      : hooks_(hooks), device_(device) {}
-  DataPtr allocate(std::size_t bytes) override {
-    hooks_.markDeviceUsed(device_.index());
-    return hooks_.cachingAllocator().allocate(
-        device_.index(), bytes, hooks_.getCurrentStreamImpl(device_.index()));
+  explicit FirstUse(SynchronousCachingHooks& hooks) : hooks_(hooks) {}
+  DataPtr allocate(CachingDeviceAllocator& allocator, std::size_t bytes) override {
+    hooks_.markDeviceUsed(allocator.device().index());
+    allocator.setDiverted(false);
+    return allocator.allocateFromCache(bytes);
   }
-  [[nodiscard]] Device device() const noexcept override { return device_; }
 
  private:
   SynchronousCachingHooks& hooks_;
-  const Device device_;
 };
 
 SynchronousCachingHooks::SynchronousCachingHooks(DeviceType type,
                                                  Capabilities capabilities,
                                                  int device_count)
-    : CachingAllocatorHooks(type, capabilities, device_count) {
-  for (int i = 0; i < device_count; ++i) {
-    allocators_.push_back(std::make_unique<DeviceAllocator>(
-        *this, Device(type, static_cast<DeviceIndex>(i))));
-  }
-}
+    : CachingAllocatorHooks(type, capabilities, device_count),
+      first_use_(std::make_unique<FirstUse>(*this)) {}
 
 SynchronousCachingHooks::~SynchronousCachingHooks() = default;
 
 Allocator& SynchronousCachingHooks::getDeviceAllocatorImpl(DeviceIndex index) {
+  // Made on first use: cachingAllocator() belongs to the subclass, which is
+  // not constructed yet while this constructor runs.
+  std::call_once(allocators_made_, [this] {
+    std::vector<std::unique_ptr<CachingDeviceAllocator>> made;
+    for (int i = 0; i < deviceCount(); ++i) {
+      made.push_back(std::make_unique<CachingDeviceAllocator>(
+          cachingAllocator(), static_cast<DeviceIndex>(i), current(), first_use_.get(),
+          /*diverted=*/true));
+    }
+    allocators_ = std::move(made);
+  });
   return *allocators_[static_cast<std::size_t>(index)];
 }
 
