@@ -140,6 +140,41 @@ TEST(CudaGraphs, AllocationOnAStreamForkedIntoACaptureUsesThePrivatePool) {
   cuda().graphDestroy(graph);
 }
 
+// The device allocator goes straight to the cache outside captures; one
+// that was made and used before a capture began must still route a stream
+// forked into the capture to the capture's pool.
+TEST(CudaGraphs, AnAllocatorUsedBeforeTheCaptureRoutesAForkedStreamToItsPool) {
+  Allocator& allocator = cuda().getDeviceAllocator(0);
+  (void)allocator.allocate(kMiB);  // made and on its fast path
+  const Stream origin = cuda().getNewStream(0);
+  const Stream forked = cuda().getNewStream(0);
+  StreamGuard guard(origin);
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  const EventId fork = cuda().createEvent(0);
+  cuda().recordEvent(fork, origin);
+  cuda().blockStream(fork, forked);
+  DataPtr inGraph;
+  {
+    StreamGuard onForked(forked);
+    inGraph = allocator.allocate(kMiB);
+  }
+  const EventId join = cuda().createEvent(0);
+  cuda().recordEvent(join, forked);
+  cuda().blockStream(join, origin);
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
+  void* const graphMemory = inGraph.get();
+  inGraph = DataPtr();
+  {
+    StreamGuard onForked(forked);
+    DataPtr later = allocator.allocate(kMiB);
+    EXPECT_NE(later.get(), graphMemory) << "the graph's memory went to the default pool";
+  }
+  cuda().destroyEvent(fork);
+  cuda().destroyEvent(join);
+  cuda().graphDestroy(graph);
+}
+
 TEST(CudaGraphs, EndingACaptureOnAnotherThreadKeepsItOpen) {
   StreamGuard guard(cuda().getNewStream(0));
   const GraphId graph = cuda().graphCreate();

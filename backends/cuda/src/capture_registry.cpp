@@ -38,6 +38,8 @@ struct Registry {
   std::vector<Capture> captures;
   std::vector<DeferredFree> frees;
   std::vector<DeferredRecord> records;
+  // Diverted while underway > 0 (divertWhileCapturing).
+  std::vector<kit::CachingDeviceAllocator*> allocators;
 };
 
 Registry& registry() {
@@ -84,6 +86,8 @@ void captureBegan(unsigned long long capture_id, DeviceIndex device, MempoolId p
   std::lock_guard lock(r.mutex);
   r.captures.push_back({capture_id, device, pool, origin, {}});
   r.underway.fetch_add(1, std::memory_order_acq_rel);
+  for (kit::CachingDeviceAllocator* allocator : r.allocators)
+    allocator->setDiverted(true);
 }
 
 std::vector<Stream> captureEnded(unsigned long long capture_id) noexcept {
@@ -95,12 +99,27 @@ std::vector<Stream> captureEnded(unsigned long long capture_id) noexcept {
   if (found == r.captures.end()) return routed;
   routed.swap(found->routed);
   r.captures.erase(found);
-  if (r.underway.fetch_sub(1, std::memory_order_acq_rel) == 1) flush(r);
+  if (r.underway.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    flush(r);
+    for (kit::CachingDeviceAllocator* allocator : r.allocators) {
+      allocator->setDiverted(false);
+    }
+  }
   return routed;
 }
 
 bool capturesUnderway() noexcept {
   return registry().underway.load(std::memory_order_acquire) > 0;
+}
+
+void divertWhileCapturing(kit::CachingDeviceAllocator& allocator) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (std::find(r.allocators.begin(), r.allocators.end(), &allocator) ==
+      r.allocators.end()) {
+    r.allocators.push_back(&allocator);
+  }
+  allocator.setDiverted(r.underway.load(std::memory_order_relaxed) > 0);
 }
 
 void routeToCapturePool(DeviceIndex device, Stream stream) {

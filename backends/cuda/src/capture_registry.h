@@ -25,6 +25,7 @@
 
 #include "accel/event.h"
 #include "accel/graph.h"
+#include "accel/kit/caching_device_allocator.h"
 #include "accel/stream.h"
 
 namespace accel::cuda::detail {
@@ -42,6 +43,12 @@ std::vector<Stream> captureEnded(unsigned long long capture_id) noexcept;
 
 // Whether any capture is underway. Never throws.
 bool capturesUnderway() noexcept;
+
+// From now on `allocator` (a device allocator of this backend) is diverted
+// exactly while a capture is underway, so that its Detour can route a request
+// on a stream forked into a capture to the capture's pool; outside captures
+// it goes straight to the cache. Throws std::bad_alloc.
+void divertWhileCapturing(kit::CachingDeviceAllocator& allocator);
 
 // Before allocating on `stream` of `device`: when the stream belongs to a
 // capture of this registry, makes the caching allocator allocate on it to

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "accel/error.h"
+#include "accel/kit/caching_device_allocator.h"
 #include "accel/kit/per_device.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/memory/segment_source.h"
@@ -180,20 +181,16 @@ class PinnedSegments final : public EventSource {
   }
 };
 
-// Device `index`'s Allocator: the caching allocator, on the thread's current
-// stream of the device.
-class DeviceAllocator final : public Allocator {
+// The device allocators' Detour, taken only while a capture is underway
+// (divertWhileCapturing): a stream forked into a capture allocates from the
+// capture's private pool.
+class CaptureRouting final : public kit::CachingDeviceAllocator::Detour {
  public:
-  explicit DeviceAllocator(DeviceIndex index) : device_(DeviceType::CUDA, index) {}
-  DataPtr allocate(std::size_t bytes) override {
-    const Stream stream = currentStream(device_.index());
-    routeToCapturePool(device_.index(), stream);  // a stream forked into a capture
-    return deviceCachingAllocator().allocate(device_.index(), bytes, stream);
+  DataPtr allocate(kit::CachingDeviceAllocator& allocator, std::size_t bytes) override {
+    const DeviceIndex index = allocator.device().index();
+    routeToCapturePool(index, currentStream(index));
+    return allocator.allocateFromCache(bytes);
   }
-  Device device() const noexcept override { return device_; }
-
- private:
-  Device device_;
 };
 
 }  // namespace
@@ -218,9 +215,19 @@ memory::CachingAllocator& deviceCachingAllocator() {
   return *allocator;
 }
 
+// The core's device allocator (kit::CachingDeviceAllocator): a framework's
+// call lands in libaccel beside the cache, on the thread's current stream.
+// Made diverted, so that a capture that begins before it is registered with
+// the capture registry is routed all the same.
 Allocator& deviceAllocator(DeviceIndex index) {
-  static kit::PerDevice<DeviceAllocator> allocators;
-  return allocators.get(index, index);
+  static kit::PerDevice<kit::CachingDeviceAllocator> allocators;
+  if (kit::CachingDeviceAllocator* made = allocators.find(index)) [[likely]]
+    return *made;
+  static CaptureRouting routing;  // trivially destructible
+  kit::CachingDeviceAllocator& made = allocators.get(
+      index, deviceCachingAllocator(), index, threadCurrent(), &routing, true);
+  divertWhileCapturing(made);
+  return made;
 }
 
 memory::PinnedCachingAllocator& pinnedAllocator() {

@@ -53,14 +53,12 @@ class StreamRegistry {
   StreamRegistry() = default;
   kit::PerDevice<DevicePools> devices_;
 };
-// The per-thread current stream ids (the kit's, which stay readable during
-// static destruction). Never destroyed.
+}  // namespace
+
 kit::ThreadCurrent& threadCurrent() {
   static kit::ThreadCurrent* const current = new kit::ThreadCurrent();
   return *current;
 }
-
-}  // namespace
 
 namespace {
 

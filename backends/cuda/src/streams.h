@@ -29,6 +29,7 @@
 
 #include <utility>
 
+#include "accel/kit/thread_current.h"
 #include "accel/stream.h"
 
 namespace accel::cuda::detail {
@@ -65,6 +66,9 @@ Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device);
 // This thread's current stream of `device` (the default stream until set),
 // kept in a kit::ThreadCurrent. Setting throws only std::bad_alloc.
 Stream currentStream(DeviceIndex device);
+// The ThreadCurrent behind currentStream (never destroyed), which the device
+// allocators read on every allocation. Throws only std::bad_alloc on first use.
+kit::ThreadCurrent& threadCurrent();
 void setCurrentStream(Stream stream);
 
 }  // namespace accel::cuda::detail

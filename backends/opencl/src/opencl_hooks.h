@@ -42,6 +42,11 @@ class OpenClHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>
   [[nodiscard]] Stream currentStream(DeviceIndex index) const noexcept {
     return Stream(Device::unchecked(deviceType(), index), current_.stream(index));
   }
+  // The per-thread current device and streams, read by the device
+  // allocators (kit::CachingDeviceAllocator) on every allocation.
+  [[nodiscard]] const kit::ThreadCurrent& threadCurrent() const noexcept {
+    return current_;
+  }
 
  protected:
   [[noreturn]] void failBadDeviceIndex(DeviceIndex index, int count,

@@ -7,6 +7,7 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/caching_device_allocator.h"
 #include "accel/kit/per_device.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/memory/segment_source.h"
@@ -180,29 +181,18 @@ class PinnedSegments final : public EventSource {
                     " bytes (clSVMAlloc cannot make it); split the allocation");
 }
 
-// Made on the first getDeviceAllocator(index), after init: the hooks and the
-// cache are looked up once, not on every allocation (the pair would
-// otherwise cost 2x the core's; bench/opencl BM_AllocFreePair_*).
-class DeviceAllocator final : public Allocator {
+// The device allocators' Detour. They are never diverted (an OpenCL device
+// has no rare case to check per allocation); what it adds is the reason of
+// an out-of-memory error above the device's largest allocation.
+class OutOfMemoryExplainer final : public kit::CachingDeviceAllocator::Detour {
  public:
-  explicit DeviceAllocator(DeviceIndex index)
-      : device_(deviceType(), index),
-        hooks_(static_cast<const OpenClHooks&>(registerBackend())),
-        cache_(deviceCachingAllocator()) {}
-  DataPtr allocate(std::size_t bytes) override {
-    const DeviceIndex index = device_.index();
-    try {
-      return cache_.allocate(index, bytes, hooks_.currentStream(index));
-    } catch (const OutOfMemory& e) {
-      explainOutOfMemory(e, index, bytes);
-    }
+  DataPtr allocate(kit::CachingDeviceAllocator& allocator, std::size_t bytes) override {
+    return allocator.allocateFromCache(bytes);
   }
-  Device device() const noexcept override { return device_; }
-
- private:
-  Device device_;
-  const OpenClHooks& hooks_;
-  memory::CachingAllocator& cache_;
+  void outOfMemory(const OutOfMemory& error, const kit::CachingDeviceAllocator& allocator,
+                   std::size_t bytes) override {
+    explainOutOfMemory(error, allocator.device().index(), bytes);
+  }
 };
 
 }  // namespace
@@ -220,9 +210,18 @@ memory::CachingAllocator& deviceCachingAllocator() {
   return *allocator;
 }
 
+// The core's device allocator (kit::CachingDeviceAllocator), made on the
+// first getDeviceAllocator(index), after init: a framework's call lands in
+// libaccel beside the cache, on the thread's current stream of the hooks'
+// ThreadCurrent.
 Allocator& deviceAllocator(DeviceIndex index) {
-  static kit::PerDevice<DeviceAllocator> allocators;
-  return allocators.get(index, index);
+  static kit::PerDevice<kit::CachingDeviceAllocator> allocators;
+  if (kit::CachingDeviceAllocator* made = allocators.find(index)) [[likely]]
+    return *made;
+  static OutOfMemoryExplainer explainer;  // trivially destructible
+  const auto& hooks = static_cast<const OpenClHooks&>(registerBackend());
+  return allocators.get(index, deviceCachingAllocator(), index, hooks.threadCurrent(),
+                        &explainer);
 }
 
 memory::PinnedCachingAllocator& pinnedAllocator() {
