@@ -11,7 +11,9 @@ ctest's summary; it can also be run by hand on a build directory:
     scripts/skipped_tests.py [build dir]        (default: build/release)
 
 It reads ctest's log (Testing/Temporary/LastTest.log, or LastTest.log.tmp
-while ctest is still writing it, which is when ctest runs this) and reports:
+while ctest is still writing it, which is when ctest runs this; other
+versions of ctest add a date, LastTest_<date>.log: the newest such file is
+read) and reports:
 - each test that ctest skipped through its SKIP_REGULAR_EXPRESSION, with
   GTEST_SKIP's message or pytest's skip reasons (pytest runs with -rs);
 - each pytest file that ran (passed or failed) with skipped cases, with
@@ -32,6 +34,9 @@ _GTEST_SKIP = re.compile(r": Skipped\n(?P<reason>.*?)(?:\n\[  SKIPPED \]|\nGoogl
                          re.S)
 _PYTEST_SKIP = re.compile(r"^SKIPPED \[(?P<count>\d+)\] [^:\n]+:\d+: (?P<reason>.*)$", re.M)
 _REGEX_SKIPPED = "Skip regular expression found in output."
+# LastTest.log, LastTest_<date>.log, each with .tmp while ctest writes it
+# (not LastTestsFailed.log, which lists names only).
+_LOG_NAME = re.compile(r"LastTest(_[^.]*)?\.log(\.tmp)?")
 
 
 def one_line(text):
@@ -80,12 +85,12 @@ def report(skips):
 
 def main(argv):
     build = Path(argv[1] if len(argv) > 1 else "build/release")
-    logs = [build / "Testing" / "Temporary" / name for name in ("LastTest.log.tmp", "LastTest.log")]
-    logs = [log for log in logs if log.is_file()]
+    logs = [log for log in (build / "Testing" / "Temporary").glob("LastTest*.log*")
+            if _LOG_NAME.fullmatch(log.name) and log.is_file()]
     if not logs:
         print(f"skipped_tests: no ctest log under {build}/Testing/Temporary", file=sys.stderr)
         return 0
-    # The newer of the two: a .tmp left by an interrupted run is older.
+    # The newest: a .tmp left by an interrupted run is older.
     log = max(logs, key=lambda path: path.stat().st_mtime)
     for line in report(skips_in_log(log.read_text(errors="replace"))):
         print(line)

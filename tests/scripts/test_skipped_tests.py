@@ -55,3 +55,15 @@ def test_a_skip_without_a_message_says_so():
 def test_a_build_directory_without_a_log_is_not_an_error(tmp_path, capsys):
     assert skipped_tests.main(["skipped_tests.py", str(tmp_path)]) == 0
     assert "no ctest log" in capsys.readouterr().err
+
+
+def test_a_log_with_a_date_in_its_name_is_read(tmp_path, capsys):
+    # Some ctest versions name the log LastTest_<date>.log; the newest is read.
+    logs = tmp_path / "Testing" / "Temporary"
+    logs.mkdir(parents=True)
+    (logs / "LastTest_20261126-0133.log.tmp").write_text(
+        "1/1 Testing: A.B\n1/1 Test: A.B\nOutput:\n----------\nx.cpp:3: Skipped\nno GPU\n\n"
+        "[  SKIPPED ] A.B (0 ms)\n<end of output>\nTest Pass Reason:\n"
+        "Skip regular expression found in output. Regex=[x]\n")
+    assert skipped_tests.main(["skipped_tests.py", str(tmp_path)]) == 0
+    assert "  A.B: no GPU\n" in capsys.readouterr().out
