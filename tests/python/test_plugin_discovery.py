@@ -75,6 +75,19 @@ def test_build_tree_python_and_accel_info_find_the_same_backends():
     assert python["directories"] == [os.path.dirname(_core_library())]
 
 
+@pytest.mark.skipif(TOOL is None, reason="ACCEL_TEST_TOOL (the accel tool) is not set")
+def test_plugins_found_next_to_libaccel_are_not_said_to_come_from_accel_plugin_path():
+    env = _discovery_env()
+    out = subprocess.run([TOOL, "info", "--json"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    sources = {p["path"]: p["source"] for p in json.loads(out.stdout)["plugins"]}
+    assert sources, out.stdout
+    assert set(sources.values()) == {"libaccel's directory"}, sources
+    text = subprocess.run([TOOL, "info"], env=env, capture_output=True, text=True, timeout=120)
+    assert "(ACCEL_PLUGIN_PATH)" not in text.stdout, text.stdout
+
+
 @pytest.mark.skipif(TESTDEV is None or TOOL is None,
                     reason="needs the testdev plugin and the accel tool (built with the C++ tests)")
 def test_installed_layout_finds_a_plugin_installed_next_to_libaccel(tmp_path):

@@ -163,8 +163,8 @@ void autoloadListedFiles(const std::string& list, std::vector<PluginRecord>& out
   }
 }
 
-void autoloadScannedDirectories(const std::string& list, std::vector<PluginRecord>& out) {
-  const std::string source = "ACCEL_PLUGIN_PATH";
+void autoloadScannedDirectories(const std::string& list, const std::string& source,
+                                std::vector<PluginRecord>& out) {
   for (const std::string& listed : splitList(list)) {
     if (refusedAsRelative(listed, source, "directory", "plugin directories", out))
       continue;
@@ -238,7 +238,9 @@ std::vector<PluginRecord> runAutoload(const AutoloadConfig& config,
   }
   if (state != nullptr) *state = AutoloadState::Ran;
   if (config.plugins) autoloadListedFiles(*config.plugins, out);
-  if (config.plugin_path) autoloadScannedDirectories(*config.plugin_path, out);
+  if (config.plugin_path) {
+    autoloadScannedDirectories(*config.plugin_path, "ACCEL_PLUGIN_PATH", out);
+  }
   return out;
 }
 
@@ -286,6 +288,22 @@ std::vector<PluginRecord> autoloadPlugins(const AutoloadConfig& config) noexcept
     return {};
   }
 }
+
+namespace detail {
+
+std::vector<PluginRecord> autoloadDirectories(const std::string& directories,
+                                              const std::string& source) noexcept {
+  if (isLoadingOnThisThread()) return {};
+  std::vector<PluginRecord> out;
+  try {
+    autoloadScannedDirectories(directories, source, out);
+  } catch (...) {
+    // Allocation failure: what was found so far is recorded in the report.
+  }
+  return out;
+}
+
+}  // namespace detail
 
 AutoloadState autoloadState() noexcept {
   return autoloadOnce().state.load(std::memory_order_acquire);

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "accel/plugin.h"
+#include "plugin_loading.h"
 
 namespace accel {
 namespace {
@@ -35,6 +36,14 @@ std::vector<std::string> defaultPluginDirectories() {
   return {parentDirectory(library)};
 }
 
+namespace {
+
+// The source of the plugins found by the default search, as `accel info`
+// and the plugin report show it.
+const char* const kDefaultPluginSource = "libaccel's directory";
+
+}  // namespace
+
 PluginDiscovery discoverPlugins() noexcept {
   PluginDiscovery out;
   try {
@@ -46,14 +55,15 @@ PluginDiscovery discoverPlugins() noexcept {
     if (out.default_directories.empty()) return out;
     static auto* once = new std::once_flag();  // never destroyed
     std::call_once(*once, [&] {
-      // The same scan, trust checks and records as ACCEL_PLUGIN_PATH.
-      AutoloadConfig near;
-      near.plugin_path.emplace();
+      // The same scan, trust checks and records as ACCEL_PLUGIN_PATH's,
+      // named for where they come from.
+      std::string near;
       for (const std::string& dir : out.default_directories) {
-        if (!near.plugin_path->empty()) *near.plugin_path += ':';
-        *near.plugin_path += dir;
+        if (!near.empty()) near += ':';
+        near += dir;
       }
-      std::vector<PluginRecord> found = autoloadPlugins(near);
+      std::vector<PluginRecord> found =
+          detail::autoloadDirectories(near, kDefaultPluginSource);
       out.records.insert(out.records.end(), std::make_move_iterator(found.begin()),
                          std::make_move_iterator(found.end()));
     });

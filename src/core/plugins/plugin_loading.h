@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "accel/plugin.h"
 
@@ -14,6 +15,13 @@ namespace accel::detail {
 // the report and returns the record. Throws InvalidArgument when called from
 // inside a load (a plugin's register function or static initialiser).
 PluginRecord loadAndRecord(const std::string& path, std::string source);
+
+// Loads every libaccel_*.so in the ':'-separated `directories` with the same
+// trust checks and records as ACCEL_PLUGIN_PATH's scan, recording each with
+// `source` (e.g. "libaccel's directory" for the default search). Never throws
+// (a failure is a record); does nothing from inside a load.
+std::vector<PluginRecord> autoloadDirectories(const std::string& directories,
+                                              const std::string& source) noexcept;
 
 // True while this thread runs a plugin load (its static initialisers, entry
 // or register function). Never throws.
