@@ -117,7 +117,8 @@ void expectDeviceEqualsHost(std::size_t count, DeviceFill deviceFill, HostFill h
     deviceFill(stream, data, count, onDevice);
     check(cudaMemcpy(fromDevice.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
     hostFill(std::span(fromHost), onHost);
-    EXPECT_EQ(std::memcmp(fromDevice.data(), fromHost.data(), count * sizeof(T)), 0) << fill;
+    EXPECT_EQ(std::memcmp(fromDevice.data(), fromHost.data(), count * sizeof(T)), 0)
+        << fill;
   }
   check(cudaFree(data));
 }
