@@ -230,44 +230,59 @@ class StreamReader {
   std::uint32_t words_[4 * kReaderBlocks];
 };
 
+// philoxBlock(seed, 0, block) of accel/philox.h, written for a GPU thread:
+// four scalars rather than a std::array, and each round's high halves from
+// __umulhi on the device (nvcc turned the 64-bit products into several
+// 64-bit multiplications there); the top of a 64-bit product on a CPU. The
+// same words either way (CudaFillElements.* compare the readers with the
+// host's). The device readers below share it.
+struct PhiloxWords {
+  std::uint32_t x, y, z, w;
+};
+
+[[nodiscard]] ACCEL_HOST_DEVICE inline PhiloxWords philoxBlockWords(
+    std::uint64_t seed, std::uint64_t block) noexcept {
+  auto c0 = static_cast<std::uint32_t>(block);
+  auto c1 = static_cast<std::uint32_t>(block >> 32);
+  std::uint32_t c2 = 0;
+  std::uint32_t c3 = 0;
+  auto k0 = static_cast<std::uint32_t>(seed);
+  auto k1 = static_cast<std::uint32_t>(seed >> 32);
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+#if defined(__CUDA_ARCH__)
+    const std::uint32_t high0 = __umulhi(kPhiloxMultiplier0, c0);
+    const std::uint32_t high1 = __umulhi(kPhiloxMultiplier1, c2);
+#else
+    const auto high0 =
+        static_cast<std::uint32_t>(std::uint64_t{kPhiloxMultiplier0} * c0 >> 32);
+    const auto high1 =
+        static_cast<std::uint32_t>(std::uint64_t{kPhiloxMultiplier1} * c2 >> 32);
+#endif
+    const std::uint32_t low0 = kPhiloxMultiplier0 * c0;
+    const std::uint32_t low1 = kPhiloxMultiplier1 * c2;
+    c0 = high1 ^ c1 ^ k0;
+    c1 = low1;
+    c2 = high0 ^ c3 ^ k1;
+    c3 = low0;
+    k0 += kPhiloxWeyl0;
+    k1 += kPhiloxWeyl1;
+  }
+  return {c0, c1, c2, c3};
+}
+
 // The four outputs of one Philox block, read from the first: for a reader
 // whose position is a multiple of 4 and that reads at most 4 outputs. A GPU
-// thread keeps them in registers, and its multiplications are the 32-bit
-// high and low halves (a 64-bit product is several instructions there).
+// thread keeps them in registers (the index is known where each is read).
 // The CUDA fill kernel's fast path reads with it (backends/cuda/src/fill_mapping.h).
 class PhiloxBlockReader {
  public:
   ACCEL_HOST_DEVICE PhiloxBlockReader(std::uint64_t seed,
                                       std::uint64_t position) noexcept {
-    auto c0 = static_cast<std::uint32_t>(position / 4);
-    auto c1 = static_cast<std::uint32_t>(position / 4 >> 32);
-    std::uint32_t c2 = 0;
-    std::uint32_t c3 = 0;
-    auto k0 = static_cast<std::uint32_t>(seed);
-    auto k1 = static_cast<std::uint32_t>(seed >> 32);
-    for (int round = 0; round < kPhiloxRounds; ++round) {
-#if defined(__CUDA_ARCH__)
-      const std::uint32_t high0 = __umulhi(kPhiloxMultiplier0, c0);
-      const std::uint32_t high1 = __umulhi(kPhiloxMultiplier1, c2);
-#else
-      const auto high0 =
-          static_cast<std::uint32_t>(std::uint64_t{kPhiloxMultiplier0} * c0 >> 32);
-      const auto high1 =
-          static_cast<std::uint32_t>(std::uint64_t{kPhiloxMultiplier1} * c2 >> 32);
-#endif
-      const std::uint32_t low0 = kPhiloxMultiplier0 * c0;
-      const std::uint32_t low1 = kPhiloxMultiplier1 * c2;
-      c0 = high1 ^ c1 ^ k0;
-      c1 = low1;
-      c2 = high0 ^ c3 ^ k1;
-      c3 = low0;
-      k0 += kPhiloxWeyl0;
-      k1 += kPhiloxWeyl1;
-    }
-    words_[0] = c0;
-    words_[1] = c1;
-    words_[2] = c2;
-    words_[3] = c3;
+    const PhiloxWords words = philoxBlockWords(seed, position / 4);
+    words_[0] = words.x;
+    words_[1] = words.y;
+    words_[2] = words.z;
+    words_[3] = words.w;
   }
 
   ACCEL_HOST_DEVICE std::uint32_t next() noexcept { return words_[next_++]; }
@@ -299,34 +314,12 @@ class BlockStreamReader {
   }
 
  private:
-  struct Words {
-    std::uint32_t x, y, z, w;
-  };
-
-  ACCEL_HOST_DEVICE void load() noexcept {
-    std::uint32_t c0 = static_cast<std::uint32_t>(block_);
-    std::uint32_t c1 = static_cast<std::uint32_t>(block_ >> 32);
-    std::uint32_t c2 = 0;
-    std::uint32_t c3 = 0;
-    auto k0 = static_cast<std::uint32_t>(seed_);
-    auto k1 = static_cast<std::uint32_t>(seed_ >> 32);
-    for (int round = 0; round < kPhiloxRounds; ++round) {
-      const std::uint64_t product0 = std::uint64_t{kPhiloxMultiplier0} * c0;
-      const std::uint64_t product1 = std::uint64_t{kPhiloxMultiplier1} * c2;
-      c0 = static_cast<std::uint32_t>(product1 >> 32) ^ c1 ^ k0;
-      c1 = static_cast<std::uint32_t>(product1);
-      c2 = static_cast<std::uint32_t>(product0 >> 32) ^ c3 ^ k1;
-      c3 = static_cast<std::uint32_t>(product0);
-      k0 += kPhiloxWeyl0;
-      k1 += kPhiloxWeyl1;
-    }
-    words_ = {c0, c1, c2, c3};
-  }
+  ACCEL_HOST_DEVICE void load() noexcept { words_ = philoxBlockWords(seed_, block_); }
 
   std::uint64_t seed_;
   std::uint64_t block_;
   int next_;
-  Words words_{};
+  PhiloxWords words_{};
 };
 
 // ---------------------------------------------------------------------------
