@@ -111,13 +111,32 @@ class BlockStats {
     pools_[small].split.decreases += 1;
   }
 
-  // True when an allocation of `bytes` (`requested`) raises no peak.
-  [[nodiscard]] bool fitsRooms(bool small, std::int64_t bytes,
-                               std::int64_t requested) const noexcept {
-    const Room& mine = room_[small];
-    return mine.bytes >= bytes && mine.requested >= requested && mine.count >= 1 &&
-           all_room_.bytes >= bytes && all_room_.requested >= requested &&
-           all_room_.count >= 1;
+  // allocated() when it raises no peak (fits the rooms), and true; otherwise
+  // false, with nothing changed (a caller that must prepare for a peak, see
+  // DeviceCache::countAllocation, then calls allocated()).
+  [[nodiscard]] bool tryAllocated(bool small, std::int64_t bytes,
+                                  std::int64_t requested) noexcept {
+    Room& mine = room_[small];
+    const std::int64_t bytes_mine = mine.bytes - bytes;
+    const std::int64_t requested_mine = mine.requested - requested;
+    const std::int64_t count_mine = mine.count - 1;
+    const std::int64_t bytes_all = all_room_.bytes - bytes;
+    const std::int64_t requested_all = all_room_.requested - requested;
+    const std::int64_t count_all = all_room_.count - 1;
+    if ((bytes_mine | requested_mine | count_mine | bytes_all | requested_all |
+         count_all) < 0) [[unlikely]]
+      return false;
+    Pool& pool = pools_[small];
+    pool.allocated_bytes.increases += bytes;
+    pool.allocations.increases += 1;
+    pool.requested_bytes.increases += requested;
+    mine.bytes = bytes_mine;
+    mine.requested = requested_mine;
+    mine.count = count_mine;
+    all_room_.bytes = bytes_all;
+    all_room_.requested = requested_all;
+    all_room_.count = count_all;
+    return true;
   }
   // Adds a thread cache's figures for a pool (see LocalBlockFigures); they
   // lower the current figures, so no peak moves.

@@ -399,8 +399,10 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
 
 void DeviceCache::countAllocation(bool small, std::size_t size,
                                   std::size_t requested) noexcept {
-  if (thread_caches_ != nullptr &&
-      !block_stats_.fitsRooms(small, sized(size), sized(requested))) [[unlikely]] {
+  // One pass over the rooms: below every peak, the allocation is counted.
+  if (block_stats_.tryAllocated(small, sized(size), sized(requested))) [[likely]]
+    return;
+  if (thread_caches_ != nullptr) {
     // A peak may rise: it must be measured from every thread's figures.
     ClaimedThreadCaches claimed(*this, /*drain_blocks=*/false);
   }
