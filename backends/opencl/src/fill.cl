@@ -16,7 +16,18 @@
 // -cl-fp32-correctly-rounded-divide-sqrt: every +, -, *, / and sqrt is then
 // correctly rounded and, with contraction off, rounded on its own, as on the
 // host (-ffp-contract=off).
+//
+// Every fill has two kernels over one body: NAME takes its Philox position
+// by value (a fill enqueued at once); NAME_captured, recorded by a graph
+// capture, reads the seed and the base offset from `position` (device
+// memory each replay writes first, src/captured_philox.h) and adds its own
+// offset inside the graph, so that every replay draws new numbers. Their
+// arguments have the same indices.
 #pragma OPENCL FP_CONTRACT OFF
+
+// Bodies and helpers are inlined by force: pocl does not inline a call
+// over LLVM's threshold, and a body called from two kernels is one.
+#define ACCEL_INLINE __attribute__((always_inline))
 
 #define READER_BLOCKS 4
 
@@ -141,7 +152,7 @@ void normal_float_pair(uint first, uint second, float* z0, float* z1) {
 
 // ---- Kernels of 32-bit element types ----
 
-kernel void fill_bits64(global ulong* out, ulong count, ulong seed, ulong offset) {
+ACCEL_INLINE void bits64(global ulong* out, ulong count, ulong seed, ulong offset) {
   ulong first, n;
   if (!chunk_range(count, 8, &first, &n)) return;
   Reader in;
@@ -152,8 +163,8 @@ kernel void fill_bits64(global ulong* out, ulong count, ulong seed, ulong offset
   }
 }
 
-kernel void fill_normal_f32(global float* out, ulong count, ulong seed, ulong offset,
-                            float mean, float stddev) {
+ACCEL_INLINE void normal_f32(global float* out, ulong count, ulong seed, ulong offset,
+                             float mean, float stddev) {
   ulong first, n;
   if (!chunk_range(count, 16, &first, &n)) return;
   Reader in;
@@ -166,6 +177,24 @@ kernel void fill_normal_f32(global float* out, ulong count, ulong seed, ulong of
     out[i] = z0 * stddev + mean;
     if (i + 1 < end) out[i + 1] = z1 * stddev + mean;
   }
+}
+
+kernel void fill_bits64(global ulong* out, ulong count, ulong seed, ulong offset) {
+  bits64(out, count, seed, offset);
+}
+kernel void fill_bits64_captured(global ulong* out, ulong count,
+                                 global const ulong* position, ulong offset) {
+  bits64(out, count, position[0], position[1] + offset);
+}
+
+kernel void fill_normal_f32(global float* out, ulong count, ulong seed, ulong offset,
+                            float mean, float stddev) {
+  normal_f32(out, count, seed, offset, mean, stddev);
+}
+kernel void fill_normal_f32_captured(global float* out, ulong count,
+                                     global const ulong* position, ulong offset,
+                                     float mean, float stddev) {
+  normal_f32(out, count, position[0], position[1] + offset, mean, stddev);
 }
 
 // ---- Kernels of 64-bit floating point (devices with cl_khr_fp64) ----
@@ -236,8 +265,8 @@ void normal_double_pair(ulong first, ulong second, double* z0, double* z1) {
   *z1 = radius * sin_t;
 }
 
-kernel void fill_uniform_f64(global double* out, ulong count, ulong seed, ulong offset,
-                             int ranged, double low, double range, double below_high) {
+ACCEL_INLINE void uniform_f64(global double* out, ulong count, ulong seed, ulong offset,
+                              int ranged, double low, double range, double below_high) {
   ulong first, n;
   if (!chunk_range(count, 8, &first, &n)) return;
   Reader in;
@@ -251,8 +280,8 @@ kernel void fill_uniform_f64(global double* out, ulong count, ulong seed, ulong 
   }
 }
 
-kernel void fill_normal_f64(global double* out, ulong count, ulong seed, ulong offset,
-                            double mean, double stddev) {
+ACCEL_INLINE void normal_f64(global double* out, ulong count, ulong seed, ulong offset,
+                             double mean, double stddev) {
   ulong first, n;
   if (!chunk_range(count, 8, &first, &n)) return;
   Reader in;
@@ -268,5 +297,27 @@ kernel void fill_normal_f64(global double* out, ulong count, ulong seed, ulong o
     out[i] = z0 * stddev + mean;
     if (i + 1 < end) out[i + 1] = z1 * stddev + mean;
   }
+}
+
+kernel void fill_uniform_f64(global double* out, ulong count, ulong seed, ulong offset,
+                             int ranged, double low, double range, double below_high) {
+  uniform_f64(out, count, seed, offset, ranged, low, range, below_high);
+}
+kernel void fill_uniform_f64_captured(global double* out, ulong count,
+                                      global const ulong* position, ulong offset,
+                                      int ranged, double low, double range,
+                                      double below_high) {
+  uniform_f64(out, count, position[0], position[1] + offset, ranged, low, range,
+              below_high);
+}
+
+kernel void fill_normal_f64(global double* out, ulong count, ulong seed, ulong offset,
+                            double mean, double stddev) {
+  normal_f64(out, count, seed, offset, mean, stddev);
+}
+kernel void fill_normal_f64_captured(global double* out, ulong count,
+                                     global const ulong* position, ulong offset,
+                                     double mean, double stddev) {
+  normal_f64(out, count, position[0], position[1] + offset, mean, stddev);
 }
 #endif

@@ -1,6 +1,7 @@
 // Host side of the OpenCL fills: validate (with the host fills' own checks),
 // claim the stream position, set the thread's own kernel's arguments and
-// enqueue it on the stream's queue.
+// enqueue it on the stream's queue (or record it, with the position read at
+// each replay, while a graph captures the stream).
 #include "accel/opencl/fill.h"
 
 #include <cstdint>
@@ -114,17 +115,34 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
   // fails consumes nothing.
   detail::FillKernels& kernels = detail::reserveFillKernels(device);
   if (!generator.defined()) generator = hooks.getDefaultGenerator(device);
-  const PhiloxPosition from = reservePhilox(generator, fillOutputs(job.kind, job.count));
-  if (job.count == 0) return;
-  const cl_kernel kernel = kernels.get(kernelOf(job));
+  const std::uint64_t outputs = fillOutputs(job.kind, job.count);
+  // A captured fill reads its position at each replay (captured_philox.h);
+  // any other claims it now, in program order.
+  const std::shared_ptr<detail::Recording> recording = detail::recordingOf(stream);
+  std::optional<detail::CapturedPhilox::Position> captured;
+  PhiloxPosition from{};
+  if (recording) {
+    if (job.count == 0) return;  // nothing to record, nothing drawn
+    captured = recording->philox().claim(generator, outputs, stream);
+  } else {
+    from = reservePhilox(generator, outputs);
+    if (job.count == 0) return;
+  }
+  const cl_kernel kernel =
+      captured ? kernels.getCaptured(kernelOf(job)) : kernels.get(kernelOf(job));
   const cl_ulong count = job.count;
-  const cl_ulong seed = from.seed;
-  const cl_ulong offset = from.offset;
   detail::checkCl(detail::loader().clSetKernelArgSVMPointer(kernel, 0, job.out),
                   "clSetKernelArgSVMPointer (a fill)", device);
   setArg(kernel, 1, count, device);
-  setArg(kernel, 2, seed, device);
-  setArg(kernel, 3, offset, device);
+  if (captured) {
+    detail::checkCl(detail::loader().clSetKernelArgSVMPointer(kernel, 2, captured->slot),
+                    "clSetKernelArgSVMPointer (a captured fill's Philox position)",
+                    device);
+    setArg(kernel, 3, cl_ulong{captured->offset}, device);
+  } else {
+    setArg(kernel, 2, cl_ulong{from.seed}, device);
+    setArg(kernel, 3, cl_ulong{from.offset}, device);
+  }
   switch (job.kind) {
     case FillKind::UniformFloat:
       setArg(kernel, 4, cl_int{job.ranged ? 1 : 0}, device);
@@ -152,12 +170,14 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
     default:
       break;
   }
-  const std::size_t items = workItems(job, from.offset);
+  // A captured fill's first output is known only at replay: enough
+  // work-items for any offset % 4 (those past the end write nothing).
+  const std::size_t items = workItems(job, captured ? 3 : from.offset);
   const std::size_t global =
       (items + kWorkGroupSize - 1) / kWorkGroupSize * kWorkGroupSize;
   const std::size_t local = kWorkGroupSize;
-  if (const std::shared_ptr<detail::Recording> recording = detail::recordingOf(stream)) {
-    recording->addKernel(kernel, global, local, api);  // a graph captures the stream
+  if (recording) {
+    recording->addKernel(kernel, global, local, api);
     return;
   }
   const cl_int status = detail::loader().clEnqueueNDRangeKernel(

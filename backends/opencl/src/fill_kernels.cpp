@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "accel/handle_pool.h"
 #include "accel/opencl/opencl.h"
@@ -67,12 +69,16 @@ struct FillKernelPool {
     kernels->fp64 = fp64;
     for (int k = 0; k < static_cast<int>(FillKernel::kCount); ++k) {
       if (isDoubleKernel(k) && !fp64) continue;
-      cl_int status = CL_SUCCESS;
-      kernels->kernels[k] = loader().clCreateKernel(program, kKernelNames[k], &status);
-      if (status != CL_SUCCESS) {
-        destroy(kernels.get());
-        kernels.release();
-        checkCl(status, std::string("clCreateKernel(") + kKernelNames[k] + ")", device);
+      const std::string name = kKernelNames[k];
+      for (auto [slot, entry] : {std::pair{&kernels->kernels[k], name},
+                                 std::pair{&kernels->captured[k], name + "_captured"}}) {
+        cl_int status = CL_SUCCESS;
+        *slot = loader().clCreateKernel(program, entry.c_str(), &status);
+        if (status != CL_SUCCESS) {
+          *slot = nullptr;
+          destroy(kernels.release());
+          checkCl(status, "clCreateKernel(" + entry + ")", device);
+        }
       }
     }
     return kernels.release();
@@ -80,6 +86,9 @@ struct FillKernelPool {
 
   static void destroy(Handle handle) noexcept {
     for (cl_kernel kernel : handle->kernels) {
+      if (kernel != nullptr) (void)loader().clReleaseKernel(kernel);
+    }
+    for (cl_kernel kernel : handle->captured) {
       if (kernel != nullptr) (void)loader().clReleaseKernel(kernel);
     }
     delete handle;

@@ -33,11 +33,18 @@ enum class FillKernel : int {
   kCount
 };
 
+// Each fill has two kernels (fill.cl): one taking its Philox position by
+// value, and the one a graph capture records, which reads it from a slot of
+// device memory at each replay (captured_philox.h).
 struct FillKernels {
   cl_kernel kernels[static_cast<int>(FillKernel::kCount)] = {};
+  cl_kernel captured[static_cast<int>(FillKernel::kCount)] = {};
   bool fp64 = false;  // the double kernels exist
   [[nodiscard]] cl_kernel get(FillKernel which) const noexcept {
     return kernels[static_cast<int>(which)];
+  }
+  [[nodiscard]] cl_kernel getCaptured(FillKernel which) const noexcept {
+    return captured[static_cast<int>(which)];
   }
 };
 

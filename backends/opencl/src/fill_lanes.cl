@@ -20,9 +20,8 @@
 // store before the work-item loop exists, and a loop holding a vector store
 // is not vectorised; with the stores kept apart it vectorises them as
 // scatters (vscatterqps), 2.5 GB/s here against 9 GB/s for the host fill.
-// POCL_VECTORIZER_REMARKS=1 shows both. Helpers are inlined by force: a
-// call in the kernel is not inlined otherwise (over LLVM's threshold).
-#define ACCEL_INLINE __attribute__((always_inline))
+// POCL_VECTORIZER_REMARKS=1 shows both. Helpers and bodies are inlined by
+// force (ACCEL_INLINE, fill.cl).
 #define ACCEL_LANES 16  // Philox blocks per work-item
 
 // Vectors that may sit at any element boundary: an output starts wherever
@@ -175,9 +174,9 @@ ACCEL_INLINE float16 uniform_lanes(uint16 bits, int ranged, float low, float ran
     }                                                                        \
   }
 
-// ---- Kernels ----
+// ---- Bodies ----
 
-kernel void fill_bits32(global uint* out, ulong count, ulong seed, ulong offset) {
+ACCEL_INLINE void bits32(global uint* out, ulong count, ulong seed, ulong offset) {
   const ulong t = get_global_id(0);
   const long first = first_element(t, offset);
   if (whole(first, count)) {
@@ -193,8 +192,8 @@ kernel void fill_bits32(global uint* out, ulong count, ulong seed, ulong offset)
   ACCEL_TAIL_BLOCKS(word);
 }
 
-kernel void fill_uniform_f32(global float* out, ulong count, ulong seed, ulong offset,
-                             int ranged, float low, float range, float below_high) {
+ACCEL_INLINE void uniform_f32(global float* out, ulong count, ulong seed, ulong offset,
+                              int ranged, float low, float range, float below_high) {
   const ulong t = get_global_id(0);
   const long first = first_element(t, offset);
   if (whole(first, count)) {
@@ -214,8 +213,8 @@ kernel void fill_uniform_f32(global float* out, ulong count, ulong seed, ulong o
   ACCEL_TAIL_BLOCKS(uniform_in(word, ranged, low, range, below_high));
 }
 
-kernel void fill_bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong offset,
-                              ulong threshold) {
+ACCEL_INLINE void bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong offset,
+                               ulong threshold) {
   const ulong t = get_global_id(0);
   const long first = first_element(t, offset);
   if (whole(first, count)) {
@@ -231,8 +230,8 @@ kernel void fill_bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong 
   ACCEL_TAIL_BLOCKS((ulong)word < threshold);
 }
 
-kernel void fill_bernoulli_f32(global float* out, ulong count, ulong seed, ulong offset,
-                               ulong threshold) {
+ACCEL_INLINE void bernoulli_f32(global float* out, ulong count, ulong seed, ulong offset,
+                                ulong threshold) {
   const ulong t = get_global_id(0);
   const long first = first_element(t, offset);
   if (whole(first, count)) {
@@ -246,4 +245,46 @@ kernel void fill_bernoulli_f32(global float* out, ulong count, ulong seed, ulong
     return;
   }
   ACCEL_TAIL_BLOCKS((ulong)word < threshold ? 1.0f : 0.0f);
+}
+
+// ---- Kernels (two per fill, fill.cl's header says why) ----
+
+kernel void fill_bits32(global uint* out, ulong count, ulong seed, ulong offset) {
+  bits32(out, count, seed, offset);
+}
+kernel void fill_bits32_captured(global uint* out, ulong count,
+                                 global const ulong* position, ulong offset) {
+  bits32(out, count, position[0], position[1] + offset);
+}
+
+kernel void fill_uniform_f32(global float* out, ulong count, ulong seed, ulong offset,
+                             int ranged, float low, float range, float below_high) {
+  uniform_f32(out, count, seed, offset, ranged, low, range, below_high);
+}
+kernel void fill_uniform_f32_captured(global float* out, ulong count,
+                                      global const ulong* position, ulong offset,
+                                      int ranged, float low, float range,
+                                      float below_high) {
+  uniform_f32(out, count, position[0], position[1] + offset, ranged, low, range,
+              below_high);
+}
+
+kernel void fill_bernoulli_u8(global uchar* out, ulong count, ulong seed, ulong offset,
+                              ulong threshold) {
+  bernoulli_u8(out, count, seed, offset, threshold);
+}
+kernel void fill_bernoulli_u8_captured(global uchar* out, ulong count,
+                                       global const ulong* position, ulong offset,
+                                       ulong threshold) {
+  bernoulli_u8(out, count, position[0], position[1] + offset, threshold);
+}
+
+kernel void fill_bernoulli_f32(global float* out, ulong count, ulong seed, ulong offset,
+                               ulong threshold) {
+  bernoulli_f32(out, count, seed, offset, threshold);
+}
+kernel void fill_bernoulli_f32_captured(global float* out, ulong count,
+                                        global const ulong* position, ulong offset,
+                                        ulong threshold) {
+  bernoulli_f32(out, count, position[0], position[1] + offset, threshold);
 }

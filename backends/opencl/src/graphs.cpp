@@ -214,6 +214,10 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   if (!support.simultaneous_use) waitForReplays(*graph);
   cl_command_queue queue =
       nativeQueue(Stream(Device(deviceType(), device), current.stream(device)));
+  // The captured fills' positions for this replay, written ahead of it on
+  // the queue, after the previous replay (which may be pending on another
+  // queue and still has to read its own).
+  graph->recording->philox().advance(queue, graph->last_replay, device);
   cl_event done = nullptr;
   cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
   if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {

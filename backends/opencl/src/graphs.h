@@ -13,7 +13,9 @@
 // is then instantiated at once, with keep_graph graphInstantiate does it.
 // graphReplay enqueues the command buffer (clEnqueueCommandBufferKHR) on the
 // calling thread's current stream of the graph's device, in order with that
-// stream's other work; where the driver refuses a queue other than the one
+// stream's other work, after writing the captured fills' Philox positions
+// (captured_philox.h: each replay draws new numbers, moving the generators
+// by the graph's draw); where the driver refuses a queue other than the one
 // recorded on, the replay runs there between a marker and a barrier that
 // order it with the current stream. Where the device does not allow a
 // command buffer to be pending twice, a replay first waits (on the host) for

@@ -46,6 +46,7 @@ namespace accel::opencl::detail {
   X(clSVMAlloc)                         \
   X(clSVMFree)                          \
   X(clEnqueueSVMMemcpy)                 \
+  X(clEnqueueSVMMemFill)                \
   X(clCreateBuffer)                     \
   X(clReleaseMemObject)                 \
   X(clEnqueueMapBuffer)                 \
