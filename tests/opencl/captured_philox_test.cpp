@@ -3,8 +3,6 @@
 // the replay is made, the generator moves by the graph's draw at each replay
 // and not during the capture, in program order with uncaptured fills, as
 // the CUDA backend's graphs do (CudaGpu.CapturedFillsDrawNewNumbersOnEveryReplay).
-#include <CL/cl_ext.h>
-
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +13,9 @@
 #include "accel/random_fill.h"
 #include "accel/stream_guard.h"
 #include "opencl_test_support.h"
+
+// After the support header, which sets the OpenCL version of the headers.
+#include <CL/cl_ext.h>
 
 namespace accel::opencl::testing {
 namespace {

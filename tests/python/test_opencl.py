@@ -97,6 +97,32 @@ def test_graph_replays_a_captured_fill(device):
     g.reset()
 
 
+def test_every_graph_replay_draws_new_numbers(device):
+    if "graphs" not in opencl.capabilities():
+        pytest.skip("the graphs group is not declared here: " + opencl._hooks.show_config())
+    n = 3001
+    buf = accel.empty(n * 4, device=device)
+    replays = [np.zeros(n, dtype=np.float32) for _ in range(2)]
+    with opencl.stream(opencl.Stream()):
+        opencl.manual_seed(99)
+        g = opencl.Graph()
+        with opencl.graph(g):
+            opencl.fill_uniform(buf, -1.0, 1.0)
+        for out in replays:
+            g.replay()
+            opencl.synchronize()
+            buf.copy_to(out)
+        g.reset()
+    assert not np.array_equal(replays[0], replays[1])
+    # The numbers of the same fills run twice without a graph, from the seed.
+    opencl.manual_seed(99)
+    for want in replays:
+        opencl.fill_uniform(buf, -1.0, 1.0)
+        got = np.zeros(n, dtype=np.float32)
+        buf.copy_to(got)
+        assert np.array_equal(got, want)
+
+
 def test_memory_info_is_the_global_memory_less_what_the_backend_holds(device):
     opencl.empty_cache()
     free, total = opencl.get_memory_info(0)
