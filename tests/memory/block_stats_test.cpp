@@ -168,8 +168,7 @@ void runRandomTraffic(std::uint32_t seed) {
       // Two free neighbours gone at once (a merge into a whole segment).
       const std::int64_t first = takeSplit(small);
       const std::int64_t second = takeSplit(small);
-      stats.splitGone(small, first);
-      stats.splitGone(small, second);
+      stats.splitGone(small, first + second, 2);
       model.splitGone(small, first);
       model.splitGone(small, second);
     } else if (roll < 96 && !split[small].empty()) {
@@ -190,9 +189,7 @@ void runRandomTraffic(std::uint32_t seed) {
           cut ? first -
                     512 * (1 + static_cast<std::int64_t>(random()) % (first / 512 - 1))
               : gone_bytes + size();
-      stats.splitGone(small, first);
-      if (count == 2) stats.splitGone(small, second);
-      stats.splitFree(small, bytes);
+      stats.splitReplaced(small, gone_bytes, count, bytes);
       model.splitGone(small, first);
       if (count == 2) model.splitGone(small, second);
       model.splitFree(small, bytes);
@@ -246,10 +243,8 @@ TEST(BlockStats, SplitPeaksRiseFromTheirResetValues) {
   EXPECT_EQ(out.inactive_split_bytes.peak, 1 << 21);
   EXPECT_EQ(out.inactive_split_bytes.small_pool.peak, 0);
   stats.splitFree(true, 512);
-  stats.splitGone(true, 512);  // a merge: 512 -> 1536
-  stats.splitFree(true, 1536);
-  stats.splitGone(true, 1536);  // cut down: no new peak
-  stats.splitFree(true, 1024);
+  stats.splitReplaced(true, 512, 1, 1536);   // a merge: 512 -> 1536
+  stats.splitReplaced(true, 1536, 1, 1024);  // cut down: no new peak
   stats.writeTo(out);
   EXPECT_EQ(out.inactive_split_bytes.small_pool.current, 1024);
   EXPECT_EQ(out.inactive_split_bytes.small_pool.peak, 1536);

@@ -71,6 +71,20 @@ void BlockStats::measureRooms() noexcept {
       all_peak_, [&](Figure f) { return current(pools_[0], f) + current(pools_[1], f); });
 }
 
+void BlockStats::raiseSplitPeaks(bool small) noexcept {
+  const auto close = [](std::int64_t& room, std::int64_t& peak) {
+    if (room < 0) {
+      peak -= room;  // room = peak - current
+      room = 0;
+    }
+  };
+  Pool& pool = pools_[small];
+  close(split_room_[small].bytes, pool.peak[kSplitBytes]);
+  close(split_room_[small].count, pool.peak[kSplit]);
+  close(all_split_room_.bytes, all_peak_[kSplitBytes]);
+  close(all_split_room_.count, all_peak_[kSplit]);
+}
+
 void BlockStats::resetPeaks() noexcept {
   for (int f = 0; f < kFigures; ++f) {
     const auto figure = static_cast<Figure>(f);
@@ -81,6 +95,8 @@ void BlockStats::resetPeaks() noexcept {
     }
   }
   measureRooms();
+  for (SplitRoom& room : split_room_) room = {};
+  all_split_room_ = {};
 }
 
 void BlockStats::resetAccumulated() noexcept {

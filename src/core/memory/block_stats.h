@@ -17,7 +17,11 @@
 // from two "rooms" below the peaks (Room); only when a room would go
 // negative are the peaks checked and the rooms measured again. A free adds
 // to three other running totals and gives its size back to the rooms, so
-// neither waits on the other's stores.
+// neither waits on the other's stores. The inactive-split figures, which only
+// split and merge change, keep exact rooms (peak - current) instead: a miss
+// changes them several times (each held block it returns merges, its block
+// is split off a free one), and a room is one subtraction where a peak check
+// must sum both pools' running totals.
 // writeTo() derives the MemoryStats figures; they are the same, field for
 // field, as keeping every Stat would give.
 //
@@ -96,19 +100,58 @@ class BlockStats {
     pools_[small].pending_bytes -= bytes;
     pools_[small].pending -= 1;
   }
-  // A free block inside a split segment appears (+) or goes (-).
+  // Free blocks inside split segments (the inactive-split figures): one of
+  // `bytes` appears; `count` of them (`bytes` in all) go; `count` of them
+  // (`gone_bytes`) merge into, or are cut down to, one of `bytes` that stays
+  // split. Their peaks are kept through exact rooms (SplitRoom): a change
+  // subtracts from the rooms what it adds and raises a peak only when a room
+  // would go negative, so it compares no figure with its peak.
   void splitFree(bool small, std::int64_t bytes) noexcept {
     Pool& pool = pools_[small];
-    const Pool& other = pools_[!small];
     pool.split_bytes.increases += bytes;
     pool.split.increases += 1;
-    raise(pool, other, kSplitBytes, pool.split_bytes.current(),
-          other.split_bytes.current());
-    raise(pool, other, kSplit, pool.split.current(), other.split.current());
+    SplitRoom& mine = split_room_[small];
+    const std::int64_t bytes_mine = mine.bytes - bytes;
+    const std::int64_t count_mine = mine.count - 1;
+    const std::int64_t bytes_all = all_split_room_.bytes - bytes;
+    const std::int64_t count_all = all_split_room_.count - 1;
+    mine.bytes = bytes_mine;
+    mine.count = count_mine;
+    all_split_room_.bytes = bytes_all;
+    all_split_room_.count = count_all;
+    if ((bytes_mine | count_mine | bytes_all | count_all) < 0) [[unlikely]]
+      raiseSplitPeaks(small);
   }
-  void splitGone(bool small, std::int64_t bytes) noexcept {
-    pools_[small].split_bytes.decreases += bytes;
-    pools_[small].split.decreases += 1;
+  void splitGone(bool small, std::int64_t bytes, std::int64_t count = 1) noexcept {
+    Pool& pool = pools_[small];
+    pool.split_bytes.decreases += bytes;
+    pool.split.decreases += count;
+    SplitRoom& mine = split_room_[small];
+    mine.bytes += bytes;
+    mine.count += count;
+    all_split_room_.bytes += bytes;
+    all_split_room_.count += count;
+  }
+  void splitReplaced(bool small, std::int64_t gone_bytes, std::int64_t count,
+                     std::int64_t bytes) noexcept {
+    // The same figures as splitGone(gone_bytes, count) then splitFree(bytes):
+    // the first only lowers them, so only the second's end can be a peak.
+    // count >= 1, so no count rises.
+    Pool& pool = pools_[small];
+    pool.split_bytes.decreases += gone_bytes;
+    pool.split_bytes.increases += bytes;
+    pool.split.decreases += count;
+    pool.split.increases += 1;
+    SplitRoom& mine = split_room_[small];
+    const std::int64_t grows = bytes - gone_bytes;
+    const std::int64_t bytes_mine = mine.bytes - grows;
+    const std::int64_t bytes_all = all_split_room_.bytes - grows;
+    mine.bytes = bytes_mine;
+    mine.count += count - 1;
+    all_split_room_.bytes = bytes_all;
+    all_split_room_.count += count - 1;
+    if ((bytes_mine | bytes_all) < 0) [[unlikely]]
+      raiseSplitPeaks(small);
   }
 
   // allocated() when it raises no peak (fits the rooms), and true; otherwise
@@ -212,17 +255,26 @@ class BlockStats {
       count += 1;
     }
   };
+  // How far the inactive-split bytes and count are below their peaks, in
+  // each pool and in all: exactly peak - current (nothing else moves these
+  // figures), so a room that would go negative is the amount its peak rises
+  // by (raiseSplitPeaks), and the peaks need no measuring.
+  struct SplitRoom {
+    std::int64_t bytes = 0;
+    std::int64_t count = 0;
+  };
   // The five peak checks of an allocation in `small`'s pool and of all
   // pools, then the rooms measured again. Out of line: rare.
   void raisePeaks(bool small) noexcept;
   void measureRooms() noexcept;
+  // Raises the split peaks whose rooms went negative to the current figures
+  // and closes those rooms. Out of line: rare.
+  [[gnu::noinline]] void raiseSplitPeaks(bool small) noexcept;
 
   void raise(Pool& pool, const Pool& other, Figure figure, std::int64_t mine,
              std::int64_t others) noexcept {
-    if (mine > pool.peak[figure]) [[unlikely]]
-      pool.peak[figure] = mine;
-    if (mine + others > all_peak_[figure]) [[unlikely]]
-      all_peak_[figure] = mine + others;
+    if (mine > pool.peak[figure]) pool.peak[figure] = mine;
+    if (mine + others > all_peak_[figure]) all_peak_[figure] = mine + others;
   }
   // Current value of a figure in one pool.
   [[nodiscard]] static std::int64_t current(const Pool& pool, Figure figure) noexcept;
@@ -236,6 +288,8 @@ class BlockStats {
   std::int64_t decreases_at_reset_[2][kFigures] = {};
   Room room_[2];  // per pool, indexed like pools_
   Room all_room_;
+  SplitRoom split_room_[2];  // per pool, indexed like pools_
+  SplitRoom all_split_room_;
 };
 
 }  // namespace accel::memory::detail

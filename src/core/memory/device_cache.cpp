@@ -120,9 +120,11 @@ Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rou
   }
   // Split in place: the free block stays in the pool and becomes the rest
   // (reshaped); a new block takes the front. Same layout as splitAndMark.
+  const std::size_t free_size = free_block->size;
+  // Free, so it counts as an inactive split when it has a neighbour.
+  const bool was_split = free_block->prev != nullptr || free_block->next != nullptr;
   Block* block =
       makeBlock(free_block->ptr, rounded, free_block->stream, pool, free_block->segment);
-  adjustInactiveSplit(free_block, -1);
   block->prev = free_block->prev;
   block->next = free_block;
   if (block->prev != nullptr) {
@@ -131,8 +133,15 @@ Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rou
     block->segment->head = block;
   }
   free_block->prev = block;
-  pool.reshape(free_block, free_block->ptr + rounded, free_block->size - rounded);
-  adjustInactiveSplit(free_block, +1);
+  pool.reshape(free_block, free_block->ptr + rounded, free_size - rounded);
+  // The rest is split now (the block before it): it replaces the free block
+  // in the inactive-split figures, or joins them.
+  if (was_split) {
+    block_stats_.splitReplaced(pool.small, sized(free_size), 1,
+                               sized(free_size - rounded));
+  } else {
+    block_stats_.splitFree(pool.small, sized(free_size - rounded));
+  }
   markAllocated(block, requested);
   return block;
 }
@@ -264,37 +273,48 @@ void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
   Block* next = block->next;
   const bool merge_prev = prev != nullptr && !prev->allocated;
   const bool merge_next = next != nullptr && !next->allocated;
-  Block* merged = block;
-  if (merge_prev) {
-    adjustInactiveSplit(prev, -1);
-    std::size_t merged_size = prev->size + block->size;
-    prev->next = next;
-    if (merge_next) {
-      adjustInactiveSplit(next, -1);
-      pool.erase(next);
-      merged_size += next->size;
-      prev->next = next->next;
-      recycle(next);
-    }
-    if (prev->next != nullptr) prev->next->prev = prev;
-    pool.reshape(prev, prev->ptr, merged_size);
-    recycle(block);
-    merged = prev;
-  } else if (merge_next) {
-    adjustInactiveSplit(next, -1);
-    next->prev = prev;
-    if (prev != nullptr) {
-      prev->next = next;
-    } else {
-      next->segment->head = next;
-    }
-    pool.reshape(next, block->ptr, block->size + next->size);
-    recycle(block);
-    merged = next;
-  } else {
+  if (!merge_prev && !merge_next) {
     pool.insert(block);
+    adjustInactiveSplit(block, +1);
+  } else {
+    // The free neighbours it merges with are inactive splits (they have this
+    // block beside them); the merged block stays one unless it is now its
+    // whole segment.
+    Block* merged = nullptr;
+    std::size_t gone_size = 0;
+    if (merge_prev) {
+      gone_size = prev->size;
+      std::size_t merged_size = prev->size + block->size;
+      prev->next = next;
+      if (merge_next) {
+        gone_size += next->size;
+        pool.erase(next);
+        merged_size += next->size;
+        prev->next = next->next;
+        recycle(next);
+      }
+      if (prev->next != nullptr) prev->next->prev = prev;
+      pool.reshape(prev, prev->ptr, merged_size);
+      merged = prev;
+    } else {
+      gone_size = next->size;
+      next->prev = prev;
+      if (prev != nullptr) {
+        prev->next = next;
+      } else {
+        next->segment->head = next;
+      }
+      pool.reshape(next, block->ptr, block->size + next->size);
+      merged = next;
+    }
+    recycle(block);
+    const std::int64_t gone = merge_prev && merge_next ? 2 : 1;
+    if (merged->prev != nullptr || merged->next != nullptr) {
+      block_stats_.splitReplaced(pool.small, sized(gone_size), gone, sized(merged->size));
+    } else {
+      block_stats_.splitGone(pool.small, sized(gone_size), gone);
+    }
   }
-  adjustInactiveSplit(merged, +1);
   if (record_completion && history_level_ != HistoryRecording::Off) {
     record(Action::FreeCompleted, nullptr, address, size, stream, 0, stamp);
   }
