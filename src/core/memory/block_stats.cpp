@@ -46,29 +46,51 @@ std::int64_t BlockStats::increases(const Pool& pool, Figure figure) noexcept {
   return 0;
 }
 
+void BlockStats::allocationFigures(const Pool& pool, Figures& out) noexcept {
+  out[kAllocatedBytes] = pool.allocated_bytes.current();
+  out[kAllocations] = pool.allocations.current();
+  out[kRequestedBytes] = pool.requested_bytes.current();
+  out[kActiveBytes] = out[kAllocatedBytes] + pool.pending_bytes;
+  out[kActive] = out[kAllocations] + pool.pending;
+}
+
+BlockStats::Room BlockStats::roomBelow(const std::int64_t* peak,
+                                       const Figures& current) noexcept {
+  return Room{std::min(peak[kAllocatedBytes] - current[kAllocatedBytes],
+                       peak[kActiveBytes] - current[kActiveBytes]),
+              peak[kRequestedBytes] - current[kRequestedBytes],
+              std::min(peak[kAllocations] - current[kAllocations],
+                       peak[kActive] - current[kActive])};
+}
+
+// The figures are read once, for the peaks and then for the rooms: this
+// runs whenever an allocation's room runs out (about 2 % of a training
+// trace's allocations).
 void BlockStats::raisePeaks(bool small) noexcept {
-  Pool& pool = pools_[small];
-  const Pool& other = pools_[!small];
-  for (const Figure figure :
-       {kAllocatedBytes, kAllocations, kRequestedBytes, kActiveBytes, kActive}) {
-    raise(pool, other, figure, current(pool, figure), current(other, figure));
+  Figures mine;
+  Figures others;
+  Figures all;
+  allocationFigures(pools_[small], mine);
+  allocationFigures(pools_[!small], others);
+  std::int64_t* const peak = pools_[small].peak;
+  for (int f = 0; f < kAllocationFigures; ++f) {
+    all[f] = mine[f] + others[f];
+    peak[f] = std::max(peak[f], mine[f]);
+    all_peak_[f] = std::max(all_peak_[f], all[f]);
   }
-  measureRooms();
+  room_[small] = roomBelow(peak, mine);
+  room_[!small] = roomBelow(pools_[!small].peak, others);
+  all_room_ = roomBelow(all_peak_, all);
 }
 
 void BlockStats::measureRooms() noexcept {
-  const auto room = [](const std::int64_t* peak, auto current_of) {
-    return Room{std::min(peak[kAllocatedBytes] - current_of(kAllocatedBytes),
-                         peak[kActiveBytes] - current_of(kActiveBytes)),
-                peak[kRequestedBytes] - current_of(kRequestedBytes),
-                std::min(peak[kAllocations] - current_of(kAllocations),
-                         peak[kActive] - current_of(kActive))};
-  };
-  for (int p = 0; p < 2; ++p) {
-    room_[p] = room(pools_[p].peak, [&](Figure f) { return current(pools_[p], f); });
-  }
-  all_room_ = room(
-      all_peak_, [&](Figure f) { return current(pools_[0], f) + current(pools_[1], f); });
+  Figures figures[2];
+  Figures all;
+  allocationFigures(pools_[0], figures[0]);
+  allocationFigures(pools_[1], figures[1]);
+  for (int f = 0; f < kAllocationFigures; ++f) all[f] = figures[0][f] + figures[1][f];
+  for (int p = 0; p < 2; ++p) room_[p] = roomBelow(pools_[p].peak, figures[p]);
+  all_room_ = roomBelow(all_peak_, all);
 }
 
 void BlockStats::raiseSplitPeaks(bool small) noexcept {

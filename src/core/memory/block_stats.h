@@ -263,6 +263,13 @@ class BlockStats {
     std::int64_t bytes = 0;
     std::int64_t count = 0;
   };
+  // The figures an allocation raises, kAllocatedBytes to kActive, current.
+  static constexpr int kAllocationFigures = kActive + 1;
+  using Figures = std::int64_t[kAllocationFigures];
+  static void allocationFigures(const Pool& pool, Figures& out) noexcept;
+  // The room below `peak` (a pool's or all_peak_) at `current`.
+  [[nodiscard]] static Room roomBelow(const std::int64_t* peak,
+                                      const Figures& current) noexcept;
   // The five peak checks of an allocation in `small`'s pool and of all
   // pools, then the rooms measured again. Out of line: rare.
   void raisePeaks(bool small) noexcept;
@@ -271,11 +278,6 @@ class BlockStats {
   // and closes those rooms. Out of line: rare.
   [[gnu::noinline]] void raiseSplitPeaks(bool small) noexcept;
 
-  void raise(Pool& pool, const Pool& other, Figure figure, std::int64_t mine,
-             std::int64_t others) noexcept {
-    if (mine > pool.peak[figure]) pool.peak[figure] = mine;
-    if (mine + others > all_peak_[figure]) all_peak_[figure] = mine + others;
-  }
   // Current value of a figure in one pool.
   [[nodiscard]] static std::int64_t current(const Pool& pool, Figure figure) noexcept;
   [[nodiscard]] static std::int64_t increases(const Pool& pool, Figure figure) noexcept;
