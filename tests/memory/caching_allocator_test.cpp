@@ -488,6 +488,25 @@ TEST_F(CachingAllocatorTest, ARequestOfAnotherSizeSeesHeldBlocksMergedForBestFit
   EXPECT_EQ(c.get(), address);
 }
 
+// Large-pool blocks are never held (docs/design-notes.md, "Large blocks are
+// not held"): freed, they merge at once, so the next 4 MiB request is the
+// best fit at the start of the merged segment. Held, the block freed last
+// (b) would have been handed back.
+TEST_F(CachingAllocatorTest, ALargeBlockFreedMergesAtOnce) {
+  DataPtr a = allocator_.allocate(0, 4 * kMiB, stream(0));
+  DataPtr b = allocator_.allocate(0, 4 * kMiB, stream(0));
+  void* const start = a.get();
+  ASSERT_EQ(static_cast<std::byte*>(b.get()), static_cast<std::byte*>(start) + 4 * kMiB);
+  a.reset();
+  b.reset();
+  DataPtr c = allocator_.allocate(0, 4 * kMiB, stream(0));
+  EXPECT_EQ(c.get(), start);
+  c.reset();
+  EXPECT_EQ(source_.allocations.load(), 1);
+  const MemoryStats stats = allocator_.stats(0);
+  EXPECT_EQ(stats.inactive_split.current, 0);  // the segment is whole again
+}
+
 TEST_F(CachingAllocatorTest, EmptyCacheGivesBackTheSegmentsOfHeldBlocks) {
   allocator_.allocate(0, 4 * kKiB, stream(0)).reset();
   allocator_.allocate(0, 3 * kMiB, stream(0)).reset();

@@ -156,7 +156,10 @@ TEST_P(OpenRegTrainingTrace, NinePassesKeepExactStatsLeakNothingAndDoNotCreep) {
 // pass 1 and pass 9. Reading them (as the test above does after each pass)
 // hands the blocks each thread's cache holds back to the device
 // (src/core/memory/thread_cache.h), so a cache that creeps only while its
-// thread caches hold blocks shows here and not above.
+// thread caches hold blocks shows here and not above. The LSTM trace crept
+// here (18 segments in pass 1, 20 in pass 9: two more 14 MiB ones) while
+// the caches held large-pool blocks (docs/design-notes.md, "Large blocks are
+// not held").
 class OpenRegTrainingTraceUnobserved : public OpenRegTrainingTrace {};
 
 TEST_P(OpenRegTrainingTraceUnobserved, PassNineNeedsNoMoreSegmentsThanPassOne) {
@@ -206,8 +209,8 @@ std::string shortName(const testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(Recorded, OpenRegTrainingTrace,
                          testing::ValuesIn(traceNames(ACCEL_TRAINING_TRACE_NAMES)),
                          shortName);
-INSTANTIATE_TEST_SUITE_P(
-    Recorded, OpenRegTrainingTraceUnobserved,
-    testing::ValuesIn(traceNames(ACCEL_TRAINING_TRACE_SETTLED_NAMES)), shortName);
+INSTANTIATE_TEST_SUITE_P(Recorded, OpenRegTrainingTraceUnobserved,
+                         testing::ValuesIn(traceNames(ACCEL_TRAINING_TRACE_NAMES)),
+                         shortName);
 
 }  // namespace

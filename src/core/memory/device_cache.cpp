@@ -78,7 +78,7 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
       }
     }
   }
-  releaseHeld(pool.small);
+  if (pool.small) releaseHeld();
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
   return allocateFresh(lock, pool, rounded, bytes, stream);
@@ -208,8 +208,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept 
   BiasedMutex::Guard lock(mutex_);
   const bool small = block->pool == &small_;
   if (plain_ && !block->has_stream_uses &&
-      block->uses.load(std::memory_order_relaxed) == 0 &&
-      (small || block->pool == &large_)) [[likely]] {
+      block->uses.load(std::memory_order_relaxed) == 0 && small) [[likely]] {
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (reuse_.hasRoomFor(index, block)) [[likely]] {
       block_stats_.freed(small, sized(block->size), sized(block->requested), false);
@@ -251,7 +250,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
     return;
   }
   block->clearStreamUses();
-  if (block->pool->owner == nullptr && hold(block, now)) return;
+  if (block->pool == &small_ && hold(block, now)) return;
   returnBlock(block, now);
 }
 
@@ -341,34 +340,13 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
   return true;
 }
 
-// A miss's returns (releaseHeld): here, so that allocateSlow's flatten
-// inlines them with returnBlock and the pool updates (out of line, calls
-// were a fifth of the training trace's replay). Only the missing request's
-// pool's held blocks return: the other pool's cannot merge into a block
-// this request could use (pools never share a segment), and a new segment
-// is only made for this pool (allocateFresh returns every held block before
-// it gives any memory back).
-void DeviceCache::releaseHeld(bool small) noexcept {
-  if (small) {
-    reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
-    if (ThreadCache* mine = findThreadCache(this)) drainThreadCache(*mine);
-    return;
-  }
-  reuse_.releasePool(false, [this](Block* held) { returnBlock(held, 0, false); });
-  ThreadCache* mine = findThreadCache(this);
-  if (mine == nullptr) return;
-  mine->lists.releasePool(false, [this, mine](Block* held) {
-    mine->held_bytes -= held->size;
-    returnBlock(held, 0, false);
-  });
-  // The small pool's figures stay with its blocks: absorbed, they would
-  // leave the cache unable to serve them (its figures must stay below the
-  // device's).
-  LocalBlockFigures& figures = mine->figures[0];
-  if (!figures.empty()) {
-    block_stats_.absorb(false, figures);
-    figures = {};
-  }
+// A small miss's returns (releaseHeld): here, so that allocateSlow's
+// flatten inlines them with returnBlock and the pool updates (out of line,
+// calls were a fifth of the training trace's replay). Only small-pool blocks
+// are ever held (hold, holdLocal), so a large miss has nothing to return.
+void DeviceCache::releaseHeld() noexcept {
+  reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  if (ThreadCache* mine = findThreadCache(this)) drainThreadCache(*mine);
 }
 
 void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
@@ -438,8 +416,7 @@ void DeviceCache::countAllocation(bool small, std::size_t size,
 }
 
 bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
-  if (block->has_stream_uses || block->size > kThreadCacheMaxBlock ||
-      (block->pool != &small_ && block->pool != &large_) ||
+  if (block->has_stream_uses || block->pool != &small_ ||
       block->uses.load(std::memory_order_acquire) != 0) {
     return false;  // freeSlow (a backend's use may defer the free)
   }

@@ -179,14 +179,15 @@ class DeviceCache {
   // was added as the block was held).
   void returnBlock(Block* block, std::int64_t stamp = 0,
                    bool record_completion = true) noexcept;
-  // The device's reuse lists (reuse_lists.h): hold a freed block (false when
-  // its list is full). releaseHeld returns the device's held blocks of the
-  // small pool (`small`) or the large one, and the calling thread's cache's,
-  // to the free set (a miss in that pool: no other thread is stopped);
+  // The device's reuse lists (reuse_lists.h): hold a freed block of the
+  // small pool (false when its list is full; large-pool blocks are never
+  // held, see docs/design-notes.md "Large blocks are not held").
+  // releaseHeld returns the device's held blocks and the calling thread's
+  // cache's to the free set (a small miss: no other thread is stopped);
   // releaseAllHeld every block of every thread's too (stats, snapshots,
   // settings, emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
-  void releaseHeld(bool small) noexcept;
+  void releaseHeld() noexcept;
   void releaseAllHeld() noexcept;
 
   // Thread caches (thread_cache.h). The lock-free paths of allocate and free:

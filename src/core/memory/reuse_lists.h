@@ -92,17 +92,6 @@ class ReuseLists {
     list.count = 0;
     used_ &= ~(std::uint64_t{1} << index);
   }
-  // Empties the lists of small-pool blocks (`small`) or of large-pool ones,
-  // handing each block to give(block). Held blocks are of the default pools,
-  // where a small block is at most kSmallSize and a large one above it (a
-  // small pool's blocks are the rounded request, a large pool's at least it).
-  template <typename Give>
-  void releasePool(bool small, Give&& give) noexcept {
-    for (std::uint64_t lists = used_; lists != 0; lists &= lists - 1) {
-      const auto index = static_cast<std::size_t>(std::countr_zero(lists));
-      if (isSmallSize(lists_[index].size) == small) releaseList(index, give);
-    }
-  }
   // Empties every list, handing each block to give(block).
   template <typename Give>
   void releaseAll(Give&& give) noexcept {

@@ -67,10 +67,10 @@ struct alignas(64) ThreadCache {
   ThreadCache* thread_next = nullptr;
 };
 
-// A thread cache holds at most this many bytes; blocks above kMaxBlock go
-// through the device (a cache is for the many small, short-lived blocks).
+// A thread cache holds at most this many bytes, of small-pool blocks only
+// (a cache is for the many small, short-lived blocks; the device holds no
+// large-pool block either).
 inline constexpr std::size_t kThreadCacheMaxBytes = std::size_t{32} << 20;
-inline constexpr std::size_t kThreadCacheMaxBlock = std::size_t{4} << 20;
 
 // The calling thread's cache for `device`, from a few direct-mapped slots in
 // initial-exec TLS (one %fs-relative load); null when the slot holds another
