@@ -51,32 +51,15 @@ struct LocalBlockFigures {
 
 class BlockStats {
  public:
-  // A block of `bytes` (`requested` asked for) handed out from a pool.
+  // A block of `bytes` (`requested` asked for) handed out from a pool; a
+  // peak it raises is raised exactly (raisePeaks).
   void allocated(bool small, std::int64_t bytes, std::int64_t requested) noexcept {
+    if (tryAllocated(small, bytes, requested)) [[likely]]
+      return;
     Pool& pool = pools_[small];
     pool.allocated_bytes.increases += bytes;
     pool.allocations.increases += 1;
     pool.requested_bytes.increases += requested;
-    // Field by field, in scalars: a Room copied whole is moved through the
-    // stack as one 16-byte load of two 8-byte stores, which cannot be
-    // forwarded from the store buffer and stalls.
-    Room& mine = room_[small];
-    const std::int64_t bytes_mine = mine.bytes - bytes;
-    const std::int64_t requested_mine = mine.requested - requested;
-    const std::int64_t count_mine = mine.count - 1;
-    const std::int64_t bytes_all = all_room_.bytes - bytes;
-    const std::int64_t requested_all = all_room_.requested - requested;
-    const std::int64_t count_all = all_room_.count - 1;
-    if ((bytes_mine | requested_mine | count_mine | bytes_all | requested_all |
-         count_all) >= 0) [[likely]] {
-      mine.bytes = bytes_mine;
-      mine.requested = requested_mine;
-      mine.count = count_mine;
-      all_room_.bytes = bytes_all;
-      all_room_.requested = requested_all;
-      all_room_.count = count_all;
-      return;
-    }
     raisePeaks(small);
   }
   // The caller freed the block; `pending`: streams still use it, so it stays
@@ -156,7 +139,10 @@ class BlockStats {
 
   // allocated() when it raises no peak (fits the rooms), and true; otherwise
   // false, with nothing changed (a caller that must prepare for a peak, see
-  // DeviceCache::countAllocation, then calls allocated()).
+  // DeviceCache::countAllocation, then calls allocated()). Field by field,
+  // in scalars: a Room copied whole is moved through the stack as one
+  // 16-byte load of two 8-byte stores, which cannot be forwarded from the
+  // store buffer and stalls.
   [[nodiscard]] bool tryAllocated(bool small, std::int64_t bytes,
                                   std::int64_t requested) noexcept {
     Room& mine = room_[small];

@@ -70,15 +70,17 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
     captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
-  if (!reuse_.empty()) {
-    if (pool.owner == nullptr) {
-      if (Block* block = reuse_.take(stream, rounded)) {
-        markAllocated(block, bytes);
-        return block;
-      }
+  // Only the default small pool's blocks are held: a miss there takes one
+  // of the device's or returns them all, with this thread's, so that best
+  // fit chooses among merged blocks. Held blocks cannot serve, nor merge
+  // into, another pool's.
+  if (&pool == &small_) {
+    if (Block* block = reuse_.take(stream, rounded)) {
+      markAllocated(block, bytes);
+      return block;
     }
+    releaseHeld();
   }
-  if (pool.small) releaseHeld();
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
   return allocateFresh(lock, pool, rounded, bytes, stream);
@@ -352,20 +354,15 @@ void DeviceCache::releaseHeld() noexcept {
 void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
   cache.lists.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
   cache.held_bytes = 0;
-  // Both pools' figures are usually empty here (on the training trace, 62 %
-  // of misses come with no hit or hold since the last one): one test for
-  // both, instead of a loop testing each.
-  LocalBlockFigures& large = cache.figures[0];
-  LocalBlockFigures& small = cache.figures[1];
-  if ((large.count_in | large.count_out | small.count_in | small.count_out) == 0) return;
-  if (!small.empty()) {
-    block_stats_.absorb(true, small);
-    small = {};
-  }
-  if (!large.empty()) {
-    block_stats_.absorb(false, large);
-    large = {};
-  }
+  absorbFigures(cache);
+}
+
+void DeviceCache::absorbFigures(ThreadCache& cache) noexcept {
+  // Usually empty here (on the training trace, 62 % of misses come with no
+  // hit or hold since the last one).
+  if (cache.figures.empty()) return;
+  block_stats_.absorb(/*small=*/true, cache.figures);
+  cache.figures = {};
 }
 
 // ---- thread caches: the paths without the device's lock ----
@@ -384,7 +381,7 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
     if (rounded >= bytes) [[likely]]
       block = cache.lists.take(stream, rounded);
     if (block != nullptr) [[likely]] {
-      LocalBlockFigures& figures = cache.figures[block->pool == &small_];
+      LocalBlockFigures& figures = cache.figures;
       // Served only while the cache's figures stay at or below the device's
       // (LocalBlockFigures): bytes and counts do, requested bytes may not.
       if (figures.requested_out - figures.requested_in >= sized(bytes)) [[likely]] {
@@ -427,7 +424,7 @@ bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
       cache.held_bytes + block->size <= kThreadCacheMaxBytes) [[likely]] {
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (cache.lists.hasRoomFor(index, block)) [[likely]] {
-      LocalBlockFigures& figures = cache.figures[block->pool == &small_];
+      LocalBlockFigures& figures = cache.figures;
       figures.bytes_out += sized(block->size);
       figures.count_out += 1;
       figures.requested_out += sized(block->requested);
@@ -485,15 +482,6 @@ void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
   } else {
     block_stats_.splitGone(block->pool->small, sized(block->size));
   }
-}
-
-void DeviceCache::updatePlain() noexcept {
-  // In a fork child every free takes freeSlow, which leaks inherited blocks.
-  plain_ = pending_events_.empty() && allocating_to_pool_.empty() && !history_stacks_ &&
-           settings_.max_split_size == 0 && fork_generation_ == 0;
-  tracing_ = (history_level_ == HistoryRecording::All ||
-              history_level_ == HistoryRecording::AllocationsOnly) &&
-             history_capacity_ > 0;
 }
 
 }  // namespace accel::memory::detail

@@ -198,6 +198,8 @@ class DeviceCache {
   // Empties a cache the caller may touch (its own, or claimed): its blocks
   // to the free set, its figures absorbed.
   void drainThreadCache(ThreadCache& cache) noexcept;
+  // Adds a cache's figures to the device's (block_stats_) and clears them.
+  void absorbFigures(ThreadCache& cache) noexcept;
   // Every other thread's cache claimed, seen outside, drained; the calling
   // thread's drained. They stay claimed (their owners use the device's path)
   // until releaseThreadCaches, which the caller runs before unlocking.

@@ -84,4 +84,15 @@ void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
   updateLocalOk();
 }
 
+// The fast paths' two flags, from the state they depend on; called after
+// each change of it.
+void DeviceCache::updatePlain() noexcept {
+  // In a fork child every free takes freeSlow, which leaks inherited blocks.
+  plain_ = pending_events_.empty() && allocating_to_pool_.empty() && !history_stacks_ &&
+           settings_.max_split_size == 0 && fork_generation_ == 0;
+  tracing_ = (history_level_ == HistoryRecording::All ||
+              history_level_ == HistoryRecording::AllocationsOnly) &&
+             history_capacity_ > 0;
+}
+
 }  // namespace accel::memory::detail

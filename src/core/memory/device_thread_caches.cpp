@@ -87,12 +87,7 @@ void DeviceCache::claimThreadCaches(bool drain_blocks) noexcept {
       drainThreadCache(*cache);
       continue;
     }
-    for (int small = 0; small < 2; ++small) {
-      LocalBlockFigures& figures = cache->figures[small];
-      if (figures.empty()) continue;
-      block_stats_.absorb(small != 0, figures);
-      figures = {};
-    }
+    absorbFigures(*cache);
   }
 }
 

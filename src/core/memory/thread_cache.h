@@ -54,9 +54,9 @@ struct alignas(64) ThreadCache {
   // The device's roundup_power2_divisions, copied here so that the owner's
   // section reads one cache line; written like kNotServing.
   std::size_t divisions = 0;
-  ReuseLists lists;              // owner
-  LocalBlockFigures figures[2];  // owner; [0] large pool, [1] small
-  std::size_t held_bytes = 0;    // owner; bytes on the lists
+  ReuseLists lists;            // owner
+  LocalBlockFigures figures;   // owner; of the small pool (the only one held)
+  std::size_t held_bytes = 0;  // owner; bytes on the lists
   // The registry's (thread_cache.cpp), under its lock; device_next also under
   // the device's lock.
   // Null once the device is destroyed (an atomic: the owner reads it to tell
