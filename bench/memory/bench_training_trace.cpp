@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -32,6 +31,7 @@
 #include "accel/allocator.h"
 #include "accel/memory/caching_allocator.h"
 #include "memreplay_trace.h"
+#include "traces/recorded_traces.h"
 #ifdef ACCEL_BENCH_HAVE_OPENREG
 #include "accel/accel.h"
 #include "accel/openreg/openreg.h"
@@ -47,14 +47,7 @@ constexpr std::string_view kFirstTrace = "pytorch_cpu_training";
 
 // The build's traces, by name (file names without ".trace").
 std::vector<std::string> traceNames() {
-  std::vector<std::string> names;
-  std::string_view list = ACCEL_TRAINING_TRACE_NAMES;
-  while (!list.empty()) {
-    const std::size_t comma = std::min(list.find(','), list.size());
-    names.emplace_back(list.substr(0, comma));
-    list.remove_prefix(std::min(comma + 1, list.size()));
-  }
-  return names;
+  return tool::recordedTraceNames(ACCEL_TRAINING_TRACE_NAMES);
 }
 
 // The trace called `name`. All are read on the first call, and each is
@@ -68,10 +61,7 @@ const tool::Trace& trainingTrace(const std::string& name) {
   static const std::map<std::string, tool::Trace> traces = [] {
     std::map<std::string, tool::Trace> out;
     for (const std::string& each : traceNames()) {
-      const std::string path =
-          std::string(ACCEL_TRAINING_TRACE_DIR) + "/" + each + ".trace";
-      std::ifstream in(path);
-      out.emplace(each, tool::parseTrace(in, path));
+      out.emplace(each, tool::loadRecordedTrace(ACCEL_TRAINING_TRACE_DIR, each));
     }
     for (const auto& [each, trace] : out) (void)tool::replayWithMalloc(trace);
     return out;
@@ -199,11 +189,8 @@ void openRegRow(benchmark::State& state, const std::string& name) {
 // Malloc, Core and OpenReg rows for each trace of the build's list, in order.
 bool registerRows() {
   for (const std::string& name : traceNames()) {
-    std::string suffix;
-    if (name != kFirstTrace) {
-      const std::string_view prefix = "pytorch_cpu_";
-      suffix = "/" + (name.starts_with(prefix) ? name.substr(prefix.size()) : name);
-    }
+    const std::string suffix =
+        name == kFirstTrace ? "" : "/" + tool::shortTraceName(name);
     const auto row = [&](const char* kind,
                          void (*run)(benchmark::State&, const std::string&)) {
       benchmark::RegisterBenchmark(

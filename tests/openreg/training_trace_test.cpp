@@ -11,9 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "accel/memory/size_rules.h"
 #include "accel/openreg/openreg.h"
 #include "memreplay_trace.h"
+#include "traces/recorded_traces.h"
 
 namespace {
 
@@ -42,22 +41,13 @@ accel::AcceleratorHooks& openreg() {
   return *hooks;
 }
 
-// The traces' names (file names without ".trace") in a list "a,b,c".
-std::vector<std::string> traceNames(std::string_view list) {
-  std::vector<std::string> names;
-  while (!list.empty()) {
-    const std::size_t comma = std::min(list.find(','), list.size());
-    names.emplace_back(list.substr(0, comma));
-    list.remove_prefix(std::min(comma + 1, list.size()));
-  }
-  return names;
-}
-
 Trace loadTrace(const std::string& name) {
-  const std::string path = std::string(ACCEL_TRAINING_TRACE_DIR) + "/" + name + ".trace";
-  std::ifstream in(path);
-  if (!in) ADD_FAILURE() << "cannot open " << path;
-  return accel::tool::parseTrace(in, path);
+  try {
+    return accel::tool::loadRecordedTrace(ACCEL_TRAINING_TRACE_DIR, name);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+    return {};
+  }
 }
 
 // What one pass must show in the statistics, derived from the events alone.
@@ -197,20 +187,16 @@ TEST_P(OpenRegTrainingTraceUnobserved, PassNineNeedsNoMoreSegmentsThanPassOne) {
 
 // "pytorch_cpu_lstm_lm" runs as Recorded/<suite>.<test>/lstm_lm.
 std::string shortName(const testing::TestParamInfo<std::string>& info) {
-  std::string name = info.param;
-  const std::string_view prefix = "pytorch_cpu_";
-  if (name.starts_with(prefix)) name.erase(0, prefix.size());
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
+  return accel::tool::shortTraceName(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, OpenRegTrainingTrace,
-                         testing::ValuesIn(traceNames(ACCEL_TRAINING_TRACE_NAMES)),
-                         shortName);
-INSTANTIATE_TEST_SUITE_P(Recorded, OpenRegTrainingTraceUnobserved,
-                         testing::ValuesIn(traceNames(ACCEL_TRAINING_TRACE_NAMES)),
-                         shortName);
+INSTANTIATE_TEST_SUITE_P(
+    Recorded, OpenRegTrainingTrace,
+    testing::ValuesIn(accel::tool::recordedTraceNames(ACCEL_TRAINING_TRACE_NAMES)),
+    shortName);
+INSTANTIATE_TEST_SUITE_P(
+    Recorded, OpenRegTrainingTraceUnobserved,
+    testing::ValuesIn(accel::tool::recordedTraceNames(ACCEL_TRAINING_TRACE_NAMES)),
+    shortName);
 
 }  // namespace
