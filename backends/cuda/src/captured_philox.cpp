@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
@@ -13,9 +14,11 @@
 namespace accel::cuda::detail {
 namespace {
 
+// The backend's captures underway, by CUDA's capture id. Shared with the
+// fills that claim from them, which may outlast the entry by a moment.
 struct Captures {
   std::mutex mutex;
-  std::map<unsigned long long, CapturedPhilox> by_id;
+  std::map<unsigned long long, std::shared_ptr<kit::CapturedPhilox>> by_id;
 };
 
 Captures& captures() {
@@ -23,39 +26,43 @@ Captures& captures() {
   return *all;
 }
 
-constexpr std::size_t kSlotBytes = 2 * sizeof(std::uint64_t);
-
-CapturedPhilox::Slot* findSlot(CapturedPhilox& graph, const Generator& generator) {
-  for (CapturedPhilox::Slot& slot : graph.slots_) {
-    if (slot.generator == generator) return &slot;
-  }
-  return nullptr;
+// The graph of capture `id`, or null when the backend did not begin it.
+std::shared_ptr<kit::CapturedPhilox> capturedGraph(unsigned long long id) {
+  Captures& all = captures();
+  std::lock_guard lock(all.mutex);
+  auto found = all.by_id.find(id);
+  return found == all.by_id.end() ? nullptr : found->second;
 }
 
 }  // namespace
 
-void CapturedPhilox::advance(cudaStream_t stream) {
-  for (Slot& slot : slots_) {
-    const PhiloxPosition from = reservePhilox(slot.generator, slot.outputs);
-    checkCuda(launchWritePhilox(static_cast<std::uint64_t*>(slot.state.get()), from.seed,
-                                from.offset, stream),
+void advanceCapturedPhilox(kit::CapturedPhilox& graph, cudaStream_t stream) {
+  graph.advance([stream](void* slot, PhiloxPosition from) {
+    checkCuda(launchWritePhilox(static_cast<std::uint64_t*>(slot), from.seed, from.offset,
+                                stream),
               "a graph replay's Philox position (kernel launch)");
-  }
+  });
 }
 
 void capturedPhiloxBegan(unsigned long long capture_id) {
+  auto graph = std::make_shared<kit::CapturedPhilox>();
   Captures& all = captures();
   std::lock_guard lock(all.mutex);
-  all.by_id[capture_id];
+  all.by_id[capture_id] = std::move(graph);
 }
 
-CapturedPhilox capturedPhiloxEnded(unsigned long long capture_id) noexcept {
-  Captures& all = captures();
-  std::lock_guard lock(all.mutex);
-  auto found = all.by_id.find(capture_id);
-  if (found == all.by_id.end()) return {};
-  CapturedPhilox taken = std::move(found->second);
-  all.by_id.erase(found);
+std::shared_ptr<kit::CapturedPhilox> capturedPhiloxEnded(
+    unsigned long long capture_id) noexcept {
+  std::shared_ptr<kit::CapturedPhilox> taken;
+  {
+    Captures& all = captures();
+    std::lock_guard lock(all.mutex);
+    auto found = all.by_id.find(capture_id);
+    if (found == all.by_id.end()) return nullptr;
+    taken = std::move(found->second);
+    all.by_id.erase(found);
+  }
+  if (taken->empty()) return nullptr;
   return taken;
 }
 
@@ -78,42 +85,25 @@ const std::uint64_t* claimFillPosition(cudaStream_t native, Stream stream,
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long id = 0;
   checkCuda(cudaStreamGetCaptureInfo(native, &status, &id), "cudaStreamGetCaptureInfo");
-  if (status != cudaStreamCaptureStatusActive) {
+  const std::shared_ptr<kit::CapturedPhilox> graph =
+      status == cudaStreamCaptureStatusActive ? capturedGraph(id) : nullptr;
+  if (graph == nullptr) {
     claimNow();
     return nullptr;
   }
-  Captures& all = captures();
-  std::unique_lock lock(all.mutex);
-  auto capture = all.by_id.find(id);
-  if (capture == all.by_id.end()) {
-    lock.unlock();
-    claimNow();
-    return nullptr;
-  }
-  CapturedPhilox::Slot* slot = findSlot(capture->second, generator);
-  if (slot == nullptr) {
-    // From the capture's private pool (routed by capture; allocated in
-    // Relaxed mode when a segment is needed): kept until the graph is reset.
-    // Allocated without the lock (the allocator may call back into the
-    // capture registry); a fill racing on the same generator may have made
-    // the slot meanwhile, and this memory then goes back.
-    lock.unlock();
+  // A new slot comes from the capture's private pool (routed by capture;
+  // allocated in Relaxed mode when a segment is needed): kept until the
+  // graph is reset. The kit allocates without its lock: the allocator may
+  // call back into the capture registry.
+  const kit::CapturedPhilox::Position at = graph->claim(generator, outputs, [&] {
     routeToCapturePool(stream.device.index(), stream);
-    DataPtr state =
-        deviceCachingAllocator().allocate(stream.device.index(), kSlotBytes, stream);
-    lock.lock();
-    capture = all.by_id.find(id);
-    ACCEL_CHECK(capture != all.by_id.end(), InvalidArgument, "a fill captured on ",
-                stream.device.str(), ": the capture ended while the fill was enqueued");
-    slot = findSlot(capture->second, generator);
-    if (slot == nullptr) {
-      capture->second.slots_.push_back({generator, std::move(state), 0});
-      slot = &capture->second.slots_.back();
-    }
-  }
-  *offset = slot->outputs;
-  slot->outputs += outputs;
-  return static_cast<const std::uint64_t*>(slot->state.get());
+    return deviceCachingAllocator().allocate(stream.device.index(),
+                                             kit::CapturedPhilox::kSlotBytes, stream);
+  });
+  ACCEL_CHECK(capturedGraph(id) == graph, InvalidArgument, "a fill captured on ",
+              stream.device.str(), ": the capture ended while the fill was enqueued");
+  *offset = at.offset;
+  return at.slot;
 }
 
 }  // namespace accel::cuda::detail

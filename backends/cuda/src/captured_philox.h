@@ -2,65 +2,48 @@
 // reads at replay, so that every replay draws new numbers, as an uncaptured
 // fill run again would.
 //
-// A fill enqueued outside a capture claims its outputs from the generator at
-// once and passes (seed, offset) to the kernel by value. A fill captured into
-// one of the backend's graphs cannot: the kernel's arguments are frozen in
-// the graph, and every replay would write the same numbers. Instead, each
-// (graph, generator) pair gets a slot of device memory, [seed, base offset];
-// a captured fill passes the slot's address and its offset inside the graph
-// (the outputs the capture's earlier fills of that generator took) and the
-// kernel draws from (slot seed, slot base + offset in graph). Before each
-// replay, the backend claims the graph's whole draw from each generator
-// (reservePhilox, in program order like any fill) and writes the position
-// into the slot with a one-thread kernel on the replay stream, ahead of the
-// graph in stream order. PyTorch's CUDA graphs do the same with
-// philox_cuda_state (a seed and an offset read from device memory).
+// The bookkeeping (a slot of [seed, base offset] per graph and generator,
+// each fill's offset inside the graph, the draws claimed in program order
+// at each replay) is the kit's (accel/kit/captured_philox.h), shared with
+// the OpenCL backend. What is CUDA's: the captures are found
+// by CUDA's capture id; a slot comes from the capture's private pool
+// (routed by capture, so that it lives until the graph is reset); a
+// captured fill passes the slot's address and its offset to the kernel;
+// before each replay a one-thread kernel writes the position into the slot
+// on the replay stream, ahead of the graph in stream order.
 //
-// The generator does not move during the capture (nothing runs then); each
-// replay moves it by the graph's total. A graph's replays share its slots:
-// replays of one graph on two streams at once may read each other's
-// position; replay a graph on one stream at a time (as with its memory).
+// A graph's replays share its slots: replays of one graph on two streams at
+// once may read each other's position; replay a graph on one stream at a
+// time (as with its memory).
 //
-// Thread-safety: thread-safe (one mutex around the captures' slots).
+// Thread-safety: thread-safe (one mutex around the captures, and the kit's
+// around each graph's slots).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
-#include "accel/allocator.h"
 #include "accel/generator.h"
+#include "accel/kit/captured_philox.h"
 #include "accel/stream.h"
 
 namespace accel::cuda::detail {
 
-// The Philox slots of one graph: made during its capture, used by its replays.
-class CapturedPhilox {
- public:
-  struct Slot {
-    Generator generator;
-    DataPtr state;              // two uint64: seed, base offset
-    std::uint64_t outputs = 0;  // the graph's draw per replay
-  };
-
-  // Claims each slot's outputs from its generator and writes the position
-  // into the slot on `stream` (the device's context current). Throws what
-  // reservePhilox and the launch throw.
-  void advance(cudaStream_t stream);
-  [[nodiscard]] bool empty() const noexcept { return slots_.empty(); }
-
-  std::vector<Slot> slots_;
-};
+// Claims the graph's draws from their generators and writes each position
+// into its slot on `stream` (the device's context current). Throws what
+// reservePhilox and the launch throw.
+void advanceCapturedPhilox(kit::CapturedPhilox& graph, cudaStream_t stream);
 
 // A capture with CUDA's id `capture_id` began under a graph of the backend:
 // fills captured into it read their position from slots. Throws bad_alloc.
 void capturedPhiloxBegan(unsigned long long capture_id);
 
-// The capture ended (or was abandoned): its slots, for the graph to keep.
-// Never throws.
-[[nodiscard]] CapturedPhilox capturedPhiloxEnded(unsigned long long capture_id) noexcept;
+// The capture ended (or was abandoned): its slots, for the graph to keep
+// (null when the capture drew nothing or was never begun). Never throws.
+[[nodiscard]] std::shared_ptr<kit::CapturedPhilox> capturedPhiloxEnded(
+    unsigned long long capture_id) noexcept;
 
 // A position for a fill of `outputs` outputs from `generator` on `stream`
 // (CUDA stream `native`, device's context current):

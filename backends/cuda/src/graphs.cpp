@@ -29,7 +29,7 @@ struct GraphRecord {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   // Captured fills' positions, advanced per replay (shared: records copy).
-  std::shared_ptr<CapturedPhilox> philox;
+  std::shared_ptr<kit::CapturedPhilox> philox;
 };
 
 RecordTable<GraphId, GraphRecord>& graphTable() {
@@ -167,8 +167,7 @@ void graphCaptureEnd(GraphId graph) {
                 "it, or capture in CaptureMode::Relaxed)");
     }
     memory::CachingAllocator& allocator = deviceCachingAllocator();
-    record.philox =
-        std::make_shared<CapturedPhilox>(capturedPhiloxEnded(record.capture_id));
+    record.philox = capturedPhiloxEnded(record.capture_id);
     for (const Stream& forked : captureEnded(record.capture_id)) {
       allocator.endAllocateToPool(record.device, record.pool, forked);
     }
@@ -209,7 +208,7 @@ void graphReplay(GraphId graph) {
     // their generators and written ahead of the graph, in stream order.
     DeviceContext context(record.device);
     const cudaStream_t stream = nativeStream(currentStream(record.device));
-    if (record.philox) record.philox->advance(stream);
+    if (record.philox) advanceCapturedPhilox(*record.philox, stream);
     checkCuda(cudaGraphLaunch(record.exec, stream), "cudaGraphLaunch");
   });
 }

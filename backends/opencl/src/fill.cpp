@@ -16,6 +16,7 @@
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill_elements.h"
+#include "captured_philox.h"
 #include "devices.h"
 #include "fill_kernels.h"
 #include "loader.h"
@@ -119,11 +120,12 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
   // A captured fill reads its position at each replay (captured_philox.h);
   // any other claims it now, in program order.
   const std::shared_ptr<detail::Recording> recording = detail::recordingOf(stream);
-  std::optional<detail::CapturedPhilox::Position> captured;
+  std::optional<kit::CapturedPhilox::Position> captured;
   PhiloxPosition from{};
   if (recording) {
     if (job.count == 0) return;  // nothing to record, nothing drawn
-    captured = recording->philox().claim(generator, outputs, stream);
+    captured =
+        detail::claimCapturedPhilox(recording->philox(), generator, outputs, stream);
   } else {
     from = reservePhilox(generator, outputs);
     if (job.count == 0) return;

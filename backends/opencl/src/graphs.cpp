@@ -9,6 +9,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/opencl/opencl.h"
+#include "captured_philox.h"
 #include "command_buffers.h"
 #include "loader.h"
 #include "opencl_error.h"
@@ -217,7 +218,7 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   // The captured fills' positions for this replay, written ahead of it on
   // the queue, after the previous replay (which may be pending on another
   // queue and still has to read its own).
-  graph->recording->philox().advance(queue, graph->last_replay, device);
+  advanceCapturedPhilox(graph->recording->philox(), queue, graph->last_replay, device);
   cl_event done = nullptr;
   cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
   if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {

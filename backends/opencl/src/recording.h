@@ -22,7 +22,7 @@
 // until the recording is released.
 // Random fills: a recorded fill kernel reads its Philox position from a
 // slot of device memory that each replay writes first (philox(),
-// captured_philox.h); the slots live as long as the recording.
+// captured_philox.h; the kit's bookkeeping); the slots live as long as the recording.
 //
 // Thread-safety: thread-safe (a recording has its own mutex; the table of
 // captured streams another). Lifetime: a recording lives while its graph
@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "accel/hook_catalogue.h"
+#include "accel/kit/captured_philox.h"
 #include "accel/stream.h"
-#include "captured_philox.h"
 #include "cl_api.h"
 #include "command_buffers.h"
 
@@ -58,7 +58,7 @@ class Recording {
   [[nodiscard]] const CommandBufferSupport& support() const noexcept { return support_; }
   [[nodiscard]] cl_command_buffer_khr commandBuffer() const noexcept { return buffer_; }
   // The Philox positions the recorded fills read (captured_philox.h).
-  [[nodiscard]] CapturedPhilox& philox() noexcept { return philox_; }
+  [[nodiscard]] kit::CapturedPhilox& philox() noexcept { return philox_; }
 
   // Records `kernel` (its arguments as set now) over a 1-D range. `what`
   // names the call for errors ("fillUniform"). Throws DeviceError.
@@ -79,7 +79,7 @@ class Recording {
   cl_command_buffer_khr buffer_ = nullptr;
   std::vector<cl_kernel> kernels_;
   std::unordered_map<void*, cl_mem> buffers_;  // allocation base -> buffer
-  CapturedPhilox philox_;
+  kit::CapturedPhilox philox_;
 };
 
 // The recording `stream` is captured into, or null. Never throws.
