@@ -5,7 +5,7 @@
 // The bookkeeping (a slot of [seed, base offset] per graph and generator,
 // each fill's offset inside the graph, the draws claimed in program order
 // at each replay) is the kit's (accel/kit/captured_philox.h), shared with
-// the OpenCL backend. What is CUDA's: the captures are found
+// the OpenCL and openreg backends. What is CUDA's: the captures are found
 // by CUDA's capture id; a slot comes from the capture's private pool
 // (routed by capture, so that it lives until the graph is reset); a
 // captured fill passes the slot's address and its offset to the kernel;

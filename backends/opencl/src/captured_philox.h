@@ -6,7 +6,7 @@
 // The bookkeeping (a slot of [seed, base offset] per graph and generator,
 // each fill's offset inside the graph, the draws claimed in program order at
 // each replay) is the kit's (accel/kit/captured_philox.h), shared with the
-// CUDA backend; each Recording holds one. What is OpenCL's: a
+// CUDA and openreg backends; each Recording holds one. What is OpenCL's: a
 // slot is SVM from the capture's private pool; a captured fill passes the
 // slot's address and its offset to the fill.cl kernels' "_captured"
 // variants, which draw from (slot seed, slot base + offset in graph); before

@@ -1,6 +1,8 @@
 #include "accel/openreg/fill.h"
 
+#include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -8,6 +10,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/captured_philox.h"
 #include "accel/openreg/backend.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
@@ -44,7 +47,29 @@ void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
               hookInfo(HookId::getDefaultGenerator).name, " or ",
               hookInfo(HookId::getNewGenerator).name, " of openreg)");
   device.faults.beginOperation(api);
-  const PhiloxPosition from = reservePhilox(generator, fillOutputs(kind, count));
+  const std::uint64_t outputs = fillOutputs(kind, count);
+  if (std::shared_ptr<detail::Capture> capture =
+          queue.capturing() ? queue.capture() : nullptr) {
+    // Captured: the fill claims nothing now; it reads its position from the
+    // (graph, generator) slot, which each replay writes first (graphs.h), so
+    // every replay draws new numbers.
+    const kit::CapturedPhilox::Position at =
+        capture->philox->claim(generator, outputs, [&] {
+          // From the capture's private pool (allocations on the capturing
+          // stream go there): it lives as long as the graph.
+          return device.memory.allocate(kit::CapturedPhilox::kSlotBytes, stream.id);
+        });
+    operation.buffers.push_back(rt.resolveOn(device, at.slot,
+                                             kit::CapturedPhilox::kSlotBytes,
+                                             accel::detail::concat(api, "()")));
+    operation.body = [data, count, at, hostFill] {
+      const PhiloxPosition from{at.slot[0], at.slot[1] + at.offset};
+      hostFill(std::span<T>(data, count), from);
+    };
+    queue.record(capture, std::move(operation));
+    return;
+  }
+  const PhiloxPosition from = reservePhilox(generator, outputs);
   operation.body = [data, count, from, hostFill] {
     hostFill(std::span<T>(data, count), from);
   };

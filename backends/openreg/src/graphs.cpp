@@ -126,16 +126,19 @@ void Graphs::captureEnd(GraphId id) {
     operations = std::move(graph->capture->operations);
     invalidated = std::move(graph->capture->invalidated);
   }
+  std::shared_ptr<kit::CapturedPhilox> philox = graph->capture->philox;
   graph->capture.reset();
   graph->state = State::Captured;
   if (!invalidated.empty()) {
     operations.clear();
+    philox.reset();  // its slots are in the pool: freed before it is released
     resetLocked(*graph);
     throw DeviceError(
         accel::detail::concat(name(HookId::graphCaptureEnd), "(): the capture of graph ",
                               id, " was invalidated and is discarded: ", invalidated));
   }
   graph->operations = std::move(operations);
+  if (!philox->empty()) graph->philox = std::move(philox);
   if (!graph->keep_graph) graph->state = State::Instantiated;
 }
 
@@ -161,7 +164,28 @@ void Graphs::replay(GraphId id) {
   DeviceState& device = runtime_.device(graph->device, name(HookId::graphReplay));
   StreamQueue& queue = runtime_.currentQueue(graph->device, name(HookId::graphReplay));
   device.faults.beginOperation(name(HookId::graphReplay));
-  for (const Operation& operation : graph->operations) queue.enqueue(operation);
+  if (graph->philox != nullptr) {
+    // The previous replay, on another stream, must have read its positions
+    // before this one overwrites them (on one stream the queue orders them).
+    if (graph->last_queue != nullptr && graph->last_queue != &queue) {
+      graph->last_queue->waitFor(graph->last_ticket);
+    }
+    graph->philox->advance([&](void* slot, PhiloxPosition from) {
+      Operation write;
+      write.name = "the Philox position of a graph replay";
+      write.buffers.push_back(runtime_.resolveOn(
+          device, slot, kit::CapturedPhilox::kSlotBytes, name(HookId::graphReplay)));
+      write.body = [words = static_cast<std::uint64_t*>(slot), from] {
+        words[0] = from.seed;
+        words[1] = from.offset;
+      };
+      queue.enqueue(std::move(write));
+    });
+  }
+  std::uint64_t ticket = 0;
+  for (const Operation& operation : graph->operations) ticket = queue.enqueue(operation);
+  graph->last_queue = &queue;
+  graph->last_ticket = ticket;
 }
 
 void Graphs::reset(GraphId id) {
@@ -181,6 +205,9 @@ MempoolId Graphs::pool(GraphId id) {
 
 void Graphs::resetLocked(Graph& graph) noexcept {
   graph.operations.clear();  // releases the blocks they held, into the pool
+  graph.philox.reset();      // the slots, likewise
+  graph.last_queue = nullptr;
+  graph.last_ticket = 0;
   if (!graph.pool.isDefault()) {
     // Returns the pool's free segments once no graph uses it.
     runtime_.cachingAllocator().releasePool(graph.device, graph.pool);

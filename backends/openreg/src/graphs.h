@@ -15,6 +15,17 @@
 // reserved until the last such graph is reset or destroyed, so replays can
 // use the addresses baked into the graph.
 //
+// Random fills: every replay draws new numbers, as running the fills again
+// would (and as the CUDA and OpenCL backends' graphs do). A captured fill
+// claims nothing; it reads its position from a slot of device memory,
+// [seed, base offset], one per (graph, generator), from the capture's pool,
+// plus its offset inside the graph (kit::CapturedPhilox keeps the
+// bookkeeping). replay() claims the graph's draw from each generator, in
+// program order with uncaptured fills, and enqueues the write of each slot
+// ahead of the graph's operations. A replay on another stream than the
+// graph's previous one first waits (on the host) for that replay to finish,
+// so that it still reads its own positions.
+//
 // States: Empty -> (captureBegin) Capturing -> (captureEnd) Captured
 // -> (instantiate) Instantiated; graphReset returns to Empty from any state
 // but Capturing. Calls in the wrong state throw InvalidArgument saying what
@@ -24,12 +35,14 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "accel/graph.h"
 #include "accel/hook_catalogue.h"
+#include "accel/kit/captured_philox.h"
 #include "id_table.h"
 #include "operation.h"
 #include "stream_queue.h"
@@ -63,6 +76,12 @@ class Graphs {
     MempoolId pool;                 // held from captureBegin until reset
     std::shared_ptr<Capture> capture;
     std::vector<Operation> operations;
+    // The captured fills' draws (null when the graph has none).
+    std::shared_ptr<kit::CapturedPhilox> philox;
+    // Where the last replay ran and its last operation's ticket: a replay
+    // elsewhere waits for it before writing the slots.
+    StreamQueue* last_queue = nullptr;
+    std::uint64_t last_ticket = 0;
   };
 
   [[nodiscard]] std::shared_ptr<Graph> find(GraphId graph, HookId hook) const;

@@ -51,6 +51,16 @@ std::uint64_t StreamQueue::enqueue(Operation operation) {
   return ticket;
 }
 
+void StreamQueue::record(const std::shared_ptr<Capture>& capture, Operation operation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ACCEL_CHECK(capture != nullptr && capture_ == capture, InvalidArgument, operation.name,
+              " on ", stream_,
+              ": the capture ended while the work was being enqueued; end a capture "
+              "after the work captured into it");
+  std::lock_guard<std::mutex> capture_lock(capture_->mutex);
+  capture_->operations.push_back(std::move(operation));
+}
+
 void StreamQueue::startWorkerLocked() {
   try {
     std::thread(&StreamQueue::workerLoop, this).detach();

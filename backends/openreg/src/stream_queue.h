@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "accel/graph.h"
+#include "accel/kit/captured_philox.h"
 #include "accel/stream.h"
 #include "device_faults.h"
 #include "operation.h"
@@ -55,6 +56,12 @@ struct Capture {
   CaptureMode mode = CaptureMode::Global;
   std::thread::id thread;  // the thread that began it
   MempoolId pool;
+
+  // The captured fills' draws (accel/kit/captured_philox.h): each replay
+  // writes their positions first, so it draws new numbers. The graph keeps
+  // it after the capture ends.
+  const std::shared_ptr<kit::CapturedPhilox> philox =
+      std::make_shared<kit::CapturedPhilox>();
 
   std::mutex mutex;  // guards the fields below
   std::vector<Operation> operations;
@@ -75,6 +82,10 @@ class StreamQueue {
   // ticket to wait for (0 when captured). Throws DeviceError if no worker
   // thread can be started.
   std::uint64_t enqueue(Operation operation);
+  // Records `operation` into `capture`, which must still be attached: throws
+  // InvalidArgument when the capture ended while the operation was being
+  // made (it was made for the capture and must not run now).
+  void record(const std::shared_ptr<Capture>& capture, Operation operation);
 
   // Waits until the operations up to `ticket` have completed. Does not check
   // captures or errors: callers do.
@@ -106,6 +117,11 @@ class StreamQueue {
   // Detaches the capture (if it is `capture`) and returns whether it was.
   bool endCapture(const std::shared_ptr<Capture>& capture) noexcept;
   [[nodiscard]] std::shared_ptr<Capture> capture() const;
+  // Whether a capture is attached, without the lock (a hint: confirm with
+  // capture()). Never throws.
+  [[nodiscard]] bool capturing() const noexcept {
+    return capturing_.load(std::memory_order_acquire);
+  }
 
  private:
   // Throws (invalidating the capture) when a capture forbids synchronising.
