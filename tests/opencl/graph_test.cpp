@@ -4,7 +4,6 @@
 // pool, and what a capture refuses. (Captured fills' numbers per replay:
 // captured_philox_test.cpp.)
 #include <algorithm>
-#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -23,19 +22,8 @@ namespace {
 constexpr std::size_t kCount = 3000;  // several work-groups, a partial one
 constexpr std::size_t kBytes = kCount * sizeof(float);
 
-class GraphTest : public OpenClTest {
+class GraphTest : public OpenClGraphTest {
  protected:
-  void SetUp() override {
-    OpenClTest::SetUp();
-    if (IsSkipped()) return;
-    if (!hooks().supports(HookGroup::Graphs)) {
-      GTEST_SKIP() << "the graphs group is not declared here: " << hooks().showConfig();
-    }
-    stream_ = hooks().getNewStream(0);
-    guard_.emplace(stream_);
-  }
-  void TearDown() override { guard_.reset(); }
-
   std::vector<float> read(const void* device_ptr) {
     std::vector<float> out(kCount);
     hooks().copyDeviceToHost(out.data(), device_ptr, kBytes, stream_);
@@ -47,9 +35,6 @@ class GraphTest : public OpenClTest {
     hooks().copyHostToDevice(device_ptr, zeros.data(), kBytes, stream_);
     hooks().synchronizeStream(stream_);
   }
-
-  Stream stream_;
-  std::optional<StreamGuard> guard_;
 };
 
 TEST_F(OpenClTest, GraphsAreDeclaredOnlyWhereEveryDeviceHasCommandBuffers) {

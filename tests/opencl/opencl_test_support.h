@@ -1,6 +1,7 @@
 // What the OpenCL backend's tests share: the backend registered, a fixture
 // that skips (with the backend's reason) where no OpenCL device is usable,
-// and a user event that holds a queue until the test releases it, so that
+// one for graphs (skips without the graphs group, captures on a new current
+// stream), and a user event that holds a queue until the test releases it, so that
 // "work still pending" is a state the test controls, never a race.
 #pragma once
 
@@ -9,8 +10,11 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
+#include <optional>
+
 #include "accel/accel.h"
 #include "accel/opencl/opencl.h"
+#include "accel/stream_guard.h"
 
 namespace accel::opencl::testing {
 
@@ -29,6 +33,25 @@ class OpenClTest : public ::testing::Test {
 
  private:
   AcceleratorHooks* hooks_ = nullptr;
+};
+
+// An OpenClTest that skips where the graphs group is not declared, and
+// captures on a new stream of device 0, current for the test.
+class OpenClGraphTest : public OpenClTest {
+ protected:
+  void SetUp() override {
+    OpenClTest::SetUp();
+    if (IsSkipped()) return;
+    if (!hooks().supports(HookGroup::Graphs)) {
+      GTEST_SKIP() << "the graphs group is not declared here: " << hooks().showConfig();
+    }
+    stream_ = hooks().getNewStream(0);
+    guard_.emplace(stream_);
+  }
+  void TearDown() override { guard_.reset(); }
+
+  Stream stream_;
+  std::optional<StreamGuard> guard_;
 };
 
 // A user event of device 0's context and a barrier on `queue` waiting for

@@ -1,52 +1,18 @@
 // openreg graphs: capture, instantiate, replay, reset, private pools, and
-// the errors a device raises for capture misuse.
-#include <chrono>
+// the errors a device raises for capture misuse. (Captured fills' numbers
+// per replay: captured_philox_test.cpp.)
 #include <cstdint>
 #include <latch>
 #include <optional>
-#include <span>
 #include <vector>
 
 #include "openreg_test_support.h"
 
 namespace {
 
-using openreg_test::OpenRegTest;
+using openreg_test::OpenRegGraphTest;
 using openreg_test::readBack;
 using openreg_test::upload;
-
-class OpenRegGraphTest : public OpenRegTest {
- protected:
-  void SetUp() override {
-    OpenRegTest::SetUp();
-    stream_ = hooks().getNewStream(1);
-    hooks().setCurrentDevice(1);
-    hooks().setCurrentStream(stream_);
-  }
-  void TearDown() override {
-    for (accel::GraphId graph : graphs_) {
-      try {
-        hooks().graphDestroy(graph);
-      } catch (const accel::Error&) {
-      }
-    }
-    OpenRegTest::TearDown();
-  }
-  accel::GraphId newGraph(bool keep_graph = false) {
-    graphs_.push_back(hooks().graphCreate(keep_graph));
-    return graphs_.back();
-  }
-  // Enqueues "x[i] = x[i] * 2 + 1" on the current stream.
-  void enqueueStep(void* x, std::size_t count) {
-    accel::openreg::launchKernel(stream_, "step", {{"x", x, count * sizeof(int)}},
-                                 [](const accel::openreg::KernelContext& k) {
-                                   for (int& v : k.buffer<int>("x")) v = v * 2 + 1;
-                                 });
-  }
-
-  accel::Stream stream_;
-  std::vector<accel::GraphId> graphs_;
-};
 
 TEST_F(OpenRegGraphTest, CapturedWorkDoesNotRunUntilReplayed) {
   accel::DataPtr x = accel::openreg::allocate(4 * sizeof(int), 1);
@@ -59,142 +25,6 @@ TEST_F(OpenRegGraphTest, CapturedWorkDoesNotRunUntilReplayed) {
   hooks().graphReplay(graph);
   hooks().synchronizeStream(stream_);
   EXPECT_EQ(readBack<int>(x.get(), 4), (std::vector<int>{1, 3, 5, 7}));
-}
-
-// Random fills: every replay draws the generator's next numbers, each the
-// host fill's at the offset the replay claimed (the offset after the capture
-// plus k times the graph's draw), and the generator moves by the graph's draw
-// per replay, as PyTorch's CUDA graphs do.
-TEST_F(OpenRegGraphTest, EveryReplayDrawsTheNextNumbersOfTheGenerator) {
-  constexpr std::size_t kUniform = 1000;
-  constexpr std::size_t kNormal = 33;  // odd: normals draw in pairs
-  accel::DataPtr noise = accel::openreg::allocate(kUniform * sizeof(float), 1);
-  accel::DataPtr copy = accel::openreg::allocate(kUniform * sizeof(float), 1);
-  accel::DataPtr normal = accel::openreg::allocate(kNormal * sizeof(double), 1);
-  accel::Generator generator = hooks().getNewGenerator(1);
-  generator.manualSeed(7);
-  generator.setOffset(40);
-  const accel::GraphId graph = newGraph();
-  hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(noise.get()), kUniform, 0.0f,
-                              1.0f, generator);
-  accel::openreg::copyAsync(copy.get(), noise.get(), kUniform * sizeof(float), stream_);
-  accel::openreg::fillNormal(stream_, static_cast<double*>(normal.get()), kNormal, 1.0,
-                             2.0, generator);
-  hooks().graphCaptureEnd(graph);
-  EXPECT_EQ(generator.offset(), 40u);  // capturing draws nothing
-  const std::uint64_t uniform_draw =
-      accel::fillOutputs(accel::FillKind::UniformFloat, kUniform);
-  const std::uint64_t draw =
-      uniform_draw + accel::fillOutputs(accel::FillKind::NormalDouble, kNormal);
-  std::vector<float> previous;
-  for (std::uint64_t k = 0; k < 3; ++k) {
-    upload(copy.get(), std::vector<float>(kUniform, -1.0f));
-    hooks().graphReplay(graph);
-    hooks().synchronizeStream(stream_);
-    std::vector<float> uniform(kUniform);
-    std::vector<double> normals(kNormal);
-    accel::fillUniform(std::span<float>(uniform), 0.0f, 1.0f,
-                       accel::PhiloxPosition{7, 40 + k * draw});
-    accel::fillNormal(std::span<double>(normals), 1.0, 2.0,
-                      accel::PhiloxPosition{7, 40 + k * draw + uniform_draw});
-    const std::vector<float> replayed = readBack<float>(copy.get(), kUniform);
-    EXPECT_EQ(replayed, uniform) << "replay " << k;
-    EXPECT_EQ(readBack<double>(normal.get(), kNormal), normals) << "replay " << k;
-    EXPECT_NE(replayed, previous) << "replay " << k << " repeated the one before";
-    previous = replayed;
-  }
-  EXPECT_EQ(generator.offset(), 40 + 3 * draw);
-}
-
-TEST_F(OpenRegGraphTest, ReplaysAndUncapturedFillsDrawInProgramOrder) {
-  constexpr std::size_t kCount = 64;
-  accel::DataPtr captured = accel::openreg::allocate(kCount * sizeof(float), 1);
-  accel::DataPtr direct = accel::openreg::allocate(kCount * sizeof(float), 1);
-  accel::Generator generator = hooks().getNewGenerator(1);
-  generator.manualSeed(11);
-  const accel::GraphId graph = newGraph();
-  hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f,
-                              1.0f, generator);
-  hooks().graphCaptureEnd(graph);
-  hooks().graphReplay(graph);  // draws [0, 64)
-  accel::openreg::fillUniform(stream_, static_cast<float*>(direct.get()), kCount, 0.0f,
-                              1.0f, generator);  // [64, 128)
-  hooks().synchronizeStream(stream_);
-  const std::vector<float> first = readBack<float>(captured.get(), kCount);
-  hooks().graphReplay(graph);  // [128, 192)
-  hooks().synchronizeStream(stream_);
-  std::vector<float> expected(3 * kCount);
-  accel::fillUniform(std::span<float>(expected), 0.0f, 1.0f,
-                     accel::PhiloxPosition{11, 0});
-  const auto part = [&](std::size_t i) {
-    return std::vector<float>(expected.begin() + i * kCount,
-                              expected.begin() + (i + 1) * kCount);
-  };
-  EXPECT_EQ(first, part(0));
-  EXPECT_EQ(readBack<float>(direct.get(), kCount), part(1));
-  EXPECT_EQ(readBack<float>(captured.get(), kCount), part(2));
-  EXPECT_EQ(generator.offset(), 3 * kCount);
-}
-
-TEST_F(OpenRegGraphTest, AReplayOnAnotherStreamWaitsUntilThePendingOneReadItsPosition) {
-  constexpr std::size_t kCount = 256;
-  accel::DataPtr noise = accel::openreg::allocate(kCount * sizeof(float), 1);
-  accel::DataPtr sum = accel::openreg::allocate(kCount * sizeof(float), 1);
-  upload(sum.get(), std::vector<float>(kCount, 0.0f));
-  accel::Generator generator = hooks().getNewGenerator(1);
-  generator.manualSeed(5);
-  const accel::GraphId graph = newGraph();
-  hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(noise.get()), kCount, 0.0f,
-                              1.0f, generator);
-  accel::openreg::launchKernel(stream_, "accumulate",
-                               {{"noise", noise.get(), kCount * sizeof(float)},
-                                {"sum", sum.get(), kCount * sizeof(float)}},
-                               [](const accel::openreg::KernelContext& k) {
-                                 std::span<float> total = k.buffer<float>("sum");
-                                 std::span<float> noise = k.buffer<float>("noise");
-                                 for (std::size_t i = 0; i < total.size(); ++i)
-                                   total[i] += noise[i];
-                               });
-  hooks().graphCaptureEnd(graph);
-  // Each operation of the first replay starts 20 ms late, each of the
-  // second's 30 ms late: were the second replay enqueued at once, its
-  // position would land between the first's write (20 ms) and fill (40 ms).
-  // It must wait for the first replay to finish instead.
-  const accel::Stream other = hooks().getNewStream(1);
-  accel::openreg::setStreamLatency(stream_, std::chrono::milliseconds(20));
-  accel::openreg::setStreamLatency(other, std::chrono::milliseconds(30));
-  hooks().graphReplay(graph);
-  hooks().setCurrentStream(other);
-  hooks().graphReplay(graph);
-  hooks().synchronizeStream(other);
-  hooks().synchronizeStream(stream_);
-  accel::openreg::setStreamLatency(stream_, std::chrono::microseconds(0));
-  accel::openreg::setStreamLatency(other, std::chrono::microseconds(0));
-  std::vector<float> draws(2 * kCount);
-  accel::fillUniform(std::span<float>(draws), 0.0f, 1.0f, accel::PhiloxPosition{5, 0});
-  std::vector<float> expected(kCount);
-  for (std::size_t i = 0; i < kCount; ++i) expected[i] = draws[i] + draws[kCount + i];
-  EXPECT_EQ(readBack<float>(sum.get(), kCount), expected);
-  EXPECT_EQ(generator.offset(), 2 * kCount);
-}
-
-TEST_F(OpenRegGraphTest, AGraphWithoutFillsLeavesTheGeneratorsAlone) {
-  accel::DataPtr x = accel::openreg::allocate(4 * sizeof(int), 1);
-  upload(x.get(), std::vector<int>{0, 1, 2, 3});
-  accel::Generator generator = hooks().getDefaultGenerator(1);
-  const std::uint64_t before = generator.offset();
-  const accel::GraphId graph = newGraph();
-  hooks().graphCaptureBegin(graph);
-  enqueueStep(x.get(), 4);
-  hooks().graphCaptureEnd(graph);
-  hooks().graphReplay(graph);
-  hooks().graphReplay(graph);
-  hooks().synchronizeStream(stream_);
-  EXPECT_EQ(readBack<int>(x.get(), 4), (std::vector<int>{3, 7, 11, 15}));
-  EXPECT_EQ(generator.offset(), before);
 }
 
 TEST_F(OpenRegGraphTest, KeepGraphNeedsAnExplicitInstantiate) {

@@ -1,7 +1,7 @@
 // Shared set-up of the openreg tests: a fixed configuration (8 devices of
 // 64 MiB, whatever the environment says, so that the tests do not depend on
-// the machine), registration and initialisation, and helpers to move data,
-// hold a kernel open, and run code in a child process.
+// the machine), registration and initialisation, a fixture for graphs, and
+// helpers to move data, hold a kernel open, and run code in a child process.
 //
 // Thread-safety: openregHooks() is thread-safe (a function-local static); the
 // fixture runs on the test thread.
@@ -77,6 +77,42 @@ class OpenRegTest : public ::testing::Test {
   accel::AcceleratorHooks& hooks() { return *hooks_; }
 
   accel::AcceleratorHooks* hooks_ = nullptr;
+};
+
+// An OpenRegTest for graphs: captures on a new stream of device 1, current
+// (with device 1) for the test; the graphs made with newGraph are destroyed
+// at the end.
+class OpenRegGraphTest : public OpenRegTest {
+ protected:
+  void SetUp() override {
+    OpenRegTest::SetUp();
+    stream_ = hooks().getNewStream(1);
+    hooks().setCurrentDevice(1);
+    hooks().setCurrentStream(stream_);
+  }
+  void TearDown() override {
+    for (accel::GraphId graph : graphs_) {
+      try {
+        hooks().graphDestroy(graph);
+      } catch (const accel::Error&) {
+      }
+    }
+    OpenRegTest::TearDown();
+  }
+  accel::GraphId newGraph(bool keep_graph = false) {
+    graphs_.push_back(hooks().graphCreate(keep_graph));
+    return graphs_.back();
+  }
+  // Enqueues "x[i] = x[i] * 2 + 1" on the current stream.
+  void enqueueStep(void* x, std::size_t count) {
+    accel::openreg::launchKernel(stream_, "step", {{"x", x, count * sizeof(int)}},
+                                 [](const accel::openreg::KernelContext& k) {
+                                   for (int& v : k.buffer<int>("x")) v = v * 2 + 1;
+                                 });
+  }
+
+  accel::Stream stream_;
+  std::vector<accel::GraphId> graphs_;
 };
 
 template <typename T>

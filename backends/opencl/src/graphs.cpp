@@ -102,6 +102,31 @@ void stopCapturing(Graph& graph) noexcept {
   }
 }
 
+// A replay failed after the captured fills' positions began to be written:
+// the writes already enqueued on `queue` (and the command buffer, if `done`
+// names it) still run, on the graph's slots, so they become the graph's
+// last replay: graphReset and graphDestroy wait for them before freeing the
+// slots, and the next replay's writes wait for them. A marker after them
+// (and after the previous replay, which the writes waited for, in case none
+// was enqueued); when even the marker fails, the queue is finished on the
+// host instead. Requires graph.mutex. Never throws.
+void trackFailedReplay(Graph& graph, cl_command_queue queue, cl_event done) noexcept {
+  const Loader& l = loader();
+  cl_event pending = done;
+  if (pending == nullptr) {
+    cl_event previous = graph.last_replay;
+    if (l.clEnqueueMarkerWithWaitList(queue, previous != nullptr ? 1 : 0,
+                                      previous != nullptr ? &previous : nullptr,
+                                      &pending) != CL_SUCCESS) {
+      (void)l.clFinish(queue);  // the writes are done (or the queue is lost)
+      return;
+    }
+  }
+  (void)l.clFlush(queue);
+  if (graph.last_replay != nullptr) (void)l.clReleaseEvent(graph.last_replay);
+  graph.last_replay = pending;
+}
+
 }  // namespace
 
 GraphId graphCreate(bool keep_graph) {
@@ -218,23 +243,28 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   // The captured fills' positions for this replay, written ahead of it on
   // the queue, after the previous replay (which may be pending on another
   // queue and still has to read its own).
-  advanceCapturedPhilox(graph->recording->philox(), queue, graph->last_replay, device);
   cl_event done = nullptr;
-  cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
-  if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {
-    // Only the recorded queue takes it: run it there, after the current
-    // stream's work so far, and make the current stream wait for it.
-    cl_event before = nullptr;
-    checkCl(l.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &before),
-            "clEnqueueMarkerWithWaitList", HookId::graphReplay, device);
-    status = support.enqueue(0, nullptr, buffer, 1, &before, &done);
-    (void)l.clReleaseEvent(before);
-    if (status == CL_SUCCESS) {
-      checkCl(l.clEnqueueBarrierWithWaitList(queue, 1, &done, nullptr),
-              "clEnqueueBarrierWithWaitList", HookId::graphReplay, device);
+  try {
+    advanceCapturedPhilox(graph->recording->philox(), queue, graph->last_replay, device);
+    cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
+    if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {
+      // Only the recorded queue takes it: run it there, after the current
+      // stream's work so far, and make the current stream wait for it.
+      cl_event before = nullptr;
+      checkCl(l.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &before),
+              "clEnqueueMarkerWithWaitList", HookId::graphReplay, device);
+      status = support.enqueue(0, nullptr, buffer, 1, &before, &done);
+      (void)l.clReleaseEvent(before);
+      if (status == CL_SUCCESS) {
+        checkCl(l.clEnqueueBarrierWithWaitList(queue, 1, &done, nullptr),
+                "clEnqueueBarrierWithWaitList", HookId::graphReplay, device);
+      }
     }
+    checkCl(status, "clEnqueueCommandBufferKHR", HookId::graphReplay, device);
+  } catch (...) {
+    trackFailedReplay(*graph, queue, done);
+    throw;
   }
-  checkCl(status, "clEnqueueCommandBufferKHR", HookId::graphReplay, device);
   (void)l.clFlush(queue);
   if (graph->last_replay != nullptr) (void)l.clReleaseEvent(graph->last_replay);
   graph->last_replay = done;

@@ -170,20 +170,35 @@ void Graphs::replay(GraphId id) {
     if (graph->last_queue != nullptr && graph->last_queue != &queue) {
       graph->last_queue->waitFor(graph->last_ticket);
     }
-    graph->philox->advance([&](void* slot, PhiloxPosition from) {
-      Operation write;
-      write.name = "the Philox position of a graph replay";
-      write.buffers.push_back(runtime_.resolveOn(
-          device, slot, kit::CapturedPhilox::kSlotBytes, name(HookId::graphReplay)));
-      write.body = [words = static_cast<std::uint64_t*>(slot), from] {
-        words[0] = from.seed;
-        words[1] = from.offset;
-      };
-      queue.enqueue(std::move(write));
-    });
   }
   std::uint64_t ticket = 0;
-  for (const Operation& operation : graph->operations) ticket = queue.enqueue(operation);
+  try {
+    if (graph->philox != nullptr) {
+      graph->philox->advance([&](void* slot, PhiloxPosition from) {
+        Operation write;
+        write.name = "the Philox position of a graph replay";
+        write.buffers.push_back(runtime_.resolveOn(
+            device, slot, kit::CapturedPhilox::kSlotBytes, name(HookId::graphReplay)));
+        write.body = [words = static_cast<std::uint64_t*>(slot), from] {
+          words[0] = from.seed;
+          words[1] = from.offset;
+        };
+        ticket = queue.enqueue(std::move(write));
+      });
+    }
+    for (const Operation& operation : graph->operations)
+      ticket = queue.enqueue(operation);
+  } catch (...) {
+    // A failed replay keeps what it claimed, and what it enqueued still
+    // runs on the graph's slots: the next replay on another stream waits
+    // for it, as for a whole replay (the previous one is done: waited for
+    // above).
+    if (ticket != 0) {
+      graph->last_queue = &queue;
+      graph->last_ticket = ticket;
+    }
+    throw;
+  }
   graph->last_queue = &queue;
   graph->last_ticket = ticket;
 }

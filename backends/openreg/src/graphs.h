@@ -24,7 +24,11 @@
 // program order with uncaptured fills, and enqueues the write of each slot
 // ahead of the graph's operations. A replay on another stream than the
 // graph's previous one first waits (on the host) for that replay to finish,
-// so that it still reads its own positions.
+// so that it still reads its own positions. A replay that fails midway (a
+// generator's draw would pass 2^64 - 1, the device is lost, no worker thread
+// starts) keeps what it claimed, as the CUDA and OpenCL backends' do: the
+// generators claimed before the failure stay moved, and the operations
+// already enqueued still run and count as the graph's last replay.
 //
 // States: Empty -> (captureBegin) Capturing -> (captureEnd) Captured
 // -> (instantiate) Instantiated; graphReset returns to Empty from any state
@@ -60,6 +64,9 @@ class Graphs {
   void captureBegin(GraphId graph, MempoolId pool, CaptureMode mode);
   void captureEnd(GraphId graph);
   void instantiate(GraphId graph);
+  // Throws InvalidArgument for an unknown graph, one not instantiated, or a
+  // draw past 2^64 - 1; DeviceError for a lost device or a worker thread
+  // that cannot start.
   void replay(GraphId graph);
   void reset(GraphId graph);
   [[nodiscard]] MempoolId pool(GraphId graph);

@@ -87,7 +87,9 @@ class ACCEL_API CapturedPhilox {
   // order the capture first drew from them) and calls write(slot, from) for
   // its slot, under the lock (so replays of the graph claim and write in one
   // order). Throws what reservePhilox and `write` throw; the generators
-  // claimed before the throw stay advanced.
+  // claimed before the throw stay advanced (a failed replay keeps what it
+  // claimed), and the writes made before it stand: the backend orders them
+  // as it orders a whole replay's.
   void advance(const std::function<void(void* slot, PhiloxPosition from)>& write);
 
   // Whether no fill was captured (a replay has nothing to write).

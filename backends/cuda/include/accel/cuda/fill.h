@@ -1,22 +1,30 @@
 // Random fills of CUDA device memory, bit-identical to the host fills of
 // accel/random_fill.h for the same (seed, offset).
 //
-// A fill claims its part of the generator's stream when it is enqueued (the
-// offset advances at once, in program order), then a kernel writes
-// data[0, count) on `stream`. The kernel computes every element with the
+// Outside a graph capture, a fill claims its part of the generator's stream
+// when it is enqueued (the offset advances at once, in program order), then
+// a kernel writes data[0, count) on `stream`. The kernel computes every element with the
 // very functions the host fills use (accel/random_fill_elements.h), so
 //
 //   accel::cuda::fillUniform(stream, device_ptr, n);            // GPU
 //   accel::fillUniform(std::span(host, n), generator);           // host
 //
 // give the same numbers when the two generators stand at the same position.
-// Inside a captured graph the position is fixed at capture: every replay
-// writes the same numbers.
+// Captured into a graph of the backend (graphCaptureBegin), a fill claims
+// nothing and the generator does not move: the kernel reads its position
+// from the graph's slot for that generator (device memory from the
+// capture's pool, allocated at the generator's first captured fill) plus its
+// offset inside the graph, and each replay claims the graph's whole draw, in
+// program order, so that every replay writes new numbers. (A capture begun
+// with cudaStreamBeginCapture directly fixes the position at capture.)
 //
 // Every function: `generator` defaults to the default generator of the
 // stream's device. Throws InvalidArgument for parameters the host fill
-// rejects (nothing is consumed then) or a stream of another device type;
-// NotAvailable without devices; DeviceError when the launch fails.
+// rejects (nothing is consumed then), a stream of another device type, or
+// (captured) a graph's draw from the generator that would pass 2^64 - 1;
+// NotAvailable without devices; DeviceError when the launch fails; for the
+// first captured fill of a generator, what the device allocator throws for
+// the slot (OutOfMemory).
 // Thread-safety: thread-safe; fills from one generator on several threads get
 // disjoint parts of its stream.
 #pragma once

@@ -1,17 +1,23 @@
 // Device-side random fills: uniform and normal values written by an openreg
 // kernel, bit-identical to the host fills of accel/random_fill.h.
 //
-// A fill claims its part of the generator's stream when it is enqueued
-// (reservePhilox: the offset advances at once, in program order, however late
-// the kernel runs), then the kernel runs the host fill for that very
-// (seed, offset) on the device buffer. So
+// Outside a graph capture, a fill claims its part of the generator's stream
+// when it is enqueued (reservePhilox: the offset advances at once, in program
+// order, however late the kernel runs), then the kernel runs the host fill
+// for that very (seed, offset) on the device buffer. So
 //
 //   accel::openreg::fillUniform(stream, device_ptr, n);          // openreg
 //   accel::fillUniform(std::span(host, n), 0.0f, 1.0f, generator); // host
 //
 // write the same numbers when the two generators stand at the same
-// (seed, offset). Inside a captured graph the position is fixed at capture:
-// every replay writes the same numbers.
+// (seed, offset). Captured into a graph, a fill claims nothing and the
+// generator does not move: it reads its position from the graph's slot for
+// that generator (device memory from the capture's pool, allocated at the
+// generator's first captured fill) plus its offset inside the graph, and
+// each replay claims the graph's whole draw, in program order, so that every
+// replay writes new numbers. A captured fill also throws InvalidArgument when
+// the graph's draw would pass 2^64 - 1 and, for a generator's first one, what
+// the device allocator throws for the slot (OutOfMemory).
 //
 // Thread-safety: thread-safe; fills from one generator on several threads get
 // disjoint parts of its stream.
