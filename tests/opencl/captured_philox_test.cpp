@@ -18,9 +18,6 @@
 #include "accel/stream_guard.h"
 #include "opencl_test_support.h"
 
-// After the support header, which sets the OpenCL version of the headers.
-#include <CL/cl_ext.h>
-
 namespace accel::opencl::testing {
 namespace {
 
@@ -176,11 +173,7 @@ TEST_F(CapturedPhiloxTest, EachGeneratorMovesByItsOwnDraw) {
 // for it. (Without the wait the second replay ran first here, and the held
 // one then wrote the first position's numbers last.)
 TEST_F(CapturedPhiloxTest, AReplayOnAnotherStreamWaitsForThePendingOne) {
-  cl_device_command_buffer_capabilities_khr capabilities = 0;
-  ASSERT_EQ(clGetDeviceInfo(nativeDevice(0), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
-                            sizeof capabilities, &capabilities, nullptr),
-            CL_SUCCESS);
-  if ((capabilities & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) == 0) {
+  if (!simultaneousUse()) {
     GTEST_SKIP() << "no simultaneous use here: a replay waits on the host for the "
                     "previous one, which a held queue would never finish";
   }
@@ -309,11 +302,7 @@ TEST_F(FailedReplayTest, DestroyWaitsForItsWrites) {
 }
 
 TEST_F(FailedReplayTest, TheNextReplayOnAnotherStreamWaitsForItsWrites) {
-  cl_device_command_buffer_capabilities_khr capabilities = 0;
-  ASSERT_EQ(clGetDeviceInfo(nativeDevice(0), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
-                            sizeof capabilities, &capabilities, nullptr),
-            CL_SUCCESS);
-  if ((capabilities & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) == 0) {
+  if (!simultaneousUse()) {
     GTEST_SKIP() << "no simultaneous use here: a replay waits on the host for the "
                     "previous one, which a held queue would never finish";
   }

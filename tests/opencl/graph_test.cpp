@@ -4,6 +4,8 @@
 // pool, and what a capture refuses. (Captured fills' numbers per replay:
 // captured_philox_test.cpp.)
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <span>
 #include <string>
 #include <thread>
@@ -127,6 +129,44 @@ TEST_F(GraphTest, ReplayRunsInOrderOnTheCurrentStream) {
   }
   const std::vector<float> got = read(out.get());
   EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v != 0.0f; }));
+  hooks().graphDestroy(graph);
+}
+
+// graphReset waits for every replay still pending, not only the latest: a
+// graph without random fills replayed on two queues, the first held, the
+// second done. (Without that the reset returned once the second was done and
+// released the pool under the first.)
+TEST_F(GraphTest, ResetWaitsForEveryPendingReplay) {
+  if (!simultaneousUse()) {
+    GTEST_SKIP() << "no simultaneous use here: a replay waits on the host for the "
+                    "previous one, which a held queue would never finish";
+  }
+  DataPtr from = hooks().getDeviceAllocator(0).allocate(kBytes);
+  DataPtr to = hooks().getDeviceAllocator(0).allocate(kBytes);
+  zero(from.get());
+  const GraphId graph = hooks().graphCreate();
+  hooks().graphCaptureBegin(graph);
+  hooks().copyDeviceToDevice(to.get(), from.get(), kBytes, stream_);
+  hooks().graphCaptureEnd(graph);
+  const Stream other = hooks().getNewStream(0);
+  ASSERT_NE(other.id, stream_.id);
+  HeldQueue held(nativeQueue(stream_));
+  hooks().graphReplay(graph);  // held
+  {
+    StreamGuard on_other(other);
+    hooks().graphReplay(graph);
+  }
+  hooks().synchronizeStream(other);
+  std::atomic<bool> returned{false};
+  std::thread reset([&] {
+    hooks().graphReset(graph);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(returned.load()) << "the reset released the graph under a pending replay";
+  held.release();
+  reset.join();
+  EXPECT_TRUE(returned.load());
   hooks().graphDestroy(graph);
 }
 

@@ -9,6 +9,7 @@
 
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <optional>
 
@@ -34,6 +35,17 @@ class OpenClTest : public ::testing::Test {
  private:
   AcceleratorHooks* hooks_ = nullptr;
 };
+
+// Whether device 0 lets a command buffer be pending twice (otherwise a
+// replay waits on the host for the previous one, which a held queue would
+// never finish).
+inline bool simultaneousUse() {
+  cl_device_command_buffer_capabilities_khr capabilities = 0;
+  EXPECT_EQ(clGetDeviceInfo(nativeDevice(0), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
+                            sizeof capabilities, &capabilities, nullptr),
+            CL_SUCCESS);
+  return (capabilities & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) != 0;
+}
 
 // An OpenClTest that skips where the graphs group is not declared, and
 // captures on a new stream of device 0, current for the test.

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
@@ -39,7 +40,10 @@ struct Graph {
   MempoolId pool;
   bool pool_retained = false;
   std::shared_ptr<Recording> recording;
-  cl_event last_replay = nullptr;  // the latest replay's event, retained
+  // The events of the replays that may still be pending, retained, the
+  // latest last (replays on two queues need not finish in order; with
+  // random fills each waits for the one before).
+  std::vector<cl_event> replays;
 };
 
 struct GraphTable {
@@ -65,13 +69,40 @@ std::shared_ptr<Graph> find(GraphId id, HookId hook) {
   return found->second;
 }
 
-// Waits for the last replay (its commands use the pool's memory and the
-// recording's buffers). Requires graph.mutex. Never throws.
+// Waits for every pending replay (their commands use the pool's memory and
+// the recording's buffers). Requires graph.mutex. Never throws.
 void waitForReplays(Graph& graph) noexcept {
-  if (graph.last_replay == nullptr) return;
-  (void)loader().clWaitForEvents(1, &graph.last_replay);
-  (void)loader().clReleaseEvent(graph.last_replay);
-  graph.last_replay = nullptr;
+  const Loader& l = loader();
+  for (cl_event replay : graph.replays) {
+    (void)l.clWaitForEvents(1, &replay);
+    (void)l.clReleaseEvent(replay);
+  }
+  graph.replays.clear();
+}
+
+// The latest replay's event, or null. Requires graph.mutex.
+cl_event lastReplay(const Graph& graph) noexcept {
+  return graph.replays.empty() ? nullptr : graph.replays.back();
+}
+
+// Keeps `replay` (retained; taken over) as the latest replay, and drops the
+// replays already finished, so that the list stays as short as the work in
+// flight. Requires graph.mutex and room for one more event reserved in
+// graph.replays (graphReplay reserves it before it claims anything). Never
+// throws.
+void addReplay(Graph& graph, cl_event replay) noexcept {
+  const Loader& l = loader();
+  std::erase_if(graph.replays, [&](cl_event pending) {
+    cl_int status = CL_QUEUED;
+    if (l.clGetEventInfo(pending, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                         &status, nullptr) != CL_SUCCESS ||
+        status > CL_COMPLETE) {
+      return false;  // running, or unknown: kept until waited for
+    }
+    (void)l.clReleaseEvent(pending);  // complete, or failed
+    return true;
+  });
+  graph.replays.push_back(replay);  // reserved: does not allocate
 }
 
 // Back to Empty, releasing what a capture made. Requires graph.mutex; the
@@ -105,7 +136,7 @@ void stopCapturing(Graph& graph) noexcept {
 // A replay failed after the captured fills' positions began to be written:
 // the writes already enqueued on `queue` (and the command buffer, if `done`
 // names it) still run, on the graph's slots, so they become the graph's
-// last replay: graphReset and graphDestroy wait for them before freeing the
+// latest replay: graphReset and graphDestroy wait for them before freeing the
 // slots, and the next replay's writes wait for them. A marker after them
 // (and after the previous replay, which the writes waited for, in case none
 // was enqueued); when even the marker fails, the queue is finished on the
@@ -114,7 +145,7 @@ void trackFailedReplay(Graph& graph, cl_command_queue queue, cl_event done) noex
   const Loader& l = loader();
   cl_event pending = done;
   if (pending == nullptr) {
-    cl_event previous = graph.last_replay;
+    cl_event previous = lastReplay(graph);
     if (l.clEnqueueMarkerWithWaitList(queue, previous != nullptr ? 1 : 0,
                                       previous != nullptr ? &previous : nullptr,
                                       &pending) != CL_SUCCESS) {
@@ -123,8 +154,7 @@ void trackFailedReplay(Graph& graph, cl_command_queue queue, cl_event done) noex
     }
   }
   (void)l.clFlush(queue);
-  if (graph.last_replay != nullptr) (void)l.clReleaseEvent(graph.last_replay);
-  graph.last_replay = pending;
+  addReplay(graph, pending);
 }
 
 }  // namespace
@@ -238,6 +268,8 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   const DeviceIndex device = graph->device;
   cl_command_buffer_khr buffer = graph->recording->commandBuffer();
   if (!support.simultaneous_use) waitForReplays(*graph);
+  // Room for this replay's event, before anything is claimed or enqueued.
+  graph->replays.reserve(graph->replays.size() + 1);
   cl_command_queue queue =
       nativeQueue(Stream(Device(deviceType(), device), current.stream(device)));
   // The captured fills' positions for this replay, written ahead of it on
@@ -245,7 +277,7 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   // queue and still has to read its own).
   cl_event done = nullptr;
   try {
-    advanceCapturedPhilox(graph->recording->philox(), queue, graph->last_replay, device);
+    advanceCapturedPhilox(graph->recording->philox(), queue, lastReplay(*graph), device);
     cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
     if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {
       // Only the recorded queue takes it: run it there, after the current
@@ -266,8 +298,7 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
     throw;
   }
   (void)l.clFlush(queue);
-  if (graph->last_replay != nullptr) (void)l.clReleaseEvent(graph->last_replay);
-  graph->last_replay = done;
+  addReplay(*graph, done);
 }
 
 void graphReset(GraphId id) {

@@ -27,15 +27,16 @@
 // The CaptureMode is accepted; nothing the backend does on other threads
 // breaks a capture.
 //
-// graphReset and graphDestroy wait for the graph's last replay before they
-// release the command buffer and the pool.
+// graphReset and graphDestroy wait for every replay of the graph still
+// pending (on any queue) before they release the command buffer and the
+// pool.
 //
 // A replay that fails once the positions began to be written (a later
 // generator's draw would pass 2^64, an enqueue fails) keeps what it claimed,
 // as the CUDA and openreg backends' do: the generators claimed before the
 // failure stay moved by the graph's draw (all of them when the command
 // buffer's enqueue fails), and the writes already enqueued still run. They
-// become the graph's last replay (a marker after them; a clFinish of the
+// become the graph's latest replay (a marker after them; a clFinish of the
 // queue if even that fails), so that reset, destroy and the next replay
 // wait for them.
 //
@@ -56,7 +57,8 @@ void graphInstantiate(GraphId graph);
 // Throws InvalidArgument for an unknown graph, one not instantiated, or a
 // generator's draw that would pass 2^64 - 1 (reservePhilox); DeviceError
 // when an enqueue (a position's write, the command buffer, the marker or
-// barrier around it) fails; what creating the current stream's queue throws.
+// barrier around it) fails; what creating the current stream's queue
+// throws; bad_alloc before anything is claimed.
 void graphReplay(GraphId graph, const kit::ThreadCurrent& current);
 void graphReset(GraphId graph);
 MempoolId graphPool(GraphId graph);
