@@ -225,6 +225,52 @@ TEST(CudaGpu, CapturedFillsDrawNewNumbersOnEveryReplay) {
   check(cudaFree(words));
 }
 
+// A replay that fails after claiming (the second generator's draw would
+// pass 2^64 - 1) keeps what it claimed, as the OpenCL and openreg backends'
+// do: the first generator stays moved, the second does not, and the graph
+// replays on from there.
+TEST(CudaGpu, AFailedReplayKeepsWhatItClaimed) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  constexpr std::size_t kWords = 257;
+  constexpr std::uint64_t kStart = 103;
+  constexpr std::uint64_t kNearEnd = std::numeric_limits<std::uint64_t>::max() - 1;
+  accel::StreamGuard guard(cuda().getNewStream(0));
+  std::uint32_t* first = nullptr;
+  std::uint32_t* second = nullptr;
+  check(cudaMalloc(&first, kWords * sizeof(std::uint32_t)));
+  check(cudaMalloc(&second, kWords * sizeof(std::uint32_t)));
+  accel::Generator a = accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 21);
+  accel::Generator b = accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 22);
+  a.setOffset(kStart);
+  b.setOffset(kStart);
+  const accel::GraphId graph = cuda().graphCreate(/*keep_graph=*/false);
+  cuda().graphCaptureBegin(graph);
+  const accel::Stream stream = cuda().getCurrentStream(0);
+  accel::cuda::fillBits(stream, first, kWords, a);
+  accel::cuda::fillBits(stream, second, kWords, b);
+  cuda().graphCaptureEnd(graph);
+  b.setOffset(kNearEnd);
+  EXPECT_THROW(cuda().graphReplay(graph), accel::InvalidArgument);
+  EXPECT_EQ(a.offset(), kStart + kWords) << "a failed replay keeps what it claimed";
+  EXPECT_EQ(b.offset(), kNearEnd);
+  b.setOffset(kStart);
+  cuda().graphReplay(graph);
+  cuda().synchronizeStream(stream);
+  std::vector<std::uint32_t> expected(kWords), back(kWords);
+  check(cudaMemcpy(back.data(), first, kWords * sizeof(std::uint32_t),
+                   cudaMemcpyDeviceToHost));
+  accel::fillBits(std::span(expected), accel::PhiloxPosition{21, kStart + kWords});
+  EXPECT_EQ(back, expected);
+  check(cudaMemcpy(back.data(), second, kWords * sizeof(std::uint32_t),
+                   cudaMemcpyDeviceToHost));
+  accel::fillBits(std::span(expected), accel::PhiloxPosition{22, kStart});
+  EXPECT_EQ(back, expected);
+  EXPECT_EQ(a.offset(), kStart + 2 * kWords);
+  cuda().graphDestroy(graph);
+  check(cudaFree(first));
+  check(cudaFree(second));
+}
+
 TEST(CudaGpu, CaptureOnTheDefaultStreamIsRefused) {
   ACCEL_SKIP_WITHOUT_GPU();
   const accel::GraphId graph = cuda().graphCreate();
