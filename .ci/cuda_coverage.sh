@@ -2,7 +2,9 @@
 # Line coverage of backends/cuda/src by the CUDA backend's tests, which run
 # on the runtime double (docs/cuda.md): builds only those tests (the
 # coverage preset), runs them, prints gcovr's summary. Without the CUDA
-# toolkit the backend is not built, and this says so instead.
+# toolkit the backend is not built, and this says so instead. The preset
+# counts with -fprofile-update=atomic: the tests run threads, and counters
+# updated racily once left gcov a branch "taken -1", which gcovr refuses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
