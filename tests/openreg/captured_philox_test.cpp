@@ -192,7 +192,8 @@ TEST_F(OpenRegGraphTest, AFailedReplayKeepsItsClaimsAndTheNextReplayWaitsForItsW
   accel::openreg::setStreamLatency(stream_, std::chrono::microseconds(0));
   accel::openreg::setStreamLatency(other, std::chrono::microseconds(0));
   std::vector<float> want(kCount);
-  accel::fillUniform(std::span<float>(want), 0.0f, 1.0f, accel::PhiloxPosition{21, kCount});
+  accel::fillUniform(std::span<float>(want), 0.0f, 1.0f,
+                     accel::PhiloxPosition{21, kCount});
   EXPECT_EQ(readBack<float>(first.get(), kCount), want)
       << "the next replay read the failed one's position";
   accel::fillUniform(std::span<float>(want), 0.0f, 1.0f, accel::PhiloxPosition{22, 0});
