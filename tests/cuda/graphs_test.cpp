@@ -110,7 +110,11 @@ TEST(CudaGraphs, BlockUsedByACapturingStreamIsNotReusedEarly) {
   cuda().graphDestroy(graph);
 }
 
-TEST(CudaGraphs, AllocationOnAStreamForkedIntoACaptureUsesThePrivatePool) {
+// Captures on a new stream, forks a second stream into the capture, allocates
+// 1 MiB through `allocator` there, ends the capture, frees the block, and
+// checks that the forked stream's next 1 MiB is not the graph's memory (it
+// came from the capture's private pool, which keeps it).
+void expectAForkedStreamAllocatesFromTheCapturesPool(Allocator& allocator) {
   const Stream origin = cuda().getNewStream(0);
   const Stream forked = cuda().getNewStream(0);
   StreamGuard guard(origin);
@@ -119,41 +123,6 @@ TEST(CudaGraphs, AllocationOnAStreamForkedIntoACaptureUsesThePrivatePool) {
   const EventId fork = cuda().createEvent(0);
   cuda().recordEvent(fork, origin);
   cuda().blockStream(fork, forked);  // `forked` joins the capture
-  DataPtr inGraph;
-  {
-    StreamGuard onForked(forked);
-    inGraph = cuda().getDeviceAllocator(0).allocate(kMiB);
-  }
-  const EventId join = cuda().createEvent(0);
-  cuda().recordEvent(join, forked);
-  cuda().blockStream(join, origin);
-  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
-  void* const graphMemory = inGraph.get();
-  inGraph = DataPtr();
-  {
-    StreamGuard onForked(forked);
-    DataPtr later = cuda().getDeviceAllocator(0).allocate(kMiB);
-    EXPECT_NE(later.get(), graphMemory) << "the graph's memory went to the default pool";
-  }
-  cuda().destroyEvent(fork);
-  cuda().destroyEvent(join);
-  cuda().graphDestroy(graph);
-}
-
-// The device allocator goes straight to the cache outside captures; one
-// that was made and used before a capture began must still route a stream
-// forked into the capture to the capture's pool.
-TEST(CudaGraphs, AnAllocatorUsedBeforeTheCaptureRoutesAForkedStreamToItsPool) {
-  Allocator& allocator = cuda().getDeviceAllocator(0);
-  (void)allocator.allocate(kMiB);  // made and on its fast path
-  const Stream origin = cuda().getNewStream(0);
-  const Stream forked = cuda().getNewStream(0);
-  StreamGuard guard(origin);
-  const GraphId graph = cuda().graphCreate();
-  cuda().graphCaptureBegin(graph);
-  const EventId fork = cuda().createEvent(0);
-  cuda().recordEvent(fork, origin);
-  cuda().blockStream(fork, forked);
   DataPtr inGraph;
   {
     StreamGuard onForked(forked);
@@ -173,6 +142,19 @@ TEST(CudaGraphs, AnAllocatorUsedBeforeTheCaptureRoutesAForkedStreamToItsPool) {
   cuda().destroyEvent(fork);
   cuda().destroyEvent(join);
   cuda().graphDestroy(graph);
+}
+
+TEST(CudaGraphs, AllocationOnAStreamForkedIntoACaptureUsesThePrivatePool) {
+  expectAForkedStreamAllocatesFromTheCapturesPool(cuda().getDeviceAllocator(0));
+}
+
+// The device allocator goes straight to the cache outside captures; one
+// that was made and used before a capture began must still route a stream
+// forked into the capture to the capture's pool.
+TEST(CudaGraphs, AnAllocatorUsedBeforeTheCaptureRoutesAForkedStreamToItsPool) {
+  Allocator& allocator = cuda().getDeviceAllocator(0);
+  (void)allocator.allocate(kMiB);  // made and on its fast path
+  expectAForkedStreamAllocatesFromTheCapturesPool(allocator);
 }
 
 TEST(CudaGraphs, EndingACaptureOnAnotherThreadKeepsItOpen) {
