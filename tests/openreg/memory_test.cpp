@@ -66,35 +66,37 @@ TEST_F(OpenRegMemoryTest, StatsCountExactBytesPeaksAndCountsOfTheCache) {
     accel::DataPtr a = accel::openreg::allocate(100, 4);
     accel::DataPtr b = accel::openreg::allocate(kPage + 1, 4);
     const accel::MemoryStats during = hooks().memoryStats(4);
-    // Rounded to 512 bytes; both carved from one 2 MiB small-pool segment.
+    // Rounded to 512 bytes; each carved from a 2 MiB small-pool segment: a
+    // 512 B block from its uniform pool's, the other from the small pool's.
     EXPECT_EQ(during.allocated_bytes.current - before.allocated_bytes.current,
               512 + 4608);
     EXPECT_EQ(during.requested_bytes.current - before.requested_bytes.current,
               static_cast<std::int64_t>(100 + kPage + 1));
     EXPECT_EQ(during.allocations.current - before.allocations.current, 2);
-    EXPECT_EQ(during.segments.current - before.segments.current, 1);
+    EXPECT_EQ(during.segments.current - before.segments.current, 2);
     EXPECT_EQ(during.reserved_bytes.current - before.reserved_bytes.current,
-              kSmallSegment);
+              2 * kSmallSegment);
     EXPECT_EQ(during.active_bytes.current, during.allocated_bytes.current);
-    EXPECT_EQ(during.num_device_alloc - before.num_device_alloc, 1);
+    EXPECT_EQ(during.num_device_alloc - before.num_device_alloc, 2);
   }
   const accel::MemoryStats after = hooks().memoryStats(4);
   EXPECT_EQ(after.allocated_bytes.current, before.allocated_bytes.current);
   EXPECT_EQ(after.allocated_bytes.peak - before.allocated_bytes.current, 512 + 4608);
   EXPECT_EQ(after.allocated_bytes.freed - before.allocated_bytes.freed, 512 + 4608);
-  // Freed blocks stay cached: the segment is still reserved...
-  EXPECT_EQ(after.reserved_bytes.current - before.reserved_bytes.current, kSmallSegment);
+  // Freed blocks stay cached: the segments are still reserved...
+  EXPECT_EQ(after.reserved_bytes.current - before.reserved_bytes.current,
+            2 * kSmallSegment);
   EXPECT_EQ(after.num_device_free, before.num_device_free);
   // ...and the next allocation reuses it without asking the device.
   { accel::DataPtr again = accel::openreg::allocate(100, 4); }
   EXPECT_EQ(hooks().memoryStats(4).num_device_alloc, after.num_device_alloc);
   hooks().resetPeakMemoryStats(4);
   EXPECT_EQ(hooks().memoryStats(4).allocated_bytes.peak, after.allocated_bytes.current);
-  // emptyCache gives the segment back.
+  // emptyCache gives the segments back.
   hooks().emptyCache();
   const accel::MemoryStats emptied = hooks().memoryStats(4);
   EXPECT_EQ(emptied.reserved_bytes.current, before.reserved_bytes.current);
-  EXPECT_EQ(emptied.num_device_free - before.num_device_free, 1);
+  EXPECT_EQ(emptied.num_device_free - before.num_device_free, 2);
 }
 
 TEST_F(OpenRegMemoryTest, OutOfMemoryGoesThroughTheAllocatorsOomPathWithAllFigures) {

@@ -100,8 +100,9 @@ TEST_F(OpenRegThreadsTest, ConcurrentAllocationsAndFreesKeepExactAccounting) {
   EXPECT_EQ(after.allocations.allocated - before.allocations.allocated, 800);
   EXPECT_EQ(after.allocations.freed - before.allocations.freed, 800);
   // At most 4 blocks of under 8 KiB live at once: one cached 2 MiB segment
-  // serves all 800 (none if one was already cached).
-  EXPECT_LE(after.num_device_alloc - before.num_device_alloc, 1);
+  // of the small pool and one of the 512 B uniform pool serve all 800 (none
+  // if they were already cached).
+  EXPECT_LE(after.num_device_alloc - before.num_device_alloc, 2);
 }
 
 }  // namespace

@@ -239,11 +239,12 @@ TEST_F(TestBackendTest, MemoryStatsAreTheCachingAllocators) {
   DataPtr large = allocator.allocate(1000);  // rounded to 1024
   MemoryStats stats = hooks_.memoryStats(0);
   EXPECT_EQ(stats.allocated_bytes.current, 1536);
-  EXPECT_EQ(stats.reserved_bytes.current, std::int64_t{memory::kSmallBuffer});
+  // Two small segments: 512 B blocks have a (uniform) pool of their own.
+  EXPECT_EQ(stats.reserved_bytes.current, std::int64_t{2 * memory::kSmallBuffer});
   EXPECT_EQ(stats.requested_bytes.current, 1100);
   EXPECT_EQ(stats.allocations.current, 2);
-  EXPECT_EQ(stats.segments.current, 1);  // both carved out of one small segment
-  EXPECT_EQ(stats.num_device_alloc, 1);
+  EXPECT_EQ(stats.segments.current, 2);
+  EXPECT_EQ(stats.num_device_alloc, 2);
 
   large.reset();
   stats = hooks_.memoryStats(0);
@@ -260,13 +261,14 @@ TEST_F(TestBackendTest, MemoryStatsAreTheCachingAllocators) {
   EXPECT_EQ(stats.allocated_bytes.allocated, 1536);  // cumulative counts stay
   EXPECT_EQ(hooks_.memoryStats(1).allocated_bytes.allocated, 0);
 
-  hooks_.emptyCache();  // the segment is still in use
+  hooks_.emptyCache();  // frees the 1 KiB block's segment; the other is in use
   EXPECT_EQ(hooks_.memoryStats(0).reserved_bytes.current,
             std::int64_t{memory::kSmallBuffer});
+  EXPECT_EQ(hooks_.memoryStats(0).num_device_free, 1);
   small.reset();
   hooks_.emptyCache();
   EXPECT_EQ(hooks_.memoryStats(0).reserved_bytes.current, 0);
-  EXPECT_EQ(hooks_.memoryStats(0).num_device_free, 1);
+  EXPECT_EQ(hooks_.memoryStats(0).num_device_free, 2);
 }
 
 TEST_F(TestBackendTest, TheCapacityBoundsWhatTheCacheReservesAndOutOfMemoryIsTheCores) {

@@ -28,8 +28,8 @@ struct PrivatePool;
 // among its neighbours allows, so a split or a merge there touches no heap
 // and rebalances no tree either.
 struct BlockPool {
-  BlockPool(bool small_pool, PrivatePool* private_owner) noexcept
-      : small(small_pool), owner(private_owner) {}
+  BlockPool(bool small_pool, PrivatePool* private_owner, bool may_hold = false) noexcept
+      : small(small_pool), owner(private_owner), holds(may_hold) {}
 
   // Throws std::bad_alloc only when a structure for the block must be made
   // (a stream's first free small block, no recycled set node left).
@@ -47,6 +47,9 @@ struct BlockPool {
 
   const bool small;
   PrivatePool* const owner;  // nullptr: the device's default pools
+  // Its freed blocks may be held (reuse_lists.h): the device's default small
+  // and uniform pools.
+  const bool holds;
 
  private:
   [[nodiscard]] SizeClassLists* listsFor(StreamId stream) const noexcept;

@@ -46,7 +46,10 @@ struct LocalBlockFigures {
   std::int64_t count_out = 0;
   std::int64_t requested_in = 0;
   std::int64_t requested_out = 0;
-  [[nodiscard]] bool empty() const noexcept { return count_in == 0 && count_out == 0; }
+  [[nodiscard]] bool empty() const noexcept {
+    return count_in == 0 && count_out == 0 && bytes_in == 0 && bytes_out == 0 &&
+           requested_in == 0 && requested_out == 0;
+  }
 };
 
 class BlockStats {

@@ -47,7 +47,7 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes
     if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
       if (Block* block = reuse_.take(stream, rounded)) {
         block->requested = bytes;
-        countAllocation(block->pool == &small_, block->size, bytes);
+        countAllocation(/*small=*/true, block->size, bytes);  // held: small
         if (tracing_) [[unlikely]]
           traceAllocation(block);
         return block;
@@ -70,19 +70,28 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
     captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_events_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
-  // Only the default small pool's blocks are held: a miss there takes one
-  // of the device's or returns them all, with this thread's, so that best
-  // fit chooses among merged blocks. Held blocks cannot serve, nor merge
-  // into, another pool's.
-  if (&pool == &small_) {
+  // Only the default small and uniform pools' blocks are held: a miss there
+  // takes one of the device's; a miss of small_ also returns the others
+  // (but a uniform pool's), with this thread's, so that best fit chooses
+  // among merged blocks. Held blocks cannot serve, nor merge into, another
+  // pool's; in a uniform pool every block serves every request.
+  if (pool.holds) {
     if (Block* block = reuse_.take(stream, rounded)) {
       markAllocated(block, bytes);
       return block;
     }
-    releaseHeld();
+    if (&pool == &small_) releaseHeld();
   }
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
+  if (pool.holds && &pool != &small_) {
+    // A uniform pool is full: before it grows, its blocks this thread and
+    // the device hold go back (a cache may hold blocks it cannot serve,
+    // takeLocal), so that held blocks never cost a segment.
+    releaseHeldWithUniform();
+    if (Block* found = findFree(pool, stream, rounded))
+      return takeFree(pool, found, rounded, bytes);
+  }
   return allocateFresh(lock, pool, rounded, bytes, stream);
 }
 
@@ -99,7 +108,8 @@ BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
   for (const auto& [capturing, pool] : allocating_to_pool_) {
     if (capturing == stream) return small ? pool->small : pool->large;
   }
-  return small ? small_ : large_;
+  if (!small) return large_;
+  return isUniformSize(rounded) ? uniform_[rounded / kMinBlockSize - 1] : small_;
 }
 
 Block* DeviceCache::findFree(BlockPool& pool, StreamId stream, std::size_t rounded) {
@@ -208,12 +218,13 @@ void DeviceCache::free(Block* block) noexcept {
 
 ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
-  const bool small = block->pool == &small_;
+  const bool held_pool = block->pool->holds;  // all small
   if (plain_ && !block->has_stream_uses &&
-      block->uses.load(std::memory_order_relaxed) == 0 && small) [[likely]] {
+      block->uses.load(std::memory_order_relaxed) == 0 && held_pool) [[likely]] {
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (reuse_.hasRoomFor(index, block)) [[likely]] {
-      block_stats_.freed(small, sized(block->size), sized(block->requested), false);
+      block_stats_.freed(/*small=*/true, sized(block->size), sized(block->requested),
+                         false);
       if (tracing_) [[unlikely]]
         traceFree(block);
       reuse_.push(index, block);
@@ -252,7 +263,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
     return;
   }
   block->clearStreamUses();
-  if (block->pool == &small_ && hold(block, now)) return;
+  if (block->pool->holds && hold(block, now)) return;
   returnBlock(block, now);
 }
 
@@ -342,11 +353,18 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
   return true;
 }
 
-// A small miss's returns (releaseHeld): here, so that allocateSlow's
+// A miss of small_'s returns (releaseHeld): here, so that allocateSlow's
 // flatten inlines them with returnBlock and the pool updates (out of line,
-// calls were a fifth of the training trace's replay). Only small-pool blocks
-// are ever held (hold, holdLocal), so a large miss has nothing to return.
+// calls were a fifth of the training trace's replay). Only the small and
+// uniform pools' blocks are ever held (hold, holdLocal), so a large miss
+// has nothing to return; a uniform pool's stay held (they cannot merge into
+// small_'s blocks).
 void DeviceCache::releaseHeld() noexcept {
+  reuse_.releaseMixed([this](Block* held) { returnBlock(held, 0, false); });
+  if (ThreadCache* mine = findThreadCache(this)) drainThreadCacheButUniform(*mine);
+}
+
+void DeviceCache::releaseHeldWithUniform() noexcept {
   reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
   if (ThreadCache* mine = findThreadCache(this)) drainThreadCache(*mine);
 }
@@ -357,12 +375,41 @@ void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
   absorbFigures(cache);
 }
 
+void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache) noexcept {
+  if (cache.lists.mixedEmpty()) return;  // the figures may wait
+  std::size_t returned = 0;
+  cache.lists.releaseMixed([&](Block* held) {
+    returned += held->size;
+    returnBlock(held, 0, false);
+  });
+  cache.held_bytes -= returned;
+  absorbFiguresButHeld(cache, cache.lists.count());
+}
+
 void DeviceCache::absorbFigures(ThreadCache& cache) noexcept {
   // Usually empty here (on the training trace, 62 % of misses come with no
   // hit or hold since the last one).
   if (cache.figures.empty()) return;
   block_stats_.absorb(/*small=*/true, cache.figures);
   cache.figures = {};
+}
+
+void DeviceCache::absorbFiguresButHeld(ThreadCache& cache, std::int64_t held) noexcept {
+  LocalBlockFigures& figures = cache.figures;
+  // The held blocks' part stays: their bytes and count, and as much of the
+  // requested bytes as they may carry (at most their size; more is never
+  // kept than the cache's balance, so the device's figures stay at or above
+  // the true ones, LocalBlockFigures).
+  LocalBlockFigures kept;
+  kept.bytes_out = sized(cache.held_bytes);
+  kept.count_out = held;
+  kept.requested_out =
+      std::min(figures.requested_out - figures.requested_in, kept.bytes_out);
+  figures.bytes_out -= kept.bytes_out;
+  figures.count_out -= kept.count_out;
+  figures.requested_out -= kept.requested_out;
+  block_stats_.absorb(/*small=*/true, figures);
+  figures = kept;
 }
 
 // ---- thread caches: the paths without the device's lock ----
@@ -413,7 +460,7 @@ void DeviceCache::countAllocation(bool small, std::size_t size,
 }
 
 bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
-  if (block->has_stream_uses || block->pool != &small_ ||
+  if (block->has_stream_uses || !block->pool->holds ||
       block->uses.load(std::memory_order_acquire) != 0) {
     return false;  // freeSlow (a backend's use may defer the free)
   }

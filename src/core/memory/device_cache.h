@@ -20,12 +20,14 @@
 // observers are called after it is released.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
@@ -179,15 +181,20 @@ class DeviceCache {
   // was added as the block was held).
   void returnBlock(Block* block, std::int64_t stamp = 0,
                    bool record_completion = true) noexcept;
-  // The device's reuse lists (reuse_lists.h): hold a freed block of the
-  // small pool (false when its list is full; large-pool blocks are never
-  // held, see docs/design-notes.md "Large blocks are not held").
+  // The device's reuse lists (reuse_lists.h): hold a freed block of a pool
+  // that holds (the default small and uniform pools; false when its list is
+  // full; large-pool blocks are never held, see docs/design-notes.md "Large
+  // blocks are not held").
   // releaseHeld returns the device's held blocks and the calling thread's
-  // cache's to the free set (a small miss: no other thread is stopped);
-  // releaseAllHeld every block of every thread's too (stats, snapshots,
-  // settings, emptyCache, the OOM path).
+  // cache's, all but those of uniform pools, to the free set (a miss of
+  // small_: no other thread is stopped; a uniform pool's blocks cannot merge
+  // into small_'s); releaseAllHeld every block of every thread's (stats,
+  // snapshots, settings, emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
   void releaseHeld() noexcept;
+  // Before a uniform pool grows: the device's held blocks and the calling
+  // thread's, all of them.
+  void releaseHeldWithUniform() noexcept;
   void releaseAllHeld() noexcept;
 
   // Thread caches (thread_cache.h). The lock-free paths of allocate and free:
@@ -198,8 +205,17 @@ class DeviceCache {
   // Empties a cache the caller may touch (its own, or claimed): its blocks
   // to the free set, its figures absorbed.
   void drainThreadCache(ThreadCache& cache) noexcept;
-  // Adds a cache's figures to the device's (block_stats_) and clears them.
+  // The same for the blocks of the non-uniform sizes only: a uniform pool's
+  // stay held, and so does their part of the figures.
+  void drainThreadCacheButUniform(ThreadCache& cache) noexcept;
+  // Adds a cache's figures to the device's (block_stats_) and clears them:
+  // the device's figures are then exact (a claim, to raise a peak).
   void absorbFigures(ThreadCache& cache) noexcept;
+  // The same but for the part of the `held` blocks the cache still holds
+  // (held_bytes), which stays so that it may serve them (takeLocal): the
+  // device's figures count those blocks as allocated until the next
+  // absorbFigures, so they stay at or above the true ones.
+  void absorbFiguresButHeld(ThreadCache& cache, std::int64_t held) noexcept;
   // Every other thread's cache claimed, seen outside, drained; the calling
   // thread's drained. They stay claimed (their owners use the device's path)
   // until releaseThreadCaches, which the caller runs before unlocking.
@@ -279,8 +295,18 @@ class DeviceCache {
   mutable BiasedMutex mutex_;  // the device lock (docs/memory.md)
   AllocatorSettings settings_;
   std::size_t limit_ = 0;  // 0: no cap on reserved bytes
-  BlockPool small_{true, nullptr};
+  // The default pools. A request of a uniform size (size_rules.h) goes to
+  // uniform_[rounded / kMinBlockSize - 1]; any other small one to small_.
+  BlockPool small_{true, nullptr, /*may_hold=*/true};
   BlockPool large_{false, nullptr};
+  static constexpr std::size_t kUniformPools = kUniformMax / kMinBlockSize;
+  template <std::size_t... I>
+  static std::array<BlockPool, kUniformPools> makeUniformPools(
+      std::index_sequence<I...>) {
+    return {{((void)I, BlockPool{true, nullptr, /*may_hold=*/true})...}};
+  }
+  std::array<BlockPool, kUniformPools> uniform_ =
+      makeUniformPools(std::make_index_sequence<kUniformPools>{});
   std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
   std::vector<std::pair<StreamId, PrivatePool*>> allocating_to_pool_;
   std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address

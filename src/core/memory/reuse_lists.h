@@ -2,11 +2,13 @@
 // and stream, which takes one back without a search, a split or a merge.
 //
 // 64 lists, chosen by hashing (stream, size); a list holds blocks of one size
-// and stream at a time, at most kDepth of them. A held block keeps its
-// `allocated` flag, so nothing merges with it or gives its segment back; the
-// figures count it as free. Before anything else looks at the free blocks
-// (a request that misses, stats, snapshots, emptyCache, the OOM path,
-// settings) every held block is returned to the free set as if freed then.
+// and stream at a time, at most kDepth of them (kUniformDepth of a size with
+// a uniform pool, size_rules.h). A held block keeps its `allocated` flag, so
+// nothing merges with it or gives its segment back; the figures count it as
+// free. Before anything else looks at the free blocks (a request that
+// misses, stats, snapshots, emptyCache, the OOM path, settings) held blocks
+// are returned to the free set as if freed then: a small-pool miss returns
+// those of the "mixed" sizes (releaseMixed), the uniform pools' stay.
 // The device keeps one set (under its lock) and each thread cache one
 // (thread_cache.h).
 //
@@ -33,6 +35,10 @@ class ReuseLists {
  public:
   static constexpr int kLists = 64;
   static constexpr int kDepth = 8;  // blocks a list holds at most
+  // ... or of a uniform size (size_rules.h): their pools never fragment, so
+  // a cache may hold more of the many small blocks a step frees and asks for
+  // again.
+  static constexpr int kUniformDepth = 64;
 
   [[nodiscard]] static std::size_t indexOf(StreamId stream, std::size_t size) noexcept {
     const std::uint64_t key = (static_cast<std::uint64_t>(size) >> 9) ^
@@ -44,8 +50,9 @@ class ReuseLists {
   // blocks of the same size and stream and has room.
   [[nodiscard]] bool hasRoomFor(std::size_t index, const Block* block) const noexcept {
     const ReuseList& list = lists_[index];
-    return list.count == 0 || (list.count < kDepth && list.stream == block->stream &&
-                               list.size == block->size);
+    return list.count == 0 ||
+           (list.count < (isUniformSize(block->size) ? kUniformDepth : kDepth) &&
+            list.stream == block->stream && list.size == block->size);
   }
   // Holds `block` on list `index` (hasRoomFor was true); the block is not
   // pending_free (a free with pending work is never held).
@@ -57,6 +64,7 @@ class ReuseLists {
     list.head = block;
     ++list.count;
     used_ |= std::uint64_t{1} << index;
+    if (!isUniformSize(block->size)) mixed_ |= std::uint64_t{1} << index;
     block->requested = 0;
     block->resetStack();
   }
@@ -67,6 +75,7 @@ class ReuseLists {
     list.head = block;
     ++list.count;
     used_ |= std::uint64_t{1} << index;
+    if (!isUniformSize(block->size)) mixed_ |= std::uint64_t{1} << index;
   }
   // A held block of exactly `rounded` bytes on `stream`, or null.
   [[nodiscard]] Block* take(StreamId stream, std::size_t rounded) noexcept {
@@ -75,10 +84,14 @@ class ReuseLists {
     if (list.count == 0 || list.stream != stream || list.size != rounded) return nullptr;
     Block* block = list.head;
     list.head = block->reuse_next;  // its reuse_next is stale until pushed again
-    if (--list.count == 0) used_ &= ~(std::uint64_t{1} << index);
+    if (--list.count == 0) {
+      used_ &= ~(std::uint64_t{1} << index);
+      mixed_ &= ~(std::uint64_t{1} << index);
+    }
     return block;
   }
   [[nodiscard]] bool empty() const noexcept { return used_ == 0; }
+  [[nodiscard]] bool mixedEmpty() const noexcept { return mixed_ == 0; }
   // Empties list `index`, handing each block to give(block).
   template <typename Give>
   void releaseList(std::size_t index, Give&& give) noexcept {
@@ -91,6 +104,21 @@ class ReuseLists {
     }
     list.count = 0;
     used_ &= ~(std::uint64_t{1} << index);
+    mixed_ &= ~(std::uint64_t{1} << index);
+  }
+  // Empties every list of blocks of a size without a uniform pool
+  // (size_rules.h), handing each block to give(block).
+  template <typename Give>
+  void releaseMixed(Give&& give) noexcept {
+    while (mixed_ != 0)
+      releaseList(static_cast<std::size_t>(std::countr_zero(mixed_)), give);
+  }
+  // How many blocks the lists hold.
+  [[nodiscard]] std::int64_t count() const noexcept {
+    std::int64_t held = 0;
+    for (std::uint64_t todo = used_; todo != 0; todo &= todo - 1)
+      held += lists_[static_cast<std::size_t>(std::countr_zero(todo))].count;
+    return held;
   }
   // Empties every list, handing each block to give(block).
   template <typename Give>
@@ -101,7 +129,8 @@ class ReuseLists {
 
  private:
   ReuseList lists_[kLists];
-  std::uint64_t used_ = 0;  // bit i: lists_[i] holds blocks
+  std::uint64_t used_ = 0;   // bit i: lists_[i] holds blocks
+  std::uint64_t mixed_ = 0;  // ... of a size without a uniform pool
 };
 
 }  // namespace accel::memory::detail

@@ -55,7 +55,7 @@ struct alignas(64) ThreadCache {
   // section reads one cache line; written like kNotServing.
   std::size_t divisions = 0;
   ReuseLists lists;            // owner
-  LocalBlockFigures figures;   // owner; of the small pool (the only one held)
+  LocalBlockFigures figures;   // owner; of the small and uniform pools (held)
   std::size_t held_bytes = 0;  // owner; bytes on the lists
   // The registry's (thread_cache.cpp), under its lock; device_next also under
   // the device's lock.
@@ -67,9 +67,9 @@ struct alignas(64) ThreadCache {
   ThreadCache* thread_next = nullptr;
 };
 
-// A thread cache holds at most this many bytes, of small-pool blocks only
-// (a cache is for the many small, short-lived blocks; the device holds no
-// large-pool block either).
+// A thread cache holds at most this many bytes, of small- and uniform-pool
+// blocks only (a cache is for the many small, short-lived blocks; the device
+// holds no large-pool block either).
 inline constexpr std::size_t kThreadCacheMaxBytes = std::size_t{32} << 20;
 
 // The calling thread's cache for `device`, from a few direct-mapped slots in
