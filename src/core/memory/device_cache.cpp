@@ -371,6 +371,12 @@ void DeviceCache::releaseHeldWithUniform() noexcept {
 
 void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
   cache.lists.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  while (Block* held = cache.quanta) {
+    cache.quanta = held->reuse_next;
+    held->reuse_next = nullptr;
+    returnBlock(held, 0, false);
+  }
+  cache.quanta_count = 0;
   cache.held_bytes = 0;
   absorbFigures(cache);
 }
@@ -383,7 +389,7 @@ void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache) noexcept {
     returnBlock(held, 0, false);
   });
   cache.held_bytes -= returned;
-  absorbFiguresButHeld(cache, cache.lists.count());
+  absorbFiguresButHeld(cache, cache.lists.count() + cache.quanta_count);
 }
 
 void DeviceCache::absorbFigures(ThreadCache& cache) noexcept {
@@ -424,6 +430,24 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
   std::atomic_signal_fence(std::memory_order_seq_cst);
   Block* block = nullptr;
   if (cache.keep_out.load(std::memory_order_acquire) == 0) [[likely]] {
+    if (bytes <= kMinBlockSize && stream == kDefaultStreamId) {
+      Block* top = cache.quanta;
+      LocalBlockFigures& figures = cache.figures;
+      // As below: only while the requested bytes stay covered.
+      if (top != nullptr && figures.requested_out - figures.requested_in >= sized(bytes))
+          [[likely]] {
+        cache.quanta = top->reuse_next;
+        --cache.quanta_count;
+        figures.bytes_in += sized(kMinBlockSize);
+        figures.count_in += 1;
+        figures.requested_in += sized(bytes);
+        cache.held_bytes -= kMinBlockSize;
+        top->requested = bytes;
+        block = top;
+      }
+      cache.inside.store(false, std::memory_order_release);
+      return block;
+    }
     const std::size_t rounded = roundSize(bytes, cache.divisions);
     if (rounded >= bytes) [[likely]]
       block = cache.lists.take(stream, rounded);
@@ -469,6 +493,24 @@ bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
   bool held = false;
   if (cache.keep_out.load(std::memory_order_acquire) == 0 &&
       cache.held_bytes + block->size <= kThreadCacheMaxBytes) [[likely]] {
+    if (block->size == kMinBlockSize && block->stream == kDefaultStreamId) {
+      // A held pool's block of the quantum is a uniform pool's.
+      if (cache.quanta_count < ReuseLists::kUniformDepth) [[likely]] {
+        LocalBlockFigures& figures = cache.figures;
+        figures.bytes_out += sized(kMinBlockSize);
+        figures.count_out += 1;
+        figures.requested_out += sized(block->requested);
+        cache.held_bytes += kMinBlockSize;
+        block->requested = 0;
+        block->resetStack();
+        block->reuse_next = cache.quanta;
+        cache.quanta = block;
+        ++cache.quanta_count;
+        held = true;
+      }
+      cache.inside.store(false, std::memory_order_release);
+      return held;
+    }
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (cache.lists.hasRoomFor(index, block)) [[likely]] {
       LocalBlockFigures& figures = cache.figures;
