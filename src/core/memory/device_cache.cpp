@@ -420,6 +420,37 @@ void DeviceCache::absorbFiguresButHeld(ThreadCache& cache, std::int64_t held) no
 
 // ---- thread caches: the paths without the device's lock ----
 
+namespace {
+
+// A cache's figures as `block` (of `size` bytes, a constant for the
+// quantum's stack) leaves it for a request of `bytes` (takeLocal).
+void countTaken(ThreadCache& cache, Block* block, std::size_t size,
+                std::size_t bytes) noexcept {
+  LocalBlockFigures& figures = cache.figures;
+  figures.bytes_in += sized(size);
+  figures.count_in += 1;
+  figures.requested_in += sized(bytes);
+  cache.held_bytes -= size;
+  block->requested = bytes;
+}
+
+// ... and as a freed `block` of `size` bytes enters it (holdLocal).
+void countHeld(ThreadCache& cache, const Block* block, std::size_t size) noexcept {
+  LocalBlockFigures& figures = cache.figures;
+  figures.bytes_out += sized(size);
+  figures.count_out += 1;
+  figures.requested_out += sized(block->requested);
+  cache.held_bytes += size;
+}
+
+// Whether the cache may serve a request of `bytes` (LocalBlockFigures):
+// bytes and counts stay covered by what it took, requested bytes may not.
+bool coversRequest(const ThreadCache& cache, std::size_t bytes) noexcept {
+  return cache.figures.requested_out - cache.figures.requested_in >= sized(bytes);
+}
+
+}  // namespace
+
 // The owner's section (thread_cache.h): `inside` is stored, then `keep_out`
 // read; only the compiler must keep them in that order, a claimer's
 // process-wide barrier orders them on the processor. kNotServing and
@@ -432,17 +463,10 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
   if (cache.keep_out.load(std::memory_order_acquire) == 0) [[likely]] {
     if (bytes <= kMinBlockSize && stream == kDefaultStreamId) {
       Block* top = cache.quanta;
-      LocalBlockFigures& figures = cache.figures;
-      // As below: only while the requested bytes stay covered.
-      if (top != nullptr && figures.requested_out - figures.requested_in >= sized(bytes))
-          [[likely]] {
+      if (top != nullptr && coversRequest(cache, bytes)) [[likely]] {
         cache.quanta = top->reuse_next;
         --cache.quanta_count;
-        figures.bytes_in += sized(kMinBlockSize);
-        figures.count_in += 1;
-        figures.requested_in += sized(bytes);
-        cache.held_bytes -= kMinBlockSize;
-        top->requested = bytes;
+        countTaken(cache, top, kMinBlockSize, bytes);
         block = top;
       }
       cache.inside.store(false, std::memory_order_release);
@@ -452,15 +476,8 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
     if (rounded >= bytes) [[likely]]
       block = cache.lists.take(stream, rounded);
     if (block != nullptr) [[likely]] {
-      LocalBlockFigures& figures = cache.figures;
-      // Served only while the cache's figures stay at or below the device's
-      // (LocalBlockFigures): bytes and counts do, requested bytes may not.
-      if (figures.requested_out - figures.requested_in >= sized(bytes)) [[likely]] {
-        figures.bytes_in += sized(block->size);
-        figures.count_in += 1;
-        figures.requested_in += sized(bytes);
-        cache.held_bytes -= block->size;
-        block->requested = bytes;
+      if (coversRequest(cache, bytes)) [[likely]] {
+        countTaken(cache, block, block->size, bytes);
       } else {
         cache.lists.putBack(ReuseLists::indexOf(stream, rounded), block);
         block = nullptr;
@@ -496,11 +513,7 @@ bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
     if (block->size == kMinBlockSize && block->stream == kDefaultStreamId) {
       // A held pool's block of the quantum is a uniform pool's.
       if (cache.quanta_count < ReuseLists::kUniformDepth) [[likely]] {
-        LocalBlockFigures& figures = cache.figures;
-        figures.bytes_out += sized(kMinBlockSize);
-        figures.count_out += 1;
-        figures.requested_out += sized(block->requested);
-        cache.held_bytes += kMinBlockSize;
+        countHeld(cache, block, kMinBlockSize);
         block->requested = 0;
         block->resetStack();
         block->reuse_next = cache.quanta;
@@ -513,11 +526,7 @@ bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
     }
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (cache.lists.hasRoomFor(index, block)) [[likely]] {
-      LocalBlockFigures& figures = cache.figures;
-      figures.bytes_out += sized(block->size);
-      figures.count_out += 1;
-      figures.requested_out += sized(block->requested);
-      cache.held_bytes += block->size;
+      countHeld(cache, block, block->size);
       cache.lists.push(index, block);
       held = true;
     }
