@@ -62,7 +62,7 @@ struct alignas(64) ThreadCache {
   int quanta_count = 0;
   ReuseLists lists;            // owner
   LocalBlockFigures figures;   // owner; of the small and uniform pools (held)
-  std::size_t held_bytes = 0;  // owner; bytes on the lists
+  std::size_t held_bytes = 0;  // owner; bytes on the lists and the stack
   // The registry's (thread_cache.cpp), under its lock; device_next also under
   // the device's lock.
   // Null once the device is destroyed (an atomic: the owner reads it to tell
