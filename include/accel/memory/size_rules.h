@@ -4,12 +4,11 @@
 // divisions are set for its size class, to the next of N equal steps between
 // two powers of two); a rounded size of at most 1 MiB is "small" and is carved
 // out of 2 MiB segments, anything larger out of 20 MiB segments (up to 10 MiB)
-// or out of its own segment rounded up to 2 MiB. A rounded size of at most
-// kUniformMax has, in the device's default pools, a pool of its own (a
-// "uniform pool": every block handed out there has that one size, so no
-// pattern of frees can leave its free space in pieces too small to serve).
-// A cached block is split when
-// the rest is worth keeping: at least 512 bytes in the small pool, more than
+// or out of its own segment rounded up to 2 MiB. The quantum (kUniformMax)
+// has, in the device's default pools, a pool of its own (the "uniform pool":
+// every block handed out there has that one size, so no pattern of frees can
+// leave its free space in pieces too small to serve). A cached block is split
+// when the rest is worth keeping: at least 512 bytes in the small pool, more than
 // 1 MiB in the large pool. The allocator (caching_allocator.h) calls these and
 // nothing else decides sizes, so the tests pin the rules down here.
 //
@@ -28,7 +27,7 @@ inline constexpr std::size_t kSmallBuffer = 2 << 20;     // small segments
 inline constexpr std::size_t kLargeBuffer = 20 << 20;    // mid-size segments
 inline constexpr std::size_t kMinLargeAlloc = 10 << 20;  // own segment above
 inline constexpr std::size_t kRoundLarge = 2 << 20;      // own-segment step
-inline constexpr std::size_t kUniformMax = 512;          // uniform pools up to
+inline constexpr std::size_t kUniformMax = 512;          // the uniform pool's size
 // The largest request the allocators serve (4 EiB, beyond any device): the
 // rules below never wrap for a request up to it (roundSize at most doubles a
 // size, segmentSize adds less than kRoundLarge). A larger request is
@@ -63,7 +62,10 @@ constexpr std::size_t roundUpTo(std::size_t value, std::size_t step) noexcept {
 [[nodiscard]] constexpr bool isSmallSize(std::size_t rounded) noexcept {
   return rounded <= kSmallSize;
 }
-// True when a rounded size has a uniform pool of its own (in the default pools).
+// True when a rounded size has the uniform pool (in the default pools): the
+// quantum only (kUniformMax == kMinBlockSize; a 1 KiB pool crept, see
+// docs/design-notes.md "A uniform pool for the quantum").
+static_assert(kUniformMax == kMinBlockSize, "the uniform pool is the quantum's");
 [[nodiscard]] constexpr bool isUniformSize(std::size_t rounded) noexcept {
   return rounded <= kUniformMax;
 }

@@ -84,8 +84,8 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   }
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
-  if (pool.holds && &pool != &small_) {
-    // A uniform pool is full: before it grows, its blocks this thread and
+  if (&pool == &uniform_) {
+    // The uniform pool is full: before it grows, its blocks this thread and
     // the device hold go back (a cache may hold blocks it cannot serve,
     // takeLocal), so that held blocks never cost a segment.
     releaseHeldWithUniform();
@@ -109,7 +109,7 @@ BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
     if (capturing == stream) return small ? pool->small : pool->large;
   }
   if (!small) return large_;
-  return isUniformSize(rounded) ? uniform_[rounded / kMinBlockSize - 1] : small_;
+  return isUniformSize(rounded) ? uniform_ : small_;
 }
 
 Block* DeviceCache::findFree(BlockPool& pool, StreamId stream, std::size_t rounded) {
@@ -371,12 +371,7 @@ void DeviceCache::releaseHeldWithUniform() noexcept {
 
 void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
   cache.lists.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
-  while (Block* held = cache.quanta) {
-    cache.quanta = held->reuse_next;
-    held->reuse_next = nullptr;
-    returnBlock(held, 0, false);
-  }
-  cache.quanta_count = 0;
+  cache.quanta.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
   cache.held_bytes = 0;
   absorbFigures(cache);
 }
@@ -389,7 +384,7 @@ void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache) noexcept {
     returnBlock(held, 0, false);
   });
   cache.held_bytes -= returned;
-  absorbFiguresButHeld(cache, cache.lists.count() + cache.quanta_count);
+  absorbFiguresButHeld(cache, cache.lists.count() + cache.quanta.count());
 }
 
 void DeviceCache::absorbFigures(ThreadCache& cache) noexcept {
@@ -462,10 +457,9 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
   Block* block = nullptr;
   if (cache.keep_out.load(std::memory_order_acquire) == 0) [[likely]] {
     if (bytes <= kMinBlockSize && stream == kDefaultStreamId) {
-      Block* top = cache.quanta;
+      Block* top = cache.quanta.top();
       if (top != nullptr && coversRequest(cache, bytes)) [[likely]] {
-        cache.quanta = top->reuse_next;
-        --cache.quanta_count;
+        cache.quanta.pop();
         countTaken(cache, top, kMinBlockSize, bytes);
         block = top;
       }
@@ -512,13 +506,9 @@ bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
       cache.held_bytes + block->size <= kThreadCacheMaxBytes) [[likely]] {
     if (block->size == kMinBlockSize && block->stream == kDefaultStreamId) {
       // A held pool's block of the quantum is a uniform pool's.
-      if (cache.quanta_count < ReuseLists::kUniformDepth) [[likely]] {
+      if (cache.quanta.hasRoom()) [[likely]] {
         countHeld(cache, block, kMinBlockSize);
-        block->requested = 0;
-        block->resetStack();
-        block->reuse_next = cache.quanta;
-        cache.quanta = block;
-        ++cache.quanta_count;
+        cache.quanta.push(block);
         held = true;
       }
       cache.inside.store(false, std::memory_order_release);

@@ -20,14 +20,12 @@
 // observers are called after it is released.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
@@ -186,7 +184,7 @@ class DeviceCache {
   // full; large-pool blocks are never held, see docs/design-notes.md "Large
   // blocks are not held").
   // releaseHeld returns the device's held blocks and the calling thread's
-  // cache's, all but those of uniform pools, to the free set (a miss of
+  // cache's, all but the uniform pool's, to the free set (a miss of
   // small_: no other thread is stopped; a uniform pool's blocks cannot merge
   // into small_'s); releaseAllHeld every block of every thread's (stats,
   // snapshots, settings, emptyCache, the OOM path).
@@ -295,18 +293,11 @@ class DeviceCache {
   mutable BiasedMutex mutex_;  // the device lock (docs/memory.md)
   AllocatorSettings settings_;
   std::size_t limit_ = 0;  // 0: no cap on reserved bytes
-  // The default pools. A request of a uniform size (size_rules.h) goes to
-  // uniform_[rounded / kMinBlockSize - 1]; any other small one to small_.
+  // The default pools. A request of the uniform size (size_rules.h) goes to
+  // uniform_; any other small one to small_.
   BlockPool small_{true, nullptr, /*may_hold=*/true};
   BlockPool large_{false, nullptr};
-  static constexpr std::size_t kUniformPools = kUniformMax / kMinBlockSize;
-  template <std::size_t... I>
-  static std::array<BlockPool, kUniformPools> makeUniformPools(
-      std::index_sequence<I...>) {
-    return {{((void)I, BlockPool{true, nullptr, /*may_hold=*/true})...}};
-  }
-  std::array<BlockPool, kUniformPools> uniform_ =
-      makeUniformPools(std::make_index_sequence<kUniformPools>{});
+  BlockPool uniform_{true, nullptr, /*may_hold=*/true};
   std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
   std::vector<std::pair<StreamId, PrivatePool*>> allocating_to_pool_;
   std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address

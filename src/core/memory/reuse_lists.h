@@ -8,7 +8,7 @@
 // free. Before anything else looks at the free blocks (a request that
 // misses, stats, snapshots, emptyCache, the OOM path, settings) held blocks
 // are returned to the free set as if freed then: a small-pool miss returns
-// those of the "mixed" sizes (releaseMixed), the uniform pools' stay.
+// those of the "mixed" sizes (releaseMixed), the uniform pool's stay.
 // The device keeps one set (under its lock) and each thread cache one
 // (thread_cache.h).
 //
@@ -131,6 +131,48 @@ class ReuseLists {
   ReuseList lists_[kLists];
   std::uint64_t used_ = 0;   // bit i: lists_[i] holds blocks
   std::uint64_t mixed_ = 0;  // ... of a size without a uniform pool
+};
+
+// Held blocks of the quantum (the uniform pool's, size_rules.h) on the
+// default stream, last freed first, at most ReuseLists::kUniformDepth: what
+// most of a training step's requests take back, so a thread cache keeps
+// them apart from its lists, with no hash and no size or stream to compare.
+//
+// Thread-safety: none; its owner guards it.
+class QuantumStack {
+ public:
+  [[nodiscard]] Block* top() const noexcept { return top_; }
+  [[nodiscard]] bool hasRoom() const noexcept {
+    return count_ < ReuseLists::kUniformDepth;
+  }
+  [[nodiscard]] std::int64_t count() const noexcept { return count_; }
+  // Holds `block` (hasRoom() was true), as ReuseLists::push does.
+  void push(Block* block) noexcept {
+    block->requested = 0;
+    block->resetStack();
+    block->reuse_next = top_;
+    top_ = block;
+    ++count_;
+  }
+  // Takes top() (not null) back.
+  void pop() noexcept {
+    top_ = top_->reuse_next;
+    --count_;
+  }
+  // Empties the stack, handing each block to give(block).
+  template <typename Give>
+  void releaseAll(Give&& give) noexcept {
+    while (Block* block = top_) {
+      top_ = block->reuse_next;
+      block->reuse_next = nullptr;
+      give(block);
+    }
+    count_ = 0;
+  }
+
+ private:
+  Block* top_ = nullptr;
+  std::int64_t count_ = 0;
 };
 
 }  // namespace accel::memory::detail

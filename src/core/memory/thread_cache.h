@@ -54,12 +54,9 @@ struct alignas(64) ThreadCache {
   // The device's roundup_power2_divisions, copied here so that the owner's
   // section reads one cache line; written like kNotServing.
   std::size_t divisions = 0;
-  // Held blocks of the quantum (a uniform pool's, size_rules.h) on the
-  // default stream, on a stack of their own linked by reuse_next: no hash,
-  // no size or stream to compare for most of a training step's blocks. At
-  // most ReuseLists::kUniformDepth; owner. Every other held block: `lists`.
-  Block* quanta = nullptr;
-  int quanta_count = 0;
+  // Held blocks of the quantum on the default stream (in this first line);
+  // every other held block is on `lists`. Owner.
+  QuantumStack quanta;
   ReuseLists lists;            // owner
   LocalBlockFigures figures;   // owner; of the small and uniform pools (held)
   std::size_t held_bytes = 0;  // owner; bytes on the lists and the stack
