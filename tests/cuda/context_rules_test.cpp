@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 #include "accel/accel.h"
 #include "accel/cuda/cuda.h"
@@ -49,6 +50,24 @@ TEST(CudaContextRules, WorkOnDeviceOneCreatesNoContextOnDeviceZero) {
   }).join();
   EXPECT_TRUE(primaryContextActive(1));
   EXPECT_FALSE(primaryContextActive(0)) << "work on cuda:1 created cuda:0's context";
+}
+
+// A copy to cuda:1 from a thread without a current context: the backend's
+// check of the host side (cudaPointerGetAttributes, a runtime call) runs
+// with cuda:1 current, not on the runtime's default device 0.
+TEST(CudaContextRules, ACopyToDeviceOneCreatesNoContextOnDeviceZero) {
+  accel::AcceleratorHooks& cuda = accel::cuda::registerBackend();
+  ASSERT_GE(cuda.deviceCount(), 2);
+  ASSERT_FALSE(primaryContextActive(0)) << "something created device 0's context first";
+  std::thread([&] {
+    const accel::Stream stream = cuda.getNewStream(1);
+    accel::DataPtr block = cuda.getDeviceAllocator(1).allocate(4096);
+    std::vector<unsigned char> host(4096, 7);
+    cuda.copyHostToDevice(block.get(), host.data(), host.size(), stream);
+    cuda.copyDeviceToHost(host.data(), block.get(), host.size(), stream);
+    cuda.synchronizeStream(stream);
+  }).join();
+  EXPECT_FALSE(primaryContextActive(0)) << "a copy to cuda:1 created cuda:0's context";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "accel/accel.h"
+#include "accel/cuda/fill.h"
 #include "gpu_support.h"
 
 namespace {
@@ -54,6 +55,32 @@ TEST(CudaGpuExpandable, SegmentGrowsInPlaceAndShrinksOnEmptyCache) {
   EXPECT_EQ(after.reserved_bytes.current, 0) << "the pages were not unmapped";
   EXPECT_EQ(after.segments.current, 0) << "the address range was not released";
   EXPECT_GT(after.num_device_free, before.num_device_free);
+}
+
+// Pages freed while a capture is underway are unmapped only after the
+// kernels queued before that still use them: on a GPU an unmapped page under
+// a running kernel is an illegal-address fault, sticky for the process.
+TEST(CudaGpuExpandable, PagesFreedDuringACaptureOutliveTheirKernels) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  const accel::Stream stream = cuda().getNewStream(0);
+  const accel::Stream capturing = cuda().getNewStream(0);
+  cuda().emptyCache();
+  {
+    accel::StreamGuard guard(stream);
+    accel::DataPtr block = cuda().getDeviceAllocator(0).allocate(64 * kMiB);
+    for (int i = 0; i < 4; ++i)  // long enough to still run at the unmap
+      accel::cuda::fillNormal(stream, static_cast<float*>(block.get()), 16 * kMiB);
+  }
+  accel::StreamGuard guard(capturing);
+  const accel::GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  cuda().emptyCache();  // the pages wait for the capture's end
+  cuda().graphCaptureEnd(graph);
+  cuda().graphDestroy(graph);
+  EXPECT_EQ(cudaStreamSynchronize(accel::cuda::nativeStream(stream)), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cuda().emptyCache();
+  EXPECT_EQ(cuda().memoryStats(0).reserved_bytes.current, 0);
 }
 
 }  // namespace

@@ -31,7 +31,10 @@ TEST(CudaGraphs, ReplayRunsOnTheCurrentStream) {
     fillUniform(captured, data, kCount);
     cuda().graphCaptureEnd(graph);
   }
+  // cudaMemset returns before the set ran (CUDA: "asynchronous with respect
+  // to the host" for device memory): wait for it.
   ASSERT_EQ(cudaMemset(data, 0, kCount * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   StreamGate busy(nativeStream(captured));  // the stream captured on is busy now
   {
     StreamGuard guard(other);

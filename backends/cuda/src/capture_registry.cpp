@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 
 #include "accel/error.h"
@@ -9,6 +10,7 @@
 #include "cuda_memory.h"
 #include "current_device.h"
 #include "events.h"
+#include "page_mapping.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -27,6 +29,12 @@ struct DeferredFree {
   void* ptr = nullptr;
 };
 
+struct DeferredPages {
+  DeviceIndex device = 0;
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+};
+
 struct DeferredRecord {
   EventId event = 0;
   Stream stream;
@@ -37,6 +45,8 @@ struct Registry {
   std::atomic<int> underway{0};  // read without the lock on fast paths
   std::vector<Capture> captures;
   std::vector<DeferredFree> frees;
+  std::vector<DeferredPages> unmaps;    // disjoint
+  std::vector<DeferredPages> releases;  // after their unmaps
   std::vector<DeferredRecord> records;
   // Diverted while underway > 0 (divertWhileCapturing).
   std::vector<kit::CachingDeviceAllocator*> allocators;
@@ -76,18 +86,68 @@ void flush(Registry& r) noexcept {
     }
   }
   r.frees.clear();
+  // Pages are unmapped after their device's queued work, which may still
+  // use them (cudaFree waits for it; cuMemUnmap does not).
+  std::vector<DeviceIndex> synchronised;
+  for (const DeferredPages& pages : r.unmaps) {
+    try {
+      DeviceContext context(pages.device);
+      if (std::find(synchronised.begin(), synchronised.end(), pages.device) ==
+          synchronised.end()) {
+        (void)succeeded(cudaDeviceSynchronize());
+        synchronised.push_back(pages.device);
+      }
+      pageMapping().unmap(reinterpret_cast<void*>(pages.begin), pages.end - pages.begin);
+    } catch (...) {
+      // No context: the pages stay mapped (a leak, never a fault).
+    }
+  }
+  r.unmaps.clear();
+  for (const DeferredPages& range : r.releases) {
+    try {
+      DeviceContext context(range.device);
+      pageMapping().release(reinterpret_cast<void*>(range.begin),
+                            range.end - range.begin);
+    } catch (...) {
+      pageMapping().release(reinterpret_cast<void*>(range.begin),
+                            range.end - range.begin);
+    }
+  }
+  r.releases.clear();
+}
+
+// The lock is held. One capture fewer underway; the last one's end runs
+// what was deferred and lets the allocators go straight to the cache.
+void oneFewer(Registry& r) noexcept {
+  if (r.underway.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    flush(r);
+    for (kit::CachingDeviceAllocator* allocator : r.allocators) {
+      allocator->setDiverted(false);
+    }
+  }
 }
 
 }  // namespace
+
+void captureBeginning() noexcept {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.underway.fetch_add(1, std::memory_order_acq_rel);
+  for (kit::CachingDeviceAllocator* allocator : r.allocators)
+    allocator->setDiverted(true);
+}
 
 void captureBegan(unsigned long long capture_id, DeviceIndex device, MempoolId pool,
                   Stream origin) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   r.captures.push_back({capture_id, device, pool, origin, {}});
-  r.underway.fetch_add(1, std::memory_order_acq_rel);
-  for (kit::CachingDeviceAllocator* allocator : r.allocators)
-    allocator->setDiverted(true);
+}
+
+void captureAbandoned() noexcept {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  oneFewer(r);
 }
 
 std::vector<Stream> captureEnded(unsigned long long capture_id) noexcept {
@@ -99,12 +159,7 @@ std::vector<Stream> captureEnded(unsigned long long capture_id) noexcept {
   if (found == r.captures.end()) return routed;
   routed.swap(found->routed);
   r.captures.erase(found);
-  if (r.underway.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    flush(r);
-    for (kit::CachingDeviceAllocator* allocator : r.allocators) {
-      allocator->setDiverted(false);
-    }
-  }
+  oneFewer(r);
   return routed;
 }
 
@@ -152,6 +207,69 @@ bool deferFree(DeviceIndex device, void* ptr) noexcept {
     r.frees.push_back({device, ptr});
   } catch (...) {
     return false;
+  }
+  return true;
+}
+
+bool deferUnmap(DeviceIndex device, void* address, std::size_t bytes) noexcept {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (r.underway.load(std::memory_order_acquire) == 0) return false;
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  try {
+    r.unmaps.push_back({device, begin, begin + bytes});
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<void*, std::size_t>> takeBackDeferredUnmaps(void* address,
+                                                                  std::size_t bytes) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  const std::uintptr_t end = begin + bytes;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  // The pages of the range still mapped, in address order.
+  std::vector<DeferredPages> kept;
+  std::vector<DeferredPages> pending;
+  for (const DeferredPages& pages : r.unmaps) {
+    if (pages.end <= begin || pages.begin >= end) {
+      pending.push_back(pages);
+      continue;
+    }
+    kept.push_back(
+        {pages.device, std::max(pages.begin, begin), std::min(pages.end, end)});
+    if (pages.begin < begin) pending.push_back({pages.device, pages.begin, begin});
+    if (pages.end > end) pending.push_back({pages.device, end, pages.end});
+  }
+  std::sort(kept.begin(), kept.end(), [](const DeferredPages& a, const DeferredPages& b) {
+    return a.begin < b.begin;
+  });
+  std::vector<std::pair<void*, std::size_t>> unmapped;
+  std::uintptr_t at = begin;
+  for (const DeferredPages& pages : kept) {
+    if (pages.begin > at)
+      unmapped.emplace_back(reinterpret_cast<void*>(at), pages.begin - at);
+    at = pages.end;
+  }
+  if (at < end) unmapped.emplace_back(reinterpret_cast<void*>(at), end - at);
+  r.unmaps.swap(pending);
+  return unmapped;
+}
+
+bool deferRelease(DeviceIndex device, void* base, std::size_t bytes) noexcept {
+  const auto begin = reinterpret_cast<std::uintptr_t>(base);
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  const bool waits = std::any_of(
+      r.unmaps.begin(), r.unmaps.end(),
+      [&](const DeferredPages& p) { return p.begin < begin + bytes && begin < p.end; });
+  if (!waits) return false;
+  try {
+    r.releases.push_back({device, begin, begin + bytes});
+  } catch (...) {
+    return false;  // released now: its pages stay mapped until the unmap
   }
   return true;
 }

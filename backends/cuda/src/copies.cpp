@@ -1,9 +1,13 @@
 // The copies group on CUDA: cudaMemcpyAsync on the stream's CUDA stream.
 //
-// cudaMemcpyAsync already behaves as the contract asks (CUDA Runtime API,
-// "API synchronization behavior"): with pinned host memory it returns at
-// once and the copy runs in stream order; from pageable memory it returns
-// once the source is staged; to pageable memory, once the copy is done.
+// With pinned host memory cudaMemcpyAsync returns at once and the copy runs
+// in stream order, as the contract asks. With pageable host memory CUDA's
+// text (Runtime API, "API synchronization behavior") allows two behaviours:
+// the call "might be synchronous", and on systems with HMM or ATS (or future
+// drivers) it may return before a pageable source is read or a pageable
+// destination is written. The contract promises that the host side may be
+// reused when the call returns, so a pageable copy synchronises its stream
+// afterwards (free where the copy was synchronous already).
 // Device-to-device copies between two devices go through unified addressing
 // (cudaMemcpyDeviceToDevice on either device's stream). The core has checked
 // everything that needs no driver; what is left here is a host side that is
@@ -19,46 +23,61 @@
 namespace accel::cuda::detail {
 namespace {
 
-// Refuses device (not managed) memory passed as the host side.
-void requireHostMemory(HookId hook, const char* which, const void* ptr) {
+// Refuses device (not managed) memory passed as the host side; returns
+// whether the host side is pageable (memory the runtime does not know).
+// Runs with the stream's device current: cudaPointerGetAttributes, like any
+// runtime call, would otherwise create cuda:0's primary context on a thread
+// without a current context.
+bool requireHostMemory(HookId hook, const char* which, const void* ptr) {
   cudaPointerAttributes attributes{};
   if (!succeeded(cudaPointerGetAttributes(&attributes, ptr))) {
     (void)cudaGetLastError();  // not the runtime's memory at all: host memory
-    return;
+    return true;
   }
   ACCEL_CHECK(attributes.type != cudaMemoryTypeDevice, InvalidArgument,
               hookInfo(hook).name, "(): ", which, " (", ptr,
               ") is memory of cuda:", attributes.device,
               ", not host memory; copy between devices with ",
               hookInfo(HookId::copyDeviceToDevice).name, "()");
+  return attributes.type == cudaMemoryTypeUnregistered;
 }
 
+// `host` names the host side ("src"/"dst") and `host_ptr` is it; null for
+// device-to-device copies.
 void copyOn(HookId hook, void* dst, const void* src, std::size_t bytes, Stream stream,
-            cudaMemcpyKind kind) {
+            cudaMemcpyKind kind, const char* host, const void* host_ptr) {
   requireAvailable();
   DeviceContext context(stream.device.index());
-  checkCuda(cudaMemcpyAsync(dst, src, bytes, kind, nativeStream(stream)),
+  const bool pageable = host != nullptr && requireHostMemory(hook, host, host_ptr);
+  const cudaStream_t native = nativeStream(stream);
+  checkCuda(cudaMemcpyAsync(dst, src, bytes, kind, native),
             accel::detail::concat("cudaMemcpyAsync (", hookInfo(hook).name, " on ",
                                   stream, ")"));
+  if (pageable) {
+    checkCuda(cudaStreamSynchronize(native),
+              accel::detail::concat("cudaStreamSynchronize (", hookInfo(hook).name,
+                                    " from or to pageable memory, on ", stream, ")"));
+  }
 }
 
 }  // namespace
 
 void CudaHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                      Stream stream) {
-  requireHostMemory(HookId::copyHostToDevice, "src", src);
-  copyOn(HookId::copyHostToDevice, dst, src, bytes, stream, cudaMemcpyHostToDevice);
+  copyOn(HookId::copyHostToDevice, dst, src, bytes, stream, cudaMemcpyHostToDevice, "src",
+         src);
 }
 
 void CudaHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
                                      Stream stream) {
-  requireHostMemory(HookId::copyDeviceToHost, "dst", dst);
-  copyOn(HookId::copyDeviceToHost, dst, src, bytes, stream, cudaMemcpyDeviceToHost);
+  copyOn(HookId::copyDeviceToHost, dst, src, bytes, stream, cudaMemcpyDeviceToHost, "dst",
+         dst);
 }
 
 void CudaHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                        Stream stream) {
-  copyOn(HookId::copyDeviceToDevice, dst, src, bytes, stream, cudaMemcpyDeviceToDevice);
+  copyOn(HookId::copyDeviceToDevice, dst, src, bytes, stream, cudaMemcpyDeviceToDevice,
+         nullptr, nullptr);
 }
 
 }  // namespace accel::cuda::detail

@@ -62,9 +62,12 @@ class EventSource : public memory::SegmentSource {
 // ThreadLocal mode prohibits it on the capturing thread (and Global ones on
 // every thread) and invalidates the capture; the caller's thread goes to
 // Relaxed mode for the call, as PyTorch's cudaMallocMaybeCapturing does. The
-// memory is the private pool's, kept for the graph's replays.
+// memory is the private pool's, kept for the graph's replays. Every segment
+// allocation does so, not only while the backend's own captures are
+// underway: a capture begun with cudaStreamBeginCapture on a wrapped stream
+// is not known to the backend, and a segment is rare enough that the
+// thread-local mode exchange costs nothing measurable beside cudaMalloc.
 cudaError_t mallocMaybeCapturing(void** ptr, std::size_t bytes) {
-  if (!capturesUnderway()) return cudaMalloc(ptr, bytes);
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   checkCuda(cudaThreadExchangeStreamCaptureMode(&mode),
             "cudaThreadExchangeStreamCaptureMode");
@@ -125,25 +128,63 @@ class DeviceSegments final : public EventSource {
   }
   void releaseAddressRange(DeviceIndex index, void* base,
                            std::size_t bytes) noexcept override {
+    // After the range's deferred unmaps, when it has any.
+    if (deferRelease(index, base, bytes)) return;
     withContext(index, [&] { mapping_.release(base, bytes); });
   }
   bool mapPages(DeviceIndex index, void* address, std::size_t bytes) override {
     DeviceContext context(index);
-    return mapping_.map(index, address, bytes);
+    // Pages whose unmap waits for the captures' end are still mapped: they
+    // are taken back as they are, and only the rest is mapped.
+    const auto unmapped = takeBackDeferredUnmaps(address, bytes);
+    for (std::size_t i = 0; i < unmapped.size(); ++i) {
+      bool mapped = false;
+      try {
+        mapped = mapping_.map(index, unmapped[i].first, unmapped[i].second);
+      } catch (...) {
+        undoMap(index, address, bytes, unmapped, i);
+        throw;
+      }
+      if (!mapped) {
+        undoMap(index, address, bytes, unmapped, i);
+        return false;
+      }
+    }
+    return true;
   }
   void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override {
+    // cuMemUnmap, unlike cudaFree, does not wait for work that still uses
+    // the pages (a block freed on its own stream is reused in stream order,
+    // so its last kernels may still be queued): the device's work is waited
+    // for first. During a capture synchronising is prohibited, so the pages
+    // stay mapped until the captures end (docs/cuda.md, "Captures and the
+    // allocator").
+    if (deferUnmap(index, address, bytes)) return;
     withContext(index, [&] {
-      // cuMemUnmap, unlike cudaFree, does not wait for work that still uses
-      // the pages (a block freed on its own stream is reused in stream
-      // order, so its last kernels may still be queued): wait for the
-      // device first. Not during a capture, where synchronising is
-      // prohibited (docs/cuda.md, "Captures and the allocator").
-      if (!capturesUnderway()) (void)succeeded(cudaDeviceSynchronize());
+      (void)succeeded(cudaDeviceSynchronize());
       mapping_.unmap(address, bytes);
     });
   }
 
  private:
+  // A failed mapPages: the parts mapped before part `failed` are unmapped
+  // again (nothing used them), and the pages taken back from the deferred
+  // unmaps wait for it again, so that nothing stays mapped.
+  void undoMap(DeviceIndex index, void* address, std::size_t bytes,
+               const std::vector<std::pair<void*, std::size_t>>& unmapped,
+               std::size_t failed) noexcept {
+    for (std::size_t i = 0; i < failed; ++i)
+      mapping_.unmap(unmapped[i].first, unmapped[i].second);
+    auto at = reinterpret_cast<std::uintptr_t>(address);
+    const std::uintptr_t end = at + bytes;
+    for (const auto& [part, length] : unmapped) {
+      const auto begin = reinterpret_cast<std::uintptr_t>(part);
+      if (begin > at) unmapPages(index, reinterpret_cast<void*>(at), begin - at);
+      at = begin + length;
+    }
+    if (at < end) unmapPages(index, reinterpret_cast<void*>(at), end - at);
+  }
+
   // Runs `fn` (noexcept) with the device's context current when that works,
   // and without otherwise (the driver frees by address).
   template <typename Fn>

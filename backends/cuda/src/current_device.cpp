@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <mutex>
+#include <vector>
+
 #include "accel/error.h"
 #include "cuda_error.h"
 #include "driver.h"
@@ -26,6 +29,27 @@ DeviceIndex contextDevice(const Driver& d) noexcept {
   CUdevice device = 0;
   if (d.ctxGetDevice(&device) != CUDA_SUCCESS) return -1;
   return static_cast<DeviceIndex>(device);  // CUdevice is the ordinal
+}
+
+// Device `index`'s primary context, retained once for the process (the
+// runtime keeps it too; never released, as the runtime never releases its
+// own). Null when the driver lacks cuDevicePrimaryCtxRetain.
+CUcontext retainedPrimaryContext(const Driver& d, DeviceIndex index) {
+  if (d.primaryCtxRetain == nullptr) return nullptr;
+  static std::mutex mutex;
+  static auto* const retained = new std::vector<CUcontext>();  // never destroyed
+  std::lock_guard lock(mutex);
+  if (retained->empty())
+    retained->assign(static_cast<std::size_t>(d.device_count), nullptr);
+  CUcontext& context = (*retained)[static_cast<std::size_t>(index)];
+  if (context != nullptr) return context;
+  CUdevice device = 0;
+  CUresult result = d.deviceGet(&device, index);
+  if (result == CUDA_SUCCESS) result = d.primaryCtxRetain(&context, device);
+  ACCEL_CHECK(result == CUDA_SUCCESS, DeviceError,
+              "cuDevicePrimaryCtxRetain (making cuda:", static_cast<int>(index),
+              "'s context current for work there) failed: ", driverErrorName(d, result));
+  return context;
 }
 
 }  // namespace
@@ -60,16 +84,31 @@ void setCurrentDevice(DeviceIndex index) {
 
 DeviceContext::DeviceContext(DeviceIndex index) {
   const Driver& d = usableDriver();
-  const bool isCurrent = currentDevice() == index;
-  CUcontext saved = nullptr;
-  if (!isCurrent && d.ctxGetCurrent(&saved) != CUDA_SUCCESS) saved = nullptr;
-  checkCuda(cudaSetDevice(index), "cudaSetDevice (making the device's context current)");
-  if (isCurrent) {
+  if (currentDevice() == index) {
+    checkCuda(cudaSetDevice(index),
+              "cudaSetDevice (making the device's context current)");
     t_target = -1;  // the target is real now
-  } else {
-    saved_ = saved;
-    restore_ = true;
+    return;
   }
+  CUcontext saved = nullptr;
+  if (d.ctxGetCurrent(&saved) != CUDA_SUCCESS) saved = nullptr;
+  // Work on another device than the thread's: its primary context is made
+  // current through the driver, which the runtime uses as it finds it
+  // (Programming Guide, "Interoperability between Runtime and Driver APIs").
+  // cudaSetDevice would also switch the runtime's per-thread device, which
+  // restoring the context does not switch back: the caller's next plain
+  // runtime call on a thread without a context would go to this device.
+  if (CUcontext primary = retainedPrimaryContext(d, index)) {
+    const CUresult result = d.ctxSetCurrent(primary);
+    ACCEL_CHECK(result == CUDA_SUCCESS, DeviceError,
+                "cuCtxSetCurrent (making cuda:", static_cast<int>(index),
+                "'s context current) failed: ", driverErrorName(d, result));
+  } else {
+    checkCuda(cudaSetDevice(index),
+              "cudaSetDevice (making the device's context current)");
+  }
+  saved_ = saved;
+  restore_ = true;
 }
 
 DeviceContext::~DeviceContext() {

@@ -30,10 +30,13 @@ bool primaryContextActive(DeviceIndex index) noexcept;
 
 // RAII: makes device `index`'s primary context current on this thread for
 // work on that device, creating it if needed (the one place contexts are
-// made). When `index` is the thread's current device the switch stays after
-// the guard (the target becomes real); otherwise the previous context is
-// restored, whatever it was (none included). Throws DeviceError/NotAvailable
-// from cudaSetDevice.
+// made). When `index` is the thread's current device, with cudaSetDevice,
+// and the switch stays after the guard (the target becomes real); otherwise
+// through the driver (the primary context retained once, made current with
+// cuCtxSetCurrent), so that the runtime's per-thread device is left as it
+// was, and the previous context is restored, whatever it was (none
+// included). Throws DeviceError/NotAvailable from cudaSetDevice or the
+// driver.
 class DeviceContext {
  public:
   explicit DeviceContext(DeviceIndex index);

@@ -111,6 +111,7 @@ void probe(Driver& d) {
     return;
   }
   resolve(library, "cuDeviceCanAccessPeer", d.deviceCanAccessPeer);
+  resolve(library, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain);
   resolveVirtualMemory(library, d);
   d.device_count = count;
 }

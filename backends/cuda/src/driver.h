@@ -47,6 +47,10 @@ struct Driver {
   // Optional (null when missing: no peer is given access to expandable
   // segments). Creates no context.
   CUresult (*deviceCanAccessPeer)(int*, CUdevice, CUdevice) = nullptr;
+  // Optional: retains (creating it when needed) a device's primary context.
+  // Called only for work on a device (current_device.h), never by a probe;
+  // without it, that work falls back to cudaSetDevice.
+  CUresult (*primaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
 
   // The virtual memory API (expandable segments), resolved with the rest;
   // all null when any is missing, which `vmm_missing` then names

@@ -1,10 +1,15 @@
-// The CUDA fill kernel's launcher (fill_kernels.cu), called by fill.cpp.
+// The CUDA fill kernels: their launcher (fill_launch.cpp, called by fill.cpp
+// and captured_philox.cpp), which chooses the kernel and its grid, and the
+// kernels' own launches (fill_kernels.cu, device code and the <<<>>> lines
+// only; the runtime double's tests replace them with the kernels' steps run
+// on the host, tests/cuda/double/fill_kernels_double.cpp).
 //
 // Thread-safety: thread-safe, as kernel launches are.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "accel/random_fill_elements.h"
@@ -24,5 +29,18 @@ cudaError_t launchFill(const accel::detail::FillJob& job,
 // memory) on `stream`: a graph replay's Philox position, ahead of the graph.
 cudaError_t launchWritePhilox(std::uint64_t* position, std::uint64_t seed,
                               std::uint64_t offset, cudaStream_t stream) noexcept;
+
+// The kernels' launches, as launchFill chose them (fill_mapping.h): `blocks`
+// blocks of kFillThreads threads over `tiles` tiles, or over `groups`
+// block-aligned groups (16-byte stores when `vectors`). Return
+// cudaGetLastError() after the launch.
+cudaError_t launchFillTilesKernel(const accel::detail::FillJob& job, std::size_t tiles,
+                                  unsigned blocks, const std::uint64_t* replay_position,
+                                  cudaStream_t stream) noexcept;
+cudaError_t launchFillGroupsKernel(const accel::detail::FillJob& job, std::size_t groups,
+                                   unsigned blocks, bool vectors,
+                                   cudaStream_t stream) noexcept;
+cudaError_t launchWritePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
+                                    std::uint64_t offset, cudaStream_t stream) noexcept;
 
 }  // namespace accel::cuda::detail

@@ -30,6 +30,9 @@ struct GraphRecord {
   cudaGraphExec_t exec = nullptr;
   // Captured fills' positions, advanced per replay (shared: records copy).
   std::shared_ptr<kit::CapturedPhilox> philox;
+  // Recorded after each replay of a graph with captured fills; the next
+  // replay waits for it (graphReplay).
+  cudaEvent_t replayed = nullptr;
 };
 
 RecordTable<GraphId, GraphRecord>& graphTable() {
@@ -50,6 +53,15 @@ cudaStreamCaptureMode toCuda(CaptureMode mode) {
 }
 
 void release(GraphRecord& record) noexcept {
+  if (record.replayed != nullptr) {
+    try {
+      DeviceContext context(record.device);
+      (void)succeeded(cudaEventDestroy(record.replayed));
+    } catch (...) {
+      (void)succeeded(cudaEventDestroy(record.replayed));
+    }
+    record.replayed = nullptr;
+  }
   if (record.exec != nullptr) (void)succeeded(cudaGraphExecDestroy(record.exec));
   if (record.graph != nullptr) (void)succeeded(cudaGraphDestroy(record.graph));
   record.exec = nullptr;
@@ -120,24 +132,35 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
       release(record);
       throw;
     }
+    // Captures count as underway before CUDA's begins: another thread's
+    // allocator must not call cudaMalloc or cudaFree, nor query an event,
+    // once the capture exists, even before its id is known here.
+    captureBeginning();
     try {
       checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
                 "cudaStreamBeginCapture");
     } catch (...) {
+      captureAbandoned();
       allocator.endAllocateToPool(device, chosen, stream);
       release(record);
       throw;
     }
     // The allocator's view of the capture (capture_registry.h).
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    bool registered = false;
     try {
       checkCuda(
           cudaStreamGetCaptureInfo(nativeStream(stream), &status, &record.capture_id),
           "cudaStreamGetCaptureInfo");
       captureBegan(record.capture_id, device, chosen, stream);
+      registered = true;
       capturedPhiloxBegan(record.capture_id);
     } catch (...) {
-      (void)captureEnded(record.capture_id);
+      if (registered) {
+        (void)captureEnded(record.capture_id);
+      } else {
+        captureAbandoned();
+      }
       cudaGraph_t abandoned = nullptr;
       if (succeeded(cudaStreamEndCapture(nativeStream(stream), &abandoned)) &&
           abandoned != nullptr) {
@@ -208,8 +231,24 @@ void graphReplay(GraphId graph) {
     // their generators and written ahead of the graph, in stream order.
     DeviceContext context(record.device);
     const cudaStream_t stream = nativeStream(currentStream(record.device));
-    if (record.philox) advanceCapturedPhilox(*record.philox, stream);
+    if (!record.philox) {
+      checkCuda(cudaGraphLaunch(record.exec, stream), "cudaGraphLaunch");
+      return;
+    }
+    // The graph's fills read their positions from slots every replay
+    // shares: a replay on another stream must not write them before the
+    // previous replay's fills have read them, so it waits for that replay.
+    if (record.replayed == nullptr) {
+      checkCuda(cudaEventCreateWithFlags(&record.replayed, cudaEventDisableTiming),
+                "cudaEventCreateWithFlags (a graph's replay order)");
+    } else {
+      checkCuda(cudaStreamWaitEvent(stream, record.replayed, 0),
+                "cudaStreamWaitEvent (after the graph's previous replay)");
+    }
+    advanceCapturedPhilox(*record.philox, stream);
     checkCuda(cudaGraphLaunch(record.exec, stream), "cudaGraphLaunch");
+    checkCuda(cudaEventRecord(record.replayed, stream),
+              "cudaEventRecord (a graph's replay order)");
   });
 }
 

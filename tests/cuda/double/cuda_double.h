@@ -23,14 +23,29 @@ extern "C" {
 int cuda_double_violations(char* text, std::size_t capacity);
 void cuda_double_reset_violations();
 
+// Device memory a kernel reads or writes: [begin, begin + bytes).
+struct cuda_double_range {
+  const void* begin;
+  std::size_t bytes;
+};
+
 // The double's stand-in for a kernel launch: runs fn(args) on `stream` in
 // stream order (or records it into the stream's capture). `args` (args_bytes)
-// is copied; [memory, memory + memory_bytes) is the device memory the kernel
-// writes, which must be live device memory of the stream's device (or pinned
-// host memory) when the work runs. Returns like cudaLaunchKernel.
+// is copied; `memory` (`count` ranges) is every piece of device memory the
+// kernel reads or writes, each of which must be live device memory the
+// stream's device may access (or pinned host memory) when the work runs;
+// anything else is a violation. Returns like cudaLaunchKernel.
 cudaError_t cuda_double_launch(cudaStream_t stream, void (*fn)(const void* args),
-                               const void* args, std::size_t args_bytes, void* memory,
-                               std::size_t memory_bytes);
+                               const void* args, std::size_t args_bytes,
+                               const cuda_double_range* memory, std::size_t count);
+
+// Runs fn(arg) once, on the thread that calls cudaStreamBeginCapture, right
+// after the next capture has begun (outside the double's lock), before the
+// call returns: what another thread may do in that moment.
+void cuda_double_after_next_capture_begins(void (*fn)(void* arg), void* arg);
+
+// Whether `stream`'s worker waits now for an event (cudaStreamWaitEvent).
+int cuda_double_stream_waits_for_event(cudaStream_t stream);
 
 // Threads blocked now in a call that waits for device work
 // (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,

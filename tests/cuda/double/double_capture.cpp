@@ -1,4 +1,7 @@
 // Events, stream capture and graphs of the runtime double.
+#include <utility>
+
+#include "cuda_double.h"
 #include "double_runtime.h"
 
 using namespace cuda_double;
@@ -15,13 +18,15 @@ std::shared_ptr<Capture> liveCapture(State& s, std::uint64_t id) {
 // Lock held. CUDA: Runtime API, cudaEventQuery / cudaEventSynchronize and
 // cudaThreadExchangeStreamCaptureMode ("Relaxed"): querying or waiting for
 // an event last recorded inside a capture is prohibited in every mode; the
-// capture, if still open, is invalidated.
+// capture, if still open, is invalidated. The error is
+// cudaErrorCapturedEvent ("not permitted on an event which was last
+// recorded in a capturing stream", Runtime API, cudaError).
 cudaError_t refuseCapturedEvent(State& s, CUevent_st* event, const char* call) {
   if (event->capture_id == 0) return cudaSuccess;
   if (auto capture = liveCapture(s, event->capture_id)) {
     s.invalidate(*capture, std::string(call) + " of an event recorded in the capture");
   }
-  return cudaErrorStreamCaptureUnsupported;
+  return cudaErrorCapturedEvent;
 }
 
 }  // namespace
@@ -194,7 +199,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
   State& s = State::get();
-  std::lock_guard lock(s.mutex);
+  std::unique_lock lock(s.mutex);
   CUstream_st* native = nullptr;
   if (const cudaError_t e = resolveStream(s, stream, &native); e != cudaSuccess) {
     return record(e);
@@ -213,6 +218,11 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
   native->capture = capture;
   native->capture_seq = 0;
   s.captures.insert(capture);
+  if (void (*after)(void*) = std::exchange(s.after_capture_begins, nullptr)) {
+    void* arg = s.after_capture_begins_arg;
+    lock.unlock();
+    after(arg);
+  }
   return cudaSuccess;
 }
 
@@ -326,6 +336,13 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     if (const cudaError_t e = s.submit(native, node); e != cudaSuccess) return record(e);
   }
   return cudaSuccess;
+}
+
+void cuda_double_after_next_capture_begins(void (*fn)(void*), void* arg) {
+  State& s = State::get();
+  std::lock_guard lock(s.mutex);
+  s.after_capture_begins = fn;
+  s.after_capture_begins_arg = arg;
 }
 
 }  // extern "C"

@@ -140,6 +140,19 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice device, unsigned int* flags, int* a
   return CUDA_SUCCESS;
 }
 
+CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+  State& s = State::get();
+  std::lock_guard lock(s.mutex);
+  if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (device < 0 || device >= s.device_count) return CUDA_ERROR_INVALID_DEVICE;
+  // CUDA: Driver API, cuDevicePrimaryCtxRetain: creates the primary context
+  // when it is not active; the runtime uses it as its own.
+  CUctx_st& primary = s.contexts[static_cast<std::size_t>(device)];
+  primary.active = true;
+  *context = &primary;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuCtxGetCurrent(CUcontext* context) {
   *context = thread().current;
   return CUDA_SUCCESS;
@@ -187,12 +200,13 @@ CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
 }
 
 CUresult cuDeviceCanAccessPeer(int* can, CUdevice device, CUdevice peer) {
-  // Like cudaDeviceCanAccessPeer: every pair of distinct devices can.
+  // Like cudaDeviceCanAccessPeer: every pair of distinct devices can, except
+  // on a machine without P2P (CUDA_DOUBLE_NO_P2P=1).
   const int count = deviceCount();
   if (can == nullptr || device < 0 || device >= count || peer < 0 || peer >= count) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  *can = device != peer ? 1 : 0;
+  *can = device != peer && !State::get().no_p2p ? 1 : 0;
   return CUDA_SUCCESS;
 }
 

@@ -55,8 +55,11 @@ cudaError_t allocate(void** ptr, std::size_t bytes, MemoryKind kind, const char*
 }
 
 // Lock held. A copy or set of `bytes` at dst (from src), in stream order on
-// `stream`; synchronous with the host when `sync` or when either side is
-// pageable host memory (CUDA: Runtime API, "API synchronization behavior").
+// `stream`; synchronous with the host when `sync`, or when either side is
+// pageable host memory unless State::pageable_async (CUDA: Runtime API, "API
+// synchronization behavior": such a copy "might be synchronous"; with
+// CUDA_DOUBLE_PAGEABLE_ASYNC=1 it returns before the copy ran, as it may on
+// systems with HMM or ATS).
 cudaError_t transfer(State& s, std::unique_lock<std::mutex>& lock, CUstream_st* stream,
                      void* dst, const void* src, int value, std::size_t bytes,
                      bool sync) {
@@ -84,7 +87,7 @@ cudaError_t transfer(State& s, std::unique_lock<std::mutex>& lock, CUstream_st* 
     work.run = [dst, value, bytes] { std::memset(dst, value, bytes); };
   }
   if (const cudaError_t e = s.submit(stream, std::move(work)); e != cudaSuccess) return e;
-  if (sync || pageable) s.drain(lock, stream);
+  if (sync || (pageable && !s.pageable_async)) s.drain(lock, stream);
   return cudaSuccess;
 }
 
@@ -152,9 +155,22 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
 }
 
 cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
-  // Asynchronous for device memory on a GPU; the double waits, which no
-  // correct program can tell apart.
-  return transferOn(nullptr, dst, nullptr, value, bytes, /*sync=*/true);
+  // CUDA: Runtime API, "API synchronization behavior": the synchronous
+  // memset functions are asynchronous with respect to the host except when
+  // the target is pinned host memory or Unified Memory. The double waits
+  // only for pinned memory; a set of device memory runs on the legacy
+  // stream in its order and may not have run when the call returns.
+  bool pinned = false;
+  {
+    State& s = State::get();
+    std::lock_guard lock(s.mutex);
+    (void)runtimeContext(s);
+    if (const cudaError_t e = s.unsafeCall("cudaMemset"); e != cudaSuccess)
+      return record(e);
+    const Allocation* target = s.find(reinterpret_cast<std::uintptr_t>(dst), 1);
+    pinned = target != nullptr && target->kind == MemoryKind::Pinned;
+  }
+  return transferOn(nullptr, dst, nullptr, value, bytes, /*sync=*/pinned);
 }
 
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t stream) {
@@ -164,6 +180,10 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t str
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
+  // CUDA: Programming Guide, "Initialization": like every runtime call that
+  // is not a device-management query, it initialises the runtime on the
+  // thread's current device, creating its primary context.
+  (void)runtimeContext(s);
   if (attributes == nullptr) return record(cudaErrorInvalidValue);
   *attributes = cudaPointerAttributes{};
   const Allocation* found = s.find(reinterpret_cast<std::uintptr_t>(ptr), 1);
@@ -184,7 +204,24 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
   if (device < 0 || device >= count || peer < 0 || peer >= count) {
     return record(cudaErrorInvalidDevice);
   }
-  *can = device != peer ? 1 : 0;
+  // CUDA_DOUBLE_NO_P2P=1: a machine whose GPUs cannot reach each other.
+  *can = device != peer && !State::get().no_p2p ? 1 : 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
+  State& s = State::get();
+  std::lock_guard lock(s.mutex);
+  const int device = runtimeContext(s)->device;
+  // CUDA: Runtime API, cudaDeviceEnablePeerAccess: flags must be 0; a peer
+  // the device cannot access is cudaErrorPeerAccessUnsupported; enabling
+  // twice is cudaErrorPeerAccessAlreadyEnabled.
+  if (flags != 0) return record(cudaErrorInvalidValue);
+  if (peer < 0 || peer >= s.device_count) return record(cudaErrorInvalidDevice);
+  if (peer == device || s.no_p2p) return record(cudaErrorPeerAccessUnsupported);
+  unsigned int& enabled = s.peer_enabled[static_cast<std::size_t>(device)];
+  if ((enabled & (1u << peer)) != 0) return record(cudaErrorPeerAccessAlreadyEnabled);
+  enabled |= 1u << peer;
   return cudaSuccess;
 }
 

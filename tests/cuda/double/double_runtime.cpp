@@ -78,7 +78,9 @@ const char* cudaGetErrorName(cudaError_t error) {
     CUDA_DOUBLE_NAME(cudaErrorStreamCaptureUnjoined)
     CUDA_DOUBLE_NAME(cudaErrorStreamCaptureIsolation)
     CUDA_DOUBLE_NAME(cudaErrorStreamCaptureWrongThread)
+    CUDA_DOUBLE_NAME(cudaErrorCapturedEvent)
     CUDA_DOUBLE_NAME(cudaErrorPeerAccessAlreadyEnabled)
+    CUDA_DOUBLE_NAME(cudaErrorPeerAccessUnsupported)
     CUDA_DOUBLE_NAME(cudaErrorNoDevice)
 #undef CUDA_DOUBLE_NAME
     default:
@@ -277,8 +279,8 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data)
 }
 
 cudaError_t cuda_double_launch(cudaStream_t stream, void (*fn)(const void*),
-                               const void* args, std::size_t args_bytes, void* memory,
-                               std::size_t memory_bytes) {
+                               const void* args, std::size_t args_bytes,
+                               const cuda_double_range* memory, std::size_t count) {
   State& s = State::get();
   std::lock_guard lock(s.mutex);
   CUstream_st* native = nullptr;
@@ -296,10 +298,19 @@ cudaError_t cuda_double_launch(cudaStream_t stream, void (*fn)(const void*),
   Work work;
   work.run = [fn, copy] { fn(copy->data()); };
   work.device = native->device;
-  if (memory_bytes > 0) {
-    work.memory.push_back({reinterpret_cast<std::uintptr_t>(memory), memory_bytes});
+  for (std::size_t i = 0; i < count; ++i) {
+    if (memory[i].bytes == 0) continue;
+    work.memory.push_back(
+        {reinterpret_cast<std::uintptr_t>(memory[i].begin), memory[i].bytes});
   }
+  work.kernel = true;
   return record(s.submit(native, std::move(work)));
+}
+
+int cuda_double_stream_waits_for_event(cudaStream_t stream) {
+  State& s = State::get();
+  std::lock_guard lock(s.mutex);
+  return s.streams.count(stream) != 0 && stream->waiting_for_event ? 1 : 0;
 }
 
 }  // extern "C"

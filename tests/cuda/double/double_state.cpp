@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace cuda_double {
 namespace {
@@ -33,6 +34,13 @@ State::State() {
   if (const char* count = std::getenv("CUDA_DOUBLE_DEVICES"); count != nullptr) {
     device_count = std::atoi(count);
   }
+  if (const char* mode = std::getenv("CUDA_DOUBLE_PAGEABLE_ASYNC"); mode != nullptr) {
+    pageable_async = std::string(mode) == "1";
+  }
+  if (const char* p2p = std::getenv("CUDA_DOUBLE_NO_P2P"); p2p != nullptr) {
+    no_p2p = std::string(p2p) == "1";
+  }
+  peer_enabled.assign(static_cast<std::size_t>(device_count), 0);
   contexts.resize(static_cast<std::size_t>(device_count));
   for (int d = 0; d < device_count; ++d) contexts[d].device = d;
   used.assign(static_cast<std::size_t>(device_count), 0);
@@ -106,7 +114,11 @@ void State::work(CUstream_st* stream) {
     changed.wait(lock, [&] { return !stream->queue.empty(); });
     Item item = std::move(stream->queue.front());
     stream->queue.pop_front();
-    if (item.wait_for) changed.wait(lock, [&] { return item.wait_for->done; });
+    if (item.wait_for) {
+      stream->waiting_for_event = true;
+      changed.wait(lock, [&] { return item.wait_for->done; });
+      stream->waiting_for_event = false;
+    }
     if (item.record) {
       item.record->done = true;
       item.record->at = std::chrono::steady_clock::now();
@@ -120,6 +132,18 @@ void State::work(CUstream_st* stream) {
           // only to the devices given access.
           violation("work on cuda:" + std::to_string(stream->device) +
                     " touches mapped memory it was given no access to");
+          valid = false;
+        } else if (target != nullptr && item.work.kernel &&
+                   target->kind == MemoryKind::Device &&
+                   target->device != item.work.device &&
+                   (peer_enabled[static_cast<std::size_t>(item.work.device)] &
+                    (1u << target->device)) == 0) {
+          // CUDA: Runtime API, cudaDeviceEnablePeerAccess: a kernel on one
+          // device reaches another device's memory only once peer access
+          // to it is enabled (copies go through unified addressing).
+          violation("a kernel on cuda:" + std::to_string(stream->device) +
+                    " touches cuda:" + std::to_string(target->device) +
+                    "'s memory without peer access enabled");
           valid = false;
         } else if (target == nullptr) {
           // CUDA: Programming Guide, "Device Memory": kernels access device

@@ -43,6 +43,9 @@ struct Work {
   std::function<void()> run;
   std::vector<Range> memory;
   int device = 0;  // whose memory the work may touch
+  // A kernel (cuda_double_launch): it reaches another device's cudaMalloc
+  // memory only as an enabled peer. Copies reach any device's memory.
+  bool kernel = false;
 };
 
 struct Capture;
@@ -73,6 +76,7 @@ struct CUstream_st {
   std::uint64_t completed = 0;
   std::shared_ptr<cuda_double::Capture> capture;  // null when not capturing
   std::uint64_t capture_seq = 0;                  // work captured on this stream
+  bool waiting_for_event = false;                 // the worker waits for a marker
 };
 
 struct CUevent_st {
@@ -117,7 +121,9 @@ struct Allocation {
   int device = 0;
   MemoryKind kind = MemoryKind::Device;
   // Devices whose work may touch it (bit d: device d). Mapped pages: the
-  // devices cuMemSetAccess named; the rest: all (peer access is assumed).
+  // devices cuMemSetAccess named; the rest: all for copies, and for
+  // kernels the owning device and the peers that enabled access to it
+  // (State::peer_enabled).
   unsigned int access = ~0u;
 };
 
@@ -144,6 +150,16 @@ class State {
   int violations = 0;
   std::string last_violation;
   int waiting = 0;
+  // Pageable copies and cudaMemset return before the work ran
+  // (CUDA_DOUBLE_PAGEABLE_ASYNC=1): CUDA's text allows either behaviour.
+  bool pageable_async = false;
+  // No device can access another as a peer (CUDA_DOUBLE_NO_P2P=1).
+  bool no_p2p = false;
+  // Bit p of peer_enabled[d]: cudaDeviceEnablePeerAccess(p) ran on device d.
+  std::vector<unsigned int> peer_enabled;
+  // cuda_double_after_next_capture_begins.
+  void (*after_capture_begins)(void*) = nullptr;
+  void* after_capture_begins_arg = nullptr;
 
   // Lock held. Records misuse that CUDA reports only as a later fault.
   void violation(std::string text);

@@ -1,4 +1,5 @@
-// The fill kernels on the runtime double: the kernel's own steps
+// The fill kernels' launches on the runtime double (the launcher,
+// fill_launch.cpp, is the backend's own): the kernel's own steps
 // (fill_mapping.h: every thread of a tile stages its chunk, then every
 // thread stores its elements, the code the GPU kernel runs per thread)
 // executed on the stream's worker (the block-aligned fast path's groups, or
@@ -59,20 +60,30 @@ void runWrite(const void* args) {
 
 }  // namespace
 
-cudaError_t launchFill(const accel::detail::FillJob& job,
-                       const std::uint64_t* replay_position,
-                       cudaStream_t stream) noexcept {
-  if (fillTileCount(job) == 0) return cudaSuccess;
+cudaError_t launchFillTilesKernel(const accel::detail::FillJob& job, std::size_t,
+                                  unsigned, const std::uint64_t* replay_position,
+                                  cudaStream_t stream) noexcept {
   const FillArgs args{job, replay_position};
-  return cuda_double_launch(stream, runFill, &args, sizeof args, job.out,
-                            job.count * accel::detail::fillElementBytes(job));
+  // The kernel writes its outputs and, when captured, reads its Philox slot.
+  const cuda_double_range memory[] = {
+      {job.out, job.count * accel::detail::fillElementBytes(job)},
+      {replay_position, replay_position != nullptr ? 2 * sizeof(std::uint64_t) : 0}};
+  return cuda_double_launch(stream, runFill, &args, sizeof args, memory, 2);
 }
 
-cudaError_t launchWritePhilox(std::uint64_t* position, std::uint64_t seed,
-                              std::uint64_t offset, cudaStream_t stream) noexcept {
+cudaError_t launchFillGroupsKernel(const accel::detail::FillJob& job, std::size_t,
+                                   unsigned, bool, cudaStream_t stream) noexcept {
+  const FillArgs args{job, nullptr};
+  const cuda_double_range memory[] = {
+      {job.out, job.count * accel::detail::fillElementBytes(job)}};
+  return cuda_double_launch(stream, runFill, &args, sizeof args, memory, 1);
+}
+
+cudaError_t launchWritePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
+                                    std::uint64_t offset, cudaStream_t stream) noexcept {
   const WriteArgs args{position, seed, offset};
-  return cuda_double_launch(stream, runWrite, &args, sizeof args, position,
-                            2 * sizeof(std::uint64_t));
+  const cuda_double_range memory[] = {{position, 2 * sizeof(std::uint64_t)}};
+  return cuda_double_launch(stream, runWrite, &args, sizeof args, memory, 1);
 }
 
 }  // namespace accel::cuda::detail
