@@ -22,7 +22,9 @@ fi
 cmake --preset coverage
 cmake --build --preset coverage
 find build/coverage -name '*.gcda' -delete
-ctest --preset coverage
+# A failing test fails the stage, after the figure is printed.
+tests_status=0
+ctest --preset coverage || tests_status=$?
 gcovr --root . --filter 'backends/cuda/src/' --object-directory build/coverage \
   --print-summary \
   --txt build/coverage/cuda_coverage.txt
@@ -39,3 +41,4 @@ for source in backends/cuda/src/*.cpp backends/cuda/src/*.cu; do
     esac
   fi
 done
+exit "$tests_status"

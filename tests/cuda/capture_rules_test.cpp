@@ -102,6 +102,53 @@ TEST(CudaCaptureRules, PagesFreedDuringACaptureAreUnmappedAfterTheirWork) {
   allocator.setSettings(before);
 }
 
+// A segment's tail pages freed during a capture wait for the capture's end;
+// when the segment grows into them again meanwhile, they are taken back as
+// they are (still mapped), and the end of the capture leaves them mapped.
+TEST(CudaCaptureRules, PagesMappedAgainDuringACaptureAreTakenBackAsTheyAre) {
+  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  const memory::AllocatorSettings before = allocator.settings();
+  memory::AllocatorSettings expandable = before;
+  expandable.expandable_segments = true;
+  allocator.setSettings(expandable);
+  cuda().emptyCache();
+  const Stream stream = cuda().getNewStream(0);
+  const Stream capturing = cuda().getNewStream(0);
+  DataPtr head;
+  void* tail = nullptr;
+  {
+    StreamGuard guard(stream);
+    head = cuda().getDeviceAllocator(0).allocate(2 * kMiB);
+    DataPtr freed = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
+    tail = freed.get();
+  }
+  const std::size_t mapped = detail::pageMapping().mappedPages();
+  StreamGuard guard(capturing);
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  cuda().emptyCache();  // the tail's pages: unmapped after the capture
+  EXPECT_EQ(detail::pageMapping().mappedPages(), mapped) << "unmapped during the capture";
+  DataPtr again;
+  {
+    StreamGuard onStream(stream);
+    again = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
+  }
+  EXPECT_EQ(again.get(), tail) << "the segment did not grow into its freed tail";
+  fillUniform(stream, static_cast<float*>(again.get()), kMiB);
+  cuda().synchronizeStream(stream);
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
+  cuda().graphDestroy(graph);
+  EXPECT_EQ(detail::pageMapping().mappedPages(), mapped)
+      << "the capture's end unmapped pages in use again";
+  fillUniform(stream, static_cast<float*>(again.get()), kMiB);  // still mapped
+  cuda().synchronizeStream(stream);
+  again = DataPtr();
+  head = DataPtr();
+  cuda().emptyCache();
+  EXPECT_EQ(detail::pageMapping().mappedPages(), 0u);
+  allocator.setSettings(before);
+}
+
 // A capture begun directly with cudaStreamBeginCapture on a wrapped stream
 // is unknown to the backend; the allocator's new segment must not
 // invalidate it all the same.
