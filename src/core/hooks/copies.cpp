@@ -107,6 +107,7 @@ std::string AcceleratorHooks::ownerElsewhere(const void* ptr,
       }
     }
   } catch (...) {
+    // No memory left to say whose it is: say nothing.
   }
   return {};
 }
