@@ -253,9 +253,9 @@ AcceleratorHooks::HostSide AcceleratorHooks::checkCopy(HookId hook, void* dst,
 
 void AcceleratorHooks::holdHostSide(HostSide side, const void* host,
                                     Stream stream) const {
-  // Recorded before the copy is enqueued, so that no path out of the *Impl
-  // (a copy queued, then an error) leaves it unrecorded; a stream recorded
-  // on a block whose copy failed costs one event when the block is freed.
+  // Recorded once the backend has enqueued the copy, before the caller can
+  // free the block: a copy the backend refused (a capturing stream, say)
+  // leaves no stream on the block, whose free would record an event there.
   if (side == HostSide::CorePinned) (void)corePinnedCache()->recordStreamAt(host, stream);
 }
 
@@ -271,8 +271,8 @@ void AcceleratorHooks::copyHostToDevice(void* dst, const void* src, std::size_t 
   const HostSide host = checkCopy(HookId::copyHostToDevice, dst, CopySide::Device, src,
                                   CopySide::Host, bytes, stream);
   if (host == HostSide::NoCopy) return;
-  holdHostSide(host, src, stream);
   copyHostToDeviceImpl(dst, src, bytes, stream);
+  holdHostSide(host, src, stream);
   finishCopy(host, stream);
 }
 
@@ -281,8 +281,8 @@ void AcceleratorHooks::copyDeviceToHost(void* dst, const void* src, std::size_t 
   const HostSide host = checkCopy(HookId::copyDeviceToHost, dst, CopySide::Host, src,
                                   CopySide::Device, bytes, stream);
   if (host == HostSide::NoCopy) return;
-  holdHostSide(host, dst, stream);
   copyDeviceToHostImpl(dst, src, bytes, stream);
+  holdHostSide(host, dst, stream);
   finishCopy(host, stream);
 }
 
