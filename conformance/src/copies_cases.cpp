@@ -2,7 +2,9 @@
 // stream, for sizes 0, 1, odd and large; pinned copies complete with the
 // stream, pageable ones with the call; stream order; and the refusals
 // (overlapping ranges, a stream of a device the copy does not involve,
-// foreign and null pointers).
+// foreign and null pointers). The guarantees the core keeps for every
+// backend (pinned blocks and their next owner, live ranges, another
+// backend's memory) are in copy_guarantee_cases.cpp.
 //
 // Device memory comes from getDeviceAllocator, pinned memory from
 // getPinnedMemoryAllocator, streams from the streams group: a backend that
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "conformance_case.h"
+#include "copies_support.h"
 
 namespace accel::conformance::detail {
 namespace {
@@ -25,39 +28,6 @@ namespace {
 // large-pool block.
 constexpr std::size_t kSizes[] = {1, 7, 4099, (std::size_t{8} << 20) + 5};
 constexpr std::size_t kSmall = 4099;
-
-// Bytes that differ between positions and between seeds, so that a copy
-// from the wrong offset or of the wrong round is seen.
-std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed) {
-  std::vector<unsigned char> out(bytes);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    out[i] = static_cast<unsigned char>((i * 2654435761u >> 7) + seed * 131u + i);
-  }
-  return out;
-}
-
-// Where the first difference is, for the message; -1 when equal.
-long long firstDifference(const void* a, const void* b, std::size_t bytes) {
-  const auto* x = static_cast<const unsigned char*>(a);
-  const auto* y = static_cast<const unsigned char*>(b);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    if (x[i] != y[i]) return static_cast<long long>(i);
-  }
-  return -1;
-}
-
-DataPtr deviceMemory(AcceleratorHooks& hooks, int index, std::size_t bytes) {
-  return hooks.getDeviceAllocator(DeviceIndex(index)).allocate(bytes);
-}
-
-// Reads `bytes` of device memory back to the host, through a pageable
-// destination (done when the call returns).
-std::vector<unsigned char> readBack(AcceleratorHooks& hooks, const void* src,
-                                    std::size_t bytes, Stream stream) {
-  std::vector<unsigned char> out(bytes, 0);
-  hooks.copyDeviceToHost(out.data(), src, bytes, stream);
-  return out;
-}
 
 void roundTripsHostDeviceHostForEverySize(AcceleratorHooks& hooks) {
   for (int i = 0; i < hooks.deviceCount(); ++i) {
@@ -309,7 +279,7 @@ void foreignAndNullPointersAreRefused(AcceleratorHooks& hooks) {
 
 std::vector<ConformanceCase> copiesCases() {
   using enum HookId;
-  return {
+  std::vector<ConformanceCase> cases = {
       deviceCase("RoundTripsHostDeviceHostForEverySize",
                  roundTripsHostDeviceHostForEverySize,
                  {copyHostToDevice, copyDeviceToHost, getDeviceAllocator}),
@@ -330,6 +300,8 @@ std::vector<ConformanceCase> copiesCases() {
       deviceCase("ForeignAndNullPointersAreRefused", foreignAndNullPointersAreRefused,
                  {copyHostToDevice, copyDeviceToHost, copyDeviceToDevice}),
   };
+  for (ConformanceCase& c : copyGuaranteeCases()) cases.push_back(std::move(c));
+  return cases;
 }
 
 }  // namespace accel::conformance::detail

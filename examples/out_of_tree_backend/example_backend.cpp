@@ -134,7 +134,7 @@ class ExampleHooks final : public accel::kit::SynchronousCachingHooks {
 
   accel::Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_cache_; }
   // hostMemoryStats reports on it.
-  const accel::memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+  accel::memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
     return &pinned_cache_;
   }
 
@@ -162,7 +162,7 @@ class ExampleHooks final : public accel::kit::SynchronousCachingHooks {
   HostSegments device_memory_;
   HostSegments pinned_memory_;
   mutable accel::memory::CachingAllocator cache_;
-  accel::memory::PinnedCachingAllocator pinned_cache_;
+  mutable accel::memory::PinnedCachingAllocator pinned_cache_;
 };
 
 // Called by the loader, inside try/catch, after the version handshake. What

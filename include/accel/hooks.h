@@ -102,6 +102,11 @@ class GuardKey {
 
 class HooksTable;
 
+namespace memory {
+class CachingAllocator;
+class PinnedCachingAllocator;
+}  // namespace memory
+
 namespace detail {
 // Lets only the hooks table reach AcceleratorHooks::forgetServedGenerators,
 // in a fork child (see there). A key rather than friendship, like GuardKey.
@@ -301,19 +306,35 @@ class ACCEL_API AcceleratorHooks {
   // unchanged) until the stream passes the copy (synchronizeStream, or an
   // event recorded after it). With pageable memory the call returns once the
   // host side is done with: a source may be reused, a destination holds the
-  // data. Device-side completion is always stream-ordered.
+  // data. Device-side completion is always stream-ordered. Another backend's
+  // pinned memory is pageable memory here.
+  //
+  // Guaranteed here, for every backend: a pinned block may be freed as soon
+  // as the call returns; it goes to its next owner only once the stream has
+  // passed the copy. With pinned memory of the core's cache
+  // (corePinnedCache) the copy's stream is recorded on the block, which the
+  // cache then holds back (the call stays asynchronous); with pinned memory
+  // the core does not know (a backend's own allocator) the call synchronises
+  // the stream before it returns.
   //
   // Checked here, for every backend (InvalidArgument naming the hook, the
-  // backend and what was wrong): the stream (type and index); null pointers;
-  // a range that wraps the address space; overlapping source and destination
-  // ranges (in every direction); a device side that is pinned host memory or
-  // not this backend's device memory (getDeviceFromPtr of its first and last
-  // byte); a stream on a device the copy does not involve: dst's device for
-  // host -> device, src's for device -> host, either for device -> device
-  // (src and dst may be on different devices of the backend). A copy of 0
-  // bytes checks the stream and returns: its pointers are not looked at.
-  // Checked by the backend: a host side that is its device memory, a device
-  // range past the end of its allocation, use after free (InvalidArgument).
+  // backend, what was wrong and what to do): the stream (type and index);
+  // null pointers; a range that wraps the address space; overlapping source
+  // and destination ranges (in every direction); a device side that is not
+  // this backend's device memory (pinned or pageable host memory, another
+  // backend's memory: the message says whose); a device range that does not
+  // lie inside one live allocation (freed, or running past its end) when the
+  // backend's device memory is the core's cache (coreDeviceCache), else the
+  // backend's getDeviceFromPtr of its first and last byte; a host side that
+  // is device memory of this backend or of another registered one; a host
+  // range in a freed pinned block or past the end of its pinned allocation;
+  // a stream on a device the copy does not involve: dst's device for host ->
+  // device, src's for device -> host, either for device -> device (src and
+  // dst may be on different devices of the backend). A copy of 0 bytes
+  // checks the stream and returns: its pointers are not looked at.
+  // Left to the backend: what only its driver knows (device memory the
+  // core's caches did not hand out, a device range past the end of its own
+  // allocator's memory, a copy the device cannot make while capturing).
   void copyHostToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
   void copyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stream);
   void copyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
@@ -461,6 +482,16 @@ class ACCEL_API AcceleratorHooks {
   virtual void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                       Stream stream);
 
+  // The core caches behind this backend's memory, which the copies group's
+  // guarantees read (see the copies group above); null (the default) when
+  // the backend's device or pinned memory does not come from one. Called
+  // only once the backend is initialised, also for another backend's copy
+  // (to say whose memory a pointer is); must not throw then, and must return
+  // objects that live as long as this one. memory::CachingAllocatorHooks
+  // answers both from cachingAllocator() and pinnedCachingAllocator().
+  [[nodiscard]] virtual memory::CachingAllocator* coreDeviceCache() const;
+  [[nodiscard]] virtual memory::PinnedCachingAllocator* corePinnedCache() const;
+
  private:
   enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused };
 
@@ -504,13 +535,33 @@ class ACCEL_API AcceleratorHooks {
   void checkIndex(DeviceIndex index, HookId hook) const;
   DeviceIndex resolveIndex(DeviceIndex index, HookId hook) const;
   void checkStream(Stream stream, HookId hook) const;
-  // The copies group's checks (copy_checks.cpp); false for a copy of 0 bytes
-  // (nothing to do).
+  // The copies group's checks and guarantees (copies.cpp). checkCopy says
+  // what the copy's host side is; NoCopy for a copy of 0 bytes.
   enum class CopySide : std::uint8_t { Host, Device };
-  [[nodiscard]] bool checkCopy(HookId hook, void* dst, CopySide dst_side, const void* src,
-                               CopySide src_side, std::size_t bytes, Stream stream) const;
+  enum class HostSide : std::uint8_t {
+    NoCopy,         // 0 bytes: nothing to do
+    NoHost,         // device to device
+    Pageable,       // done with when the backend's *Impl returns
+    CorePinned,     // a block of corePinnedCache(): the stream is recorded on it
+    BackendPinned,  // pinned memory the core does not know: the stream is waited for
+  };
+  [[nodiscard]] HostSide checkCopy(HookId hook, void* dst, CopySide dst_side,
+                                   const void* src, CopySide src_side, std::size_t bytes,
+                                   Stream stream) const;
   [[nodiscard]] Device deviceOfCopyRange(HookId hook, const char* which, const void* ptr,
                                          std::size_t bytes) const;
+  [[nodiscard]] HostSide hostSideOf(HookId hook, const char* which, const void* ptr,
+                                    std::size_t bytes) const;
+  // Around the backend's *Impl: keeps pinned host memory from its next owner
+  // until `stream` has passed the copy.
+  void holdHostSide(HostSide side, const void* host, Stream stream) const;
+  void finishCopy(HostSide side, Stream stream) const;
+  // Whose memory `ptr` is among the other initialised backends of the
+  // process's hooks table, said for a message ("device memory of 'openreg'
+  // (openreg:0)"); with `device_only`, pinned memory does not count. Empty
+  // when none claims it. Never throws.
+  [[nodiscard]] std::string ownerElsewhere(const void* ptr,
+                                           bool device_only) const noexcept;
 
   DeviceType type_;
   // Written once, by settleCapabilities, before capabilities_settled_ is set.

@@ -77,6 +77,9 @@ class RecordingCopyHooks final : public AcceleratorHooks {
                               Stream stream) override {
     record({HookId::copyDeviceToDevice, dst, src, bytes, stream});
   }
+  void synchronizeStreamImpl(Stream stream) const override {
+    record({HookId::synchronizeStream, nullptr, nullptr, 0, stream});
+  }
 
  private:
   std::size_t offsetOf(const void* ptr) const {
@@ -84,14 +87,14 @@ class RecordingCopyHooks final : public AcceleratorHooks {
     const auto base = reinterpret_cast<std::uintptr_t>(memory_.data());
     return address - base;  // huge for addresses below the arena
   }
-  void record(const Call& call) {
+  void record(const Call& call) const {
     std::lock_guard<std::mutex> lock(mutex_);
     calls_.push_back(call);
   }
 
   std::array<unsigned char, 3 * kArena> memory_{};
-  std::mutex mutex_;
-  std::vector<Call> calls_;
+  mutable std::mutex mutex_;
+  mutable std::vector<Call> calls_;
 };
 
 class CopiesTest : public ::testing::Test {
@@ -110,7 +113,7 @@ TEST_F(CopiesTest, WellFormedCopiesReachTheBackendUnchanged) {
   hooks_.copyDeviceToDevice(d1, d0, 64, hooks_.stream(1));
   hooks_.copyHostToDevice(d0, hooks_.pinned(), 64, hooks_.stream(0));  // pinned host side
   const auto calls = hooks_.calls();
-  ASSERT_EQ(calls.size(), 5u);
+  ASSERT_EQ(calls.size(), 6u);
   EXPECT_EQ(calls[0].hook, HookId::copyHostToDevice);
   EXPECT_EQ(calls[0].dst, d0);
   EXPECT_EQ(calls[0].src, host_);
@@ -121,6 +124,36 @@ TEST_F(CopiesTest, WellFormedCopiesReachTheBackendUnchanged) {
   EXPECT_EQ(calls[2].hook, HookId::copyDeviceToDevice);
   EXPECT_EQ(calls[3].stream, hooks_.stream(1));
   EXPECT_EQ(calls[4].src, hooks_.pinned());
+  EXPECT_EQ(calls[5].hook, HookId::synchronizeStream);  // see below
+}
+
+// Pinned memory of the backend's own allocator (no core pinned cache): the
+// core cannot hold a freed block back, so the copy is waited for before the
+// call returns, and the caller may free the block at once.
+TEST_F(CopiesTest, PinnedMemoryTheCoreDoesNotKnowIsWaitedForBeforeTheCallReturns) {
+  unsigned char* d0 = hooks_.device(0);
+  hooks_.copyDeviceToHost(hooks_.pinned() + 8, d0, 64, hooks_.stream(0));
+  hooks_.copyHostToDevice(d0, host_, 64, hooks_.stream(0));  // pageable: no wait
+  const auto calls = hooks_.calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].hook, HookId::copyDeviceToHost);
+  EXPECT_EQ(calls[1].hook, HookId::synchronizeStream);
+  EXPECT_EQ(calls[1].stream, hooks_.stream(0));
+  EXPECT_EQ(calls[2].hook, HookId::copyHostToDevice);
+}
+
+TEST_F(CopiesTest, DeviceMemoryAsTheHostSideIsRefused) {
+  unsigned char* d0 = hooks_.device(0);
+  unsigned char* d1 = hooks_.device(1);
+  EXPECT_THAT(errorOf<InvalidArgument>(
+                  [&] { hooks_.copyHostToDevice(d0, d1, 64, hooks_.stream(0)); }),
+              HasSubstr(call(HookId::copyHostToDevice) + ": src ("));
+  EXPECT_THAT(errorOf<InvalidArgument>(
+                  [&] { hooks_.copyDeviceToHost(d1, d0, 64, hooks_.stream(0)); }),
+              HasSubstr("is device memory of copytestdev:1, not host memory; copy "
+                        "between devices with " +
+                        call(HookId::copyDeviceToDevice)));
+  EXPECT_TRUE(hooks_.calls().empty());
 }
 
 TEST_F(CopiesTest, ZeroBytesReachNothingButTheStreamCheck) {

@@ -73,6 +73,11 @@ class CachingKitHooks final : public SynchronousCachingHooks {
 
  protected:
   memory::CachingAllocator& cachingAllocator() const override { return cache_; }
+  // Named, so that hostMemoryStats reports on it and the copies group checks
+  // pinned ranges against its blocks.
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+    return &pinned_;
+  }
   Allocator& getPinnedMemoryAllocatorImpl() override { return pinned_; }
   std::string showConfigImpl() const override { return "caching kit test backend\n"; }
   DeviceProperties getDevicePropertiesImpl(DeviceIndex) const override {
@@ -86,7 +91,7 @@ class CachingKitHooks final : public SynchronousCachingHooks {
   HostMemory device_memory_;
   HostMemory pinned_memory_;
   mutable memory::CachingAllocator cache_;
-  memory::PinnedCachingAllocator pinned_;
+  mutable memory::PinnedCachingAllocator pinned_;
 };
 
 // Registered once for the conformance suite below; the unit tests use it too.

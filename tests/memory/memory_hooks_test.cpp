@@ -46,9 +46,7 @@ class PluggedHooks final : public CachingAllocatorHooks<> {
 
  protected:
   CachingAllocator& cachingAllocator() const override { return allocator_; }
-  const PinnedCachingAllocator* pinnedCachingAllocator() const override {
-    return pinned_;
-  }
+  PinnedCachingAllocator* pinnedCachingAllocator() const override { return pinned_; }
   bool isBuiltImpl() const override { return true; }
   bool isAvailableImpl() const override { return true; }
   int deviceCountImpl() const override { return 1; }

@@ -80,7 +80,7 @@ class TestHooks : public memory::CachingAllocatorHooks<kit::SynchronousDeviceHoo
  protected:
   void onHookCall(HookId hook) const override;
   memory::CachingAllocator& cachingAllocator() const override { return cache_; }
-  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
     return &pinned_;
   }
 
@@ -140,7 +140,7 @@ class TestHooks : public memory::CachingAllocatorHooks<kit::SynchronousDeviceHoo
   std::unique_ptr<HostSegments> device_segments_;
   std::unique_ptr<HostSegments> pinned_segments_;
   mutable memory::CachingAllocator cache_;
-  memory::PinnedCachingAllocator pinned_;
+  mutable memory::PinnedCachingAllocator pinned_;
   std::vector<std::unique_ptr<TracedAllocator>> allocators_;  // [0]: pinned; [i + 1]: i
 
   mutable std::mutex graph_mutex_;  // guards the two below

@@ -10,8 +10,13 @@
 // afterwards (free where the copy was synchronous already).
 // Device-to-device copies between two devices go through unified addressing
 // (cudaMemcpyDeviceToDevice on either device's stream). The core has checked
-// everything that needs no driver; what is left here is a host side that is
-// CUDA device memory, which the explicit kind would otherwise misread.
+// everything the copy's contract asks of memory its caches handed out (a
+// device range inside one live block, a host range inside its pinned block,
+// another backend's memory) and records the stream on a pinned block, so
+// that a block freed while its copy is queued waits for it (hooks.h). What
+// is left here is what only the driver knows: a host side that is CUDA
+// device memory the core's cache did not hand out (another library's
+// cudaMalloc), which the explicit kind would otherwise misread.
 #include <cuda_runtime_api.h>
 
 #include "accel/error.h"

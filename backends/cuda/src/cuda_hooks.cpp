@@ -38,7 +38,7 @@ memory::CachingAllocator& CudaHooks::cachingAllocator() const {
   return deviceCachingAllocator();
 }
 
-const memory::PinnedCachingAllocator* CudaHooks::pinnedCachingAllocator() const {
+memory::PinnedCachingAllocator* CudaHooks::pinnedCachingAllocator() const {
   requireAvailable();
   return &pinnedAllocator();
 }

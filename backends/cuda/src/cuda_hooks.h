@@ -91,7 +91,7 @@ class CudaHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
 
   // The memory groups: memory::CachingAllocatorHooks forwards to it.
   memory::CachingAllocator& cachingAllocator() const override;
-  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
   // cudaMemGetInfo with the device's context current, its errors raised.
   DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override;
 

@@ -44,7 +44,7 @@ memory::CachingAllocator& OpenClHooks::cachingAllocator() const {
   return deviceCachingAllocator();
 }
 
-const memory::PinnedCachingAllocator* OpenClHooks::pinnedCachingAllocator() const {
+memory::PinnedCachingAllocator* OpenClHooks::pinnedCachingAllocator() const {
   requireAvailable();
   return &pinnedAllocator();
 }

@@ -106,7 +106,7 @@ class OpenClHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>
   MempoolId graphPoolImpl(GraphId graph) const override;
 
   memory::CachingAllocator& cachingAllocator() const override;
-  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
 
  private:
   DefaultGenerators& defaultGenerators();

@@ -88,6 +88,14 @@ void copy(void* dst, const void* src, std::size_t bytes) {
 
 void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
   detail::enqueueCopy(dst, src, bytes, stream, "copyAsync", /*wait=*/false);
+  if (bytes == 0) return;
+  // openreg's own asynchronous copy, outside the hooks (whose copies the
+  // core guards): a pinned host block freed while the copy is queued is
+  // reused only after it ran, as the pinned cache records this stream on it.
+  Runtime& rt = Runtime::instance();
+  detail::PinnedMemory& pinned = detail::PinnedMemory::instance();
+  if (!rt.deviceOfAddress(dst)) (void)pinned.recordStreamAt(dst, stream);
+  if (!rt.deviceOfAddress(src)) (void)pinned.recordStreamAt(src, stream);
 }
 
 namespace detail {
@@ -110,11 +118,6 @@ void enqueueCopy(void* dst, const void* src, std::size_t bytes, Stream stream,
   if (second != on) rt.device(second, what).faults.checkNotLost(what);
   DeviceState& device = rt.device(on, what);
   device.faults.beginOperation(what);
-  // A pinned host block freed while this copy is queued must not be reused
-  // before the copy ran: the pinned cache records this stream on it.
-  PinnedMemory& pinned = PinnedMemory::instance();
-  if (!rt.deviceOfAddress(dst)) (void)pinned.recordStreamAt(dst, stream);
-  if (!rt.deviceOfAddress(src)) (void)pinned.recordStreamAt(src, stream);
   const std::uint64_t ticket =
       queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
   if (!wait) return;

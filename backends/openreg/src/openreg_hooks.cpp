@@ -311,7 +311,7 @@ void OpenRegHooks::setMemoryFractionImpl(double fraction, DeviceIndex index) {
   CachingAllocatorHooks::setMemoryFractionImpl(fraction, index);
 }
 
-const memory::PinnedCachingAllocator* OpenRegHooks::pinnedCachingAllocator() const {
+memory::PinnedCachingAllocator* OpenRegHooks::pinnedCachingAllocator() const {
   return &PinnedMemory::instance().cache();
 }
 

@@ -80,7 +80,7 @@ class OpenRegHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override;
   void resetAccumulatedMemoryStatsImpl(DeviceIndex index) override;
   void setMemoryFractionImpl(double fraction, DeviceIndex index) override;
-  const memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override;
 
   GraphId graphCreateImpl(bool keep_graph) override;
   void graphDestroyImpl(GraphId graph) override;

@@ -6,9 +6,10 @@
 // getDeviceFromPtr and isPinnedPtr are one lookup, interior pointers
 // included); the core cache (accel/memory/pinned_caching_allocator.h) keeps
 // freed blocks, still pinned, for reuse. An asynchronous copy from or to a
-// pinned block records its stream on the block (recordStreamAt), so a block
-// freed while such a copy is queued is reused only after openreg's event on
-// that stream completed. openreg does not mlock() the pages: a simulated
+// pinned block records its stream on the block (the core's copies group for
+// the hooks, copyAsync() through recordStreamAt), so a block freed while
+// such a copy is queued is reused only after openreg's event on that stream
+// completed. openreg does not mlock() the pages: a simulated
 // device gains nothing from it, and containers allow only a little locked
 // memory (RLIMIT_MEMLOCK); what frameworks need to test (which allocator
 // memory came from, isPinnedPtr, reuse after the copy) behaves as on real
@@ -44,9 +45,8 @@ class PinnedMemory final : public Allocator {
   // Unpins cached blocks no copy uses any more.
   void emptyCache() { cache_.emptyCache(); }
   [[nodiscard]] MemoryStats stats() const { return cache_.stats(); }
-  [[nodiscard]] const memory::PinnedCachingAllocator& cache() const noexcept {
-    return cache_;
-  }
+  // The core cache, which the hooks name for hostMemoryStats and copies.
+  [[nodiscard]] memory::PinnedCachingAllocator& cache() noexcept { return cache_; }
 
  private:
   // mmap'ed pages recorded in the address map; openreg's events.

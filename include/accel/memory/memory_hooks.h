@@ -9,7 +9,12 @@
 // setMemoryFraction, recordMemoryHistory, memorySnapshot and
 // attachOutOfMemoryObserver then come from the allocator; hostMemoryStats
 // from the pinned cache a backend names in pinnedCachingAllocator(). The
-// backend still declares the groups in its Capabilities.
+// same two caches are the core caches the copies group's guarantees read
+// (AcceleratorHooks::coreDeviceCache and corePinnedCache): a copy's device
+// range must lie in a live block of cachingAllocator(), and a pinned block
+// of pinnedCachingAllocator() given to an asynchronous copy is held back
+// until the stream has passed the copy. The backend still declares the
+// groups in its Capabilities.
 //
 // A SegmentSource that reports no capacity (total_bytes 0) makes
 // getMemoryInfo and setMemoryFraction throw NotSupported naming the backend
@@ -67,10 +72,17 @@ class CachingAllocatorHooks : public Base {
     return pinned->stats();
   }
 
-  // The backend's cache of pinned host memory, for hostMemoryStats; null
-  // (the default) when it has none. Must live as long as the hooks object.
-  [[nodiscard]] virtual const PinnedCachingAllocator* pinnedCachingAllocator() const {
+  // The backend's cache of pinned host memory, for hostMemoryStats and the
+  // copies group (which records a copy's stream on its blocks); null (the
+  // default) when it has none. Must live as long as the hooks object.
+  [[nodiscard]] virtual PinnedCachingAllocator* pinnedCachingAllocator() const {
     return nullptr;
+  }
+
+  // The copies group's view of the two caches (hooks.h).
+  CachingAllocator* coreDeviceCache() const override { return &cachingAllocator(); }
+  PinnedCachingAllocator* corePinnedCache() const override {
+    return pinnedCachingAllocator();
   }
 
   void recordMemoryHistoryImpl(const MemoryHistoryOptions& options) override {

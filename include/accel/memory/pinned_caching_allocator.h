@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "accel/allocator.h"
@@ -63,6 +64,17 @@ class ACCEL_API PinnedCachingAllocator final : public Allocator {
   // True for any address inside a block this cache holds (allocated or
   // cached). Never throws.
   [[nodiscard]] bool isPinnedPtr(const void* ptr) const noexcept;
+  // The block that holds `ptr` (interior pointers count), allocated or
+  // cached; nullopt when no block of this cache holds it. For checks such as
+  // a copy's host range (does it fit in what was allocated, was it freed).
+  // Never throws.
+  struct BlockInfo {
+    void* base = nullptr;       // the block's first byte: its DataPtr's pointer
+    std::size_t size = 0;       // the pinned bytes (the request rounded up)
+    std::size_t requested = 0;  // the bytes its last owner asked for
+    bool allocated = false;     // false: freed (cached, or held back for a copy)
+  };
+  [[nodiscard]] std::optional<BlockInfo> findBlock(const void* ptr) const noexcept;
   // Unpins every cached block that is not in use.
   void emptyCache();
   // allocated/reserved bytes, allocations, segments (pinned blocks), active,

@@ -13,7 +13,7 @@ struct PinnedCachingAllocator::Block {
   std::byte* ptr = nullptr;
   std::size_t size = 0;
   std::size_t requested = 0;
-  bool allocated = false;
+  bool allocated = false;  // its DataPtr lives (false once freed, events pending or not)
   int event_count = 0;
   std::uint32_t fork_generation = 0;  // the cache's at creation (pinned_fork.cpp)
   std::vector<Stream> streams;        // recordStream
@@ -150,6 +150,8 @@ bool PinnedCachingAllocator::recordStreamAt(const void* ptr, Stream stream) {
 
 void PinnedCachingAllocator::free(Block* block) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Freed from now on, even while events hold it back: no copy may name it.
+  block->allocated = false;
   stats_.allocated_bytes.add(false, -sized(block->size));
   stats_.allocations.add(false, -1);
   stats_.requested_bytes.add(false, -sized(block->requested));
@@ -213,6 +215,18 @@ bool PinnedCachingAllocator::isPinnedPtr(const void* ptr) const noexcept {
   if (after == blocks_.begin()) return false;
   const Block& block = *std::prev(after)->second;
   return address < reinterpret_cast<std::uintptr_t>(block.ptr) + block.size;
+}
+
+std::optional<PinnedCachingAllocator::BlockInfo> PinnedCachingAllocator::findBlock(
+    const void* ptr) const noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto after = blocks_.upper_bound(address);
+  if (after == blocks_.begin()) return std::nullopt;
+  const Block& block = *std::prev(after)->second;
+  if (address >= reinterpret_cast<std::uintptr_t>(block.ptr) + block.size)
+    return std::nullopt;
+  return BlockInfo{block.ptr, block.size, block.requested, block.allocated};
 }
 
 void PinnedCachingAllocator::emptyCache() {
