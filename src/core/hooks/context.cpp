@@ -59,10 +59,11 @@ ContextState& contextState() {
   return *s;
 }
 
-// The fork handler poisons every backend whose initialisation had begun (its
+// The fork handler poisons every backend that had been discovered (its
+// driver may have started threads) or whose initialisation had begun (its
 // state may be half-built in the child). Only loads: it runs in a fork child.
 bool initializationStarted(const AcceleratorHooks& hooks) noexcept {
-  return hooks.initializationStarted();
+  return hooks.discoveryStarted() || hooks.initializationStarted();
 }
 
 constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
