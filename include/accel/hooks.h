@@ -512,6 +512,9 @@ class ACCEL_API AcceleratorHooks {
   // NotAvailable when it did not finish in time; initImpl would wait for it
   // without bound.
   void requireDiscovered(HookId hook) const;
+  // For settling the provisional groups: runs the first discovery (bounded)
+  // unless this thread is running it; true when the backend may be asked.
+  bool discoverForSettling() const noexcept;
 
   // The fast check of every initialising hook: one acquire load.
   // Const hooks initialise too: the init state is a cache of the object's

@@ -258,7 +258,7 @@ constinit kit::ForkSafeLazy<Devices> g_devices;
 }  // namespace
 
 const Devices& devices() noexcept {
-  return g_devices.get(&discoverDevices, &devicesAbandonedByFork);
+  return g_devices.get<&discoverDevices, &devicesAbandonedByFork>();
 }
 
 void requireAvailable() {

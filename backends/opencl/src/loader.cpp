@@ -98,7 +98,7 @@ constinit kit::ForkSafeLazy<Loader> g_loader;
 }  // namespace
 
 const Loader& loader() noexcept {
-  return g_loader.get(&openLoader, &loaderAbandonedByFork);
+  return g_loader.get<&openLoader, &loaderAbandonedByFork>();
 }
 
 std::string errorName(cl_int status) {

@@ -9,15 +9,15 @@
 // without that hazard:
 //
 //   constinit accel::kit::ForkSafeLazy<Loader> g_loader;
-//   const Loader& l = g_loader.get(&openLoader, &loaderAbandonedByFork);
+//   const Loader& l = g_loader.get<&openLoader, &loaderAbandonedByFork>();
 //
-// `build` runs once, on the first caller's thread; other callers wait for
-// it. `abandoned` is run by that same caller just before `build` (in the
+// `Build` runs once, on the first caller's thread; other callers wait for
+// it. `Abandoned` is run by that same caller just before `Build` (in the
 // parent, where allocating is safe): it makes what a fork child gets when
-// the fork happened while `build` ran on another thread (a value that says
+// the fork happened while `Build` ran on another thread (a value that says
 // so: "no devices: discovery was in progress when this process forked").
 // The core's fork handler settles every such ForkSafeLazy in the child with
-// stores only. A fork before `build` began leaves the child free to build
+// stores only. A fork before `Build` began leaves the child free to build
 // its own.
 //
 // Both functions return a never-destroyed object and must not throw.
@@ -58,11 +58,17 @@ class ForkSafeLazy : public ForkSafeLazyBase {
  public:
   constexpr ForkSafeLazy() noexcept = default;
 
-  const T& get(const T* (*build)() noexcept, const T* (*abandoned)() noexcept) noexcept {
+  template <const T* (*Build)() noexcept, const T* (*Abandoned)() noexcept>
+  const T& get() noexcept {
     if (const void* v = value_.load(std::memory_order_acquire)) [[likely]]
       return *static_cast<const T*>(v);
-    return *static_cast<const T*>(
-        getSlow(reinterpret_cast<Make>(build), reinterpret_cast<Make>(abandoned)));
+    return *static_cast<const T*>(getSlow(&erased<Build>, &erased<Abandoned>));
+  }
+
+ private:
+  template <const T* (*F)() noexcept>
+  static const void* erased() noexcept {
+    return F();
   }
 };
 

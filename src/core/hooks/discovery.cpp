@@ -178,6 +178,12 @@ void AcceleratorHooks::requireDiscovered(HookId hook) const {
                      ". Initialising it would wait for that discovery without bound"));
 }
 
+bool AcceleratorHooks::discoverForSettling() const noexcept {
+  if (t_discovering == this) return true;  // a probe asking which groups it has
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Done) (void)deviceCount();
+  return discovery_.load(std::memory_order_acquire) == Discovery::Done;
+}
+
 void AcceleratorHooks::refuseAfterFork(detail::ForkKey) noexcept {
   init_state_.store(InitState::Forked, std::memory_order_release);
   discovery_.store(Discovery::Forked, std::memory_order_release);

@@ -23,15 +23,15 @@ AcceleratorHooks::AcceleratorHooks(DeviceType type, Capabilities capabilities,
 Capabilities AcceleratorHooks::settleCapabilitiesImpl() const { return provisional_; }
 
 Capabilities AcceleratorHooks::settleCapabilities() const noexcept {
-  std::call_once(settle_once_, [this] {
+  // Settling asks the devices: the bounded first discovery runs first, and
+  // outside the once (a backend's probe may itself ask which groups it
+  // declares), so that a driver that hangs while loading keeps none of the
+  // groups instead of hanging the caller.
+  const bool discovered = discoverForSettling();
+  std::call_once(settle_once_, [this, discovered] {
     Capabilities kept;
     try {
-      // Settling asks the devices: through the bounded first discovery, so
-      // that a driver that hangs while loading keeps none of the groups
-      // instead of hanging the caller.
-      (void)deviceCount();
-      if (discovery_.load(std::memory_order_acquire) == Discovery::Done)
-        kept = settleCapabilitiesImpl();
+      if (discovered) kept = settleCapabilitiesImpl();
     } catch (...) {
       kept = Capabilities();  // keeps none (Low and High are always there)
     }
