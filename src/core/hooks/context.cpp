@@ -172,6 +172,11 @@ bool isPoisonedByFork(DeviceType type) noexcept {
   return processHooksTable().isPoisoned(type);
 }
 
+void refuseIfPoisonedByFork(DeviceType type, std::string_view what) {
+  if (isPoisonedByFork(type)) [[unlikely]]
+    detail::throwForkRefusal(what, deviceTypeName(type));
+}
+
 void Context::lazyInitDevice(DeviceType type) {
   std::atomic<AcceleratorHooks*>& ready =
       detail::g_context_ready[static_cast<std::uint8_t>(type)];
