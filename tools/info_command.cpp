@@ -84,6 +84,10 @@ json backendJson(DeviceType type) {
   b["built"] = hooks.isBuilt();
   b["available"] = hooks.isAvailable();
   b["device_count"] = hooks.deviceCount();
+  // A driver that hangs while loading: the probes gave up waiting (bounded
+  // discovery, docs/lifecycle.md), and this says why there are no devices.
+  if (std::string problem = hooks.discoveryProblem(); !problem.empty())
+    b["discovery_problem"] = problem;
   json capabilities = json::array();
   for (int g = 0; g < kNumHookGroups; ++g) {
     if (hooks.supports(static_cast<HookGroup>(g))) {
@@ -194,6 +198,9 @@ void printBackend(const json& b, std::ostream& out) {
     groups += (groups.empty() ? "" : ", ") + g.get<std::string>();
   out << "    capabilities: " << groups << '\n';
   out << "    from:         " << b["origin"].get<std::string>() << '\n';
+  if (b.contains("discovery_problem")) {
+    out << "    discovery:    " << b["discovery_problem"].get<std::string>() << '\n';
+  }
   if (b.contains("init_error")) {
     out << "    init failed:  " << b["init_error"].get<std::string>() << '\n';
   }

@@ -89,6 +89,9 @@ std::vector<ConformanceCase> memoryCases();
 std::vector<ConformanceCase> memoryHistoryCases();
 std::vector<ConformanceCase> graphsCases();
 std::vector<ConformanceCase> copiesCases();
+// fork(): the discovery cases run first of all, the device cases last.
+std::vector<ConformanceCase> forkDiscoveryCases();
+std::vector<ConformanceCase> forkDeviceCases();
 
 // The hook's public name, for failure messages ("getNewStream").
 [[nodiscard]] constexpr std::string_view hookName(HookId hook) noexcept {

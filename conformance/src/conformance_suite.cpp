@@ -22,16 +22,20 @@ using detail::ConformanceCase;
 using detail::hookName;
 using detail::thrownText;
 
-// Every case, group by group: the order tests run in. Low comes first so
-// that its check that probes create no device context sees devices that no
-// other case has touched yet.
+// Every case, group by group: the order tests run in. The fork discovery
+// cases come first, so that they see a backend discovered but not yet
+// initialised (they create no context in this process: only their children
+// try to use the backend). Low comes next so that its check that probes
+// create no device context sees devices that no other case has touched yet.
+// The fork cases that need an initialised device come last.
 const std::vector<ConformanceCase>& allCases() {
   static const std::vector<ConformanceCase>* cases = [] {
     auto* out = new std::vector<ConformanceCase>();  // never destroyed, like the tests
     for (auto group :
-         {detail::lowCases, detail::highCases, detail::deviceCases, detail::streamsCases,
-          detail::eventsCases, detail::memoryCases, detail::memoryHistoryCases,
-          detail::graphsCases, detail::copiesCases}) {
+         {detail::forkDiscoveryCases, detail::lowCases, detail::highCases,
+          detail::deviceCases, detail::streamsCases, detail::eventsCases,
+          detail::memoryCases, detail::memoryHistoryCases, detail::graphsCases,
+          detail::copiesCases, detail::forkDeviceCases}) {
       for (ConformanceCase& c : group()) out->push_back(std::move(c));
     }
     return out;

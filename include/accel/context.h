@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "accel/allocator.h"
 #include "accel/device.h"
@@ -114,7 +115,14 @@ class ACCEL_API Context {
 
 ACCEL_API Context& globalContext() noexcept;
 
-// True in a child process whose parent had initialised `type` before fork().
+// True in a child process whose parent had discovered or initialised `type`
+// before fork(). Thread-safe; never throws.
 ACCEL_API bool isPoisonedByFork(DeviceType type) noexcept;
+
+// For a backend's own objects that bypass the hooks and the core's caches
+// (an allocator of its own): throws the DeviceError every refused hook
+// throws in a fork child ("<what>: 'mydev' was initialised before fork() ...")
+// when `type` is poisoned; does nothing otherwise. Thread-safe.
+ACCEL_API void refuseIfPoisonedByFork(DeviceType type, std::string_view what);
 
 }  // namespace accel

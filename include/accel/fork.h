@@ -8,9 +8,10 @@
 //  - after_in_parent: in the parent, after the fork, in registration order;
 //  - after_in_child:  in the child, single-threaded, in registration order,
 //                     after the core has swapped every backend that had
-//                     started initialising for its poisoned stand-in (so
-//                     getHooks(type) in the child already refuses with the
-//                     "initialised before fork" DeviceError).
+//                     been discovered or had started initialising for its
+//                     poisoned stand-in (so getHooks(type) in the child
+//                     already refuses with the "initialised before fork"
+//                     DeviceError).
 // A callback must not throw (they are noexcept function pointers) and, in the
 // child, should only do what is safe after fork() in a multi-threaded
 // program: plain stores, releasing locks taken in `before`.

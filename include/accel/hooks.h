@@ -50,6 +50,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <source_location>
 #include <string>
@@ -110,6 +111,7 @@ class PinnedCachingAllocator;
 namespace detail {
 // Lets only the hooks table reach AcceleratorHooks::forgetServedGenerators,
 // in a fork child (see there). A key rather than friendship, like GuardKey.
+struct DiscoveryRun;  // discovery.cpp
 class ForkKey {
  private:
   ForkKey() noexcept = default;
@@ -142,10 +144,26 @@ class ACCEL_API AcceleratorHooks {
   }
 
   // ---- low: probes (noexcept; never create a device context) ----
+  // isAvailable and deviceCount discover the devices (the driver loads and
+  // may start threads). The first discovery of each hooks object runs on a
+  // watchdog thread and is waited for at most ACCEL_DISCOVERY_TIMEOUT
+  // seconds (docs/lifecycle.md, "Discovery"): past that the probes answer
+  // false and 0, and discoveryProblem() says why, until it finishes. From
+  // the first discovery on, a fork child refuses the backend like an
+  // initialised one.
   [[nodiscard]] bool isBuilt() const noexcept;
   [[nodiscard]] bool isAvailable() const noexcept;
   // Number of devices; 0 on any error.
   [[nodiscard]] int deviceCount() const noexcept;
+  // True from the moment the first discovery began. noexcept.
+  [[nodiscard]] bool discoveryStarted() const noexcept {
+    return discovery_.load(std::memory_order_acquire) != Discovery::NotStarted;
+  }
+  // Why the probes answer "no devices" without having asked the backend (its
+  // first discovery did not finish within the limit, or this is a fork child
+  // of a process that had discovered it); empty otherwise. Never blocks;
+  // throws only std::bad_alloc.
+  [[nodiscard]] std::string discoveryProblem() const;
 
   // ---- low: current device, per thread ----
   // The calling thread's current device; 0 until set. Throws as the backend does.
@@ -359,6 +377,24 @@ class ACCEL_API AcceleratorHooks {
   // impl, so that a caller who kept a reference to the real hooks object gets
   // the backend's own fork refusal instead of a generator of a dead device.
   void forgetServedGenerators(detail::ForkKey) noexcept { served_generators_ = nullptr; }
+  // For the hooks table only, in a fork child, for a backend that had been
+  // discovered or initialised before the fork: from now on this object
+  // refuses every hook that would initialise with the "before fork()"
+  // DeviceError, and its probes answer false and 0 without reaching the
+  // backend, so a reference kept from before the fork is as safe as the
+  // stand-in getHooks hands out. Stores only.
+  void refuseAfterFork(detail::ForkKey) noexcept;
+  // For the hooks table before a fork: the device count the probes last
+  // answered (0 if they never did), without asking the backend, whose
+  // discovery may be in progress on another thread.
+  [[nodiscard]] int lastDeviceCount(detail::ForkKey) const noexcept {
+    return last_device_count_.load(std::memory_order_relaxed);
+  }
+  // The same for the declared groups: provisional ones only if settled (
+  // settling may run the backend's discovery).
+  [[nodiscard]] Capabilities capabilitiesForFork(detail::ForkKey) const noexcept {
+    return capabilities_settled_.load(std::memory_order_acquire) ? capabilities_ : firm_;
+  }
 
  protected:
   // Raises the error for a device index out of range [0, count) in `hook`.
@@ -380,6 +416,8 @@ class ACCEL_API AcceleratorHooks {
   // constructor.
   void refuseInitialization() noexcept {
     init_state_.store(InitState::Refused, std::memory_order_release);
+    // Stand-ins answer their probes from fixed values: nothing to discover.
+    discovery_.store(Discovery::Done, std::memory_order_release);
   }
 
   // Makes getDefaultGenerator on an initialised backend answer from
@@ -493,7 +531,21 @@ class ACCEL_API AcceleratorHooks {
   [[nodiscard]] virtual memory::PinnedCachingAllocator* corePinnedCache() const;
 
  private:
-  enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused };
+  enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused, Forked };
+  // The first discovery (discovery.cpp): Running while its watchdog thread
+  // runs the backend's probe; Forked in a fork child that refuses the object.
+  enum class Discovery : std::uint8_t { NotStarted, Running, Done, Forked };
+  enum class Probe : std::uint8_t { Available, Count };
+  // The probes' slow path: the first discovery, bounded; a fork child's answer.
+  int discoverSlow(Probe probe) const noexcept;
+  int callProbe(Probe probe) const noexcept;
+  // For initialising hooks: runs the first discovery (bounded) and throws
+  // NotAvailable when it did not finish in time; initImpl would wait for it
+  // without bound.
+  void requireDiscovered(HookId hook) const;
+  // For settling the provisional groups: runs the first discovery (bounded)
+  // unless this thread is running it; true when the backend may be asked.
+  bool discoverForSettling() const noexcept;
 
   // The fast check of every initialising hook: one acquire load.
   // Const hooks initialise too: the init state is a cache of the object's
@@ -567,6 +619,7 @@ class ACCEL_API AcceleratorHooks {
   // Written once, by settleCapabilities, before capabilities_settled_ is set.
   mutable Capabilities capabilities_;
   Capabilities provisional_;
+  Capabilities firm_;  // declared for good (not provisional): immutable
   mutable std::atomic<bool> capabilities_settled_{true};
   mutable std::once_flag settle_once_;
   mutable std::atomic<InitState> init_state_{InitState::NotStarted};
@@ -576,6 +629,12 @@ class ACCEL_API AcceleratorHooks {
   DefaultGenerators* served_generators_ = nullptr;
   mutable std::atomic<std::thread::id> init_thread_{};  // runs initImpl: re-entry check
   mutable std::mutex init_mutex_;                       // held while initImpl runs
+  mutable std::atomic<Discovery> discovery_{Discovery::NotStarted};
+  mutable std::atomic<int> last_device_count_{0};  // for a fork's stand-in
+  // The first discovery's watchdog run, shared with its thread (which may
+  // outlive the wait); guarded by discovery_mutex_.
+  mutable std::shared_ptr<detail::DiscoveryRun> discovery_run_;
+  mutable std::mutex discovery_mutex_;
 };
 
 }  // namespace accel

@@ -137,12 +137,16 @@ class ACCEL_API HooksTable {
 
   // ---- fork support: for the core's fork handler (fork.h), nobody else ----
   // In the parent, before fork(): builds the stand-in of every backend for
-  // which `started` is true (allocates, reads its probes). Never throws.
+  // which `started` is true (allocates; reads isBuilt and the values the
+  // probes last answered, never asks the backend for devices, whose
+  // discovery may be in progress). Never throws.
   void prepareForkStandIns(InitStartedProbe started) noexcept;
-  // In the child after fork(): swaps every backend for which `started` is
-  // true for its stand-in, which answers probes from the values read before
-  // the fork and refuses every other hook with a DeviceError explaining the
-  // fork. Only loads and stores. Never throws.
+  // In the child after fork(): makes every backend for which `started` is
+  // true refuse (AcceleratorHooks::refuseAfterFork, for references kept
+  // from before the fork) and swaps it for its stand-in, which answers
+  // probes from the values kept before the fork and refuses every other
+  // hook with a DeviceError explaining the fork. Only loads and stores.
+  // Never throws.
   void poisonStartedBackends(InitStartedProbe started) noexcept;
   // True when `type` was swapped for its stand-in in this (child) process.
   [[nodiscard]] bool isPoisoned(DeviceType type) const noexcept;

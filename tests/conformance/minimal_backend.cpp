@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "accel/context.h"
 #include "accel/default_generators.h"
 #include "accel/device_properties.h"
 #include "accel/error.h"
@@ -181,6 +182,8 @@ class MinimalHooks final : public AcceleratorHooks {
 };
 
 DataPtr RangeAllocator::allocate(std::size_t bytes) {
+  // An allocator of the backend's own: it refuses in a fork child itself.
+  refuseIfPoisonedByFork(owner_.deviceType(), "allocate()");
   return owner_.track(bytes, device_);
 }
 

@@ -223,6 +223,9 @@ TEST(HooksTableTest, ForkStandInsReplaceOnlyStartedBackends) {
   InitStartedProbe probe = [](const AcceleratorHooks& h) noexcept {
     return h.deviceType() == s_started;
   };
+  // The stand-in answers the count the probes last gave (preparing it never
+  // asks the backend, whose discovery may be running on another thread).
+  EXPECT_EQ(real_started.deviceCount(), 2);
   table.prepareForkStandIns(probe);
   EXPECT_EQ(&table.get(started), &real_started);  // preparing changes nothing
   table.poisonStartedBackends(probe);

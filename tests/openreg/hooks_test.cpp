@@ -223,17 +223,17 @@ TEST_F(OpenRegHooksTest, ForkChildFreesOfInheritedMemoryWithoutHanging) {
 // A caller that kept a reference to the real hooks object across fork()
 // bypasses the poisoned stand-in in the hooks table. getDefaultGenerator on
 // an initialised openreg is served inline by the core
-// (serveDefaultGeneratorsFrom); in the child the table withdraws that, so the
-// call reaches openreg's own refusal instead of handing out a generator of a
-// device that did not survive the fork.
+// (serveDefaultGeneratorsFrom); in the child the object itself refuses with
+// the core's fork error instead of handing out a generator of a device that
+// did not survive the fork.
 TEST_F(OpenRegHooksTest, ForkChildRefusesTheDefaultGeneratorOfAReferenceKeptFromBefore) {
   accel::AcceleratorHooks& real = hooks();
   const accel::Generator& parent_generator = real.getDefaultGenerator(0);
   ASSERT_TRUE(real.isInitialized());
   const pid_t pid = ::fork();
   if (pid == 0) {
-    // The verdict is the exit status: 0 when the call failed with openreg's
-    // fork refusal.
+    // The verdict is the exit status: 0 when the call failed with the fork
+    // refusal.
     int code = 0;
     if (&accel::getHooks(accel::openreg::deviceType()) == &real) code = 1;
     try {
@@ -242,7 +242,7 @@ TEST_F(OpenRegHooksTest, ForkChildRefusesTheDefaultGeneratorOfAReferenceKeptFrom
     } catch (const accel::DeviceError& e) {
       if (e.message().find(
               std::string(accel::hookInfo(accel::HookId::getDefaultGenerator).name) +
-              ": openreg was initialised before fork()") == std::string::npos) {
+              "(): 'openreg' was initialised before fork()") == std::string::npos) {
         code = 3;
       }
     } catch (...) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "accel/context.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 
@@ -54,6 +55,9 @@ class TestHooks::TracedAllocator final : public Allocator {
  public:
   TracedAllocator(TestHooks& hooks, DeviceIndex index) : hooks_(hooks), index_(index) {}
   DataPtr allocate(std::size_t bytes) override {
+    // The pinned path wraps the core's pinned cache, which does not know it
+    // is this backend's: the wrapper refuses in a fork child itself.
+    if (index_ < 0) refuseIfPoisonedByFork(hooks_.deviceType(), "pinned allocate()");
     if (hooks_.tracing()) [[unlikely]]
       hooks_.traced(index_ < 0 ? kAllocatePinned : kAllocate);
     if (index_ < 0) return hooks_.pinned_.allocate(bytes);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "accel/error.h"
+#include "accel/kit/fork_safe_lazy.h"
 #include "device_selection.h"
 #include "loader.h"
 #include "opencl_error.h"
@@ -218,22 +219,46 @@ void discover(Devices& d) {
 
 }  // namespace
 
+namespace {
+
+// Stands in when there is no memory for a record.
+const Devices kOutOfMemory{};
+
+const Devices* discoverDevices() noexcept {
+  auto* d = new (std::nothrow) Devices();  // never destroyed
+  if (d == nullptr) return &kOutOfMemory;
+  try {
+    discover(*d);
+  } catch (...) {
+    d->used.clear();
+    d->reason = "OpenCL device discovery failed (out of memory)";
+  }
+  return d;
+}
+
+// What a fork child gets when another thread of its parent was discovering
+// at the fork: the driver may be half-initialised in the child.
+const Devices* devicesAbandonedByFork() noexcept {
+  auto* d = new (std::nothrow) Devices();  // never destroyed
+  if (d == nullptr) return &kOutOfMemory;
+  try {
+    d->reason =
+        "OpenCL devices were being discovered on another thread when this process "
+        "forked; a fork child cannot finish that. Use OpenCL in the parent, or start "
+        "workers with fork+exec (spawn)";
+  } catch (...) {
+  }
+  return d;
+}
+
+// Not a function-local static: a fork child must never inherit its guard in
+// progress (kit/fork_safe_lazy.h).
+constinit kit::ForkSafeLazy<Devices> g_devices;
+
+}  // namespace
+
 const Devices& devices() noexcept {
-  static const Devices* const instance = []() -> const Devices* {
-    auto* d = new (std::nothrow) Devices();  // never destroyed
-    if (d == nullptr) {
-      static const Devices failed{};
-      return &failed;
-    }
-    try {
-      discover(*d);
-    } catch (...) {
-      d->used.clear();
-      d->reason = "OpenCL device discovery failed (out of memory)";
-    }
-    return static_cast<const Devices*>(d);
-  }();
-  return *instance;
+  return g_devices.get<&discoverDevices, &devicesAbandonedByFork>();
 }
 
 void requireAvailable() {

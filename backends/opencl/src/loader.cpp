@@ -7,6 +7,10 @@
 #include <string>
 #include <type_traits>
 
+#include "accel/kit/fork_safe_lazy.h"
+#include "accel/kit/library_file.h"
+#include "icd_vendors.h"
+
 namespace accel::opencl::detail {
 namespace {
 
@@ -15,6 +19,19 @@ constexpr const char* kLoaderLibrary = "libOpenCL.so.1";
 void open(Loader& l) {
   const char* configured = std::getenv("ACCEL_OPENCL_LIBRARY");
   l.library = configured != nullptr && *configured != '\0' ? configured : kLoaderLibrary;
+  // Nothing is opened that could block or kill the process: the loader
+  // library itself (a path), then what the loader will read and open.
+  if (l.library.find('/') != std::string::npos) {
+    if (std::string problem = kit::libraryFileProblem(l.library); !problem.empty()) {
+      l.reason = "the OpenCL loader cannot be loaded safely: " + problem +
+                 (configured != nullptr ? " (ACCEL_OPENCL_LIBRARY)" : "");
+      return;
+    }
+  }
+  if (std::string problem = icdConfigurationProblem(); !problem.empty()) {
+    l.reason = "OpenCL is not used: " + problem;
+    return;
+  }
   // RTLD_LOCAL: the symbols stay ours; a framework that links libOpenCL
   // itself gets the same library (dlopen of a loaded soname shares it).
   void* library = dlopen(l.library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -44,24 +61,44 @@ void open(Loader& l) {
   l.loaded = true;
 }
 
+// Stands in when there is no memory for a loader record.
+const Loader kOutOfMemory{};
+
+const Loader* openLoader() noexcept {
+  auto* l = new (std::nothrow) Loader();  // never destroyed
+  if (l == nullptr) return &kOutOfMemory;
+  try {
+    open(*l);
+  } catch (...) {
+    l->loaded = false;
+    l->reason = "opening the OpenCL loader failed (out of memory)";
+  }
+  return l;
+}
+
+// What a fork child gets when another thread of its parent was opening the
+// loader at the fork: the library may be half-initialised in the child.
+const Loader* loaderAbandonedByFork() noexcept {
+  auto* l = new (std::nothrow) Loader();  // never destroyed
+  if (l == nullptr) return &kOutOfMemory;
+  try {
+    l->reason =
+        "the OpenCL loader was being opened on another thread when this process forked; "
+        "a fork child cannot finish that. Use OpenCL in the parent, or start workers "
+        "with fork+exec (spawn)";
+  } catch (...) {
+  }
+  return l;
+}
+
+// Not a function-local static: a fork child must never inherit its guard in
+// progress (kit/fork_safe_lazy.h).
+constinit kit::ForkSafeLazy<Loader> g_loader;
+
 }  // namespace
 
 const Loader& loader() noexcept {
-  static const Loader* const instance = []() -> const Loader* {
-    auto* l = new (std::nothrow) Loader();  // never destroyed
-    if (l == nullptr) {
-      static const Loader failed{};
-      return &failed;
-    }
-    try {
-      open(*l);
-    } catch (...) {
-      l->loaded = false;
-      l->reason = "opening the OpenCL loader failed (out of memory)";
-    }
-    return static_cast<const Loader*>(l);
-  }();
-  return *instance;
+  return g_loader.get<&openLoader, &loaderAbandonedByFork>();
 }
 
 std::string errorName(cl_int status) {

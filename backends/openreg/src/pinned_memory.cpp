@@ -73,6 +73,9 @@ void PinnedMemory::PageSource::synchronizeEvent(EventId event) {
 }
 
 DataPtr PinnedMemory::allocate(std::size_t bytes) {
+  // This wrapper, not the core's cache, is what getPinnedMemoryAllocator
+  // hands out, so the fork-child refusal of a kept allocator is openreg's.
+  checkNotForkedChild("pinned allocate");
   DataPtr cached = cache_.allocate(bytes);
   if (!cached) return DataPtr(nullptr, nullptr, nullptr, device());
   void* data = cached.get();

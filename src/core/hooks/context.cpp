@@ -59,10 +59,11 @@ ContextState& contextState() {
   return *s;
 }
 
-// The fork handler poisons every backend whose initialisation had begun (its
+// The fork handler poisons every backend that had been discovered (its
+// driver may have started threads) or whose initialisation had begun (its
 // state may be half-built in the child). Only loads: it runs in a fork child.
 bool initializationStarted(const AcceleratorHooks& hooks) noexcept {
-  return hooks.initializationStarted();
+  return hooks.discoveryStarted() || hooks.initializationStarted();
 }
 
 constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,
@@ -169,6 +170,11 @@ Context& globalContext() noexcept {
 
 bool isPoisonedByFork(DeviceType type) noexcept {
   return processHooksTable().isPoisoned(type);
+}
+
+void refuseIfPoisonedByFork(DeviceType type, std::string_view what) {
+  if (isPoisonedByFork(type)) [[unlikely]]
+    detail::throwForkRefusal(what, deviceTypeName(type));
 }
 
 void Context::lazyInitDevice(DeviceType type) {

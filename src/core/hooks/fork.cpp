@@ -1,14 +1,22 @@
 #include "accel/fork.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
+#include "accel/context.h"
+#include "accel/error.h"
+#include "accel/hooks_table.h"
 #include "hooks/fork_handlers.h"
 
 namespace accel {
 namespace {
+
+// Constant-initialised: read in a fork child, written by getPinnedMemoryAllocator.
+constinit std::atomic<const Allocator*> g_pinned_allocators[detail::kHooksTableSize] = {};
 
 // Leaked: fork() may happen during static destruction.
 struct ForkRegistry {
@@ -70,6 +78,35 @@ void runAfterInChild() {
 }
 
 }  // namespace
+
+void detail::throwForkRefusal(std::string_view what, std::string_view backend) {
+  throw DeviceError(detail::concat(
+      what, ": '", backend,
+      "' was initialised before fork() (or its devices discovered before it); the child "
+      "process (pid ",
+      ::getpid(),
+      ") cannot use it because the device's threads and state do not survive fork. "
+      "Initialise '",
+      backend,
+      "' only after forking (importing accel touches no device), or start workers with "
+      "fork+exec (spawn) instead of fork"));
+}
+
+void detail::notePinnedAllocator(DeviceType type, const Allocator& allocator) noexcept {
+  std::atomic<const Allocator*>& slot =
+      g_pinned_allocators[static_cast<std::uint8_t>(type)];
+  if (slot.load(std::memory_order_relaxed) != &allocator)
+    slot.store(&allocator, std::memory_order_release);
+}
+
+std::optional<DeviceType> detail::poisonedOwnerOf(const Allocator& allocator) noexcept {
+  for (int i = 0; i < detail::kHooksTableSize; ++i) {
+    if (g_pinned_allocators[i].load(std::memory_order_acquire) != &allocator) continue;
+    const auto type = static_cast<DeviceType>(i);
+    if (isPoisonedByFork(type)) return type;
+  }
+  return std::nullopt;
+}
 
 void detail::installForkHandlers() noexcept {
   static std::once_flag installed;

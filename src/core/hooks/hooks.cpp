@@ -5,26 +5,33 @@
 
 #include "accel/error.h"
 #include "hooks/destructor_error.h"
+#include "hooks/fork_handlers.h"
 
 namespace accel {
 
 AcceleratorHooks::AcceleratorHooks(DeviceType type, Capabilities capabilities)
-    : type_(type), capabilities_(capabilities) {}
+    : type_(type), capabilities_(capabilities), firm_(capabilities) {}
 
 AcceleratorHooks::AcceleratorHooks(DeviceType type, Capabilities capabilities,
                                    Capabilities provisional)
     : type_(type),
       capabilities_(Capabilities::fromBits(capabilities.bits() & ~provisional.bits())),
       provisional_(provisional),
+      firm_(capabilities_),
       capabilities_settled_(provisional.bits() == Capabilities().bits()) {}
 
 Capabilities AcceleratorHooks::settleCapabilitiesImpl() const { return provisional_; }
 
 Capabilities AcceleratorHooks::settleCapabilities() const noexcept {
-  std::call_once(settle_once_, [this] {
+  // Settling asks the devices: the bounded first discovery runs first, and
+  // outside the once (a backend's probe may itself ask which groups it
+  // declares), so that a driver that hangs while loading keeps none of the
+  // groups instead of hanging the caller.
+  const bool discovered = discoverForSettling();
+  std::call_once(settle_once_, [this, discovered] {
     Capabilities kept;
     try {
-      kept = settleCapabilitiesImpl();
+      if (discovered) kept = settleCapabilitiesImpl();
     } catch (...) {
       kept = Capabilities();  // keeps none (Low and High are always there)
     }
@@ -102,6 +109,9 @@ void AcceleratorHooks::failBadDeviceIndex(DeviceIndex index, int count,
 
 void AcceleratorHooks::raiseBadDeviceIndex(DeviceIndex index, int count,
                                            HookId hook) const {
+  // A reference kept across fork() answers 0 devices in the child: say why.
+  if (init_state_.load(std::memory_order_acquire) == InitState::Forked) [[unlikely]]
+    detail::throwForkRefusal(callOf(hook), name());
   failBadDeviceIndex(index, count, hook);
   std::terminate();  // unreachable, as in raiseUnsupported
 }
@@ -145,8 +155,12 @@ void AcceleratorHooks::checkStream(Stream stream, HookId hook) const {
 }
 
 void AcceleratorHooks::initSlow(HookId hook) const {
-  if (init_state_.load(std::memory_order_acquire) == InitState::Refused) [[unlikely]]
+  const InitState state = init_state_.load(std::memory_order_acquire);
+  if (state == InitState::Refused) [[unlikely]]
     raiseUnsupported(hook);
+  if (state == InitState::Forked) [[unlikely]]
+    detail::throwForkRefusal(callOf(hook), name());
+  requireDiscovered(hook);
   ACCEL_CHECK(!isInitialisingThread(init_thread_), InvalidArgument, callOf(hook), " on '",
               name(), "' was called from inside its own ", hookInfo(HookId::init).impl,
               "(), which would wait for itself: initImpl must not call the hooks that "
@@ -194,23 +208,6 @@ bool AcceleratorHooks::isBuilt() const noexcept {
     return isBuiltImpl();
   } catch (...) {
     return false;
-  }
-}
-
-bool AcceleratorHooks::isAvailable() const noexcept {
-  try {
-    return isAvailableImpl();
-  } catch (...) {
-    return false;
-  }
-}
-
-int AcceleratorHooks::deviceCount() const noexcept {
-  try {
-    int count = deviceCountImpl();
-    return count < 0 ? 0 : (count > kMaxDevicesPerType ? kMaxDevicesPerType : count);
-  } catch (...) {
-    return 0;
   }
 }
 
@@ -263,7 +260,11 @@ Device AcceleratorHooks::getDeviceFromPtr(const void* ptr) const {
 
 Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
   requireInit(HookId::getPinnedMemoryAllocator);
-  return getPinnedMemoryAllocatorImpl();
+  Allocator& allocator = getPinnedMemoryAllocatorImpl();
+  // Remembered so that a fork child refuses it if this backend is poisoned
+  // (fork.cpp), also through a reference kept from before the fork.
+  detail::notePinnedAllocator(type_, allocator);
+  return allocator;
 }
 
 bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {

@@ -9,6 +9,7 @@
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
+#include "hooks/fork_handlers.h"
 #include "hooks/refusing_hooks.h"
 
 namespace accel {
@@ -55,26 +56,21 @@ class detail::AbsentHooks final : public detail::RefusingHooks {
 
 namespace {
 
-// What a backend that had started initialising before fork() turns into in
-// the child: probes answer from values read before the fork (isAvailable is
-// false: the device cannot be used), every other hook throws DeviceError
-// explaining why. Swapping the slot keeps getHooks' fast path free of any
-// fork check.
+// What a backend that had been discovered or had started initialising
+// before fork() turns into in the child: probes answer from values kept
+// before the fork (isAvailable is false: the device cannot be used), every
+// other hook throws DeviceError explaining why. Swapping the slot keeps
+// getHooks' fast path free of any fork check. Built without asking the
+// backend for its devices or groups: its discovery may be running on another
+// thread (or hung) while the fork happens.
 class ForkStandInHooks final : public detail::RefusingHooks {
  public:
-  explicit ForkStandInHooks(const AcceleratorHooks& real)
-      : RefusingHooks(real.deviceType(), real.capabilities(), real.isBuilt(),
-                      real.deviceCount()) {}
+  ForkStandInHooks(DeviceType type, Capabilities capabilities, bool built,
+                   int device_count)
+      : RefusingHooks(type, capabilities, built, device_count) {}
 
   [[noreturn]] void failUnsupported(HookId hook) const override {
-    throw DeviceError(detail::concat(
-        hookInfo(hook).name, "(): '", name(),
-        "' was initialised before fork(); the child process (pid ", ::getpid(),
-        ") cannot use it because the device's threads and state do not survive "
-        "fork. Initialise '",
-        name(),
-        "' only after forking, or start workers with fork+exec (spawn) instead of "
-        "fork"));
+    detail::throwForkRefusal(detail::concat(hookInfo(hook).name, "()"), name());
   }
 };
 
@@ -360,7 +356,9 @@ void HooksTable::prepareForkStandIns(InitStartedProbe started) noexcept {
     AcceleratorHooks* hooks = slots_[i].load(std::memory_order_acquire);
     if (hooks == nullptr || s.stand_ins[i] != nullptr || !started(*hooks)) continue;
     try {
-      s.stand_ins[i] = std::make_unique<ForkStandInHooks>(*hooks);
+      s.stand_ins[i] = std::make_unique<ForkStandInHooks>(
+          hooks->deviceType(), hooks->capabilitiesForFork(detail::ForkKey{}),
+          hooks->isBuilt(), hooks->lastDeviceCount(detail::ForkKey{}));
     } catch (...) {
       // No memory: this backend stays unpoisoned in the child. Nothing better
       // can be done before a fork.
@@ -374,11 +372,14 @@ void HooksTable::poisonStartedBackends(InitStartedProbe started) noexcept {
   for (int i = 0; i < kSlots; ++i) {
     AcceleratorHooks* hooks = slots_[i].load(std::memory_order_acquire);
     ForkStandInHooks* stand_in = s->stand_ins[i].get();
-    if (hooks == nullptr || stand_in == nullptr || hooks == stand_in) continue;
+    if (hooks == nullptr || hooks == stand_in) continue;
     if (!started(*hooks)) continue;
     s->poisoned[i].store(true, std::memory_order_release);
-    hooks->forgetServedGenerators(detail::ForkKey{});
-    slots_[i].store(stand_in, std::memory_order_release);
+    // The real object refuses too: a reference to it kept from before the
+    // fork bypasses the table (and without a stand-in, for want of memory
+    // before the fork, the table keeps handing it out).
+    hooks->refuseAfterFork(detail::ForkKey{});
+    if (stand_in != nullptr) slots_[i].store(stand_in, std::memory_order_release);
   }
 }
 

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <bit>
 
+#include "accel/context.h"
 #include "accel/error.h"
 #include "accel/memory/size_rules.h"
+#include "hooks/fork_handlers.h"
 
 namespace accel::memory::detail {
 
@@ -63,6 +65,12 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   // Checked before any size rule: they would wrap (a 0-byte segment).
   if (bytes > kMaxRequest) [[unlikely]]
     raiseOutOfMemory(lock, bytes, stream);
+  // A fork child (every allocation comes here there): an allocator kept from
+  // before the fork must not call the source of a backend the child cannot
+  // use (the driver's threads are gone; the call, or the first copy, hangs).
+  if (fork_generation_ != 0 && isPoisonedByFork(allocator_.deviceType())) [[unlikely]]
+    accel::detail::throwForkRefusal("allocate()",
+                                    deviceTypeName(allocator_.deviceType()));
   if (set_aside_pending_) [[unlikely]]
     setAsideInherited();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);

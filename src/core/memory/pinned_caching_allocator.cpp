@@ -5,6 +5,7 @@
 
 #include "accel/error.h"
 #include "accel/memory/size_rules.h"
+#include "hooks/fork_handlers.h"
 
 namespace accel::memory {
 
@@ -70,6 +71,12 @@ DataPtr PinnedCachingAllocator::allocate(std::size_t bytes) {
               " bytes cannot be allocated");
   const std::size_t size = std::bit_ceil(std::max(bytes, kMinBlockSize));
   std::lock_guard<std::mutex> lock(mutex_);
+  // In a fork child, the cache of a backend the child cannot use refuses
+  // (its source is the driver's host allocation, whose threads are gone).
+  if (fork_generation_ != 0) [[unlikely]] {
+    if (std::optional<DeviceType> owner = accel::detail::poisonedOwnerOf(*this))
+      accel::detail::throwForkRefusal("pinned allocate()", deviceTypeName(*owner));
+  }
   if (set_aside_pending_) [[unlikely]]
     setAsideInherited();
   if (!pending_.empty()) processEvents();

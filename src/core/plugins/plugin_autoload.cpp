@@ -67,7 +67,8 @@ PluginRecord refusedRecord(std::string path, std::string source, std::string why
 // Loads one autoload candidate, reporting a failure on stderr (once per file).
 void autoloadFile(const std::string& path, const std::string& source,
                   std::vector<PluginRecord>& out) {
-  PluginRecord r = detail::loadAndRecord(path, source);
+  // Registered, not discovered: importing accel touches no device.
+  PluginRecord r = detail::loadAndRecord(path, source, detail::DeviceCheck::Skip);
   if (!pluginStatusIsSuccess(r.status)) {
     detail::warnOnce(source + "\n" + r.path,
                      detail::concat(source, ": ", describePluginRecord(r)));

@@ -250,8 +250,9 @@ bool runRegisterFunction(const PluginEntry& entry, Registrar& registrar,
   }
 }
 
-// After a commit: every type must have hooks (a factory runs now) and devices.
-void diagnoseBackends(PluginRecord& r) {
+// After a commit: every type must have hooks (a factory runs now) and, if
+// asked, devices.
+void diagnoseBackends(PluginRecord& r, detail::DeviceCheck devices) {
   std::vector<DeviceType> without_devices;
   for (DeviceType t : r.registered) {
     AcceleratorHooks& hooks = getHooks(t);  // runs a registered factory now
@@ -263,7 +264,8 @@ void diagnoseBackends(PluginRecord& r) {
                           " (the factory runs again on the next lookup)"));
       return;
     }
-    if (hooks.deviceCount() == 0) without_devices.push_back(t);
+    if (devices == detail::DeviceCheck::Ask && hooks.deviceCount() == 0)
+      without_devices.push_back(t);
   }
   if (!without_devices.empty()) {
     fail(r, PluginStatus::NoDevices,
@@ -276,7 +278,7 @@ void diagnoseBackends(PluginRecord& r) {
 }
 
 // Everything after the path became absolute. The load mutex is held.
-void attemptLoad(PluginRecord& r) {
+void attemptLoad(PluginRecord& r, detail::DeviceCheck devices) {
   Loader& s = loader();
   struct stat st {};
   if (!checkFile(r, st)) return;
@@ -369,7 +371,7 @@ void attemptLoad(PluginRecord& r) {
       r.registered.push_back(*own);
     }
   } else if (!r.registered.empty()) {
-    diagnoseBackends(r);
+    diagnoseBackends(r, devices);
   }
   finish();
   if (pluginStatusIsSuccess(r.status)) {
@@ -386,7 +388,8 @@ bool isLoadingOnThisThread() noexcept {
          std::this_thread::get_id();
 }
 
-PluginRecord loadAndRecord(const std::string& path, std::string source) {
+PluginRecord loadAndRecord(const std::string& path, std::string source,
+                           DeviceCheck devices) {
   ACCEL_CHECK(!isLoadingOnThisThread(), InvalidArgument, "loadBackend(\"", path,
               "\") was called while the plugin ", loader().loading_path,
               " is being loaded (from its static initialisers or register function); "
@@ -404,7 +407,7 @@ PluginRecord loadAndRecord(const std::string& path, std::string source) {
            "empty path; give the path of the plugin's .so file");
     } else {
       try {
-        attemptLoad(r);
+        attemptLoad(r, devices);
       } catch (...) {
         s.loading_thread.store(std::thread::id(), std::memory_order_release);
         throw;  // std::bad_alloc only
@@ -419,7 +422,8 @@ PluginRecord loadAndRecord(const std::string& path, std::string source) {
 }  // namespace detail
 
 PluginRecord loadBackend(const std::string& path) {
-  PluginRecord record = detail::loadAndRecord(path, "loadBackend");
+  PluginRecord record =
+      detail::loadAndRecord(path, "loadBackend", detail::DeviceCheck::Ask);
   if (!pluginStatusIsSuccess(record.status)) {
     std::string message =
         detail::concat("loadBackend(\"", path, "\"): ", describePluginRecord(record));

@@ -10,11 +10,18 @@
 
 namespace accel::detail {
 
+// Whether a load asks its backends for devices (the NoDevices check). That
+// is a discovery: the driver loads and may start threads, after which a
+// fork child is refused the backend (docs/lifecycle.md). An explicit
+// loadBackend asks; autoload (import accel) does not.
+enum class DeviceCheck : bool { Skip, Ask };
+
 // Loads `path` (as loadBackend does, without throwing for a failed load),
 // records the attempt with `source` ("loadBackend", "ACCEL_PLUGINS", ...) in
 // the report and returns the record. Throws InvalidArgument when called from
 // inside a load (a plugin's register function or static initialiser).
-PluginRecord loadAndRecord(const std::string& path, std::string source);
+PluginRecord loadAndRecord(const std::string& path, std::string source,
+                           DeviceCheck devices);
 
 // Loads every libaccel_*.so in the ':'-separated `directories` with the same
 // trust checks and records as ACCEL_PLUGIN_PATH's scan, recording each with

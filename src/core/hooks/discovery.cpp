@@ -1,0 +1,193 @@
+// The discovery probes (isAvailable, deviceCount) and the first discovery's
+// bound (docs/lifecycle.md, "Discovery").
+//
+// The first time a hooks object's probes reach the backend, its driver loads
+// and lists devices: a dlopen, a read of the ICD vendors directory, a
+// driver's worker threads started. A broken install can hang there for good
+// (a FIFO where a vendor file should be, a driver that waits for a daemon),
+// and a program that never meant to use the backend would hang with it. So
+// that first call runs on a watchdog thread of its own; callers wait for it
+// at most ACCEL_DISCOVERY_TIMEOUT seconds and then answer "no devices", with
+// the reason kept for discoveryProblem() (`accel info` prints it). The
+// thread is left to finish whenever it can; its answer is used from then on.
+//
+// The state also tells the fork handlers that the backend was discovered:
+// from the first probe on, its driver may have threads a child cannot have.
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "accel/error.h"
+#include "accel/hooks.h"
+#include "hooks/fork_handlers.h"
+
+namespace accel {
+
+struct detail::DiscoveryRun {
+  std::mutex mutex;
+  std::condition_variable finished_cv;
+  bool finished = false;  // the backend's probe returned
+  int answer = 0;         // what it returned, for `probe`
+  std::uint8_t probe = 0;
+  double limit_s = 0;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+namespace {
+
+constexpr double kDefaultDiscoveryLimitSeconds = 30;
+
+// ACCEL_DISCOVERY_TIMEOUT in seconds (fractions allowed); the default for
+// anything but a positive finite number. Read at each first discovery (no
+// function-local static: a fork child must not find its guard in progress).
+double discoveryLimitSeconds() noexcept {
+  const char* text = std::getenv("ACCEL_DISCOVERY_TIMEOUT");
+  if (text == nullptr || *text == '\0') return kDefaultDiscoveryLimitSeconds;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
+    return kDefaultDiscoveryLimitSeconds;
+  return value;
+}
+
+// The hooks object whose first discovery this thread runs: a backend probe
+// that asks its own probes again must not wait for itself.
+thread_local const AcceleratorHooks* t_discovering = nullptr;
+
+}  // namespace
+
+int AcceleratorHooks::callProbe(Probe probe) const noexcept {
+  try {
+    if (probe == Probe::Available) return isAvailableImpl() ? 1 : 0;
+    int count = deviceCountImpl();
+    count = count < 0 ? 0 : (count > kMaxDevicesPerType ? kMaxDevicesPerType : count);
+    last_device_count_.store(count, std::memory_order_relaxed);
+    return count;
+  } catch (...) {
+    return 0;  // a probe never throws: its benign answer
+  }
+}
+
+bool AcceleratorHooks::isAvailable() const noexcept {
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Done) [[unlikely]]
+    return discoverSlow(Probe::Available) != 0;
+  return callProbe(Probe::Available) != 0;
+}
+
+int AcceleratorHooks::deviceCount() const noexcept {
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Done) [[unlikely]]
+    return discoverSlow(Probe::Count);
+  return callProbe(Probe::Count);
+}
+
+int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
+  if (discovery_.load(std::memory_order_acquire) == Discovery::Forked) return 0;
+  if (t_discovering == this) return callProbe(probe);
+  std::shared_ptr<detail::DiscoveryRun> run;
+  try {
+    std::lock_guard<std::mutex> lock(discovery_mutex_);
+    const Discovery state = discovery_.load(std::memory_order_acquire);
+    if (state == Discovery::Forked) return 0;
+    if (state == Discovery::Done) {
+      run = nullptr;
+    } else if (discovery_run_ != nullptr) {
+      run = discovery_run_;  // another caller's discovery: wait for it below
+    } else {
+      auto fresh = std::make_shared<detail::DiscoveryRun>();
+      fresh->probe = static_cast<std::uint8_t>(probe);
+      fresh->limit_s = discoveryLimitSeconds();
+      fresh->deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(fresh->limit_s));
+      // Running before the thread exists: a fork from now on poisons the
+      // child, which must not meet the driver half-loaded.
+      discovery_.store(Discovery::Running, std::memory_order_release);
+      std::thread([this, fresh, probe] {
+        t_discovering = this;
+        const int answer = callProbe(probe);
+        // Done before `finished`: a waiter that sees the answer sees Done.
+        // Nothing touches `this` after the answer is published (a waiter may
+        // destroy a hooks object it owns as soon as it returns).
+        discovery_.store(Discovery::Done, std::memory_order_release);
+        {
+          std::lock_guard<std::mutex> run_lock(fresh->mutex);
+          fresh->answer = answer;
+          fresh->finished = true;
+        }
+        fresh->finished_cv.notify_all();
+      }).detach();
+      discovery_run_ = fresh;
+      run = fresh;
+    }
+  } catch (...) {
+    // No memory or no thread: discover on this thread, unbounded, as before
+    // the bound existed; the answer is still right.
+    discovery_.store(Discovery::Running, std::memory_order_release);
+    const int answer = callProbe(probe);
+    discovery_.store(Discovery::Done, std::memory_order_release);
+    return answer;
+  }
+  if (run == nullptr) return callProbe(probe);
+  std::unique_lock<std::mutex> run_lock(run->mutex);
+  if (!run->finished_cv.wait_until(run_lock, run->deadline,
+                                   [&] { return run->finished; }))
+    return 0;  // not within the limit: no devices, discoveryProblem() says why
+  if (run->probe == static_cast<std::uint8_t>(probe)) return run->answer;
+  run_lock.unlock();
+  return callProbe(probe);  // the driver is loaded now: ask it directly
+}
+
+std::string AcceleratorHooks::discoveryProblem() const {
+  const Discovery state = discovery_.load(std::memory_order_acquire);
+  if (state == Discovery::Forked) {
+    return detail::concat("'", name(),
+                          "' was discovered or initialised before fork(): this child "
+                          "process does not ask it");
+  }
+  if (state != Discovery::Running) return {};
+  std::shared_ptr<detail::DiscoveryRun> run;
+  {
+    std::lock_guard<std::mutex> lock(discovery_mutex_);
+    run = discovery_run_;
+  }
+  if (run == nullptr) return {};
+  std::lock_guard<std::mutex> run_lock(run->mutex);
+  if (run->finished || std::chrono::steady_clock::now() < run->deadline) return {};
+  return detail::concat(
+      "the first discovery of '", name(), "' devices did not finish within ",
+      run->limit_s,
+      " s (ACCEL_DISCOVERY_TIMEOUT): its driver hangs while loading or listing devices; "
+      "until it finishes the backend reports no devices. Check the driver install (the "
+      "library it loads, its ICD vendors directory), or raise ACCEL_DISCOVERY_TIMEOUT "
+      "for a driver that is only slow");
+}
+
+void AcceleratorHooks::requireDiscovered(HookId hook) const {
+  if (discovery_.load(std::memory_order_acquire) == Discovery::Done) [[likely]]
+    return;
+  if (t_discovering == this)
+    return;             // initialising from inside a probe: its own business
+  (void)deviceCount();  // the first discovery, bounded
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Running) return;
+  throw NotAvailable(
+      detail::concat(hookInfo(hook).name, "(): ", discoveryProblem(),
+                     ". Initialising it would wait for that discovery without bound"));
+}
+
+bool AcceleratorHooks::discoverForSettling() const noexcept {
+  if (t_discovering == this) return true;  // a probe asking which groups it has
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Done) (void)deviceCount();
+  return discovery_.load(std::memory_order_acquire) == Discovery::Done;
+}
+
+void AcceleratorHooks::refuseAfterFork(detail::ForkKey) noexcept {
+  init_state_.store(InitState::Forked, std::memory_order_release);
+  discovery_.store(Discovery::Forked, std::memory_order_release);
+  served_generators_ = nullptr;
+}
+
+}  // namespace accel

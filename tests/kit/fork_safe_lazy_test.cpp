@@ -1,0 +1,111 @@
+// ForkSafeLazy: built once; a fork child never waits for a build that was
+// running on another thread at the fork (it gets the abandoned value), and
+// a child of a process that never built it builds its own.
+#include "accel/kit/fork_safe_lazy.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace accel::kit {
+namespace {
+
+struct Value {
+  std::string text;
+};
+
+// Runs `child` in a forked process and waits for it at most 20 s (killed:
+// 124), else its exit status. A hang detector, not a speed check.
+int runInChildBounded(const std::function<int()>& child) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == -1) return -1;
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::_exit(child());
+  }
+  ::close(fds[1]);
+  pollfd p{fds[0], POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&p, 1, 20'000);
+  } while (ready < 0 && errno == EINTR);
+  ::close(fds[0]);
+  int status = 0;
+  if (ready == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return 124;
+  }
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+// A build that waits for the gate, standing in for a driver listing devices.
+std::mutex g_mutex;
+std::condition_variable g_cv;
+bool g_entered = false;
+bool g_open = false;
+std::atomic<int> g_builds{0};
+
+const Value* gatedBuild() noexcept {
+  g_builds.fetch_add(1);
+  std::unique_lock<std::mutex> lock(g_mutex);
+  g_entered = true;
+  g_cv.notify_all();
+  g_cv.wait(lock, [] { return g_open; });
+  return new Value{"built"};
+}
+const Value* abandonedByFork() noexcept { return new Value{"abandoned"}; }
+const Value* quickBuild() noexcept { return new Value{"built here"}; }
+
+constinit ForkSafeLazy<Value> g_gated;
+constinit ForkSafeLazy<Value> g_quick;
+
+TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
+  const Value* parent_value = nullptr;
+  std::thread building(
+      [&] { parent_value = &g_gated.get<&gatedBuild, &abandonedByFork>(); });
+  {
+    std::unique_lock<std::mutex> lock(g_mutex);
+    g_cv.wait(lock, [] { return g_entered; });
+  }
+  // The gate never opens in the child: its thread is the parent's.
+  const int code = runInChildBounded([] {
+    return g_gated.get<&gatedBuild, &abandonedByFork>().text == "abandoned" ? 0 : 1;
+  });
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_open = true;
+  }
+  g_cv.notify_all();
+  building.join();
+  EXPECT_EQ(code, 0) << "1: the child got another value; 124: it hung";
+  ASSERT_NE(parent_value, nullptr);
+  EXPECT_EQ(parent_value->text, "built");
+  const Value& again = g_gated.get<&gatedBuild, &abandonedByFork>();
+  EXPECT_EQ(&again, parent_value);
+  EXPECT_EQ(g_builds.load(), 1);
+}
+
+TEST(ForkSafeLazy, AChildOfAProcessThatNeverBuiltItBuildsItsOwn) {
+  const int code = runInChildBounded([] {
+    return g_quick.get<&quickBuild, &abandonedByFork>().text == "built here" ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0);
+  const Value& value = g_quick.get<&quickBuild, &abandonedByFork>();
+  EXPECT_EQ(value.text, "built here");
+}
+
+}  // namespace
+}  // namespace accel::kit
