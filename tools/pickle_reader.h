@@ -23,7 +23,8 @@ inline constexpr int kMaxPickleDepth = 64;
 // The value pickled in `data`. Throws InvalidArgument "NAME: pickle offset N:
 // what" for a truncated pickle, an unsupported opcode (named), a dict key that
 // is not a str, nesting deeper than kMaxPickleDepth, or shared references that
-// would expand far beyond the pickle's own size.
+// would expand far beyond the pickle's own size (values, or the bytes of
+// strings copied at each reference: at most 64 times the pickle's size).
 [[nodiscard]] nlohmann::json readPickle(std::string_view data, std::string_view name);
 
 // Whether `data` begins like a pickle of protocol 2 or later (the PROTO opcode).
