@@ -422,15 +422,38 @@ class PickleReader {
   std::unordered_map<std::uint64_t, std::size_t> memo_;
 };
 
+// Protocols 0 and 1 have no PROTO opcode: a pickle of a container begins by
+// building it (MARK then DICT/LIST in protocol 0, EMPTY_DICT and the like in
+// 1) and ends with STOP. No trace line and no JSON document begins with these
+// bytes, so the first byte and the last one tell a pickle from text.
+bool startsLikeProtocol0Or1(std::string_view data) noexcept {
+  switch (static_cast<unsigned char>(data[0])) {
+    case kMark:
+    case kEmptyDict:
+    case kEmptyList:
+    case kEmptyTuple:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 nlohmann::json readPickle(std::string_view data, std::string_view name) {
+  if (!data.empty() && static_cast<unsigned char>(data[0]) != kProto) {
+    throw InvalidArgument(accel::detail::concat(
+        name,
+        ": pickle offset 0: a pickle without the PROTO opcode is of protocol 0 or 1, "
+        "which is not read; protocols 2 to 5 are (write it with pickle.dump(obj, f, "
+        "protocol=2) or later, or with accel.memory._dump_snapshot)"));
+  }
   return PickleReader(data, name).read();
 }
 
 bool looksLikePickle(std::string_view data) noexcept {
-  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == kProto &&
-         static_cast<unsigned char>(data[1]) >= 2;
+  return data.size() >= 2 &&
+         (static_cast<unsigned char>(data[0]) == kProto || startsLikeProtocol0Or1(data));
 }
 
 }  // namespace accel::tool

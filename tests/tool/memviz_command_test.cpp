@@ -55,6 +55,26 @@ TEST(MemreplayCommand, WhatIsNeitherTextNorASnapshotIsRefusedAtItsFirstBytes) {
       << out;
 }
 
+// pickle.dumps({"a": 1}, protocol=0) and protocol=1: no PROTO opcode, but
+// pickles all the same; read as text, they were malformed trace lines.
+TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) {
+  const std::string protocol0 = writeFile("memreplay_p0.pickle", "(dp0\nVa\np1\nI1\ns.");
+  const std::string protocol1 = writeFile(
+      "memreplay_p1.pickle", std::string("}q\x00X\x01\x00\x00\x00aq\x01K\x01s.", 15));
+  for (const std::string& path : {protocol0, protocol1}) {
+    for (const std::string& command :
+         {"memreplay " + path, "memviz -o /dev/null " + path}) {
+      int status = -1;
+      const std::string out = run(command, status);
+      EXPECT_EQ(status, 2) << command << ": " << out;
+      EXPECT_NE(
+          out.find("is of protocol 0 or 1, which is not read; protocols 2 to 5 are"),
+          std::string::npos)
+          << command << ": " << out;
+    }
+  }
+}
+
 TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
   const std::string path = writeFile("memviz_limit.json", kSmallSnapshot);
   int status = -1;
