@@ -2,6 +2,7 @@
 // each case exits with status 2 and a message that says what was wrong,
 // instead of crashing, exhausting memory or writing a broken page.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -73,6 +74,25 @@ TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) 
           << command << ": " << out;
     }
   }
+}
+
+// Opening a FIFO for reading waits for a writer; the commands open without
+// waiting and refuse a pipe that nothing was written to. (`timeout` only turns
+// a hang into a failure; it measures nothing.)
+TEST(MemvizCommand, AFifoWithoutAWriterIsRefusedWithoutBlocking) {
+  const std::string fifo = ::testing::TempDir() + "memviz_no_writer.fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& command :
+       {"memreplay " + fifo, "memviz -o /dev/null " + fifo}) {
+    int status = -1;
+    const std::string out = memory::testing::runCommand(
+        "timeout 60 " + std::string(ACCEL_TOOL_PATH) + " " + command + " 2>&1", status);
+    EXPECT_EQ(status, 2) << command << ": " << out;
+    EXPECT_NE(out.find("is a pipe with nothing written to it"), std::string::npos)
+        << command << ": " << out;
+  }
+  std::remove(fifo.c_str());
 }
 
 TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
