@@ -160,7 +160,7 @@ void CachingAllocator::setSettings(const AllocatorSettings& settings) {
 AllocatorSettings CachingAllocator::settings() const { return devices_[0]->settings(); }
 
 void CachingAllocator::setMemoryLimit(DeviceIndex index, std::size_t bytes) {
-  device(index).setLimit(bytes);
+  device(index).setCap(detail::ReserveCap{bytes != 0, bytes, std::nullopt, 0});
 }
 
 void CachingAllocator::setMemoryFraction(DeviceIndex index, double fraction) {
@@ -172,10 +172,10 @@ void CachingAllocator::setMemoryFraction(DeviceIndex index, double fraction) {
   ACCEL_CHECK(total > 0, InvalidArgument, hookInfo(HookId::setMemoryFraction).name,
               "(): '", type_,
               "' does not report its capacity; use setMemoryLimit with a byte count");
-  // A limit of 0 means "no cap": a fraction that leaves no byte caps at one
-  // byte instead, below any block, so that every allocation fails as asked.
+  // A fraction that leaves no byte (0 included) allows no allocation, as in
+  // torch; the cap keeps the fraction to name it when an allocation fails.
   const auto bytes = static_cast<std::size_t>(static_cast<double>(total) * fraction);
-  cache.setLimit(std::max<std::size_t>(bytes, 1));
+  cache.setCap(detail::ReserveCap{true, bytes, fraction, total});
 }
 
 DeviceMemoryInfo CachingAllocator::memoryInfo(DeviceIndex index) const {
