@@ -387,6 +387,10 @@ void bindStreams(py::module_& m) {
           },
           py::arg("end"),
           "Milliseconds from this event to `end`; both must have completed.")
+      .def_property_readonly(
+          "device_type",
+          [](const PyEvent& e) { return std::string(deviceTypeName(e.type)); },
+          "The name of the backend the event belongs to, recorded or not.")
       .def_property_readonly("device",
                              [](const PyEvent& e) -> std::optional<Device> {
                                if (e.id == kNoEvent) return std::nullopt;
