@@ -17,6 +17,7 @@
 #include "accel/random_fill.h"
 #include "bindings.h"
 #include "dlpack.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -223,11 +224,12 @@ std::span<T> typedSpan(void* data, std::size_t bytes, const char* what) {
 // The core's host fill of any writable Python buffer from an explicit
 // (seed, offset): what a device fill must reproduce bit for bit.
 template <bool kNormal>
-void hostFill(const py::handle& out, const py::handle& seed, std::uint64_t offset,
-              double a, double b, const std::string& dtype) {
+void hostFill(const py::handle& out, const py::handle& seed,
+              IntArg<std::uint64_t, "offset"> offset, double a, double b,
+              const std::string& dtype) {
   const char* what = kNormal ? "_host_fill_normal" : "_host_fill_uniform";
   HostView view(out, /*writable=*/true);
-  const PhiloxPosition from{toSeed(seed), offset};
+  const PhiloxPosition from{toSeed(seed), offset.value};
   auto run = [&]<typename T>(std::span<T> values) {
     GilRelease release;
     if constexpr (kNormal) {
@@ -398,8 +400,8 @@ void bindBuffer(py::module_& m) {
 
   m.def(
       "_empty",
-      [](long long nbytes, const py::object& device, bool pinned) {
-        return makeBuffer(toByteCount(nbytes), device, pinned);
+      [](IntArg<long long, "nbytes"> nbytes, const py::object& device, bool pinned) {
+        return makeBuffer(toByteCount(nbytes.value), device, pinned);
       },
       py::arg("nbytes"), py::arg("device") = py::none(), py::arg("pinned") = false);
 
