@@ -28,9 +28,13 @@ struct InputFileOptions {
   std::function<void(std::string_view first_bytes)> check_start;
 };
 
-// The file's content. Throws InvalidArgument when it cannot be opened, is a
-// directory, or is longer than max_bytes (naming the limit and the option
-// that raises it).
+// The file's content: a regular file, a pipe or a character device
+// (/dev/zero stops at the limit). Opening never waits: a FIFO is opened
+// without waiting for a writer, and one without a writer reads as empty and
+// is refused. Throws InvalidArgument when the file cannot be opened or read,
+// is a directory, a socket or a block device, is a pipe nothing was written
+// to, or is longer than max_bytes (naming the limit and the option that
+// raises it).
 [[nodiscard]] std::string readInputFile(const std::string& path,
                                         const InputFileOptions& options);
 

@@ -70,6 +70,13 @@ constexpr std::size_t kNoneNode = 0, kTrueNode = 1, kFalseNode = 2;
 // value is a Node of ~48 bytes, then a JSON value).
 constexpr std::size_t kMinBytesPerValue = 3;
 
+// The bytes of strings a pickle may expand to: a snapshot's strings repeat
+// through memo references (a frame's filename and name, every dict's keys),
+// 5 to 15 times its size for deep Python stacks; 64 times leaves room and
+// still bounds what a hostile pickle makes (64 MiB per MiB read).
+constexpr std::size_t kMaxStringExpansion = 64;
+constexpr std::size_t kStringBytesAlways = std::size_t{1} << 20;
+
 class PickleReader {
  public:
   PickleReader(std::string_view data, std::string_view name)
@@ -335,10 +342,25 @@ class PickleReader {
         "as JSON)"));
   }
 
-  // Iterative, so that nesting costs heap rather than stack; a shared node is
-  // expanded wherever it appears, within a budget tied to the pickle's size.
+  // Iterative, so that nesting costs heap rather than stack. A JSON value
+  // cannot share, so a shared node is copied wherever it appears: the copies
+  // are bounded by two budgets tied to the pickle's size, one on values (a
+  // list referred to twice in each of 60 lists is 2^60 values) and one on
+  // the bytes of strings (a 1 MiB str referred to 20,000 times by 2-byte
+  // BINGETs is 20 GB from a 1 MB pickle).
   nlohmann::json toJson(std::size_t root) {
     std::size_t budget = 4 * data_.size() + 4096;
+    std::size_t string_budget = kMaxStringExpansion * data_.size() + kStringBytesAlways;
+    const auto chargeString = [&](const std::string& text) {
+      if (text.size() > string_budget) {
+        fail(accel::detail::concat(
+            "shared references repeat strings into more than ",
+            kMaxStringExpansion * data_.size() + kStringBytesAlways,
+            " bytes, far more than a snapshot of this size holds (", kMaxStringExpansion,
+            " times its ", data_.size(), " bytes)"));
+      }
+      string_budget -= text.size();
+    };
     struct Pending {
       std::size_t node;
       nlohmann::json* out;
@@ -354,6 +376,9 @@ class PickleReader {
       }
       const Node& node = nodes_[item.node];
       if (node.kind == Node::Kind::Scalar) {
+        if (node.scalar.is_string()) {
+          chargeString(node.scalar.get_ref<const std::string&>());
+        }
         *item.out = node.scalar;
         continue;
       }
@@ -377,8 +402,10 @@ class PickleReader {
         if (key.kind != Node::Kind::Scalar || !key.scalar.is_string()) {
           fail("a dict key is not a str");
         }
+        const std::string& name = key.scalar.get_ref<const std::string&>();
+        chargeString(name);
         // std::map keeps its nodes in place, so the pointer stays valid.
-        nlohmann::json& slot = object[key.scalar.get_ref<const std::string&>()];
+        nlohmann::json& slot = object[name];
         work.push_back({node.items[i + 1], &slot, item.depth + 1});
       }
     }
@@ -395,15 +422,38 @@ class PickleReader {
   std::unordered_map<std::uint64_t, std::size_t> memo_;
 };
 
+// Protocols 0 and 1 have no PROTO opcode: a pickle of a container begins by
+// building it (MARK then DICT/LIST in protocol 0, EMPTY_DICT and the like in
+// 1) and ends with STOP. No trace line and no JSON document begins with these
+// bytes, so the first byte and the last one tell a pickle from text.
+bool startsLikeProtocol0Or1(std::string_view data) noexcept {
+  switch (static_cast<unsigned char>(data[0])) {
+    case kMark:
+    case kEmptyDict:
+    case kEmptyList:
+    case kEmptyTuple:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 nlohmann::json readPickle(std::string_view data, std::string_view name) {
+  if (!data.empty() && static_cast<unsigned char>(data[0]) != kProto) {
+    throw InvalidArgument(accel::detail::concat(
+        name,
+        ": pickle offset 0: a pickle without the PROTO opcode is of protocol 0 or 1, "
+        "which is not read; protocols 2 to 5 are (write it with pickle.dump(obj, f, "
+        "protocol=2) or later, or with accel.memory._dump_snapshot)"));
+  }
   return PickleReader(data, name).read();
 }
 
 bool looksLikePickle(std::string_view data) noexcept {
-  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == kProto &&
-         static_cast<unsigned char>(data[1]) >= 2;
+  return data.size() >= 2 &&
+         (static_cast<unsigned char>(data[0]) == kProto || startsLikeProtocol0Or1(data));
 }
 
 }  // namespace accel::tool

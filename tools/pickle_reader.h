@@ -21,12 +21,17 @@ namespace accel::tool {
 inline constexpr int kMaxPickleDepth = 64;
 
 // The value pickled in `data`. Throws InvalidArgument "NAME: pickle offset N:
-// what" for a truncated pickle, an unsupported opcode (named), a dict key that
+// what" for a pickle of protocol 0 or 1 (no PROTO opcode), a truncated
+// pickle, an unsupported opcode (named), a dict key that
 // is not a str, nesting deeper than kMaxPickleDepth, or shared references that
-// would expand far beyond the pickle's own size.
+// would expand far beyond the pickle's own size (values, or the bytes of
+// strings copied at each reference: at most 64 times the pickle's size).
 [[nodiscard]] nlohmann::json readPickle(std::string_view data, std::string_view name);
 
-// Whether `data` begins like a pickle of protocol 2 or later (the PROTO opcode).
+// Whether `data` begins like a pickle of any protocol: the PROTO opcode
+// (protocols 2 to 5), or the opcode that builds a container (MARK, EMPTY_DICT,
+// EMPTY_LIST, EMPTY_TUPLE), with which protocols 0 and 1 begin a snapshot.
+// readPickle refuses the latter by name, so such a file is never read as text.
 [[nodiscard]] bool looksLikePickle(std::string_view data) noexcept;
 
 }  // namespace accel::tool

@@ -60,12 +60,15 @@ class ACCEL_API Registrar {
 
   // Registers (or finds) the device type `name` and returns its id; see the
   // header comment for why names are reserved at once. Throws what
-  // accel::registerDeviceType throws, and InvalidArgument once closed.
+  // accel::registerDeviceType throws, and InvalidArgument once closed or for
+  // "cpu": the host belongs to the core, and no registrar registers a backend
+  // for it (docs/plugins.md). The other built-in names (cuda, hip, ...) are
+  // for the backend of that kind of device.
   DeviceType registerDeviceType(std::string_view name);
   // Records `hooks` for hooks->deviceType() and returns it (valid for as long
   // as the hooks live: forever once committed to the process table).
-  // Throws InvalidArgument for null hooks, an unregistered type id, or a
-  // closed registrar; DuplicateRegistration when this registrar already
+  // Throws InvalidArgument for null hooks, an unregistered type id, the
+  // CPU type, or a closed registrar; DuplicateRegistration when this registrar already
   // holds a backend for the type.
   AcceleratorHooks& registerHooks(std::unique_ptr<AcceleratorHooks> hooks);
   // Registers the type name and records a factory for it (run by the table
@@ -107,6 +110,7 @@ class ACCEL_API Registrar {
   friend class HooksTable;
   void requireOpen(std::string_view what) const;
   void requireNew(DeviceType type, std::string_view what) const;
+  void requireBackendType(DeviceType type, std::string_view what) const;
 
   std::string origin_;
   std::vector<Entry> entries_;

@@ -36,6 +36,18 @@ def populate(namespace: Dict[str, Any], type_name: str,
     def _index(device: DeviceLike) -> int:
         return index_for(type_name, device)
 
+    def _own(what: str, obj: Any, kind: Any, kind_name: str) -> None:
+        # A per-backend module acts on its own backend only: another's stream
+        # or event would change or wait on that backend behind its name.
+        if not isinstance(obj, kind):
+            raise TypeError(f"{what} expects an accel.{kind_name} of '{type_name}' "
+                            f"(accel.{type_name}.{kind_name}), got {type(obj).__name__}")
+        if obj.device_type != type_name:
+            raise _C.InvalidArgumentError(
+                f"{what} expects an accel.{kind_name} of '{type_name}' "
+                f"(accel.{type_name}.{kind_name}), got one of '{obj.device_type}' "
+                f"({obj!r}); use accel.{obj.device_type} or accel.set_stream for it")
+
     def init() -> None:
         """Initialises the backend now (otherwise the first call that needs it does)."""
         lazy.lazy_init()
@@ -107,6 +119,7 @@ def populate(namespace: Dict[str, Any], type_name: str,
             stream and returns it."""
             if event is None:
                 event = Event()
+            _own("Stream.record_event", event, _C.Event, "Event")
             event.record(self)
             return event
 
@@ -128,10 +141,9 @@ def populate(namespace: Dict[str, Any], type_name: str,
     def set_stream(stream: _C.Stream) -> None:
         """Makes `stream` current for its device on this thread, and its device
         the current device (torch.accelerator.set_stream does both). A
-        non-Stream raises TypeError."""
-        if not isinstance(stream, _C.Stream):
-            raise TypeError(
-                f"set_stream expects an accel.Stream, got {type(stream).__name__}")
+        non-Stream raises TypeError; a stream of another backend
+        InvalidArgumentError (a ValueError)."""
+        _own("set_stream", stream, _C.Stream, "Stream")
         lazy.lazy_init()
         hooks.set_device(stream.device_index)
         _C._set_stream(stream)
@@ -140,6 +152,8 @@ def populate(namespace: Dict[str, Any], type_name: str,
         """Context manager over a stream, or nothing for None (torch.cuda.stream)."""
 
         def __init__(self, s: Optional[_C.Stream]) -> None:
+            if s is not None:
+                _own("stream", s, _C.Stream, "Stream")
             self.s = s
 
         def __enter__(self) -> Optional[_C.Stream]:

@@ -3,7 +3,9 @@
 //
 // Conventions of the binding layer (docs/python.md, "The binding"):
 //  - device types travel as their names ("openreg"), device indices as Python
-//    ints checked here for the int8 range before the hooks check the count;
+//    ints checked here (DeviceIndexArg, int_args.h: -1 or 0 to 63) before the
+//    hooks check the count; every integer argument is an IntArg, so that an
+//    int out of range names the argument and the range;
 //  - every call that may wait (synchronize, copies, initialisation, plugin
 //    loading) releases the GIL;
 //  - C++ errors become the accel.*Error classes (errors.cpp) with the C++
@@ -151,10 +153,6 @@ void fastMethod(const py::handle& cls, const char* name) {
 // resolved when a snapshot is taken), or null outside Python. Takes the GIL
 // itself; never throws. python_stacks.cpp.
 std::shared_ptr<const HostStack> capturePythonStack();
-
-// A Python int as a DeviceIndex: -1 (current) or [0, kMaxDevicesPerType).
-// Throws InvalidArgument otherwise, so that 300 never wraps to 44.
-DeviceIndex toDeviceIndex(long long index);
 
 // A seed as torch takes it: [-2^63, 2^64); negative values map to 2^64 + seed.
 // Throws InvalidArgument outside that range or for a non-int.

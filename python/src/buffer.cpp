@@ -16,6 +16,8 @@
 #include "accel/error.h"
 #include "accel/random_fill.h"
 #include "bindings.h"
+#include "dlpack.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -140,35 +142,7 @@ int getBuffer(PyObject* self, Py_buffer* view, int flags) {
 
 PyBufferProcs g_buffer_procs = {getBuffer, nullptr};
 
-// ---- DLPack (the ABI of dlpack.h v0.x, written out: no header ships it) ----
-struct DLDevice {
-  std::int32_t device_type;
-  std::int32_t device_id;
-};
-struct DLDataType {
-  std::uint8_t code;
-  std::uint8_t bits;
-  std::uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  std::int32_t ndim;
-  DLDataType dtype;
-  std::int64_t* shape;
-  std::int64_t* strides;
-  std::uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
-constexpr std::int32_t kDLCPU = 1;
-constexpr std::int32_t kDLCUDAHost = 3;
-constexpr std::int32_t kDLExtDev = 12;
-constexpr std::uint8_t kDLUInt = 1;
-
+// ---- DLPack export (the ABI and the import: dlpack.h) ----
 struct DLPackExport {
   DLManagedTensor managed{};
   std::shared_ptr<BufferStorage> keep;
@@ -218,56 +192,6 @@ py::object toDLPack(const PyBuffer& buffer) {
   return py::reinterpret_steal<py::object>(capsule);
 }
 
-// The bytes of a host DLPack producer (a torch CPU tensor, a numpy array, a
-// host accel.Buffer), consumed as the protocol says: the capsule is renamed
-// "used_dltensor" and the producer's deleter runs when the view ends.
-class DLPackSource {
- public:
-  explicit DLPackSource(const py::handle& src) {
-    capsule_ = src.attr("__dlpack__")();
-    auto* managed =
-        static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule_.ptr(), "dltensor"));
-    if (managed == nullptr) {
-      PyErr_Clear();
-      throw InvalidArgument(
-          "copy_: the source's __dlpack__() did not return an unused 'dltensor' capsule");
-    }
-    const DLTensor& t = managed->dl_tensor;
-    ACCEL_CHECK(t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost,
-                NotSupported, "copy_: the DLPack source is on DLPack device type ",
-                t.device.device_type, " (not host memory); copy it to the host first");
-    std::size_t elements = 1;
-    std::int64_t expected_stride = 1;
-    bool contiguous = true;
-    for (std::int32_t i = t.ndim - 1; i >= 0; --i) {
-      if (t.strides != nullptr && t.shape[i] > 1 && t.strides[i] != expected_stride)
-        contiguous = false;
-      expected_stride *= t.shape[i];
-      elements *= static_cast<std::size_t>(t.shape[i]);
-    }
-    ACCEL_CHECK(contiguous, InvalidArgument,
-                "copy_: the DLPack source is not C-contiguous; make it contiguous first "
-                "(e.g. tensor.contiguous())");
-    size_ = elements * ((t.dtype.bits * t.dtype.lanes + 7u) / 8u);
-    data_ = static_cast<const std::byte*>(t.data) + t.byte_offset;
-    managed_ = managed;
-    PyCapsule_SetName(capsule_.ptr(), "used_dltensor");
-  }
-  DLPackSource(const DLPackSource&) = delete;
-  DLPackSource& operator=(const DLPackSource&) = delete;
-  ~DLPackSource() {
-    if (managed_ != nullptr && managed_->deleter != nullptr) managed_->deleter(managed_);
-  }
-  [[nodiscard]] const void* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-
- private:
-  py::object capsule_;
-  DLManagedTensor* managed_ = nullptr;
-  const void* data_ = nullptr;
-  std::size_t size_ = 0;
-};
-
 void copyInto(const PyBuffer& dst, const py::handle& src) {
   const BufferStorage& d = *dst.storage;
   if (py::isinstance<PyBuffer>(src)) {
@@ -300,11 +224,12 @@ std::span<T> typedSpan(void* data, std::size_t bytes, const char* what) {
 // The core's host fill of any writable Python buffer from an explicit
 // (seed, offset): what a device fill must reproduce bit for bit.
 template <bool kNormal>
-void hostFill(const py::handle& out, const py::handle& seed, std::uint64_t offset,
-              double a, double b, const std::string& dtype) {
+void hostFill(const py::handle& out, const py::handle& seed,
+              IntArg<std::uint64_t, "offset"> offset, double a, double b,
+              const std::string& dtype) {
   const char* what = kNormal ? "_host_fill_normal" : "_host_fill_uniform";
   HostView view(out, /*writable=*/true);
-  const PhiloxPosition from{toSeed(seed), offset};
+  const PhiloxPosition from{toSeed(seed), offset.value};
   auto run = [&]<typename T>(std::span<T> values) {
     GilRelease release;
     if constexpr (kNormal) {
@@ -475,8 +400,8 @@ void bindBuffer(py::module_& m) {
 
   m.def(
       "_empty",
-      [](long long nbytes, const py::object& device, bool pinned) {
-        return makeBuffer(toByteCount(nbytes), device, pinned);
+      [](IntArg<long long, "nbytes"> nbytes, const py::object& device, bool pinned) {
+        return makeBuffer(toByteCount(nbytes.value), device, pinned);
       },
       py::arg("nbytes"), py::arg("device") = py::none(), py::arg("pinned") = false);
 

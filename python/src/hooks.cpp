@@ -14,6 +14,7 @@
 #include "accel/memory/snapshot_json.h"
 #include "accel/memory_stats.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -76,20 +77,18 @@ void bindHooks(py::module_& m) {
            [](const PyHooks& h) { return int(h.get().getCurrentDevice()); })
       .def(
           "set_device",
-          [](const PyHooks& h, long long i) {
-            h.get().setCurrentDevice(toDeviceIndex(i));
-          },
+          [](const PyHooks& h, DeviceIndexArg i) { h.get().setCurrentDevice(i.value); },
           py::arg("index"))
       .def(
           "exchange_device",
-          [](const PyHooks& h, long long i) {
-            return int(h.get().exchangeDevice(toDeviceIndex(i)));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return int(h.get().exchangeDevice(i.value));
           },
           py::arg("index"))
       .def(
           "maybe_exchange_device",
-          [](const PyHooks& h, long long i) {
-            return int(h.get().maybeExchangeDevice(toDeviceIndex(i)));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return int(h.get().maybeExchangeDevice(i.value));
           },
           py::arg("index"))
       .def(
@@ -101,35 +100,33 @@ void bindHooks(py::module_& m) {
            [](const PyHooks& h) { return isPoisonedByFork(h.type); })
       .def(
           "has_primary_context",
-          [](const PyHooks& h, long long i) {
-            return h.get().hasPrimaryContext(toDeviceIndex(i));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return h.get().hasPrimaryContext(i.value);
           },
           py::arg("index"))
       .def(
           "default_generator",
-          [](const PyHooks& h, long long i) {
-            return h.get().getDefaultGenerator(toDeviceIndex(i));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return h.get().getDefaultGenerator(i.value);
           },
           py::arg("index") = -1,
           "The device's default generator straight from the hooks (no context, no "
           "initialisation).")
       .def(
           "new_generator",
-          [](const PyHooks& h, long long i) {
-            return h.get().getNewGenerator(toDeviceIndex(i));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return h.get().getNewGenerator(i.value);
           },
           py::arg("index") = -1)
       .def(
           "synchronize",
-          [](const PyHooks& h, long long i) {
-            h.get().deviceSynchronize(toDeviceIndex(i));
-          },
+          [](const PyHooks& h, DeviceIndexArg i) { h.get().deviceSynchronize(i.value); },
           py::arg("index") = -1, Release())
       .def("show_config", [](const PyHooks& h) { return h.get().showConfig(); })
       .def(
           "device_properties",
-          [](const PyHooks& h, long long i) {
-            return h.get().getDeviceProperties(toDeviceIndex(i));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return h.get().getDeviceProperties(i.value);
           },
           py::arg("index") = -1)
       .def("stream_priority_range",
@@ -176,9 +173,8 @@ void bindHooks(py::module_& m) {
   // ---- the context ----
   m.def(
       "_get_default_generator",
-      [](const std::string& type, long long index) {
-        return globalContext().defaultGenerator(
-            Device(typeFromName(type), toDeviceIndex(index)));
+      [](const std::string& type, DeviceIndexArg index) {
+        return globalContext().defaultGenerator(Device(typeFromName(type), index.value));
       },
       py::arg("type"), py::arg("index") = -1, Release(),
       "Context::defaultGenerator(Device(type, index)): initialises the backend first.");

@@ -11,6 +11,7 @@
 #include "accel/memory/snapshot_json.h"
 #include "accel/memory_stats.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -204,23 +205,23 @@ void bindMemory(py::module_& m) {
   hooks
       .def(
           "memory_stats",
-          [](const PyHooks& h, long long i) {
-            return statsDict(h.get().memoryStats(toDeviceIndex(i)));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            return statsDict(h.get().memoryStats(i.value));
           },
           py::arg("index") = -1,
           "Allocator statistics as a dict with PyTorch's flattened key names, sorted.")
       .def(
           "reset_peak_memory_stats",
-          [](const PyHooks& h, long long i) {
-            h.get().resetPeakMemoryStats(toDeviceIndex(i));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            h.get().resetPeakMemoryStats(i.value);
           },
           py::arg("index") = -1)
       .def(
           "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
       .def(
           "memory_info",
-          [](const PyHooks& h, long long i) {
-            const DeviceIndex index = toDeviceIndex(i);
+          [](const PyHooks& h, DeviceIndexArg i) {
+            const DeviceIndex index = i.value;
             DeviceMemoryInfo info;
             {
               GilRelease release;  // the driver may create a device context
@@ -233,15 +234,15 @@ void bindMemory(py::module_& m) {
           "as used.")
       .def(
           "reset_accumulated_memory_stats",
-          [](const PyHooks& h, long long i) {
-            h.get().resetAccumulatedMemoryStats(toDeviceIndex(i));
+          [](const PyHooks& h, DeviceIndexArg i) {
+            h.get().resetAccumulatedMemoryStats(i.value);
           },
           py::arg("index") = -1,
           "Sets the cumulative figures (allocated, freed) and event counters to 0.")
       .def(
           "set_memory_fraction",
-          [](const PyHooks& h, double fraction, long long i) {
-            h.get().setMemoryFraction(fraction, toDeviceIndex(i));
+          [](const PyHooks& h, double fraction, DeviceIndexArg i) {
+            h.get().setMemoryFraction(fraction, i.value);
           },
           py::arg("fraction"), py::arg("index") = -1,
           "Caps what the allocator may reserve on the device at fraction x its total "
@@ -253,10 +254,11 @@ void bindMemory(py::module_& m) {
       .def(
           "record_memory_history",
           [](const PyHooks& h, const std::optional<std::string>& enabled,
-             std::size_t max_entries, bool record_stack, bool python_stack) {
+             IntArg<std::size_t, "max_entries"> max_entries, bool record_stack,
+             bool python_stack) {
             MemoryHistoryOptions options;
             options.enabled = recordingFromName(enabled);
-            options.max_entries = max_entries;
+            options.max_entries = max_entries.value;
             options.record_stack = record_stack;
             if (python_stack) options.capture_host_stack = &capturePythonStack;
             GilRelease release;
@@ -269,9 +271,10 @@ void bindMemory(py::module_& m) {
           "snapshot is taken).")
       .def(
           "memory_snapshot",
-          [](const PyHooks& h, long long device, bool all_devices, bool include_trace) {
+          [](const PyHooks& h, DeviceIndexArg device, bool all_devices,
+             bool include_trace) {
             MemorySnapshotOptions options;
-            options.device = toDeviceIndex(device);
+            options.device = device.value;
             options.all_devices = all_devices;
             options.include_trace = include_trace;
             MemorySnapshot snapshot;

@@ -10,6 +10,7 @@
 #include "accel/error.h"
 #include "accel/generator.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 
@@ -70,14 +71,6 @@ DeviceType currentAcceleratorType(const char* what) {
       "); pass a device, or load a backend with accel.load_backend(path)");
 }
 
-DeviceIndex toDeviceIndex(long long index) {
-  ACCEL_CHECK(index >= kCurrentDevice && index < kMaxDevicesPerType, InvalidArgument,
-              "device index ", index,
-              " is out of range: use -1 (the current device) or 0 to ",
-              kMaxDevicesPerType - 1, ", below the backend's device count");
-  return static_cast<DeviceIndex>(index);
-}
-
 std::uint64_t toSeed(const py::handle& seed) {
   if (!PyLong_Check(seed.ptr()) || PyBool_Check(seed.ptr())) {
     throw InvalidArgument(
@@ -110,7 +103,7 @@ Device toDeviceOrCurrent(const py::handle& device, const char* what) {
   }
   if (PyLong_Check(device.ptr()) && !PyBool_Check(device.ptr())) {
     const DeviceType type = currentAcceleratorType(what);
-    const DeviceIndex index = toDeviceIndex(device.cast<long long>());
+    const DeviceIndex index = deviceIndexOfInt(device);
     return Device(type,
                   index == kCurrentDevice ? getHooks(type).getCurrentDevice() : index);
   }
@@ -146,8 +139,8 @@ void bindObjects(py::module_& m) {
                [](const py::str& text) { return Device::parse(toText(text, "Device")); }),
            py::arg("device"),
            "Parses 'type' or 'type:index'. Raises InvalidArgumentError on bad text.")
-      .def(py::init([](const py::str& type, long long index) {
-             return Device(typeFromName(type, "Device"), toDeviceIndex(index));
+      .def(py::init([](const py::str& type, DeviceIndexArg index) {
+             return Device(typeFromName(type, "Device"), index.value);
            }),
            py::arg("type"), py::arg("index"),
            "A device of a registered type and an index.")

@@ -10,6 +10,7 @@
 #include "accel/opencl/fill.h"
 #include "accel/opencl/opencl.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -93,8 +94,8 @@ void bindOpenCl(py::module_& m) {
       "Device count, why there are none, and the devices seen but not used.");
   o.def(
       "device_info",
-      [](long long index) {
-        const opencl::DeviceInfo i = opencl::deviceInfo(toDeviceIndex(index));
+      [](DeviceIndexArg index) {
+        const opencl::DeviceInfo i = opencl::deviceInfo(index.value);
         py::dict out;
         out["platform_index"] = i.platform_index;
         out["device_index"] = i.device_index;
@@ -120,8 +121,8 @@ void bindOpenCl(py::module_& m) {
       py::arg("index"));
   o.def(
       "native_handles",
-      [](long long index) {
-        const DeviceIndex i = toDeviceIndex(index);
+      [](DeviceIndexArg index) {
+        const DeviceIndex i = index.value;
         py::dict out;
         out["platform"] = reinterpret_cast<std::uintptr_t>(opencl::nativePlatform(i));
         out["device"] = reinterpret_cast<std::uintptr_t>(opencl::nativeDevice(i));

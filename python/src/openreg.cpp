@@ -8,6 +8,7 @@
 #include "accel/error.h"
 #include "accel/openreg/openreg.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -111,17 +112,19 @@ void bindOpenReg(py::module_& m) {
       "default generator). Same numbers as the host fill for the same (seed, "
       "offset).");
   defFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
-  o.def("fail_nth_allocation", &openreg::failNthAllocation, py::arg("nth"),
-        "The nth allocation from now raises OutOfMemoryError (0 cancels).");
+  o.def(
+      "fail_nth_allocation",
+      [](IntArg<std::uint64_t, "nth"> nth) { openreg::failNthAllocation(nth.value); },
+      py::arg("nth"), "The nth allocation from now raises OutOfMemoryError (0 cancels).");
   o.def(
       "lose_device_after",
-      [](long long index, std::uint64_t operations) {
-        openreg::loseDeviceAfter(toDeviceIndex(index), operations);
+      [](DeviceIndexArg index, IntArg<std::uint64_t, "operations"> operations) {
+        openreg::loseDeviceAfter(index.value, operations.value);
       },
       py::arg("index"), py::arg("operations"));
   o.def(
       "is_device_lost",
-      [](long long index) { return openreg::isDeviceLost(toDeviceIndex(index)); },
+      [](DeviceIndexArg index) { return openreg::isDeviceLost(index.value); },
       py::arg("index"));
   o.def(
       "set_stream_latency",
@@ -138,15 +141,14 @@ void bindOpenReg(py::module_& m) {
   o.def("clear_faults", &openreg::clearFaults);
   o.def(
       "set_execution_units",
-      [](long long index, int units) {
-        openreg::setExecutionUnits(toDeviceIndex(index), units);
+      [](DeviceIndexArg index, IntArg<int, "units"> units) {
+        openreg::setExecutionUnits(index.value, units.value);
       },
       py::arg("index"), py::arg("units"));
   o.def(
       "execution_units_state",
-      [](long long index) {
-        const openreg::ExecutionUnitsState s =
-            openreg::executionUnitsState(toDeviceIndex(index));
+      [](DeviceIndexArg index) {
+        const openreg::ExecutionUnitsState s = openreg::executionUnitsState(index.value);
         py::dict out;
         out["units"] = s.units;
         out["busy"] = s.busy;

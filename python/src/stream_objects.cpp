@@ -11,6 +11,7 @@
 #include "accel/error.h"
 #include "accel/stream.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -153,7 +154,7 @@ py::object streamFunction(DeviceType type, StreamGetter get, const char* name,
 DeviceIndex indexFor(DeviceType type, const py::handle& device, const char* what) {
   if (device.is_none()) return kCurrentDevice;
   if (PyLong_Check(device.ptr()) && !PyBool_Check(device.ptr()))
-    return toDeviceIndex(device.cast<long long>());
+    return deviceIndexOfInt(device);
   const Device d = toDevice(device);
   ACCEL_CHECK(d.type() == type, InvalidArgument, what, ": device '", d.str(),
               "' is not a '", deviceTypeName(type), "' device; pass an index or '",

@@ -16,6 +16,7 @@
 #include "accel/graph.h"
 #include "accel/stream.h"
 #include "bindings.h"
+#include "int_args.h"
 
 namespace accel::python {
 namespace {
@@ -158,8 +159,8 @@ void defStreamOf(py::module_& m, const char* name,
                  Stream (AcceleratorHooks::*get)(DeviceIndex) const) {
   m.def(
       name,
-      [get](const std::string& type, long long index) {
-        return PyStream{(getHooks(typeFromName(type)).*get)(toDeviceIndex(index)), {}};
+      [get](const std::string& type, DeviceIndexArg index) {
+        return PyStream{(getHooks(typeFromName(type)).*get)(index.value), {}};
       },
       py::arg("type"), py::arg("index") = -1);
 }
@@ -184,17 +185,20 @@ void bindStreams(py::module_& m) {
                    m, "Stream",
                    "A queue of work on one device. `with stream:` makes it the current "
                    "stream (and its device the current device) until the block ends."))
-      .def(py::init([](const py::handle& device, int priority) {
-             return PyStream{newStream(device, priority), {}};
+      .def(py::init([](const py::handle& device, IntArg<int, "priority"> priority) {
+             return PyStream{newStream(device, priority.value), {}};
            }),
            py::arg("device") = py::none(), py::arg("priority") = 0,
            "A new stream from the backend's pool on `device` (Device, text or index; "
            "default: the current accelerator's current device). `priority` as in "
            "torch: 0 (default) is the lowest, lower numbers run first, values outside "
            "priority_range() are clamped.")
-      .def(py::init([](long long stream_id, long long device_index,
-                       long long device_type) {
-             return PyStream{Stream::unpack3(stream_id, device_index, device_type), {}};
+      .def(py::init([](IntArg<long long, "stream_id"> stream_id,
+                       IntArg<long long, "device_index"> device_index,
+                       IntArg<long long, "device_type"> device_type) {
+             return PyStream{
+                 Stream::unpack3(stream_id.value, device_index.value, device_type.value),
+                 {}};
            }),
            py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"),
            "The stream with these three integers (see pack3).")
@@ -387,6 +391,10 @@ void bindStreams(py::module_& m) {
           },
           py::arg("end"),
           "Milliseconds from this event to `end`; both must have completed.")
+      .def_property_readonly(
+          "device_type",
+          [](const PyEvent& e) { return std::string(deviceTypeName(e.type)); },
+          "The name of the backend the event belongs to, recorded or not.")
       .def_property_readonly("device",
                              [](const PyEvent& e) -> std::optional<Device> {
                                if (e.id == kNoEvent) return std::nullopt;

@@ -210,6 +210,28 @@ TEST(HooksTableTest, RegistrarRefusesATypeTwiceAndUseAfterClose) {
   EXPECT_TRUE(registrar.empty());
 }
 
+// The host belongs to the core: no registrar takes a backend for "cpu",
+// whichever way it asks; the accelerator kinds built in (cuda...) stay open.
+TEST(HooksTableTest, RegistrarRefusesTheHostTypeCpu) {
+  Registrar registrar("plugin /x/libaccel_cpu.so");
+  const auto refusal = [](auto&& call) {
+    return testing::errorOf<InvalidArgument>(std::forward<decltype(call)>(call));
+  };
+  EXPECT_THAT(refusal([&] { (void)registrar.registerDeviceType("cpu"); }),
+              HasSubstr("plugin /x/libaccel_cpu.so registers the device type 'cpu', "
+                        "which is the host and belongs to the core"));
+  EXPECT_THAT(refusal([&] {
+                registrar.registerHooks(std::make_unique<TestHooks>(DeviceType::CPU, 1));
+              }),
+              HasSubstr("registerHooks(): plugin /x/libaccel_cpu.so registers the "
+                        "device type 'cpu'"));
+  EXPECT_THAT(
+      refusal([&] { registrar.registerHooksFactory("cpu", [] { return nullptr; }); }),
+      HasSubstr("registers the device type 'cpu'"));
+  EXPECT_TRUE(registrar.empty());
+  EXPECT_EQ(registrar.registerDeviceType("hpu"), DeviceType::HPU);
+}
+
 TEST(HooksTableTest, ForkStandInsReplaceOnlyStartedBackends) {
   HooksTable table;
   DeviceType started = registerDeviceType("table_fork_started");

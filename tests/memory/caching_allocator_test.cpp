@@ -210,9 +210,6 @@ TEST_F(CachingAllocatorTest, ZeroBytesGiveAnEmptyDataPtrAndBadInputIsRefused) {
                   Device::unchecked(DeviceType::CUDA, 0));
   EXPECT_FALSE(allocator_.owns(foreign));
   EXPECT_THROW(allocator_.recordStream(foreign, stream(1)), InvalidArgument);
-  AllocatorSettings expandable;
-  expandable.expandable_segments = true;
-  EXPECT_THROW(allocator_.setSettings(expandable), InvalidArgument);
 }
 
 class StreamReuseTest : public ::testing::Test {

@@ -63,5 +63,26 @@ TEST(ExpandableSegments, AFirstGrowthThatFailsLeavesNoSegmentBehind) {
   EXPECT_EQ(source.range_releases.load(), source.reservations.load());
 }
 
+// ACCEL_ALLOC_CONF is read by every backend in the process: where the source
+// cannot map pages, expandable_segments:true is ignored (said once on stderr)
+// instead of failing the allocator, and so every allocation, of that backend.
+TEST(ExpandableSegments, AreIgnoredWithOneWarningWhereTheSourceCannotMapPages) {
+  FakeSegmentSource source(std::size_t{1} << 30);  // page size 0: no page mapping
+  const AllocatorSettings expandable = parseAllocatorSettings("expandable_segments:true");
+  ::testing::internal::CaptureStderr();
+  CachingAllocator allocator(DeviceType::CUDA, 1, source, expandable);
+  allocator.setSettings(expandable);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("'expandable_segments:true' is ignored for 'cuda'"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("ignored"), said.rfind("ignored"))
+      << "said more than once: " << said;
+  EXPECT_FALSE(allocator.settings().expandable_segments);
+  DataPtr data = allocator.allocate(0, 3 * kMiB, stream0());
+  EXPECT_TRUE(data);
+  EXPECT_EQ(source.reservations, 0);
+}
+
 }  // namespace
 }  // namespace accel::memory

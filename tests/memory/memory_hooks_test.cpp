@@ -110,7 +110,12 @@ TEST(MemoryHooks, FractionZeroRefusesEveryAllocationAndBadFractionsAreRefused) {
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
   PluggedHooks hooks(allocator, nullptr);
   hooks.setMemoryFraction(0.0, 0);
-  EXPECT_THROW((void)allocator.allocate(0, 512, stream(0)), OutOfMemory);
+  // The message names a capacity of 0 and the fraction it comes from.
+  const std::string refused = accel::testing::errorOf<OutOfMemory>(
+      [&] { (void)allocator.allocate(0, 512, stream(0)); });
+  EXPECT_THAT(refused, HasSubstr("Capacity: 0 B (the allocator's limit: " +
+                                 std::string(hookInfo(HookId::setMemoryFraction).name) +
+                                 "(0) of 64.00 MiB; it allows no allocation)"));
   hooks.setMemoryFraction(0.5, 0);  // 32 MiB
   // 20 MiB: a segment of its own each (above 10 MiB), 40 MiB for two.
   DataPtr fits = allocator.allocate(0, 20 * kMiB, stream(0));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "opencl_test_support.h"
+#include "support/error_of.h"
 
 namespace accel::opencl::testing {
 namespace {
@@ -190,6 +192,21 @@ TEST_F(FillTest, BadOutputsAndParametersAreRefusedBeforeConsuming) {
   EXPECT_THROW(fillBits(Stream(Device(DeviceType::CPU, 0), 0),
                         static_cast<std::uint32_t*>(small.get()), 8, g),
                InvalidArgument);
+}
+
+// A generator belongs to its device type: drawing from another backend's
+// would advance that backend's sequence.
+TEST_F(FillTest, AGeneratorOfAnotherDeviceTypeIsRefusedAndNotAdvanced) {
+  Generator cpu = makePhiloxGenerator(Device(DeviceType::CPU, 0));
+  const Stream stream = hooks().getDefaultStream(0);
+  DataPtr data = hooks().getDeviceAllocator(0).allocate(8 * sizeof(float));
+  const std::string message = accel::testing::errorOf<InvalidArgument>(
+      [&] { fillUniform(stream, static_cast<float*>(data.get()), 8, 0.0f, 1.0f, cpu); });
+  EXPECT_NE(message.find("the generator is on cpu:0; a fill on opencl:0 needs a "
+                         "generator of opencl"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(cpu.offset(), 0u);
 }
 
 }  // namespace

@@ -73,6 +73,22 @@ TEST_F(MemoryTest, TooLargeAllocationIsOutOfMemoryNamingTheDeviceLimit) {
   EXPECT_NE(small.get(), nullptr);
 }
 
+TEST_F(MemoryTest, TooLargePinnedAllocationIsOutOfMemoryNamingTheDeviceLimit) {
+  const std::uint64_t limit = deviceInfo(0).max_allocation_bytes;
+  ASSERT_GT(limit, 0u);
+  try {
+    (void)hooks().getPinnedMemoryAllocator().allocate(limit + 1);
+    ADD_FAILURE() << "pinned " << limit + 1 << " bytes";
+  } catch (const OutOfMemory& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(limit)),
+              std::string::npos)
+        << text;
+  }
+  DataPtr small = hooks().getPinnedMemoryAllocator().allocate(64);
+  EXPECT_NE(small.get(), nullptr);
+}
+
 TEST_F(MemoryTest, StatsCountTheCachedSegments) {
   hooks().emptyCache();
   const MemoryStats before = hooks().memoryStats(0);

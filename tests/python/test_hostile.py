@@ -3,6 +3,7 @@ used to abort the interpreter or give an error that named C++ or pybind11
 instead of the documented Python one."""
 
 import pickle
+import re
 
 import accel
 import pytest
@@ -131,3 +132,31 @@ def test_exit_with_a_daemon_thread_inside_a_gil_releasing_call_is_clean(run_pyth
         result = run_python(code, timeout=60)
         assert result.returncode == 0, result.stderr
         assert "terminate" not in result.stderr
+
+
+@pytest.mark.parametrize("call, argument, accepted", [
+    (lambda: accel.openreg.set_device(2**70), "device index", r"\[-1, 127\]"),
+    (lambda: accel.openreg.synchronize(-2**70), "device index", r"\[-1, 127\]"),
+    (lambda: accel.openreg.set_device(300), "device index", r"\[-1, 127\]"),
+    (lambda: accel.openreg.get_device_properties(2**64), "device index", r"\[-1, 127\]"),
+    (lambda: accel.empty(2**70), "nbytes", r"\[-9223372036854775808, 9223372036854775807\]"),
+    (lambda: accel.openreg.fail_nth_allocation(-1), "nth", r"\[0, 18446744073709551615\]"),
+    (lambda: accel.openreg.fail_nth_allocation(2**64), "nth", r"\[0, 18446744073709551615\]"),
+    (lambda: accel.openreg.Stream(0, priority=2**40), "priority", r"\[-2147483648, 2147483647\]"),
+    (lambda: accel.openreg.set_execution_units(0, 2**40), "units", r"\[-2147483648, 2147483647\]"),
+    (lambda: accel.Stream(2**70, 0, 0), "stream_id", r"\["),
+])
+def test_an_int_out_of_range_names_the_argument_and_the_range(call, argument, accepted):
+    with pytest.raises(accel.InvalidArgumentError) as error:
+        call()
+    message = str(error.value)
+    assert "incompatible function arguments" not in message
+    assert argument in message and "out of range" in message, message
+    assert re.search(accepted, message), message
+
+
+def test_seeds_take_torchs_range_and_say_it():
+    accel.openreg.manual_seed(-1)  # 2**64 - 1, as torch takes it
+    for bad in (2**70, -2**64):
+        with pytest.raises(accel.InvalidArgumentError, match=r"seed .* out of range"):
+            accel.openreg.manual_seed(bad)

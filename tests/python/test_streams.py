@@ -168,3 +168,20 @@ def test_query_fast_methods_keep_the_pybind11_behaviour():
         with pytest.raises(accel.DeviceError, match="invalid"):
             g.capture_end()
     assert s.query() is True
+
+
+def test_a_backend_module_refuses_a_stream_or_event_of_another_backend():
+    # A cuda stream object, made from its three integers without touching the
+    # CUDA backend: accel.openreg must not make it current or record on it.
+    foreign = accel.Stream(0, 0, accel._C._device_type_code("cuda"))
+    before = accel.openreg.current_stream(0)
+    for use in (accel.openreg.set_stream, accel.openreg.stream):
+        with pytest.raises(ValueError, match=r"expects an accel\.Stream of 'openreg' "
+                                             r"\(accel\.openreg\.Stream\), got one of 'cuda'"):
+            use(foreign)
+    with pytest.raises(TypeError, match="expects an accel.Stream of 'openreg'"):
+        accel.openreg.set_stream("openreg:0")
+    assert accel.openreg.current_stream(0) == before
+    own = accel.openreg.Event()
+    assert own.device_type == "openreg"
+    accel.openreg.Stream(0).record_event(own)

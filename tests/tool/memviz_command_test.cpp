@@ -2,6 +2,7 @@
 // each case exits with status 2 and a message that says what was wrong,
 // instead of crashing, exhausting memory or writing a broken page.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -53,6 +54,45 @@ TEST(MemreplayCommand, WhatIsNeitherTextNorASnapshotIsRefusedAtItsFirstBytes) {
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("'/dev/zero' is not a trace: byte 0 is NUL"), std::string::npos)
       << out;
+}
+
+// pickle.dumps({"a": 1}, protocol=0) and protocol=1: no PROTO opcode, but
+// pickles all the same; read as text, they were malformed trace lines.
+TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) {
+  const std::string protocol0 = writeFile("memreplay_p0.pickle", "(dp0\nVa\np1\nI1\ns.");
+  const std::string protocol1 = writeFile(
+      "memreplay_p1.pickle", std::string("}q\x00X\x01\x00\x00\x00aq\x01K\x01s.", 15));
+  for (const std::string& path : {protocol0, protocol1}) {
+    for (const std::string& command :
+         {"memreplay " + path, "memviz -o /dev/null " + path}) {
+      int status = -1;
+      const std::string out = run(command, status);
+      EXPECT_EQ(status, 2) << command << ": " << out;
+      EXPECT_NE(
+          out.find("is of protocol 0 or 1, which is not read; protocols 2 to 5 are"),
+          std::string::npos)
+          << command << ": " << out;
+    }
+  }
+}
+
+// Opening a FIFO for reading waits for a writer; the commands open without
+// waiting and refuse a pipe that nothing was written to. (`timeout` only turns
+// a hang into a failure; it measures nothing.)
+TEST(MemvizCommand, AFifoWithoutAWriterIsRefusedWithoutBlocking) {
+  const std::string fifo = ::testing::TempDir() + "memviz_no_writer.fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& command :
+       {"memreplay " + fifo, "memviz -o /dev/null " + fifo}) {
+    int status = -1;
+    const std::string out = memory::testing::runCommand(
+        "timeout 60 " + std::string(ACCEL_TOOL_PATH) + " " + command + " 2>&1", status);
+    EXPECT_EQ(status, 2) << command << ": " << out;
+    EXPECT_NE(out.find("is a pipe with nothing written to it"), std::string::npos)
+        << command << ": " << out;
+  }
+  std::remove(fifo.c_str());
 }
 
 TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {

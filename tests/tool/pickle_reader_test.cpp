@@ -233,5 +233,34 @@ TEST(PickleReader, SharedReferencesCannotExpandWithoutBound) {
   EXPECT_NE(errorOf(data).find("expand to far more values"), std::string::npos);
 }
 
+// A string is copied wherever a memo reference names it (JSON cannot share):
+// a 16 KiB str named 10,000 times by 2-byte BINGETs would be 160 MiB of
+// strings from a 36 KiB pickle. Strings may repeat into 64 times the
+// pickle's size (plus 1 MiB), as a snapshot's filenames and keys do; past
+// that the pickle is refused before the copies are made.
+TEST(PickleReader, SharedStringsCannotExpandFarBeyondThePickle) {
+  using namespace std::string_view_literals;
+  const auto listOfReferences = [](std::size_t string_bytes, int references) {
+    std::string data("\x80\x04\x8d"sv);  // PROTO 4, BINUNICODE8
+    for (int i = 0; i < 8; ++i)
+      data += static_cast<char>((string_bytes >> (8 * i)) & 0xff);
+    data += std::string(string_bytes, 'x');
+    data +=
+        "\x94"
+        "0](";  // MEMOIZE as 0, POP; an empty list, MARK
+    for (int i = 0; i < references; ++i) data += "h\x00"sv;  // BINGET 0
+    data += "e.";
+    return data;
+  };
+  const std::string hostile = listOfReferences(std::size_t{16} << 10, 10000);
+  ASSERT_LT(hostile.size(), std::size_t{40} << 10);
+  EXPECT_NE(errorOf(hostile).find("shared references repeat strings into more than"),
+            std::string::npos);
+  // A filename named by every frame of a long trace is read.
+  const nlohmann::json frames = readPickle(listOfReferences(80, 100000), "snap.pickle");
+  ASSERT_EQ(frames.size(), 100000u);
+  EXPECT_EQ(frames.back(), std::string(80, 'x'));
+}
+
 }  // namespace
 }  // namespace accel::tool

@@ -13,6 +13,7 @@
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/kit/device_fill_jobs.h"
+#include "accel/kit/fill_generator.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill_elements.h"
@@ -115,7 +116,7 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
   // Build (or reserve) the kernels before claiming the stream: a build that
   // fails consumes nothing.
   detail::FillKernels& kernels = detail::reserveFillKernels(device);
-  if (!generator.defined()) generator = hooks.getDefaultGenerator(device);
+  generator = kit::fillGenerator(api, stream, std::move(generator));
   const std::uint64_t outputs = fillOutputs(job.kind, job.count);
   // A captured fill reads its position at each replay (captured_philox.h);
   // any other claims it now, in program order.

@@ -104,6 +104,18 @@ class DeviceSegments final : public EventSource {
 class PinnedSegments final : public EventSource {
  public:
   void* allocateSegment(DeviceIndex, std::size_t bytes) override {
+    // Above the device's largest buffer clCreateBuffer fails with
+    // CL_INVALID_BUFFER_SIZE, a misuse to a device but out of memory to the
+    // caller, and one that freeing the cache cannot cure: said at once.
+    const std::uint64_t limit = deviceRecord(0).info.max_allocation_bytes;
+    if (limit != 0 && bytes > limit) {
+      throw OutOfMemory(accel::detail::concat(
+          "pinned host memory: cannot pin ", bytes,
+          " bytes (the request rounded up to a ",
+          "power of two): it is above the largest buffer of ", deviceLabel(0),
+          ", CL_DEVICE_MAX_MEM_ALLOC_SIZE = ", limit,
+          " bytes (clCreateBuffer cannot make it); split the allocation"));
+    }
     const Loader& l = loader();
     const cl_context context = deviceContext(0);
     cl_int status = CL_SUCCESS;

@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "accel/error.h"
-#include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
 #include "accel/kit/captured_philox.h"
+#include "accel/kit/fill_generator.h"
 #include "accel/openreg/backend.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
@@ -38,14 +38,7 @@ void enqueueFill(const char* api, FillKind kind, Stream stream, T* data,
   operation.name = api;
   operation.buffers.push_back(
       rt.resolveOn(device, data, count * sizeof(T), accel::detail::concat(api, "()")));
-  if (!generator.defined()) {
-    generator = getHooks(deviceType()).getDefaultGenerator(stream.device.index());
-  }
-  ACCEL_CHECK(generator.device().type() == deviceType(), InvalidArgument, api,
-              "(): the generator is on ", generator.device(),
-              "; an openreg fill needs an openreg generator (",
-              hookInfo(HookId::getDefaultGenerator).name, " or ",
-              hookInfo(HookId::getNewGenerator).name, " of openreg)");
+  generator = kit::fillGenerator(api, stream, std::move(generator));
   device.faults.beginOperation(api);
   const std::uint64_t outputs = fillOutputs(kind, count);
   if (std::shared_ptr<detail::Capture> capture =

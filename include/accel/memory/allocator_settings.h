@@ -10,7 +10,7 @@
 //   roundup_power2_divisions:N      round requests to N steps per power of two
 //                                   (N a power of two, at most 64)
 //   expandable_segments:true|false  one growing segment per stream where the
-//                                   backend can map pages
+//                                   backend can map pages (ignored elsewhere)
 //   thread_caches:true|false        (ours; default true) each thread keeps the
 //                                   blocks it frees for its next requests of
 //                                   their size, without the device's lock

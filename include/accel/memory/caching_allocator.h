@@ -154,8 +154,10 @@ class ACCEL_API CachingAllocator {
   // index.
   [[nodiscard]] BlockUse useBlock(DeviceIndex index, const void* ptr);
 
-  // Settings apply to later allocations. Throws InvalidArgument when
-  // expandable segments are asked of a source without page mapping.
+  // Settings apply to later allocations. Expandable segments asked of a
+  // source without page mapping are ignored (said once on stderr), here and
+  // in the constructor: settings() then reports them off. Thread-safe;
+  // throws nothing.
   void setSettings(const AllocatorSettings& settings);
   [[nodiscard]] AllocatorSettings settings() const;
   // Caps what device `index` may reserve: a byte count (0: no cap) or a

@@ -26,9 +26,25 @@ void Registrar::requireNew(DeviceType type, std::string_view what) const {
               "' twice; a device type has one backend: register it once");
 }
 
+void Registrar::requireBackendType(DeviceType type, std::string_view what) const {
+  // The host is the core's: host memory, pinned-memory lookups, host copies
+  // and the CPU generator answer for DeviceType::CPU without hooks, and a
+  // backend behind "cpu" would change what every Device("cpu") means. The
+  // other built-in names are accelerator kinds, each for the one backend of
+  // that kind (the CUDA backend registers "cuda"; DuplicateRegistration
+  // keeps it one).
+  ACCEL_CHECK(type != DeviceType::CPU, InvalidArgument, what, ": ", origin_,
+              " registers the device type 'cpu', which is the host and belongs to the "
+              "core; no backend registers it. Register a name of your own (e.g. "
+              "'mycpu') for a backend that computes on the host");
+}
+
 DeviceType Registrar::registerDeviceType(std::string_view name) {
-  requireOpen(detail::concat("registerDeviceType('", name, "')"));
-  return accel::registerDeviceType(name);
+  const std::string what = detail::concat("registerDeviceType('", name, "')");
+  requireOpen(what);
+  const DeviceType type = accel::registerDeviceType(name);
+  requireBackendType(type, what);
+  return type;
 }
 
 AcceleratorHooks& Registrar::registerHooks(std::unique_ptr<AcceleratorHooks> hooks) {
@@ -40,6 +56,7 @@ AcceleratorHooks& Registrar::registerHooks(std::unique_ptr<AcceleratorHooks> hoo
               "registerHooks(): device type id ", toIndex(type),
               " was never registered; call registerDeviceType(name) first (", origin_,
               ")");
+  requireBackendType(type, "registerHooks()");
   requireNew(type, "registerHooks()");
   AcceleratorHooks& raw = *hooks;
   entries_.push_back(Entry{type, std::move(hooks), {}, RegistryPriority::Default});
@@ -53,6 +70,7 @@ void Registrar::registerHooksFactory(std::string_view type_name, HooksFactory fa
   ACCEL_CHECK(factory != nullptr, InvalidArgument, what, ": empty factory (", origin_,
               ")");
   DeviceType type = accel::registerDeviceType(type_name);
+  requireBackendType(type, what);
   requireNew(type, what);
   entries_.push_back(Entry{type, nullptr, std::move(factory), priority});
 }

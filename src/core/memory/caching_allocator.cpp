@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <utility>
 
@@ -18,7 +19,32 @@ struct CachingAllocator::Shared {
   mutable std::mutex observers_mutex;
   std::vector<OutOfMemoryObserver> observers;
   std::atomic<std::uint64_t> next_pool{1};
+  std::atomic<bool> said_expandable_ignored{false};
 };
+
+namespace {
+
+// The settings a source can apply. Expandable segments need page mapping;
+// where the source has none they are ignored, as docs/memory.md promises
+// ("growable segments where the backend maps pages"): ACCEL_ALLOC_CONF is
+// read by every backend of the process, and a setting meant for one that maps
+// pages must not make every allocation of another fail. Said once per
+// allocator, on stderr, so that the user knows the setting has no effect.
+AllocatorSettings applicableSettings(AllocatorSettings settings,
+                                     const SegmentSource& source, DeviceType type,
+                                     std::atomic<bool>& said) {
+  if (!settings.expandable_segments || source.pageSize() > 0) return settings;
+  settings.expandable_segments = false;
+  if (!said.exchange(true, std::memory_order_relaxed)) {
+    std::fprintf(stderr,
+                 "accelhooks: allocator setting 'expandable_segments:true' is ignored "
+                 "for '%s': its memory cannot map pages, so its segments do not grow\n",
+                 std::string(deviceTypeName(type)).c_str());
+  }
+  return settings;
+}
+
+}  // namespace
 
 CachingAllocator::CachingAllocator(DeviceType type, int device_count,
                                    SegmentSource& source, AllocatorSettings settings)
@@ -26,13 +52,12 @@ CachingAllocator::CachingAllocator(DeviceType type, int device_count,
   ACCEL_CHECK(device_count >= 1 && device_count <= kMaxDevicesPerType, InvalidArgument,
               "CachingAllocator: device count ", device_count, " is outside [1, ",
               kMaxDevicesPerType, "]");
-  ACCEL_CHECK(!settings.expandable_segments || source.pageSize() > 0, InvalidArgument,
-              "allocator setting 'expandable_segments:true' needs a backend that maps "
-              "pages; this one does not (set expandable_segments:false)");
+  const AllocatorSettings applicable =
+      applicableSettings(settings, source, type, shared_->said_expandable_ignored);
   devices_.reserve(static_cast<std::size_t>(device_count));
   for (int i = 0; i < device_count; ++i) {
     devices_.push_back(
-        std::make_unique<DeviceCache>(*this, static_cast<DeviceIndex>(i), settings));
+        std::make_unique<DeviceCache>(*this, static_cast<DeviceIndex>(i), applicable));
   }
 }
 
@@ -127,17 +152,15 @@ void CachingAllocator::recordStream(const DataPtr& data, Stream stream) {
 }
 
 void CachingAllocator::setSettings(const AllocatorSettings& settings) {
-  ACCEL_CHECK(!settings.expandable_segments || source_.pageSize() > 0, InvalidArgument,
-              "allocator setting 'expandable_segments:true' needs a backend that maps "
-              "pages; '",
-              type_, "' does not (set expandable_segments:false)");
-  for (auto& cache : devices_) cache->setSettings(settings);
+  const AllocatorSettings applicable =
+      applicableSettings(settings, source_, type_, shared_->said_expandable_ignored);
+  for (auto& cache : devices_) cache->setSettings(applicable);
 }
 
 AllocatorSettings CachingAllocator::settings() const { return devices_[0]->settings(); }
 
 void CachingAllocator::setMemoryLimit(DeviceIndex index, std::size_t bytes) {
-  device(index).setLimit(bytes);
+  device(index).setCap(detail::ReserveCap{bytes != 0, bytes, std::nullopt, 0});
 }
 
 void CachingAllocator::setMemoryFraction(DeviceIndex index, double fraction) {
@@ -149,10 +172,10 @@ void CachingAllocator::setMemoryFraction(DeviceIndex index, double fraction) {
   ACCEL_CHECK(total > 0, InvalidArgument, hookInfo(HookId::setMemoryFraction).name,
               "(): '", type_,
               "' does not report its capacity; use setMemoryLimit with a byte count");
-  // A limit of 0 means "no cap": a fraction that leaves no byte caps at one
-  // byte instead, below any block, so that every allocation fails as asked.
+  // A fraction that leaves no byte (0 included) allows no allocation, as in
+  // torch; the cap keeps the fraction to name it when an allocation fails.
   const auto bytes = static_cast<std::size_t>(static_cast<double>(total) * fraction);
-  cache.setLimit(std::max<std::size_t>(bytes, 1));
+  cache.setCap(detail::ReserveCap{true, bytes, fraction, total});
 }
 
 DeviceMemoryInfo CachingAllocator::memoryInfo(DeviceIndex index) const {

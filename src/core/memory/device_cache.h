@@ -52,6 +52,16 @@ struct TraceRecord {
   std::uint64_t device_free;
 };
 
+// What a device may reserve (setMemoryLimit, setMemoryFraction). A cap of 0
+// bytes is kept apart from no cap: a fraction of 0 allows no allocation, and
+// the fraction is kept to be named where an allocation fails.
+struct ReserveCap {
+  bool capped = false;
+  std::size_t bytes = 0;           // when capped
+  std::optional<double> fraction;  // the fraction the cap was set as
+  std::size_t fraction_of = 0;     // the capacity it was taken of
+};
+
 // The deleter of every DataPtr a CachingAllocator hands out: frees the block
 // (context) into its device's cache.
 void freeCachedBlock(void* context) noexcept;
@@ -88,7 +98,7 @@ class DeviceCache {
 
   void setSettings(const AllocatorSettings& settings);
   [[nodiscard]] AllocatorSettings settings() const;
-  void setLimit(std::size_t bytes);
+  void setCap(const ReserveCap& cap);
 
   void retainPool(MempoolId pool);
   void releasePool(MempoolId pool);
@@ -292,7 +302,7 @@ class DeviceCache {
 
   mutable BiasedMutex mutex_;  // the device lock (docs/memory.md)
   AllocatorSettings settings_;
-  std::size_t limit_ = 0;  // 0: no cap on reserved bytes
+  ReserveCap cap_;
   // The default pools. A request of the uniform size (size_rules.h) goes to
   // uniform_; any other small one to small_.
   BlockPool small_{true, nullptr, /*may_hold=*/true};

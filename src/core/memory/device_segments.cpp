@@ -90,7 +90,8 @@ DeviceCache::~DeviceCache() {
 using Action = MemoryTraceEntry::Action;
 
 bool DeviceCache::fitsLimit(std::size_t bytes) const noexcept {
-  return limit_ == 0 || sized(bytes) + stats_.reserved_bytes.current <= sized(limit_);
+  return !cap_.capped ||
+         sized(bytes) + stats_.reserved_bytes.current <= sized(cap_.bytes);
 }
 
 std::size_t DeviceCache::expandableStep() const noexcept {
@@ -147,7 +148,7 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   } else {
     // Reserve address space for everything the device could hold; mapping
     // decides what is really used.
-    std::size_t range = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
+    std::size_t range = cap_.capped ? cap_.bytes : source_.memoryInfo(index_).total_bytes;
     if (range == 0) range = std::size_t{64} << 30;
     range = roundUpTo(std::max(range, rounded), step);
     void* base = source_.reserveAddressRange(index_, range);
@@ -305,7 +306,8 @@ void DeviceCache::emptyCache() {
 }
 
 void DeviceCache::garbageCollect() noexcept {
-  std::size_t capacity = limit_ != 0 ? limit_ : source_.memoryInfo(index_).total_bytes;
+  const std::size_t capacity =
+      cap_.capped ? cap_.bytes : source_.memoryInfo(index_).total_bytes;
   if (capacity == 0) return;
   const auto threshold = static_cast<std::int64_t>(
       settings_.garbage_collection_threshold * static_cast<double>(capacity));

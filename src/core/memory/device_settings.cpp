@@ -24,9 +24,9 @@ AllocatorSettings DeviceCache::settings() const {
   return settings_;
 }
 
-void DeviceCache::setLimit(std::size_t bytes) {
+void DeviceCache::setCap(const ReserveCap& cap) {
   BiasedMutex::Guard lock(mutex_);
-  limit_ = bytes;
+  cap_ = cap;
 }
 
 void DeviceCache::retainPool(MempoolId id) {

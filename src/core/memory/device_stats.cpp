@@ -6,6 +6,7 @@
 #include <string>
 
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "accel/memory/size_rules.h"
 #include "memory/device_cache.h"
 
@@ -29,6 +30,19 @@ std::string formatBytes(std::size_t bytes) {
     std::snprintf(text, sizeof text, "%.2f %s", value, kUnits[unit]);
   }
   return text;
+}
+
+// What the capacity in an out-of-memory message is when the allocator caps
+// it: the cap, the fraction it was set as, and that a cap of 0 allows nothing.
+std::string capText(const ReserveCap& cap) {
+  if (!cap.capped) return {};
+  std::string text = " (the allocator's limit";
+  if (cap.fraction) {
+    text += accel::detail::concat(": ", hookInfo(HookId::setMemoryFraction).name, "(",
+                                  *cap.fraction, ") of ", formatBytes(cap.fraction_of));
+  }
+  if (cap.bytes == 0) text += "; it allows no allocation";
+  return text + ")";
 }
 
 }  // namespace
@@ -87,11 +101,11 @@ OutOfMemoryEvent DeviceCache::outOfMemoryFacts(std::size_t rounded,
   facts.device = index_;
   facts.requested_bytes = rounded;
   const SegmentSource::DeviceMemoryInfo info = source_.memoryInfo(index_);
-  facts.device_total_bytes = limit_ != 0 ? limit_ : info.total_bytes;
+  facts.device_total_bytes = cap_.capped ? cap_.bytes : info.total_bytes;
   facts.device_free_bytes = info.free_bytes;
-  if (limit_ != 0) {
+  if (cap_.capped) {
     const std::size_t under_limit =
-        limit_ - std::min<std::size_t>(limit_, stats_.reserved_bytes.current);
+        cap_.bytes - std::min<std::size_t>(cap_.bytes, stats_.reserved_bytes.current);
     facts.device_free_bytes = std::min(facts.device_free_bytes, under_limit);
     if (info.total_bytes == 0) facts.device_free_bytes = under_limit;
   }
@@ -120,10 +134,9 @@ std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const
   std::string message = accel::detail::concat(
       device, " is out of memory: tried to allocate ", formatBytes(facts.requested_bytes),
       " (", facts.requested_bytes, " bytes) on stream ", facts.stream.id, ". Capacity: ",
-      facts.device_total_bytes == 0 ? std::string("unknown")
-                                    : formatBytes(facts.device_total_bytes),
-      (limit_ != 0 ? " (the allocator's limit)" : ""),
-      "; free: ", formatBytes(facts.device_free_bytes),
+      cap_.capped || facts.device_total_bytes != 0 ? formatBytes(facts.device_total_bytes)
+                                                   : std::string("unknown"),
+      capText(cap_), "; free: ", formatBytes(facts.device_free_bytes),
       "; allocated: ", formatBytes(facts.allocated_bytes),
       "; reserved but unallocated: ", formatBytes(facts.reserved_unallocated_bytes),
       "; in private pools: ", formatBytes(facts.private_pool_bytes),
