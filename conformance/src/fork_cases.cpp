@@ -150,7 +150,7 @@ void childForkedAfterDiscoveryIsRefused(AcceleratorHooks& hooks) {
   ChildResult r = inForkedChild([&](std::string& report) {
     AcceleratorHooks& child_hooks = getHooks(type);
     if (child_hooks.isAvailable()) {
-      report = "isAvailable() is true in the child";
+      report = std::string(hookName(HookId::isAvailable)) + "() is true in the child";
       return 1;
     }
     if (!isPoisonedByFork(type)) {
@@ -187,7 +187,7 @@ void forkWhileAnotherThreadProbesDoesNotHang(AcceleratorHooks& hooks) {
     AcceleratorHooks& child_hooks = getHooks(type);
     (void)child_hooks.deviceCount();
     if (child_hooks.isAvailable()) {
-      report = "isAvailable() is true in the child";
+      report = std::string(hookName(HookId::isAvailable)) + "() is true in the child";
       return 1;
     }
     // The reference the parent's thread was using, kept across the fork.
@@ -209,17 +209,20 @@ void inheritedHooksReferenceIsRefused(AcceleratorHooks& hooks) {
   const std::string name(hooks.name());
   ChildResult r = inForkedChild([&](std::string& report) {
     if (hooks.isAvailable()) {
-      report = "isAvailable() on the kept reference is true in the child";
+      report = std::string(hookName(HookId::isAvailable)) +
+               "() on the kept reference is true in the child";
       return 1;
     }
+    const std::string allocator_call =
+        std::string(hookName(HookId::getDeviceAllocator)) + "(0) on the kept reference";
     int status = expectForkRefusal(
-        name, "getDeviceAllocator(0) on the kept reference",
-        [&] { (void)hooks.getDeviceAllocator(0); }, report);
+        name, allocator_call.c_str(), [&] { (void)hooks.getDeviceAllocator(0); }, report);
     if (status != 0 || !hooks.supports(hookInfo(HookId::getNewStream).group))
       return status;
+    const std::string stream_call =
+        std::string(hookName(HookId::getNewStream)) + "(0) on the kept reference";
     return expectForkRefusal(
-        name, "getNewStream(0) on the kept reference",
-        [&] { (void)hooks.getNewStream(0); }, report);
+        name, stream_call.c_str(), [&] { (void)hooks.getNewStream(0); }, report);
   });
   blame(HookId::init);
   expectChildOk(r, "a hooks reference kept across fork must refuse in the child");

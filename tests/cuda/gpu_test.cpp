@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -269,6 +270,23 @@ TEST(CudaGpu, AFailedReplayKeepsWhatItClaimed) {
   cuda().graphDestroy(graph);
   check(cudaFree(first));
   check(cudaFree(second));
+}
+
+// A generator belongs to its device type: a fill that drew from another
+// backend's would advance that backend's sequence.
+TEST(CudaGpu, AFillRefusesAGeneratorOfAnotherDeviceTypeAndLeavesItAlone) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  accel::Generator cpu = accel::makePhiloxGenerator(Device(DeviceType::CPU, 0));
+  const accel::Stream stream = cuda().getDefaultStream(0);
+  accel::DataPtr data = cuda().getDeviceAllocator(0).allocate(8 * sizeof(float));
+  try {
+    accel::cuda::fillUniform(stream, static_cast<float*>(data.get()), 8, 0.f, 1.f, cpu);
+    ADD_FAILURE() << "a fill on cuda:0 drew from a cpu generator";
+  } catch (const accel::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the generator is on cpu:0"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(cpu.offset(), 0u);
 }
 
 TEST(CudaGpu, CaptureOnTheDefaultStreamIsRefused) {

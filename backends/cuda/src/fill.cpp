@@ -7,6 +7,7 @@
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/kit/device_fill_jobs.h"
+#include "accel/kit/fill_generator.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill_elements.h"
 #include "captured_philox.h"
@@ -29,7 +30,7 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
   AcceleratorHooks& hooks = getHooks(DeviceType::CUDA);
   hooks.checkDeviceIndex(stream.device.index());
   const cudaStream_t native = detail::nativeStream(stream);  // refuses unknown ids first
-  if (!generator.defined()) generator = hooks.getDefaultGenerator(stream.device.index());
+  generator = kit::fillGenerator(api, stream, std::move(generator));
   detail::DeviceContext context(stream.device.index());
   // Outside a capture the position is claimed now; inside one of the
   // backend's captures the kernel reads it at each replay (captured_philox.h).
