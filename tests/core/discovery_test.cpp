@@ -7,9 +7,6 @@
 // the gate, standing in for a driver that is slow (or hung) while it loads.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +22,7 @@
 #include "accel/error.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
+#include "support/forked_child.h"
 
 namespace accel {
 namespace {
@@ -78,42 +76,6 @@ GatedHooks& registerGated(const char* name) {
       registerHooks(std::make_unique<GatedHooks>(type), "discovery test"));
 }
 
-// Runs `child` in a forked process and waits for it at most 20 s (a child
-// that does not end by then is killed: 124). Otherwise its exit status (or
-// 100 + signal). The bound is a hang detector, not a speed check.
-int runInChildBounded(const std::function<int()>& child) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  const pid_t pid = ::fork();
-  if (pid == -1) return -1;
-  if (pid == 0) {
-    ::close(fds[0]);
-    int code = 99;
-    try {
-      code = child();
-    } catch (...) {
-      code = 98;
-    }
-    ::_exit(code);  // closes the pipe: the parent's poll wakes
-  }
-  ::close(fds[1]);
-  pollfd p{fds[0], POLLIN, 0};
-  int ready = 0;
-  do {
-    ready = ::poll(&p, 1, 20'000);
-  } while (ready < 0 && errno == EINTR);
-  ::close(fds[0]);
-  int status = 0;
-  if (ready == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    return 124;
-  }
-  ::waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
 bool refusedForFork(const std::function<void()>& call, const std::string& name) {
   try {
     call();
@@ -132,7 +94,7 @@ TEST(DiscoveryTest, ForkAfterDiscoveryRefusesTheBackendInTheChild) {
   ASSERT_FALSE(hooks.isInitialized());
   const DeviceType type = hooks.deviceType();
   const int calls = hooks.calls();
-  int code = runInChildBounded([&]() -> int {
+  int code = accel::testing::runInChildBounded([&]() -> int {
     if (!isPoisonedByFork(type)) return 1;
     if (getHooks(type).isAvailable()) return 2;
     if (getHooks(type).deviceCount() != 3) return 3;  // the count it last gave
@@ -156,7 +118,7 @@ TEST(DiscoveryTest, ProbingNothingLeavesAForkChildFreeToUseTheBackend) {
   GatedHooks& hooks = registerGated("disc_untouched");
   hooks.open();
   const DeviceType type = hooks.deviceType();
-  int code = runInChildBounded([&]() -> int {
+  int code = accel::testing::runInChildBounded([&]() -> int {
     if (isPoisonedByFork(type)) return 1;
     globalContext().lazyInitDevice(type);
     return getHooks(type).deviceCount() == 3 ? 0 : 2;
@@ -172,7 +134,7 @@ TEST(DiscoveryTest, ForkDuringTheFirstDiscoveryOnAnotherThreadDoesNotHangTheChil
   int parent_count = -1;
   std::thread discovering([&] { parent_count = hooks.deviceCount(); });
   hooks.waitUntilEntered();
-  int code = runInChildBounded([&]() -> int {
+  int code = accel::testing::runInChildBounded([&]() -> int {
     if (!isPoisonedByFork(type)) return 1;
     (void)getHooks(type).deviceCount();  // answers: never the backend
     if (getHooks(type).isAvailable()) return 2;

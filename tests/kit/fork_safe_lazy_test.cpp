@@ -2,11 +2,9 @@
 // running on another thread at the fork (it gets the abandoned value), and
 // a child of a process that never built it builds its own.
 #include "accel/kit/fork_safe_lazy.h"
+#include "support/forked_child.h"
 
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,34 +20,6 @@ namespace {
 struct Value {
   std::string text;
 };
-
-// Runs `child` in a forked process and waits for it at most 20 s (killed:
-// 124), else its exit status. A hang detector, not a speed check.
-int runInChildBounded(const std::function<int()>& child) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  const pid_t pid = ::fork();
-  if (pid == -1) return -1;
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::_exit(child());
-  }
-  ::close(fds[1]);
-  pollfd p{fds[0], POLLIN, 0};
-  int ready = 0;
-  do {
-    ready = ::poll(&p, 1, 20'000);
-  } while (ready < 0 && errno == EINTR);
-  ::close(fds[0]);
-  int status = 0;
-  if (ready == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    return 124;
-  }
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
-}
 
 // A build that waits for the gate, standing in for a driver listing devices.
 std::mutex g_mutex;
@@ -81,7 +51,7 @@ TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
     g_cv.wait(lock, [] { return g_entered; });
   }
   // The gate never opens in the child: its thread is the parent's.
-  const int code = runInChildBounded([] {
+  const int code = accel::testing::runInChildBounded([] {
     return g_gated.get<&gatedBuild, &abandonedByFork>().text == "abandoned" ? 0 : 1;
   });
   {
@@ -99,7 +69,7 @@ TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
 }
 
 TEST(ForkSafeLazy, AChildOfAProcessThatNeverBuiltItBuildsItsOwn) {
-  const int code = runInChildBounded([] {
+  const int code = accel::testing::runInChildBounded([] {
     return g_quick.get<&quickBuild, &abandonedByFork>().text == "built here" ? 0 : 1;
   });
   EXPECT_EQ(code, 0);
