@@ -139,7 +139,8 @@ int main(int argc, char** argv) {
       ->excludes(inProcessOption);
   checkCommand->footer(
       std::string(kPluginSources) +
-      " Exit status: 0 every backend passed; 1 a case failed or a backend did not "
+      " Exit status: 0 every backend passed; 1 a case failed or a backend did not start "
+      "or "
       "initialise; 2 nothing to check or a usage error; 3 nothing failed but a backend "
       "has no device, so its device cases did not run (the last line names it). See "
       "docs/accel-tool.md and docs/conformance.md.");
