@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -31,6 +32,8 @@ constexpr double kChildGraceSeconds = 5;
 constexpr const char* kBrokenAdvice =
     ". Its driver or plugin is broken: check the driver install (the library it "
     "loads, its ICD vendors directory) or leave its plugin out";
+// How much of the child's stderr is kept while it runs (its end).
+constexpr std::size_t kStderrWindow = 64 * 1024;
 // What is kept of the child's stderr for the reason (a driver's last words).
 constexpr std::size_t kStderrKept = 400;
 
@@ -178,6 +181,8 @@ ChildRun runChild(std::vector<std::string> args, double limit_s) {
     if (ready <= 0) continue;
     if (fds[0].revents != 0) out_open = drain(out_read.fd, run.out);
     if (fds[1].revents != 0) err_open = drain(err_read.fd, run.err);
+    // Only the end of stderr is reported: a chatty child must not fill memory.
+    if (run.err.size() > kStderrWindow) run.err.erase(0, run.err.size() - kStderrWindow);
     if (fds[2].revents != 0) exited = true;
   }
   if (exited) {  // what the child wrote before it ended
@@ -193,10 +198,6 @@ ChildRun runChild(std::vector<std::string> args, double limit_s) {
   }
   return run;
 }
-
-}  // namespace
-
-namespace {
 
 // Runs `args` (after the executable's name) in the child and judges how it
 // ended; `what` names the work for the reason ("discovery of 'opencl'").
