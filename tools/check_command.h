@@ -26,6 +26,9 @@ struct CheckOptions {
   std::string junit;                 // empty: no XML report
   bool verbose = false;              // GoogleTest's own output instead of the summary
   bool list = false;                 // print groups and cases, run nothing
+  // --in-process: no first discovery of each backend in a separate process
+  // (isolated_discovery.h); a driver that crashes takes the check down.
+  bool in_process = false;
 };
 
 int runCheck(const CheckOptions& options);

@@ -8,6 +8,7 @@
 
 #include "accel/accel.h"
 #include "accel/plugin.h"
+#include "isolated_discovery.h"
 
 namespace accel::tool {
 namespace {
@@ -132,6 +133,48 @@ json backendJson(DeviceType type) {
   return b;
 }
 
+// A backend whose discovery failed in the separate process: what is known
+// without asking it (every group query and initialisation would discover it
+// here, in this process, and crash or hang with it).
+json undiscoveredBackendJson(DeviceType type, const std::string& problem) {
+  AcceleratorHooks& hooks = getHooks(type);
+  json b;
+  b["name"] = deviceTypeName(type);
+  b["type_id"] = toIndex(type);
+  b["built"] = hooks.isBuilt();
+  b["available"] = false;
+  b["device_count"] = 0;
+  b["discovery_problem"] = problem;
+  b["capabilities"] = json::array();
+  b["origin"] = hooksOrigin(type);
+  std::optional<PluginRecord> plugin = pluginForDeviceType(type);
+  b["plugin"] = plugin ? json(plugin->path) : json(nullptr);
+  b["devices"] = json::array();
+  return b;
+}
+
+// The backends' reports, each discovered first in a separate process unless
+// `inProcess`; `failed` gets the names of those whose discovery failed there.
+json backendsJson(const std::vector<std::string>& plugins, bool inProcess,
+                  std::vector<std::string>& failed) {
+  json backends = json::array();
+  for (DeviceType type : registeredHooksTypes()) {
+    if (!inProcess) {
+      IsolatedDiscovery probe = discoverInChild(deviceTypeName(type), plugins);
+      // Not run (no process could be started): asked here, as with --in-process.
+      if (!probe.safe && !probe.not_run) {
+        backends.push_back(undiscoveredBackendJson(type, probe.problem));
+        failed.emplace_back(deviceTypeName(type));
+        continue;
+      }
+    }
+    // Proven safe by the child (or not isolated): asked again here, so that
+    // the report is this process's view.
+    backends.push_back(backendJson(type));
+  }
+  return backends;
+}
+
 std::string formatBytes(double bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;
@@ -196,6 +239,7 @@ void printBackend(const json& b, std::ostream& out) {
   std::string groups;
   for (const json& g : b["capabilities"])
     groups += (groups.empty() ? "" : ", ") + g.get<std::string>();
+  if (groups.empty() && b.contains("discovery_problem")) groups = "(not asked)";
   out << "    capabilities: " << groups << '\n';
   out << "    from:         " << b["origin"].get<std::string>() << '\n';
   if (b.contains("discovery_problem")) {
@@ -246,7 +290,7 @@ void printPlugin(const json& p, std::ostream& out) {
 
 }  // namespace
 
-json collectInfo(const PluginSetup& setup) {
+json collectInfo(const PluginSetup& setup, const InfoOptions& options) {
   json info;
   info["version"] = {{"library", std::string(libraryVersion())},
                      {"plugin_api", libraryPluginApiVersion()},
@@ -257,11 +301,22 @@ json collectInfo(const PluginSetup& setup) {
                       {"ACCEL_PLUGIN_PATH", optionalJson(env.plugin_path)},
                       {"ACCEL_AUTOLOAD", optionalJson(env.autoload)},
                       {"default_directories", setup.defaultDirectories}};
-  info["backends"] = json::array();
-  for (DeviceType type : registeredHooksTypes())
-    info["backends"].push_back(backendJson(type));
-  std::optional<DeviceType> current = globalContext().currentAccelerator();
-  info["current_accelerator"] = current ? json(deviceTypeName(*current)) : json(nullptr);
+  info["discovery_isolated"] = !options.in_process;
+  std::vector<std::string> failed;
+  info["backends"] =
+      backendsJson(setup.pluginsForSeparateProcesses, options.in_process, failed);
+  if (failed.empty()) {
+    std::optional<DeviceType> current = globalContext().currentAccelerator();
+    info["current_accelerator"] =
+        current ? json(deviceTypeName(*current)) : json(nullptr);
+  } else {
+    // Finding it asks each backend in turn, the failed ones included.
+    info["current_accelerator"] = nullptr;
+    info["current_accelerator_problem"] =
+        "not asked: finding the current accelerator asks every backend, and the "
+        "discovery of '" +
+        failed.front() + "' failed in a separate process (see its discovery line)";
+  }
   info["plugins"] = json::array();
   for (const PluginRecord& r : pluginReport()) info["plugins"].push_back(pluginJson(r));
   info["plugin_errors"] = setup.errors;
@@ -273,8 +328,13 @@ void printInfoText(const json& info, std::ostream& out) {
   out << "accelhooks " << info["version"]["library"].get<std::string>() << " (plugin API "
       << info["version"]["plugin_api"].get<int>() << ")\n";
   const json& current = info["current_accelerator"];
-  out << "current accelerator: "
-      << (current.is_null() ? "none" : current.get<std::string>()) << "\n\n";
+  out << "current accelerator: ";
+  if (info.contains("current_accelerator_problem")) {
+    out << "unknown, " << info["current_accelerator_problem"].get<std::string>();
+  } else {
+    out << (current.is_null() ? "none" : current.get<std::string>());
+  }
+  out << "\n\n";
 
   if (info["backends"].empty()) {
     out << "backends: none registered. Load one with --plugin PATH, ACCEL_PLUGINS or "
@@ -304,9 +364,41 @@ void printInfoText(const json& info, std::ostream& out) {
   }
 }
 
-int runInfo(const InfoOptions& options) {
+namespace {
+
+// `accel info --discover-backend NAME`: the child of discoverInChild. Loads
+// the plugins as the parent did, reports the one backend and ends.
+[[noreturn]] void runDiscoveryChild(const InfoOptions& options) {
+  prepareDiscoveryChild();
   PluginSetup setup = setUpPlugins(options.plugins);
-  json info = collectInfo(setup);
+  std::optional<DeviceType> type = findDeviceType(options.discover_backend);
+  if (!type || !isHooksRegistered(*type)) {
+    finishDiscoveryChild({{"error", "no backend '" + options.discover_backend +
+                                        "' is registered in the separate process"}},
+                         3);
+  }
+  finishDiscoveryChild(backendJson(*type), 0);
+}
+
+// `accel info --load-plugin PATH`: the child of loadPluginInChild. Loads the
+// plugin explicitly (asking its backends for their devices) and ends.
+[[noreturn]] void runPluginLoadChild(const InfoOptions& options) {
+  prepareDiscoveryChild();
+  PluginSetup setup = setUpPlugins({options.load_plugin});
+  json registered = json::array();
+  for (const PluginRecord& record : setup.explicitPlugins) {
+    for (DeviceType t : record.registered) registered.push_back(deviceTypeName(t));
+  }
+  finishDiscoveryChild({{"registered", registered}, {"errors", setup.errors}}, 0);
+}
+
+}  // namespace
+
+int runInfo(const InfoOptions& options) {
+  if (!options.discover_backend.empty()) runDiscoveryChild(options);
+  if (!options.load_plugin.empty()) runPluginLoadChild(options);
+  PluginSetup setup = setUpPlugins(options.plugins, !options.in_process);
+  json info = collectInfo(setup, options);
   if (options.json) {
     std::cout << info.dump(2) << '\n';
   } else {

@@ -14,6 +14,7 @@
 #include "accel/error.h"
 #include "check_command.h"
 #include "info_command.h"
+#include "isolated_discovery.h"
 #include "memreplay_command.h"
 #include "memviz_command.h"
 #include "version_command.h"
@@ -95,6 +96,13 @@ int main(int argc, char** argv) {
   infoCommand->add_option("--plugin", info.plugins, "Load this backend plugin first")
       ->type_name("PATH")
       ->allow_extra_args(false);
+  infoCommand->add_flag("--in-process", info.in_process,
+                        "Discover the backends in this process only, not first each in "
+                        "a separate process (a driver that crashes takes accel down)");
+  // Internal: the separate process of the discovery (tools/isolated_discovery.h).
+  infoCommand->add_option(accel::tool::kDiscoverBackendOption, info.discover_backend)
+      ->group("");
+  infoCommand->add_option(accel::tool::kLoadPluginOption, info.load_plugin)->group("");
   infoCommand->footer(std::string(kPluginSources) +
                       " Exit status: 0; 1 when a --plugin did not load; 2 a usage error. "
                       "See docs/accel-tool.md.");
@@ -116,6 +124,10 @@ int main(int argc, char** argv) {
       checkCommand->add_option("--junit", check.junit, "Write a JUnit XML report to FILE")
           ->type_name("FILE");
   checkCommand->add_flag("-v,--verbose", check.verbose, "Print GoogleTest's own output");
+  CLI::Option* inProcessOption = checkCommand->add_flag(
+      "--in-process", check.in_process,
+      "Discover the backends in this process only, not first each in a separate "
+      "process (a driver that crashes takes accel down)");
   // --list loads and runs nothing: an option that chooses what to load or
   // where to report would be ignored, so together they are a usage error.
   checkCommand
@@ -123,10 +135,12 @@ int main(int argc, char** argv) {
                  "List the hook groups and conformance cases; load and check nothing")
       ->excludes(backendOption)
       ->excludes(pluginOption)
-      ->excludes(junitOption);
+      ->excludes(junitOption)
+      ->excludes(inProcessOption);
   checkCommand->footer(
       std::string(kPluginSources) +
-      " Exit status: 0 every backend passed; 1 a case failed or a backend did not "
+      " Exit status: 0 every backend passed; 1 a case failed or a backend did not start "
+      "or "
       "initialise; 2 nothing to check or a usage error; 3 nothing failed but a backend "
       "has no device, so its device cases did not run (the last line names it). See "
       "docs/accel-tool.md and docs/conformance.md.");

@@ -1,12 +1,23 @@
 #include "plugin_setup.h"
 
+#include "isolated_discovery.h"
+
 namespace accel::tool {
 
-PluginSetup setUpPlugins(const std::vector<std::string>& pluginPaths) {
+PluginSetup setUpPlugins(const std::vector<std::string>& pluginPaths, bool isolate) {
   PluginSetup setup;
   setup.defaultDirectories = discoverPlugins().default_directories;
 
   for (const std::string& path : pluginPaths) {
+    if (isolate) {
+      IsolatedDiscovery load = loadPluginInChild(path);
+      if (!load.safe && !load.not_run) {
+        setup.errors.push_back(path + ": " + load.problem);
+        setup.failedInSeparateProcess.emplace_back(path, load.problem);
+        continue;
+      }
+    }
+    setup.pluginsForSeparateProcesses.push_back(path);
     try {
       setup.explicitPlugins.push_back(loadBackend(path));
     } catch (const PluginLoadError& e) {

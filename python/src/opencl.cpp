@@ -84,7 +84,18 @@ void bindOpenCl(py::module_& m) {
   o.def(
       "availability",
       [] {
-        const opencl::Availability a = opencl::availability();
+        // Through the bounded probe first (docs/lifecycle.md, "Discovery"): a
+        // driver that hangs while listing devices makes this answer "none"
+        // within ACCEL_DISCOVERY_TIMEOUT, with the reason, instead of waiting
+        // with it. Once the probe finished, the device list is cached.
+        opencl::Availability a;
+        {
+          py::gil_scoped_release release;  // other threads run while it waits
+          const AcceleratorHooks& hooks = getHooks(opencl::deviceType());
+          (void)hooks.deviceCount();
+          a.reason = hooks.discoveryProblem();
+          if (a.reason.empty()) a = opencl::availability();
+        }
         py::dict out;
         out["device_count"] = a.device_count;
         out["reason"] = a.reason;

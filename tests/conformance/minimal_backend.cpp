@@ -1,8 +1,12 @@
 #include "minimal_backend.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
@@ -19,6 +23,23 @@
 
 namespace accel::conformance::testing {
 namespace {
+
+// Blocks for good: reads a pipe whose write end stays open and unwritten.
+void blockForever() {
+  int never_written[2];
+  if (::pipe(never_written) != 0) std::abort();
+  char byte;
+  while (::read(never_written[0], &byte, 1) != 0) {
+  }
+}
+
+// What a broken driver does while listing devices (Defect::DiscoveryCrashes,
+// DiscoveryHangs); `count` otherwise.
+int discoverDevices(Defect defect, int count) {
+  if (defect == Defect::DiscoveryCrashes) std::raise(SIGSEGV);
+  if (defect == Defect::DiscoveryHangs) blockForever();
+  return count;
+}
 
 // Current device per thread, one slot per device type id (zero until set).
 thread_local std::array<DeviceIndex, 256> tl_current_device{};
@@ -82,8 +103,8 @@ class MinimalHooks final : public AcceleratorHooks {
 
  protected:
   bool isBuiltImpl() const override { return true; }
-  bool isAvailableImpl() const override { return count_ > 0; }
-  int deviceCountImpl() const override { return count_; }
+  bool isAvailableImpl() const override { return discover() > 0; }
+  int deviceCountImpl() const override { return discover(); }
   DeviceIndex getCurrentDeviceImpl() const override {
     return tl_current_device[static_cast<std::uint8_t>(deviceType())];
   }
@@ -91,7 +112,9 @@ class MinimalHooks final : public AcceleratorHooks {
     if (defect_ == Defect::SetCurrentDeviceIgnored) return;
     tl_current_device[static_cast<std::uint8_t>(deviceType())] = index;
   }
-  void initImpl() override {}
+  void initImpl() override {
+    if (defect_ == Defect::InitHangs) blockForever();
+  }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
     return primary_[index].load(std::memory_order_acquire);
   }
@@ -168,6 +191,8 @@ class MinimalHooks final : public AcceleratorHooks {
     const Allocation* allocation = it->second;
     return address < it->first + allocation->size ? allocation : nullptr;
   }
+
+  int discover() const { return discoverDevices(defect_, count_); }
 
   const int count_;
   const Defect defect_;
