@@ -190,3 +190,19 @@ print("child", in_child(worker))
 """)
     assert r.returncode == 0, r.stderr
     assert "child 0" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_a_worker_forked_after_init_may_reseed_with_accel_manual_seed():
+    """As Context::manualSeed skips a backend the child cannot use, so does
+    accel.manual_seed: a forked worker reseeds (as DataLoader workers do)
+    without the fork's DeviceError."""
+    r = _run(_FORK_HELPER + """
+import accel
+accel.empty(16, device="openreg:0")   # openreg initialised in the parent
+def worker():
+    accel.manual_seed(1234)
+    return 0
+print("child", in_child(worker))
+""")
+    assert r.returncode == 0, r.stderr
+    assert "child 0" in r.stdout, (r.stdout, r.stderr)
