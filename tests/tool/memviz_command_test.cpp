@@ -80,6 +80,20 @@ TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) 
   }
 }
 
+// A pickle cut after its PROTO opcode is still a pickle: refused as
+// truncated, not read as a text trace ("missing ADDRESS") or as "neither".
+TEST(MemvizCommand, APickleCutAfterItsFirstByteIsRefusedAsTruncated) {
+  const std::string path = writeFile("memreplay_cut1.pickle", std::string("\x80", 1));
+  for (const std::string& command :
+       {"memreplay " + path, "memviz -o /dev/null " + path}) {
+    int status = -1;
+    const std::string out = run(command, status);
+    EXPECT_EQ(status, 2) << command << ": " << out;
+    EXPECT_NE(out.find("pickle offset 0: the pickle is truncated"), std::string::npos)
+        << command << ": " << out;
+  }
+}
+
 // Opening a FIFO for reading waits for a writer; the commands open without
 // waiting and refuse a pipe that nothing was written to. (`timeout` only turns
 // a hang into a failure; it measures nothing.)
