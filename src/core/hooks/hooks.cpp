@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "accel/context.h"
 #include "accel/error.h"
 #include "hooks/destructor_error.h"
 #include "hooks/fork_handlers.h"
@@ -423,6 +424,11 @@ void AcceleratorHooks::resetPeakMemoryStats(DeviceIndex index) {
 
 void AcceleratorHooks::emptyCache() {
   requireGroup(HookId::emptyCache);
+  // A fork child of a process that started the backend has nothing to give
+  // back: what it inherited is the parent's and never returns to the driver,
+  // and it cannot allocate (docs/lifecycle.md, "fork()"). Emptying is one of
+  // the calls such a child may make; it does nothing.
+  if (isPoisonedByFork(deviceType())) return;
   requireInit(HookId::emptyCache);
   emptyCacheImpl();
 }
