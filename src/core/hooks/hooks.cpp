@@ -270,6 +270,10 @@ Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
 
 bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {
   if (ptr == nullptr) return false;
+  // A reference kept across fork() into a child: its probes answer without
+  // the backend (docs/lifecycle.md, "fork()"), as the table's stand-in does.
+  if (discovery_.load(std::memory_order_relaxed) == Discovery::Forked) [[unlikely]]
+    return false;
   try {
     return isPinnedPtrImpl(ptr);
   } catch (...) {
