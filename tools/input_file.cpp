@@ -51,7 +51,16 @@ std::string readInputFile(const std::string& path, const InputFileOptions& optio
   // O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise, for
   // ever when there is none. What the file is shows only once it is open.
   const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (file.get() < 0) systemError(path, options, "cannot open", errno);
+  if (file.get() < 0) {
+    const int error = errno;
+    // A socket cannot be opened at all (ENXIO, "No such device or address",
+    // which does not say what is wrong): name what it is instead.
+    struct stat status {};
+    ACCEL_CHECK(::stat(path.c_str(), &status) != 0 || !S_ISSOCK(status.st_mode),
+                InvalidArgument, options.command, ": '", path,
+                "' is a socket, not a file; give ", options.expected);
+    systemError(path, options, "cannot open", error);
+  }
   struct stat status {};
   if (::fstat(file.get(), &status) != 0) systemError(path, options, "cannot stat", errno);
   ACCEL_CHECK(!S_ISDIR(status.st_mode), InvalidArgument, options.command, ": '", path,

@@ -452,8 +452,10 @@ nlohmann::json readPickle(std::string_view data, std::string_view name) {
 }
 
 bool looksLikePickle(std::string_view data) noexcept {
-  return data.size() >= 2 &&
-         (static_cast<unsigned char>(data[0]) == kProto || startsLikeProtocol0Or1(data));
+  // PROTO alone (a pickle cut after its first byte) is a pickle too: read as
+  // one, it is refused as truncated rather than as a text trace or "neither".
+  if (!data.empty() && static_cast<unsigned char>(data[0]) == kProto) return true;
+  return data.size() >= 2 && startsLikeProtocol0Or1(data);
 }
 
 }  // namespace accel::tool

@@ -127,11 +127,16 @@ def manual_seed(seed: int) -> None:
     """Seeds the CPU generator and every device of every registered backend.
 
     Initialised backends are seeded now (Context::manualSeed); the others at
-    their initialisation.
+    their initialisation. In a fork child, a backend started in the parent
+    (which the child cannot use) is skipped.
     """
     seed = _check_seed(seed)
     _C._manual_seed(seed)
     for name in _C._registered_types():
+        # A backend started before fork() is refused in this child: skipped,
+        # as Context::manualSeed skips it, so forked workers may reseed.
+        if _C.Hooks(name).is_poisoned_by_fork():
+            continue
         if not _state(name).is_initialized():
             _backend(name).manual_seed_all(seed)
 

@@ -45,6 +45,12 @@ unsigned long long checkedUnsigned(pybind11::handle number, const char* name,
   outOfRange(number, name, min, max);
 }
 
+void refuseBool(pybind11::handle value, const char* name) {
+  throw InvalidArgument(accel::detail::concat(name, " must be an int, not bool (",
+                                              value.ptr() == Py_True ? "True" : "False",
+                                              ")"));
+}
+
 }  // namespace accel::python::int_args
 
 namespace accel::python {

@@ -13,7 +13,10 @@
 //                     out of range: use an int in [0, 18446744073709551615]
 //
 // What is not an int at all (a str, a float) still fails the overload as
-// before, so that overloads keep being chosen by type.
+// before, so that overloads keep being chosen by type. A bool is an int to
+// Python but never a count, size or index here: it is refused naming the
+// argument ('nbytes must be an int, not bool (True)'), as seeds and device
+// arguments refuse it.
 //
 // Thread-safety: conversions run with the GIL held, as every binding's.
 #pragma once
@@ -66,6 +69,8 @@ long long checkedSigned(pybind11::handle number, const char* name, long long min
                         unsigned long long max);
 unsigned long long checkedUnsigned(pybind11::handle number, const char* name,
                                    long long min, unsigned long long max);
+// Throws InvalidArgument: `name` must be an int, not the bool `value`.
+[[noreturn]] void refuseBool(pybind11::handle value, const char* name);
 }  // namespace int_args
 
 }  // namespace accel::python
@@ -79,6 +84,7 @@ struct type_caster<accel::python::IntArg<T, Name, Min, Max>> {
 
   bool load(handle src, bool convert) {
     if (!src || PyFloat_Check(src.ptr())) return false;
+    if (PyBool_Check(src.ptr())) accel::python::int_args::refuseBool(src, Arg::kName);
     object number;
     if (PyLong_Check(src.ptr())) {
       number = reinterpret_borrow<object>(src);

@@ -197,9 +197,16 @@ void bindObjects(py::module_& m) {
            "The seed this generator started from or was last seeded with.")
       .def("current_seed", &Generator::currentSeed, "The seed of the current stream.")
       .def("get_offset", &Generator::offset, "Outputs consumed so far (32-bit words).")
-      .def("set_offset", &Generator::setOffset, py::arg("offset"),
-           "Moves to `offset` in the current stream.")
-      .def_property("offset", &Generator::offset, &Generator::setOffset)
+      .def(
+          "set_offset",
+          [](Generator& g, IntArg<std::uint64_t, "offset"> offset) {
+            g.setOffset(offset.value);
+          },
+          py::arg("offset"), "Moves to `offset` in the current stream.")
+      .def_property("offset", &Generator::offset,
+                    [](Generator& g, IntArg<std::uint64_t, "offset"> offset) {
+                      g.setOffset(offset.value);
+                    })
       .def(
           "get_state", [](const Generator& g) { return stateBytes(g.getState()); },
           "The state as a versioned byte blob (docs/random.md).")

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "accel/context.h"
 #include "accel/error.h"
@@ -170,6 +171,28 @@ TEST(DiscoveryTest, AFirstDiscoveryPastTheLimitAnswersNoDevicesAndSaysWhy) {
   EXPECT_EQ(count, 3);
   EXPECT_EQ(hooks.discoveryProblem(), "");
   EXPECT_NO_THROW(globalContext().lazyInitDevice(hooks.deviceType()));
+  ::unsetenv("ACCEL_DISCOVERY_TIMEOUT");
+}
+
+// A limit far past any real wait means no bound in practice: it must not
+// wrap the deadline (nanoseconds of steady_clock) into the past, which made
+// every first discovery give up at once with "did not finish within 1e+10 s".
+TEST(DiscoveryTest, AHugeLimitWaitsInsteadOfGivingUpAtOnce) {
+  const std::pair<const char*, const char*> cases[] = {{"1e10", "disc_huge_a"},
+                                                       {"1e308", "disc_huge_b"}};
+  for (const auto& [huge, name] : cases) {
+    SCOPED_TRACE(huge);
+    ASSERT_EQ(::setenv("ACCEL_DISCOVERY_TIMEOUT", huge, 1), 0);
+    GatedHooks& hooks = registerGated(name);
+    int count = -1;
+    std::thread discovering([&] { count = hooks.deviceCount(); });
+    hooks.waitUntilEntered();
+    // Running, and within its limit: no problem to report.
+    EXPECT_EQ(hooks.discoveryProblem(), "");
+    hooks.open();
+    discovering.join();
+    EXPECT_EQ(count, 3);
+  }
   ::unsetenv("ACCEL_DISCOVERY_TIMEOUT");
 }
 

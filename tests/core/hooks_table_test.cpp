@@ -232,6 +232,35 @@ TEST(HooksTableTest, RegistrarRefusesTheHostTypeCpu) {
   EXPECT_EQ(registrar.registerDeviceType("hpu"), DeviceType::HPU);
 }
 
+// The same rule for a program that registers directly, without a plugin's
+// registrar: the process table and a table of its own refuse "cpu" too.
+TEST(HooksTableTest, DirectRegistrationRefusesTheHostTypeCpu) {
+  const auto refusal = [](auto&& call) {
+    return testing::errorOf<InvalidArgument>(std::forward<decltype(call)>(call));
+  };
+  EXPECT_THAT(refusal([] {
+                registerHooks(std::make_unique<TestHooks>(DeviceType::CPU, 1),
+                              "a program");
+              }),
+              HasSubstr("registerHooks(): a program registers the device type 'cpu', "
+                        "which is the host and belongs to the core"));
+  EXPECT_THAT(refusal([] {
+                registerHooksFactory(
+                    "cpu", [] { return nullptr; }, RegistryPriority::Default,
+                    "a program");
+              }),
+              HasSubstr("registerHooksFactory('cpu'): a program registers the device "
+                        "type 'cpu'"));
+  HooksTable table;
+  EXPECT_THAT(refusal([&] {
+                table.registerHooks(std::make_unique<TestHooks>(DeviceType::CPU, 1),
+                                    "test");
+              }),
+              HasSubstr("registers the device type 'cpu'"));
+  EXPECT_FALSE(isHooksRegistered(DeviceType::CPU));
+  EXPECT_FALSE(table.isRegistered(DeviceType::CPU));
+}
+
 TEST(HooksTableTest, ForkStandInsReplaceOnlyStartedBackends) {
   HooksTable table;
   DeviceType started = registerDeviceType("table_fork_started");

@@ -220,6 +220,56 @@ TEST_F(OpenRegHooksTest, ForkChildFreesOfInheritedMemoryWithoutHanging) {
   EXPECT_NE(inherited.get(), nullptr);
 }
 
+// docs/lifecycle.md lets a fork child call emptyCache on a backend started
+// in its parent (as torch.cuda.empty_cache does nothing in such a child): it
+// gives nothing back, through the table's stand-in and a kept reference alike.
+TEST_F(OpenRegHooksTest, ForkChildMayEmptyTheCacheOfABackendStartedBeforeIt) {
+  accel::AcceleratorHooks& real = hooks();
+  accel::DataPtr inherited = real.getDeviceAllocator(0).allocate(4096);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 0;
+    try {
+      accel::getHooks(accel::openreg::deviceType()).emptyCache();
+    } catch (...) {
+      code = 1;
+    }
+    try {
+      real.emptyCache();
+    } catch (...) {
+      code += 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: the stand-in threw, 2: the kept reference, 3: both";
+  EXPECT_NO_THROW(real.emptyCache()) << "the parent's cache empties as before";
+}
+
+// isPinnedPtr is a probe: on a reference kept across fork() it answers
+// false without the backend, as the table's stand-in and the context do.
+TEST_F(OpenRegHooksTest, ForkChildKeptReferenceAnswersIsPinnedPtrFalse) {
+  accel::AcceleratorHooks& real = hooks();
+  accel::DataPtr pinned = real.getPinnedMemoryAllocator().allocate(4096);
+  ASSERT_TRUE(real.isPinnedPtr(pinned.get()));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 0;
+    if (accel::getHooks(accel::openreg::deviceType()).isPinnedPtr(pinned.get())) code = 1;
+    if (real.isPinnedPtr(pinned.get())) code += 2;
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: the stand-in said pinned, 2: the kept reference";
+  EXPECT_TRUE(real.isPinnedPtr(pinned.get())) << "the parent is untouched";
+}
+
 // A caller that kept a reference to the real hooks object across fork()
 // bypasses the poisoned stand-in in the hooks table. getDefaultGenerator on
 // an initialised openreg is served inline by the core

@@ -166,3 +166,43 @@ def test_a_bad_accel_opencl_library_is_reported(tmp_path):
     os.mkfifo(fifo)
     _expect_reason({"ACCEL_OPENCL_LIBRARY": str(fifo)}, "FIFO")
     _expect_reason({"ACCEL_OPENCL_LIBRARY": str(tmp_path / "missing.so")}, "not found")
+
+
+def test_a_backend_module_imported_first_in_a_fork_child_is_the_refusing_stand_in():
+    """The OpenCL plugin loaded and discovered in the parent: in the child,
+    `import accel.opencl` finds the core's stand-in in the slot and takes it
+    (a second registration would be refused as a duplicate), and using the
+    backend raises the fork's DeviceError."""
+    plugin = os.path.join(accel._C._default_plugin_directories()[0], "libaccel_opencl.so")
+    if not os.path.exists(plugin) or not _opencl_usable():
+        pytest.skip("no OpenCL plugin or device here")
+    r = _run(_FORK_HELPER + f"""
+import accel
+accel.load_backend({plugin!r})   # its device check discovers in the parent
+def worker():
+    import accel.opencl
+    try:
+        accel.empty(16, device="opencl:0")
+    except accel.DeviceError as e:
+        return 0 if "'opencl' was initialised before fork()" in str(e) else 4
+    return 5
+print("child", in_child(worker))
+""")
+    assert r.returncode == 0, r.stderr
+    assert "child 0" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_a_worker_forked_after_init_may_reseed_with_accel_manual_seed():
+    """As Context::manualSeed skips a backend the child cannot use, so does
+    accel.manual_seed: a forked worker reseeds (as DataLoader workers do)
+    without the fork's DeviceError."""
+    r = _run(_FORK_HELPER + """
+import accel
+accel.empty(16, device="openreg:0")   # openreg initialised in the parent
+def worker():
+    accel.manual_seed(1234)
+    return 0
+print("child", in_child(worker))
+""")
+    assert r.returncode == 0, r.stderr
+    assert "child 0" in r.stdout, (r.stdout, r.stderr)

@@ -160,3 +160,31 @@ def test_seeds_take_torchs_range_and_say_it():
     for bad in (2**70, -2**64):
         with pytest.raises(accel.InvalidArgumentError, match=r"seed .* out of range"):
             accel.openreg.manual_seed(bad)
+
+
+@pytest.mark.parametrize("call, argument", [
+    (lambda: accel.Generator("openreg:0").set_offset(-1), "offset"),
+    (lambda: accel.Generator("openreg:0").set_offset(2**64), "offset"),
+])
+def test_a_generator_offset_out_of_range_names_the_argument(call, argument):
+    with pytest.raises(accel.InvalidArgumentError) as error:
+        call()
+    message = str(error.value)
+    assert "incompatible function arguments" not in message
+    assert argument in message and r"[0, 18446744073709551615]" in message, message
+
+
+# A bool is an int to Python, but never a size, count or index: it is
+# refused naming the argument, as seeds and device arguments refuse it.
+@pytest.mark.parametrize("call, argument", [
+    (lambda: accel.empty(True), "nbytes"),
+    (lambda: accel.Device("openreg", True), "device index"),
+    (lambda: accel.openreg.set_execution_units(False, 2), "device index"),
+    (lambda: accel.openreg.fail_nth_allocation(True), "nth"),
+    (lambda: accel.openreg.Stream(0, priority=True), "priority"),
+    (lambda: accel.Generator("openreg:0").set_offset(True), "offset"),
+])
+def test_a_bool_for_an_int_argument_is_refused_naming_it(call, argument):
+    with pytest.raises(accel.InvalidArgumentError,
+                       match=re.escape(argument) + r" must be an int, not (bool|True|False)"):
+        call()

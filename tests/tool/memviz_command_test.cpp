@@ -2,8 +2,12 @@
 // each case exits with status 2 and a message that says what was wrong,
 // instead of crashing, exhausting memory or writing a broken page.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -76,6 +80,20 @@ TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) 
   }
 }
 
+// A pickle cut after its PROTO opcode is still a pickle: refused as
+// truncated, not read as a text trace ("missing ADDRESS") or as "neither".
+TEST(MemvizCommand, APickleCutAfterItsFirstByteIsRefusedAsTruncated) {
+  const std::string path = writeFile("memreplay_cut1.pickle", std::string("\x80", 1));
+  for (const std::string& command :
+       {"memreplay " + path, "memviz -o /dev/null " + path}) {
+    int status = -1;
+    const std::string out = run(command, status);
+    EXPECT_EQ(status, 2) << command << ": " << out;
+    EXPECT_NE(out.find("pickle offset 0: the pickle is truncated"), std::string::npos)
+        << command << ": " << out;
+  }
+}
+
 // Opening a FIFO for reading waits for a writer; the commands open without
 // waiting and refuse a pipe that nothing was written to. (`timeout` only turns
 // a hang into a failure; it measures nothing.)
@@ -93,6 +111,32 @@ TEST(MemvizCommand, AFifoWithoutAWriterIsRefusedWithoutBlocking) {
         << command << ": " << out;
   }
   std::remove(fifo.c_str());
+}
+
+// A Unix socket cannot be opened; the commands say it is a socket rather
+// than passing on open()'s "No such device or address".
+TEST(MemvizCommand, ASocketIsRefusedByKind) {
+  const std::string path = ::testing::TempDir() + "memviz_input.sock";
+  std::remove(path.c_str());
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof address.sun_path);
+  std::copy(path.begin(), path.end(), address.sun_path);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address),
+            0);
+  for (const std::string& command :
+       {"memreplay " + path, "memviz -o /dev/null " + path}) {
+    int status = -1;
+    const std::string out = memory::testing::runCommand(
+        "timeout 60 " + std::string(ACCEL_TOOL_PATH) + " " + command + " 2>&1", status);
+    EXPECT_EQ(status, 2) << command << ": " << out;
+    EXPECT_NE(out.find("' is a socket, not a file"), std::string::npos)
+        << command << ": " << out;
+  }
+  ::close(listener);
+  std::remove(path.c_str());
 }
 
 TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {

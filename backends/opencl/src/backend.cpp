@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 
+#include "accel/context.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/opencl/opencl.h"
@@ -32,6 +33,11 @@ AcceleratorHooks& registerBackend() {
   std::lock_guard lock(*mutex);
   if (AcceleratorHooks* hooks = registered.load(std::memory_order_relaxed)) return *hooks;
   const DeviceType type = deviceType();
+  // In a fork child of a process that started the backend, the slot holds
+  // the core's stand-in (docs/lifecycle.md, "fork()"): it is the backend
+  // here, refusing every use with the fork's DeviceError. Registering again
+  // would be a duplicate registration; not kept, it is the child's only.
+  if (isPoisonedByFork(type)) return getHooks(type);
   // Registered by the plugin entry (through the loader's registrar): adopt them.
   if (auto* existing = dynamic_cast<detail::OpenClHooks*>(&getHooks(type))) {
     registered.store(existing, std::memory_order_release);

@@ -67,7 +67,9 @@ std::string icdConfigurationProblem() {
              "it, or point OCL_ICD_VENDORS at a directory of regular .icd files";
     }
     const std::string driver = driverNamedBy(icd);
-    if (driver.find('/') == std::string::npos) continue;
+    if (driver.empty()) continue;  // the loader skips it
+    // A bare name is checked where dlopen will find it (Debian's pocl.icd
+    // names libpocl.so.2 so): a truncated driver there kills the process.
     if (std::string problem = kit::libraryFileProblem(driver); !problem.empty()) {
       return "the OpenCL driver named by " + icd +
              " cannot be loaded safely: " + problem +
@@ -81,7 +83,7 @@ std::string icdConfigurationProblem() {
       std::size_t end = list.find(':', start);
       if (end == std::string::npos) end = list.size();
       std::string driver = list.substr(start, end - start);
-      if (driver.find('/') != std::string::npos) {
+      if (!driver.empty()) {
         if (std::string problem = kit::libraryFileProblem(driver); !problem.empty()) {
           return "the OpenCL driver OCL_ICD_FILENAMES lists cannot be loaded safely: " +
                  problem;

@@ -1,6 +1,7 @@
 #include "loader.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <new>
@@ -20,13 +21,13 @@ void open(Loader& l) {
   const char* configured = std::getenv("ACCEL_OPENCL_LIBRARY");
   l.library = configured != nullptr && *configured != '\0' ? configured : kLoaderLibrary;
   // Nothing is opened that could block or kill the process: the loader
-  // library itself (a path), then what the loader will read and open.
-  if (l.library.find('/') != std::string::npos) {
-    if (std::string problem = kit::libraryFileProblem(l.library); !problem.empty()) {
-      l.reason = "the OpenCL loader cannot be loaded safely: " + problem +
-                 (configured != nullptr ? " (ACCEL_OPENCL_LIBRARY)" : "");
-      return;
-    }
+  // library itself (a path, or the file dlopen finds for a bare name), then
+  // what the loader will read and open.
+  if (std::string problem = kit::libraryFileProblem(l.library); !problem.empty()) {
+    l.reason =
+        "the OpenCL loader cannot be loaded safely: " + problem +
+        (configured != nullptr && *configured != '\0' ? " (ACCEL_OPENCL_LIBRARY)" : "");
+    return;
   }
   if (std::string problem = icdConfigurationProblem(); !problem.empty()) {
     l.reason = "OpenCL is not used: " + problem;
@@ -36,9 +37,22 @@ void open(Loader& l) {
   // itself gets the same library (dlopen of a loaded soname shares it).
   void* library = dlopen(l.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
-    const char* why = dlerror();
-    l.reason = "no OpenCL loader: " + l.library + " not found (" +
-               (why != nullptr ? why : "dlopen failed") +
+    const char* error = dlerror();
+    const std::string why = error != nullptr ? error : "dlopen failed";
+    // A file that is there but not a library (empty, text, an executable)
+    // is not a missing loader: installing one would not help.
+    const std::string found = kit::libraryFileDlopenFinds(l.library);
+    struct stat st {};
+    if (!found.empty() && ::stat(found.c_str(), &st) == 0) {
+      l.reason = "the OpenCL loader " + found + " is not a loadable library (" + why +
+                 ")" +
+                 (configured != nullptr && *configured != '\0'
+                      ? "; point ACCEL_OPENCL_LIBRARY at an OpenCL ICD loader "
+                        "(libOpenCL.so.1), or unset it"
+                      : "; reinstall the ICD loader (Debian: ocl-icd-libopencl1)");
+      return;
+    }
+    l.reason = "no OpenCL loader: " + l.library + " not found (" + why +
                "); install an ICD loader and a driver (Debian: ocl-icd-libopencl1 and "
                "pocl-opencl-icd, or your GPU vendor's OpenCL package)";
     return;

@@ -21,10 +21,20 @@ namespace accel::kit {
 // Why the file at `path` must not be dlopened ("/x/libOpenCL.so is a FIFO
 // (named pipe), not a regular file; ...", "/x/libdrv.so: the file is
 // truncated or damaged: ..."), or empty when it looks loadable or does not
-// exist (dlopen then reports "not found" in its own words). `path` should
-// contain a '/': a bare soname is looked up by dlopen and not checked here.
+// exist (dlopen then reports "not found" in its own words). A bare name
+// (no '/', as libOpenCL.so.1 or an ICD file's libpocl.so.2) is checked
+// where dlopen finds it first: libraryFileDlopenFinds below.
 // Never throws except std::bad_alloc.
 ACCEL_API std::string libraryFileProblem(const std::string& path);
+
+// The file dlopen(`name`) opens: `name` itself when it contains a '/';
+// else the first one of that name in LD_LIBRARY_PATH's directories (unless
+// the process runs set-user-ID, where the dynamic linker ignores it), then
+// in the system's library directories (/lib/<multiarch>, /usr/lib/<multiarch>,
+// /lib64, /usr/lib64, /lib, /usr/lib, /usr/local/lib). Directories the
+// dynamic linker knows only from /etc/ld.so.conf, or a caller's RUNPATH, are
+// not searched. Empty when none is found. Never throws except std::bad_alloc.
+ACCEL_API std::string libraryFileDlopenFinds(const std::string& name);
 
 // The same words for a file the caller only reads (a driver's configuration
 // file): empty for a regular file or none at all, else what it is ("a FIFO

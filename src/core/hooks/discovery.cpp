@@ -40,10 +40,16 @@ struct detail::DiscoveryRun {
 namespace {
 
 constexpr double kDefaultDiscoveryLimitSeconds = 30;
+// The largest limit taken as it is (about three years): the deadline is a
+// steady_clock time point in nanoseconds, and a limit past ~9.2e9 s would
+// overflow it into the past, turning "wait practically for ever" into "give
+// up at once". A larger value means no bound in practice, as this one does.
+constexpr double kMaxDiscoveryLimitSeconds = 1e8;
 
 // ACCEL_DISCOVERY_TIMEOUT in seconds (fractions allowed); the default for
-// anything but a positive finite number. Read at each first discovery (no
-// function-local static: a fork child must not find its guard in progress).
+// anything but a positive finite number, at most kMaxDiscoveryLimitSeconds.
+// Read at each first discovery (no function-local static: a fork child must
+// not find its guard in progress).
 double discoveryLimitSeconds() noexcept {
   const char* text = std::getenv("ACCEL_DISCOVERY_TIMEOUT");
   if (text == nullptr || *text == '\0') return kDefaultDiscoveryLimitSeconds;
@@ -51,7 +57,7 @@ double discoveryLimitSeconds() noexcept {
   const double value = std::strtod(text, &end);
   if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
     return kDefaultDiscoveryLimitSeconds;
-  return value;
+  return value < kMaxDiscoveryLimitSeconds ? value : kMaxDiscoveryLimitSeconds;
 }
 
 // The hooks object whose first discovery this thread runs: a backend probe

@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "accel/context.h"
 #include "accel/error.h"
 #include "hooks/destructor_error.h"
 #include "hooks/fork_handlers.h"
@@ -269,6 +270,10 @@ Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
 
 bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {
   if (ptr == nullptr) return false;
+  // A reference kept across fork() into a child: its probes answer without
+  // the backend (docs/lifecycle.md, "fork()"), as the table's stand-in does.
+  if (discovery_.load(std::memory_order_relaxed) == Discovery::Forked) [[unlikely]]
+    return false;
   try {
     return isPinnedPtrImpl(ptr);
   } catch (...) {
@@ -423,6 +428,11 @@ void AcceleratorHooks::resetPeakMemoryStats(DeviceIndex index) {
 
 void AcceleratorHooks::emptyCache() {
   requireGroup(HookId::emptyCache);
+  // A fork child of a process that started the backend has nothing to give
+  // back: what it inherited is the parent's and never returns to the driver,
+  // and it cannot allocate (docs/lifecycle.md, "fork()"). Emptying is one of
+  // the calls such a child may make; it does nothing.
+  if (isPoisonedByFork(deviceType())) return;
   requireInit(HookId::emptyCache);
   emptyCacheImpl();
 }

@@ -10,6 +10,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "hooks/fork_handlers.h"
+#include "hooks/host_type.h"
 #include "hooks/refusing_hooks.h"
 
 namespace accel {
@@ -244,6 +245,7 @@ AcceleratorHooks& HooksTable::registerHooks(std::unique_ptr<AcceleratorHooks> ho
                                             std::string origin) {
   ACCEL_CHECK(hooks != nullptr, InvalidArgument, "registerHooks(): null hooks object");
   DeviceType type = hooks->deviceType();
+  detail::refuseHostType(type, "registerHooks()", origin);
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   auto slot = static_cast<std::uint8_t>(type);
@@ -258,6 +260,8 @@ void HooksTable::registerHooksFactory(std::string_view type_name, HooksFactory f
   ACCEL_CHECK(factory != nullptr, InvalidArgument, "registerHooksFactory('", type_name,
               "'): empty factory");
   DeviceType type = registerDeviceType(type_name);
+  detail::refuseHostType(type, detail::concat("registerHooksFactory('", type_name, "')"),
+                         origin);
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   auto slot = static_cast<std::uint8_t>(type);
@@ -417,5 +421,16 @@ std::string hooksOrigin(DeviceType type) { return processHooksTable().origin(typ
 AcceleratorHooks& absentHooks(DeviceType type) noexcept {
   return processHooksTable().absent(type);
 }
+
+namespace detail {
+
+void refuseHostType(DeviceType type, std::string_view what, std::string_view origin) {
+  ACCEL_CHECK(type != DeviceType::CPU, InvalidArgument, what, ": ", origin,
+              " registers the device type 'cpu', which is the host and belongs to the "
+              "core; no backend registers it. Register a name of your own (e.g. "
+              "'mycpu') for a backend that computes on the host");
+}
+
+}  // namespace detail
 
 }  // namespace accel

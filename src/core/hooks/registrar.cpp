@@ -4,6 +4,7 @@
 
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "hooks/host_type.h"
 
 namespace accel {
 
@@ -27,16 +28,10 @@ void Registrar::requireNew(DeviceType type, std::string_view what) const {
 }
 
 void Registrar::requireBackendType(DeviceType type, std::string_view what) const {
-  // The host is the core's: host memory, pinned-memory lookups, host copies
-  // and the CPU generator answer for DeviceType::CPU without hooks, and a
-  // backend behind "cpu" would change what every Device("cpu") means. The
-  // other built-in names are accelerator kinds, each for the one backend of
-  // that kind (the CUDA backend registers "cuda"; DuplicateRegistration
+  // The other built-in names are accelerator kinds, each for the one backend
+  // of that kind (the CUDA backend registers "cuda"; DuplicateRegistration
   // keeps it one).
-  ACCEL_CHECK(type != DeviceType::CPU, InvalidArgument, what, ": ", origin_,
-              " registers the device type 'cpu', which is the host and belongs to the "
-              "core; no backend registers it. Register a name of your own (e.g. "
-              "'mycpu') for a backend that computes on the host");
+  detail::refuseHostType(type, what, origin_);
 }
 
 DeviceType Registrar::registerDeviceType(std::string_view name) {

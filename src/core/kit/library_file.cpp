@@ -1,6 +1,9 @@
 #include "accel/kit/library_file.h"
 
+#include <sys/auxv.h>
 #include <sys/stat.h>
+
+#include <cstdlib>
 
 #include "accel/error.h"
 #include "plugins/elf_image_check.h"
@@ -25,7 +28,44 @@ std::string nonRegularFileKind(const std::string& path) {
   return kindOf(st.st_mode);
 }
 
-std::string libraryFileProblem(const std::string& path) {
+std::string libraryFileDlopenFinds(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+    // The multiarch directory of this build, where Debian and Ubuntu keep
+    // their libraries (and drivers such as libpocl.so.2).
+#if defined(__x86_64__)
+  constexpr const char* kMultiarch = "x86_64-linux-gnu";
+#elif defined(__aarch64__)
+  constexpr const char* kMultiarch = "aarch64-linux-gnu";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  constexpr const char* kMultiarch = "powerpc64le-linux-gnu";
+#else
+  constexpr const char* kMultiarch = nullptr;
+#endif
+  std::string directories;
+  const char* configured = std::getenv("LD_LIBRARY_PATH");
+  if (configured != nullptr && ::getauxval(AT_SECURE) == 0) directories = configured;
+  if (kMultiarch != nullptr) {
+    directories += detail::concat(":/lib/", kMultiarch, ":/usr/lib/", kMultiarch);
+  }
+  directories += ":/lib64:/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+  std::size_t start = 0;
+  while (start <= directories.size()) {
+    std::size_t end = directories.find(':', start);
+    if (end == std::string::npos) end = directories.size();
+    // An empty entry of LD_LIBRARY_PATH is the current directory.
+    std::string directory = directories.substr(start, end - start);
+    std::string candidate =
+        (directory.empty() ? std::string(".") : directory) + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string libraryFileProblem(const std::string& name) {
+  const std::string path = libraryFileDlopenFinds(name);
+  if (path.empty()) return {};  // dlopen says "not found"
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};  // dlopen says "not found"
   if (!S_ISREG(st.st_mode)) {
