@@ -65,10 +65,20 @@ DeviceType currentAcceleratorType(const char* what) {
   const std::optional<DeviceType> type = globalContext().currentAccelerator();
   if (type) return *type;
   const std::vector<DeviceType> registered = registeredHooksTypes();
-  throw NotAvailable(
-      std::string(what) + ": no accelerator is available (registered backends: " +
-      (registered.empty() ? std::string("none") : joinDeviceTypeNames(registered)) +
-      "); pass a device, or load a backend with accel.load_backend(path)");
+  std::vector<DeviceType> started_before_fork;
+  for (DeviceType t : registered) {
+    if (isPoisonedByFork(t)) started_before_fork.push_back(t);
+  }
+  // In a fork child the likely reason: the backends were started in the parent.
+  const std::string fork_note =
+      started_before_fork.empty()
+          ? std::string()
+          : "; " + joinDeviceTypeNames(started_before_fork) +
+                " were started before fork() and cannot be used in this child process";
+  throw NotAvailable(std::string(what) +
+                     ": no accelerator is available (registered backends: " +
+                     joinDeviceTypeNames(registered) + fork_note +
+                     "); pass a device, or load a backend with accel.load_backend(path)");
 }
 
 std::uint64_t toSeed(const py::handle& seed) {

@@ -242,3 +242,24 @@ print("child", in_child(worker))
 """)
     assert r.returncode == 0, r.stderr
     assert "child 0" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_no_accelerator_in_a_fork_child_says_the_backends_were_started_before_the_fork():
+    """Every usable backend was started in the parent: the child has no
+    current accelerator, and the error says why instead of only listing the
+    registered backends."""
+    r = _run(_FORK_HELPER + """
+import accel
+for name in accel.registered_backends():
+    accel.backend(name).device_count()   # discovery in the parent
+def worker():
+    try:
+        accel.empty(16, pinned=True)
+    except accel.NotAvailableError as e:
+        print("child message:", e, flush=True)
+        return 0 if "were started before fork()" in str(e) else 4
+    return 5
+print("child", in_child(worker))
+""")
+    assert r.returncode == 0, r.stderr
+    assert "child 0" in r.stdout, (r.stdout, r.stderr)

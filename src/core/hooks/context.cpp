@@ -256,13 +256,33 @@ bool Context::isPinnedPtr(const void* ptr,
   return getHooks(*type).isPinnedPtr(ptr);
 }
 
+namespace {
+
+// "registered backends: a, b", and in a fork child which of them it cannot
+// use because they were started before the fork (the likely reason that no
+// accelerator is available there).
+std::string registeredBackendsNote() {
+  const std::vector<DeviceType> registered = registeredHooksTypes();
+  std::vector<DeviceType> started_before_fork;
+  for (DeviceType type : registered) {
+    if (isPoisonedByFork(type)) started_before_fork.push_back(type);
+  }
+  std::string note = "registered backends: " + joinDeviceTypeNames(registered);
+  if (!started_before_fork.empty()) {
+    note += "; " + joinDeviceTypeNames(started_before_fork) +
+            " were started before fork() and cannot be used in this child process";
+  }
+  return note;
+}
+
+}  // namespace
+
 Allocator& Context::getPinnedMemoryAllocator(std::optional<DeviceType> type) {
   if (!type) type = currentAccelerator();
   if (!type) {
     throw NotAvailable(detail::concat(
         hookInfo(HookId::getPinnedMemoryAllocator).name,
-        "(): no accelerator is available (registered backends: ",
-        joinDeviceTypeNames(registeredHooksTypes()),
+        "(): no accelerator is available (", registeredBackendsNote(),
         "); pass a device type, or load a backend with devices: accel::loadBackend(path) "
         "or ACCEL_PLUGINS"));
   }
