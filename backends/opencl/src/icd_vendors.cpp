@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <vector>
 
 #include "accel/kit/library_file.h"
@@ -45,28 +44,21 @@ std::vector<std::string> vendorFiles() {
   return files;
 }
 
-// The driver library an .icd file names (its first line, trimmed).
-std::string driverNamedBy(const std::string& icd) {
-  std::ifstream in(icd);
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() &&
-         (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
-    line.pop_back();
-  return line;
-}
-
 }  // namespace
 
 std::string icdConfigurationProblem() {
   for (const std::string& icd : vendorFiles()) {
-    // Read nothing that is not a regular file: opening a FIFO blocks.
-    if (std::string kind = kit::nonRegularFileKind(icd); !kind.empty()) {
-      return "the ICD vendor file " + icd + " is " + kind +
+    // Read nothing that is not a regular file (a blocking open of a FIFO
+    // would wait for a writer): the file is opened without blocking, and
+    // the driver's name read from what was opened.
+    const kit::ReadOnlyFile file(icd);
+    if (file.opened() && !file.regular()) {
+      return "the ICD vendor file " + icd + " is " + file.kind() +
              ", not a regular file: the OpenCL loader would block reading it. Remove "
              "it, or point OCL_ICD_VENDORS at a directory of regular .icd files";
     }
-    const std::string driver = driverNamedBy(icd);
+    // The driver library the file names (its first line, trimmed).
+    const std::string driver = file.firstLine();
     if (driver.find('/') == std::string::npos) continue;
     if (std::string problem = kit::libraryFileProblem(driver); !problem.empty()) {
       return "the OpenCL driver named by " + icd +

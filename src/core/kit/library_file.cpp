@@ -1,6 +1,10 @@
 #include "accel/kit/library_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "accel/error.h"
 #include "plugins/elf_image_check.h"
@@ -19,21 +23,62 @@ const char* kindOf(mode_t mode) noexcept {
 
 }  // namespace
 
+ReadOnlyFile::ReadOnlyFile(const std::string& path) noexcept {
+  do {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  } while (fd_ < 0 && errno == EINTR);
+  if (fd_ < 0) {
+    error_ = errno;
+    return;
+  }
+  if (::fstat(fd_, &status_) != 0) {
+    error_ = errno;
+    ::close(fd_);
+    fd_ = -1;
+    status_ = {};
+  }
+}
+
+ReadOnlyFile::~ReadOnlyFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const char* ReadOnlyFile::kind() const noexcept {
+  return opened() && !regular() ? kindOf(status_.st_mode) : "";
+}
+
+std::string ReadOnlyFile::firstLine() const {
+  if (!regular()) return {};
+  std::string text(4096, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n =
+        ::pread(fd_, text.data() + got, text.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
+  if (const std::size_t end = text.find('\n'); end != std::string::npos) text.resize(end);
+  while (!text.empty() &&
+         (text.back() == '\r' || text.back() == ' ' || text.back() == '\t'))
+    text.pop_back();
+  return text;
+}
+
 std::string nonRegularFileKind(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
-  return kindOf(st.st_mode);
+  return ReadOnlyFile(path).kind();
 }
 
 std::string libraryFileProblem(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};  // dlopen says "not found"
-  if (!S_ISREG(st.st_mode)) {
-    return detail::concat(path, " is ", kindOf(st.st_mode),
+  const ReadOnlyFile file(path);
+  if (!file.opened()) return {};  // dlopen says "not found" (or why it cannot read it)
+  if (!file.regular()) {
+    return detail::concat(path, " is ", file.kind(),
                           ", not a regular file; a shared library is a file (opening "
                           "anything else could block forever)");
   }
-  std::string problem = detail::elfImageProblem(path, st.st_size);
+  std::string problem = detail::elfImageProblem(file.fd(), file.status().st_size);
   if (problem.empty()) return {};
   return detail::concat(path, ": ", problem);
 }
