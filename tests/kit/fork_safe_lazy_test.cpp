@@ -9,10 +9,29 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
+
+// One failing allocation on demand: the next operator new on a thread that
+// armed it throws std::bad_alloc (the library's allocations included).
+namespace {
+thread_local bool t_fail_next_allocation = false;
+}  // namespace
+
+void* operator new(std::size_t bytes) {
+  if (t_fail_next_allocation) {
+    t_fail_next_allocation = false;
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* ptr) noexcept { std::free(ptr); }
+void operator delete(void* ptr, std::size_t) noexcept { std::free(ptr); }
 
 namespace accel::kit {
 namespace {
@@ -41,6 +60,54 @@ const Value* quickBuild() noexcept { return new Value{"built here"}; }
 
 constinit ForkSafeLazy<Value> g_gated;
 constinit ForkSafeLazy<Value> g_quick;
+
+// The first build of any ForkSafeLazy in the process, gated like gatedBuild.
+std::mutex g_first_mutex;
+std::condition_variable g_first_cv;
+bool g_first_entered = false;
+bool g_first_open = false;
+
+const Value* gatedFirstBuild() noexcept {
+  std::unique_lock<std::mutex> lock(g_first_mutex);
+  g_first_entered = true;
+  g_first_cv.notify_all();
+  g_first_cv.wait(lock, [] { return g_first_open; });
+  return new Value{"built"};
+}
+// Disarms the failing allocation first: only what the lazy does before it
+// may meet it.
+const Value* abandonedFirst() noexcept {
+  t_fail_next_allocation = false;
+  return new Value{"abandoned"};
+}
+
+constinit ForkSafeLazy<Value> g_first;
+
+// The child's callback exists before any build begins (registered when the
+// library loads), so it does not depend on what the first build can
+// allocate: the first build of the process here meets an allocation that
+// fails, and a child forked during it still gets the abandoned value.
+// First in this file: it needs a process in which no lazy was built yet.
+TEST(ForkSafeLazy, AChildForkedDuringTheFirstBuildOfAllIsSettledWithoutMemoryThen) {
+  std::thread building([] {
+    t_fail_next_allocation = true;
+    EXPECT_EQ((g_first.get<&gatedFirstBuild, &abandonedFirst>().text), "built");
+  });
+  {
+    std::unique_lock<std::mutex> lock(g_first_mutex);
+    g_first_cv.wait(lock, [] { return g_first_entered; });
+  }
+  const int code = accel::testing::runInChildBounded([] {
+    return g_first.get<&gatedFirstBuild, &abandonedFirst>().text == "abandoned" ? 0 : 1;
+  });
+  {
+    std::lock_guard<std::mutex> lock(g_first_mutex);
+    g_first_open = true;
+  }
+  g_first_cv.notify_all();
+  building.join();
+  EXPECT_EQ(code, 0) << "1: the child got another value; 124: it hung";
+}
 
 TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
   const Value* parent_value = nullptr;
