@@ -16,7 +16,10 @@
 // that a block freed while its copy is queued waits for it (hooks.h). What
 // is left here is what only the driver knows: a host side that is CUDA
 // device memory the core's cache did not hand out (another library's
-// cudaMalloc), which the explicit kind would otherwise misread.
+// cudaMalloc), which the explicit kind would otherwise misread, and a copy
+// of pinned memory the core does not know on a capturing stream, which the
+// core's synchronisation after it would invalidate (refused before it is
+// enqueued).
 #include <cuda_runtime_api.h>
 
 #include "accel/error.h"
