@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -19,25 +18,7 @@
 #include "accel/hooks_table.h"
 #include "accel/memory/memory_hooks.h"
 #include "support/error_of.h"
-
-// One failing allocation on demand: the next operator new on a thread that
-// armed it throws std::bad_alloc (the core's allocations included, since the
-// executable's operator new replaces the library's). operator delete is
-// replaced with it so that the two always match.
-namespace {
-thread_local bool t_fail_next_allocation = false;
-}  // namespace
-
-void* operator new(std::size_t bytes) {
-  if (t_fail_next_allocation) {
-    t_fail_next_allocation = false;
-    throw std::bad_alloc();
-  }
-  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* ptr) noexcept { std::free(ptr); }
-void operator delete(void* ptr, std::size_t) noexcept { std::free(ptr); }
+#include "support/failing_allocation.h"
 
 namespace accel {
 namespace {
@@ -143,7 +124,7 @@ class CachedCopyHooks final : public memory::CachingAllocatorHooks<AcceleratorHo
   void copy(void* dst, const void* src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
     ++copies_;
-    if (fail_after_copy_.exchange(false)) t_fail_next_allocation = true;
+    if (fail_after_copy_.exchange(false)) accel::testing::failNextAllocation();
   }
 
   HostSource device_source_{/*has_events=*/false};

@@ -2,6 +2,7 @@
 // running on another thread at the fork (it gets the abandoned value), and
 // a child of a process that never built it builds its own.
 #include "accel/kit/fork_safe_lazy.h"
+#include "support/failing_allocation.h"
 #include "support/forked_child.h"
 
 #include <gtest/gtest.h>
@@ -9,29 +10,11 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <new>
 #include <string>
 #include <thread>
-
-// One failing allocation on demand: the next operator new on a thread that
-// armed it throws std::bad_alloc (the library's allocations included).
-namespace {
-thread_local bool t_fail_next_allocation = false;
-}  // namespace
-
-void* operator new(std::size_t bytes) {
-  if (t_fail_next_allocation) {
-    t_fail_next_allocation = false;
-    throw std::bad_alloc();
-  }
-  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* ptr) noexcept { std::free(ptr); }
-void operator delete(void* ptr, std::size_t) noexcept { std::free(ptr); }
 
 namespace accel::kit {
 namespace {
@@ -77,7 +60,7 @@ const Value* gatedFirstBuild() noexcept {
 // Disarms the failing allocation first: only what the lazy does before it
 // may meet it.
 const Value* abandonedFirst() noexcept {
-  t_fail_next_allocation = false;
+  accel::testing::allowAllocations();
   return new Value{"abandoned"};
 }
 
@@ -90,7 +73,7 @@ constinit ForkSafeLazy<Value> g_first;
 // First in this file: it needs a process in which no lazy was built yet.
 TEST(ForkSafeLazy, AChildForkedDuringTheFirstBuildOfAllIsSettledWithoutMemoryThen) {
   std::thread building([] {
-    t_fail_next_allocation = true;
+    accel::testing::failNextAllocation();
     EXPECT_EQ((g_first.get<&gatedFirstBuild, &abandonedFirst>().text), "built");
   });
   {
