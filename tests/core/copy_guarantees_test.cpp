@@ -18,6 +18,7 @@
 #include "accel/hooks_table.h"
 #include "accel/memory/memory_hooks.h"
 #include "support/error_of.h"
+#include "support/failing_allocation.h"
 
 namespace accel {
 namespace {
@@ -82,6 +83,9 @@ class CachedCopyHooks final : public memory::CachingAllocatorHooks<AcceleratorHo
   DataPtr pinned(std::size_t bytes) { return pinned_.allocate(bytes); }
   HostSource& pinnedSource() { return pinned_source_; }
   int copies() const { return copies_.load(); }
+  int synchronizations() const { return synchronizations_.load(); }
+  // The next allocation after a copy was made fails (once).
+  void failTheAllocationAfterTheNextCopy() { fail_after_copy_ = true; }
 
  protected:
   bool isBuiltImpl() const override { return true; }
@@ -98,7 +102,7 @@ class CachedCopyHooks final : public memory::CachingAllocatorHooks<AcceleratorHo
     ACCEL_CHECK(index, InvalidArgument, ptr, " is not ", name(), " memory");
     return Device(deviceType(), *index);
   }
-  void synchronizeStreamImpl(Stream) const override {}
+  void synchronizeStreamImpl(Stream) const override { ++synchronizations_; }
   void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                             Stream) override {
     copy(dst, src, bytes);
@@ -120,6 +124,7 @@ class CachedCopyHooks final : public memory::CachingAllocatorHooks<AcceleratorHo
   void copy(void* dst, const void* src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
     ++copies_;
+    if (fail_after_copy_.exchange(false)) accel::testing::failNextAllocation();
   }
 
   HostSource device_source_{/*has_events=*/false};
@@ -127,6 +132,8 @@ class CachedCopyHooks final : public memory::CachingAllocatorHooks<AcceleratorHo
   mutable memory::CachingAllocator cache_;
   mutable memory::PinnedCachingAllocator pinned_;
   std::atomic<int> copies_{0};
+  mutable std::atomic<int> synchronizations_{0};
+  std::atomic<bool> fail_after_copy_{false};
 };
 
 class CopyGuaranteesTest : public ::testing::Test {
@@ -255,6 +262,31 @@ TEST_F(CopyGuaranteesTest, PinnedBlockFreedAfterItsCopyWaitsForTheCopysStream) {
     DataPtr after = hooks_.pinned(4096);
     EXPECT_EQ(after.get(), freed) << "the block did not come back once the event did";
   }
+}
+
+// A copy already enqueued whose stream cannot be recorded on its pinned block
+// (no memory for the record) waits for the stream rather than failing: the
+// caller, told the copy failed, would free the block while the copy is in
+// flight.
+TEST_F(CopyGuaranteesTest, ACopyWhoseStreamCannotBeRecordedWaitsForTheStream) {
+  DataPtr device = hooks_.device(0, 4096);
+  DataPtr pinned = hooks_.pinned(4096);
+  std::memset(pinned.get(), 7, 4096);
+  hooks_.failTheAllocationAfterTheNextCopy();
+  ASSERT_NO_THROW(
+      hooks_.copyHostToDevice(device.get(), pinned.get(), 4096, hooks_.stream(0)));
+  EXPECT_EQ(hooks_.copies(), 1);
+  EXPECT_EQ(hooks_.synchronizations(), 1);
+  EXPECT_EQ(static_cast<unsigned char*>(device.get())[4095], 7);
+  // Nothing recorded: the block is free for its next owner at once.
+  HostSource& events = hooks_.pinnedSource();
+  const std::size_t recorded_before = events.recorded().size();
+  pinned.reset();
+  EXPECT_EQ(events.recorded().size(), recorded_before);
+  // With memory, the stream is recorded again and nothing waits.
+  DataPtr again = hooks_.pinned(4096);
+  hooks_.copyHostToDevice(device.get(), again.get(), 4096, hooks_.stream(0));
+  EXPECT_EQ(hooks_.synchronizations(), 1);
 }
 
 TEST_F(CopyGuaranteesTest, AnotherBackendsMemoryIsRefusedNamingThatBackend) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -107,6 +108,46 @@ TEST(CudaCopies, ACopyIntoAFreedBlockIsRefused) {
   const std::vector<unsigned char> source(kBlock, 0xEE);
   EXPECT_THROW(cuda().copyHostToDevice(freed, source.data(), kBlock, stream),
                InvalidArgument);
+}
+
+// docs/hooks.md: pinned memory the core's pinned cache did not hand out is
+// safe to free once the copy returns because the call synchronises the
+// stream, which a capture forbids (it would invalidate the capture). On a
+// capturing stream such a copy is refused before anything is enqueued, and
+// the capture stays valid; memory of the backend's pinned allocator (whose
+// block the core holds for the copy) is captured.
+TEST(CudaCopies, PinnedMemoryFromElsewhereIsRefusedOnACapturingStream) {
+  const Stream stream = cuda().getNewStream(0);
+  StreamGuard guard(stream);
+  DataPtr block = cuda().getDeviceAllocator(0).allocate(kBlock);
+  void* foreign = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&foreign, kBlock, cudaHostAllocDefault), cudaSuccess);
+  ASSERT_TRUE(cuda().isPinnedPtr(foreign));
+  DataPtr own = cuda().getPinnedMemoryAllocator().allocate(kBlock);
+  const GraphId graph = cuda().graphCreate();
+  cuda().graphCaptureBegin(graph);
+  try {
+    cuda().copyHostToDevice(block.get(), foreign, kBlock, stream);
+    ADD_FAILURE() << "the copy from cudaHostAlloc memory was not refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("capturing"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("getPinnedMemoryAllocator"), std::string::npos)
+        << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not InvalidArgument: " << e.what();
+  }
+  EXPECT_THROW(cuda().copyDeviceToHost(foreign, block.get(), kBlock, stream),
+               InvalidArgument);
+  EXPECT_NO_THROW(cuda().copyHostToDevice(block.get(), own.get(), kBlock, stream));
+  EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
+  cuda().graphDestroy(graph);
+  // Outside a capture the same memory is copied (the call waits for it).
+  std::memset(foreign, 0x5A, kBlock);
+  cuda().copyHostToDevice(block.get(), foreign, kBlock, stream);
+  std::vector<unsigned char> back(kBlock, 0);
+  cuda().copyDeviceToHost(back.data(), block.get(), kBlock, stream);
+  EXPECT_EQ(back[kBlock - 1], 0x5A);
+  ASSERT_EQ(cudaFreeHost(foreign), cudaSuccess);
 }
 
 // The backend's work on another device leaves the thread's runtime device

@@ -5,6 +5,9 @@
 //   FAKE_CUDA_DRIVER_VERSION  what cuDriverGetVersion reports (default 13000)
 //   FAKE_CUDA_INIT=no_device  cuInit fails with CUDA_ERROR_NO_DEVICE
 //   FAKE_CUDA_DEVICES         what cuDeviceGetCount reports (default 0)
+// fake_cuda_hold_init(1) makes cuInit wait until fake_cuda_hold_init(0);
+// fake_cuda_wait_for_held_init() returns once a cuInit waits so (a thread
+// is inside the backend's probe).
 // With devices, no primary context is active and no context is current;
 // pointers in kFakeDeviceMemory are device memory of device 1, pointers in
 // kFakePinnedMemory pinned host memory, anything else unknown to CUDA.
@@ -23,6 +26,7 @@
 // calls: fake_cuda_forbidden_calls() returns the count, so a test can show
 // that the probes and the current-device hooks never got there.
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -76,7 +80,35 @@ FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
   return CUDA_SUCCESS;
 }
 
+namespace {
+std::mutex g_hold_mutex;
+std::condition_variable g_hold_changed;
+bool g_hold_init = false;
+bool g_init_held = false;
+}  // namespace
+
+FAKE_EXPORT void fake_cuda_hold_init(int hold) {
+  {
+    std::lock_guard<std::mutex> lock(g_hold_mutex);
+    g_hold_init = hold != 0;
+  }
+  g_hold_changed.notify_all();
+}
+
+FAKE_EXPORT void fake_cuda_wait_for_held_init() {
+  std::unique_lock<std::mutex> lock(g_hold_mutex);
+  g_hold_changed.wait(lock, [] { return g_init_held; });
+}
+
 FAKE_EXPORT CUresult cuInit(unsigned int) {
+  {
+    std::unique_lock<std::mutex> lock(g_hold_mutex);
+    if (g_hold_init) {
+      g_init_held = true;
+      g_hold_changed.notify_all();
+      g_hold_changed.wait(lock, [] { return !g_hold_init; });
+    }
+  }
   const char* mode = std::getenv("FAKE_CUDA_INIT");
   return mode != nullptr && std::strcmp(mode, "no_device") == 0 ? CUDA_ERROR_NO_DEVICE
                                                                 : CUDA_SUCCESS;

@@ -2,6 +2,7 @@
 // running on another thread at the fork (it gets the abandoned value), and
 // a child of a process that never built it builds its own.
 #include "accel/kit/fork_safe_lazy.h"
+#include "support/failing_allocation.h"
 #include "support/forked_child.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -41,6 +43,54 @@ const Value* quickBuild() noexcept { return new Value{"built here"}; }
 
 constinit ForkSafeLazy<Value> g_gated;
 constinit ForkSafeLazy<Value> g_quick;
+
+// The first build of any ForkSafeLazy in the process, gated like gatedBuild.
+std::mutex g_first_mutex;
+std::condition_variable g_first_cv;
+bool g_first_entered = false;
+bool g_first_open = false;
+
+const Value* gatedFirstBuild() noexcept {
+  std::unique_lock<std::mutex> lock(g_first_mutex);
+  g_first_entered = true;
+  g_first_cv.notify_all();
+  g_first_cv.wait(lock, [] { return g_first_open; });
+  return new Value{"built"};
+}
+// Disarms the failing allocation first: only what the lazy does before it
+// may meet it.
+const Value* abandonedFirst() noexcept {
+  accel::testing::allowAllocations();
+  return new Value{"abandoned"};
+}
+
+constinit ForkSafeLazy<Value> g_first;
+
+// The child's callback exists before any build begins (registered when the
+// library loads), so it does not depend on what the first build can
+// allocate: the first build of the process here meets an allocation that
+// fails, and a child forked during it still gets the abandoned value.
+// First in this file: it needs a process in which no lazy was built yet.
+TEST(ForkSafeLazy, AChildForkedDuringTheFirstBuildOfAllIsSettledWithoutMemoryThen) {
+  std::thread building([] {
+    accel::testing::failNextAllocation();
+    EXPECT_EQ((g_first.get<&gatedFirstBuild, &abandonedFirst>().text), "built");
+  });
+  {
+    std::unique_lock<std::mutex> lock(g_first_mutex);
+    g_first_cv.wait(lock, [] { return g_first_entered; });
+  }
+  const int code = accel::testing::runInChildBounded([] {
+    return g_first.get<&gatedFirstBuild, &abandonedFirst>().text == "abandoned" ? 0 : 1;
+  });
+  {
+    std::lock_guard<std::mutex> lock(g_first_mutex);
+    g_first_open = true;
+  }
+  g_first_cv.notify_all();
+  building.join();
+  EXPECT_EQ(code, 0) << "1: the child got another value; 124: it hung";
+}
 
 TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
   const Value* parent_value = nullptr;

@@ -66,6 +66,26 @@ TEST(ExpandableSegments, AFirstGrowthThatFailsLeavesNoSegmentBehind) {
 // ACCEL_ALLOC_CONF is read by every backend in the process: where the source
 // cannot map pages, expandable_segments:true is ignored (said once on stderr)
 // instead of failing the allocator, and so every allocation, of that backend.
+TEST(ExpandableSegments, AFirstGrowthPastTheCapReservesNoAddressSpace) {
+  FakeSegmentSource source(std::size_t{1} << 30, false, 2 * kMiB);
+  CachingAllocator allocator(DeviceType::CUDA, 1, source,
+                             parseAllocatorSettings("expandable_segments:true"));
+  allocator.setMemoryFraction(0, 0.0);
+  EXPECT_THROW((void)allocator.allocate(0, 2 * kMiB, stream0()), OutOfMemory);
+  EXPECT_EQ(source.reservations.load(), 0);
+  EXPECT_EQ(allocator.stats(0).segments.current, 0);
+  // A cap of 8 MiB: a first growth of 20 MiB is refused the same way, one of
+  // 6 MiB reserves a range and is served.
+  allocator.setMemoryFraction(0, 8.0 / 1024.0);
+  EXPECT_THROW((void)allocator.allocate(0, 20 * kMiB, stream0()), OutOfMemory);
+  EXPECT_EQ(source.reservations.load(), 0);
+  DataPtr a = allocator.allocate(0, 6 * kMiB, stream0());
+  EXPECT_EQ(source.reservations.load(), 1);
+  a.reset();
+  allocator.emptyCache();
+  EXPECT_EQ(source.range_releases.load(), source.reservations.load());
+}
+
 TEST(ExpandableSegments, AreIgnoredWithOneWarningWhereTheSourceCannotMapPages) {
   FakeSegmentSource source(std::size_t{1} << 30);  // page size 0: no page mapping
   const AllocatorSettings expandable = parseAllocatorSettings("expandable_segments:true");

@@ -16,10 +16,14 @@
 // that a block freed while its copy is queued waits for it (hooks.h). What
 // is left here is what only the driver knows: a host side that is CUDA
 // device memory the core's cache did not hand out (another library's
-// cudaMalloc), which the explicit kind would otherwise misread.
+// cudaMalloc), which the explicit kind would otherwise misread, and a copy
+// of pinned memory the core does not know on a capturing stream, which the
+// core's synchronisation after it would invalidate (refused before it is
+// enqueued).
 #include <cuda_runtime_api.h>
 
 #include "accel/error.h"
+#include "accel/memory/pinned_caching_allocator.h"
 #include "cuda_error.h"
 #include "cuda_hooks.h"
 #include "current_device.h"
@@ -47,14 +51,40 @@ bool requireHostMemory(HookId hook, const char* which, const void* ptr) {
   return attributes.type == cudaMemoryTypeUnregistered;
 }
 
+// Pinned memory the core's pinned cache did not hand out (cudaHostAlloc'ed,
+// cudaHostRegister'ed, another library's pinned tensors) is made safe to
+// free once the call returns by the core synchronising the stream after the
+// copy (hooks.h, copies group). On a capturing stream that synchronisation
+// is prohibited: it would invalidate the capture after the copy was
+// captured. The copy is refused before anything is enqueued instead, so the
+// capture stays valid. Memory of the backend's pinned cache needs no
+// synchronisation (the core records the stream on its block) and is copied.
+void refuseForeignPinnedWhileCapturing(HookId hook, const char* which, const void* ptr,
+                                       Stream stream, cudaStream_t native) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamIsCapturing(native, &status), "cudaStreamIsCapturing");
+  ACCEL_CHECK(status == cudaStreamCaptureStatusNone, InvalidArgument, hookInfo(hook).name,
+              "(): ", which, " (", ptr, ") is pinned host memory that did not come from ",
+              hookInfo(HookId::getPinnedMemoryAllocator).name, "() (cudaHostAlloc, ",
+              "cudaHostRegister or another library's), and ", stream,
+              " is capturing a graph: the call would have to synchronise the stream "
+              "before returning, which a capture forbids. Copy from memory of ",
+              hookInfo(HookId::getPinnedMemoryAllocator).name,
+              "() while capturing, or make this copy outside the capture");
+}
+
 // `host` names the host side ("src"/"dst") and `host_ptr` is it; null for
-// device-to-device copies.
+// device-to-device copies. `foreign_pinned`: the host side is pinned memory
+// the core's pinned cache does not hold.
 void copyOn(HookId hook, void* dst, const void* src, std::size_t bytes, Stream stream,
-            cudaMemcpyKind kind, const char* host, const void* host_ptr) {
+            cudaMemcpyKind kind, const char* host, const void* host_ptr,
+            bool foreign_pinned) {
   requireAvailable();
   DeviceContext context(stream.device.index());
   const bool pageable = host != nullptr && requireHostMemory(hook, host, host_ptr);
   const cudaStream_t native = nativeStream(stream);
+  if (!pageable && foreign_pinned)
+    refuseForeignPinnedWhileCapturing(hook, host, host_ptr, stream, native);
   checkCuda(cudaMemcpyAsync(dst, src, bytes, kind, native),
             accel::detail::concat("cudaMemcpyAsync (", hookInfo(hook).name, " on ",
                                   stream, ")"));
@@ -65,24 +95,31 @@ void copyOn(HookId hook, void* dst, const void* src, std::size_t bytes, Stream s
   }
 }
 
+// Whether `host`, pinned as the backend says (`pinned`), is memory the core's
+// pinned cache `cache` does not hold.
+bool foreignPinned(bool pinned, const memory::PinnedCachingAllocator* cache,
+                   const void* host) noexcept {
+  return pinned && (cache == nullptr || !cache->findBlock(host));
+}
+
 }  // namespace
 
 void CudaHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                      Stream stream) {
   copyOn(HookId::copyHostToDevice, dst, src, bytes, stream, cudaMemcpyHostToDevice, "src",
-         src);
+         src, foreignPinned(isPinnedPtr(src), corePinnedCache(), src));
 }
 
 void CudaHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
                                      Stream stream) {
   copyOn(HookId::copyDeviceToHost, dst, src, bytes, stream, cudaMemcpyDeviceToHost, "dst",
-         dst);
+         dst, foreignPinned(isPinnedPtr(dst), corePinnedCache(), dst));
 }
 
 void CudaHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                        Stream stream) {
   copyOn(HookId::copyDeviceToDevice, dst, src, bytes, stream, cudaMemcpyDeviceToDevice,
-         nullptr, nullptr);
+         nullptr, nullptr, false);
 }
 
 }  // namespace accel::cuda::detail

@@ -8,6 +8,8 @@
 #include <new>
 #include <string>
 
+#include "accel/kit/fork_safe_lazy.h"
+
 namespace accel::cuda::detail {
 namespace {
 
@@ -116,6 +118,50 @@ void probe(Driver& d) {
   d.device_count = count;
 }
 
+// What the first caller gets when even the Driver cannot be allocated.
+const Driver kProbeWithoutMemory = [] {
+  Driver d;
+  d.reason = "the driver probe failed (out of memory)";
+  return d;
+}();
+
+const Driver* probeDriver() noexcept {
+  auto* d = new (std::nothrow) Driver();  // never destroyed
+  if (d == nullptr) return &kProbeWithoutMemory;
+  try {
+    probe(*d);
+    if (d->device_count == 0 && d->reason.empty()) d->reason = "no devices";
+  } catch (...) {
+    d->device_count = 0;
+    try {
+      d->reason = "the driver probe failed (out of memory)";
+    } catch (...) {
+    }
+  }
+  return d;
+}
+
+// A fork child's driver when the probe was running on another thread at
+// the fork: dlopen or cuInit may be half done in the child, so it reports
+// no devices and why.
+const Driver* driverAbandonedByFork() noexcept {
+  auto* d = new (std::nothrow) Driver();  // never destroyed
+  if (d == nullptr) return &kProbeWithoutMemory;
+  try {
+    d->reason =
+        "the NVIDIA driver was being probed on another thread when this process "
+        "forked; a fork child cannot finish that. Use CUDA in the parent, or start "
+        "workers with fork+exec (spawn)";
+  } catch (...) {
+  }
+  return d;
+}
+
+// Not a function-local static: its guard, in progress while another thread
+// runs the probe (dlopen, cuInit), would leave a fork child waiting for ever
+// (docs/lifecycle.md; kit/fork_safe_lazy.h).
+constinit kit::ForkSafeLazy<Driver> g_driver;
+
 }  // namespace
 
 bool driverSupportsRuntime(int driver_version, int runtime_version) noexcept {
@@ -143,22 +189,7 @@ std::string driverErrorName(const Driver& d, CUresult result) {
 }
 
 const Driver& driver() noexcept {
-  static const Driver* const instance = []() -> const Driver* {
-    auto* d = new (std::nothrow) Driver();  // never destroyed
-    if (d == nullptr) {
-      static const Driver failed{};
-      return &failed;
-    }
-    try {
-      probe(*d);
-    } catch (...) {
-      d->device_count = 0;
-      d->reason = "the driver probe failed (out of memory)";
-    }
-    if (d->device_count == 0 && d->reason.empty()) d->reason = "no devices";
-    return static_cast<const Driver*>(d);
-  }();
-  return *instance;
+  return g_driver.get<&probeDriver, &driverAbandonedByFork>();
 }
 
 }  // namespace accel::cuda::detail

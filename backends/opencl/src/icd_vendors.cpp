@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <vector>
 
 #include "accel/kit/library_file.h"
@@ -45,28 +44,20 @@ std::vector<std::string> vendorFiles() {
   return files;
 }
 
-// The driver library an .icd file names (its first line, trimmed).
-std::string driverNamedBy(const std::string& icd) {
-  std::ifstream in(icd);
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() &&
-         (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
-    line.pop_back();
-  return line;
-}
-
 }  // namespace
 
 std::string icdConfigurationProblem() {
   for (const std::string& icd : vendorFiles()) {
-    // Read nothing that is not a regular file: opening a FIFO blocks.
-    if (std::string kind = kit::nonRegularFileKind(icd); !kind.empty()) {
-      return "the ICD vendor file " + icd + " is " + kind +
+    // Read nothing that is not a regular file (a blocking open of a FIFO
+    // would wait for a writer): the file is opened without blocking, and
+    // the driver's name read from what was opened.
+    const kit::ReadOnlyFile file(icd);
+    if (file.opened() && !file.regular()) {
+      return "the ICD vendor file " + icd + " is " + file.kind() +
              ", not a regular file: the OpenCL loader would block reading it. Remove "
              "it, or point OCL_ICD_VENDORS at a directory of regular .icd files";
     }
-    const std::string driver = driverNamedBy(icd);
+    const std::string driver = file.firstLine();
     if (driver.empty()) continue;  // the loader skips it
     // A bare name is checked where dlopen will find it (Debian's pocl.icd
     // names libpocl.so.2 so): a truncated driver there kills the process.

@@ -9,14 +9,57 @@
 // its driver library, or a library a driver's configuration names, with the
 // same rules before anything opens it.
 //
-// Thread-safety: thread-safe (reads the file, touches no shared state).
+// Every check opens the path once, without blocking (ReadOnlyFile), and
+// looks at and reads the open file: a path swapped for a FIFO between a
+// stat() and an open() could otherwise block the open for good.
+//
+// Thread-safety: thread-safe (reads the file, touches no shared state);
+// one ReadOnlyFile is used by one thread at a time.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <string>
 
 #include "accel/export.h"
 
 namespace accel::kit {
+
+// The file at a path, opened for reading with O_RDONLY | O_NONBLOCK |
+// O_CLOEXEC (a FIFO with no writer opens at once instead of blocking the
+// open) and looked at with fstat() of the descriptor, so that what is read
+// is the file that was looked at. Only a regular file may be read. The
+// descriptor is closed by the destructor. Never throws.
+class ACCEL_API ReadOnlyFile {
+ public:
+  explicit ReadOnlyFile(const std::string& path) noexcept;
+  ~ReadOnlyFile();
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+
+  // Whether the path could be opened; else error() is open()'s errno.
+  [[nodiscard]] bool opened() const noexcept { return fd_ >= 0; }
+  [[nodiscard]] int error() const noexcept { return error_; }
+  [[nodiscard]] bool regular() const noexcept {
+    return opened() && S_ISREG(status_.st_mode);
+  }
+  // What an opened file that is not a regular file is ("a FIFO (named
+  // pipe)", "a directory", ...); empty for a regular file or none.
+  [[nodiscard]] const char* kind() const noexcept;
+  // fstat() of the descriptor (zeroes when not opened).
+  [[nodiscard]] const struct stat& status() const noexcept { return status_; }
+  // The descriptor of a regular file, -1 otherwise (not to be closed).
+  [[nodiscard]] int fd() const noexcept { return regular() ? fd_ : -1; }
+  // The first line of a regular file, without its line end and trailing
+  // blanks, read from the descriptor (at most 4096 bytes); empty for any
+  // other file. Throws only std::bad_alloc.
+  [[nodiscard]] std::string firstLine() const;
+
+ private:
+  int fd_ = -1;
+  int error_ = 0;
+  struct stat status_ {};
+};
 
 // Why the file at `path` must not be dlopened ("/x/libOpenCL.so is a FIFO
 // (named pipe), not a regular file; ...", "/x/libdrv.so: the file is

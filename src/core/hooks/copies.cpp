@@ -14,6 +14,7 @@
 // backend's *Impl then sees a copy that is well-formed as far as the core
 // can tell, and adds what only its driver knows.
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -256,7 +257,17 @@ void AcceleratorHooks::holdHostSide(HostSide side, const void* host,
   // Recorded once the backend has enqueued the copy, before the caller can
   // free the block: a copy the backend refused (a capturing stream, say)
   // leaves no stream on the block, whose free would record an event there.
-  if (side == HostSide::CorePinned) (void)corePinnedCache()->recordStreamAt(host, stream);
+  if (side != HostSide::CorePinned) return;
+  try {
+    (void)corePinnedCache()->recordStreamAt(host, stream);
+  } catch (const std::bad_alloc&) {
+    // The copy is enqueued but its stream could not be recorded (no memory
+    // for the block's list of streams): failing now would let the caller
+    // free the block while the copy is in flight. Wait for the stream
+    // instead, as for pinned memory the core does not know.
+    if (!declared().has(HookGroup::Streams)) throw;
+    synchronizeStreamImpl(stream);
+  }
 }
 
 void AcceleratorHooks::finishCopy(HostSide side, Stream stream) const {

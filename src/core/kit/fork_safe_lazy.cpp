@@ -40,21 +40,22 @@ constinit std::atomic<ForkSafeLazyBase*> ForkSafeLazyRegistry::head{nullptr};
 
 namespace {
 
-// Registered once, by the first build (in a parent: the registration allocates).
-// A flag, not a std::call_once: a child forked during the registration must
-// not find a once-guard in progress.
-constinit std::atomic<bool> g_callback_registered{false};
-
-void registerChildCallback() noexcept {
-  if (g_callback_registered.exchange(true, std::memory_order_acq_rel)) return;
+// Registered when the library loads, through the core's fork registration,
+// so that no lazy can reach its build before the child's callback exists: a
+// flag set by a first build would let a second lazy's first user see it
+// while the registration was still running, and a child forked then would
+// find that lazy building with nothing to settle it.
+const bool kChildCallbackRegistered = [] {
   try {
     accel::detail::registerCoreForkCallbacks(
         {.after_in_child = &ForkSafeLazyRegistry::settleInChild});
+    return true;
   } catch (...) {
-    // No memory: a child forked during a build would wait for it, as with a
-    // function-local static. Nothing better can be done.
+    // Out of memory at load: a child forked during a build would wait for
+    // it, as with a function-local static. Nothing better can be done.
+    return false;
   }
-}
+}();
 
 }  // namespace
 
@@ -63,10 +64,8 @@ const void* ForkSafeLazyBase::getSlow(Make build, Make abandoned) noexcept {
   if (state_.compare_exchange_strong(expected, kPreparing, std::memory_order_acq_rel)) {
     // A child may come back here (a fork while the parent prepared): it
     // keeps the abandoned value made then, and the list entry.
-    if (!linked_.exchange(true, std::memory_order_acq_rel)) {
-      registerChildCallback();
+    if (!linked_.exchange(true, std::memory_order_acq_rel))
       ForkSafeLazyRegistry::push(this);
-    }
     if (abandoned_.load(std::memory_order_acquire) == nullptr)
       abandoned_.store(abandoned(), std::memory_order_release);
     state_.store(kBuilding, std::memory_order_release);

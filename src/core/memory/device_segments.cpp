@@ -146,10 +146,14 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   if (found != expandable_.end()) {
     segment = found->second;
   } else {
+    // A first growth past the cap (a fraction of 0 caps at 0 bytes) is
+    // refused before any address space is reserved: a reservation sized
+    // for the whole device would only be released again at once.
+    if (!fitsLimit(roundUpTo(rounded, step))) return nullptr;
     // Reserve address space for everything the device could hold; mapping
     // decides what is really used.
     std::size_t range = cap_.capped ? cap_.bytes : source_.memoryInfo(index_).total_bytes;
-    if (range == 0) range = std::size_t{64} << 30;
+    if (range == 0 && !cap_.capped) range = std::size_t{64} << 30;
     range = roundUpTo(std::max(range, rounded), step);
     void* base = source_.reserveAddressRange(index_, range);
     if (base == nullptr) return nullptr;

@@ -3,7 +3,6 @@
 #include "plugins/elf_image_check.h"
 
 #include <elf.h>
-#include <fcntl.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -29,14 +28,6 @@ bool readAt(int fd, void* out, std::size_t size, off_t offset) {
   }
   return true;
 }
-
-// Closes the descriptor on every way out.
-struct FileDescriptor {
-  int fd;
-  ~FileDescriptor() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 constexpr unsigned char kNativeClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -159,12 +150,11 @@ std::string headerProblem(const ElfW(Ehdr) & header) {
 
 }  // namespace
 
-std::string elfImageProblem(const std::string& path, long long file_size) {
-  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) return {};  // dlopen reports why it cannot be read
+std::string elfImageProblem(int fd, long long file_size) {
+  if (fd < 0) return {};  // dlopen reports why it cannot be read
 
   unsigned char ident[EI_NIDENT] = {};
-  if (file_size < EI_NIDENT || !readAt(file.fd, ident, sizeof ident, 0) ||
+  if (file_size < EI_NIDENT || !readAt(fd, ident, sizeof ident, 0) ||
       std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
     return {};  // not ELF: dlopen reads the start with read() and says so
   }
@@ -182,7 +172,7 @@ std::string elfImageProblem(const std::string& path, long long file_size) {
   if (file_size < static_cast<long long>(sizeof header)) {
     return truncated(file_size, "its ELF header", sizeof header);
   }
-  if (!readAt(file.fd, &header, sizeof header, 0)) return {};
+  if (!readAt(fd, &header, sizeof header, 0)) return {};
   if (std::string problem = headerProblem(header); !problem.empty()) return problem;
 
   const unsigned long long table_size =
@@ -192,7 +182,7 @@ std::string elfImageProblem(const std::string& path, long long file_size) {
     return truncated(file_size, "its program header table", end);
   }
   std::vector<ElfW(Phdr)> segments(header.e_phnum);
-  if (!readAt(file.fd, segments.data(), table_size, static_cast<off_t>(header.e_phoff))) {
+  if (!readAt(fd, segments.data(), table_size, static_cast<off_t>(header.e_phoff))) {
     return {};
   }
   bool loadable = false;

@@ -30,12 +30,13 @@
 
 namespace accel::detail {
 
-// Why the ELF file at `path`, `file_size` bytes long, cannot be loaded
+// Why the ELF file open as `fd` (a regular file, opened without blocking:
+// kit::ReadOnlyFile), `file_size` bytes long, cannot be loaded
 // safely into this process ("the file is truncated or damaged: ...", "it
 // is built for another platform: ..."), or empty when its headers are sane,
 // it suits this process and nothing they point at lies past its end, or
 // when it is not an ELF file (dlopen reports that). Never throws except
 // std::bad_alloc.
-std::string elfImageProblem(const std::string& path, long long file_size);
+std::string elfImageProblem(int fd, long long file_size);
 
 }  // namespace accel::detail

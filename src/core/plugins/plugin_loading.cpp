@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "accel/hooks_table.h"
+#include "accel/kit/library_file.h"
 #include "hooks/static_registration_hold.h"
 #include "plugins/elf_image_check.h"
 #include "plugins/plugin_report.h"
@@ -108,7 +109,17 @@ bool checkFile(PluginRecord& r, struct stat& st) {
                                ", not a regular file; a plugin is a shared library "
                                "file (opening anything else could block forever)"));
   }
-  if (std::string problem = detail::elfImageProblem(r.path, st.st_size);
+  // The headers are read from the file opened without blocking, and what is
+  // read is what fstat() of it saw: a path swapped for a FIFO after the
+  // stat() above would otherwise block the open.
+  const kit::ReadOnlyFile file(r.path);
+  if (file.opened() && !file.regular()) {
+    return fail(r, PluginStatus::OpenFailed,
+                detail::concat("it is ", file.kind(),
+                               ", not a regular file; a plugin is a shared library "
+                               "file (opening anything else could block forever)"));
+  }
+  if (std::string problem = detail::elfImageProblem(file.fd(), file.status().st_size);
       !problem.empty()) {
     return fail(r, PluginStatus::OpenFailed, std::move(problem));
   }
