@@ -98,12 +98,6 @@ from . import cuda  # noqa: E402,F401
 
 if _C._has_openreg:
     from . import openreg  # noqa: E402,F401
-# Imported here rather than on first use: importing registers the hooks but
-# opens no OpenCL library (import accel touches no device), and an import
-# left to first use could be in progress on another thread when the program
-# forks, leaving the child waiting for ever on the module's import lock.
-if getattr(_C, "_has_opencl", False):
-    from . import opencl  # noqa: E402,F401
 
 from . import memory  # noqa: E402,F401
 from .accelerator import (  # noqa: E402,F401
