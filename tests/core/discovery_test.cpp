@@ -328,6 +328,60 @@ TEST(DiscoveryTest, DestroyingHooksDuringTheirFirstDiscoveryWaitsForTheProbe) {
   EXPECT_TRUE(OwnedGatedHooks::probeReturned().load());
 }
 
+// A hooks object whose probe waits for a gate kept outside it: a fork child
+// may destroy it (a condition variable a thread of the parent waited on
+// cannot be destroyed in the child).
+class ExternallyGatedHooks final : public AcceleratorHooks {
+ public:
+  explicit ExternallyGatedHooks(DeviceType type)
+      : AcceleratorHooks(type, Capabilities{}) {}
+  static void open() {
+    {
+      std::lock_guard<std::mutex> lock(gate().mutex);
+      gate().open = true;
+    }
+    gate().cv.notify_all();
+  }
+
+ protected:
+  bool isBuiltImpl() const override { return true; }
+  bool isAvailableImpl() const override { return deviceCountImpl() > 0; }
+  int deviceCountImpl() const override {
+    std::unique_lock<std::mutex> lock(gate().mutex);
+    gate().cv.wait(lock, [] { return gate().open; });
+    return 1;
+  }
+  DeviceIndex getCurrentDeviceImpl() const override { return 0; }
+  void initImpl() override {}
+
+ private:
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool open = false;
+  };
+  static Gate& gate() {
+    static Gate* g = new Gate();  // never destroyed: the watchdog thread may wait on it
+    return *g;
+  }
+};
+
+// The watchdog thread is the parent's: a fork child destroying its copy of a
+// hooks object (one outside the table, so not refused) must not wait for it.
+TEST(DiscoveryTest, AForkChildDestroysHooksWhoseFirstDiscoveryRanInTheParent) {
+  ASSERT_EQ(::setenv("ACCEL_DISCOVERY_TIMEOUT", "0.2", 1), 0);
+  auto* hooks = new ExternallyGatedHooks(registerDeviceType("disc_child_destroys"));
+  EXPECT_EQ(hooks->deviceCount(), 0);  // past the limit; the probe still waits
+  ::unsetenv("ACCEL_DISCOVERY_TIMEOUT");
+  const int code = accel::testing::runInChildBounded([&]() -> int {
+    delete hooks;
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "124: the child hung";
+  ExternallyGatedHooks::open();
+  delete hooks;  // waits for the probe, which returns now
+}
+
 #if defined(__SANITIZE_THREAD__)
 constexpr bool kThreadSanitizer = true;
 #elif defined(__has_feature)

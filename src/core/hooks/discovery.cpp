@@ -22,6 +22,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "accel/error.h"
 #include "accel/hooks.h"
 #include "hooks/fork_handlers.h"
@@ -36,6 +38,7 @@ struct detail::DiscoveryRun {
   std::uint8_t probe = 0;
   double limit_s = 0;
   std::chrono::steady_clock::time_point deadline;
+  pid_t process = 0;  // the process whose thread runs it (a fork child has none)
 };
 
 namespace {
@@ -130,6 +133,7 @@ int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
     fresh->probe = static_cast<std::uint8_t>(probe);
     fresh->limit_s = discoveryLimitSeconds();
     fresh->deadline = deadlineAfter(fresh->limit_s);
+    fresh->process = ::getpid();
     Discovery expected = Discovery::NotStarted;
     // Running before the thread exists: a fork from now on poisons the
     // child, which must not meet the driver half-loaded. One caller wins.
@@ -206,7 +210,9 @@ int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
 // and then stores its answer here. Only the base class's part is kept alive
 // this way (a derived class's members are gone by now), so a backend whose
 // probes use members of its own must not be destroyed during its first
-// discovery; the process table never destroys the hooks it holds.
+// discovery; the process table never destroys the hooks it holds. A fork
+// child destroying its copy of the object waits for nothing: the thread is
+// the parent's.
 AcceleratorHooks::~AcceleratorHooks() {
   if (discovery_.load(std::memory_order_acquire) != Discovery::Running) return;
   std::shared_ptr<detail::DiscoveryRun> run;
@@ -214,7 +220,9 @@ AcceleratorHooks::~AcceleratorHooks() {
     std::lock_guard<std::mutex> lock(discovery_mutex_);
     run = discovery_run_;
   }
-  if (run == nullptr) return;
+  // In a fork child of the process that ran it, no thread will finish it,
+  // and none touches this copy of the object.
+  if (run == nullptr || run->process != ::getpid()) return;
   std::unique_lock<std::mutex> run_lock(run->mutex);
   run->finished_cv.wait(run_lock, [&] { return run->finished; });
 }
