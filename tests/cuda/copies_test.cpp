@@ -131,7 +131,8 @@ TEST(CudaCopies, PinnedMemoryFromElsewhereIsRefusedOnACapturingStream) {
     ADD_FAILURE() << "the copy from cudaHostAlloc memory was not refused";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("capturing"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("getPinnedMemoryAllocator"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(hookInfo(HookId::getPinnedMemoryAllocator).name),
+              std::string::npos)
         << e.what();
   } catch (const std::exception& e) {
     ADD_FAILURE() << "not InvalidArgument: " << e.what();

@@ -79,6 +79,37 @@ def test_availability_answers_within_the_bound_when_the_driver_hangs():
     assert "available False" in r.stdout
 
 
+def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driver_hangs():
+    # Neither waits for the hung listing: the current device is refused with
+    # the discovery's problem, and no pointer is pinned before discovery.
+    r = _run([sys.executable, "-c", textwrap.dedent("""
+        import ctypes
+        import accel
+        import accel.opencl as o
+        print("count", o.device_count())
+        buffer = ctypes.create_string_buffer(16)
+        print("pinned", accel._C.Hooks("opencl").is_pinned_ptr(ctypes.addressof(buffer)))
+        try:
+            o.current_device()
+            print("current answered")
+        except accel.NotAvailableError as e:
+            print("current refused:", e)
+        try:
+            o.set_device(0)
+            print("set answered")
+        except accel.NotAvailableError as e:
+            print("set refused:", e)
+        """)], "hang", "current_device() and is_pinned_ptr()")
+    assert r.returncode == 0, r.stderr
+    assert "count 0" in r.stdout, (r.stdout, r.stderr)
+    assert "pinned False" in r.stdout, (r.stdout, r.stderr)
+    assert "current refused:" in r.stdout, (r.stdout, r.stderr)
+    assert "set refused:" in r.stdout, (r.stdout, r.stderr)
+    for line in r.stdout.splitlines():
+        if line.startswith(("current refused:", "set refused:")):
+            assert "did not finish within" in line, r.stdout
+
+
 def test_accel_info_reports_a_driver_that_hangs():
     r = _tool_info("hang")
     assert r.returncode == 0, r.stderr

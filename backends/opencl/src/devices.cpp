@@ -261,6 +261,8 @@ const Devices& devices() noexcept {
   return g_devices.get<&discoverDevices, &devicesAbandonedByFork>();
 }
 
+const Devices* devicesIfListed() noexcept { return g_devices.peek(); }
+
 void requireAvailable() {
   const Devices& d = devices();
   ACCEL_CHECK(d.available(), NotAvailable,

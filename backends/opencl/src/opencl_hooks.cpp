@@ -28,6 +28,21 @@ void refuseWhileCaptured(Stream stream, HookId hook) {
                        "the capture");
 }
 
+// requireAvailable() for the hooks that need no initialisation (the
+// current device), without waiting for a first discovery that hangs: the
+// devices are listed by the core's bounded first discovery (deviceCount), and
+// if that has not finished they are reported not available, with its reason.
+void requireAvailableWithinBound(const AcceleratorHooks& hooks, HookId hook) {
+  if (devicesIfListed() == nullptr) (void)hooks.deviceCount();
+  if (devicesIfListed() == nullptr) {
+    const std::string problem = hooks.discoveryProblem();
+    throw NotAvailable(::accel::detail::concat(
+        hookInfo(hook).name, "(): the opencl backend is not available: ",
+        problem.empty() ? std::string("its devices are still being listed") : problem));
+  }
+  requireAvailable();
+}
+
 }  // namespace
 
 OpenClHooks::OpenClHooks(DeviceType type)
@@ -50,7 +65,8 @@ memory::PinnedCachingAllocator* OpenClHooks::pinnedCachingAllocator() const {
 }
 
 void OpenClHooks::failBadDeviceIndex(DeviceIndex index, int count, HookId hook) const {
-  if (count == 0) requireAvailable();  // throws NotAvailable with the reason
+  // Throws NotAvailable with the reason.
+  if (count == 0) requireAvailableWithinBound(*this, hook);
   AcceleratorHooks::failBadDeviceIndex(index, count, hook);
 }
 
@@ -59,12 +75,12 @@ bool OpenClHooks::isAvailableImpl() const { return devices().available(); }
 int OpenClHooks::deviceCountImpl() const { return devices().count(); }
 
 DeviceIndex OpenClHooks::getCurrentDeviceImpl() const {
-  requireAvailable();
+  requireAvailableWithinBound(*this, HookId::getCurrentDevice);
   return current_.device();
 }
 
 void OpenClHooks::setCurrentDeviceImpl(DeviceIndex index) {
-  requireAvailable();
+  requireAvailableWithinBound(*this, HookId::setCurrentDevice);
   current_.setDevice(index);
 }
 

@@ -21,7 +21,7 @@
 // its own.
 //
 // Both functions return a never-destroyed object and must not throw.
-// Thread-safety: get() may be called from any thread; the fast path is one
+// Thread-safety: get() and peek() may be called from any thread; the fast path is one
 // acquire load. Lifetime: a ForkSafeLazy is constant-initialised and
 // trivially destructible (make it constinit at namespace scope), so it is
 // usable during static destruction and in a fork child.
@@ -63,6 +63,13 @@ class ForkSafeLazy : public ForkSafeLazyBase {
     if (const void* v = value_.load(std::memory_order_acquire)) [[likely]]
       return *static_cast<const T*>(v);
     return *static_cast<const T*>(getSlow(&erased<Build>, &erased<Abandoned>));
+  }
+
+  // The value if it is there (built, or abandoned by a fork), else null;
+  // never builds and never waits, for a caller that must not wait for a
+  // Build that may hang.
+  [[nodiscard]] const T* peek() const noexcept {
+    return static_cast<const T*>(value_.load(std::memory_order_acquire));
   }
 
  private:

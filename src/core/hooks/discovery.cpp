@@ -9,7 +9,8 @@
 // that first call runs on a watchdog thread of its own; callers wait for it
 // at most ACCEL_DISCOVERY_TIMEOUT seconds and then answer "no devices", with
 // the reason kept for discoveryProblem() (`accel info` prints it). The
-// thread is left to finish whenever it can; its answer is used from then on.
+// thread is left to finish whenever it can; its answer is used from then on
+// (the hooks object's destructor waits for it: see ~AcceleratorHooks).
 //
 // The state also tells the fork handlers that the backend was discovered:
 // from the first probe on, its driver may have threads a child cannot have.
@@ -20,6 +21,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 
 #include "accel/error.h"
 #include "accel/hooks.h"
@@ -35,21 +38,21 @@ struct detail::DiscoveryRun {
   std::uint8_t probe = 0;
   double limit_s = 0;
   std::chrono::steady_clock::time_point deadline;
+  pid_t process = 0;  // the process whose thread runs it (a fork child has none)
 };
 
 namespace {
 
 constexpr double kDefaultDiscoveryLimitSeconds = 30;
-// The largest limit taken as it is (about three years): the deadline is a
-// steady_clock time point in nanoseconds, and a limit past ~9.2e9 s would
-// overflow it into the past, turning "wait practically for ever" into "give
-// up at once". A larger value means no bound in practice, as this one does.
-constexpr double kMaxDiscoveryLimitSeconds = 1e8;
+// The largest limit (about 11.6 days): larger values are taken as this one.
+// A deadline must stay representable: seconds past about 9.2e9 overflow the
+// clock's nanoseconds.
+constexpr double kMaxDiscoveryLimitSeconds = 1e6;
 
 // ACCEL_DISCOVERY_TIMEOUT in seconds (fractions allowed); the default for
-// anything but a positive finite number, at most kMaxDiscoveryLimitSeconds.
-// Read at each first discovery (no function-local static: a fork child must
-// not find its guard in progress).
+// anything but a positive finite number, at most kMaxDiscoveryLimitSeconds. Read at each
+// first discovery (no function-local static: a fork child must not find its guard in
+// progress).
 double discoveryLimitSeconds() noexcept {
   const char* text = std::getenv("ACCEL_DISCOVERY_TIMEOUT");
   if (text == nullptr || *text == '\0') return kDefaultDiscoveryLimitSeconds;
@@ -57,7 +60,14 @@ double discoveryLimitSeconds() noexcept {
   const double value = std::strtod(text, &end);
   if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
     return kDefaultDiscoveryLimitSeconds;
-  return value < kMaxDiscoveryLimitSeconds ? value : kMaxDiscoveryLimitSeconds;
+  return value > kMaxDiscoveryLimitSeconds ? kMaxDiscoveryLimitSeconds : value;
+}
+
+// The end of a wait of `seconds` (at most kMaxDiscoveryLimitSeconds) from now.
+std::chrono::steady_clock::time_point deadlineAfter(double seconds) noexcept {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
 }
 
 // The hooks object whose first discovery this thread runs: a backend probe
@@ -93,31 +103,50 @@ int AcceleratorHooks::deviceCount() const noexcept {
 int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
   if (discovery_.load(std::memory_order_acquire) == Discovery::Forked) return 0;
   if (t_discovering == this) return callProbe(probe);
-  std::shared_ptr<detail::DiscoveryRun> run;
-  try {
-    std::lock_guard<std::mutex> lock(discovery_mutex_);
-    const Discovery state = discovery_.load(std::memory_order_acquire);
-    if (state == Discovery::Forked) return 0;
-    if (state == Discovery::Done) {
-      run = nullptr;
-    } else if (discovery_run_ != nullptr) {
-      run = discovery_run_;  // another caller's discovery: wait for it below
-    } else {
-      auto fresh = std::make_shared<detail::DiscoveryRun>();
-      fresh->probe = static_cast<std::uint8_t>(probe);
-      fresh->limit_s = discoveryLimitSeconds();
-      fresh->deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(fresh->limit_s));
-      // Running before the thread exists: a fork from now on poisons the
-      // child, which must not meet the driver half-loaded.
-      discovery_.store(Discovery::Running, std::memory_order_release);
-      std::thread([this, fresh, probe] {
-        t_discovering = this;
-        const int answer = callProbe(probe);
-        // Done before `finished`: a waiter that sees the answer sees Done.
-        // Nothing touches `this` after the answer is published (a waiter may
-        // destroy a hooks object it owns as soon as it returns).
+  // The first discovery's probe. One that only asked for availability counts
+  // the devices too (the driver is loaded by then), so that a fork's
+  // stand-in reports the count (lastDeviceCount) whichever probe came first.
+  const auto first_probe = [this, probe] {
+    const int answer = callProbe(probe);
+    if (probe == Probe::Available && answer != 0) (void)callProbe(Probe::Count);
+    return answer;
+  };
+  if (discovery_.load(std::memory_order_acquire) == Discovery::NotStarted) {
+    // What the run needs is made before this caller claims the discovery, and
+    // discovery_mutex_ is taken only after the claim: the mutex is held only
+    // while the state already says Running, so a fork child that inherits it
+    // locked is poisoned and never takes it.
+    std::shared_ptr<detail::DiscoveryRun> fresh;
+    try {
+      fresh = std::make_shared<detail::DiscoveryRun>();
+    } catch (...) {
+      // No memory for a watchdog: discover on this thread, unbounded, as
+      // before the bound existed, and count the backend discovered after.
+      // A fork during this probe leaves the child unpoisoned: without memory
+      // nothing better can be done (the fork's stand-ins need memory too).
+      const int answer = first_probe();
+      Discovery expected = Discovery::NotStarted;
+      discovery_.compare_exchange_strong(expected, Discovery::Done,
+                                         std::memory_order_acq_rel);
+      return answer;
+    }
+    fresh->probe = static_cast<std::uint8_t>(probe);
+    fresh->limit_s = discoveryLimitSeconds();
+    fresh->deadline = deadlineAfter(fresh->limit_s);
+    fresh->process = ::getpid();
+    Discovery expected = Discovery::NotStarted;
+    // Running before the thread exists: a fork from now on poisons the
+    // child, which must not meet the driver half-loaded. One caller wins.
+    if (discovery_.compare_exchange_strong(expected, Discovery::Running,
+                                           std::memory_order_acq_rel)) {
+      {
+        std::lock_guard<std::mutex> lock(discovery_mutex_);
+        discovery_run_ = fresh;
+      }
+      // Publishes the answer: Done first (a waiter that sees the answer sees
+      // Done), then `finished`, after which nothing touches `this`: the
+      // destructor waits for `finished` (~AcceleratorHooks below).
+      const auto publish = [this, fresh](int answer) {
         discovery_.store(Discovery::Done, std::memory_order_release);
         {
           std::lock_guard<std::mutex> run_lock(fresh->mutex);
@@ -125,19 +154,48 @@ int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
           fresh->finished = true;
         }
         fresh->finished_cv.notify_all();
-      }).detach();
-      discovery_run_ = fresh;
-      run = fresh;
+      };
+      try {
+        std::thread([this, first_probe, publish] {
+          t_discovering = this;
+          publish(first_probe());
+        }).detach();
+      } catch (...) {
+        // No thread: discover on this one, unbounded. Other callers wait for
+        // the published run within the bound, and discoveryProblem() says
+        // why past it, as with a watchdog.
+        const AcceleratorHooks* const outer = t_discovering;
+        t_discovering = this;
+        const int answer = first_probe();
+        t_discovering = outer;
+        publish(answer);
+        return answer;
+      }
     }
-  } catch (...) {
-    // No memory or no thread: discover on this thread, unbounded, as before
-    // the bound existed; the answer is still right.
-    discovery_.store(Discovery::Running, std::memory_order_release);
-    const int answer = callProbe(probe);
-    discovery_.store(Discovery::Done, std::memory_order_release);
-    return answer;
   }
-  if (run == nullptr) return callProbe(probe);
+  // Wait for the first discovery, whoever started it.
+  std::shared_ptr<detail::DiscoveryRun> run;
+  std::chrono::steady_clock::time_point unpublished_deadline{};
+  for (;;) {
+    const Discovery state = discovery_.load(std::memory_order_acquire);
+    if (state == Discovery::Forked) return 0;
+    if (state == Discovery::Done) return callProbe(probe);
+    {
+      std::lock_guard<std::mutex> lock(discovery_mutex_);
+      run = discovery_run_;
+    }
+    if (run != nullptr) break;
+    // The caller that claimed the discovery is between its claim and
+    // publishing the run (a lock and an assignment), or, in a fork child of
+    // a process that was there, will never publish it: wait no longer than
+    // the limit for it either.
+    if (unpublished_deadline == std::chrono::steady_clock::time_point{}) {
+      unpublished_deadline = deadlineAfter(discoveryLimitSeconds());
+    } else if (std::chrono::steady_clock::now() >= unpublished_deadline) {
+      return 0;
+    }
+    std::this_thread::yield();
+  }
   std::unique_lock<std::mutex> run_lock(run->mutex);
   if (!run->finished_cv.wait_until(run_lock, run->deadline,
                                    [&] { return run->finished; }))
@@ -145,6 +203,28 @@ int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
   if (run->probe == static_cast<std::uint8_t>(probe)) return run->answer;
   run_lock.unlock();
   return callProbe(probe);  // the driver is loaded now: ask it directly
+}
+
+// A hooks object destroyed while its first discovery still runs waits for
+// the backend's probe to return: the watchdog thread calls it on this object
+// and then stores its answer here. Only the base class's part is kept alive
+// this way (a derived class's members are gone by now), so a backend whose
+// probes use members of its own must not be destroyed during its first
+// discovery; the process table never destroys the hooks it holds. A fork
+// child destroying its copy of the object waits for nothing: the thread is
+// the parent's.
+AcceleratorHooks::~AcceleratorHooks() {
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Running) return;
+  std::shared_ptr<detail::DiscoveryRun> run;
+  {
+    std::lock_guard<std::mutex> lock(discovery_mutex_);
+    run = discovery_run_;
+  }
+  // In a fork child of the process that ran it, no thread will finish it,
+  // and none touches this copy of the object.
+  if (run == nullptr || run->process != ::getpid()) return;
+  std::unique_lock<std::mutex> run_lock(run->mutex);
+  run->finished_cv.wait(run_lock, [&] { return run->finished; });
 }
 
 std::string AcceleratorHooks::discoveryProblem() const {

@@ -26,13 +26,14 @@ Capabilities AcceleratorHooks::settleCapabilitiesImpl() const { return provision
 Capabilities AcceleratorHooks::settleCapabilities() const noexcept {
   // Settling asks the devices: the bounded first discovery runs first, and
   // outside the once (a backend's probe may itself ask which groups it
-  // declares), so that a driver that hangs while loading keeps none of the
-  // groups instead of hanging the caller.
-  const bool discovered = discoverForSettling();
-  std::call_once(settle_once_, [this, discovered] {
+  // declares). While it has not finished (a driver slow or hung while
+  // loading) the answer is the firm groups only, and the groups stay
+  // unsettled: a later ask, once the driver has answered, settles them.
+  if (!discoverForSettling()) return firm_;
+  std::call_once(settle_once_, [this] {
     Capabilities kept;
     try {
-      if (discovered) kept = settleCapabilitiesImpl();
+      kept = settleCapabilitiesImpl();
     } catch (...) {
       kept = Capabilities();  // keeps none (Low and High are always there)
     }
@@ -45,7 +46,7 @@ Capabilities AcceleratorHooks::settleCapabilities() const noexcept {
   return capabilities_;
 }
 
-AcceleratorHooks::~AcceleratorHooks() = default;
+// ~AcceleratorHooks is in discovery.cpp: it waits for a first discovery still running.
 
 std::string_view AcceleratorHooks::name() const noexcept { return deviceTypeName(type_); }
 
@@ -113,6 +114,15 @@ void AcceleratorHooks::raiseBadDeviceIndex(DeviceIndex index, int count,
   // A reference kept across fork() answers 0 devices in the child: say why.
   if (init_state_.load(std::memory_order_acquire) == InitState::Forked) [[unlikely]]
     detail::throwForkRefusal(callOf(hook), name());
+  // No devices because the first discovery has not finished within its
+  // bound: say so, rather than only that the range is empty.
+  if (count == 0) {
+    std::string problem = discoveryProblem();
+    if (!problem.empty()) {
+      throw NotAvailable(detail::concat(rangeMessage(index, count, name()), " (",
+                                        hookInfo(hook).name, "): ", problem));
+    }
+  }
   failBadDeviceIndex(index, count, hook);
   std::terminate();  // unreachable, as in raiseUnsupported
 }
@@ -270,10 +280,11 @@ Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
 
 bool AcceleratorHooks::isPinnedPtr(const void* ptr) const noexcept {
   if (ptr == nullptr) return false;
-  // A reference kept across fork() into a child: its probes answer without
-  // the backend (docs/lifecycle.md, "fork()"), as the table's stand-in does.
-  if (discovery_.load(std::memory_order_relaxed) == Discovery::Forked) [[unlikely]]
-    return false;
+  // No pinned memory exists before the first discovery finished (pinning
+  // initialises, which discovers first). Asking the backend before then
+  // could wait for a discovery that hangs, and in a fork child of a process
+  // that had discovered it the backend must not be asked at all.
+  if (discovery_.load(std::memory_order_acquire) != Discovery::Done) return false;
   try {
     return isPinnedPtrImpl(ptr);
   } catch (...) {

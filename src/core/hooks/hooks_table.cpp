@@ -358,14 +358,21 @@ void HooksTable::prepareForkStandIns(InitStartedProbe started) noexcept {
   State& s = state();
   for (int i = 0; i < kSlots; ++i) {
     AcceleratorHooks* hooks = slots_[i].load(std::memory_order_acquire);
-    if (hooks == nullptr || s.stand_ins[i] != nullptr || !started(*hooks)) continue;
+    // A stand-in already in the slot: this process is itself a fork child
+    // that installed it, and hands it out; it stays.
+    if (hooks == nullptr || hooks == s.stand_ins[i].get() || !started(*hooks)) continue;
+    // Built anew at every fork, from what the backend says now: an earlier
+    // fork may have come while its discovery was still running (no devices
+    // counted, provisional groups unsettled). The previous stand-in was
+    // never handed out in this process.
     try {
       s.stand_ins[i] = std::make_unique<ForkStandInHooks>(
           hooks->deviceType(), hooks->capabilitiesForFork(detail::ForkKey{}),
           hooks->isBuilt(), hooks->lastDeviceCount(detail::ForkKey{}));
     } catch (...) {
-      // No memory: this backend stays unpoisoned in the child. Nothing better
-      // can be done before a fork.
+      // No memory: the stand-in of an earlier fork, if any, serves (its values
+      // may be stale); without one this backend stays unpoisoned in the
+      // child. Nothing better can be done before a fork.
     }
   }
 }
