@@ -28,10 +28,18 @@ using accel::tooltest::runTool;
 using accel::tooltest::Stderr;
 using accel::tooltest::ToolRun;
 
+// In a sanitizer build the sanitizer would catch the crashing plugin's
+// SIGSEGV and exit with a status of its own: handle_segv=0 lets the child
+// die of the signal, as it does in a plain build, so that the report names it.
+#define CRASHES_AS_SIGNALS                        \
+  "ASAN_OPTIONS=\"$ASAN_OPTIONS:handle_segv=0\" " \
+  "TSAN_OPTIONS=\"$TSAN_OPTIONS:handle_segv=0\" "
+
 // The environment that autoloads `plugin` and the sound test backend.
 std::string autoloading(const std::string& plugin) {
-  return "ACCEL_DISCOVERY_TIMEOUT=1 ACCEL_PLUGIN_PATH= ACCEL_PLUGINS=" + plugin +
-         ":" ACCEL_TESTDEV_PLUGIN_PATH;
+  return CRASHES_AS_SIGNALS
+         "ACCEL_DISCOVERY_TIMEOUT=1 ACCEL_PLUGIN_PATH= ACCEL_PLUGINS=" +
+         plugin + ":" ACCEL_TESTDEV_PLUGIN_PATH;
 }
 
 const nlohmann::json* findBackend(const nlohmann::json& info, const std::string& name) {
@@ -145,7 +153,7 @@ TEST(AccelToolDiscovery, CheckReportsABackendWhoseInitialisationHangsAsFailedToS
 TEST(AccelToolDiscovery, InfoReportsAPluginPathWhoseLoadCrashes) {
   ToolRun run = runTool("info --json --plugin " ACCEL_DISCOVERY_CRASH_PLUGIN_PATH
                         " --plugin " ACCEL_TESTDEV_PLUGIN_PATH,
-                        "ACCEL_PLUGIN_PATH=", Stderr::Discard);
+                        CRASHES_AS_SIGNALS "ACCEL_PLUGIN_PATH=", Stderr::Discard);
   ASSERT_EQ(run.status, 1) << run.output;
   nlohmann::json info = nlohmann::json::parse(run.output);
   ASSERT_EQ(info["plugin_errors"].size(), 1u) << run.output;
@@ -161,7 +169,7 @@ TEST(AccelToolDiscovery, InfoReportsAPluginPathWhoseLoadCrashes) {
 TEST(AccelToolDiscovery, CheckReportsAPluginPathWhoseLoadCrashesAsFailedToStart) {
   ToolRun run = runTool("check --plugin " ACCEL_DISCOVERY_CRASH_PLUGIN_PATH
                         " --plugin " ACCEL_TESTDEV_PLUGIN_PATH,
-                        "ACCEL_PLUGIN_PATH=");
+                        CRASHES_AS_SIGNALS "ACCEL_PLUGIN_PATH=");
   EXPECT_EQ(run.status, 1) << run.output;
   EXPECT_TRUE(contains(run.output, "libaccel_discovery_crash_plugin.so failed to start"))
       << run.output;

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <thread>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "accel/error.h"
@@ -68,6 +69,26 @@ std::chrono::steady_clock::time_point deadlineAfter(double seconds) noexcept {
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
              std::chrono::duration<double>(seconds));
+}
+
+// Runs `probe` and then puts back the alternate signal stack the thread had
+// before it. A driver may install one of its own on the thread that first
+// loads it (pocl's LLVM does, with memory from malloc); the watchdog thread
+// then exits, and a runtime that frees the thread's alternate stack at exit
+// (AddressSanitizer's unmaps it) must find the stack it made, not the
+// driver's. The driver's stack is left to the driver, which keeps it.
+template <typename Probe>
+int withOwnAlternateSignalStack(const Probe& probe) {
+  stack_t own{};
+  const bool known = ::sigaltstack(nullptr, &own) == 0;
+  const int answer = probe();
+  stack_t now{};
+  if (known && ::sigaltstack(nullptr, &now) == 0 &&
+      (now.ss_sp != own.ss_sp || now.ss_flags != own.ss_flags)) {
+    own.ss_flags &= SS_DISABLE;  // SS_ONSTACK is a report, not a setting
+    (void)::sigaltstack(&own, nullptr);
+  }
+  return answer;
 }
 
 // The hooks object whose first discovery this thread runs: a backend probe
@@ -158,7 +179,8 @@ int AcceleratorHooks::discoverSlow(Probe probe) const noexcept {
       try {
         std::thread([this, first_probe, publish] {
           t_discovering = this;
-          publish(first_probe());
+          const int answer = withOwnAlternateSignalStack(first_probe);
+          publish(answer);
         }).detach();
       } catch (...) {
         // No thread: discover on this one, unbounded. Other callers wait for
