@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "accel/discovery_limit.h"
+
 extern char** environ;
 
 namespace accel::tool {
@@ -24,7 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr double kDefaultDiscoveryLimitSeconds = 30;
 // Beyond the discovery bound: starting the child, loading its plugins,
 // initialising a backend that discovered and reading its device properties.
 constexpr double kChildGraceSeconds = 5;
@@ -36,20 +37,6 @@ constexpr const char* kBrokenAdvice =
 constexpr std::size_t kStderrWindow = 64 * 1024;
 // What is kept of the child's stderr for the reason (a driver's last words).
 constexpr std::size_t kStderrKept = 400;
-
-// ACCEL_DISCOVERY_TIMEOUT as the library reads it (src/core/hooks/discovery.cpp):
-// seconds, fractions allowed; the default for anything but a positive finite
-// number. The library does not export its reading, and the child applies it
-// anyway; the parent only needs to outwait it.
-double discoveryLimitSeconds() {
-  const char* text = std::getenv("ACCEL_DISCOVERY_TIMEOUT");
-  if (text == nullptr || *text == '\0') return kDefaultDiscoveryLimitSeconds;
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
-    return kDefaultDiscoveryLimitSeconds;
-  return value;
-}
 
 std::string secondsText(double seconds) {
   char text[32];

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "accel/discovery_limit.h"
 #include "accel/error.h"
 #include "accel/hooks.h"
 #include "hooks/fork_handlers.h"
@@ -49,20 +50,6 @@ constexpr double kDefaultDiscoveryLimitSeconds = 30;
 // A deadline must stay representable: seconds past about 9.2e9 overflow the
 // clock's nanoseconds.
 constexpr double kMaxDiscoveryLimitSeconds = 1e6;
-
-// ACCEL_DISCOVERY_TIMEOUT in seconds (fractions allowed); the default for
-// anything but a positive finite number, at most kMaxDiscoveryLimitSeconds. Read at each
-// first discovery (no function-local static: a fork child must not find its guard in
-// progress).
-double discoveryLimitSeconds() noexcept {
-  const char* text = std::getenv("ACCEL_DISCOVERY_TIMEOUT");
-  if (text == nullptr || *text == '\0') return kDefaultDiscoveryLimitSeconds;
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
-    return kDefaultDiscoveryLimitSeconds;
-  return value > kMaxDiscoveryLimitSeconds ? kMaxDiscoveryLimitSeconds : value;
-}
 
 // The end of a wait of `seconds` (at most kMaxDiscoveryLimitSeconds) from now.
 std::chrono::steady_clock::time_point deadlineAfter(double seconds) noexcept {
@@ -96,6 +83,18 @@ int withOwnAlternateSignalStack(const Probe& probe) {
 thread_local const AcceleratorHooks* t_discovering = nullptr;
 
 }  // namespace
+
+// Read at each first discovery (no function-local static: a fork child must
+// not find its guard in progress).
+double discoveryLimitSeconds() noexcept {
+  const char* text = std::getenv("ACCEL_DISCOVERY_TIMEOUT");
+  if (text == nullptr || *text == '\0') return kDefaultDiscoveryLimitSeconds;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0)
+    return kDefaultDiscoveryLimitSeconds;
+  return value > kMaxDiscoveryLimitSeconds ? kMaxDiscoveryLimitSeconds : value;
+}
 
 int AcceleratorHooks::callProbe(Probe probe) const noexcept {
   try {
