@@ -101,7 +101,10 @@ int AcceleratorHooks::callProbe(Probe probe) const noexcept {
     if (probe == Probe::Available) return isAvailableImpl() ? 1 : 0;
     int count = deviceCountImpl();
     count = count < 0 ? 0 : (count > kMaxDevicesPerType ? kMaxDevicesPerType : count);
-    last_device_count_.store(count, std::memory_order_relaxed);
+    // Written only when it changes: every thread's deviceCount() comes here,
+    // and a store on each call would bounce the line between their caches.
+    if (last_device_count_.load(std::memory_order_relaxed) != count)
+      last_device_count_.store(count, std::memory_order_relaxed);
     return count;
   } catch (...) {
     return 0;  // a probe never throws: its benign answer
@@ -280,8 +283,14 @@ void AcceleratorHooks::requireDiscovered(HookId hook) const {
     return;             // initialising from inside a probe: its own business
   (void)deviceCount();  // the first discovery, bounded
   if (discovery_.load(std::memory_order_acquire) != Discovery::Running) return;
+  std::string problem = discoveryProblem();
+  // Empty only while the discovery's run is not published yet (its starter
+  // between claim and publication, or a fork child that will never see it).
+  if (problem.empty())
+    problem =
+        detail::concat("the first discovery of '", name(), "' devices has not finished");
   throw NotAvailable(
-      detail::concat(hookInfo(hook).name, "(): ", discoveryProblem(),
+      detail::concat(hookInfo(hook).name, "(): ", problem,
                      ". Initialising it would wait for that discovery without bound"));
 }
 
