@@ -320,11 +320,20 @@
   });
 
   // ---------- hover ----------
+  // The tip sits below and right of the pointer, or on the side of it that
+  // has room, and never past the window's edges (page.css caps its size to
+  // the window's).
   function showTip(event, text) {
     tip.textContent = text;
     tip.style.display = 'block';
-    tip.style.left = Math.min(event.clientX + 14, window.innerWidth - 400) + 'px';
-    tip.style.top = (event.clientY + 14) + 'px';
+    var margin = 4, gap = 14, width = tip.offsetWidth, height = tip.offsetHeight;
+    var right = document.documentElement.clientWidth - margin;
+    var bottom = document.documentElement.clientHeight - margin;
+    var left = event.clientX + gap, top = event.clientY + gap;
+    if (left + width > right) left = event.clientX - gap - width;
+    if (top + height > bottom) top = event.clientY - gap - height;
+    tip.style.left = Math.max(margin, Math.min(left, right - width)) + 'px';
+    tip.style.top = Math.max(margin, Math.min(top, bottom - height)) + 'px';
   }
   function hideTip() { tip.style.display = 'none'; }
   function offsetAt(b, t) {
