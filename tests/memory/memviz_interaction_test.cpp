@@ -168,8 +168,8 @@ TEST(MemvizInteraction, TooltipStaysInsideTheWindowAtItsRightAndBottomEdges) {
   var axes = document.getElementById('timeline-axes');
   axes.scrollIntoView();
   var plot = axes.getBoundingClientRect();
-  document.body.setAttribute('data-band-tip',
-                             hover(axes, root.clientWidth - 10, plot.top + 280));
+  var right = Math.min(root.clientWidth, plot.left + 960);  // the plot ends at 962
+  document.body.setAttribute('data-band-tip', hover(axes, right - 10, plot.top + 280));
   var blocks = document.querySelectorAll('#segments .block');
   var last = blocks[blocks.length - 1];
   last.scrollIntoView(false);
