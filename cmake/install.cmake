@@ -43,6 +43,7 @@ install(TARGETS accel EXPORT accelhooksTargets
     COMPONENT runtime
     NAMELINK_COMPONENT development
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS accel_plugin_headers EXPORT accelhooksTargets)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/accel
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT development

@@ -17,6 +17,7 @@
 #include "accel/default_generators.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/synchronous_caching_hooks.h"
 #include "accel/kit/thread_current.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/memory_hooks.h"
@@ -29,6 +30,29 @@ namespace accel::detail {
 namespace {
 
 class CPluginHooks;
+
+// What find_device_block asks of either kind of C backend hooks.
+class CBlockFinder {
+ public:
+  [[nodiscard]] virtual CDeviceBlock findBlock(const void* ptr) const = 0;
+
+ protected:
+  ~CBlockFinder() = default;
+};
+
+// The live block of `cache` holding ptr, for `backend`'s find_device_block.
+CDeviceBlock liveBlock(const memory::CachingAllocator* cache, std::string_view backend,
+                       const void* ptr) {
+  ACCEL_CHECK(cache != nullptr, InvalidArgument, "find_device_block: '", backend,
+              "' is not initialised yet");
+  if (std::optional<DeviceIndex> device = cache->deviceOf(ptr)) {
+    if (std::optional<memory::BlockInfo> block = cache->findBlock(*device, ptr)) {
+      if (!block->freed) return CDeviceBlock{*device, block->base, block->requested};
+    }
+  }
+  throw InvalidArgument(
+      concat("find_device_block: ", ptr, " is in no live block of '", backend, "'"));
+}
 
 // getDeviceAllocator(i): the core cache on the calling thread's current
 // stream of device i.
@@ -46,7 +70,8 @@ class CDeviceAllocator final : public Allocator {
   Device device_;
 };
 
-class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
+class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>,
+                           public CBlockFinder {
  public:
   explicit CPluginHooks(CPluginTables tables)
       : CachingAllocatorHooks(tables.type, tables.groups),
@@ -66,16 +91,10 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     if (!used.load(std::memory_order_relaxed))
       used.store(true, std::memory_order_relaxed);
   }
-  [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const {
-    ACCEL_CHECK(memory_ready_.load(std::memory_order_acquire), InvalidArgument,
-                "find_device_block: '", name(), "' is not initialised yet");
-    if (std::optional<DeviceIndex> device = cache_->deviceOf(ptr)) {
-      if (std::optional<memory::BlockInfo> block = cache_->findBlock(*device, ptr)) {
-        if (!block->freed) return CDeviceBlock{*device, block->base, block->requested};
-      }
-    }
-    throw InvalidArgument(
-        concat("find_device_block: ", ptr, " is in no live block of '", name(), "'"));
+  [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
+    return liveBlock(
+        memory_ready_.load(std::memory_order_acquire) ? cache_.get() : nullptr, name(),
+        ptr);
   }
 
  protected:
@@ -109,8 +128,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     ACCEL_CHECK(count > 0, NotAvailable, "'", name(), "' has no devices to initialise");
     cache_ = std::make_unique<memory::CachingAllocator>(
         deviceType(), count, device_source_, memory::allocatorSettingsFromEnvironment());
-    if (t_.has_pinned_memory)
-      pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
+    pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
     for (int i = 0; i < count; ++i) {
       allocators_.push_back(std::make_unique<CDeviceAllocator>(
           *this, *cache_, static_cast<DeviceIndex>(i)));
@@ -138,14 +156,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     throw InvalidArgument(concat(ptr, " is not device memory of '", name(),
                                  "' (no segment of its caching allocator holds it)"));
   }
-  Allocator& getPinnedMemoryAllocatorImpl() override {
-    if (pinned_ == nullptr) {
-      throw NotSupported(concat("'", name(), "' has no pinned host memory (",
-                                hookInfo(HookId::getPinnedMemoryAllocator).name,
-                                "): its plugin registered no pinned_memory"));
-    }
-    return *pinned_;
-  }
+  Allocator& getPinnedMemoryAllocatorImpl() override { return *pinned_; }
   bool isPinnedPtrImpl(const void* ptr) const override {
     return memory_ready_.load(std::memory_order_acquire) && pinned_ != nullptr &&
            pinned_->isPinnedPtr(ptr);
@@ -158,36 +169,9 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   void deviceSynchronizeImpl(DeviceIndex index) override {
     check(t_.device.synchronize(t_.ctx, index), "device.synchronize");
   }
-  std::string showConfigImpl() const override {
-    std::string text;
-    const accel_text_sink sink{&text, [](void* out, const char* piece, size_t length) {
-                                 if (piece == nullptr) return;
-                                 try {
-                                   static_cast<std::string*>(out)->append(piece, length);
-                                 } catch (...) {
-                                 }
-                               }};
-    check(t_.device.show_config(t_.ctx, &sink), "device.show_config");
-    return text;
-  }
+  std::string showConfigImpl() const override { return showConfigOf(t_, name()); }
   DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override {
-    accel_device_properties p{};
-    p.struct_size = sizeof(p);
-    check(t_.device.properties(t_.ctx, index, &p), "device.properties");
-    p.name[sizeof(p.name) - 1] = '\0';
-    p.uuid[sizeof(p.uuid) - 1] = '\0';
-    DeviceProperties out;
-    out.name = p.name;
-    out.total_memory_bytes = p.total_memory_bytes;
-    out.multiprocessor_count = p.multiprocessor_count;
-    out.compute_capability_major = p.compute_capability_major;
-    out.compute_capability_minor = p.compute_capability_minor;
-    out.warp_size = p.warp_size;
-    out.max_threads_per_multiprocessor = p.max_threads_per_multiprocessor;
-    out.l2_cache_bytes = p.l2_cache_bytes;
-    out.is_integrated = p.is_integrated != 0;
-    out.uuid = p.uuid;
-    return out;
+    return propertiesOf(t_, name(), index);
   }
 
   // ---- streams ----
@@ -272,11 +256,11 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     return pinned_.get();
   }
   DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override {
-    requireCapacity(HookId::getMemoryInfo);
+    requireCapacity(t_, device_source_, name(), HookId::getMemoryInfo);
     return CachingAllocatorHooks::getMemoryInfoImpl(index);
   }
   void setMemoryFractionImpl(double fraction, DeviceIndex index) override {
-    requireCapacity(HookId::setMemoryFraction);
+    requireCapacity(t_, device_source_, name(), HookId::setMemoryFraction);
     CachingAllocatorHooks::setMemoryFractionImpl(fraction, index);
   }
 
@@ -390,19 +374,6 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   [[noreturn]] void fail(accel_status status, const char* function) const {
     throwPluginStatus(status, name(), function);
   }
-  void requireCapacity(HookId hook) const {
-    if (device_source_.knowsCapacity()) return;
-    if (t_.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) {
-      throw NotSupported(
-          concat("'", name(), "' cannot report its device capacity (",
-                 hookInfo(hook).name, "): its plugin '", t_.plugin,
-                 "' speaks plugin API ", abiVersionText(t_.version),
-                 ", and device_memory.memory_info came in plugin API 1.1"));
-    }
-    throw NotSupported(concat("'", name(), "' cannot report its device capacity (",
-                              hookInfo(hook).name, "): its plugin '", t_.plugin,
-                              "' gives no device_memory.memory_info"));
-  }
   // graph_mutex_ held.
   void releasePool(GraphPool& g) {
     const DeviceIndex device = g.stream.device.index();
@@ -426,6 +397,80 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   std::map<GraphId, GraphPool> graphs_;
 };
 
+// A backend with ACCEL_BACKEND_SYNCHRONOUS: the core's synchronous-device
+// kit answers the current device, streams, events, graphs and copies; the
+// plugin gives its device count, init, description and raw memory.
+class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
+                                      public CBlockFinder {
+ public:
+  explicit CSynchronousPluginHooks(CPluginTables tables)
+      : SynchronousCachingHooks(tables.type, tables.groups,
+                                tables.synchronous_device_count),
+        t_(std::move(tables)),
+        device_source_(t_, t_.device_memory, t_.device_memory_ctx),
+        pinned_source_(t_, t_.pinned_memory, t_.pinned_memory_ctx) {
+    device_source_.recordIn(addresses(), kit::MemoryKind::Device);
+    pinned_source_.recordIn(addresses(), kit::MemoryKind::Pinned);
+  }
+
+  [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
+    return liveBlock(
+        memory_ready_.load(std::memory_order_acquire) ? cache_.get() : nullptr, name(),
+        ptr);
+  }
+
+ protected:
+  bool isBuiltImpl() const override { return t_.low.is_built(t_.ctx) != 0; }
+  bool isAvailableImpl() const override {
+    return deviceCount() > 0 && t_.low.is_available(t_.ctx) != 0;
+  }
+  void initImpl() override {
+    const accel_status status = t_.high.init(t_.ctx);
+    if (status != ACCEL_OK) throwPluginStatus(status, name(), "high.init");
+    if (!memory_ready_.load(std::memory_order_acquire)) {
+      ACCEL_CHECK(deviceCount() > 0, NotAvailable, "'", name(),
+                  "' has no devices to initialise");
+      cache_ = std::make_unique<memory::CachingAllocator>(
+          deviceType(), deviceCount(), device_source_,
+          memory::allocatorSettingsFromEnvironment());
+      pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
+      memory_ready_.store(true, std::memory_order_release);
+    }
+    SynchronousCachingHooks::initImpl();
+  }
+  bool hasPrimaryContextImpl(DeviceIndex index) const override {
+    if (t_.high.has_primary_context != nullptr)
+      return t_.high.has_primary_context(t_.ctx, index) != 0;
+    return SynchronousCachingHooks::hasPrimaryContextImpl(index);
+  }
+  Allocator& getPinnedMemoryAllocatorImpl() override { return *pinned_; }
+  std::string showConfigImpl() const override { return showConfigOf(t_, name()); }
+  DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override {
+    return propertiesOf(t_, name(), index);
+  }
+  memory::CachingAllocator& cachingAllocator() const override { return *cache_; }
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+    return pinned_.get();
+  }
+  DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override {
+    requireCapacity(t_, device_source_, name(), HookId::getMemoryInfo);
+    return SynchronousCachingHooks::getMemoryInfoImpl(index);
+  }
+  void setMemoryFractionImpl(double fraction, DeviceIndex index) override {
+    requireCapacity(t_, device_source_, name(), HookId::setMemoryFraction);
+    SynchronousCachingHooks::setMemoryFractionImpl(fraction, index);
+  }
+
+ private:
+  const CPluginTables t_;
+  CSegmentSource device_source_;
+  CSegmentSource pinned_source_;
+  // Built by the first successful initImpl, published by memory_ready_.
+  std::unique_ptr<memory::CachingAllocator> cache_;
+  std::unique_ptr<memory::PinnedCachingAllocator> pinned_;
+  std::atomic<bool> memory_ready_{false};
+};
+
 DataPtr CDeviceAllocator::allocate(std::size_t bytes) {
   const DeviceIndex index = device_.index();
   hooks_.markUsed(index);
@@ -436,7 +481,10 @@ DataPtr CDeviceAllocator::allocate(std::size_t bytes) {
 
 std::unique_ptr<AcceleratorHooks> makeCPluginHooks(accel_core& core,
                                                    const accel_backend& backend) {
-  return std::make_unique<CPluginHooks>(readCPluginTables(core, backend));
+  CPluginTables tables = readCPluginTables(core, backend);
+  if (tables.synchronous)
+    return std::make_unique<CSynchronousPluginHooks>(std::move(tables));
+  return std::make_unique<CPluginHooks>(std::move(tables));
 }
 
 CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {
@@ -445,7 +493,7 @@ CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {
               InvalidArgument, "find_device_block: ", device_type,
               " is not a registered device type");
   auto* hooks =
-      dynamic_cast<CPluginHooks*>(&getHooks(static_cast<DeviceType>(device_type)));
+      dynamic_cast<CBlockFinder*>(&getHooks(static_cast<DeviceType>(device_type)));
   ACCEL_CHECK(hooks != nullptr, InvalidArgument, "find_device_block: '",
               deviceTypeName(static_cast<DeviceType>(device_type)),
               "' has no backend registered through the plugin ABI");

@@ -256,9 +256,9 @@ const accel_core_services& coreServices() noexcept { return kServices; }
 
 void clearPluginError() noexcept { t_pending = PendingError{}; }
 
-bool loadCEntry(accel_plugin_negotiate_fn entry, Registrar& registrar, PluginRecord& r) {
-  // Leaked: the plugin keeps the handle for its services calls.
-  auto* core = new accel_core();
+bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& registrar,
+                PluginRecord& r) {
+  accel_core* core = &link;
   const std::string core_version(libraryVersion());
   const accel_core_offer offer{sizeof(accel_core_offer),
                                kNewestPluginAbi,
@@ -284,11 +284,13 @@ bool loadCEntry(accel_plugin_negotiate_fn entry, Registrar& registrar, PluginRec
   if (status != ACCEL_OK) {
     std::string message = takeMessage(status);
     if (status == ACCEL_ERROR_VERSION) {
+      const std::string speaks =
+          r.abi_newest == 0 ? std::string(" refused the core's range")
+                            : concat(" speaks plugin API ", abiVersionText(r.abi_oldest),
+                                     " to ", abiVersionText(r.abi_newest));
       return fail(
           r, PluginStatus::VersionMismatch,
-          concat(who, " speaks plugin API ", abiVersionText(r.abi_oldest), " to ",
-                 abiVersionText(r.abi_newest), ", but ", coreRange(),
-                 message.empty() ? "" : ": ", message,
+          concat(who, speaks, ", but ", coreRange(), message.empty() ? "" : ": ", message,
                  "; rebuild the plugin or use an accelhooks whose range meets it"));
     }
     return fail(r, PluginStatus::InitFailed,

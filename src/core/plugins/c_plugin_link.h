@@ -15,8 +15,8 @@
 #include "accel/plugin.h"
 #include "accel/plugin_abi.h"
 
-// One loaded C plugin, as its services calls name it. Leaked: the plugin
-// keeps the pointer for the rest of the process.
+// One load of a C plugin, as its services calls name it. Kept by the loader
+// for the rest of the process: the plugin may keep the pointer.
 struct accel_core {
   std::string plugin;            // what the plugin calls itself, for messages
   std::uint32_t negotiated = 0;  // the API version both speak
@@ -49,11 +49,13 @@ const accel_core_services& coreServices() noexcept;
 // be taken for a later call's). Never throws.
 void clearPluginError() noexcept;
 
-// Negotiates with a plugin's entry and runs its register_backends into
-// `registrar`. Fills r's plugin fields (name, version, API versions). True
-// when the plugin registered without error; false with r's status and
-// detail saying why not (VersionMismatch, InitFailed, Duplicate, NotAPlugin).
-// Never throws but std::bad_alloc.
-bool loadCEntry(accel_plugin_negotiate_fn entry, Registrar& registrar, PluginRecord& r);
+// Negotiates with a plugin's entry, through `core` (the handle its services
+// calls name: owned by the loader, kept for the rest of the process, since a
+// plugin may keep it), and runs its register_backends into `registrar`. Fills r's plugin
+// fields (name, version, API versions). True when the plugin registered without error;
+// false with r's status and detail saying why not (VersionMismatch, InitFailed,
+// Duplicate, NotAPlugin). Never throws but std::bad_alloc.
+bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& core, Registrar& registrar,
+                PluginRecord& r);
 
 }  // namespace accel::detail

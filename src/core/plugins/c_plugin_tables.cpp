@@ -93,6 +93,11 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
   t.version = core.negotiated;
   accel_backend b{};
   copyTable(b, &backend, t.plugin, "accel_backend");
+  ACCEL_CHECK(ACCEL_ABI_HAS_FIELD(accel_backend, b.struct_size, pinned_memory_ctx),
+              InvalidArgument, "the plugin '", t.plugin,
+              "' registered an accel_backend of struct_size ", b.struct_size,
+              ", too short for plugin API 1.0 (", sizeof(accel_backend),
+              " bytes); set struct_size to sizeof(accel_backend)");
 
   const int type_id = b.device_type;
   ACCEL_CHECK(type_id >= 0 && type_id < kMaxDeviceTypes &&
@@ -108,12 +113,15 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
               t.plugin, "' registered a backend without its ",
               b.low == nullptr ? "low" : "high",
               " table; every backend provides the low and high groups");
-  ACCEL_CHECK(b.device_memory != nullptr, InvalidArgument, "the plugin '", t.plugin,
-              "' registered a backend without device_memory; the core's caching "
-              "allocator draws the device allocator's memory from it");
+  ACCEL_CHECK(b.device_memory != nullptr && b.pinned_memory != nullptr, InvalidArgument,
+              "the plugin '", t.plugin, "' registered a backend without ",
+              b.device_memory == nullptr ? "device_memory" : "pinned_memory",
+              "; the core's caches draw the device and pinned allocators' memory from "
+              "device_memory and pinned_memory, and both are required");
 
   t.groups = Capabilities::fromBits(b.groups);
 
+  t.synchronous = (b.flags & ACCEL_BACKEND_SYNCHRONOUS) != 0;
   copyTable(t.low, b.low, t.plugin, "low");
   requireFunctions(t.plugin, "low",
                    {{"is_built", t.low.is_built != nullptr},
@@ -125,8 +133,18 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
   copyTable(t.high, b.high, t.plugin, "high");
   requireFunctions(t.plugin, "high", {{"init", t.high.init != nullptr}});
 
+  // A synchronous backend's current device, streams, events, graphs and
+  // copies are the core's kit: those tables are not read.
+  if (t.synchronous) {
+    t.low.get_current_device = nullptr;
+    t.low.set_current_device = nullptr;
+    const int count = t.low.device_count(t.ctx);
+    t.synchronous_device_count =
+        count < 0 ? 0 : std::min(count, static_cast<int>(kMaxDevicesPerType));
+  }
   auto declared = [&](HookGroup group, const void* table, const char* name) {
     if (!t.groups.has(group)) return false;
+    if (t.synchronous && group != HookGroup::Device) return false;
     ACCEL_CHECK(table != nullptr, InvalidArgument, "the plugin '", t.plugin,
                 "' declares the ", hookGroupName(group), " group but gave no ", name,
                 " table");
@@ -183,11 +201,8 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
   }
   readSegments(t.device_memory, b.device_memory, t, "device_memory");
   t.device_memory_ctx = b.device_memory_ctx;
-  if (b.pinned_memory != nullptr) {
-    readSegments(t.pinned_memory, b.pinned_memory, t, "pinned_memory");
-    t.pinned_memory_ctx = b.pinned_memory_ctx;
-    t.has_pinned_memory = true;
-  }
+  readSegments(t.pinned_memory, b.pinned_memory, t, "pinned_memory");
+  t.pinned_memory_ctx = b.pinned_memory_ctx;
   return t;
 }
 
@@ -207,11 +222,23 @@ void* CSegmentSource::allocateSegment(DeviceIndex index, std::size_t bytes) {
     return nullptr;
   }
   check(status, "allocate_segment");
+  if (out != nullptr && addresses_ != nullptr) {
+    try {
+      addresses_->insert(out, bytes,
+                         kind_ == kit::MemoryKind::Pinned ? Device(DeviceType::CPU)
+                                                          : Device(tables_.type, index),
+                         kind_);
+    } catch (...) {
+      fns_.free_segment(ctx_, index, out, bytes);
+      throw;
+    }
+  }
   return out;
 }
 
 void CSegmentSource::freeSegment(DeviceIndex index, void* ptr,
                                  std::size_t bytes) noexcept {
+  if (addresses_ != nullptr) addresses_->erase(ptr);
   fns_.free_segment(ctx_, index, ptr, bytes);
 }
 
@@ -274,6 +301,59 @@ void CSegmentSource::releaseEvent(EventId event) noexcept {
 void CSegmentSource::synchronizeEvent(EventId event) {
   if (!hasEvents()) return SegmentSource::synchronizeEvent(event);
   check(fns_.synchronize_event(ctx_, event), "synchronize_event");
+}
+
+// ---- answered alike by both kinds of hooks ----
+
+std::string showConfigOf(const CPluginTables& tables, std::string_view backend) {
+  std::string text;
+  const accel_text_sink sink{&text, [](void* out, const char* piece, size_t length) {
+                               if (piece == nullptr) return;
+                               try {
+                                 static_cast<std::string*>(out)->append(piece, length);
+                               } catch (...) {
+                                 // A shorter text: the sink has no way to fail.
+                               }
+                             }};
+  const accel_status status = tables.device.show_config(tables.ctx, &sink);
+  if (status != ACCEL_OK) throwPluginStatus(status, backend, "device.show_config");
+  return text;
+}
+
+DeviceProperties propertiesOf(const CPluginTables& tables, std::string_view backend,
+                              DeviceIndex index) {
+  accel_device_properties p{};
+  p.struct_size = sizeof(p);
+  const accel_status status = tables.device.properties(tables.ctx, index, &p);
+  if (status != ACCEL_OK) throwPluginStatus(status, backend, "device.properties");
+  p.name[sizeof(p.name) - 1] = '\0';
+  p.uuid[sizeof(p.uuid) - 1] = '\0';
+  DeviceProperties out;
+  out.name = p.name;
+  out.total_memory_bytes = p.total_memory_bytes;
+  out.multiprocessor_count = p.multiprocessor_count;
+  out.compute_capability_major = p.compute_capability_major;
+  out.compute_capability_minor = p.compute_capability_minor;
+  out.warp_size = p.warp_size;
+  out.max_threads_per_multiprocessor = p.max_threads_per_multiprocessor;
+  out.l2_cache_bytes = p.l2_cache_bytes;
+  out.is_integrated = p.is_integrated != 0;
+  out.uuid = p.uuid;
+  return out;
+}
+
+void requireCapacity(const CPluginTables& tables, const CSegmentSource& source,
+                     std::string_view backend, HookId hook) {
+  if (source.knowsCapacity()) return;
+  if (tables.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) {
+    throw NotSupported(concat("'", backend, "' cannot report its device capacity (",
+                              hookInfo(hook).name, "): its plugin '", tables.plugin,
+                              "' speaks plugin API ", abiVersionText(tables.version),
+                              ", and device_memory.memory_info came in plugin API 1.1"));
+  }
+  throw NotSupported(concat("'", backend, "' cannot report its device capacity (",
+                            hookInfo(hook).name, "): its plugin '", tables.plugin,
+                            "' gives no device_memory.memory_info"));
 }
 
 }  // namespace accel::detail

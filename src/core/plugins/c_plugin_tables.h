@@ -7,8 +7,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "accel/capabilities.h"
+#include "accel/device_properties.h"
+#include "accel/hook_catalogue.h"
+#include "accel/kit/address_map.h"
 #include "accel/memory/segment_source.h"
 #include "accel/plugin_abi.h"
 
@@ -31,7 +35,10 @@ struct CPluginTables {
   void* device_memory_ctx = nullptr;
   accel_segment_fns pinned_memory{};
   void* pinned_memory_ctx = nullptr;
-  bool has_pinned_memory = false;
+  // ACCEL_BACKEND_SYNCHRONOUS: the core's synchronous-device kit answers
+  // the current device, streams, events, graphs and copies.
+  bool synchronous = false;
+  int synchronous_device_count = 0;  // asked at registration
 
   // Whether the backend keeps its current device / current streams itself.
   [[nodiscard]] bool ownsCurrentDevice() const noexcept {
@@ -58,6 +65,13 @@ class CSegmentSource final : public memory::SegmentSource {
   [[nodiscard]] bool knowsCapacity() const noexcept {
     return fns_.memory_info != nullptr;
   }
+  // Records each segment in `addresses` while it lives, as `kind` memory
+  // (for the synchronous kit's pointer queries and copy checks). Call
+  // before the first allocation.
+  void recordIn(kit::AddressMap& addresses, kit::MemoryKind kind) noexcept {
+    addresses_ = &addresses;
+    kind_ = kind;
+  }
 
   [[nodiscard]] std::size_t pageSize() const noexcept override;
   [[nodiscard]] void* reserveAddressRange(DeviceIndex index, std::size_t bytes) override;
@@ -80,7 +94,20 @@ class CSegmentSource final : public memory::SegmentSource {
   const CPluginTables& tables_;
   accel_segment_fns fns_;
   void* ctx_;
+  kit::AddressMap* addresses_ = nullptr;
+  kit::MemoryKind kind_ = kit::MemoryKind::Device;
 };
+
+// What both kinds of C backend hooks answer alike from the tables.
+// showConfig through a text sink; the device's properties; the refusal of
+// the capacity hooks when the plugin gives no memory_info (naming its API
+// version when memory_info came after it). `backend` names the device type.
+[[nodiscard]] std::string showConfigOf(const CPluginTables& tables,
+                                       std::string_view backend);
+[[nodiscard]] DeviceProperties propertiesOf(const CPluginTables& tables,
+                                            std::string_view backend, DeviceIndex index);
+void requireCapacity(const CPluginTables& tables, const CSegmentSource& source,
+                     std::string_view backend, HookId hook);
 
 // A Stream as the plugin ABI passes it.
 [[nodiscard]] inline accel_stream toCStream(Stream stream) noexcept {

@@ -53,6 +53,9 @@ struct Loader {
   // returned: a plugin that kept the reference gets a clear error, not a
   // use-after-free.
   std::deque<std::unique_ptr<Registrar>> registrars;
+  // Every C plugin's core handle (accel/plugin_abi.h), kept for the same
+  // reason: a plugin may keep it, even one whose load was refused.
+  std::deque<std::unique_ptr<accel_core>> cores;
 };
 
 // Leaked on purpose: plugins may be loaded from static initialisers of the
@@ -357,15 +360,19 @@ void attemptLoad(PluginRecord& r, detail::DeviceCheck devices) {
   bool registered =
       c_entry != nullptr
           ? detail::loadCEntry(reinterpret_cast<accel_plugin_negotiate_fn>(c_entry),
+                               *s.cores.emplace_back(std::make_unique<accel_core>()),
                                registrar, r)
           : runRegisterFunction(*entry, registrar, r);
   registrar.close("its register function returned");
   if (registered) {
     if (registrar.empty() && !resident) {
       fail(r, PluginStatus::InitFailed,
-           "its register function returned without registering any hooks; it must "
-           "call registrar.registerHooks() or registrar.registerHooksFactory() for "
-           "its device type");
+           c_entry != nullptr
+               ? "its register_backends returned without registering a backend; it must "
+                 "call the services' register_backend for its device type"
+               : "its register function returned without registering any hooks; it must "
+                 "call registrar.registerHooks() or registrar.registerHooksFactory() for "
+                 "its device type");
       return finish();
     }
     try {
@@ -446,7 +453,8 @@ void attemptEntryLoad(PluginRecord& r, accel_plugin_negotiate_fn entry) {
   Loader& s = loader();
   Registrar& registrar =
       *s.registrars.emplace_back(std::make_unique<Registrar>("plugin entry " + r.path));
-  const bool registered = detail::loadCEntry(entry, registrar, r);
+  const bool registered = detail::loadCEntry(
+      entry, *s.cores.emplace_back(std::make_unique<accel_core>()), registrar, r);
   registrar.close("its register function returned");
   if (registered) {
     try {
