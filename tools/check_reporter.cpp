@@ -5,6 +5,8 @@
 #include "accel/conformance.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
+#include "accel/plugin.h"
+#include "plugin_abi_text.h"
 
 namespace accel::tool {
 namespace {
@@ -21,6 +23,18 @@ void printIndentedLines(std::ostream& out, const std::string& text, const char* 
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) out << indent << line << '\n';
+}
+
+// " from openreg 0.1.0, plugin API 1.1 (speaks 1.0–1.1)": the plugin that
+// registered `type` and the API it speaks; empty for a backend of no plugin.
+std::string pluginSuffix(DeviceType type) {
+  std::optional<PluginRecord> record = pluginForDeviceType(type);
+  if (!record) return {};
+  std::string name = record->plugin_name.empty()
+                         ? record->path
+                         : record->plugin_name + " " + record->plugin_version;
+  std::string api = pluginApiPhrase(pluginAbiJson(*record), record->plugin_api_version);
+  return " from " + name + (api.empty() ? "" : ", " + api);
 }
 
 }  // namespace
@@ -45,7 +59,8 @@ void CheckReporter::OnTestStart(const ::testing::TestInfo& info) {
     currentBackend_ = backend;
     out_ << backend;
     if (description) {
-      out_ << " (declares: " << getHooks(description->type).capabilities().str() << ")";
+      out_ << " (declares: " << getHooks(description->type).capabilities().str() << ")"
+           << pluginSuffix(description->type);
     }
     out_ << '\n';
   }

@@ -1,6 +1,8 @@
 // CheckReporter: the output of `accel check`, a GoogleTest event listener.
 //
-// One line per conformance case (pass, FAIL, skip with its reason), the
+// A line per backend naming what it declares and, for a plugin's backend,
+// the plugin and the plugin API it and the core agreed on; one line per
+// conformance case (pass, FAIL, skip with its reason), the
 // failure messages under a failed case, and at the end a summary per backend
 // that names the broken hooks and the *Impl to fix or override for each: the
 // hook a failed case blamed (a hook whose *Impl is missing, a precondition

@@ -9,6 +9,7 @@
 #include "accel/accel.h"
 #include "accel/plugin.h"
 #include "isolated_discovery.h"
+#include "plugin_abi_text.h"
 
 namespace accel::tool {
 namespace {
@@ -59,7 +60,8 @@ json pluginJson(const PluginRecord& r) {
           {"registered", registered},
           {"name", r.plugin_name},
           {"version", r.plugin_version},
-          {"api_version", r.plugin_api_version}};
+          {"api_version", r.plugin_api_version},
+          {"abi", pluginAbiJson(r)}};
 }
 
 json optionalJson(const std::optional<std::string>& value) {
@@ -269,12 +271,17 @@ void printBackend(const json& b, std::ostream& out) {
 }
 
 void printPlugin(const json& p, std::ostream& out) {
-  std::string status = p["status"].get<std::string>();
+  // A column of 15, and a space after a longer status ("version mismatch").
+  std::string status = p["status"].get<std::string>() + ' ';
   status.resize(std::max<std::size_t>(status.size(), 15), ' ');
   out << "  " << status << p["path"].get<std::string>() << " ("
       << p["source"].get<std::string>() << ")";
   if (!p["name"].get<std::string>().empty()) {
     out << ": " << p["name"].get<std::string>() << ' ' << p["version"].get<std::string>();
+  }
+  if (std::string api = pluginApiPhrase(p["abi"], p["api_version"].get<int>());
+      !api.empty()) {
+    out << (p["name"].get<std::string>().empty() ? ": " : ", ") << api;
   }
   if (!p["registered"].empty()) {
     std::string types;
@@ -294,7 +301,8 @@ json collectInfo(const PluginSetup& setup, const InfoOptions& options) {
   json info;
   info["version"] = {{"library", std::string(libraryVersion())},
                      {"plugin_api", libraryPluginApiVersion()},
-                     {"oldest_plugin_api", kOldestSupportedPluginApiVersion}};
+                     {"oldest_plugin_api", kOldestSupportedPluginApiVersion},
+                     {"c_plugin_api", coreAbiRangeJson()}};
   AutoloadConfig env = autoloadConfigFromEnvironment();
   info["autoload"] = {{"state", std::string(autoloadStateName(autoloadState()))},
                       {"ACCEL_PLUGINS", optionalJson(env.plugins)},
@@ -325,8 +333,11 @@ json collectInfo(const PluginSetup& setup, const InfoOptions& options) {
 }
 
 void printInfoText(const json& info, std::ostream& out) {
-  out << "accelhooks " << info["version"]["library"].get<std::string>() << " (plugin API "
-      << info["version"]["plugin_api"].get<int>() << ")\n";
+  const json& version = info["version"];
+  out << "accelhooks " << version["library"].get<std::string>() << " (plugin API "
+      << version["plugin_api"].get<int>() << "; C plugin API "
+      << version["c_plugin_api"]["oldest"].get<std::string>() << "\u2013"
+      << version["c_plugin_api"]["newest"].get<std::string>() << ")\n";
   const json& current = info["current_accelerator"];
   out << "current accelerator: ";
   if (info.contains("current_accelerator_problem")) {

@@ -1,11 +1,33 @@
 // Plugin loading for Python: load_backend, the load report, autoload.
 #include <pybind11/stl.h>
 
+#include <cstdint>
+#include <string>
+
 #include "accel/plugin.h"
+#include "accel/plugin_abi.h"
 #include "bindings.h"
 
 namespace accel::python {
 namespace {
+
+// A C plugin's API versions (accel/plugin_abi.h) as `accel info --json`
+// gives them: {"newest", "oldest", "negotiated"} as "1.1" (negotiated None
+// when the two sides agreed on none); None for a plugin that is not a C plugin.
+py::object abiDict(const PluginRecord& record) {
+  if (record.abi_newest == 0 && record.abi_oldest == 0 && record.abi_negotiated == 0)
+    return py::none();
+  auto text = [](std::uint32_t version) {
+    return std::to_string(ACCEL_PLUGIN_ABI_MAJOR_OF(version)) + "." +
+           std::to_string(ACCEL_PLUGIN_ABI_MINOR_OF(version));
+  };
+  py::dict out;
+  out["newest"] = text(record.abi_newest);
+  out["oldest"] = text(record.abi_oldest);
+  out["negotiated"] = record.abi_negotiated == 0 ? py::object(py::none())
+                                                 : py::str(text(record.abi_negotiated));
+  return out;
+}
 
 py::dict recordDict(const PluginRecord& record) {
   py::dict out;
@@ -21,6 +43,7 @@ py::dict recordDict(const PluginRecord& record) {
   out["plugin_name"] = record.plugin_name;
   out["plugin_version"] = record.plugin_version;
   out["plugin_api_version"] = record.plugin_api_version;
+  out["abi"] = abiDict(record);
   return out;
 }
 

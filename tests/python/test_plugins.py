@@ -1,6 +1,8 @@
 """Plugins: load by path, the report, autoload and ACCEL_AUTOLOAD=0."""
 
+import json
 import os
+import re
 
 import pytest
 
@@ -8,6 +10,19 @@ import accel
 
 TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN")
 OPENREG = os.environ.get("ACCEL_TEST_OPENREG_PLUGIN")
+MINIMAL_C = os.environ.get("ACCEL_TEST_MINIMAL_C_PLUGIN")
+MINIMAL_CFUTURE = os.environ.get("ACCEL_TEST_MINIMAL_CFUTURE_PLUGIN")
+
+
+def _abi_version(offset=0):
+    """The plugin API version of accel/plugin_abi.h (minor plus `offset`), "1.1"."""
+    header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "accel",
+                          "plugin_abi.h")
+    with open(header) as text:
+        source = text.read()
+    major = re.search(r"#define ACCEL_PLUGIN_ABI_MAJOR (\d+)", source).group(1)
+    minor = re.search(r"#define ACCEL_PLUGIN_ABI_MINOR (\d+)", source).group(1)
+    return f"{major}.{int(minor) + offset}"
 
 
 @pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
@@ -81,3 +96,53 @@ def test_truncated_plugin_in_the_autoload_path_is_skipped_not_fatal(run_python, 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "open", "failed"]
     assert "truncated or damaged" in result.stderr
+
+
+@pytest.mark.skipif(not MINIMAL_C, reason="the C test plugin is built with the tool's tests")
+def test_record_of_a_c_plugin_has_its_api_range_and_the_version_agreed(run_python):
+    result = run_python("""
+        import json, accel
+        record = accel.load_backend(%r)
+        print(json.dumps([record["status"], record["registered"], record["abi"],
+                          record["plugin_api_version"]]))
+        print(json.dumps([r["abi"] for r in accel.plugin_report() if r["path"] == record["path"]]))
+    """ % MINIMAL_C, env={"ACCEL_AUTOLOAD": "0"})
+    assert result.returncode == 0, result.stderr
+    loaded, reported = (json.loads(line) for line in result.stdout.strip().split("\n"))
+    current = _abi_version()
+    abi = {"newest": current, "oldest": "1.0", "negotiated": current}
+    assert loaded == ["loaded", ["minimalc"], abi, 0]
+    assert reported == [abi]
+
+
+@pytest.mark.skipif(not MINIMAL_CFUTURE, reason="the C test plugin is built with the tool's tests")
+def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(run_python):
+    result = run_python("""
+        import json, accel
+        try:
+            accel.load_backend(%r)
+        except accel.NotAvailableError as e:
+            print("refused:", e)
+        (record,) = accel.plugin_report()
+        print(json.dumps([record["status"], record["abi"], record["detail"]]))
+    """ % MINIMAL_CFUTURE, env={"ACCEL_AUTOLOAD": "0"})
+    assert result.returncode == 0, result.stderr
+    refused, recorded = result.stdout.strip().split("\n")
+    status, abi, detail = json.loads(recorded)
+    future = _abi_version(1)
+    assert status == "version mismatch"
+    assert abi == {"newest": future, "oldest": future, "negotiated": None}
+    for text in (refused, detail):
+        assert f"speaks plugin API {future} to {future}" in text
+        assert f"speaks plugin API 1.0 to {_abi_version()}" in text
+
+
+@pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
+def test_record_of_a_plugin_of_the_cxx_entry_has_no_abi(run_python):
+    result = run_python("""
+        import accel
+        record = accel.load_backend(%r)
+        print(record["abi"], record["plugin_api_version"] > 0)
+    """ % TESTDEV, env={"ACCEL_AUTOLOAD": "0"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None", "True"]

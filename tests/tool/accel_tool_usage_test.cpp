@@ -9,6 +9,7 @@
 #include <regex>
 #include <string>
 
+#include "accel/plugin_abi.h"
 #include "accel/version.h"
 #include "tool_run.h"
 
@@ -129,12 +130,30 @@ TEST(AccelToolUsage, DocsShowWhatVersionPrintsInThisBuild) {
 
 TEST(AccelToolUsage, DocsShowNoPluginApiButTheCurrentOne) {
   // Every example on the page (info's text and JSON, version) shows the plugin
-  // API of this build, not one it had when the example was written.
+  // API of this build, not one it had when the example was written: the C++
+  // entry's number, and the range of the C plugin API ("1.0–1.1"), whose
+  // major.minor versions the first pattern leaves to the second.
   std::ifstream in(ACCEL_SOURCE_DIR "/docs/accel-tool.md");
   const std::string docs((std::istreambuf_iterator<char>(in)),
                          std::istreambuf_iterator<char>());
   ASSERT_FALSE(docs.empty()) << "cannot read docs/accel-tool.md";
-  const std::regex version(R"((plugin API|for API|"api_version":) (\d+))");
+  const std::string newest = std::to_string(ACCEL_PLUGIN_ABI_MAJOR) + "." +
+                             std::to_string(ACCEL_PLUGIN_ABI_MINOR);
+  const std::regex range(
+      R"re((C plugin API (\d+\.\d+))re"
+      "\u2013"
+      R"re((\d+\.\d+))|("c_plugin_api": \{"oldest": "([^"]*)", "newest": "([^"]*)"))re");
+  int ranges = 0;
+  for (auto it = std::sregex_iterator(docs.begin(), docs.end(), range);
+       it != std::sregex_iterator(); ++it, ++ranges) {
+    const bool text = (*it)[1].matched;
+    EXPECT_EQ((*it)[text ? 2 : 5].str(), "1.0")
+        << "docs/accel-tool.md shows \"" << it->str() << "\"";
+    EXPECT_EQ((*it)[text ? 3 : 6].str(), newest)
+        << "docs/accel-tool.md shows \"" << it->str() << "\"";
+  }
+  EXPECT_GE(ranges, 2) << "the page's examples no longer show the C plugin API range";
+  const std::regex version(R"((plugin API|for API|"api_version":) (\d+)(?![.\d]))");
   int seen = 0;
   for (auto it = std::sregex_iterator(docs.begin(), docs.end(), version);
        it != std::sregex_iterator(); ++it, ++seen) {
