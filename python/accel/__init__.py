@@ -68,7 +68,15 @@ def empty(nbytes: int, device: _Union[None, str, Device] = None, *,
     """`nbytes` uninitialised bytes: on `device` ('openreg:0'; default cpu), or
     page-locked host memory of the accelerator (or of `device`) with pinned=True.
     Raises InvalidArgumentError for a negative size or a bad device,
-    OutOfMemoryError when the memory is not there."""
+    OutOfMemoryError when the memory is not there, TypeError for an argument
+    of the wrong type."""
+    if not isinstance(nbytes, int):  # a bool is the binding's to refuse, naming it
+        raise TypeError("accel.empty(nbytes: int, device=None, *, pinned=False): nbytes "
+                        f"must be an int, not {type(nbytes).__name__}")
+    if device is not None and not isinstance(device, (str, Device)):
+        raise TypeError("accel.empty(nbytes: int, device=None, *, pinned=False): device "
+                        "must be text like 'openreg:0' or an accel.Device, not "
+                        f"{type(device).__name__}")
     if device is not None:
         type_name = device.type if isinstance(device, Device) else Device(device).type
         if type_name != "cpu":

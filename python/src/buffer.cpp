@@ -96,10 +96,7 @@ class HostView {
     const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
       PyErr_Clear();
-      throw InvalidArgument(
-          std::string("expected an accel.Buffer or a ") + (writable ? "writable " : "") +
-          "C-contiguous Python buffer (bytes, bytearray, numpy array), got " +
-          std::string(py::str(py::type::handle_of(object).attr("__name__"))));
+      throw InvalidArgument(refusal(object, writable));
     }
   }
   HostView(const HostView&) = delete;
@@ -112,6 +109,31 @@ class HostView {
 
  private:
   Py_buffer view_{};
+
+  // Why `object` gave no view: asked again without the contiguity (then
+  // without the writability), the buffer protocol tells which was missing.
+  static std::string refusal(const py::handle& object, bool writable) {
+    const std::string type(py::str(py::type::handle_of(object).attr("__name__")));
+    Py_buffer probe{};
+    if (PyObject_GetBuffer(object.ptr(), &probe, PyBUF_FULL_RO) == 0) {
+      const bool readonly = probe.readonly != 0;
+      const bool contiguous = PyBuffer_IsContiguous(&probe, 'C') != 0;
+      PyBuffer_Release(&probe);
+      if (!contiguous) {
+        return "the " + type +
+               " is not C-contiguous (a strided view, e.g. a slice or a transpose); "
+               "copy it into contiguous memory first, e.g. numpy.ascontiguousarray(a)";
+      }
+      if (writable && readonly) {
+        return "the " + type +
+               " is read-only; pass a writable buffer (a bytearray, or a numpy array "
+               "that owns its memory)";
+      }
+    }
+    PyErr_Clear();
+    return std::string("expected an accel.Buffer or a ") + (writable ? "writable " : "") +
+           "C-contiguous Python buffer (bytes, bytearray, numpy array), got " + type;
+  }
 };
 
 void checkSameSize(const char* what, std::size_t dst, std::size_t src) {
