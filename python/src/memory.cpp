@@ -191,15 +191,31 @@ void bindMemory(py::module_& m) {
   m.def(
       "_accelerator_memory_stats",
       [](const py::handle& device) -> py::dict {
-        const DeviceType type = (device.is_none() || PyLong_Check(device.ptr()))
-                                    ? currentAcceleratorType("memory_stats")
-                                    : toDevice(device).type();
+        // torch.accelerator's rule: a device of another type than the current
+        // accelerator is refused (accel/accelerator.py says it in the same words).
+        const DeviceType type = currentAcceleratorType("memory_stats");
+        if (!device.is_none() && !PyLong_Check(device.ptr())) {
+          const Device given = toDevice(device);
+          if (given.type() != type) {
+            const std::string other(deviceTypeName(given.type()));
+            throw InvalidArgument(accel::detail::concat(
+                "memory_stats: expected a device of the current accelerator '",
+                deviceTypeName(type), "', got '", given.str(), "' (",
+                given.isCpu() ? std::string("cpu is not an accelerator")
+                              : "use accel." + other +
+                                    ".memory_stats for that backend, or "
+                                    "accel.set_current_accelerator('" +
+                                    other + "') first",
+                ")"));
+          }
+        }
         if (!globalContext().isInitialized(type)) return py::dict();
         return statsDict(
             getHooks(type).memoryStats(indexFor(type, device, "memory_stats")));
       },
       py::arg("device") = py::none(),
-      "accel.memory.memory_stats: the current accelerator's (or `device`'s) statistics.");
+      "accel.memory.memory_stats: the current accelerator's statistics of `device` (an "
+      "index, or text / a Device of that accelerator; default: its current device).");
 
   auto hooks = py::reinterpret_borrow<py::class_<PyHooks>>(m.attr("Hooks"));
   hooks

@@ -43,14 +43,15 @@ struct PyStream {
 };
 
 // An event of one device type, created on its first record (when its device
-// becomes known), destroyed with the object. An interprocess event is created
+// becomes known, unless it was made for a device with an index, which then
+// is its device), destroyed with the object. An interprocess event is created
 // at once, on the current device, so that a backend without cross-process
 // events refuses it where it is asked for.
 struct PyEvent {
   DeviceType type;
   EventFlags flags;
   EventId id = kNoEvent;
-  DeviceIndex device = kCurrentDevice;
+  DeviceIndex device = kCurrentDevice;  // kCurrentDevice: the first record decides
 
   PyEvent(DeviceType t, EventFlags f) : type(t), flags(f) {}
   PyEvent(const PyEvent&) = delete;
@@ -67,13 +68,15 @@ struct PyEvent {
                 "Event.record: the event is for '", deviceTypeName(type),
                 "' but the stream is on ", stream.device.str());
     AcceleratorHooks& hooks = getHooks(type);
+    ACCEL_CHECK(device == kCurrentDevice || stream.device.index() == device,
+                InvalidArgument, "Event.record: the event belongs to ",
+                Device(type, device).str(), " but the stream is on ", stream.device.str(),
+                "; record it on a stream of ", Device(type, device).str(),
+                ", or make an Event for ", stream.device.str());
     if (id == kNoEvent) {
       id = hooks.createEvent(stream.device.index(), flags);
       device = stream.device.index();
     }
-    ACCEL_CHECK(stream.device.index() == device, InvalidArgument,
-                "Event.record: the event belongs to ", Device(type, device).str(),
-                " but the stream is on ", stream.device.str());
     hooks.recordEvent(id, stream);
   }
 };
@@ -361,6 +364,14 @@ void bindStreams(py::module_& m) {
              lazyInitFromPython(d.type());
              auto event = std::make_unique<PyEvent>(
                  d.type(), EventFlags{enable_timing, blocking, interprocess});
+             // A device named with its index is the event's device (a record on
+             // another device's stream is refused); None, an index of -1 or a
+             // bare type leave it to the first record.
+             const bool named_index =
+                 PyLong_Check(device.ptr())
+                     ? PyLong_AsLong(device.ptr()) >= 0
+                     : !device.is_none() && toDevice(device).hasIndex();
+             if (named_index) event->device = d.index();
              if (interprocess) {
                AcceleratorHooks& hooks = getHooks(event->type);
                const DeviceIndex device = d.index();
@@ -426,7 +437,7 @@ void bindStreams(py::module_& m) {
           "The name of the backend the event belongs to, recorded or not.")
       .def_property_readonly("device",
                              [](const PyEvent& e) -> std::optional<Device> {
-                               if (e.id == kNoEvent) return std::nullopt;
+                               if (e.device == kCurrentDevice) return std::nullopt;
                                return Device(e.type, e.device);
                              })
       .def("__repr__", [](const PyEvent& e) {
