@@ -1,7 +1,7 @@
 // The pieces of accel._C, one function per concept, and the conversions they
 // share. module.cpp calls the bind* functions in dependency order.
 //
-// Conventions of the binding layer (docs/python.md, "The binding"):
+// Conventions of the binding layer (docs/python-internals.md, "The binding"):
 //  - device types travel as their names ("openreg"), device indices as Python
 //    ints checked here (DeviceIndexArg, int_args.h: -1 or 0 to 63) before the
 //    hooks check the count; every integer argument is an IntArg, so that an
