@@ -191,24 +191,7 @@ void bindMemory(py::module_& m) {
   m.def(
       "_accelerator_memory_stats",
       [](const py::handle& device) -> py::dict {
-        // torch.accelerator's rule: a device of another type than the current
-        // accelerator is refused (accel/accelerator.py says it in the same words).
-        const DeviceType type = currentAcceleratorType("memory_stats");
-        if (!device.is_none() && !PyLong_Check(device.ptr())) {
-          const Device given = toDevice(device);
-          if (given.type() != type) {
-            const std::string other(deviceTypeName(given.type()));
-            throw InvalidArgument(accel::detail::concat(
-                "memory_stats: expected a device of the current accelerator '",
-                deviceTypeName(type), "', got '", given.str(), "' (",
-                given.isCpu() ? std::string("cpu is not an accelerator")
-                              : "use accel." + other +
-                                    ".memory_stats for that backend, or "
-                                    "accel.set_current_accelerator('" +
-                                    other + "') first",
-                ")"));
-          }
-        }
+        const DeviceType type = acceleratorTypeFor(device, "memory_stats");
         if (!globalContext().isInitialized(type)) return py::dict();
         return statsDict(
             getHooks(type).memoryStats(indexFor(type, device, "memory_stats")));

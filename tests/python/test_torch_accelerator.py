@@ -175,6 +175,7 @@ def test_a_device_or_stream_of_another_backend_is_a_value_error_naming_the_accel
             "memory_allocated": lambda: accel.memory_allocated("opencl:0"),
             "reset_peak_memory_stats": lambda: accel.reset_peak_memory_stats("opencl:0"),
             "memory_stats": lambda: accel.memory.memory_stats("opencl:0"),
+            "current_stream": lambda: accel.current_stream("opencl:0"),
             "get_memory_info": lambda: accel.memory.get_memory_info(accel.Device("opencl:0")),
         }
         for name, call in calls.items():
