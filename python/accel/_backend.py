@@ -20,7 +20,7 @@ import types
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _C, _memory_report
-from ._devices import DeviceLike, index_for
+from ._devices import DeviceLike, check_type, index_for
 from ._lazy import state
 from ._random import BackendRandom
 
@@ -105,6 +105,8 @@ def populate(namespace: Dict[str, Any], type_name: str,
 
         def __init__(self, device: DeviceLike = None, priority: int = 0, *,
                      stream_id: Optional[int] = None) -> None:
+            check_type(priority, int, "priority",
+                       f"accel.{type_name}.Stream(device=None, priority=0)")
             lazy.lazy_init()
             index = _index(device)
             if index == -1:
@@ -128,6 +130,11 @@ def populate(namespace: Dict[str, Any], type_name: str,
 
         def __init__(self, enable_timing: bool = False, blocking: bool = False,
                      interprocess: bool = False) -> None:
+            signature = (f"accel.{type_name}.Event(enable_timing=False, blocking=False, "
+                         "interprocess=False)")
+            for name, flag in (("enable_timing", enable_timing), ("blocking", blocking),
+                               ("interprocess", interprocess)):
+                check_type(flag, (bool, int), name, signature)
             lazy.lazy_init()
             # The backend decides: NotSupportedError where its events cannot
             # be shared, InvalidArgumentError with enable_timing on cuda.
@@ -309,6 +316,9 @@ def populate(namespace: Dict[str, Any], type_name: str,
         'python' (the allocating Python frames: code objects and offsets kept,
         resolved at snapshot time) or 'all' (those, then the C++ frames).
         """
+        check_type(max_entries, int, "max_entries",
+                   "_record_memory_history(enabled='all', context='all', stacks='all', "
+                   "max_entries=100000)")
         if isinstance(enabled, bool):
             enabled = "all" if enabled else None
         if context not in (None, "state", "alloc", "all"):

@@ -159,3 +159,22 @@ def test_a_stream_or_event_method_given_another_type_names_its_public_signature(
         text = str(_error(call, TypeError))
         assert text.startswith(signature), text
         assert "incompatible function arguments" not in text and "accel._C" not in text
+
+
+def test_the_packages_functions_check_their_arguments_before_the_binding_does():
+    for call, signature in (
+            (lambda: accel.openreg.Stream(priority="high"),
+             "accel.openreg.Stream(device=None, priority=0): priority must be int, not str"),
+            (lambda: accel.openreg.Event(enable_timing="yes"),
+             "accel.openreg.Event(enable_timing=False, blocking=False, interprocess=False): "
+             "enable_timing must be bool or int, not str"),
+            (lambda: accel.openreg.set_rng_state(3),
+             "accel.openreg.set_rng_state(new_state, device=None): new_state must be"),
+            (lambda: accel.memory._record_memory_history(max_entries="many"),
+             "_record_memory_history(enabled='all', context='all', stacks='all', "
+             "max_entries=100000): max_entries must be int, not str"),
+            (lambda: accel.openreg.set_stream_latency(accel.openreg.Stream(), "slow"),
+             "accel.openreg.set_stream_latency(stream, microseconds): microseconds must be")):
+        text = str(_error(call, TypeError))
+        assert text.startswith(signature), text
+        assert "incompatible" not in text
