@@ -68,7 +68,15 @@ def empty(nbytes: int, device: _Union[None, str, Device] = None, *,
     """`nbytes` uninitialised bytes: on `device` ('openreg:0'; default cpu), or
     page-locked host memory of the accelerator (or of `device`) with pinned=True.
     Raises InvalidArgumentError for a negative size or a bad device,
-    OutOfMemoryError when the memory is not there."""
+    OutOfMemoryError when the memory is not there, TypeError for an argument
+    of the wrong type."""
+    if not isinstance(nbytes, int):  # a bool is the binding's to refuse, naming it
+        raise TypeError("accel.empty(nbytes: int, device=None, *, pinned=False): nbytes "
+                        f"must be an int, not {type(nbytes).__name__}")
+    if device is not None and not isinstance(device, (str, Device)):
+        raise TypeError("accel.empty(nbytes: int, device=None, *, pinned=False): device "
+                        "must be text like 'openreg:0' or an accel.Device, not "
+                        f"{type(device).__name__}")
     if device is not None:
         type_name = device.type if isinstance(device, Device) else Device(device).type
         if type_name != "cpu":
@@ -100,8 +108,21 @@ if _C._has_openreg:
     from . import openreg  # noqa: E402,F401
 
 from . import memory  # noqa: E402,F401
+from .memory import (  # noqa: E402,F401  (torch.accelerator has these at its top level)
+    empty_cache,
+    get_memory_info,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_stats_as_nested_dict,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+)
 from .accelerator import (  # noqa: E402,F401
     current_accelerator,
+    current_device_idx,
     current_device_index,
     current_stream,
     device_count,
@@ -109,10 +130,25 @@ from .accelerator import (  # noqa: E402,F401
     is_available,
     manual_seed,
     set_current_accelerator,
+    set_device_idx,
     set_device_index,
     set_stream,
     synchronize,
 )
+
+
+def __getattr__(name: str) -> _types.ModuleType:
+    """accel.opencl and accel.<type> of every registered backend, made on first
+    access, as torch.cuda is an attribute of torch. Not at import: importing
+    accel.opencl registers its hooks, which makes it a candidate for the
+    current accelerator, and `import accel` neither registers it nor
+    discovers devices (docs/lifecycle.md). Other names: AttributeError."""
+    if name == "opencl" and getattr(_C, "_has_opencl", False):
+        import importlib
+        return importlib.import_module(".opencl", __name__)
+    if not name.startswith("_") and name in _C._registered_types():
+        return backend(name)
+    raise AttributeError(f"module 'accel' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 
@@ -120,8 +156,13 @@ __all__ = [
     "Buffer", "Device", "DeviceError", "DeviceProperties", "Error", "Event", "Generator",
     "InvalidArgumentError", "NotAvailableError", "NotSupportedError", "OutOfMemoryError",
     "DeviceLike", "Stream", "accelerator", "autoload_state", "backend", "cuda", "current_accelerator",
-    "current_device_index", "current_stream", "device_count", "device_index", "empty",
-    "is_available", "load_backend", "manual_seed", "memory", "openreg", "plugin_report",
-    "registered_backends", "set_current_accelerator", "set_device_index", "set_stream",
+    "current_device_idx", "current_device_index", "current_stream", "device_count",
+    "device_index", "empty", "empty_cache", "get_memory_info", "is_available", "load_backend",
+    "manual_seed", "max_memory_allocated", "max_memory_reserved", "memory", "memory_allocated",
+    "memory_reserved", "memory_stats", "memory_stats_as_nested_dict", "openreg", "plugin_report",
+    "registered_backends", "reset_accumulated_memory_stats", "reset_peak_memory_stats",
+    "set_current_accelerator", "set_device_idx", "set_device_index", "set_stream",
     "synchronize",
 ]
+if getattr(_C, "_has_opencl", False):
+    __all__.append("opencl")

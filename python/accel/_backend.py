@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import pickle
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _C, _memory_report
-from ._devices import DeviceLike, index_for
+from ._devices import DeviceLike, check_type, index_for
 from ._lazy import state
 from ._random import BackendRandom
 
@@ -105,6 +105,8 @@ def populate(namespace: Dict[str, Any], type_name: str,
 
         def __init__(self, device: DeviceLike = None, priority: int = 0, *,
                      stream_id: Optional[int] = None) -> None:
+            check_type(priority, int, "priority",
+                       f"accel.{type_name}.Stream(device=None, priority=0)")
             lazy.lazy_init()
             index = _index(device)
             if index == -1:
@@ -128,6 +130,11 @@ def populate(namespace: Dict[str, Any], type_name: str,
 
         def __init__(self, enable_timing: bool = False, blocking: bool = False,
                      interprocess: bool = False) -> None:
+            signature = (f"accel.{type_name}.Event(enable_timing=False, blocking=False, "
+                         "interprocess=False)")
+            for name, flag in (("enable_timing", enable_timing), ("blocking", blocking),
+                               ("interprocess", interprocess)):
+                check_type(flag, (bool, int), name, signature)
             lazy.lazy_init()
             # The backend decides: NotSupportedError where its events cannot
             # be shared, InvalidArgumentError with enable_timing on cuda.
@@ -171,6 +178,11 @@ def populate(namespace: Dict[str, Any], type_name: str,
     # backend is initialised (which it does not initialise). One C++ call.
     memory_stats = _C._memory_stats_function(type_name)
 
+    def memory_stats_as_nested_dict(device: DeviceLike = None) -> Dict[str, Any]:
+        """memory_stats() with its dotted keys made nested dicts
+        ({"allocated_bytes": {"all": {"current": ...}}}), as torch.cuda's."""
+        return _memory_report.nested(memory_stats(device))
+
     def memory_allocated(device: DeviceLike = None) -> int:
         """Bytes handed out to callers now."""
         return int(memory_stats(device).get("allocated_bytes.all.current", 0))
@@ -187,10 +199,32 @@ def populate(namespace: Dict[str, Any], type_name: str,
         """Peak of memory_reserved()."""
         return int(memory_stats(device).get("reserved_bytes.all.peak", 0))
 
+    def _initialized_index(device: DeviceLike, what: str) -> Optional[int]:
+        # The index for a memory call that has nothing to do before
+        # initialisation (torch's rule for the reset_* functions): None then,
+        # after the checks the call would make, none of which initialises.
+        index = _index(device)
+        if lazy.is_initialized():
+            return index
+        count = hooks.device_count()
+        if count == 0:
+            # No device (or no backend): initialising fails and says why
+            # (NotAvailableError), as the call always did.
+            lazy.lazy_init()
+            return index
+        if not hooks.supports("memory"):
+            return index  # the hook raises NotSupportedError naming the backend
+        if index < -1 or index >= count:
+            raise _C.InvalidArgumentError(
+                f"{what}: device index {index} out of range [0, {count}) for '{type_name}'")
+        return None
+
     def reset_peak_memory_stats(device: DeviceLike = None) -> None:
-        """Sets the peaks to the current values."""
-        lazy.lazy_init()
-        hooks.reset_peak_memory_stats(_index(device))
+        """Sets the peaks to the current values. Before the backend is
+        initialised there are no figures: does nothing, initialises nothing."""
+        index = _initialized_index(device, "reset_peak_memory_stats")
+        if index is not None:
+            hooks.reset_peak_memory_stats(index)
 
     def empty_cache() -> None:
         """Returns cached, unused device memory to the device. Does nothing
@@ -202,9 +236,11 @@ def populate(namespace: Dict[str, Any], type_name: str,
         """Sets the cumulative figures of memory_stats() ("*.allocated",
         "*.freed") and its event counters ("num_ooms", "num_alloc_retries",
         "num_sync_all_streams", "num_device_alloc", "num_device_free") to 0;
-        current values and peaks stay."""
-        lazy.lazy_init()
-        hooks.reset_accumulated_memory_stats(_index(device))
+        current values and peaks stay. Before the backend is initialised:
+        does nothing, initialises nothing."""
+        index = _initialized_index(device, "reset_accumulated_memory_stats")
+        if index is not None:
+            hooks.reset_accumulated_memory_stats(index)
 
     def get_memory_info(device: DeviceLike = None) -> Tuple[int, int]:
         """(free, total) bytes of `device` (default: current), as
@@ -267,17 +303,24 @@ def populate(namespace: Dict[str, Any], type_name: str,
             return {}
         return _memory_report.host_stats(hooks.host_memory_stats())
 
-    def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
-                               stacks: str = "all", max_entries: int = 100000) -> None:
+    def _record_memory_history(enabled: Union[None, str, bool] = "all",
+                               context: Optional[str] = "all", stacks: str = "all",
+                               max_entries: int = 100000) -> None:
         """Starts or stops recording allocation history, as torch.cuda.memory's.
 
         enabled: None (off), 'state' (live blocks keep their stacks, no
-        trace) or 'all' (and a trace of max_entries events). context: None
+        trace) or 'all' (and a trace of max_entries events); torch's older
+        bool form: True is 'all', False None. context: None
         records no stacks; 'state', 'alloc' and 'all' record the allocating
         stack (a free's entry shows its block's allocation stack). stacks:
         'python' (the allocating Python frames: code objects and offsets kept,
         resolved at snapshot time) or 'all' (those, then the C++ frames).
         """
+        check_type(max_entries, int, "max_entries",
+                   "_record_memory_history(enabled='all', context='all', stacks='all', "
+                   "max_entries=100000)")
+        if isinstance(enabled, bool):
+            enabled = "all" if enabled else None
         if context not in (None, "state", "alloc", "all"):
             raise _C.InvalidArgumentError(
                 f"_record_memory_history(context={context!r}): use None, 'state', 'alloc' "
@@ -347,7 +390,8 @@ def populate(namespace: Dict[str, Any], type_name: str,
     api: Any
     for api in (init, is_initialized, set_device, device, synchronize, get_device_properties,
                 get_device_name, get_device_capability, Stream, Event, current_stream,
-                default_stream, set_stream, stream, memory_stats, memory_allocated,
+                default_stream, set_stream, stream, memory_stats, memory_stats_as_nested_dict,
+                memory_allocated,
                 max_memory_allocated, memory_reserved, max_memory_reserved,
                 reset_peak_memory_stats, empty_cache, reset_accumulated_memory_stats,
                 get_memory_info, mem_get_info, set_per_process_memory_fraction,

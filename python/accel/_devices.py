@@ -1,12 +1,13 @@
 """Turning the device arguments users pass (None, an int, 'openreg:1',
-accel.Device) into device indices of one backend.
+accel.Device) into device indices of one backend, and refusing an argument
+of the wrong type with the public signature of the call.
 
 Thread-safety: pure functions.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 from . import _C
 
@@ -36,6 +37,20 @@ def index_for(type_name: str, device: DeviceLike) -> int:
     raise _C.InvalidArgumentError(
         f"expected a device index, text like '{type_name}:0' or an accel.Device, "
         f"got {type(device).__name__}")
+
+
+def check_type(value: object, kinds: Union[type, Tuple[type, ...]], name: str,
+               signature: str) -> None:
+    """TypeError "<signature>: <name> must be <kinds>, not <type>" unless
+    `value` is an instance of `kinds`. The package's functions call it
+    before a binding whose own refusal would list pybind11's internal
+    overloads (a bool passes for an int: the binding refuses it naming the
+    argument and the value)."""
+    kinds_tuple = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, kinds_tuple):
+        return
+    names = " or ".join(k.__name__ for k in kinds_tuple)
+    raise TypeError(f"{signature}: {name} must be {names}, not {type(value).__name__}")
 
 
 def as_device(device: Union[str, _C.Device]) -> _C.Device:

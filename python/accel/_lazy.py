@@ -64,12 +64,15 @@ class LazyState:
         """Runs `call` now if the backend is initialised, else at initialisation.
 
         A queued seed (or seed_all) replaces the one queued before it, as only
-        the last seeding matters.
+        the last seeding matters; a seed_all also drops a queued seed of the
+        current device, which it seeds anew, so that the seeds applied at
+        initialisation give what the same calls give after it.
         """
         with self._lock:
             if not self._done and not self.is_initialized():
                 if seed_all:
                     self._queued_seed_all = call
+                    self._queued_seed = None
                 elif seed:
                     self._queued_seed = call
                 else:

@@ -1,13 +1,14 @@
-"""Reading allocator statistics for people: memory_summary's text table, and
+"""Reading allocator statistics for people: memory_summary's text table,
 host_memory_stats' keys (torch.cuda.host_memory_stats' names where they
-match). Both work from the flat dict memory_stats() returns.
+match) and memory_stats_as_nested_dict's nesting. All work from the flat dict
+memory_stats() returns.
 
 Thread-safety: pure functions.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 _FIELDS = ("current", "peak", "allocated", "freed")
 
@@ -107,3 +108,17 @@ def host_stats(flat: Dict[str, int]) -> Dict[str, int]:
     for theirs, ours in _HOST_COUNTERS.items():
         out[theirs] = int(flat.get(ours, 0))
     return dict(sorted(out.items()))
+
+
+def nested(flat: Dict[str, int]) -> Dict[str, Any]:
+    """The dotted keys of `flat` as nested dicts: "allocated_bytes.all.current"
+    becomes nested["allocated_bytes"]["all"]["current"] (torch.cuda's
+    memory_stats_as_nested_dict); a key without dots stays at the top."""
+    out: Dict[str, Any] = {}
+    for key, value in flat.items():
+        *path, leaf = key.split(".")
+        level = out
+        for part in path:
+            level = level.setdefault(part, {})
+        level[leaf] = value
+    return out

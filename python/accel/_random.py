@@ -15,7 +15,7 @@ from typing import Iterable, List, Union
 
 from . import _C
 from ._lazy import LazyState, state
-from ._devices import DeviceLike, index_for
+from ._devices import DeviceLike, check_type, index_for
 
 
 def check_seed(seed: int) -> int:
@@ -96,6 +96,8 @@ class BackendRandom:
                       device: DeviceLike = None) -> None:
         """Restores a state from get_rng_state(); a wrong-size blob raises
         InvalidArgumentError and changes nothing."""
+        check_type(new_state, (bytes, bytearray, memoryview), "new_state",
+                   f"accel.{self.type}.set_rng_state(new_state, device=None)")
         self.default_generator(device).set_state(new_state)
 
     def get_rng_state_all(self) -> List[bytes]:

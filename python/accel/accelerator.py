@@ -17,7 +17,7 @@ from typing import Optional as _Optional
 
 from . import _C
 from ._backend import backend as _backend
-from ._devices import DeviceLike as _DeviceLike, as_device as _as_device
+from ._devices import DeviceLike as _DeviceLike, as_device as _as_device, index_for as _index_for
 from ._lazy import state as _state
 from ._random import check_seed as _check_seed
 
@@ -46,24 +46,56 @@ def set_current_accelerator(device_type: str) -> None:
 
 
 def _module() -> _types.ModuleType:
+    return _backend(_current_type())
+
+
+def _current_type() -> str:
     name = _C._current_accelerator()
     if name is None:
         raise _C.NotAvailableError(
             "no accelerator is available: registered backends are "
             f"{_C._registered_types() or 'none'}; load one with accel.load_backend(path) or "
             "ACCEL_PLUGINS")
+    return name
+
+
+def _module_for(device: _DeviceLike, what: str = "this function") -> _types.ModuleType:
+    """The current accelerator's backend module, after checking that `device`
+    (None, an index, or text / a Device) names a device of that accelerator:
+    torch.accelerator's functions accept only the current accelerator's type.
+    Raises InvalidArgumentError (a ValueError) naming the expected type."""
+    name = _current_type()
+    if isinstance(device, (str, _C.Device)):
+        given = _as_device(device)
+        if given.type != name:
+            hint = ("cpu is not an accelerator" if given.type == "cpu" else
+                    f"use accel.{given.type}.{what} for that backend, or "
+                    f"accel.set_current_accelerator({given.type!r}) first")
+            raise _C.InvalidArgumentError(
+                f"{what}: expected a device of the current accelerator '{name}', got "
+                f"'{given}' ({hint})")
     return _backend(name)
 
 
-def _module_for(device: _DeviceLike) -> _types.ModuleType:
-    if isinstance(device, (str, _C.Device)):
-        return _backend(_as_device(device).type)
-    return _module()
+def _check_index(module: _types.ModuleType, device: _DeviceLike, what: str) -> None:
+    """Refuses a device index out of range without initialising the backend
+    (the no-op paths before initialisation still check their argument); an
+    accelerator without devices raises NotAvailableError saying why (its
+    initialisation, which fails)."""
+    index = _index_for(module.device_type, device)
+    count = module.device_count()
+    if count == 0:
+        module.init()
+    if index < -1 or index >= count:
+        raise _C.InvalidArgumentError(
+            f"{what}: device index {index} out of range [0, {count}) for "
+            f"'{module.device_type}'")
 
 
 def is_available() -> bool:
-    """True when there is an accelerator. Never raises."""
-    return _C._current_accelerator() is not None
+    """True when there is an accelerator with at least one device (torch's
+    rule: by device count). Never raises."""
+    return device_count() > 0
 
 
 def device_count() -> int:
@@ -78,12 +110,13 @@ def current_device_index() -> int:
 
 
 def set_device_index(device: _DeviceLike) -> None:
-    """Makes `device` (an index, or 'type:N') this thread's current device.
-
-    A negative index changes nothing (as torch.accelerator.set_device_index)."""
+    """Makes `device` (an index, or 'type:N' of the current accelerator) this
+    thread's current device. A device of another type raises
+    InvalidArgumentError (a ValueError). A negative index changes nothing (as
+    torch.accelerator.set_device_index)."""
     if isinstance(device, int) and not isinstance(device, bool) and device < 0:
         return
-    _module_for(device).set_device(device)
+    _module_for(device, "set_device_index").set_device(device)
 
 
 class device_index:
@@ -103,8 +136,15 @@ class device_index:
 
 
 def synchronize(device: _DeviceLike = None) -> None:
-    """Waits for all work on `device` (default: current). Releases the GIL."""
-    _module_for(device).synchronize(device)
+    """Waits for all work on `device` (default: current) of the current
+    accelerator. Releases the GIL. Before the backend is initialised there is
+    no work: it does nothing and does not initialise it (torch's rule); the
+    device argument is checked either way."""
+    module = _module_for(device, "synchronize")
+    if not module.is_initialized():
+        _check_index(module, device, "synchronize")
+        return
+    module.synchronize(device)
 
 
 # current_stream(device=None): this thread's current stream of `device`
@@ -117,10 +157,17 @@ current_stream = _C._accelerator_current_stream
 def set_stream(stream: _C.Stream) -> None:
     """Makes `stream` current for its device on this thread, and its device
     the current device (as torch.accelerator.set_stream). A non-Stream raises
-    TypeError."""
+    TypeError, a stream of another backend than the current accelerator
+    InvalidArgumentError (a ValueError)."""
     if not isinstance(stream, _C.Stream):
         raise TypeError(f"set_stream expects an accel.Stream, got {type(stream).__name__}")
-    _backend(stream.device_type).set_stream(stream)
+    name = _current_type()
+    if stream.device_type != name:
+        raise _C.InvalidArgumentError(
+            f"set_stream: expected a stream of the current accelerator '{name}', got one of "
+            f"'{stream.device}' (use accel.{stream.device_type}.set_stream for that backend, "
+            f"or accel.set_current_accelerator({stream.device_type!r}) first)")
+    _backend(name).set_stream(stream)
 
 
 def manual_seed(seed: int) -> None:
@@ -141,6 +188,11 @@ def manual_seed(seed: int) -> None:
             _backend(name).manual_seed_all(seed)
 
 
-__all__ = ["current_accelerator", "set_current_accelerator", "is_available", "device_count",
+# torch.accelerator's older names (deprecated there, kept for the code that uses them).
+current_device_idx = current_device_index
+set_device_idx = set_device_index
+
+
+__all__ = ["current_accelerator", "current_device_idx", "set_device_idx", "set_current_accelerator", "is_available", "device_count",
            "current_device_index", "set_device_index", "device_index", "synchronize",
            "current_stream", "set_stream", "manual_seed"]

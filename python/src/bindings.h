@@ -1,7 +1,7 @@
 // The pieces of accel._C, one function per concept, and the conversions they
 // share. module.cpp calls the bind* functions in dependency order.
 //
-// Conventions of the binding layer (docs/python.md, "The binding"):
+// Conventions of the binding layer (docs/python-internals.md, "The binding"):
 //  - device types travel as their names ("openreg"), device indices as Python
 //    ints checked here (DeviceIndexArg, int_args.h: -1 or 0 to 63) before the
 //    hooks check the count; every integer argument is an IntArg, so that an
@@ -104,6 +104,11 @@ void lazyInitFromPython(DeviceType type);
 // The current accelerator; NotAvailable naming `what` and the registered
 // backends when there is none.
 DeviceType currentAcceleratorType(const char* what);
+// The current accelerator, for a device-agnostic call `what` given `device`
+// (None, an index, or text / a Device): a device of another type is refused
+// with InvalidArgument naming the accelerator and the backend module to use
+// (torch.accelerator's rule; accel/accelerator.py says it in the same words).
+DeviceType acceleratorTypeFor(const py::handle& device, const char* what);
 
 // Pickling support a binding class refuses: __reduce__ (and through it every
 // protocol) raises TypeError saying why, instead of pybind11's default, which

@@ -14,6 +14,7 @@
 
 #include "accel/context.h"
 #include "accel/error.h"
+#include "accel/memory/record_stream.h"
 #include "accel/random_fill.h"
 #include "bindings.h"
 #include "dlpack.h"
@@ -96,10 +97,7 @@ class HostView {
     const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
       PyErr_Clear();
-      throw InvalidArgument(
-          std::string("expected an accel.Buffer or a ") + (writable ? "writable " : "") +
-          "C-contiguous Python buffer (bytes, bytearray, numpy array), got " +
-          std::string(py::str(py::type::handle_of(object).attr("__name__"))));
+      throw InvalidArgument(refusal(object, writable));
     }
   }
   HostView(const HostView&) = delete;
@@ -112,6 +110,31 @@ class HostView {
 
  private:
   Py_buffer view_{};
+
+  // Why `object` gave no view: asked again without the contiguity (then
+  // without the writability), the buffer protocol tells which was missing.
+  static std::string refusal(const py::handle& object, bool writable) {
+    const std::string type(py::str(py::type::handle_of(object).attr("__name__")));
+    Py_buffer probe{};
+    if (PyObject_GetBuffer(object.ptr(), &probe, PyBUF_FULL_RO) == 0) {
+      const bool readonly = probe.readonly != 0;
+      const bool contiguous = PyBuffer_IsContiguous(&probe, 'C') != 0;
+      PyBuffer_Release(&probe);
+      if (!contiguous) {
+        return "the " + type +
+               " is not C-contiguous (a strided view, e.g. a slice or a transpose); "
+               "copy it into contiguous memory first, e.g. numpy.ascontiguousarray(a)";
+      }
+      if (writable && readonly) {
+        return "the " + type +
+               " is read-only; pass a writable buffer (a bytearray, or a numpy array "
+               "that owns its memory)";
+      }
+    }
+    PyErr_Clear();
+    return std::string("expected an accel.Buffer or a ") + (writable ? "writable " : "") +
+           "C-contiguous Python buffer (bytes, bytearray, numpy array), got " + type;
+  }
 };
 
 void checkSameSize(const char* what, std::size_t dst, std::size_t src) {
@@ -245,6 +268,37 @@ void hostFill(const py::handle& out, const py::handle& seed,
   } else {
     throw InvalidArgument(std::string(what) + ": dtype '" + dtype +
                           "': use 'float32' or 'float64'");
+  }
+}
+
+// Buffer.record_stream: the core caching allocator's stream uses
+// (accel/memory/record_stream.h); other memory says why it cannot.
+void recordStream(const PyBuffer& buffer, const py::handle& stream) {
+  const py::object stream_class = py::module_::import("accel._C").attr("Stream");
+  if (!py::isinstance(stream, stream_class)) {
+    throw py::type_error(
+        "Buffer.record_stream(stream: accel.Stream): got " +
+        std::string(py::str(py::type::handle_of(stream).attr("__name__"))));
+  }
+  const BufferStorage& s = *buffer.storage;
+  const Stream used(stream.attr("device").cast<Device>(),
+                    stream.attr("stream_id").cast<StreamId>());
+  ACCEL_CHECK(!s.hostAccessible(), InvalidArgument,
+              "Buffer.record_stream: the buffer is ", s.pinned ? "pinned " : "",
+              "host memory; record_stream is for device "
+              "buffers (a copy from pinned memory already keeps it until its stream "
+              "passed the copy)");
+  ACCEL_CHECK(used.device == s.device, InvalidArgument,
+              "Buffer.record_stream: the buffer is on ", s.device.str(),
+              " but the stream is on ", used.device.str(), "; pass a stream of ",
+              s.device.str());
+  if (s.nbytes == 0) return;  // no memory to hold back
+  if (!memory::recordStreamUse(s.data, used)) {
+    throw NotSupported(accel::detail::concat(
+        "Buffer.record_stream: the '", deviceTypeName(s.device.type()),
+        "' backend's device memory does not come from the core's caching allocator, "
+        "which keeps the streams that use a block; synchronize the stream before "
+        "freeing the buffer instead"));
   }
 }
 
@@ -391,6 +445,13 @@ void bindBuffer(py::module_& m) {
           },
           "Host buffers: a uint8 numpy array over the same memory. Device buffers raise "
           "BufferError.")
+      .def(
+          "record_stream",
+          [](const PyBuffer& b, const py::handle& stream) { recordStream(b, stream); },
+          py::arg("stream"),
+          "Marks this device buffer as used by `stream` (torch's Tensor.record_stream): "
+          "once freed, its memory is handed out again only after the work `stream` had "
+          "then has completed.")
       .def("__reduce__", &refusePickle<PyBuffer>)
       .def("__repr__", [](const PyBuffer& b) {
         return "<accel.Buffer " + std::to_string(b.storage->nbytes) + " bytes on " +

@@ -1,13 +1,22 @@
 // accel's error classes for Python, and the translation of C++ errors.
 //
 // The classes are made here, not in Python, so that the translator can raise
-// them before the package has finished importing. Each also derives from the
+// them before the package has finished importing. A message reaches Python
+// in Python's words: no C++ source location in it (that is the exception's
+// `cpp_location` attribute) and no C++ spelling of a call Python makes
+// differently. Each also derives from the
 // builtin a Python caller would catch: ValueError for bad arguments,
 // NotImplementedError for unsupported hooks, MemoryError for out of memory.
 #include <Python.h>
 #include <unistd.h>
 
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "accel/error.h"
+#include "accel/hook_catalogue.h"
 #include "bindings.h"
 
 namespace accel::python {
@@ -34,6 +43,87 @@ PyObject* makeClass(py::module_& m, const char* name,
   return cls;
 }
 
+bool isPathChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '-' || c == '.' || c == '/';
+}
+
+// The length of a C++ source location "[dir/file.cpp:123]" at `at`, or 0.
+std::size_t locationLength(std::string_view text, std::size_t at) {
+  if (at >= text.size() || text[at] != '[') return 0;
+  std::size_t i = at + 1;
+  while (i < text.size() && isPathChar(text[i])) ++i;
+  const std::string_view path = text.substr(at + 1, i - at - 1);
+  const bool source_file = path.ends_with(".cpp") || path.ends_with(".h") ||
+                           path.ends_with(".cc") || path.ends_with(".cu") ||
+                           path.ends_with(".hpp");
+  if (!source_file || i >= text.size() || text[i] != ':') return 0;
+  const std::size_t digits = ++i;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  if (i == digits || i >= text.size() || text[i] != ']') return 0;
+  return i + 1 - at;
+}
+
+// C++ spellings a message may carry, and what a Python caller writes instead
+// (hook names from the catalogue, never typed here).
+const std::vector<std::pair<std::string, std::string_view>>& pythonWords() {
+  static const auto* words = new std::vector<std::pair<std::string, std::string_view>>{
+      {"accel::loadBackend(", "accel.load_backend("},
+      {"EventFlags{.enable_timing = true}", "accel.Event(enable_timing=True)"},
+      {std::string(hookInfo(HookId::setMemoryFraction).name) + "(",
+       "set_per_process_memory_fraction("},
+  };
+  return *words;
+}
+
+// A C++ error's message in Python's words: the source locations that code
+// wrapping another error's what() glued in (" [src/x.cpp:12]") are moved
+// to `locations`, and C++ spellings of calls are replaced by Python's.
+std::string pythonMessage(std::string_view message, std::string& locations) {
+  std::string out;
+  out.reserve(message.size());
+  for (std::size_t i = 0; i < message.size();) {
+    if (const std::size_t n = locationLength(message, i); n > 0) {
+      if (!locations.empty()) locations += "; ";
+      locations += message.substr(i + 1, n - 2);
+      if (!out.empty() && out.back() == ' ') out.pop_back();
+      i += n;
+      continue;
+    }
+    out += message[i++];
+  }
+  for (const auto& [cpp, python] : pythonWords()) {
+    for (std::size_t at = out.find(cpp); at != std::string::npos;
+         at = out.find(cpp, at + python.size())) {
+      out.replace(at, cpp.size(), python);
+    }
+  }
+  return out;
+}
+
+// Raises `cls` with the message in Python's words; the C++ source locations
+// go to the exception's `cpp_location` attribute ("file:line", then those of
+// the errors it wraps after "; "), for a bug report, not for the reader.
+void raiseInPythonWords(PyObject* cls, const accel::Error& error) {
+  std::string locations = std::string(error.location().file_name()) + ":" +
+                          std::to_string(error.location().line());
+  std::string inner;
+  const std::string message = pythonMessage(error.message(), inner);
+  if (!inner.empty()) locations += "; " + inner;
+  PyObject* text = PyUnicode_DecodeUTF8(
+      message.data(), static_cast<Py_ssize_t>(message.size()), "replace");
+  PyObject* instance = text == nullptr ? nullptr : PyObject_CallOneArg(cls, text);
+  Py_XDECREF(text);
+  if (instance == nullptr) return;  // that failure is the Python error now
+  PyObject* where = PyUnicode_FromString(locations.c_str());
+  if (where == nullptr || PyObject_SetAttrString(instance, "cpp_location", where) != 0) {
+    PyErr_Clear();
+  }
+  Py_XDECREF(where);
+  PyErr_SetObject(cls, instance);
+  Py_DECREF(instance);
+}
+
 }  // namespace
 
 GilRelease::~GilRelease() noexcept(false) {
@@ -47,8 +137,9 @@ GilRelease::~GilRelease() noexcept(false) {
 
 void bindErrors(py::module_& m) {
   g_error = makeClass(m, "Error", {PyExc_RuntimeError},
-                      "Base of every accelhooks error; the message is the C++ one: what "
-                      "was asked, what was wrong, what to do.");
+                      "Base of every accelhooks error. The message says what was asked, "
+                      "what was wrong and what to do; `cpp_location` (when the C++ "
+                      "library raised it) where in its source.");
   g_invalid_argument = makeClass(m, "InvalidArgumentError", {g_error, PyExc_ValueError},
                                  "A bad argument: device text, index, state blob, size.");
   g_not_supported =
@@ -68,17 +159,17 @@ void bindErrors(py::module_& m) {
     try {
       if (error) std::rethrow_exception(error);
     } catch (const accel::OutOfMemory& e) {
-      PyErr_SetString(g_out_of_memory, e.message().c_str());
+      raiseInPythonWords(g_out_of_memory, e);
     } catch (const accel::InvalidArgument& e) {
-      PyErr_SetString(g_invalid_argument, e.message().c_str());
+      raiseInPythonWords(g_invalid_argument, e);
     } catch (const accel::NotSupported& e) {
-      PyErr_SetString(g_not_supported, e.message().c_str());
+      raiseInPythonWords(g_not_supported, e);
     } catch (const accel::NotAvailable& e) {
-      PyErr_SetString(g_not_available, e.message().c_str());
+      raiseInPythonWords(g_not_available, e);
     } catch (const accel::DeviceError& e) {
-      PyErr_SetString(g_device_error, e.message().c_str());
+      raiseInPythonWords(g_device_error, e);
     } catch (const accel::Error& e) {
-      PyErr_SetString(g_error, e.message().c_str());
+      raiseInPythonWords(g_error, e);
     }
   });
 }

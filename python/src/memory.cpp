@@ -191,15 +191,14 @@ void bindMemory(py::module_& m) {
   m.def(
       "_accelerator_memory_stats",
       [](const py::handle& device) -> py::dict {
-        const DeviceType type = (device.is_none() || PyLong_Check(device.ptr()))
-                                    ? currentAcceleratorType("memory_stats")
-                                    : toDevice(device).type();
+        const DeviceType type = acceleratorTypeFor(device, "memory_stats");
         if (!globalContext().isInitialized(type)) return py::dict();
         return statsDict(
             getHooks(type).memoryStats(indexFor(type, device, "memory_stats")));
       },
       py::arg("device") = py::none(),
-      "accel.memory.memory_stats: the current accelerator's (or `device`'s) statistics.");
+      "accel.memory.memory_stats: the current accelerator's statistics of `device` (an "
+      "index, or text / a Device of that accelerator; default: its current device).");
 
   auto hooks = py::reinterpret_borrow<py::class_<PyHooks>>(m.attr("Hooks"));
   hooks

@@ -106,6 +106,22 @@ Device toDevice(const py::handle& device) {
                        std::string(py::str(py::repr(device))));
 }
 
+DeviceType acceleratorTypeFor(const py::handle& device, const char* what) {
+  const DeviceType type = currentAcceleratorType(what);
+  if (device.is_none() || PyLong_Check(device.ptr())) return type;
+  const Device given = toDevice(device);
+  if (given.type() == type) return type;
+  const std::string other(deviceTypeName(given.type()));
+  throw InvalidArgument(accel::detail::concat(
+      what, ": expected a device of the current accelerator '", deviceTypeName(type),
+      "', got '", given.str(), "' (",
+      given.isCpu() ? std::string("cpu is not an accelerator")
+                    : "use accel." + other + "." + what +
+                          " for that backend, or accel.set_current_accelerator('" +
+                          other + "') first",
+      ")"));
+}
+
 Device toDeviceOrCurrent(const py::handle& device, const char* what) {
   if (device.is_none()) {
     const DeviceType type = currentAcceleratorType(what);

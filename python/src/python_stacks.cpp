@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -95,6 +96,36 @@ class PythonStack final : public HostStack {
   }
 };
 
+// The directory of the accel package ("/.../accel/"), whose frames are the
+// library's own; empty until the package is imported. Needs the GIL (which
+// also guards the cached value).
+const std::string& packagePrefix() {
+  static std::string prefix;
+  if (!prefix.empty()) return prefix;
+  PyObject* name = PyUnicode_FromString("accel");
+  PyObject* package = name == nullptr ? nullptr : PyImport_GetModule(name);
+  Py_XDECREF(name);
+  PyObject* file =
+      package == nullptr ? nullptr : PyObject_GetAttrString(package, "__file__");
+  Py_XDECREF(package);
+  const std::string path = utf8(file);
+  Py_XDECREF(file);
+  PyErr_Clear();
+  const std::size_t slash = path.rfind('/');
+  if (slash != std::string::npos) prefix = path.substr(0, slash + 1);
+  return prefix;
+}
+
+bool isPackageFrame(PyCodeObject* code, const std::string& prefix) {
+  if (prefix.empty() || code->co_filename == nullptr) return false;
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  if (file == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  return std::strncmp(file, prefix.c_str(), prefix.size()) == 0;
+}
+
 }  // namespace
 
 std::shared_ptr<const HostStack> capturePythonStack() {
@@ -111,6 +142,18 @@ std::shared_ptr<const HostStack> capturePythonStack() {
     frame = back;
   }
   Py_XDECREF(frame);
+  // The innermost frames of the accel package (accel.empty calling _C) are
+  // the library's, not the line that asked for memory: the stack starts at
+  // the caller's frame. A stack of package frames only is kept whole.
+  const std::string& prefix = packagePrefix();
+  std::size_t own = 0;
+  while (own < stack->frames_.size() && isPackageFrame(stack->frames_[own].code, prefix))
+    ++own;
+  if (own > 0 && own < stack->frames_.size()) {
+    for (std::size_t i = 0; i < own; ++i) Py_DECREF(stack->frames_[i].code);
+    stack->frames_.erase(stack->frames_.begin(),
+                         stack->frames_.begin() + static_cast<std::ptrdiff_t>(own));
+  }
   PyGILState_Release(gil);
   if (stack->frames_.empty()) return nullptr;  // a thread outside Python
   return stack;

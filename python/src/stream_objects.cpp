@@ -183,20 +183,15 @@ void bindStreamObjects(py::module_& m) {
       "`cls`.");
   py::cpp_function accelerator_current_stream(
       [](const py::handle& device) {
-        DeviceType type;
-        if (device.is_none() || PyLong_Check(device.ptr())) {
-          type = currentAcceleratorType("current_stream");
-        } else {
-          type = toDevice(device).type();
-        }
+        const DeviceType type = acceleratorTypeFor(device, "current_stream");
         if (!globalContext().isInitialized(type)) [[unlikely]]
           lazyInitFromPython(type);
         return streamObjects().get(
             getHooks(type).getCurrentStream(indexFor(type, device, "current_stream")));
       },
       py::name("_accelerator_current_stream"), py::arg("device") = py::none(),
-      py::doc("accel.current_stream: the current accelerator's (or `device`'s) current "
-              "stream."));
+      py::doc("accel.current_stream: the current accelerator's current stream of "
+              "`device` (an index, or text / a Device of that accelerator)."));
   m.attr("_accelerator_current_stream") =
       fastFunction(&fastAcceleratorStream, nullptr, accelerator_current_stream);
 }

@@ -43,14 +43,15 @@ struct PyStream {
 };
 
 // An event of one device type, created on its first record (when its device
-// becomes known), destroyed with the object. An interprocess event is created
+// becomes known, unless it was made for a device with an index, which then
+// is its device), destroyed with the object. An interprocess event is created
 // at once, on the current device, so that a backend without cross-process
 // events refuses it where it is asked for.
 struct PyEvent {
   DeviceType type;
   EventFlags flags;
   EventId id = kNoEvent;
-  DeviceIndex device = kCurrentDevice;
+  DeviceIndex device = kCurrentDevice;  // kCurrentDevice: the first record decides
 
   PyEvent(DeviceType t, EventFlags f) : type(t), flags(f) {}
   PyEvent(const PyEvent&) = delete;
@@ -67,13 +68,15 @@ struct PyEvent {
                 "Event.record: the event is for '", deviceTypeName(type),
                 "' but the stream is on ", stream.device.str());
     AcceleratorHooks& hooks = getHooks(type);
+    ACCEL_CHECK(device == kCurrentDevice || stream.device.index() == device,
+                InvalidArgument, "Event.record: the event belongs to ",
+                Device(type, device).str(), " but the stream is on ", stream.device.str(),
+                "; record it on a stream of ", Device(type, device).str(),
+                ", or make an Event for ", stream.device.str());
     if (id == kNoEvent) {
       id = hooks.createEvent(stream.device.index(), flags);
       device = stream.device.index();
     }
-    ACCEL_CHECK(stream.device.index() == device, InvalidArgument,
-                "Event.record: the event belongs to ", Device(type, device).str(),
-                " but the stream is on ", stream.device.str());
     hooks.recordEvent(id, stream);
   }
 };
@@ -92,6 +95,21 @@ struct PyGraph {
     }
   }
 };
+
+// An argument of a Stream or Event method as its C++ object, or, for an
+// object of another type, a TypeError with the method's public signature
+// (pybind11's own lists its internal overloads and class names). None is
+// null where `allow_none`.
+template <typename T>
+T* argumentAs(const py::handle& value, const char* signature, bool allow_none = false) {
+  if (allow_none && value.is_none()) return nullptr;
+  if (!py::isinstance<T>(value)) {
+    throw py::type_error(
+        std::string(signature) + ": got " +
+        std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+  }
+  return &value.cast<T&>();
+}
 
 // Python's stream priorities follow torch (and CUDA): 0 is the default and
 // lowest, lower numbers run first, priority_range() is (least, greatest) =
@@ -240,7 +258,9 @@ void bindStreams(py::module_& m) {
           Release(), "Waits for all work enqueued so far (GIL released).")
       .def(
           "wait_event",
-          [](const PyStream& s, PyEvent& event) {
+          [](const PyStream& s, const py::handle& event_arg) {
+            PyEvent& event =
+                *argumentAs<PyEvent>(event_arg, "Stream.wait_event(event: accel.Event)");
             event.require("wait");
             hooksOf(s.stream).blockStream(event.id, s.stream);
           },
@@ -248,7 +268,9 @@ void bindStreams(py::module_& m) {
           "Work enqueued on this stream after this call waits for `event`.")
       .def(
           "wait_stream",
-          [](const PyStream& s, const PyStream& other) {
+          [](const PyStream& s, const py::handle& other_arg) {
+            const PyStream& other = *argumentAs<PyStream>(
+                other_arg, "Stream.wait_stream(stream: accel.Stream)");
             AcceleratorHooks& hooks = hooksOf(other.stream);
             ACCEL_CHECK(other.stream.device.type() == s.stream.device.type(),
                         InvalidArgument, "wait_stream: ", s.stream.device.str(),
@@ -342,6 +364,14 @@ void bindStreams(py::module_& m) {
              lazyInitFromPython(d.type());
              auto event = std::make_unique<PyEvent>(
                  d.type(), EventFlags{enable_timing, blocking, interprocess});
+             // A device named with its index is the event's device (a record on
+             // another device's stream is refused); None, an index of -1 or a
+             // bare type leave it to the first record.
+             const bool named_index =
+                 PyLong_Check(device.ptr())
+                     ? PyLong_AsLong(device.ptr()) >= 0
+                     : !device.is_none() && toDevice(device).hasIndex();
+             if (named_index) event->device = d.index();
              if (interprocess) {
                AcceleratorHooks& hooks = getHooks(event->type);
                const DeviceIndex device = d.index();
@@ -357,19 +387,21 @@ void bindStreams(py::module_& m) {
       .def("__reduce__", &refusePickle<PyEvent>)
       .def(
           "record",
-          [](PyEvent& e, std::optional<const PyStream*> stream) {
-            e.record(stream && *stream != nullptr ? (*stream)->stream
-                                                  : currentStreamOf(e.type));
+          [](PyEvent& e, const py::handle& stream_arg) {
+            const PyStream* stream = argumentAs<PyStream>(
+                stream_arg, "Event.record(stream: accel.Stream | None = None)", true);
+            e.record(stream != nullptr ? stream->stream : currentStreamOf(e.type));
           },
           py::arg("stream") = py::none(),
           "Records the event on `stream` (default: the current stream of the current "
           "device).")
       .def(
           "wait",
-          [](PyEvent& e, std::optional<const PyStream*> stream) {
+          [](PyEvent& e, const py::handle& stream_arg) {
+            const PyStream* stream = argumentAs<PyStream>(
+                stream_arg, "Event.wait(stream: accel.Stream | None = None)", true);
             e.require("wait");
-            const Stream s = stream && *stream != nullptr ? (*stream)->stream
-                                                          : currentStreamOf(e.type);
+            const Stream s = stream != nullptr ? stream->stream : currentStreamOf(e.type);
             getHooks(e.type).blockStream(e.id, s);
           },
           py::arg("stream") = py::none(),
@@ -384,7 +416,15 @@ void bindStreams(py::module_& m) {
           Release(), "Waits until the event has happened (GIL released).")
       .def(
           "elapsed_time",
-          [](const PyEvent& start, const PyEvent& end) {
+          [](const PyEvent& start, const py::handle& end_arg) {
+            const PyEvent& end =
+                *argumentAs<PyEvent>(end_arg, "Event.elapsed_time(end: accel.Event)");
+            // Said here in Python's words (the hook names its C++ flags).
+            ACCEL_CHECK(start.flags.enable_timing && end.flags.enable_timing,
+                        InvalidArgument, "Event.elapsed_time: ",
+                        start.flags.enable_timing ? "the end event" : "this event",
+                        " was created without timing; create both events with "
+                        "enable_timing=True (accel.Event(enable_timing=True))");
             start.require("elapsed_time");
             end.require("elapsed_time");
             return getHooks(start.type).elapsedTime(start.id, end.id);
@@ -397,7 +437,7 @@ void bindStreams(py::module_& m) {
           "The name of the backend the event belongs to, recorded or not.")
       .def_property_readonly("device",
                              [](const PyEvent& e) -> std::optional<Device> {
-                               if (e.id == kNoEvent) return std::nullopt;
+                               if (e.device == kCurrentDevice) return std::nullopt;
                                return Device(e.type, e.device);
                              })
       .def("__repr__", [](const PyEvent& e) {

@@ -1,4 +1,5 @@
 #include "accel/memory/caching_allocator.h"
+#include "accel/memory/record_stream.h"
 
 #include <gtest/gtest.h>
 
@@ -240,6 +241,25 @@ TEST_F(StreamReuseTest, BlockUsedOnAnotherStreamWaitsForItsEvent) {
   EXPECT_EQ(source_.released_events.load(), 1);
   stats = allocator_.stats(0);
   EXPECT_EQ(stats.active_bytes.current, 8 * 1024);
+}
+
+TEST_F(StreamReuseTest, RecordStreamUseFromTheDataPtrAloneHoldsTheBlockAsWell) {
+  DataPtr a = allocator_.allocate(0, 4 * kKiB, stream(0));
+  void* const address = a.get();
+  EXPECT_TRUE(accel::memory::recordStreamUse(a, stream(7)));
+  EXPECT_THROW((void)accel::memory::recordStreamUse(
+                   a, Stream(Device::unchecked(DeviceType::CUDA, 1), 7)),
+               InvalidArgument);  // a stream of another device
+  a.reset();
+  ASSERT_EQ(source_.recorded_on, std::vector<StreamId>{7});
+  DataPtr b = allocator_.allocate(0, 4 * kKiB, stream(0));
+  EXPECT_NE(b.get(), address);
+  source_.completeAll();
+  EXPECT_EQ(allocator_.allocate(0, 4 * kKiB, stream(0)).get(), address);
+
+  DataPtr foreign(reinterpret_cast<void*>(0x1000), nullptr, nullptr,
+                  Device::unchecked(DeviceType::CUDA, 0));
+  EXPECT_FALSE(accel::memory::recordStreamUse(foreign, stream(7)));
 }
 
 TEST_F(StreamReuseTest, EmptyCacheWaitsForPendingFrees) {

@@ -116,7 +116,7 @@ TEST_F(OpenRegMemoryTest, OutOfMemoryGoesThroughTheAllocatorsOomPathWithAllFigur
   const std::string message = accel::testing::errorOf<accel::OutOfMemory>(
       [] { (void)accel::openreg::allocate(65 * kMiB, 5); });
   for (const char* figure :
-       {"openreg:5", "tried to allocate 65.00 MiB", "Capacity: 64.00 MiB",
+       {"openreg:5 is out of memory. Tried to allocate 65.00 MiB", "Capacity: 64.00 MiB",
         "free: 64.00 MiB", "allocated: 0 B", "reserved but unallocated: 0 B",
         "in private pools: 0 B", "ACCEL_OPENREG_MEMORY"}) {
     EXPECT_THAT(message, HasSubstr(figure));

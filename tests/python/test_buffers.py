@@ -134,3 +134,69 @@ def test_copies_reach_every_backend_and_cross_device_types(run_python):
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["ok", "True"]
+
+
+def test_record_stream_keeps_a_freed_buffer_until_that_streams_work_has_passed(run_python):
+    # On OpenCL, whose allocator waits on events: a buffer used by another
+    # stream's work (here only declared, as work the backend does not see,
+    # a user's own kernel on native_queue(), would be) is not handed out
+    # again until that stream has passed the work it had at the free.
+    result = run_python("""
+        import accel
+        if not accel._C._has_opencl:
+            raise SystemExit("skip: accel built without the OpenCL backend")
+        if not accel.opencl.is_available():
+            raise SystemExit("skip: no usable OpenCL device")
+        nbytes = 3 << 16
+        # Control: freed without record_stream, the block is handed out again at once.
+        first = accel.empty(nbytes, device="opencl:0")
+        address = first.data_ptr()
+        del first
+        assert accel.empty(nbytes, device="opencl:0").data_ptr() == address
+        busy = accel.opencl.Stream(0)
+        # The assertion is made only when the stream had not passed its work
+        # after the new allocation (so not before it either); else again with
+        # more work.
+        for elements in (1 << 22, 1 << 24, 1 << 26):
+            work = accel.empty(4 * elements, device="opencl:0")
+            accel.opencl.fill_uniform(work, stream=busy)
+            buf = accel.empty(nbytes, device="opencl:0")  # on the default stream
+            address = buf.data_ptr()
+            buf.record_stream(busy)
+            del buf
+            again = accel.empty(nbytes, device="opencl:0")
+            still_busy = not busy.query()
+            busy.synchronize()
+            if still_busy:
+                assert again.data_ptr() != address, "handed out while the stream used it"
+                print("ok")
+                break
+        else:
+            raise SystemExit("skip: the stream finished its work before the check every time")
+    """, env={"ACCEL_ACCELERATOR": "opencl"})
+    if result.stderr.startswith("skip: "):
+        pytest.skip(result.stderr[len("skip: "):].strip())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_record_stream_on_openreg_memory_holds_nothing_back_as_its_work_already_does():
+    # openreg's allocator has no events (its SegmentSource describes work as
+    # done when enqueued); its operations hold the buffers they name instead.
+    accel.openreg.init()
+    busy = accel.openreg.Stream(0)
+    buf = accel.empty(4096, device="openreg:0")
+    buf.record_stream(busy)
+    buf.record_stream(busy)  # again: once is enough
+
+
+def test_record_stream_refuses_host_memory_other_devices_and_non_streams():
+    accel.openreg.init()
+    dev = accel.empty(4096, device="openreg:0")
+    with pytest.raises(accel.InvalidArgumentError, match="is on openreg:0 but the stream is on"):
+        dev.record_stream(accel.openreg.Stream(1))
+    with pytest.raises(TypeError, match=r"record_stream\(stream: accel.Stream\)"):
+        dev.record_stream(0)
+    with pytest.raises(accel.InvalidArgumentError, match="host memory"):
+        accel.empty(4096, pinned=True).record_stream(accel.openreg.Stream(0))
+    dev.record_stream(accel.openreg.default_stream(0))  # its own stream: nothing to hold

@@ -144,3 +144,15 @@ def test_torch_1_13_memory_viz_reads_the_segments():
     stats = viz.stats(after)  # asserts every segment's blocks add up
     assert stats["segments"] == len(after)
     assert int(stats["active_allocated"].value) >= sum(b.nbytes for b in keep)
+
+
+def test_the_innermost_frame_is_the_callers_not_the_packages():
+    # accel.empty is Python code of the package calling _C: the stack starts
+    # at the line that called it.
+    accel.memory._record_memory_history(stacks="python")
+    buf = _allocate_here()
+    frames = _block_at(accel.memory._snapshot(), buf.data_ptr())["frames"]
+    assert frames[0] == {"filename": HERE, "line": _line_of("LINE_OF_ALLOCATION"),
+                         "name": "_allocate_here"}
+    package = accel.__file__.rsplit("/", 1)[0] + "/"
+    assert not any(f["filename"].startswith(package) for f in frames)

@@ -152,3 +152,195 @@ def test_memory_stats_and_empty_cache_before_initialisation_do_not_initialise(ru
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+# ---- type rules: torch.accelerator's functions take the current accelerator's
+# devices and streams only, and refuse another type with a ValueError naming
+# the expected one ----
+
+def test_a_device_or_stream_of_another_backend_is_a_value_error_naming_the_accelerator(
+        run_python):
+    result = run_python("""
+        import accel
+        if not accel._C._has_opencl:
+            raise SystemExit("skip: accel built without the OpenCL backend")
+        import accel.opencl                          # registered, never initialised here
+        accel.set_current_accelerator("openreg")
+        opencl_stream = accel.Stream(stream_id=0, device_index=0,
+                                     device_type=accel._C._device_type_code("opencl"))
+        calls = {
+            "synchronize": lambda: accel.synchronize("opencl:0"),
+            "set_stream": lambda: accel.set_stream(opencl_stream),
+            "set_device_index": lambda: accel.set_device_index("opencl:0"),
+            "memory_allocated": lambda: accel.memory_allocated("opencl:0"),
+            "reset_peak_memory_stats": lambda: accel.reset_peak_memory_stats("opencl:0"),
+            "memory_stats": lambda: accel.memory.memory_stats("opencl:0"),
+            "current_stream": lambda: accel.current_stream("opencl:0"),
+            "get_memory_info": lambda: accel.memory.get_memory_info(accel.Device("opencl:0")),
+        }
+        for name, call in calls.items():
+            try:
+                call()
+            except ValueError as e:
+                assert isinstance(e, accel.InvalidArgumentError), name
+                assert "current accelerator 'openreg'" in str(e), (name, str(e))
+                assert "accel.opencl." + name in str(e) or name == "get_memory_info", str(e)
+            else:
+                raise AssertionError(name + " accepted a device of opencl")
+        print(accel.current_accelerator(), accel.opencl.is_initialized())
+    """, env={"ACCEL_ACCELERATOR": ""})
+    if result.stderr.startswith("skip: "):
+        pytest.skip(result.stderr[len("skip: "):].strip())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["openreg", "False"]
+
+
+def test_set_device_index_of_cpu_says_cpu_is_not_an_accelerator():
+    with pytest.raises(ValueError, match="cpu is not an accelerator") as info:
+        accel.set_device_index("cpu")
+    assert "libaccel_cpu" not in str(info.value) and "::" not in str(info.value)
+    assert accel.current_device_index() == 0
+
+
+def test_an_event_made_for_a_device_records_only_on_that_devices_streams():
+    e = accel.Event(device="openreg:1")
+    assert e.device == accel.Device("openreg:1")
+    with pytest.raises(ValueError, match="belongs to openreg:1 but the stream is on openreg:0"):
+        e.record(accel.openreg.Stream(0))
+    assert e.device == accel.Device("openreg:1")  # not moved
+    e.record(accel.openreg.Stream(1))
+    e.synchronize()
+    assert e.device == accel.Device("openreg:1")
+    untied = accel.Event(device="openreg")  # no index: the first record decides
+    untied.record(accel.openreg.Stream(0))
+    assert untied.device == accel.Device("openreg:0")
+
+
+# ---- init rules ----
+
+def test_synchronize_and_the_reset_functions_before_init_do_nothing_and_initialise_nothing(
+        run_python):
+    result = run_python("""
+        import accel
+        accel.synchronize()
+        accel.synchronize(1)
+        accel.memory.reset_peak_memory_stats()
+        accel.memory.reset_accumulated_memory_stats("openreg:1")
+        accel.memory.reset_peak_memory_stats(0)
+        accel.openreg.reset_peak_memory_stats()
+        accel.openreg.reset_accumulated_memory_stats()
+        for call in (lambda: accel.synchronize(7), lambda: accel.memory.reset_peak_memory_stats(7),
+                     lambda: accel.openreg.reset_accumulated_memory_stats(7)):
+            try:
+                call()
+            except accel.InvalidArgumentError as e:
+                assert "out of range" in str(e), str(e)
+            else:
+                raise AssertionError("index 7 accepted")
+        print(accel.openreg.is_initialized())
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_is_available_counts_the_devices(run_python):
+    result = run_python("""
+        import accel
+        print(accel.current_accelerator(), accel.device_count(), accel.is_available())
+    """, env={"ACCEL_OPENREG_DEVICES": "0", "ACCEL_ACCELERATOR": "openreg"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["openreg", "0", "False"]
+    assert accel.is_available() and accel.device_count() > 0
+
+
+@pytest.mark.parametrize("initialise_first", [False, True])
+def test_seeds_set_before_init_apply_in_the_order_they_were_set(run_python, initialise_first):
+    result = run_python(f"""
+        import accel
+        if {initialise_first}:
+            accel.openreg.init()
+        accel.openreg.manual_seed(42)
+        accel.manual_seed(7)
+        print(accel.openreg.initial_seed(), accel.openreg.default_generator(1).initial_seed())
+        accel.manual_seed(5)
+        accel.openreg.manual_seed(9)
+        print(accel.openreg.initial_seed(), accel.openreg.default_generator(1).initial_seed())
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["7", "7", "9", "5"]
+
+
+# ---- names ----
+
+def test_every_backend_module_is_an_attribute_of_accel_without_registering_at_import(
+        run_python):
+    result = run_python("""
+        import sys
+        import accel
+        assert "accel.opencl" not in sys.modules
+        assert "opencl" not in accel.registered_backends()
+        assert not hasattr(accel, "no_such_backend")
+        if accel._C._has_opencl:
+            assert accel.opencl is sys.modules["accel.opencl"]
+            assert "opencl" in accel.__all__
+        assert accel.openreg is accel.backend("openreg") and accel.cuda is accel.backend("cuda")
+        print("ok")
+    """, env={"ACCEL_ACCELERATOR": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_a_loaded_plugins_backend_module_is_an_attribute_of_accel(run_python):
+    import os
+    plugin = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN")
+    if not plugin:
+        pytest.skip("the conformance suite's test plugin is built with the C++ tests")
+    result = run_python(f"""
+        import accel
+        (name,) = accel.load_backend({plugin!r})["registered"]
+        assert getattr(accel, name) is accel.backend(name)
+        print("ok")
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_the_memory_functions_and_old_names_of_torch_accelerator_are_at_the_top_level():
+    for name in ("memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
+                 "max_memory_reserved", "reset_peak_memory_stats",
+                 "reset_accumulated_memory_stats", "empty_cache", "get_memory_info",
+                 "memory_stats_as_nested_dict"):
+        assert getattr(accel, name) is getattr(accel.memory, name), name
+    assert accel.current_device_idx is accel.current_device_index
+    assert accel.set_device_idx is accel.set_device_index
+    accel.set_device_idx(1)
+    assert accel.current_device_idx() == 1
+
+
+def test_memory_stats_as_nested_dict_nests_the_flat_keys():
+    buf = accel.empty(4096, device="openreg:0")
+    flat = accel.memory_stats()
+    for nested in (accel.memory_stats_as_nested_dict(),
+                   accel.openreg.memory_stats_as_nested_dict(0)):
+        assert nested["allocated_bytes"]["all"]["current"] == flat["allocated_bytes.all.current"]
+        assert nested["num_ooms"] == flat["num_ooms"]
+        leaves = []
+
+        def walk(d):
+            for v in d.values():
+                walk(v) if isinstance(v, dict) else leaves.append(v)
+        walk(nested)
+        assert len(leaves) == len(flat)
+    del buf
+
+
+def test_record_memory_history_takes_torchs_older_bool():
+    accel.openreg.init()
+    accel.memory._record_memory_history(True)
+    try:
+        buf = accel.empty(4096, device="openreg:0")
+        assert any(e["action"] == "alloc" and e["addr"] == buf.data_ptr()
+                   for e in accel.memory._snapshot()["device_traces"][0])
+    finally:
+        accel.memory._record_memory_history(False)
+    assert accel.memory._snapshot()["device_traces"][0] == []

@@ -187,10 +187,11 @@ class PinnedSegments final : public EventSource {
   // The core ran its OOM path (cache freed, retried, observers told).
   const std::uint64_t limit = deviceRecord(device).info.max_allocation_bytes;
   if (limit == 0 || bytes <= limit) throw;
-  throw OutOfMemory(e.message() + "; " + std::to_string(bytes) +
+  // A sentence of its own after the core's (which ends with its period).
+  throw OutOfMemory(e.message() + " The cause: " + std::to_string(bytes) +
                     " bytes is above the largest allocation of " + deviceLabel(device) +
                     ", CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(limit) +
-                    " bytes (clSVMAlloc cannot make it); split the allocation");
+                    " bytes (clSVMAlloc cannot make it); split the allocation.");
 }
 
 // The device allocators' Detour. They are never diverted (an OpenCL device

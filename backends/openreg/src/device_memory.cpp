@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "accel/error.h"
+#include "accel/memory/size_rules.h"
 
 namespace accel::openreg::detail {
 DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
@@ -19,10 +20,20 @@ DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
 
 // ---- allocations ----
 
-void DeviceMemory::throwOutOfMemory(const OutOfMemory& e) {
+void DeviceMemory::throwOutOfMemory(const OutOfMemory& e, std::size_t bytes) const {
+  if (!capacityRefuses(bytes)) throw e;
   throw OutOfMemory(accel::detail::concat(
       e.message(),
       " (openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for more)"));
+}
+
+bool DeviceMemory::capacityRefuses(std::size_t bytes) const noexcept {
+  if (bytes > capacity_) return true;
+  // The segment the allocator asks for (before any rounding setting, which
+  // only makes it larger), against what the device has left now that the
+  // out-of-memory path has returned the cache.
+  const std::size_t needed = memory::segmentSize(memory::roundSize(bytes));
+  return needed > capacity_ - backedBytes();
 }
 
 void DeviceMemory::failAllocation(std::size_t bytes, StreamId stream) {

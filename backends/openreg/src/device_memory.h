@@ -112,14 +112,21 @@ class DeviceMemory {
     try {
       return allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
     } catch (const OutOfMemory& e) {
-      throwOutOfMemory(e);
+      throwOutOfMemory(e, bytes);
     }
   }
   // Fault injection: the allocator's OOM path for `bytes` on `stream`, as if
   // the device refused it; always throws OutOfMemory.
   [[noreturn]] void failAllocation(std::size_t bytes, StreamId stream);
-  // Rethrows the allocator's OutOfMemory with openreg's advice.
-  [[noreturn]] static void throwOutOfMemory(const OutOfMemory& e);
+  // Rethrows the allocator's OutOfMemory of a request of `bytes`, with
+  // openreg's advice (ACCEL_OPENREG_MEMORY) where the capacity is what
+  // refuses it (capacityRefuses). Under a memory fraction the allocator
+  // refuses before the device is asked, and its message says to change the
+  // fraction.
+  [[noreturn]] void throwOutOfMemory(const OutOfMemory& e, std::size_t bytes) const;
+  // True when the device cannot back the segment a request of `bytes` needs:
+  // above the capacity, or more than is left unbacked now.
+  [[nodiscard]] bool capacityRefuses(std::size_t bytes) const noexcept;
 
   // The live allocation that contains [ptr, ptr + bytes), referenced.
   // Throws InvalidArgument, naming `what`, for a range that is not inside one

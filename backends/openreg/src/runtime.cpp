@@ -44,8 +44,10 @@ DataPtr AllocationChecks::allocate(kit::CachingDeviceAllocator& allocator,
 }
 
 void AllocationChecks::outOfMemory(const OutOfMemory& error,
-                                   const kit::CachingDeviceAllocator&, std::size_t) {
-  DeviceMemory::throwOutOfMemory(error);
+                                   const kit::CachingDeviceAllocator& allocator,
+                                   std::size_t bytes) {
+  runtime_.device(allocator.device().index(), "allocate")
+      .memory.throwOutOfMemory(error, bytes);
 }
 
 DeviceState::DeviceState(Device device, std::byte* base, std::size_t capacity,
@@ -191,8 +193,9 @@ DataPtr Runtime::allocate(DeviceIndex index, std::size_t bytes) {
     try {
       state.memory.failAllocation(bytes, stream);
     } catch (const OutOfMemory& e) {
+      // The message, not what(): the location stays the error's own.
       throw OutOfMemory(accel::detail::concat(
-          e.what(),
+          e.message(),
           " [fault injection (failNthAllocation / ACCEL_OPENREG_FAIL_ALLOC) made "
           "this allocation fail; later allocations succeed]"));
     }

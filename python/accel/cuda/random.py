@@ -1,7 +1,7 @@
 """Random numbers of CUDA devices: accel.cuda.manual_seed and friends.
 
 Each function is a method of ``RANDOM``; accel/_random.py says how a seed
-reaches the device's generator (docs/python.md, "The seeds' flow, layer by layer").
+reaches the device's generator (docs/python-internals.md, "The seeds' flow, layer by layer").
 """
 
 from __future__ import annotations

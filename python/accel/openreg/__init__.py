@@ -13,7 +13,7 @@ from typing import Any as _Any, Dict as _Dict, Optional as _Optional
 
 from .. import _C
 from .._backend import _modules, populate as _populate
-from .._devices import DeviceLike, index_for as _index_for
+from .._devices import DeviceLike, check_type as _check_type, index_for as _index_for
 from .._lazy import state as _state
 from . import random
 from .random import *  # noqa: F401,F403  (manual_seed, get_rng_state, ...)
@@ -61,6 +61,9 @@ def is_device_lost(device: DeviceLike) -> bool:
 
 def set_stream_latency(stream: _C.Stream, microseconds: float) -> None:
     """Every operation on `stream` starts this much later (a slow device)."""
+    signature = "accel.openreg.set_stream_latency(stream, microseconds)"
+    _check_type(stream, _C.Stream, "stream", signature)
+    _check_type(microseconds, (int, float), "microseconds", signature)
     _C._openreg.set_stream_latency(stream, microseconds)
 
 

@@ -132,7 +132,9 @@ OutOfMemoryEvent DeviceCache::outOfMemoryFacts(std::size_t rounded,
 std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const {
   const Device device = Device::unchecked(allocator_.deviceType(), index_);
   std::string message = accel::detail::concat(
-      device, " is out of memory: tried to allocate ", formatBytes(facts.requested_bytes),
+      // torch's first sentences ("... out of memory. Tried to allocate 2.00 MiB"),
+      // which log scrapers and users' tooling match.
+      device, " is out of memory. Tried to allocate ", formatBytes(facts.requested_bytes),
       " (", facts.requested_bytes, " bytes) on stream ", facts.stream.id, ". Capacity: ",
       cap_.capped || facts.device_total_bytes != 0 ? formatBytes(facts.device_total_bytes)
                                                    : std::string("unknown"),
@@ -150,7 +152,15 @@ std::string DeviceCache::outOfMemoryMessage(const OutOfMemoryEvent& facts) const
   }
   // Suggest a setting only where it would change something.
   const bool fragmented = facts.reserved_unallocated_bytes >= facts.requested_bytes;
-  if (fragmented && !settings_.expandable_segments && source_.pageSize() > 0) {
+  const bool below_device = cap_.fraction && *cap_.fraction < 1.0;
+  if (cap_.capped && below_device &&
+      facts.reserved_bytes + facts.requested_bytes > cap_.bytes && !fragmented) {
+    // The fraction refused it, not the device: the fraction is what to change.
+    message += accel::detail::concat(
+        " The limit is this process's memory fraction, not the device: raise it with ",
+        hookInfo(HookId::setMemoryFraction).name,
+        "(), or free tensors you no longer need.");
+  } else if (fragmented && !settings_.expandable_segments && source_.pageSize() > 0) {
     message +=
         " Much memory is reserved but unallocated; to avoid fragmentation set "
         "ACCEL_ALLOC_CONF=expandable_segments:true.";
