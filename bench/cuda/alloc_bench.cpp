@@ -1,7 +1,7 @@
 // Device allocation: one allocate + free of 1 MiB through the backend's
 // device allocator (the core caching allocator: after the first iteration
 // every allocation is a cache hit), against cudaMalloc/cudaFree and
-// cudaMallocAsync/cudaFreeAsync in the same run. Target (issue 12): cache
+// cudaMallocAsync/cudaFreeAsync in the same run. Target: cache
 // hits >= 100x faster than cudaMalloc.
 #include <cuda_runtime.h>
 

@@ -1,6 +1,6 @@
 // Philox uniform fill of device memory: accel::cuda::fillUniform against
 // cuRAND's Philox4_32_10 generator (curandGenerateUniform) and, as the
-// ceiling, a device-to-device copy of the same bytes. Targets (issue 12):
+// ceiling, a device-to-device copy of the same bytes. Targets:
 // >= cuRAND, >= 70% of the copy's bandwidth. bytes_per_second is written.
 #include <cuda_runtime.h>
 #include <curand.h>

@@ -2,7 +2,7 @@
 // device allocator (getDeviceAllocator(0), as a framework calls it) beside
 // the core CachingAllocator alone, in the same run.
 //
-// Goal (issue 17): the backend's pair within 1.2x the core's. The core row
+// Goal: the backend's pair within 1.2x the core's. The core row
 // is the same allocator behind the same Allocator interface (one virtual
 // call), over a source of address ranges, on a warm cache; both rows run
 // in a process that has had a second thread (as bench_memory explains,

@@ -1,7 +1,7 @@
 // The caching allocator's hot path and a training-like replay, each next to
 // its baseline in the same run.
 //
-// Budgets (issue 10, DESIGN.md): a cached allocate+free pair <= 60 ns and
+// Budgets (DESIGN.md): a cached allocate+free pair <= 60 ns and
 // <= 2x glibc malloc/free of the same size; with history recording (no
 // stacks) <= 2x the pair without; on the synthetic training trace,
 // reserved/allocated at the peak <= 1.07.

@@ -1,6 +1,6 @@
 // Several threads allocating and freeing on one device, and on two, under
 // each design of the allocator's concurrency, in one run (docs/performance.md,
-// "Memory under threads"; docs/design-notes.md, issue 17):
+// "Memory under threads"; docs/design-notes.md):
 //   thread_caches  the default: per-thread caches of freed blocks, the biased
 //                  device lock behind them;
 //   biased_lock    thread_caches:false: every call takes the device lock,

@@ -1,4 +1,4 @@
-// `accel memviz` at scale (issue 21: a 60,000-event snapshot gives a page of
+// `accel memviz` at scale (a 60,000-event snapshot gives a page of
 // at most 10 MB that Chromium draws within 3 s). Two rows:
 //   WritePage   - the tool's work in-process on the 60,000-event snapshot's
 //                 JSON: parse, check and compact it, write the page. Each

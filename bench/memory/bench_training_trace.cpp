@@ -3,7 +3,7 @@
 // allocator, beside glibc malloc/free on the same events in the same
 // iteration.
 //
-// Goal (issue 17): openreg's getDeviceAllocator(0) at most 0.6x malloc/free.
+// Goal: openreg's getDeviceAllocator(0) at most 0.6x malloc/free.
 // Three rows a trace:
 //   Malloc  - the events through malloc/free, the baseline;
 //   Core    - the core CachingAllocator alone, behind the same Allocator

@@ -1,5 +1,5 @@
 // CLBlast SGEMM (C = A * B, row-major, square) through accelhooks against
-// CLBlast called directly, same sizes, same process (issue 18: ≤ 1.02×).
+// CLBlast called directly, same sizes, same process (≤ 1.02×).
 //
 //   Sgemm_OurStream:      an accelhooks stream's queue (in order, profiling
 //                         on, as every stream of the backend), memory from the

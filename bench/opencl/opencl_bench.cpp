@@ -1,4 +1,4 @@
-// The OpenCL backend against raw OpenCL in the same process (issue 18):
+// The OpenCL backend against raw OpenCL in the same process:
 //   - stream record + event wait round trip vs clEnqueueMarkerWithWaitList +
 //     clWaitForEvents;
 //   - cached device alloc + free pair vs clSVMAlloc + clSVMFree;

@@ -260,8 +260,8 @@ void BM_DefaultGenerator_pytorch(benchmark::State& state) {
 }
 BENCHMARK(BM_DefaultGenerator_pytorch);
 
-// A copy of the default generator's handle, as a caller that keeps one does
-// (issue 17): ours is immortal (no reference counted), PyTorch's an
+// A copy of the default generator's handle, as a caller that keeps one does:
+// ours is immortal (not reference counted), PyTorch's an
 // intrusive_ptr copy (an atomic increment and decrement).
 void BM_DefaultGeneratorCopy_accel(benchmark::State& state) {
   const accel::Device device(openregType(), 0);

@@ -5,8 +5,8 @@ comparable CPU calls where one exists.
     PYTHONPATH=build/release/python /usr/bin/python3 bench/python/call_overhead.py
 
 Prints the median ns per call over --repeats timing runs, and each probe's
-ratio to the no-op. Targets: probes within 1.5x of the no-op (issue 11);
-current_stream() <= 0.25 us and memory_stats() <= 5 us (issue 20).
+ratio to the no-op. Targets: probes within 1.5x of the no-op;
+current_stream() <= 0.25 us and memory_stats() <= 5 us.
 
 The device-agnostic rows (accel.current_stream, accel.memory.memory_stats)
 measure openreg: ACCEL_ACCELERATOR defaults to openreg here, since plugin

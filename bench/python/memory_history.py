@@ -1,6 +1,6 @@
 """Cost per allocation of memory history from Python: accel.empty(4096) on
 openreg and its free, with history off, on without stacks, with Python
-stacks, and with Python + C++ stacks, all in one run (issue 20).
+stacks, and with Python + C++ stacks, all in one run.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/python/memory_history.py
 

@@ -2,7 +2,7 @@
 // core, the auto path on two threads, and the BASELINE: std::mt19937 with
 // std::uniform_real_distribution<float>, the usual way to fill a buffer.
 //
-// Targets (issue 4): SIMD >= 3 GB/s per core and >= 10x the baseline; the
+// Targets: SIMD >= 3 GB/s per core and >= 10x the baseline; the
 // threaded fill >= 1.8x one thread on 2 cores. Read GBps_per_core (10^9 bytes
 // per second of wall time, divided by the threads used). Wall time, because
 // worker threads' CPU time is not the calling thread's.

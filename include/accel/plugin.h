@@ -53,6 +53,7 @@
 // Lifetime: loaded plugins are never unloaded; their hooks live forever.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,7 @@
 #include "accel/device_type.h"
 #include "accel/error.h"
 #include "accel/export.h"
+#include "accel/plugin_abi.h"
 #include "accel/plugin_entry.h"
 
 namespace accel {
@@ -115,6 +117,13 @@ struct PluginRecord {
   std::string plugin_name;             // what the plugin calls itself
   std::string plugin_version;          // the plugin's own version string
   int plugin_api_version = 0;          // PluginEntry::api_version; 0 if unknown
+  // A C plugin's (accel/plugin_abi.h) API versions, as
+  // ACCEL_PLUGIN_ABI_VERSION numbers; 0 when unknown or not a C plugin: the
+  // newest and the oldest it speaks, and the one it and the core agreed on
+  // (0 when they found none).
+  std::uint32_t abi_newest = 0;
+  std::uint32_t abi_oldest = 0;
+  std::uint32_t abi_negotiated = 0;
 };
 
 // One line: "<path>: <status>[: <detail>] (registered: a, b)". Never throws

@@ -150,5 +150,51 @@ TEST(MemvizInteraction, HoveringABandShowsItsStackWithPythonFramesFirst) {
   EXPECT_EQ(python_frames, 4u) << tip;
 }
 
+// The tooltip stays inside the window wherever the pointer is: on a band at
+// the window's right edge (the tip's stack lines are wider than the room
+// left of the pointer) and on a segment block at the window's bottom right.
+TEST(MemvizInteraction, TooltipStaysInsideTheWindowAtItsRightAndBottomEdges) {
+  if (testing::findChromium().empty()) {
+    GTEST_SKIP() << "chromium is not installed (Debian 'chromium')";
+  }
+  const ChromiumRun run = driveTrainingPage(R"(
+  var root = document.documentElement, tip = document.getElementById('tip');
+  function hover(node, x, y) {
+    node.dispatchEvent(new MouseEvent('mousemove', {clientX: x, clientY: y, bubbles: true}));
+    var r = tip.getBoundingClientRect();
+    return [tip.style.display, Math.round(r.left), Math.round(r.top), Math.round(r.right),
+            Math.round(r.bottom), root.clientWidth, root.clientHeight].join(' ');
+  }
+  var axes = document.getElementById('timeline-axes');
+  axes.scrollIntoView();
+  var plot = axes.getBoundingClientRect();
+  var right = Math.min(root.clientWidth, plot.left + 960);  // the plot ends at 962
+  document.body.setAttribute('data-band-tip', hover(axes, right - 10, plot.top + 280));
+  var blocks = document.querySelectorAll('#segments .block');
+  var last = blocks[blocks.length - 1];
+  last.scrollIntoView(false);
+  var b = last.getBoundingClientRect();
+  document.body.setAttribute('data-block-tip',
+                             hover(last, Math.min(b.right, root.clientWidth) - 2, b.bottom - 2));)",
+                                            "edges");
+  ASSERT_EQ(run.status, 0) << run.console;
+  EXPECT_FALSE(testing::consoleHasErrors(run.console)) << run.console;
+  for (const char* name : {"band-tip", "block-tip"}) {
+    // "display left top right bottom window-width window-height"
+    const std::string tip = attribute(run.output, name);
+    char display[16] = {};
+    long left = -1, top = -1, right = -1, bottom = -1, width = -1, height = -1;
+    ASSERT_EQ(std::sscanf(tip.c_str(), "%15s %ld %ld %ld %ld %ld %ld", display, &left,
+                          &top, &right, &bottom, &width, &height),
+              7)
+        << name << ": " << tip;
+    EXPECT_STREQ(display, "block") << name << ": " << tip;
+    EXPECT_GE(left, 0) << name << ": " << tip;
+    EXPECT_GE(top, 0) << name << ": " << tip;
+    EXPECT_LE(right, width) << name << ": " << tip;
+    EXPECT_LE(bottom, height) << name << ": " << tip;
+  }
+}
+
 }  // namespace
 }  // namespace accel::memory

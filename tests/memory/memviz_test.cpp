@@ -3,10 +3,12 @@
 // read back as its DOM and its console log.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "accel/memory/allocator_settings.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/snapshot_json.h"
 #include "memory/fake_segment_source.h"
@@ -17,6 +19,7 @@ namespace accel::memory {
 namespace {
 
 using testing::ChromiumRun;
+using testing::FakeSegmentSource;
 using testing::readWholeFile;
 
 std::size_t count(const std::string& text, const std::string& needle) {
@@ -102,6 +105,127 @@ TEST_P(MemvizTest, PageRendersInHeadlessChromiumWithAxesLegendAndEveryBlock) {
 INSTANTIATE_TEST_SUITE_P(WithAndWithoutTrace, MemvizTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "Trace" : "StateOnly";
+                         });
+
+// The attribute `name` of the element whose id is `id` in a dumped DOM;
+// "(absent)" if either is missing.
+std::string attributeOf(const std::string& dom, const std::string& id,
+                        const std::string& name) {
+  const std::size_t at = dom.find("id=\"" + id + "\"");
+  if (at == std::string::npos) return "(absent)";
+  const std::size_t open = dom.rfind('<', at), close = dom.find('>', at);
+  const std::string tag = dom.substr(open, close - open);
+  const std::size_t key = tag.find(" " + name + "=\"");
+  if (key == std::string::npos) return "(absent)";
+  const std::size_t from = key + name.size() + 3;
+  return tag.substr(from, tag.find('"', from) - from);
+}
+
+// The text of the element whose id is `id` (no nested elements).
+std::string textOf(const std::string& dom, const std::string& id) {
+  const std::size_t at = dom.find("id=\"" + id + "\"");
+  if (at == std::string::npos) return "(absent)";
+  const std::size_t from = dom.find('>', at) + 1;
+  return dom.substr(from, dom.find('<', from) - from);
+}
+
+struct MapFigures {
+  std::uint64_t reserved = 0, free = 0, largest_free = 0;
+  std::size_t segments = 0, blocks = 0;
+};
+
+MapFigures mapFigures(const MemorySnapshot& snapshot) {
+  MapFigures f;
+  for (const MemorySegment& segment : snapshot.segments) {
+    ++f.segments;
+    f.reserved += segment.total_size;
+    for (const MemoryBlock& block : segment.blocks) {
+      ++f.blocks;
+      if (block.state != MemoryBlock::State::Free) continue;
+      f.free += block.size;
+      f.largest_free = std::max(f.largest_free, block.size);
+    }
+  }
+  return f;
+}
+
+// Once the history ring has dropped the trace's beginning, the segments at
+// the peak are still the allocator's at that moment: the segment figures of
+// the page's peak column equal those of a snapshot taken at the peak, here
+// with a segment made before the kept events began and freed after the peak
+// (its segment_alloc dropped, its segment_free kept), with fixed-size
+// segments and with expandable ones.
+class MemvizWrappedRing : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MemvizWrappedRing, PeakColumnShowsTheSegmentsOfThatMoment) {
+  const bool expandable = GetParam();
+  constexpr std::size_t kKiB = 1 << 10;
+  constexpr std::size_t kMiB = 1 << 20;
+  constexpr std::size_t kRing = 64;
+  FakeSegmentSource source(std::size_t{1} << 32, false, 2 * kMiB);
+  CachingAllocator allocator(
+      DeviceType::CUDA, 1, source,
+      parseAllocatorSettings(expandable ? "expandable_segments:true" : ""));
+  MemoryHistoryOptions history;
+  history.max_entries = kRing;
+  allocator.recordHistory(history);
+  DataPtr early = allocator.allocate(0, 30 * kMiB, testing::memvizStream(0));
+  // The first block of its segment, which starts there.
+  const auto early_segment = reinterpret_cast<std::uintptr_t>(early.get());
+  DataPtr kept = allocator.allocate(0, 512 * kKiB, testing::memvizStream(0));
+  for (std::size_t i = 0; i < kRing; ++i) {  // 3 events each: the ring wraps
+    DataPtr temporary = allocator.allocate(0, 4 * kKiB, testing::memvizStream(0));
+  }
+  DataPtr last = allocator.allocate(0, 8 * kMiB, testing::memvizStream(0));
+  const MapFigures at_peak = mapFigures(allocator.snapshot({.device = 0}));
+  const std::uint64_t allocated_at_peak =
+      static_cast<std::uint64_t>(allocator.stats(0).allocated_bytes.current);
+  last.reset();
+  early.reset();
+  allocator.emptyCache();
+  const MemorySnapshot snapshot =
+      allocator.snapshot({.device = 0, .include_trace = true});
+  // The early segment's creation is gone from the trace; its release is in it.
+  ASSERT_EQ(snapshot.device_traces[0].size(), kRing);
+  bool released = false;
+  for (const MemoryTraceEntry& entry : snapshot.device_traces[0]) {
+    using Action = MemoryTraceEntry::Action;
+    if (entry.address != early_segment) continue;
+    ASSERT_NE(entry.action, Action::SegmentAlloc);
+    ASSERT_NE(entry.action, Action::SegmentMap);
+    released = released || entry.action == Action::SegmentFree ||
+               entry.action == Action::SegmentUnmap;
+  }
+  ASSERT_TRUE(released);
+
+  const std::string dir = ::testing::TempDir();
+  const std::string tag = expandable ? "wrapped_expandable" : "wrapped";
+  const std::string json = dir + "memviz_" + tag + ".json";
+  std::ofstream(json) << memorySnapshotToJson(snapshot);
+  const std::string page = dir + "memviz_" + tag + ".html";
+  int status = -1;
+  const std::string out = runTool("memviz " + json + " -o " + page, status);
+  ASSERT_EQ(status, 0) << out;
+  const std::string browser = testing::findChromium();
+  if (browser.empty()) GTEST_SKIP() << "chromium is not installed (Debian 'chromium')";
+  const ChromiumRun run = testing::runChromium(browser, page, dir, tag);
+  ASSERT_EQ(run.status, 0) << run.console;
+  EXPECT_FALSE(testing::consoleHasErrors(run.console)) << run.console;
+  const std::string& dom = run.output;
+  ASSERT_NE(dom.find("Segments at the peak (after event"), std::string::npos)
+      << dom.substr(0, 3000);
+  const auto bytes = [](std::uint64_t n) { return std::to_string(n) + " bytes"; };
+  EXPECT_EQ(attributeOf(dom, "peak-allocated", "title"), bytes(allocated_at_peak));
+  EXPECT_EQ(attributeOf(dom, "peak-reserved", "title"), bytes(at_peak.reserved));
+  EXPECT_EQ(textOf(dom, "peak-segments"), std::to_string(at_peak.segments));
+  EXPECT_EQ(textOf(dom, "peak-blocks"), std::to_string(at_peak.blocks));
+  EXPECT_EQ(attributeOf(dom, "peak-free", "title"), bytes(at_peak.free));
+  EXPECT_EQ(attributeOf(dom, "peak-largest-free", "title"), bytes(at_peak.largest_free));
+}
+
+INSTANTIATE_TEST_SUITE_P(FixedAndExpandableSegments, MemvizWrappedRing, ::testing::Bool(),
+                         [](const auto& info) {
+                           return info.param ? "Expandable" : "Fixed";
                          });
 
 // A snapshot string can hold anything a program named; none of it may end or

@@ -210,7 +210,7 @@ TEST(PluginLoader, UnresolvedSymbolFailsToOpenNamingTheSymbol) {
 
 TEST(PluginLoader, SharedLibraryWithoutEntryIsNotAPlugin) {
   loadExpectingFailure("libaccel_plugtest_plain.so", PluginStatus::NotAPlugin,
-                       {kPluginEntrySymbol, "ACCEL_DEFINE_PLUGIN"});
+                       {ACCEL_PLUGIN_ENTRY_NAME, kPluginEntrySymbol, "docs/plugin-abi.md"});
 }
 
 TEST(PluginLoader, PluginNeedingNewerCoreIsVersionMismatchAndDoesNotRegister) {

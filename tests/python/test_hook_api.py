@@ -1,5 +1,5 @@
-"""The Python API is checked against the hook catalogue (issue 20: the API is
-declared once). accel._C._hook_catalogue() is include/accel/hook_catalogue.h's
+"""The Python API is checked against the hook catalogue, so that the API is
+declared once. accel._C._hook_catalogue() is include/accel/hook_catalogue.h's
 kHookCatalogue as the binding compiled it; accel._C._python_api_of_hooks() is
 the binding's table (python/src/hook_api.cpp, keyed by HookId enumerators) of
 the Python names that reach each hook. This test fails when a hook is added

@@ -1,6 +1,7 @@
-"""Regression tests for the defects hostile testing found (issue 20): each
-used to abort the interpreter or give an error that named C++ or pybind11
-instead of the documented Python one."""
+"""Hostile input to the Python API (wrong types, out-of-range values, objects
+used after they are gone) gets the documented Python error, never an abort of
+the interpreter or an error that names C++ or pybind11; each case is one
+such input that once did."""
 
 import pickle
 import re

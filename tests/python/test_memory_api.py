@@ -1,5 +1,5 @@
 """accel.memory and the backend modules' memory functions that torch.cuda has
-beyond the statistics (issue 20): get_memory_info / mem_get_info,
+beyond the statistics: get_memory_info / mem_get_info,
 reset_accumulated_memory_stats, memory_summary, memory_snapshot,
 host_memory_stats, set_per_process_memory_fraction; their bad input and
 what they do before the backend is initialised."""

@@ -1,4 +1,4 @@
-"""Memory history from Python (issue 20): the allocating line of Python code
+"""Memory history from Python: the allocating line of Python code
 in snapshots, torch's snapshot schema, and PyTorch 1.13's memory_viz reading
 it."""
 

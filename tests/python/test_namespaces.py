@@ -1,4 +1,4 @@
-"""Public namespaces hold only the API (issue 20): every public name of the
+"""Public namespaces hold only the API: every public name of the
 package's user-facing modules is in its __all__, and every name in __all__
 exists."""
 

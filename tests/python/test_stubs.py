@@ -1,4 +1,4 @@
-"""The .pyi stubs are checked against the module (issue 20): every function,
+"""The .pyi stubs are checked against the module: every function,
 class and method accel._C defines is declared in _C.pyi and every declaration
 exists, with the same parameters (names, order, defaults, keyword-only) as
 pybind11's signature and the same plain return type; every backend module's
@@ -73,7 +73,7 @@ def test_every_backend_module_function_is_declared_in_the_backend_stub():
     assert sorted(populated - api) == []
 
 
-# ---- signatures (issue 20: the API is declared once) ----
+# ---- signatures: the API is declared once ----
 # pybind11 writes each function's signature as the first line of its
 # docstring ("name(a: int, b: str = 'x') -> bool"; one numbered line per
 # overload); the stub's def must have the same parameters in the same order,

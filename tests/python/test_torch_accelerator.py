@@ -1,5 +1,5 @@
 """Where accel's names match torch.accelerator / torch.cuda, the behaviour
-matches PyTorch 2.x's documentation (issue 20). Each test names the documented
+matches PyTorch 2.x's documentation. Each test names the documented
 behaviour it pins down."""
 
 import accel

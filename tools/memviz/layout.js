@@ -135,42 +135,48 @@ function memvizSnapshotSegments(model) {
   });
 }
 
-// The segments after event layout.peakT, rebuilt from the segment events;
-// blocks are the allocations live then, the rest free.
+// The segments after event layout.peakT: the snapshot's segments with the
+// trace's segment events after the peak undone, latest first. The ring keeps
+// the last events, so every event after the peak is in the trace even when
+// its beginning was dropped; replaying the trace forward instead would miss
+// the segments made before it began and freed after the peak. Blocks are the
+// allocations live then, the rest free.
 function memvizSegmentsAtPeak(model, layout) {
   var n = layout.n, trace = layout.trace, peakT = layout.peakT;
-  var allocations = layout.allocations;
-  var opened = [], mentioned = new Set();
-  for (var t = 0; t < n; t++) {
+  var segments = model.segments.map(function (s) {
+    return {address: s.address, total_size: s.total_size, stream: s.stream};
+  });
+  function endingAt(end) {
+    return segments.filter(function (s) { return s.address + s.total_size === end; })[0];
+  }
+  function without(segment) {
+    segments = segments.filter(function (s) { return s !== segment; });
+  }
+  for (var t = n - 1; t > peakT; t--) {
     var name = model.actions[trace.action[t]];
     if (name.indexOf('segment_') !== 0) continue;
     var addr = trace.addr[t], size = trace.size[t];
-    mentioned.add(addr);
-    if (t > peakT) continue;
     if (name === 'segment_alloc') {
-      opened.push({address: addr, total_size: size, stream: trace.stream[t]});
+      without(segments.filter(function (s) { return s.address === addr; })[0]);
     } else if (name === 'segment_free') {
-      opened = opened.filter(function (s) { return s.address !== addr; });
-    } else if (name === 'segment_map') {
-      var grown = opened.filter(function (s) { return s.address + s.total_size === addr; })[0];
-      if (grown) grown.total_size += size;
-      else opened.push({address: addr, total_size: size, stream: trace.stream[t]});
-    } else if (name === 'segment_unmap') {
-      opened.forEach(function (s) {
-        if (addr >= s.address && addr < s.address + s.total_size) s.total_size = addr - s.address;
-      });
-      opened = opened.filter(function (s) { return s.total_size > 0; });
+      segments.push({address: addr, total_size: size, stream: trace.stream[t]});
+    } else if (name === 'segment_map') {  // an expandable segment grew at its end
+      var grown = endingAt(addr + size);
+      if (grown) {
+        grown.total_size -= size;
+        if (grown.total_size <= 0) without(grown);
+      }
+    } else if (name === 'segment_unmap') {  // ... or shrank there
+      var shrunk = endingAt(addr);
+      if (shrunk) shrunk.total_size += size;
+      else segments.push({address: addr, total_size: size, stream: trace.stream[t]});
     }
   }
-  // Segments that existed before recording began keep their snapshot shape.
-  model.segments.forEach(function (s) {
-    if (!mentioned.has(s.address)) {
-      opened.push({address: s.address, total_size: s.total_size, stream: s.stream});
-    }
+  var atPeak = layout.allocations.filter(function (a) {
+    return a.start <= peakT && a.end > peakT;
   });
-  var atPeak = allocations.filter(function (a) { return a.start <= peakT && a.end > peakT; });
   atPeak.sort(function (p, q) { return p.addr - q.addr; });
-  return opened.map(function (s) {
+  return segments.map(function (s) {
     var blocks = [], at = s.address, end = s.address + s.total_size;
     atPeak.forEach(function (a) {
       if (a.addr < s.address || a.addr >= end) return;

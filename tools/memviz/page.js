@@ -320,11 +320,20 @@
   });
 
   // ---------- hover ----------
+  // The tip sits below and right of the pointer, or on the side of it that
+  // has room, and never past the window's edges (page.css caps its size to
+  // the window's).
   function showTip(event, text) {
     tip.textContent = text;
     tip.style.display = 'block';
-    tip.style.left = Math.min(event.clientX + 14, window.innerWidth - 400) + 'px';
-    tip.style.top = (event.clientY + 14) + 'px';
+    var margin = 4, gap = 14, width = tip.offsetWidth, height = tip.offsetHeight;
+    var right = document.documentElement.clientWidth - margin;
+    var bottom = document.documentElement.clientHeight - margin;
+    var left = event.clientX + gap, top = event.clientY + gap;
+    if (left + width > right) left = event.clientX - gap - width;
+    if (top + height > bottom) top = event.clientY - gap - height;
+    tip.style.left = Math.max(margin, Math.min(left, right - width)) + 'px';
+    tip.style.top = Math.max(margin, Math.min(top, bottom - height)) + 'px';
   }
   function hideTip() { tip.style.display = 'none'; }
   function offsetAt(b, t) {
@@ -427,6 +436,8 @@
   }
 
   // ---------- summary: each figure in the column of the moment it describes ----------
+  // A byte figure: rounded in the cell, exact when hovered.
+  function exactBytes(n) { return {text: bytes(n), bytes: n}; }
   function snapshotSum(key) {
     return model.segments.reduce(function (m, s) { return m + s[key]; }, 0);
   }
@@ -439,19 +450,21 @@
   var rows = [
     ['Moment', peakT >= 0 ? 'after ' + when(peakT) : 'no allocation in the trace',
      n > 0 ? 'after the last of ' + n + ' events' : 'when the snapshot was taken', 'moment'],
-    ['Allocated bytes', peakT >= 0 ? bytes(peak) : '—', bytes(snapshotSum('allocated_size')),
-     'allocated'],
+    ['Allocated bytes', peakT >= 0 ? exactBytes(peak) : '—',
+     exactBytes(snapshotSum('allocated_size')), 'allocated'],
     ['Live allocations', peakT >= 0 ? liveCount[peakT] : '—', snapshotLive, 'live'],
-    ['Reserved bytes (segments)', peakFigures ? bytes(peakFigures.reserved) : noMap,
-     bytes(snapshotSum('total_size')), 'reserved'],
-    ['Active bytes (allocated + pending free)', '—', bytes(snapshotSum('active_size')), 'active'],
-    ['Requested bytes (before rounding)', '—', bytes(snapshotSum('requested_size')), 'requested'],
+    ['Reserved bytes (segments)', peakFigures ? exactBytes(peakFigures.reserved) : noMap,
+     exactBytes(snapshotSum('total_size')), 'reserved'],
+    ['Active bytes (allocated + pending free)', '—', exactBytes(snapshotSum('active_size')),
+     'active'],
+    ['Requested bytes (before rounding)', '—', exactBytes(snapshotSum('requested_size')),
+     'requested'],
     ['Segments', peakFigures ? peakFigures.segments : noMap, snapFigures.segments, 'segments'],
     ['Blocks', peakFigures ? peakFigures.blocks : noMap, snapFigures.blocks, 'blocks'],
-    ['Free bytes inside segments', peakFigures ? bytes(peakFigures.free) : noMap,
-     bytes(snapFigures.free), 'free'],
-    ['Largest free block', peakFigures ? bytes(peakFigures.largestFree) : noMap,
-     bytes(snapFigures.largestFree), 'largest-free'],
+    ['Free bytes inside segments', peakFigures ? exactBytes(peakFigures.free) : noMap,
+     exactBytes(snapFigures.free), 'free'],
+    ['Largest free block', peakFigures ? exactBytes(peakFigures.largestFree) : noMap,
+     exactBytes(snapFigures.largestFree), 'largest-free'],
     ['Fragmentation (1 − largest free / free)', peakFigures ? peakFigures.fragmentation : noMap,
      snapFigures.fragmentation, 'fragmentation']
   ];
@@ -461,8 +474,9 @@
     th.textContent = r[0];
     tr.appendChild(th);
     [['peak', r[1]], ['snapshot', r[2]]].forEach(function (cell) {
-      var td = document.createElement('td');
-      td.textContent = cell[1];
+      var td = document.createElement('td'), value = cell[1];
+      td.textContent = typeof value === 'object' ? value.text : value;
+      if (typeof value === 'object') td.title = value.bytes + ' bytes';
       td.id = cell[0] + '-' + r[3];
       tr.appendChild(td);
     });

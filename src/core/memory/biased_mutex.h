@@ -23,7 +23,8 @@
 // it grants no bias again and stays its inner mutex. (Doubling the run a
 // revoked thread needs, as before, still withdrew a bias on a large share of
 // the calls of two threads on one device: 8.4 M pairs/s against 15.6 M/s for
-// a plain mutex, docs/design-notes.md, issue 17.) allowBias(false) stops
+// a plain mutex, docs/design-notes.md, "Two threads on one device: thread
+// caches".) allowBias(false) stops
 // new grants (ACCEL_ALLOC_CONF=biased_lock:false).
 //
 // The flag belongs to one thread and one lock (a BiasGrant), not to the lock

@@ -3,7 +3,8 @@
 //
 // Two threads allocating on one device under one lock move the lock's and
 // the cache's cache lines between their processors on every call, however
-// cheap the lock (docs/design-notes.md, issue 17). So each thread that frees
+// cheap the lock (docs/design-notes.md, "Two threads on one device: thread
+// caches"). So each thread that frees
 // on a device gets a small cache of its own: a free that its reuse lists can
 // hold goes there, and the next request of that size and stream on that
 // thread takes it back, touching no line another thread writes. Everything

@@ -21,6 +21,7 @@
 #include "accel/hooks_table.h"
 #include "accel/kit/library_file.h"
 #include "hooks/static_registration_hold.h"
+#include "plugins/c_plugin_link.h"
 #include "plugins/elf_image_check.h"
 #include "plugins/plugin_report.h"
 
@@ -205,9 +206,9 @@ const PluginEntry* readEntry(void* handle, PluginRecord& r) {
       return nullptr;
     }
     fail(r, PluginStatus::NotAPlugin,
-         detail::concat("it does not export ", kPluginEntrySymbol,
-                        ", so it is not an accelhooks plugin (plugins define their entry "
-                        "with ACCEL_DEFINE_PLUGIN; see docs/plugins.md)"));
+         detail::concat("it exports neither ", ACCEL_PLUGIN_ENTRY_NAME, " nor ",
+                        kPluginEntrySymbol,
+                        ", so it is not an accelhooks plugin (see docs/plugin-abi.md)"));
     return nullptr;
   }
   const PluginEntry* entry = nullptr;
@@ -341,18 +342,23 @@ void attemptLoad(PluginRecord& r, detail::DeviceCheck devices) {
   if (alreadyLoaded(r, [&](const LoadedFile& f) { return f.handle == handle; })) {
     return finish();
   }
-  const PluginEntry* entry = readEntry(handle, r);
-  if (entry == nullptr) return finish();
-
-  // The handshake passed: the held static registrations count now, followed
-  // by whatever the register function adds.
+  // A plugin of the C boundary (accel/plugin_abi.h) negotiates and
+  // registers through its entry; one of the C++ entry registers through
+  // its register function, after the static registrations it made.
+  void* c_entry = ownSymbol(handle, ACCEL_PLUGIN_ENTRY_NAME);
+  const PluginEntry* entry = c_entry != nullptr ? nullptr : readEntry(handle, r);
+  if (c_entry == nullptr && entry == nullptr) return finish();
   if (!static_errors.empty()) {
     std::string joined;
     for (const std::string& e : static_errors) joined += (joined.empty() ? "" : "; ") + e;
     fail(r, PluginStatus::InitFailed, "its static registration failed: " + joined);
     return finish();
   }
-  bool registered = runRegisterFunction(*entry, registrar, r);
+  bool registered =
+      c_entry != nullptr
+          ? detail::loadCEntry(reinterpret_cast<accel_plugin_negotiate_fn>(c_entry),
+                               registrar, r)
+          : runRegisterFunction(*entry, registrar, r);
   registrar.close("its register function returned");
   if (registered) {
     if (registrar.empty() && !resident) {
@@ -432,6 +438,35 @@ PluginRecord loadAndRecord(const std::string& path, std::string source,
 
 }  // namespace detail
 
+namespace {
+
+// accel_core_load_entry's load: a plugin already in the process, reached
+// through its entry instead of a file. The load mutex is held.
+void attemptEntryLoad(PluginRecord& r, accel_plugin_negotiate_fn entry) {
+  Loader& s = loader();
+  Registrar& registrar =
+      *s.registrars.emplace_back(std::make_unique<Registrar>("plugin entry " + r.path));
+  const bool registered = detail::loadCEntry(entry, registrar, r);
+  registrar.close("its register function returned");
+  if (registered) {
+    try {
+      r.registered = registrar.commitTo(processHooksTable());
+      r.status = PluginStatus::Loaded;
+    } catch (const DuplicateRegistration& e) {
+      fail(r, PluginStatus::Duplicate,
+           detail::concat("its registration was refused: ", e.message()));
+    }
+    if (r.status == PluginStatus::Loaded && r.registered.empty()) {
+      fail(r, PluginStatus::InitFailed,
+           "its register_backends returned without registering a backend");
+    }
+  }
+  registrar.drop();
+  registrar.close("its plugin's load ended");
+}
+
+}  // namespace
+
 PluginRecord loadBackend(const std::string& path) {
   PluginRecord record =
       detail::loadAndRecord(path, "loadBackend", detail::DeviceCheck::Ask);
@@ -444,3 +479,39 @@ PluginRecord loadBackend(const std::string& path) {
 }
 
 }  // namespace accel
+
+extern "C" ACCEL_API accel_status accel_core_load_entry(accel_plugin_negotiate_fn entry,
+                                                        const char* origin) {
+  using namespace accel;
+  try {
+    PluginRecord r;
+    r.source = "accel_core_load_entry";
+    r.path = origin != nullptr ? origin : "(unnamed entry)";
+    if (entry == nullptr) {
+      fail(r, PluginStatus::NotAPlugin, "the entry is null");
+    } else if (detail::isLoadingOnThisThread()) {
+      fail(r, PluginStatus::InitFailed,
+           "accel_core_load_entry was called while a plugin is being loaded; load "
+           "plugins one after the other, from the program");
+    } else {
+      Loader& s = loader();
+      std::lock_guard<std::mutex> load_lock(s.load_mutex);
+      s.loading_path = r.path;
+      s.loading_thread.store(std::this_thread::get_id(), std::memory_order_release);
+      try {
+        attemptEntryLoad(r, entry);
+      } catch (...) {
+        s.loading_thread.store(std::thread::id(), std::memory_order_release);
+        throw;
+      }
+      s.loading_thread.store(std::thread::id(), std::memory_order_release);
+    }
+    detail::recordPluginAttempt(r);
+    return pluginStatusIsSuccess(r.status)             ? ACCEL_OK
+           : r.status == PluginStatus::VersionMismatch ? ACCEL_ERROR_VERSION
+           : r.status == PluginStatus::Duplicate       ? ACCEL_ERROR_DUPLICATE
+                                                       : ACCEL_ERROR_INVALID_ARGUMENT;
+  } catch (...) {
+    return ACCEL_ERROR_OUT_OF_MEMORY;
+  }
+}

@@ -1,0 +1,455 @@
+// The hooks of a backend registered through the C plugin boundary: each
+// *Impl a call of the plugin's table, and what the boundary does not carry
+// answered by the core (c_plugin_hooks.h).
+#include "plugins/c_plugin_hooks.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "accel/default_generators.h"
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/kit/thread_current.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/memory_hooks.h"
+#include "accel/memory/pinned_caching_allocator.h"
+#include "accel/philox_generator.h"
+#include "plugins/c_plugin_link.h"
+#include "plugins/c_plugin_tables.h"
+
+namespace accel::detail {
+namespace {
+
+class CPluginHooks;
+
+// getDeviceAllocator(i): the core cache on the calling thread's current
+// stream of device i.
+class CDeviceAllocator final : public Allocator {
+ public:
+  CDeviceAllocator(CPluginHooks& hooks, memory::CachingAllocator& cache,
+                   DeviceIndex index)
+      : hooks_(hooks), cache_(cache), device_(cache.deviceType(), index) {}
+  [[nodiscard]] DataPtr allocate(std::size_t bytes) override;
+  [[nodiscard]] Device device() const noexcept override { return device_; }
+
+ private:
+  CPluginHooks& hooks_;
+  memory::CachingAllocator& cache_;
+  Device device_;
+};
+
+class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
+ public:
+  explicit CPluginHooks(CPluginTables tables)
+      : CachingAllocatorHooks(tables.type, tables.groups),
+        t_(std::move(tables)),
+        device_source_(t_, t_.device_memory, t_.device_memory_ctx),
+        pinned_source_(t_, t_.pinned_memory, t_.pinned_memory_ctx) {}
+
+  // The stream an allocation on device `index` is for.
+  [[nodiscard]] Stream allocationStream(DeviceIndex index) const {
+    StreamId id = current_.stream(index);
+    if (t_.ownsCurrentStream() && t_.groups.has(HookGroup::Streams))
+      check(t_.streams.get_current(t_.ctx, index, &id), "streams.get_current");
+    return Stream(Device(deviceType(), index), id);
+  }
+  void markUsed(DeviceIndex index) noexcept {
+    std::atomic<bool>& used = used_[static_cast<std::size_t>(index)];
+    if (!used.load(std::memory_order_relaxed))
+      used.store(true, std::memory_order_relaxed);
+  }
+  [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const {
+    ACCEL_CHECK(memory_ready_.load(std::memory_order_acquire), InvalidArgument,
+                "find_device_block: '", name(), "' is not initialised yet");
+    if (std::optional<DeviceIndex> device = cache_->deviceOf(ptr)) {
+      if (std::optional<memory::BlockInfo> block = cache_->findBlock(*device, ptr)) {
+        if (!block->freed) return CDeviceBlock{*device, block->base, block->requested};
+      }
+    }
+    throw InvalidArgument(
+        concat("find_device_block: ", ptr, " is in no live block of '", name(), "'"));
+  }
+
+ protected:
+  // ---- low ----
+  bool isBuiltImpl() const override { return t_.low.is_built(t_.ctx) != 0; }
+  bool isAvailableImpl() const override { return t_.low.is_available(t_.ctx) != 0; }
+  int deviceCountImpl() const override {
+    const int count = t_.low.device_count(t_.ctx);
+    return count < 0 ? 0 : std::min(count, static_cast<int>(kMaxDevicesPerType));
+  }
+  DeviceIndex getCurrentDeviceImpl() const override {
+    if (!t_.ownsCurrentDevice()) return current_.device();
+    std::int8_t device = 0;
+    check(t_.low.get_current_device(t_.ctx, &device), "low.get_current_device");
+    return device;
+  }
+  void setCurrentDeviceImpl(DeviceIndex index) override {
+    if (!t_.ownsCurrentDevice()) return current_.setDevice(index);
+    check(t_.low.set_current_device(t_.ctx, index), "low.set_current_device");
+  }
+  DeviceIndex exchangeDeviceImpl(DeviceIndex index) override {
+    if (!t_.ownsCurrentDevice()) return current_.exchangeDevice(index);
+    return AcceleratorHooks::exchangeDeviceImpl(index);
+  }
+
+  // ---- high ----
+  void initImpl() override {
+    check(t_.high.init(t_.ctx), "high.init");
+    if (memory_ready_.load(std::memory_order_acquire)) return;  // a retried init
+    const int count = deviceCountImpl();
+    ACCEL_CHECK(count > 0, NotAvailable, "'", name(), "' has no devices to initialise");
+    cache_ = std::make_unique<memory::CachingAllocator>(
+        deviceType(), count, device_source_, memory::allocatorSettingsFromEnvironment());
+    if (t_.has_pinned_memory)
+      pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
+    for (int i = 0; i < count; ++i) {
+      allocators_.push_back(std::make_unique<CDeviceAllocator>(
+          *this, *cache_, static_cast<DeviceIndex>(i)));
+    }
+    generators_ = std::make_unique<DefaultGenerators>(
+        deviceType(), count, [this] { return getCurrentDeviceImpl(); });
+    serveDefaultGeneratorsFrom(*generators_);
+    memory_ready_.store(true, std::memory_order_release);
+  }
+  bool hasPrimaryContextImpl(DeviceIndex index) const override {
+    if (t_.high.has_primary_context != nullptr)
+      return t_.high.has_primary_context(t_.ctx, index) != 0;
+    return memory_ready_.load(std::memory_order_acquire) &&
+           used_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
+  }
+  const Generator& getDefaultGeneratorImpl(DeviceIndex index) override {
+    return generators_->get(index);
+  }
+  Generator getNewGeneratorImpl(DeviceIndex index) override {
+    return makePhiloxGenerator(Device(deviceType(), index));
+  }
+  Device getDeviceFromPtrImpl(const void* ptr) const override {
+    if (std::optional<DeviceIndex> device = cache_->deviceOf(ptr))
+      return Device(deviceType(), *device);
+    throw InvalidArgument(concat(ptr, " is not device memory of '", name(),
+                                 "' (no segment of its caching allocator holds it)"));
+  }
+  Allocator& getPinnedMemoryAllocatorImpl() override {
+    if (pinned_ == nullptr) {
+      throw NotSupported(concat("'", name(), "' has no pinned host memory (",
+                                hookInfo(HookId::getPinnedMemoryAllocator).name,
+                                "): its plugin registered no pinned_memory"));
+    }
+    return *pinned_;
+  }
+  bool isPinnedPtrImpl(const void* ptr) const override {
+    return memory_ready_.load(std::memory_order_acquire) && pinned_ != nullptr &&
+           pinned_->isPinnedPtr(ptr);
+  }
+  Allocator& getDeviceAllocatorImpl(DeviceIndex index) override {
+    return *allocators_[static_cast<std::size_t>(index)];
+  }
+
+  // ---- device ----
+  void deviceSynchronizeImpl(DeviceIndex index) override {
+    check(t_.device.synchronize(t_.ctx, index), "device.synchronize");
+  }
+  std::string showConfigImpl() const override {
+    std::string text;
+    const accel_text_sink sink{&text, [](void* out, const char* piece, size_t length) {
+                                 if (piece == nullptr) return;
+                                 try {
+                                   static_cast<std::string*>(out)->append(piece, length);
+                                 } catch (...) {
+                                 }
+                               }};
+    check(t_.device.show_config(t_.ctx, &sink), "device.show_config");
+    return text;
+  }
+  DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override {
+    accel_device_properties p{};
+    p.struct_size = sizeof(p);
+    check(t_.device.properties(t_.ctx, index, &p), "device.properties");
+    p.name[sizeof(p.name) - 1] = '\0';
+    p.uuid[sizeof(p.uuid) - 1] = '\0';
+    DeviceProperties out;
+    out.name = p.name;
+    out.total_memory_bytes = p.total_memory_bytes;
+    out.multiprocessor_count = p.multiprocessor_count;
+    out.compute_capability_major = p.compute_capability_major;
+    out.compute_capability_minor = p.compute_capability_minor;
+    out.warp_size = p.warp_size;
+    out.max_threads_per_multiprocessor = p.max_threads_per_multiprocessor;
+    out.l2_cache_bytes = p.l2_cache_bytes;
+    out.is_integrated = p.is_integrated != 0;
+    out.uuid = p.uuid;
+    return out;
+  }
+
+  // ---- streams ----
+  Stream getCurrentStreamImpl(DeviceIndex index) const override {
+    return allocationStream(index);
+  }
+  Stream getDefaultStreamImpl(DeviceIndex index) const override {
+    StreamId id = kDefaultStreamId;
+    check(t_.streams.get_default(t_.ctx, index, &id), "streams.get_default");
+    return Stream(Device(deviceType(), index), id);
+  }
+  Stream getNewStreamImpl(DeviceIndex index, int priority) override {
+    StreamId id = kDefaultStreamId;
+    check(t_.streams.create(t_.ctx, index, priority, &id), "streams.create");
+    return Stream(Device(deviceType(), index), id);
+  }
+  void setCurrentStreamImpl(Stream stream) override {
+    if (!t_.ownsCurrentStream())
+      return current_.setStream(stream.device.index(), stream.id);
+    check(t_.streams.set_current(t_.ctx, toCStream(stream)), "streams.set_current");
+  }
+  Stream exchangeStreamImpl(Stream stream) override {
+    if (t_.ownsCurrentStream()) return AcceleratorHooks::exchangeStreamImpl(stream);
+    return Stream(stream.device,
+                  current_.exchangeStream(stream.device.index(), stream.id));
+  }
+  bool queryStreamImpl(Stream stream) const override {
+    std::int32_t done = 0;
+    check(t_.streams.query(t_.ctx, toCStream(stream), &done), "streams.query");
+    return done != 0;
+  }
+  void synchronizeStreamImpl(Stream stream) const override {
+    check(t_.streams.synchronize(t_.ctx, toCStream(stream)), "streams.synchronize");
+  }
+  std::pair<int, int> streamPriorityRangeImpl() const override {
+    return newStreamPriorityRangeImpl(getCurrentDeviceImpl());
+  }
+  std::pair<int, int> newStreamPriorityRangeImpl(DeviceIndex index) const override {
+    std::int32_t lowest = 0;
+    std::int32_t greatest = 0;
+    check(t_.streams.priority_range(t_.ctx, index, &lowest, &greatest),
+          "streams.priority_range");
+    return {lowest, greatest};
+  }
+
+  // ---- events ----
+  EventId createEventImpl(DeviceIndex index, EventFlags flags) override {
+    const std::uint32_t bits = (flags.enable_timing ? ACCEL_EVENT_ENABLE_TIMING : 0u) |
+                               (flags.blocking_sync ? ACCEL_EVENT_BLOCKING_SYNC : 0u) |
+                               (flags.interprocess ? ACCEL_EVENT_INTERPROCESS : 0u);
+    std::uint64_t event = kNoEvent;
+    check(t_.events.create(t_.ctx, index, bits, &event), "events.create");
+    return event;
+  }
+  void destroyEventImpl(EventId event) noexcept override {
+    t_.events.destroy(t_.ctx, event);
+  }
+  void recordEventImpl(EventId event, Stream stream) override {
+    check(t_.events.record(t_.ctx, event, toCStream(stream)), "events.record");
+  }
+  void blockStreamImpl(EventId event, Stream stream) override {
+    check(t_.events.block(t_.ctx, event, toCStream(stream)), "events.block");
+  }
+  bool queryEventImpl(EventId event) const override {
+    std::int32_t done = 0;
+    check(t_.events.query(t_.ctx, event, &done), "events.query");
+    return done != 0;
+  }
+  void synchronizeEventImpl(EventId event) const override {
+    check(t_.events.synchronize(t_.ctx, event), "events.synchronize");
+  }
+  double elapsedTimeImpl(EventId start, EventId end) const override {
+    double ms = 0;
+    check(t_.events.elapsed_ms(t_.ctx, start, end, &ms), "events.elapsed_ms");
+    return ms;
+  }
+
+  // ---- memory: the core's caches (CachingAllocatorHooks), and the
+  // capacity only from a plugin that can tell it ----
+  memory::CachingAllocator& cachingAllocator() const override { return *cache_; }
+  memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
+    return pinned_.get();
+  }
+  DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override {
+    requireCapacity(HookId::getMemoryInfo);
+    return CachingAllocatorHooks::getMemoryInfoImpl(index);
+  }
+  void setMemoryFractionImpl(double fraction, DeviceIndex index) override {
+    requireCapacity(HookId::setMemoryFraction);
+    CachingAllocatorHooks::setMemoryFractionImpl(fraction, index);
+  }
+
+  // ---- graphs: the plugin's, with the core's private pools ----
+  GraphId graphCreateImpl(bool keep_graph) override {
+    std::uint64_t graph = kNoGraph;
+    check(t_.graphs.create(t_.ctx, keep_graph ? 1 : 0, &graph), "graphs.create");
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    graphs_[graph] = {};
+    return graph;
+  }
+  void graphDestroyImpl(GraphId graph) override {
+    check(t_.graphs.destroy(t_.ctx, graph), "graphs.destroy");
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    if (auto it = graphs_.find(graph); it != graphs_.end()) {
+      releasePool(it->second);
+      graphs_.erase(it);
+    }
+  }
+  void graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) override {
+    // The current stream of the current device, as CUDA captures; its
+    // allocations go to the capture's pool from here on.
+    const DeviceIndex device = getCurrentDeviceImpl();
+    const Stream stream = allocationStream(device);
+    const MempoolId chosen = pool.isDefault() ? cache_->createPool() : pool;
+    cache_->retainPool(device, chosen);
+    try {
+      cache_->beginAllocateToPool(device, chosen, stream);
+    } catch (...) {
+      cache_->releasePool(device, chosen);
+      throw;
+    }
+    const accel_status status = t_.graphs.capture_begin(t_.ctx, graph, toCStream(stream),
+                                                        static_cast<std::int32_t>(mode));
+    if (status != ACCEL_OK) {
+      cache_->endAllocateToPool(device, chosen, stream);
+      cache_->releasePool(device, chosen);
+      fail(status, "graphs.capture_begin");
+    }
+    markUsed(device);
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    graphs_[graph] = GraphPool{chosen, stream, true, true};
+  }
+  void graphCaptureEndImpl(GraphId graph) override {
+    const accel_status status = t_.graphs.capture_end(t_.ctx, graph);
+    {
+      std::lock_guard<std::mutex> lock(graph_mutex_);
+      if (auto it = graphs_.find(graph); it != graphs_.end() && it->second.capturing) {
+        GraphPool& g = it->second;
+        cache_->endAllocateToPool(g.stream.device.index(), g.pool, g.stream);
+        g.capturing = false;
+        // A capture the plugin refused to end is discarded: the graph is
+        // empty again and needs no pool.
+        if (status != ACCEL_OK) releasePool(g);
+      }
+    }
+    check(status, "graphs.capture_end");
+  }
+  void graphInstantiateImpl(GraphId graph) override {
+    check(t_.graphs.instantiate(t_.ctx, graph), "graphs.instantiate");
+  }
+  void graphReplayImpl(GraphId graph) override {
+    if (t_.graphs.prepare_replay != nullptr)
+      check(t_.graphs.prepare_replay(t_.ctx, graph), "graphs.prepare_replay");
+    check(t_.graphs.replay(t_.ctx, graph), "graphs.replay");
+  }
+  void graphResetImpl(GraphId graph) override {
+    check(t_.graphs.reset(t_.ctx, graph), "graphs.reset");
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    if (auto it = graphs_.find(graph); it != graphs_.end()) releasePool(it->second);
+  }
+  MempoolId graphPoolImpl(GraphId graph) const override {
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    auto it = graphs_.find(graph);
+    ACCEL_CHECK(it != graphs_.end(), InvalidArgument, hookInfo(HookId::graphPool).name,
+                "(): ", graph, " is not a graph of '", name(), "'; create one with ",
+                hookInfo(HookId::graphCreate).name);
+    return it->second.pool;
+  }
+
+  // ---- copies ----
+  void copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override {
+    check(t_.copies.host_to_device(t_.ctx, dst, src, bytes, toCStream(stream)),
+          "copies.host_to_device");
+  }
+  void copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
+                            Stream stream) override {
+    check(t_.copies.device_to_host(t_.ctx, dst, src, bytes, toCStream(stream)),
+          "copies.device_to_host");
+  }
+  void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
+                              Stream stream) override {
+    check(t_.copies.device_to_device(t_.ctx, dst, src, bytes, toCStream(stream)),
+          "copies.device_to_device");
+  }
+
+ private:
+  // A graph's private pool while the core holds it.
+  struct GraphPool {
+    MempoolId pool{};
+    Stream stream;
+    bool holds_pool = false;
+    bool capturing = false;
+  };
+
+  void check(accel_status status, const char* function) const {
+    if (status != ACCEL_OK) [[unlikely]]
+      fail(status, function);
+  }
+  [[noreturn]] void fail(accel_status status, const char* function) const {
+    throwPluginStatus(status, name(), function);
+  }
+  void requireCapacity(HookId hook) const {
+    if (device_source_.knowsCapacity()) return;
+    if (t_.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) {
+      throw NotSupported(
+          concat("'", name(), "' cannot report its device capacity (",
+                 hookInfo(hook).name, "): its plugin '", t_.plugin,
+                 "' speaks plugin API ", abiVersionText(t_.version),
+                 ", and device_memory.memory_info came in plugin API 1.1"));
+    }
+    throw NotSupported(concat("'", name(), "' cannot report its device capacity (",
+                              hookInfo(hook).name, "): its plugin '", t_.plugin,
+                              "' gives no device_memory.memory_info"));
+  }
+  // graph_mutex_ held.
+  void releasePool(GraphPool& g) {
+    const DeviceIndex device = g.stream.device.index();
+    if (g.capturing) cache_->endAllocateToPool(device, g.pool, g.stream);
+    if (g.holds_pool) cache_->releasePool(device, g.pool);
+    g = GraphPool{};
+  }
+
+  const CPluginTables t_;
+  kit::ThreadCurrent current_;  // for a plugin that does not keep them itself
+  CSegmentSource device_source_;
+  CSegmentSource pinned_source_;
+  // Built by the first successful initImpl, published by memory_ready_.
+  std::unique_ptr<memory::CachingAllocator> cache_;
+  std::unique_ptr<memory::PinnedCachingAllocator> pinned_;
+  std::vector<std::unique_ptr<CDeviceAllocator>> allocators_;
+  std::unique_ptr<DefaultGenerators> generators_;
+  std::atomic<bool> memory_ready_{false};
+  std::array<std::atomic<bool>, kMaxDevicesPerType> used_{};
+  mutable std::mutex graph_mutex_;
+  std::map<GraphId, GraphPool> graphs_;
+};
+
+DataPtr CDeviceAllocator::allocate(std::size_t bytes) {
+  const DeviceIndex index = device_.index();
+  hooks_.markUsed(index);
+  return cache_.allocate(index, bytes, hooks_.allocationStream(index));
+}
+
+}  // namespace
+
+std::unique_ptr<AcceleratorHooks> makeCPluginHooks(accel_core& core,
+                                                   const accel_backend& backend) {
+  return std::make_unique<CPluginHooks>(readCPluginTables(core, backend));
+}
+
+CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {
+  ACCEL_CHECK(device_type >= 0 && device_type < kMaxDeviceTypes &&
+                  isValidDeviceType(static_cast<DeviceType>(device_type)),
+              InvalidArgument, "find_device_block: ", device_type,
+              " is not a registered device type");
+  auto* hooks =
+      dynamic_cast<CPluginHooks*>(&getHooks(static_cast<DeviceType>(device_type)));
+  ACCEL_CHECK(hooks != nullptr, InvalidArgument, "find_device_block: '",
+              deviceTypeName(static_cast<DeviceType>(device_type)),
+              "' has no backend registered through the plugin ABI");
+  return hooks->findBlock(ptr);
+}
+
+}  // namespace accel::detail

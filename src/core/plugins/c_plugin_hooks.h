@@ -1,0 +1,46 @@
+// Internal: the hooks object of a backend registered through the C plugin
+// boundary (accel/plugin_abi.h). The core's AcceleratorHooks wrappers keep
+// the contract (index and stream checks, init, discovery, fork, copies'
+// guarantees); this object translates each *Impl into a call of the
+// plugin's table and a failed status into the library's error. What the
+// boundary does not carry is the core's: the caching device allocator and
+// pinned cache over the plugin's raw memory (and with them the memory and
+// memory_history groups, pointer queries and allocators), Philox generators
+// per device, the graphs' private pools, and the current device and stream
+// for a backend that does not keep them itself.
+//
+// Thread-safety: as every hooks object: any hook from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "accel/hooks.h"
+#include "accel/plugin_abi.h"
+
+namespace accel::detail {
+
+// A live block of a C backend's device cache.
+struct CDeviceBlock {
+  std::int8_t device = 0;
+  void* base = nullptr;
+  std::size_t bytes = 0;
+};
+
+// The hooks of the backend `backend` describes, registered by the plugin
+// behind `core`. Reads only what the tables' sizes and the negotiated
+// version cover, and copies it. Throws InvalidArgument naming the table or
+// function when the description is unusable: an unregistered or built-in
+// type, no low or high table, a table whose size is 0 or absurd, a declared
+// group without its table, a table without a function its group needs, a
+// half-provided pair or set (current device get/set, page mapping, events).
+std::unique_ptr<AcceleratorHooks> makeCPluginHooks(accel_core& core,
+                                                   const accel_backend& backend);
+
+// The live block of the C backend of `device_type`'s device cache that holds
+// `ptr`. Throws InvalidArgument when the type has no C backend, it is not
+// initialised, or no block holds ptr.
+CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr);
+
+}  // namespace accel::detail

@@ -1,0 +1,340 @@
+// The core's side of the C plugin boundary: the services a plugin calls, the
+// statuses its functions return turned into the library's errors, and the
+// version negotiation with its entry (accel/plugin_abi.h, docs/plugin-abi.md).
+#include "plugins/c_plugin_link.h"
+
+#include <cstring>
+#include <exception>
+#include <memory>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/philox_generator.h"
+#include "accel/registrar.h"
+#include "accel/registry.h"
+#include "accel/version.h"
+#include "plugins/c_plugin_hooks.h"
+
+namespace accel::detail {
+namespace {
+
+// The message a plugin gave for the status it is about to return. Per
+// thread: a plugin reports and returns on the thread the core called it on.
+struct PendingError {
+  bool set = false;
+  accel_status code = ACCEL_OK;
+  std::string message;
+};
+thread_local PendingError t_pending;
+
+std::string_view statusName(accel_status status) noexcept {
+  switch (status) {
+    case ACCEL_OK:
+      return "ACCEL_OK";
+    case ACCEL_ERROR_INVALID_ARGUMENT:
+      return "ACCEL_ERROR_INVALID_ARGUMENT";
+    case ACCEL_ERROR_NOT_SUPPORTED:
+      return "ACCEL_ERROR_NOT_SUPPORTED";
+    case ACCEL_ERROR_NOT_AVAILABLE:
+      return "ACCEL_ERROR_NOT_AVAILABLE";
+    case ACCEL_ERROR_OUT_OF_MEMORY:
+      return "ACCEL_ERROR_OUT_OF_MEMORY";
+    case ACCEL_ERROR_DEVICE:
+      return "ACCEL_ERROR_DEVICE";
+    case ACCEL_ERROR_VERSION:
+      return "ACCEL_ERROR_VERSION";
+    case ACCEL_ERROR_DUPLICATE:
+      return "ACCEL_ERROR_DUPLICATE";
+    case ACCEL_ERROR_INTERNAL:
+      return "ACCEL_ERROR_INTERNAL";
+    default:
+      return "an unknown status";
+  }
+}
+
+// The pending message for `status`, taken (empty when the plugin gave none
+// for this status).
+std::string takeMessage(accel_status status) {
+  std::string message;
+  if (t_pending.set && t_pending.code == status) message = std::move(t_pending.message);
+  t_pending = PendingError{};
+  return message;
+}
+
+// A service's failure, reported to the plugin as its pending message (the
+// plugin usually returns the status on, and the core then shows the message).
+accel_status report(accel_status code, std::string message) noexcept {
+  try {
+    t_pending.set = true;
+    t_pending.code = code;
+    t_pending.message = std::move(message);
+  } catch (...) {
+    t_pending = PendingError{};
+  }
+  return code;
+}
+
+// Runs a service body, turning what it throws into a status and a message.
+template <typename Body>
+accel_status serve(const char* service, Body&& body) noexcept {
+  try {
+    body();
+    return ACCEL_OK;
+  } catch (const DuplicateRegistration& e) {
+    return report(ACCEL_ERROR_DUPLICATE, e.message());
+  } catch (const InvalidArgument& e) {
+    return report(ACCEL_ERROR_INVALID_ARGUMENT, e.message());
+  } catch (const NotSupported& e) {
+    return report(ACCEL_ERROR_NOT_SUPPORTED, e.message());
+  } catch (const NotAvailable& e) {
+    return report(ACCEL_ERROR_NOT_AVAILABLE, e.message());
+  } catch (const OutOfMemory& e) {
+    return report(ACCEL_ERROR_OUT_OF_MEMORY, e.message());
+  } catch (const Error& e) {
+    return report(ACCEL_ERROR_DEVICE, e.message());
+  } catch (const std::bad_alloc&) {
+    return report(ACCEL_ERROR_OUT_OF_MEMORY, concat(service, ": out of host memory"));
+  } catch (const std::exception& e) {
+    return report(ACCEL_ERROR_INTERNAL, concat(service, ": ", e.what()));
+  } catch (...) {
+    return report(ACCEL_ERROR_INTERNAL, concat(service, ": unknown exception"));
+  }
+}
+
+void requireArgument(bool ok, const char* service, const char* what) {
+  ACCEL_CHECK(ok, InvalidArgument, service, ": ", what,
+              " is null; pass the pointer the plugin ABI asks for (accel/plugin_abi.h)");
+}
+
+accel::Registrar& registeringRegistrar(accel_core* core, const char* service) {
+  requireArgument(core != nullptr, service, "the core handle");
+  ACCEL_CHECK(core->registrar != nullptr &&
+                  core->registering_thread == std::this_thread::get_id(),
+              InvalidArgument, service, ": '", core->plugin,
+              "' may register only from its register_backends, on the thread the core "
+              "called it on");
+  return *core->registrar;
+}
+
+void setError(accel_core* /*core*/, accel_status code, const char* message) {
+  report(code, message != nullptr ? std::string(message) : std::string());
+}
+
+accel_status registerDeviceTypeService(accel_core* core, const char* name,
+                                       int32_t* type) {
+  return serve("register_device_type", [&] {
+    accel::Registrar& registrar = registeringRegistrar(core, "register_device_type");
+    requireArgument(name != nullptr, "register_device_type", "the name");
+    requireArgument(type != nullptr, "register_device_type", "the type out-pointer");
+    *type = toIndex(registrar.registerDeviceType(name));
+  });
+}
+
+accel_status registerBackendService(accel_core* core, const accel_backend* backend) {
+  return serve("register_backend", [&] {
+    accel::Registrar& registrar = registeringRegistrar(core, "register_backend");
+    requireArgument(backend != nullptr, "register_backend", "the backend");
+    registrar.registerHooks(makeCPluginHooks(*core, *backend));
+  });
+}
+
+accel_status findDeviceBlockService(accel_core* core, int32_t device_type,
+                                    const void* ptr, int8_t* device, void** base,
+                                    size_t* bytes) {
+  return serve("find_device_block", [&] {
+    requireArgument(core != nullptr, "find_device_block", "the core handle");
+    requireArgument(device != nullptr && base != nullptr && bytes != nullptr,
+                    "find_device_block", "an out-pointer");
+    const CDeviceBlock block = findCPluginBlock(device_type, ptr);
+    *device = block.device;
+    *base = block.base;
+    *bytes = block.bytes;
+  });
+}
+
+accel_status defaultGeneratorService(accel_core* core, int32_t device_type, int8_t device,
+                                     accel_generator** out) {
+  return serve("default_generator", [&] {
+    requireArgument(core != nullptr, "default_generator", "the core handle");
+    requireArgument(out != nullptr, "default_generator", "the out-pointer");
+    ACCEL_CHECK(device_type >= 0 && device_type < kMaxDeviceTypes &&
+                    isValidDeviceType(static_cast<DeviceType>(device_type)),
+                InvalidArgument, "default_generator: ", device_type,
+                " is not a registered device type");
+    const Generator& generator =
+        getHooks(static_cast<DeviceType>(device_type)).getDefaultGenerator(device);
+    // The default generators live as long as their hooks: for the process.
+    *out = reinterpret_cast<accel_generator*>(const_cast<Generator*>(&generator));
+  });
+}
+
+accel_status reservePhiloxService(accel_generator* generator, uint64_t count,
+                                  uint64_t* seed, uint64_t* offset) {
+  return serve("reserve_philox", [&] {
+    requireArgument(generator != nullptr, "reserve_philox", "the generator");
+    requireArgument(seed != nullptr && offset != nullptr, "reserve_philox",
+                    "an out-pointer");
+    const PhiloxPosition position =
+        reservePhilox(*reinterpret_cast<const Generator*>(generator), count);
+    *seed = position.seed;
+    *offset = position.offset;
+  });
+}
+
+uint32_t negotiatedVersionService(accel_core* core) {
+  return core != nullptr ? core->negotiated : 0;
+}
+
+constexpr accel_core_services kServices{
+    sizeof(accel_core_services), setError,
+    registerDeviceTypeService,   registerBackendService,
+    findDeviceBlockService,      defaultGeneratorService,
+    reservePhiloxService,        negotiatedVersionService,
+};
+
+// Text the plugin handed over (name, version): at most 256 bytes, up to the
+// first NUL.
+std::string pluginText(const char* text) {
+  if (text == nullptr) return {};
+  return std::string(text, ::strnlen(text, 256));
+}
+
+std::string coreRange() {
+  return concat("this libaccel.so (", libraryVersion(), ") speaks plugin API ",
+                abiVersionText(kOldestPluginAbi), " to ",
+                abiVersionText(kNewestPluginAbi));
+}
+
+bool fail(PluginRecord& r, PluginStatus status, std::string detail) {
+  r.status = status;
+  r.detail = std::move(detail);
+  return false;
+}
+
+// Calls a plugin function that may be C++ and throw, whatever the ABI says.
+template <typename Call>
+accel_status callGuarded(Call&& call, std::string& thrown) noexcept {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "an exception not derived from std::exception";
+  }
+  return ACCEL_ERROR_INTERNAL;
+}
+
+}  // namespace
+
+std::string abiVersionText(std::uint32_t version) {
+  return concat(ACCEL_PLUGIN_ABI_MAJOR_OF(version), ".",
+                ACCEL_PLUGIN_ABI_MINOR_OF(version));
+}
+
+const accel_core_services& coreServices() noexcept { return kServices; }
+
+[[noreturn]] void throwPluginStatus(accel_status status, std::string_view backend,
+                                    std::string_view function) {
+  std::string message = takeMessage(status);
+  if (message.empty()) {
+    message = concat("'", backend, "' failed in ", function, " with ", statusName(status),
+                     " (", status, ") and gave no message");
+  }
+  switch (status) {
+    case ACCEL_ERROR_INVALID_ARGUMENT:
+      throw InvalidArgument(std::move(message));
+    case ACCEL_ERROR_NOT_SUPPORTED:
+      throw NotSupported(std::move(message));
+    case ACCEL_ERROR_NOT_AVAILABLE:
+      throw NotAvailable(std::move(message));
+    case ACCEL_ERROR_OUT_OF_MEMORY:
+      throw OutOfMemory(std::move(message));
+    default:
+      throw DeviceError(std::move(message));
+  }
+}
+
+void clearPluginError() noexcept { t_pending = PendingError{}; }
+
+bool loadCEntry(accel_plugin_negotiate_fn entry, Registrar& registrar, PluginRecord& r) {
+  // Leaked: the plugin keeps the handle for its services calls.
+  auto* core = new accel_core();
+  const std::string core_version(libraryVersion());
+  const accel_core_offer offer{sizeof(accel_core_offer),
+                               kNewestPluginAbi,
+                               kOldestPluginAbi,
+                               core_version.c_str(),
+                               core,
+                               &kServices};
+  accel_plugin_answer answer{};
+  answer.struct_size = sizeof(accel_plugin_answer);
+  clearPluginError();
+  std::string thrown;
+  const accel_status status = callGuarded([&] { return entry(&offer, &answer); }, thrown);
+  r.plugin_name = pluginText(answer.name);
+  r.plugin_version = pluginText(answer.version_text);
+  r.abi_newest = answer.plugin_newest_version;
+  r.abi_oldest = answer.plugin_oldest_version;
+  core->plugin = r.plugin_name.empty() ? r.path : r.plugin_name;
+  const std::string who = concat("the plugin '", core->plugin, "'");
+  if (!thrown.empty()) {
+    return fail(r, PluginStatus::InitFailed,
+                concat("its ", ACCEL_PLUGIN_ENTRY_NAME, "() threw: ", thrown));
+  }
+  if (status != ACCEL_OK) {
+    std::string message = takeMessage(status);
+    if (status == ACCEL_ERROR_VERSION) {
+      return fail(
+          r, PluginStatus::VersionMismatch,
+          concat(who, " speaks plugin API ", abiVersionText(r.abi_oldest), " to ",
+                 abiVersionText(r.abi_newest), ", but ", coreRange(),
+                 message.empty() ? "" : ": ", message,
+                 "; rebuild the plugin or use an accelhooks whose range meets it"));
+    }
+    return fail(r, PluginStatus::InitFailed,
+                concat("its ", ACCEL_PLUGIN_ENTRY_NAME, "() failed with ",
+                       statusName(status), message.empty() ? "" : ": ", message));
+  }
+  const std::uint32_t version = answer.version;
+  if (version < kOldestPluginAbi || version > kNewestPluginAbi) {
+    return fail(r, PluginStatus::VersionMismatch,
+                concat(who, " answered plugin API ", abiVersionText(version),
+                       " (its headers know ", abiVersionText(r.abi_newest), "), but ",
+                       coreRange(),
+                       "; a plugin answers the lower of the core's newest and its own"));
+  }
+  if (answer.register_backends == nullptr) {
+    return fail(r, PluginStatus::InitFailed,
+                concat(who, " answered without a register_backends function"));
+  }
+  r.abi_negotiated = version;
+  core->negotiated = version;
+  core->registrar = &registrar;
+  core->registering_thread = std::this_thread::get_id();
+  clearPluginError();
+  const accel_status registered =
+      callGuarded([&] { return answer.register_backends(core); }, thrown);
+  core->registrar = nullptr;
+  core->registering_thread = {};
+  if (registered == ACCEL_OK) return true;
+  if (!thrown.empty()) {
+    return fail(r, PluginStatus::InitFailed,
+                concat("its register_backends threw: ", thrown));
+  }
+  std::string message = takeMessage(registered);
+  return fail(r,
+              registered == ACCEL_ERROR_DUPLICATE ? PluginStatus::Duplicate
+                                                  : PluginStatus::InitFailed,
+              concat("its register_backends failed with ", statusName(registered),
+                     message.empty() ? "" : ": ", message));
+}
+
+}  // namespace accel::detail
+
+// ---- what the core exports in C ----
+
+extern "C" ACCEL_API void accel_core_plugin_abi_range(uint32_t* oldest,
+                                                      uint32_t* newest) {
+  if (oldest != nullptr) *oldest = accel::detail::kOldestPluginAbi;
+  if (newest != nullptr) *newest = accel::detail::kNewestPluginAbi;
+}

@@ -1,0 +1,279 @@
+// Reading a C plugin's backend description (accel/plugin_abi.h) into the
+// tables the core keeps, and the plugin's raw memory as a SegmentSource.
+#include "plugins/c_plugin_tables.h"
+
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+#include <utility>
+
+#include "accel/error.h"
+#include "hooks/host_type.h"
+#include "plugins/c_plugin_link.h"
+
+namespace accel::detail {
+namespace {
+
+// The group bits are HookGroup's order, so that they convert as they are.
+static_assert(ACCEL_GROUP_LOW == 1u << static_cast<unsigned>(HookGroup::Low) &&
+              ACCEL_GROUP_HIGH == 1u << static_cast<unsigned>(HookGroup::High) &&
+              ACCEL_GROUP_DEVICE == 1u << static_cast<unsigned>(HookGroup::Device) &&
+              ACCEL_GROUP_STREAMS == 1u << static_cast<unsigned>(HookGroup::Streams) &&
+              ACCEL_GROUP_EVENTS == 1u << static_cast<unsigned>(HookGroup::Events) &&
+              ACCEL_GROUP_MEMORY == 1u << static_cast<unsigned>(HookGroup::Memory) &&
+              ACCEL_GROUP_MEMORY_HISTORY ==
+                  1u << static_cast<unsigned>(HookGroup::MemoryHistory) &&
+              ACCEL_GROUP_GRAPHS == 1u << static_cast<unsigned>(HookGroup::Graphs) &&
+              ACCEL_GROUP_COPIES == 1u << static_cast<unsigned>(HookGroup::Copies));
+
+// No table of this ABI is anywhere near this size: a larger struct_size is
+// not a newer plugin's longer table but a wrong pointer or an unset field.
+constexpr std::uint32_t kAbsurdTableSize = 1u << 16;
+
+// Copies `*table` up to what both sides know, rounded down to whole fields
+// (every field of every table is at most 8 bytes, aligned to its size), and
+// leaves the rest null. Reads nothing past table->struct_size.
+template <typename Table>
+void copyTable(Table& out, const Table* table, const std::string& plugin,
+               const char* what) {
+  out = Table{};
+  if (table == nullptr) return;
+  const std::uint32_t size = table->struct_size;
+  ACCEL_CHECK(size >= sizeof(std::uint64_t) && size < kAbsurdTableSize, InvalidArgument,
+              "the plugin '", plugin, "' registered a backend whose ", what,
+              " table has struct_size ", size,
+              "; set struct_size to sizeof the table from accel/plugin_abi.h");
+  std::size_t bytes = std::min<std::size_t>(size, sizeof(Table));
+  bytes -= bytes % alignof(Table);
+  std::memcpy(static_cast<void*>(&out), static_cast<const void*>(table), bytes);
+  out.struct_size = size;
+}
+
+// Refuses a table of a declared group that lacks a function the group needs.
+void requireFunctions(const std::string& plugin, const char* table,
+                      std::initializer_list<std::pair<const char*, bool>> functions) {
+  for (const auto& [name, present] : functions) {
+    ACCEL_CHECK(present, InvalidArgument, "the plugin '", plugin,
+                "' registered a backend whose ", table, " table has no ", name,
+                " function, which the table's group needs");
+  }
+}
+
+// Refuses a set of functions that are provided together or not at all.
+void requireAllOrNone(const std::string& plugin, const char* table, const char* set,
+                      std::initializer_list<bool> present) {
+  const auto count = std::count(present.begin(), present.end(), true);
+  ACCEL_CHECK(count == 0 || count == static_cast<long>(present.size()), InvalidArgument,
+              "the plugin '", plugin, "' registered a backend whose ", table,
+              " table provides part of ", set, "; provide all of them or none");
+}
+
+void readSegments(accel_segment_fns& out, const accel_segment_fns* fns,
+                  const CPluginTables& t, const char* what) {
+  copyTable(out, fns, t.plugin, what);
+  if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) out.memory_info = nullptr;
+  requireFunctions(t.plugin, what,
+                   {{"allocate_segment", out.allocate_segment != nullptr},
+                    {"free_segment", out.free_segment != nullptr}});
+  requireAllOrNone(
+      t.plugin, what, "page mapping (page_size and its four functions)",
+      {out.page_size > 0, out.reserve_range != nullptr, out.release_range != nullptr,
+       out.map_pages != nullptr, out.unmap_pages != nullptr});
+  requireAllOrNone(t.plugin, what, "the events (record_event and its four companions)",
+                   {out.record_event != nullptr, out.event_completed != nullptr,
+                    out.stream_wait_event != nullptr, out.release_event != nullptr,
+                    out.synchronize_event != nullptr});
+}
+
+}  // namespace
+
+CPluginTables readCPluginTables(const accel_core& core, const accel_backend& backend) {
+  CPluginTables t;
+  t.plugin = core.plugin;
+  t.version = core.negotiated;
+  accel_backend b{};
+  copyTable(b, &backend, t.plugin, "accel_backend");
+
+  const int type_id = b.device_type;
+  ACCEL_CHECK(type_id >= 0 && type_id < kMaxDeviceTypes &&
+                  isValidDeviceType(static_cast<DeviceType>(type_id)),
+              InvalidArgument, "the plugin '", t.plugin,
+              "' registered a backend for device type ", type_id,
+              ", which is not registered; pass the id register_device_type gave");
+  t.type = static_cast<DeviceType>(type_id);
+  refuseHostType(t.type, "register_backend", concat("plugin '", t.plugin, "'"));
+  t.ctx = b.ctx;
+
+  ACCEL_CHECK(b.low != nullptr && b.high != nullptr, InvalidArgument, "the plugin '",
+              t.plugin, "' registered a backend without its ",
+              b.low == nullptr ? "low" : "high",
+              " table; every backend provides the low and high groups");
+  ACCEL_CHECK(b.device_memory != nullptr, InvalidArgument, "the plugin '", t.plugin,
+              "' registered a backend without device_memory; the core's caching "
+              "allocator draws the device allocator's memory from it");
+
+  t.groups = Capabilities::fromBits(b.groups);
+
+  copyTable(t.low, b.low, t.plugin, "low");
+  requireFunctions(t.plugin, "low",
+                   {{"is_built", t.low.is_built != nullptr},
+                    {"is_available", t.low.is_available != nullptr},
+                    {"device_count", t.low.device_count != nullptr}});
+  requireAllOrNone(
+      t.plugin, "low", "get_current_device and set_current_device",
+      {t.low.get_current_device != nullptr, t.low.set_current_device != nullptr});
+  copyTable(t.high, b.high, t.plugin, "high");
+  requireFunctions(t.plugin, "high", {{"init", t.high.init != nullptr}});
+
+  auto declared = [&](HookGroup group, const void* table, const char* name) {
+    if (!t.groups.has(group)) return false;
+    ACCEL_CHECK(table != nullptr, InvalidArgument, "the plugin '", t.plugin,
+                "' declares the ", hookGroupName(group), " group but gave no ", name,
+                " table");
+    return true;
+  };
+  if (declared(HookGroup::Device, b.device, "device")) {
+    copyTable(t.device, b.device, t.plugin, "device");
+    requireFunctions(t.plugin, "device",
+                     {{"synchronize", t.device.synchronize != nullptr},
+                      {"show_config", t.device.show_config != nullptr},
+                      {"properties", t.device.properties != nullptr}});
+  }
+  if (declared(HookGroup::Streams, b.streams, "streams")) {
+    copyTable(t.streams, b.streams, t.plugin, "streams");
+    requireFunctions(t.plugin, "streams",
+                     {{"get_default", t.streams.get_default != nullptr},
+                      {"create", t.streams.create != nullptr},
+                      {"query", t.streams.query != nullptr},
+                      {"synchronize", t.streams.synchronize != nullptr},
+                      {"priority_range", t.streams.priority_range != nullptr}});
+    requireAllOrNone(
+        t.plugin, "streams", "get_current and set_current",
+        {t.streams.get_current != nullptr, t.streams.set_current != nullptr});
+  }
+  if (declared(HookGroup::Events, b.events, "events")) {
+    copyTable(t.events, b.events, t.plugin, "events");
+    requireFunctions(t.plugin, "events",
+                     {{"create", t.events.create != nullptr},
+                      {"destroy", t.events.destroy != nullptr},
+                      {"record", t.events.record != nullptr},
+                      {"block", t.events.block != nullptr},
+                      {"query", t.events.query != nullptr},
+                      {"synchronize", t.events.synchronize != nullptr},
+                      {"elapsed_ms", t.events.elapsed_ms != nullptr}});
+  }
+  if (declared(HookGroup::Graphs, b.graphs, "graphs")) {
+    copyTable(t.graphs, b.graphs, t.plugin, "graphs");
+    if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) t.graphs.prepare_replay = nullptr;
+    requireFunctions(t.plugin, "graphs",
+                     {{"create", t.graphs.create != nullptr},
+                      {"destroy", t.graphs.destroy != nullptr},
+                      {"capture_begin", t.graphs.capture_begin != nullptr},
+                      {"capture_end", t.graphs.capture_end != nullptr},
+                      {"instantiate", t.graphs.instantiate != nullptr},
+                      {"replay", t.graphs.replay != nullptr},
+                      {"reset", t.graphs.reset != nullptr}});
+  }
+  if (declared(HookGroup::Copies, b.copies, "copies")) {
+    copyTable(t.copies, b.copies, t.plugin, "copies");
+    requireFunctions(t.plugin, "copies",
+                     {{"host_to_device", t.copies.host_to_device != nullptr},
+                      {"device_to_host", t.copies.device_to_host != nullptr},
+                      {"device_to_device", t.copies.device_to_device != nullptr}});
+  }
+  readSegments(t.device_memory, b.device_memory, t, "device_memory");
+  t.device_memory_ctx = b.device_memory_ctx;
+  if (b.pinned_memory != nullptr) {
+    readSegments(t.pinned_memory, b.pinned_memory, t, "pinned_memory");
+    t.pinned_memory_ctx = b.pinned_memory_ctx;
+    t.has_pinned_memory = true;
+  }
+  return t;
+}
+
+// ---- CSegmentSource ----
+
+void CSegmentSource::check(accel_status status, const char* function) const {
+  if (status != ACCEL_OK) [[unlikely]]
+    throwPluginStatus(status, tables_.plugin, function);
+}
+
+void* CSegmentSource::allocateSegment(DeviceIndex index, std::size_t bytes) {
+  void* out = nullptr;
+  const accel_status status = fns_.allocate_segment(ctx_, index, bytes, &out);
+  // Out of memory is a null segment: the cache frees what it holds and retries.
+  if (status == ACCEL_ERROR_OUT_OF_MEMORY) {
+    clearPluginError();
+    return nullptr;
+  }
+  check(status, "allocate_segment");
+  return out;
+}
+
+void CSegmentSource::freeSegment(DeviceIndex index, void* ptr,
+                                 std::size_t bytes) noexcept {
+  fns_.free_segment(ctx_, index, ptr, bytes);
+}
+
+DeviceMemoryInfo CSegmentSource::memoryInfo(DeviceIndex index) const noexcept {
+  if (fns_.memory_info == nullptr) return {};
+  std::uint64_t total = 0;
+  std::uint64_t free_bytes = 0;
+  fns_.memory_info(ctx_, index, &total, &free_bytes);
+  return {total, free_bytes};
+}
+
+std::size_t CSegmentSource::pageSize() const noexcept { return fns_.page_size; }
+
+void* CSegmentSource::reserveAddressRange(DeviceIndex index, std::size_t bytes) {
+  void* out = nullptr;
+  check(fns_.reserve_range(ctx_, index, bytes, &out), "reserve_range");
+  return out;
+}
+
+void CSegmentSource::releaseAddressRange(DeviceIndex index, void* base,
+                                         std::size_t bytes) noexcept {
+  fns_.release_range(ctx_, index, base, bytes);
+}
+
+bool CSegmentSource::mapPages(DeviceIndex index, void* address, std::size_t bytes) {
+  std::int32_t mapped = 0;
+  check(fns_.map_pages(ctx_, index, address, bytes, &mapped), "map_pages");
+  return mapped != 0;
+}
+
+void CSegmentSource::unmapPages(DeviceIndex index, void* address,
+                                std::size_t bytes) noexcept {
+  fns_.unmap_pages(ctx_, index, address, bytes);
+}
+
+bool CSegmentSource::hasEvents() const noexcept { return fns_.record_event != nullptr; }
+
+EventId CSegmentSource::recordEvent(Stream stream) {
+  if (!hasEvents()) return SegmentSource::recordEvent(stream);
+  std::uint64_t event = 0;
+  check(fns_.record_event(ctx_, toCStream(stream), &event), "record_event");
+  return event;
+}
+
+bool CSegmentSource::eventCompleted(EventId event) noexcept {
+  if (!hasEvents()) return SegmentSource::eventCompleted(event);
+  return fns_.event_completed(ctx_, event) != 0;
+}
+
+void CSegmentSource::streamWaitEvent(Stream stream, EventId event) {
+  if (!hasEvents()) return SegmentSource::streamWaitEvent(stream, event);
+  check(fns_.stream_wait_event(ctx_, toCStream(stream), event), "stream_wait_event");
+}
+
+void CSegmentSource::releaseEvent(EventId event) noexcept {
+  if (!hasEvents()) return SegmentSource::releaseEvent(event);
+  fns_.release_event(ctx_, event);
+}
+
+void CSegmentSource::synchronizeEvent(EventId event) {
+  if (!hasEvents()) return SegmentSource::synchronizeEvent(event);
+  check(fns_.synchronize_event(ctx_, event), "synchronize_event");
+}
+
+}  // namespace accel::detail
