@@ -36,7 +36,6 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_segment_fns, struct_size),
     MEMBER(accel_segment_fns, allocate_segment),
     MEMBER(accel_segment_fns, free_segment),
-    MEMBER(accel_segment_fns, memory_info),
     MEMBER(accel_segment_fns, page_size),
     MEMBER(accel_segment_fns, reserve_range),
     MEMBER(accel_segment_fns, release_range),
@@ -47,6 +46,9 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_segment_fns, stream_wait_event),
     MEMBER(accel_segment_fns, release_event),
     MEMBER(accel_segment_fns, synchronize_event),
+#if SINCE(1, 1)
+    MEMBER(accel_segment_fns, memory_info),
+#endif
     MEMBER(accel_low_fns, struct_size),
     MEMBER(accel_low_fns, is_built),
     MEMBER(accel_low_fns, is_available),

@@ -159,8 +159,6 @@ typedef struct accel_segment_fns {
    * out of memory (the cache frees what it holds and retries). */
   accel_status (*allocate_segment)(void* ctx, int8_t device, size_t bytes, void** out);
   void (*free_segment)(void* ctx, int8_t device, void* data, size_t bytes);
-  /* Capacity and free bytes; both 0 when unknown. Optional. */
-  void (*memory_info)(void* ctx, int8_t device, uint64_t* total, uint64_t* free_bytes);
   /* Page mapping: all five or none. */
   size_t page_size;
   accel_status (*reserve_range)(void* ctx, int8_t device, size_t bytes, void** out);
@@ -218,7 +216,8 @@ typedef struct accel_device_fns {
 typedef struct accel_stream_fns {
   uint32_t struct_size;
   /* Current/set: both or neither (neither: the core keeps the current
-   * stream per thread and per device, the default stream until set). */
+   * stream per thread and per device, the default stream until set; the
+   * default stream's id is then 0). */
   accel_status (*get_current)(void* ctx, int8_t device, int64_t* out);
   accel_status (*set_current)(void* ctx, accel_stream stream);
   accel_status (*get_default)(void* ctx, int8_t device, int64_t* out);

@@ -41,7 +41,8 @@
  * appends fields or functions (each marked "since 1.x" below); a major
  * version may change anything and is refused by cores of another major.
  * 1.0  the first C release.
- * 1.1  accel_graph_fns.prepare_replay; accel_core_services.negotiated_version.
+ * 1.1  accel_segment_fns.memory_info; accel_graph_fns.prepare_replay;
+ *      accel_core_services.negotiated_version.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -160,8 +161,6 @@ typedef struct accel_segment_fns {
    * out of memory (the cache frees what it holds and retries). */
   accel_status (*allocate_segment)(void* ctx, int8_t device, size_t bytes, void** out);
   void (*free_segment)(void* ctx, int8_t device, void* data, size_t bytes);
-  /* Capacity and free bytes; both 0 when unknown. Optional. */
-  void (*memory_info)(void* ctx, int8_t device, uint64_t* total, uint64_t* free_bytes);
   /* Page mapping: all five or none. */
   size_t page_size;
   accel_status (*reserve_range)(void* ctx, int8_t device, size_t bytes, void** out);
@@ -177,6 +176,10 @@ typedef struct accel_segment_fns {
   accel_status (*stream_wait_event)(void* ctx, accel_stream stream, uint64_t event);
   void (*release_event)(void* ctx, uint64_t event);
   accel_status (*synchronize_event)(void* ctx, uint64_t event);
+  /* since 1.1: the device's capacity and free bytes (both 0 when unknown),
+   * for getMemoryInfo, setMemoryFraction and out-of-memory messages.
+   * Optional; without it those hooks are NotSupported. */
+  void (*memory_info)(void* ctx, int8_t device, uint64_t* total, uint64_t* free_bytes);
 } accel_segment_fns;
 
 /* ---- the plugin's tables, one per group ---- */
@@ -219,7 +222,8 @@ typedef struct accel_device_fns {
 typedef struct accel_stream_fns {
   uint32_t struct_size;
   /* Current/set: both or neither (neither: the core keeps the current
-   * stream per thread and per device, the default stream until set). */
+   * stream per thread and per device, the default stream until set; the
+   * default stream's id is then 0). */
   accel_status (*get_current)(void* ctx, int8_t device, int64_t* out);
   accel_status (*set_current)(void* ctx, accel_stream stream);
   accel_status (*get_default)(void* ctx, int8_t device, int64_t* out);
