@@ -2,8 +2,9 @@
  * memory is host memory from aligned_alloc, so that work is done when the
  * call that enqueued it returns. It provides low, high, device, streams,
  * events, graphs and copies, and the raw segments under the core's device
- * and pinned caches. Plain C11 (and POSIX threads), against the plugin ABI
- * alone; abi_test_device.h says what it shares with the entry. */
+ * and pinned caches (with their capacity since API 1.1). Plain C11 (and
+ * POSIX threads), against the plugin ABI alone; abi_test_device.h says what
+ * it shares with the entry. */
 #include "abi_test_device.h"
 
 #include <pthread.h>
@@ -232,7 +233,9 @@ static void free_segment(void* ctx, int8_t device, void* data, size_t bytes) {
   atomic_fetch_sub(&kind->used[device], bytes);
 }
 
-static void memory_info(void* ctx, int8_t device, uint64_t* total, uint64_t* free_bytes) {
+/* Unused in builds whose headers predate accel_segment_fns.memory_info (1.1). */
+__attribute__((unused)) static void memory_info(void* ctx, int8_t device, uint64_t* total,
+                                                uint64_t* free_bytes) {
   memory_kind* kind = ctx;
   *total = ABITEST_MEMORY_BYTES;
   *free_bytes = ABITEST_MEMORY_BYTES - atomic_load(&kind->used[device]);
@@ -260,7 +263,9 @@ void abitest_device_tables(abitest_tables* tables) {
   memory->struct_size = sizeof *memory;
   memory->allocate_segment = allocate_segment;
   memory->free_segment = free_segment;
+#if ABITEST_HEADERS_HAVE_1_1
   memory->memory_info = memory_info;
+#endif
   tables->device_memory_ctx = &g_device_memory;
   tables->pinned_memory = *memory;
   tables->pinned_memory_ctx = &g_pinned_memory;

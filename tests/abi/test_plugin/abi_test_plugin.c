@@ -6,9 +6,9 @@
  *
  * This file is the entry (negotiation, registration, the bad inputs); the
  * device is abi_test_device.c: ABITEST_DEVICES synchronous devices whose
- * memory is host memory from aligned_alloc. It declares low, high, device,
- * streams, events, graphs and copies; the core's caches serve memory over
- * its segments.
+ * memory is host memory from aligned_alloc. It declares every group: low,
+ * high, device, streams, events, graphs and copies from its tables, memory
+ * and memory_history from the core's caches over its segments.
  *
  * Every table it hands the core is a malloc'd block of exactly struct_size
  * bytes, freed as soon as register_backend returns (the ABI lets tables be
@@ -20,6 +20,7 @@
  *  ABITEST_DEVICES n          device count (default 2)
  *  ABITEST_FLOOR v            the oldest version it accepts (default: major.0)
  *  ABITEST_IGNORE_OFFER       answers its own newest version, whatever offered
+ *  ABITEST_SPEAKS v           answers at most v (a version both sides know)
  *  ABITEST_NO_ENTRY           exports no entry at all
  *  ABITEST_ENTRY_FAILS        the entry fails with a message
  *  ABITEST_ANSWER_UNFILLED    the entry returns ACCEL_OK, answer untouched
@@ -52,6 +53,8 @@
 accel_core* abitest_core;
 const accel_core_services* abitest_services;
 static _Atomic uint32_t g_negotiated_version;
+/* The version the entry answered (what register_backends may use). */
+static uint32_t g_answered_version;
 
 accel_status abitest_fail(accel_status code, const char* format, ...) {
   char message[512];
@@ -131,8 +134,8 @@ static accel_status register_one_backend(accel_core* core, const char* type_name
     backend.struct_size = sizeof backend;
     backend.device_type = type;
     backend.groups = ACCEL_GROUP_LOW | ACCEL_GROUP_HIGH | ACCEL_GROUP_DEVICE |
-                     ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS | ACCEL_GROUP_GRAPHS |
-                     ACCEL_GROUP_COPIES;
+                     ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
+                     ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS | ACCEL_GROUP_COPIES;
     backend.low = tables[TABLE_LOW];
     backend.high = tables[TABLE_HIGH];
     backend.device = tables[TABLE_DEVICE];
@@ -170,7 +173,9 @@ __attribute__((unused)) static accel_status register_backends(accel_core* core) 
   }
 #endif
 #if ABITEST_HEADERS_HAVE_1_1
-  if (status == ACCEL_OK &&
+  /* A service of 1.1: only when both agreed on 1.1 or later, and the
+   * core's table holds it. */
+  if (status == ACCEL_OK && g_answered_version >= ACCEL_PLUGIN_ABI_VERSION(1, 1) &&
       ACCEL_ABI_HAS_FIELD(accel_core_services, abitest_services->struct_size,
                           negotiated_version) &&
       abitest_services->negotiated_version != NULL) {
@@ -208,11 +213,14 @@ ACCEL_PLUGIN_EXPORT accel_status accel_plugin_negotiate(const accel_core_offer* 
 #else
   const uint32_t newest = ACCEL_PLUGIN_ABI_CURRENT;
 #ifdef ABITEST_IGNORE_OFFER
-  const uint32_t version = newest;
+  uint32_t version = newest;
 #else
-  const uint32_t version =
-      offer->newest_version < newest ? offer->newest_version : newest;
+  uint32_t version = offer->newest_version < newest ? offer->newest_version : newest;
 #endif
+#ifdef ABITEST_SPEAKS
+  if (version > ABITEST_SPEAKS) version = ABITEST_SPEAKS;
+#endif
+  g_answered_version = version;
   ABITEST_ANSWER(answer, plugin_newest_version, newest);
   ABITEST_ANSWER(answer, plugin_oldest_version, ABITEST_FLOOR);
   ABITEST_ANSWER(answer, name, ABITEST_TYPE);
