@@ -12,9 +12,11 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "accel/error.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
 #include "accel/memory_stats.h"
@@ -125,7 +127,10 @@ void useBackend(const std::string& build) {
 // ---- old binaries and the version each speaks ----
 
 TEST(PluginAbi, FirstCReleasePluginLoadsSpeakingItsOwnVersion) {
-  expectLoaded(load("v1_0"), kV1_0);
+  const PluginRecord record = load("v1_0");
+  expectLoaded(record, kV1_0);
+  EXPECT_EQ(record.abi_newest, kV1_0);
+  EXPECT_EQ(record.abi_oldest, kV1_0);
   useBackend("v1_0");
   // Its headers have no negotiated_version service to ask.
   EXPECT_EQ(askPlugin<std::uint32_t>("v1_0", "abitest_negotiated_version"), 0u);
@@ -210,6 +215,8 @@ TEST(PluginAbi, PluginSpeakingAnOlderVersionGetsNothingNewerFromLongTables) {
 TEST(PluginAbi, NewerHeadersAcceptingTheCoreLoadSpeakingTheCoresNewest) {
   const PluginRecord record = load("next_minor");
   expectLoaded(record, kCoreNewest);
+  EXPECT_EQ(versionText(record.abi_newest), kNextMinor);
+  EXPECT_EQ(record.abi_oldest, kV1_0);
   useBackend("next_minor");  // its graphs table is longer than the core knows
   EXPECT_EQ(askPlugin<std::uint32_t>("next_minor", "abitest_negotiated_version"),
             kCoreNewest);
@@ -218,6 +225,9 @@ TEST(PluginAbi, NewerHeadersAcceptingTheCoreLoadSpeakingTheCoresNewest) {
 TEST(PluginAbi, NewerHeadersNeedingTheirOwnVersionAreRefusedNamingBoth) {
   const PluginRecord record = load("next_minor_only");
   EXPECT_EQ(record.status, PluginStatus::VersionMismatch) << describePluginRecord(record);
+  EXPECT_EQ(versionText(record.abi_newest), kNextMinor);
+  EXPECT_EQ(versionText(record.abi_oldest), kNextMinor);
+  EXPECT_EQ(record.abi_negotiated, 0u);
   expectRefused(record, "next_minor_only", {kNextMinor, versionText(kCoreNewest)});
 }
 
@@ -280,6 +290,86 @@ TEST(PluginAbi, DeclaredGroupMissingAFunctionIsRefusedNamingIt) {
 
 TEST(PluginAbi, RegisterFailingHalfwayLeavesNothingRegistered) {
   expectRefused(load("fail_halfway"), "fail_halfway", {"firmware did not load"});
+}
+
+// ---- what the core exports in C ----
+
+TEST(PluginAbi, CoreReportsThePluginApiRangeItImplements) {
+  std::uint32_t oldest = 0;
+  std::uint32_t newest = 0;
+  accel_core_plugin_abi_range(&oldest, &newest);
+  EXPECT_EQ(oldest, kV1_0) << "every version since the first C release loads";
+  EXPECT_EQ(newest, kCoreNewest);
+  accel_core_plugin_abi_range(nullptr, nullptr);  // never fails
+}
+
+// The entry of a plugin the program opened itself (as if linked into it).
+accel_plugin_negotiate_fn entryOf(const std::string& build) {
+  void* handle = dlopen(pluginPath(build).c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(handle, nullptr) << dlerror();
+  if (handle == nullptr) return nullptr;
+  return reinterpret_cast<accel_plugin_negotiate_fn>(
+      dlsym(handle, ACCEL_PLUGIN_ENTRY_NAME));
+}
+
+std::optional<PluginRecord> recordOf(const std::string& origin) {
+  std::optional<PluginRecord> last;
+  for (const PluginRecord& record : pluginReport()) {
+    if (record.path == origin) last = record;
+  }
+  return last;
+}
+
+TEST(PluginAbi, EntryLinkedIntoTheProgramLoadsThroughTheCore) {
+  accel_plugin_negotiate_fn entry = entryOf("linked");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_EQ(accel_core_load_entry(entry, "abitest linked into the test"), ACCEL_OK);
+  const std::optional<PluginRecord> record = recordOf("abitest linked into the test");
+  ASSERT_TRUE(record.has_value());
+  expectLoaded(*record, kCoreNewest);
+  useBackend("linked");
+}
+
+TEST(PluginAbi, EntryFailingThroughTheCoreIsReportedWithItsMessage) {
+  accel_plugin_negotiate_fn entry = entryOf("entry_fails");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_NE(accel_core_load_entry(entry, "abitest failing entry"), ACCEL_OK);
+  const std::optional<PluginRecord> record = recordOf("abitest failing entry");
+  ASSERT_TRUE(record.has_value());
+  expectRefused(*record, "entry_fails", {"no device driver found"});
+  EXPECT_NE(accel_core_load_entry(nullptr, "abitest null entry"), ACCEL_OK);
+  ASSERT_TRUE(recordOf("abitest null entry").has_value());
+  EXPECT_FALSE(recordOf("abitest null entry")->detail.empty());
+}
+
+// ---- the plugin's statuses reach the caller ----
+
+// A status a plugin function returns becomes the matching error, with the
+// message the plugin gave set_error.
+TEST(PluginAbi, PluginStatusBecomesTheMatchingErrorWithItsMessage) {
+  expectLoaded(load("v1_1"), kV1_1);
+  AcceleratorHooks& hooks = hooksOf("v1_1");
+  try {
+    hooks.graphReplay(0x7fffffffffffULL);
+    ADD_FAILURE() << "graphReplay of an id never created returned";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("is not a live graph of 'abitest_v1_1'"),
+              std::string::npos)
+        << error.what();
+  }
+  const GraphId graph = hooks.graphCreate();
+  hooks.setCurrentStream(hooks.getNewStream(0));
+  hooks.graphCaptureBegin(graph);
+  try {
+    hooks.synchronizeStream(hooks.getCurrentStream(0));
+    ADD_FAILURE() << "synchronizing a capturing stream returned";
+  } catch (const DeviceError& error) {
+    EXPECT_NE(std::string(error.what()).find("is being captured"), std::string::npos)
+        << error.what();
+  }
+  hooks.graphCaptureEnd(graph);
+  hooks.graphDestroy(graph);
+  hooks.setCurrentStream(hooks.getDefaultStream(0));
 }
 
 // ---- refusals leave the process working ----
