@@ -342,6 +342,15 @@ TEST(PluginAbi, EntryFailingThroughTheCoreIsReportedWithItsMessage) {
   EXPECT_FALSE(recordOf("abitest null entry")->detail.empty());
 }
 
+// The services register only while register_backends runs.
+TEST(PluginAbi, RegisteringAfterRegisterBackendsReturnedIsRefused) {
+  expectLoaded(load("v1_1"), kV1_1);
+  EXPECT_NE(askPlugin<accel_status>("v1_1", "abitest_register_late"), ACCEL_OK);
+  const std::optional<DeviceType> late = findDeviceType("abitest_v1_1_late");
+  EXPECT_FALSE(late && isHooksRegistered(*late));
+  useBackend("v1_1");
+}
+
 // ---- the plugin's statuses reach the caller ----
 
 // A status a plugin function returns becomes the matching error, with the

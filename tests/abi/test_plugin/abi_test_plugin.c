@@ -256,6 +256,13 @@ ABITEST_TEST_EXPORT uint64_t abitest_prepare_replay_calls(void) {
   return abitest_prepare_replay_count();
 }
 
+/* Registers another backend (ABITEST_TYPE "_late") after register_backends
+ * returned, as a plugin that kept the core's handle might: the core must
+ * refuse. Returns the status. */
+ABITEST_TEST_EXPORT accel_status abitest_register_late(void) {
+  return register_one_backend(abitest_core, ABITEST_TYPE "_late");
+}
+
 /* What the core's negotiated_version service answered; 0 when this build's
  * headers predate it or the core's table does not hold it. */
 ABITEST_TEST_EXPORT uint32_t abitest_negotiated_version(void) {
