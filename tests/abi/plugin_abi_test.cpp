@@ -259,6 +259,19 @@ TEST(PluginAbi, EntryFailureIsRefusedWithThePluginsMessage) {
   expectRefused(load("entry_fails"), "entry_fails", {"no device driver found"});
 }
 
+// A file whose load failed is tried again (docs/plugins.md): refused again,
+// for the same reason, and nothing of the attempt before it stays behind
+// (under LeakSanitizer, neither the core's handle of each attempt).
+TEST(PluginAbi, RefusedPluginLoadedAgainIsRefusedAgainForTheSameReason) {
+  for (const std::string build : {"entry_fails", "answer_garbage", "fail_halfway"}) {
+    const PluginRecord first = load(build);
+    const PluginRecord second = load(build);
+    EXPECT_FALSE(pluginStatusIsSuccess(second.status)) << describePluginRecord(second);
+    EXPECT_EQ(second.status, first.status) << build;
+    EXPECT_EQ(second.detail, first.detail) << build;
+  }
+}
+
 TEST(PluginAbi, AnswerLeftUnfilledIsRefused) {
   expectRefused(load("answer_unfilled"), "answer_unfilled", {});
 }
