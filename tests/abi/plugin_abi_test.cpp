@@ -1,7 +1,7 @@
 // The plugin ABI (accel/plugin_abi.h) held to its promise with binaries:
-// the C test plugin (test_plugin/abi_test_plugin.c) built against each
-// frozen API version, against made-up newer headers, and as each bad input
-// the loader must refuse, loaded into this core by accel::loadBackend.
+// the C test plugin (test_plugin/) built against each frozen API version,
+// against made-up newer headers, and as each bad input the loader must
+// refuse, loaded into this core by accel::loadBackend.
 //
 // A plugin file loads once per process; ctest runs each test in a process of
 // its own, and each test loads the builds it needs.
@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -92,6 +91,7 @@ void expectLoaded(const PluginRecord& record, std::uint32_t negotiated) {
 void expectRefused(const PluginRecord& record, const std::string& build,
                    const std::vector<std::string>& words) {
   EXPECT_FALSE(pluginStatusIsSuccess(record.status)) << describePluginRecord(record);
+  EXPECT_FALSE(record.detail.empty()) << "refused without a reason";
   EXPECT_TRUE(record.registered.empty()) << describePluginRecord(record);
   const std::optional<DeviceType> type = findDeviceType("abitest_" + build);
   EXPECT_FALSE(type && isHooksRegistered(*type))
