@@ -272,6 +272,16 @@ TEST(PluginAbi, RefusedPluginLoadedAgainIsRefusedAgainForTheSameReason) {
   }
 }
 
+// Exceptions do not cross the boundary: the core catches one and refuses.
+TEST(PluginAbi, EntryThatThrowsIsRefusedWithTheExceptionsText) {
+  expectRefused(load("throws"), "throws", {"the entry threw on purpose"});
+}
+
+TEST(PluginAbi, RegisterFunctionThatThrowsIsRefusedWithTheExceptionsText) {
+  expectRefused(load("throws_in_register"), "throws_in_register",
+                {"registration threw on purpose"});
+}
+
 TEST(PluginAbi, AnswerLeftUnfilledIsRefused) {
   expectRefused(load("answer_unfilled"), "answer_unfilled", {});
 }
@@ -409,7 +419,9 @@ const std::vector<std::string> kRefusedBuilds = {"next_minor_only",
                                                  "streams_size_absurd",
                                                  "null_graphs_table",
                                                  "null_graph_replay",
-                                                 "fail_halfway"};
+                                                 "fail_halfway",
+                                                 "throws",
+                                                 "throws_in_register"};
 
 TEST(PluginAbi, RefusalsLeaveOtherBackendsWorking) {
   expectLoaded(load("v1_0"), kV1_0);

@@ -13,7 +13,7 @@ GOOD = ["v1_0", "v1_1", "next_minor"]
 REFUSED = ["next_minor_only", "next_minor_insists", "next_major", "next_major_insists",
            "no_entry", "entry_fails", "answer_unfilled", "answer_garbage", "no_register",
            "streams_size_zero", "streams_size_absurd", "null_graphs_table",
-           "null_graph_replay", "fail_halfway"]
+           "null_graph_replay", "fail_halfway", "throws", "throws_in_register"]
 
 
 def plugin(build):
