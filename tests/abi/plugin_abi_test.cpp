@@ -1,0 +1,463 @@
+// The plugin ABI (accel/plugin_abi.h) held to its promise with binaries:
+// the C test plugin (test_plugin/) built against each frozen API version,
+// against made-up newer headers, and as each bad input the loader must
+// refuse, loaded into this core by accel::loadBackend.
+//
+// A plugin file loads once per process; ctest runs each test in a process of
+// its own, and each test loads the builds it needs.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accel/error.h"
+#include "accel/hooks.h"
+#include "accel/hooks_table.h"
+#include "accel/memory_stats.h"
+#include "accel/plugin.h"
+#include "accel/plugin_abi.h"
+
+namespace accel {
+namespace {
+
+constexpr std::uint32_t kCoreNewest = ACCEL_PLUGIN_ABI_CURRENT;
+constexpr std::uint32_t kV1_0 = ACCEL_PLUGIN_ABI_VERSION(1, 0);
+constexpr std::uint32_t kV1_1 = ACCEL_PLUGIN_ABI_VERSION(1, 1);
+
+std::string versionText(std::uint32_t version) {
+  return std::to_string(ACCEL_PLUGIN_ABI_MAJOR_OF(version)) + "." +
+         std::to_string(ACCEL_PLUGIN_ABI_MINOR_OF(version));
+}
+// The versions the made-up headers of tests/abi/CMakeLists.txt declare.
+const std::string kNextMinor = versionText(
+    ACCEL_PLUGIN_ABI_VERSION(ACCEL_PLUGIN_ABI_MAJOR, ACCEL_PLUGIN_ABI_MINOR + 1));
+const std::string kNextMajor =
+    versionText(ACCEL_PLUGIN_ABI_VERSION(ACCEL_PLUGIN_ABI_MAJOR + 1, 0));
+
+std::string pluginPath(const std::string& build) {
+  return std::string(ACCEL_ABI_PLUGIN_DIR) + "/libaccel_abitest_" + build + ".so";
+}
+
+// The record of the first load of the build in this process (a file that
+// loaded is not loaded again), whether or not it loaded.
+PluginRecord load(const std::string& build) {
+  static std::mutex mutex;
+  static std::map<std::string, PluginRecord> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = loaded.find(build); found != loaded.end()) return found->second;
+  PluginRecord record;
+  try {
+    record = loadBackend(pluginPath(build));
+  } catch (const PluginLoadError& error) {
+    record = error.record();
+  }
+  if (pluginStatusIsSuccess(record.status)) loaded.emplace(build, record);
+  return record;
+}
+
+AcceleratorHooks& hooksOf(const std::string& build) {
+  return getHooks(deviceTypeFromName("abitest_" + build));
+}
+
+// What a loaded build reports of itself (its exported test functions).
+template <typename Result>
+Result askPlugin(const std::string& build, const char* function) {
+  void* handle = dlopen(pluginPath(build).c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr) << build << " is not loaded";
+  if (handle == nullptr) return Result{};
+  auto* answer = reinterpret_cast<Result (*)()>(dlsym(handle, function));
+  EXPECT_NE(answer, nullptr) << build << " has no " << function;
+  Result result = answer != nullptr ? answer() : Result{};
+  dlclose(handle);
+  return result;
+}
+std::uint64_t prepareReplayCalls(const std::string& build) {
+  return askPlugin<std::uint64_t>(build, "abitest_prepare_replay_calls");
+}
+
+void expectLoaded(const PluginRecord& record, std::uint32_t negotiated) {
+  EXPECT_EQ(record.status, PluginStatus::Loaded) << describePluginRecord(record);
+  EXPECT_EQ(record.abi_negotiated, negotiated)
+      << "negotiated " << versionText(record.abi_negotiated) << ", expected "
+      << versionText(negotiated) << ": " << describePluginRecord(record);
+}
+
+// Refused, nothing of it registered, and the reason names every one of `words`.
+void expectRefused(const PluginRecord& record, const std::string& build,
+                   const std::vector<std::string>& words) {
+  EXPECT_FALSE(pluginStatusIsSuccess(record.status)) << describePluginRecord(record);
+  EXPECT_FALSE(record.detail.empty()) << "refused without a reason";
+  EXPECT_TRUE(record.registered.empty()) << describePluginRecord(record);
+  const std::optional<DeviceType> type = findDeviceType("abitest_" + build);
+  EXPECT_FALSE(type && isHooksRegistered(*type))
+      << "abitest_" << build << " stayed registered";
+  for (const std::string& word : words) {
+    EXPECT_NE(record.detail.find(word), std::string::npos)
+        << "the reason does not name '" << word << "': " << describePluginRecord(record);
+  }
+}
+
+// Device memory, a copy there and back, and a graph replayed twice: the
+// groups the plugin declares, through the core's caches and tables.
+void useBackend(const std::string& build) {
+  AcceleratorHooks& hooks = hooksOf(build);
+  ASSERT_EQ(hooks.deviceCount(), 2);
+  DataPtr data = hooks.getDeviceAllocator(1).allocate(4096);
+  ASSERT_NE(data.get(), nullptr);
+  EXPECT_EQ(hooks.getDeviceFromPtr(static_cast<char*>(data.get()) + 100).index(), 1);
+  std::vector<char> in(4096, 'a'), out(4096, 0);
+  const Stream stream = hooks.getNewStream(1);
+  hooks.copyHostToDevice(data.get(), in.data(), in.size(), stream);
+  hooks.copyDeviceToHost(out.data(), data.get(), out.size(), stream);
+  hooks.synchronizeStream(stream);
+  EXPECT_EQ(in, out);
+  const GraphId graph = hooks.graphCreate();
+  hooks.graphCaptureBegin(graph);
+  hooks.graphCaptureEnd(graph);
+  hooks.graphReplay(graph);
+  hooks.graphReplay(graph);
+  hooks.graphDestroy(graph);
+}
+
+// ---- old binaries and the version each speaks ----
+
+TEST(PluginAbi, FirstCReleasePluginLoadsSpeakingItsOwnVersion) {
+  const PluginRecord record = load("v1_0");
+  expectLoaded(record, kV1_0);
+  EXPECT_EQ(record.abi_newest, kV1_0);
+  EXPECT_EQ(record.abi_oldest, kV1_0);
+  useBackend("v1_0");
+  // Its headers have no negotiated_version service to ask.
+  EXPECT_EQ(askPlugin<std::uint32_t>("v1_0", "abitest_negotiated_version"), 0u);
+}
+
+TEST(PluginAbi, CurrentPluginLoadsSpeakingTheCoresNewestVersion) {
+  expectLoaded(load("v1_1"), kV1_1);
+  useBackend("v1_1");
+  EXPECT_EQ(askPlugin<std::uint32_t>("v1_1", "abitest_negotiated_version"), kV1_1)
+      << "the negotiated_version service (since 1.1)";
+}
+
+TEST(PluginAbi, PrepareReplayRunsBeforeEachReplayOfAPluginThatHasIt) {
+  expectLoaded(load("v1_1"), kV1_1);
+  const std::uint64_t before = prepareReplayCalls("v1_1");
+  useBackend("v1_1");
+  EXPECT_EQ(prepareReplayCalls("v1_1") - before, 2u)
+      << "useBackend replays its graph twice";
+}
+
+// A 1.0 table has no prepare_replay: never called, replay still works.
+TEST(PluginAbi, PluginOlderThanPrepareReplayReplaysWithoutIt) {
+  expectLoaded(load("v1_0"), kV1_0);
+  useBackend("v1_0");
+  EXPECT_EQ(prepareReplayCalls("v1_0"), 0u);
+}
+
+// A 1.1 build whose graphs table is the 1.0 layout (its struct_size ends
+// before prepare_replay, and so does the block): the function past the end
+// is not provided, and never read (AddressSanitizer would see the read).
+TEST(PluginAbi, FunctionPastTheEndOfAShortTableIsNotProvided) {
+  expectLoaded(load("short_graphs_table"), kCoreNewest);
+  useBackend("short_graphs_table");
+  EXPECT_EQ(prepareReplayCalls("short_graphs_table"), 0u);
+}
+
+// What API 1.1 added to the segments, device_memory.memory_info, behaves
+// for a 1.0 plugin as an undeclared hook: NotSupported naming the backend,
+// the hook and the plugin's API version.
+void expectCapacityNotSupported(const std::string& build) {
+  AcceleratorHooks& hooks = hooksOf(build);
+  const std::vector<std::string> words = {"abitest_" + build, "getMemoryInfo", "1.0",
+                                          "1.1"};
+  try {
+    (void)hooks.getMemoryInfo(0);
+    ADD_FAILURE() << "getMemoryInfo of a plugin speaking 1.0 returned";
+  } catch (const NotSupported& error) {
+    for (const std::string& word : words) {
+      EXPECT_NE(std::string(error.what()).find(word), std::string::npos)
+          << "'" << word << "' not in: " << error.what();
+    }
+  }
+  EXPECT_THROW(hooks.setMemoryFraction(0.5, 0), NotSupported);
+}
+
+TEST(PluginAbi, HookAddedAfterThePluginsVersionIsNotSupportedNamingBoth) {
+  expectLoaded(load("v1_0"), kV1_0);
+  expectCapacityNotSupported("v1_0");
+}
+
+TEST(PluginAbi, CurrentPluginReportsItsCapacity) {
+  expectLoaded(load("v1_1"), kV1_1);
+  const DeviceMemoryInfo info = hooksOf("v1_1").getMemoryInfo(1);
+  EXPECT_EQ(info.total_bytes, std::size_t{1} << 30);
+  EXPECT_LE(info.free_bytes, info.total_bytes);
+}
+
+// A plugin on the current headers that answered 1.0: its tables hold the
+// 1.1 functions, but the core gives it nothing of 1.1 (gated on the
+// version, not only on the size), and it asks for no 1.1 service.
+TEST(PluginAbi, PluginSpeakingAnOlderVersionGetsNothingNewerFromLongTables) {
+  expectLoaded(load("speaks_1_0"), kV1_0);
+  const std::uint64_t before = prepareReplayCalls("speaks_1_0");
+  useBackend("speaks_1_0");
+  EXPECT_EQ(prepareReplayCalls("speaks_1_0"), before);
+  expectCapacityNotSupported("speaks_1_0");
+  EXPECT_EQ(askPlugin<std::uint32_t>("speaks_1_0", "abitest_negotiated_version"), 0u);
+}
+
+// ---- headers newer than the core ----
+
+TEST(PluginAbi, NewerHeadersAcceptingTheCoreLoadSpeakingTheCoresNewest) {
+  const PluginRecord record = load("next_minor");
+  expectLoaded(record, kCoreNewest);
+  EXPECT_EQ(versionText(record.abi_newest), kNextMinor);
+  EXPECT_EQ(record.abi_oldest, kV1_0);
+  useBackend("next_minor");  // its graphs table is longer than the core knows
+  EXPECT_EQ(askPlugin<std::uint32_t>("next_minor", "abitest_negotiated_version"),
+            kCoreNewest);
+}
+
+TEST(PluginAbi, NewerHeadersNeedingTheirOwnVersionAreRefusedNamingBoth) {
+  const PluginRecord record = load("next_minor_only");
+  EXPECT_EQ(record.status, PluginStatus::VersionMismatch) << describePluginRecord(record);
+  EXPECT_EQ(versionText(record.abi_newest), kNextMinor);
+  EXPECT_EQ(versionText(record.abi_oldest), kNextMinor);
+  EXPECT_EQ(record.abi_negotiated, 0u);
+  expectRefused(record, "next_minor_only", {kNextMinor, versionText(kCoreNewest)});
+}
+
+TEST(PluginAbi, AnswerAboveWhatTheCoreOfferedIsRefusedNamingBoth) {
+  const PluginRecord record = load("next_minor_insists");
+  EXPECT_EQ(record.status, PluginStatus::VersionMismatch) << describePluginRecord(record);
+  expectRefused(record, "next_minor_insists", {kNextMinor, versionText(kCoreNewest)});
+}
+
+TEST(PluginAbi, NextMajorVersionIsRefusedNamingBoth) {
+  for (const std::string build : {"next_major", "next_major_insists"}) {
+    SCOPED_TRACE(build);
+    const PluginRecord record = load(build);
+    EXPECT_EQ(record.status, PluginStatus::VersionMismatch)
+        << describePluginRecord(record);
+    expectRefused(record, build, {kNextMajor, versionText(kCoreNewest)});
+  }
+}
+
+// ---- bad input at the boundary ----
+
+TEST(PluginAbi, FileWithoutTheEntryIsNotAPlugin) {
+  const PluginRecord record = load("no_entry");
+  EXPECT_EQ(record.status, PluginStatus::NotAPlugin) << describePluginRecord(record);
+  expectRefused(record, "no_entry", {ACCEL_PLUGIN_ENTRY_NAME});
+}
+
+TEST(PluginAbi, EntryFailureIsRefusedWithThePluginsMessage) {
+  expectRefused(load("entry_fails"), "entry_fails", {"no device driver found"});
+}
+
+// A file whose load failed is tried again (docs/plugins.md): refused again,
+// for the same reason, and nothing of the attempt before it stays behind
+// (under LeakSanitizer, neither the core's handle of each attempt).
+TEST(PluginAbi, RefusedPluginLoadedAgainIsRefusedAgainForTheSameReason) {
+  for (const std::string build : {"entry_fails", "answer_garbage", "fail_halfway"}) {
+    const PluginRecord first = load(build);
+    const PluginRecord second = load(build);
+    EXPECT_FALSE(pluginStatusIsSuccess(second.status)) << describePluginRecord(second);
+    EXPECT_EQ(second.status, first.status) << build;
+    EXPECT_EQ(second.detail, first.detail) << build;
+  }
+}
+
+// Exceptions do not cross the boundary: the core catches one and refuses.
+TEST(PluginAbi, EntryThatThrowsIsRefusedWithTheExceptionsText) {
+  expectRefused(load("throws"), "throws", {"the entry threw on purpose"});
+}
+
+TEST(PluginAbi, RegisterFunctionThatThrowsIsRefusedWithTheExceptionsText) {
+  expectRefused(load("throws_in_register"), "throws_in_register",
+                {"registration threw on purpose"});
+}
+
+TEST(PluginAbi, AnswerLeftUnfilledIsRefused) {
+  expectRefused(load("answer_unfilled"), "answer_unfilled", {});
+}
+
+TEST(PluginAbi, GarbageVersionIsRefusedNamingIt) {
+  // 0xdeadbeef: major 57005, minor 48879.
+  expectRefused(load("answer_garbage"), "answer_garbage", {"57005"});
+}
+
+TEST(PluginAbi, AnswerWithoutRegisterFunctionIsRefused) {
+  expectRefused(load("no_register"), "no_register", {"register_backends"});
+}
+
+TEST(PluginAbi, TableSizeZeroIsRefusedNamingTheTable) {
+  expectRefused(load("streams_size_zero"), "streams_size_zero", {"streams"});
+}
+
+TEST(PluginAbi, AbsurdTableSizeIsRefusedNamingTheTable) {
+  expectRefused(load("streams_size_absurd"), "streams_size_absurd", {"streams"});
+}
+
+TEST(PluginAbi, DeclaredGroupWithoutATableIsRefusedNamingTheGroup) {
+  expectRefused(load("null_graphs_table"), "null_graphs_table", {"graphs"});
+}
+
+TEST(PluginAbi, DeclaredGroupMissingAFunctionIsRefusedNamingIt) {
+  expectRefused(load("null_graph_replay"), "null_graph_replay", {"graphs", "replay"});
+}
+
+TEST(PluginAbi, RegisterFailingHalfwayLeavesNothingRegistered) {
+  expectRefused(load("fail_halfway"), "fail_halfway", {"firmware did not load"});
+}
+
+// ---- what the core exports in C ----
+
+TEST(PluginAbi, CoreReportsThePluginApiRangeItImplements) {
+  std::uint32_t oldest = 0;
+  std::uint32_t newest = 0;
+  accel_core_plugin_abi_range(&oldest, &newest);
+  EXPECT_EQ(oldest, kV1_0) << "every version since the first C release loads";
+  EXPECT_EQ(newest, kCoreNewest);
+  accel_core_plugin_abi_range(nullptr, nullptr);  // never fails
+}
+
+// The entry of a plugin the program opened itself (as if linked into it).
+accel_plugin_negotiate_fn entryOf(const std::string& build) {
+  void* handle = dlopen(pluginPath(build).c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(handle, nullptr) << dlerror();
+  if (handle == nullptr) return nullptr;
+  return reinterpret_cast<accel_plugin_negotiate_fn>(
+      dlsym(handle, ACCEL_PLUGIN_ENTRY_NAME));
+}
+
+std::optional<PluginRecord> recordOf(const std::string& origin) {
+  std::optional<PluginRecord> last;
+  for (const PluginRecord& record : pluginReport()) {
+    if (record.path == origin) last = record;
+  }
+  return last;
+}
+
+TEST(PluginAbi, EntryLinkedIntoTheProgramLoadsThroughTheCore) {
+  accel_plugin_negotiate_fn entry = entryOf("linked");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_EQ(accel_core_load_entry(entry, "abitest linked into the test"), ACCEL_OK);
+  const std::optional<PluginRecord> record = recordOf("abitest linked into the test");
+  ASSERT_TRUE(record.has_value());
+  expectLoaded(*record, kCoreNewest);
+  useBackend("linked");
+}
+
+TEST(PluginAbi, EntryFailingThroughTheCoreIsReportedWithItsMessage) {
+  accel_plugin_negotiate_fn entry = entryOf("entry_fails");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_NE(accel_core_load_entry(entry, "abitest failing entry"), ACCEL_OK);
+  const std::optional<PluginRecord> record = recordOf("abitest failing entry");
+  ASSERT_TRUE(record.has_value());
+  expectRefused(*record, "entry_fails", {"no device driver found"});
+  EXPECT_NE(accel_core_load_entry(nullptr, "abitest null entry"), ACCEL_OK);
+  ASSERT_TRUE(recordOf("abitest null entry").has_value());
+  EXPECT_FALSE(recordOf("abitest null entry")->detail.empty());
+}
+
+// The services register only while register_backends runs.
+TEST(PluginAbi, RegisteringAfterRegisterBackendsReturnedIsRefused) {
+  expectLoaded(load("v1_1"), kV1_1);
+  EXPECT_NE(askPlugin<accel_status>("v1_1", "abitest_register_late"), ACCEL_OK);
+  const std::optional<DeviceType> late = findDeviceType("abitest_v1_1_late");
+  EXPECT_FALSE(late && isHooksRegistered(*late));
+  useBackend("v1_1");
+}
+
+// ---- the plugin's statuses reach the caller ----
+
+// A status a plugin function returns becomes the matching error, with the
+// message the plugin gave set_error.
+TEST(PluginAbi, PluginStatusBecomesTheMatchingErrorWithItsMessage) {
+  expectLoaded(load("v1_1"), kV1_1);
+  AcceleratorHooks& hooks = hooksOf("v1_1");
+  try {
+    hooks.graphReplay(0x7fffffffffffULL);
+    ADD_FAILURE() << "graphReplay of an id never created returned";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("is not a live graph of 'abitest_v1_1'"),
+              std::string::npos)
+        << error.what();
+  }
+  const GraphId graph = hooks.graphCreate();
+  hooks.setCurrentStream(hooks.getNewStream(0));
+  hooks.graphCaptureBegin(graph);
+  try {
+    hooks.synchronizeStream(hooks.getCurrentStream(0));
+    ADD_FAILURE() << "synchronizing a capturing stream returned";
+  } catch (const DeviceError& error) {
+    EXPECT_NE(std::string(error.what()).find("is being captured"), std::string::npos)
+        << error.what();
+  }
+  hooks.graphCaptureEnd(graph);
+  hooks.graphDestroy(graph);
+  hooks.setCurrentStream(hooks.getDefaultStream(0));
+}
+
+// ---- refusals leave the process working ----
+
+const std::vector<std::string> kRefusedBuilds = {"next_minor_only",
+                                                 "next_minor_insists",
+                                                 "next_major",
+                                                 "next_major_insists",
+                                                 "no_entry",
+                                                 "entry_fails",
+                                                 "answer_unfilled",
+                                                 "answer_garbage",
+                                                 "no_register",
+                                                 "streams_size_zero",
+                                                 "streams_size_absurd",
+                                                 "null_graphs_table",
+                                                 "null_graph_replay",
+                                                 "fail_halfway",
+                                                 "throws",
+                                                 "throws_in_register"};
+
+TEST(PluginAbi, RefusalsLeaveOtherBackendsWorking) {
+  expectLoaded(load("v1_0"), kV1_0);
+  AcceleratorHooks* before = &hooksOf("v1_0");
+  for (const std::string& build : kRefusedBuilds) {
+    EXPECT_THROW((void)loadBackend(pluginPath(build)), PluginLoadError) << build;
+  }
+  EXPECT_EQ(&hooksOf("v1_0"), before);
+  useBackend("v1_0");
+  expectLoaded(load("v1_1"), kV1_1);  // and a load after them still works
+  useBackend("v1_1");
+}
+
+// What `import accel` and the tool do: autoload a list with every bad build
+// in it; each is refused in the report, the good ones load.
+TEST(PluginAbi, AutoloadRefusesEachBadPluginAndLoadsTheRest) {
+  AutoloadConfig config;
+  std::string list = pluginPath("v1_0");
+  for (const std::string& build : kRefusedBuilds) list += ":" + pluginPath(build);
+  list += ":" + pluginPath("v1_1");
+  config.plugins = list;
+  const std::vector<PluginRecord> records = autoloadPlugins(config);
+  ASSERT_EQ(records.size(), kRefusedBuilds.size() + 2);
+  // Loaded, or already loaded by another test of this process.
+  EXPECT_TRUE(pluginStatusIsSuccess(records.front().status))
+      << describePluginRecord(records.front());
+  EXPECT_TRUE(pluginStatusIsSuccess(records.back().status))
+      << describePluginRecord(records.back());
+  for (std::size_t i = 1; i + 1 < records.size(); ++i) {
+    EXPECT_FALSE(pluginStatusIsSuccess(records[i].status))
+        << describePluginRecord(records[i]);
+    EXPECT_FALSE(records[i].detail.empty()) << describePluginRecord(records[i]);
+  }
+  useBackend("v1_0");
+  useBackend("v1_1");
+}
+
+}  // namespace
+}  // namespace accel

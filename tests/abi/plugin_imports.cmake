@@ -1,0 +1,82 @@
+# Which symbols a plugin imports from the core, read from ELF dynamic
+# symbols: the symbols libaccel.so defines that the plugin leaves undefined.
+#   cmake -DNM=... -DREADELF=... -DCORE=<libaccel.so> -DPLUGIN=<.so>
+#         -DEXPECT=<nothing|c_only|cxx_until_c_boundary> -P plugin_imports.cmake
+# nothing                the plugin imports no symbol of the core and does not
+#                        even name libaccel.so as a needed library;
+# c_only                 it imports only C functions named accel_*;
+# cxx_until_c_boundary   the expected failure of a plugin still on the C++
+#                        entry: it must still import mangled C++ symbols, so
+#                        that the day it stops, this fails and says to move
+#                        it to c_only.
+cmake_minimum_required(VERSION 3.25)
+function(dynamic_symbols file which out)
+  execute_process(COMMAND ${NM} -D ${which} ${file}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} -D ${which} ${file} failed: ${err}")
+  endif()
+  string(REGEX REPLACE "\n$" "" text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(names "")
+  foreach(line IN LISTS lines)
+    # "0000000000001234 T name@@VERSION" or "                 U name@VERSION"
+    if(line MATCHES "^[0-9a-f ]+ [A-Za-z] ([^@ ]+)")
+      list(APPEND names "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  set(${out} "${names}" PARENT_SCOPE)
+endfunction()
+
+dynamic_symbols(${CORE} --defined-only core_symbols)
+dynamic_symbols(${PLUGIN} --undefined-only plugin_undefined)
+list(LENGTH core_symbols core_count)
+if(core_count LESS 10)
+  message(FATAL_ERROR "${CORE} defines only ${core_count} dynamic symbols; is it the core?")
+endif()
+set(imported "")
+foreach(symbol IN LISTS plugin_undefined)
+  if(symbol IN_LIST core_symbols)
+    list(APPEND imported "${symbol}")
+  endif()
+endforeach()
+set(cxx "${imported}")
+list(FILTER cxx INCLUDE REGEX "^_Z")
+set(not_c_accel "${imported}")
+list(FILTER not_c_accel EXCLUDE REGEX "^accel_")
+list(LENGTH imported imported_count)
+list(LENGTH cxx cxx_count)
+get_filename_component(name ${PLUGIN} NAME)
+
+if(EXPECT STREQUAL "nothing")
+  execute_process(COMMAND ${READELF} -d ${PLUGIN} OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${READELF} -d ${PLUGIN} failed")
+  endif()
+  if(dynamic MATCHES "NEEDED[^\n]*libaccel\\.so")
+    message(FATAL_ERROR "${name} names libaccel.so as a needed library; a plugin "
+                        "reaches the core only through the services table")
+  endif()
+  if(imported_count GREATER 0)
+    string(REPLACE ";" "\n  " list "${imported}")
+    message(FATAL_ERROR "${name} imports ${imported_count} symbols of the core:\n  ${list}")
+  endif()
+  message(STATUS "${name} imports nothing from the core")
+elseif(EXPECT STREQUAL "c_only")
+  if(not_c_accel)
+    string(REPLACE ";" "\n  " list "${not_c_accel}")
+    message(FATAL_ERROR "${name} imports symbols of the core other than C accel_* "
+                        "functions (a C++ ABI couples it to this core's compiler):\n  ${list}")
+  endif()
+  message(STATUS "${name} imports ${imported_count} symbols of the core, all C accel_*")
+elseif(EXPECT STREQUAL "cxx_until_c_boundary")
+  if(cxx_count EQUAL 0)
+    message(FATAL_ERROR "${name} no longer imports C++ symbols from the core: move it "
+                        "from the expected-failure list to the c_only list in "
+                        "tests/abi/CMakeLists.txt")
+  endif()
+  message(STATUS "${name} still imports ${cxx_count} C++ symbols from the core "
+                 "(expected while it uses the C++ entry)")
+else()
+  message(FATAL_ERROR "EXPECT must be nothing, c_only or cxx_until_c_boundary, not '${EXPECT}'")
+endif()
