@@ -16,8 +16,11 @@
  *  - Every struct that crosses starts with its size (struct_size), set by the
  *    side that wrote it to the size that side was compiled with. Structs are
  *    only ever appended to: a reader reads a field only when the struct is
- *    long enough to hold it (ACCEL_ABI_HAS_FIELD), and a field or function
- *    past the end of what the other side sent counts as "not provided". A
+ *    long enough to hold it (ACCEL_ABI_HAS_FIELD) and the negotiated version
+ *    has it (a member marked "since 1.x" counts only from 1.x on: a plugin
+ *    built on newer headers that answered an older version may hand longer
+ *    tables), and a field or function past either counts as "not
+ *    provided". A
  *    struct one side fills for the other (the answer, device properties) is
  *    allocated by the side that reads it, with struct_size set to the
  *    reader's size; the writer writes only fields within that size.
@@ -60,7 +63,8 @@ extern "C" {
 
 #define ACCEL_PLUGIN_ABI_MAJOR 1
 #define ACCEL_PLUGIN_ABI_MINOR 0
-/* One number per version, ordered as the versions are: (major << 16) | minor. */
+/* One number per version, ordered as the versions are: (major << 16) | minor.
+ * Not for #if (the casts): compare ACCEL_PLUGIN_ABI_MAJOR/MINOR there. */
 #define ACCEL_PLUGIN_ABI_VERSION(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | (uint32_t)(minor)))
 #define ACCEL_PLUGIN_ABI_CURRENT \
@@ -268,6 +272,18 @@ typedef struct accel_copy_fns {
                                    accel_stream stream);
 } accel_copy_fns;
 
+/* accel_backend.flags: the device finishes its work before the call that
+ * enqueues it returns, and the host can address its memory (a simulator, a
+ * device over host memory, a device whose driver calls block). The core
+ * then provides the current device, the streams, events and graphs groups
+ * (default stream 0, fresh stream ids, events complete when recorded,
+ * captures record the copies and replay them) and the copies (memcpy, with
+ * the ranges checked against the core's caches); the plugin's low current
+ * device functions and its streams, events, graphs and copies tables are
+ * not read (NULL is fine). The device count is asked once, at
+ * registration: such a device's count is its configuration. */
+#define ACCEL_BACKEND_SYNCHRONOUS (1u << 0)
+
 /* One backend, registered with accel_core_services.register_backend. The
  * core reads it during that call and keeps copies of the tables (which may
  * be temporaries); the ctx pointers are passed to every function and must
@@ -281,6 +297,7 @@ typedef struct accel_backend {
   uint32_t struct_size;
   int32_t device_type; /* from register_device_type */
   uint32_t groups;     /* ACCEL_GROUP_* bits; LOW and HIGH are required */
+  uint32_t flags;      /* ACCEL_BACKEND_* bits */
   void* ctx;
   const accel_low_fns* low;
   const accel_high_fns* high;
@@ -292,8 +309,9 @@ typedef struct accel_backend {
   /* The device's raw memory; required. */
   const accel_segment_fns* device_memory;
   void* device_memory_ctx;
-  /* Page-locked host memory (served as device 0); NULL: the backend has no
-   * pinned memory (getPinnedMemoryAllocator is NotSupported). */
+  /* Page-locked host memory (served as device 0); required, as the high
+   * group's getPinnedMemoryAllocator is. A device without page-locked
+   * memory of its own hands ordinary host memory. */
   const accel_segment_fns* pinned_memory;
   void* pinned_memory_ctx;
 } accel_backend;
@@ -367,6 +385,11 @@ typedef accel_status (*accel_plugin_negotiate_fn)(const accel_core_offer* offer,
 #else
 #define ACCEL_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
+
+/* The entry, as a plugin defines it (declared here so that the compiler
+ * checks the definition against the contract). */
+ACCEL_PLUGIN_EXPORT accel_status accel_plugin_negotiate(const accel_core_offer* offer,
+                                                        accel_plugin_answer* answer);
 
 /* ---- what the core exports in C ---- */
 
