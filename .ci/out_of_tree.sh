@@ -74,11 +74,38 @@ if [[ -x $prefix/bin/accel ]]; then
   echo "$check" | grep -v '^  pass'
   # The example is the template a vendor copies: every group (as
   # `accel check --list` names them), on the kit.
-  declared=$(sed -n 's/^example (declares: \(.*\))$/\1/p' <<<"$check")
+  declared=$(sed -n 's/^example (declares: \([^)]*\)).*$/\1/p' <<<"$check")
   all_groups=$("$prefix/bin/accel" check --list | grep -E '^[a-z_]+$' | paste -sd, | sed 's/,/, /g')
   [[ -n $all_groups && $declared == "$all_groups" ]] \
     || fail "the example declares '$declared', not every group ('$all_groups')"
   step "the example declares every group: $declared"
+
+  # One plugin binary for every core: the plugin reaches the core through
+  # the C plugin ABI only. It needs nothing of libaccel.so, and built by
+  # another compiler with another standard library (clang and libc++), it
+  # loads into this GCC/libstdc++ core and passes the same check.
+  if readelf -d "$plugin" | grep -q 'NEEDED.*libaccel'; then
+    fail "the example plugin links libaccel.so; a plugin reaches the core through the plugin ABI only"
+  fi
+  step "the example plugin needs nothing of libaccel.so"
+  if command -v clang++-14 >/dev/null && echo '#include <string>' |
+       clang++-14 -stdlib=libc++ -x c++ -fsyntax-only - 2>/dev/null; then
+    step "build the example plugin with clang++-14 and libc++ against the installed headers"
+    cmake -S "$docdir/examples/out_of_tree_backend" -B "$tmp/example_clang" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" \
+      -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS=-stdlib=libc++ >"$tmp/configure_clang.log" \
+      || { cat "$tmp/configure_clang.log"; fail "configuring the example with clang and libc++"; }
+    cmake --build "$tmp/example_clang" --target accel_example || fail "building the example with clang and libc++"
+    clang_plugin=$tmp/example_clang/libaccel_example.so
+    readelf -d "$clang_plugin" | grep -q 'NEEDED.*libc++' \
+      || fail "the clang-built example does not use libc++"
+    check=$("$prefix/bin/accel" check --backend example --plugin "$clang_plugin") \
+      || { echo "$check"; fail "accel check on the clang/libc++ example in the GCC/libstdc++ core"; }
+    echo "$check" | tail -2
+    step "the clang/libc++ example passes accel check in the GCC/libstdc++ core"
+  else
+    fail "clang++-14 with libc++ is not installed (clang-14, libc++-14-dev, libc++abi-14-dev); .ci/run installs them"
+  fi
 else
   step "(no accel tool installed; skipping accel info/check)"
 fi

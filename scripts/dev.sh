@@ -21,7 +21,7 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmar
           libcli11-dev nlohmann-json3-dev python3-dev pybind11-dev python3-pytest python3-numpy python3-hypothesis python3-mypy
           libpng-dev python3-venv python3-pip python3-setuptools python3-wheel
           opencl-headers ocl-icd-opencl-dev pocl-opencl-icd libclblast-dev clinfo
-          abigail-tools)
+          abigail-tools clang-14 libc++-14-dev libc++abi-14-dev)
 if [ "${ACCEL_WITH_PYTORCH:-0}" = 1 ]; then
   packages+=(libtorch-dev python3-torch)
 fi
