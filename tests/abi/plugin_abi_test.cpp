@@ -172,11 +172,11 @@ TEST(PluginAbi, FunctionPastTheEndOfAShortTableIsNotProvided) {
 // the hook and the plugin's API version.
 void expectCapacityNotSupported(const std::string& build) {
   AcceleratorHooks& hooks = hooksOf(build);
-  const std::vector<std::string> words = {"abitest_" + build, "getMemoryInfo", "1.0",
-                                          "1.1"};
+  const std::string hook(hookInfo(HookId::getMemoryInfo).name);
+  const std::vector<std::string> words = {"abitest_" + build, hook, "1.0", "1.1"};
   try {
     (void)hooks.getMemoryInfo(0);
-    ADD_FAILURE() << "getMemoryInfo of a plugin speaking 1.0 returned";
+    ADD_FAILURE() << hook << " of a plugin speaking 1.0 returned";
   } catch (const NotSupported& error) {
     for (const std::string& word : words) {
       EXPECT_NE(std::string(error.what()).find(word), std::string::npos)
@@ -383,7 +383,8 @@ TEST(PluginAbi, PluginStatusBecomesTheMatchingErrorWithItsMessage) {
   AcceleratorHooks& hooks = hooksOf("v1_1");
   try {
     hooks.graphReplay(0x7fffffffffffULL);
-    ADD_FAILURE() << "graphReplay of an id never created returned";
+    ADD_FAILURE() << hookInfo(HookId::graphReplay).name
+                  << " of an id never created returned";
   } catch (const InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("is not a live graph of 'abitest_v1_1'"),
               std::string::npos)

@@ -131,7 +131,9 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
       t.plugin, "low", "get_current_device and set_current_device",
       {t.low.get_current_device != nullptr, t.low.set_current_device != nullptr});
   copyTable(t.high, b.high, t.plugin, "high");
-  requireFunctions(t.plugin, "high", {{"init", t.high.init != nullptr}});
+  // The table's function is named as the hook it serves.
+  requireFunctions(t.plugin, "high",
+                   {{hookInfo(HookId::init).name.data(), t.high.init != nullptr}});
 
   // A synchronous backend's current device, streams, events, graphs and
   // copies are the core's kit: those tables are not read.
