@@ -40,20 +40,6 @@ class CBlockFinder {
   ~CBlockFinder() = default;
 };
 
-// The live block of `cache` holding ptr, for `backend`'s find_device_block.
-CDeviceBlock liveBlock(const memory::CachingAllocator* cache, std::string_view backend,
-                       const void* ptr) {
-  ACCEL_CHECK(cache != nullptr, InvalidArgument, "find_device_block: '", backend,
-              "' is not initialised yet");
-  if (std::optional<DeviceIndex> device = cache->deviceOf(ptr)) {
-    if (std::optional<memory::BlockInfo> block = cache->findBlock(*device, ptr)) {
-      if (!block->freed) return CDeviceBlock{*device, block->base, block->requested};
-    }
-  }
-  throw InvalidArgument(
-      concat("find_device_block: ", ptr, " is in no live block of '", backend, "'"));
-}
-
 // getDeviceAllocator(i): the core cache on the calling thread's current
 // stream of device i.
 class CDeviceAllocator final : public Allocator {
@@ -76,8 +62,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   explicit CPluginHooks(CPluginTables tables)
       : CachingAllocatorHooks(tables.type, tables.groups),
         t_(std::move(tables)),
-        device_source_(t_, t_.device_memory, t_.device_memory_ctx),
-        pinned_source_(t_, t_.pinned_memory, t_.pinned_memory_ctx) {}
+        caches_(t_) {}
 
   // The stream an allocation on device `index` is for.
   [[nodiscard]] Stream allocationStream(DeviceIndex index) const {
@@ -92,9 +77,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
       used.store(true, std::memory_order_relaxed);
   }
   [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
-    return liveBlock(
-        memory_ready_.load(std::memory_order_acquire) ? cache_.get() : nullptr, name(),
-        ptr);
+    return caches_.findBlock(name(), ptr);
   }
 
  protected:
@@ -123,25 +106,21 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   // ---- high ----
   void initImpl() override {
     check(t_.high.init(t_.ctx), "high.init");
-    if (memory_ready_.load(std::memory_order_acquire)) return;  // a retried init
+    if (caches_.ready()) return;  // a retried init
     const int count = deviceCountImpl();
-    ACCEL_CHECK(count > 0, NotAvailable, "'", name(), "' has no devices to initialise");
-    cache_ = std::make_unique<memory::CachingAllocator>(
-        deviceType(), count, device_source_, memory::allocatorSettingsFromEnvironment());
-    pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
+    caches_.build(name(), count);
     for (int i = 0; i < count; ++i) {
       allocators_.push_back(std::make_unique<CDeviceAllocator>(
-          *this, *cache_, static_cast<DeviceIndex>(i)));
+          *this, caches_.device(), static_cast<DeviceIndex>(i)));
     }
     generators_ = std::make_unique<DefaultGenerators>(
         deviceType(), count, [this] { return getCurrentDeviceImpl(); });
     serveDefaultGeneratorsFrom(*generators_);
-    memory_ready_.store(true, std::memory_order_release);
   }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
     if (t_.high.has_primary_context != nullptr)
       return t_.high.has_primary_context(t_.ctx, index) != 0;
-    return memory_ready_.load(std::memory_order_acquire) &&
+    return caches_.ready() &&
            used_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
   }
   const Generator& getDefaultGeneratorImpl(DeviceIndex index) override {
@@ -151,15 +130,14 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     return makePhiloxGenerator(Device(deviceType(), index));
   }
   Device getDeviceFromPtrImpl(const void* ptr) const override {
-    if (std::optional<DeviceIndex> device = cache_->deviceOf(ptr))
+    if (std::optional<DeviceIndex> device = caches_.device().deviceOf(ptr))
       return Device(deviceType(), *device);
     throw InvalidArgument(concat(ptr, " is not device memory of '", name(),
                                  "' (no segment of its caching allocator holds it)"));
   }
-  Allocator& getPinnedMemoryAllocatorImpl() override { return *pinned_; }
+  Allocator& getPinnedMemoryAllocatorImpl() override { return caches_.pinned(); }
   bool isPinnedPtrImpl(const void* ptr) const override {
-    return memory_ready_.load(std::memory_order_acquire) && pinned_ != nullptr &&
-           pinned_->isPinnedPtr(ptr);
+    return caches_.ready() && caches_.pinned().isPinnedPtr(ptr);
   }
   Allocator& getDeviceAllocatorImpl(DeviceIndex index) override {
     return *allocators_[static_cast<std::size_t>(index)];
@@ -251,16 +229,16 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
 
   // ---- memory: the core's caches (CachingAllocatorHooks), and the
   // capacity only from a plugin that can tell it ----
-  memory::CachingAllocator& cachingAllocator() const override { return *cache_; }
+  memory::CachingAllocator& cachingAllocator() const override { return caches_.device(); }
   memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
-    return pinned_.get();
+    return &caches_.pinned();
   }
   DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override {
-    requireCapacity(t_, device_source_, name(), HookId::getMemoryInfo);
+    caches_.requireCapacity(name(), HookId::getMemoryInfo);
     return CachingAllocatorHooks::getMemoryInfoImpl(index);
   }
   void setMemoryFractionImpl(double fraction, DeviceIndex index) override {
-    requireCapacity(t_, device_source_, name(), HookId::setMemoryFraction);
+    caches_.requireCapacity(name(), HookId::setMemoryFraction);
     CachingAllocatorHooks::setMemoryFractionImpl(fraction, index);
   }
 
@@ -285,19 +263,19 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     // allocations go to the capture's pool from here on.
     const DeviceIndex device = getCurrentDeviceImpl();
     const Stream stream = allocationStream(device);
-    const MempoolId chosen = pool.isDefault() ? cache_->createPool() : pool;
-    cache_->retainPool(device, chosen);
+    const MempoolId chosen = pool.isDefault() ? caches_.device().createPool() : pool;
+    caches_.device().retainPool(device, chosen);
     try {
-      cache_->beginAllocateToPool(device, chosen, stream);
+      caches_.device().beginAllocateToPool(device, chosen, stream);
     } catch (...) {
-      cache_->releasePool(device, chosen);
+      caches_.device().releasePool(device, chosen);
       throw;
     }
     const accel_status status = t_.graphs.capture_begin(t_.ctx, graph, toCStream(stream),
                                                         static_cast<std::int32_t>(mode));
     if (status != ACCEL_OK) {
-      cache_->endAllocateToPool(device, chosen, stream);
-      cache_->releasePool(device, chosen);
+      caches_.device().endAllocateToPool(device, chosen, stream);
+      caches_.device().releasePool(device, chosen);
       fail(status, "graphs.capture_begin");
     }
     markUsed(device);
@@ -310,7 +288,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
       std::lock_guard<std::mutex> lock(graph_mutex_);
       if (auto it = graphs_.find(graph); it != graphs_.end() && it->second.capturing) {
         GraphPool& g = it->second;
-        cache_->endAllocateToPool(g.stream.device.index(), g.pool, g.stream);
+        caches_.device().endAllocateToPool(g.stream.device.index(), g.pool, g.stream);
         g.capturing = false;
         // A capture the plugin refused to end is discarded: the graph is
         // empty again and needs no pool.
@@ -377,21 +355,17 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   // graph_mutex_ held.
   void releasePool(GraphPool& g) {
     const DeviceIndex device = g.stream.device.index();
-    if (g.capturing) cache_->endAllocateToPool(device, g.pool, g.stream);
-    if (g.holds_pool) cache_->releasePool(device, g.pool);
+    if (g.capturing) caches_.device().endAllocateToPool(device, g.pool, g.stream);
+    if (g.holds_pool) caches_.device().releasePool(device, g.pool);
     g = GraphPool{};
   }
 
   const CPluginTables t_;
   kit::ThreadCurrent current_;  // for a plugin that does not keep them itself
-  CSegmentSource device_source_;
-  CSegmentSource pinned_source_;
-  // Built by the first successful initImpl, published by memory_ready_.
-  std::unique_ptr<memory::CachingAllocator> cache_;
-  std::unique_ptr<memory::PinnedCachingAllocator> pinned_;
+  CoreCaches caches_;
+  // Built by the first successful initImpl, with the caches.
   std::vector<std::unique_ptr<CDeviceAllocator>> allocators_;
   std::unique_ptr<DefaultGenerators> generators_;
-  std::atomic<bool> memory_ready_{false};
   std::array<std::atomic<bool>, kMaxDevicesPerType> used_{};
   mutable std::mutex graph_mutex_;
   std::map<GraphId, GraphPool> graphs_;
@@ -407,16 +381,12 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
       : SynchronousCachingHooks(tables.type, tables.groups,
                                 tables.synchronous_device_count),
         t_(std::move(tables)),
-        device_source_(t_, t_.device_memory, t_.device_memory_ctx),
-        pinned_source_(t_, t_.pinned_memory, t_.pinned_memory_ctx) {
-    device_source_.recordIn(addresses(), kit::MemoryKind::Device);
-    pinned_source_.recordIn(addresses(), kit::MemoryKind::Pinned);
+        caches_(t_) {
+    caches_.recordIn(addresses());
   }
 
   [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
-    return liveBlock(
-        memory_ready_.load(std::memory_order_acquire) ? cache_.get() : nullptr, name(),
-        ptr);
+    return caches_.findBlock(name(), ptr);
   }
 
  protected:
@@ -427,15 +397,7 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
   void initImpl() override {
     const accel_status status = t_.high.init(t_.ctx);
     if (status != ACCEL_OK) throwPluginStatus(status, name(), "high.init");
-    if (!memory_ready_.load(std::memory_order_acquire)) {
-      ACCEL_CHECK(deviceCount() > 0, NotAvailable, "'", name(),
-                  "' has no devices to initialise");
-      cache_ = std::make_unique<memory::CachingAllocator>(
-          deviceType(), deviceCount(), device_source_,
-          memory::allocatorSettingsFromEnvironment());
-      pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
-      memory_ready_.store(true, std::memory_order_release);
-    }
+    caches_.build(name(), deviceCount());
     SynchronousCachingHooks::initImpl();
   }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
@@ -443,32 +405,27 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
       return t_.high.has_primary_context(t_.ctx, index) != 0;
     return SynchronousCachingHooks::hasPrimaryContextImpl(index);
   }
-  Allocator& getPinnedMemoryAllocatorImpl() override { return *pinned_; }
+  Allocator& getPinnedMemoryAllocatorImpl() override { return caches_.pinned(); }
   std::string showConfigImpl() const override { return showConfigOf(t_, name()); }
   DeviceProperties getDevicePropertiesImpl(DeviceIndex index) const override {
     return propertiesOf(t_, name(), index);
   }
-  memory::CachingAllocator& cachingAllocator() const override { return *cache_; }
+  memory::CachingAllocator& cachingAllocator() const override { return caches_.device(); }
   memory::PinnedCachingAllocator* pinnedCachingAllocator() const override {
-    return pinned_.get();
+    return &caches_.pinned();
   }
   DeviceMemoryInfo getMemoryInfoImpl(DeviceIndex index) const override {
-    requireCapacity(t_, device_source_, name(), HookId::getMemoryInfo);
+    caches_.requireCapacity(name(), HookId::getMemoryInfo);
     return SynchronousCachingHooks::getMemoryInfoImpl(index);
   }
   void setMemoryFractionImpl(double fraction, DeviceIndex index) override {
-    requireCapacity(t_, device_source_, name(), HookId::setMemoryFraction);
+    caches_.requireCapacity(name(), HookId::setMemoryFraction);
     SynchronousCachingHooks::setMemoryFractionImpl(fraction, index);
   }
 
  private:
   const CPluginTables t_;
-  CSegmentSource device_source_;
-  CSegmentSource pinned_source_;
-  // Built by the first successful initImpl, published by memory_ready_.
-  std::unique_ptr<memory::CachingAllocator> cache_;
-  std::unique_ptr<memory::PinnedCachingAllocator> pinned_;
-  std::atomic<bool> memory_ready_{false};
+  CoreCaches caches_;
 };
 
 DataPtr CDeviceAllocator::allocate(std::size_t bytes) {

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <utility>
 
 #include "accel/error.h"
+#include "accel/memory/allocator_settings.h"
 #include "hooks/host_type.h"
 #include "plugins/c_plugin_link.h"
 
@@ -344,9 +346,30 @@ DeviceProperties propertiesOf(const CPluginTables& tables, std::string_view back
   return out;
 }
 
-void requireCapacity(const CPluginTables& tables, const CSegmentSource& source,
-                     std::string_view backend, HookId hook) {
-  if (source.knowsCapacity()) return;
+void CoreCaches::build(std::string_view backend, int count) {
+  if (ready()) return;
+  ACCEL_CHECK(count > 0, NotAvailable, "'", backend, "' has no devices to initialise");
+  device_ = std::make_unique<memory::CachingAllocator>(
+      tables_.type, count, device_source_, memory::allocatorSettingsFromEnvironment());
+  pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
+  ready_.store(true, std::memory_order_release);
+}
+
+CDeviceBlock CoreCaches::findBlock(std::string_view backend, const void* ptr) const {
+  ACCEL_CHECK(ready(), InvalidArgument, "find_device_block: '", backend,
+              "' is not initialised yet");
+  if (std::optional<DeviceIndex> device = device_->deviceOf(ptr)) {
+    if (std::optional<memory::BlockInfo> block = device_->findBlock(*device, ptr)) {
+      if (!block->freed) return CDeviceBlock{*device, block->base, block->requested};
+    }
+  }
+  throw InvalidArgument(
+      concat("find_device_block: ", ptr, " is in no live block of '", backend, "'"));
+}
+
+void CoreCaches::requireCapacity(std::string_view backend, HookId hook) const {
+  const CPluginTables& tables = tables_;
+  if (device_source_.knowsCapacity()) return;
   if (tables.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) {
     throw NotSupported(concat("'", backend, "' cannot report its device capacity (",
                               hookInfo(hook).name, "): its plugin '", tables.plugin,

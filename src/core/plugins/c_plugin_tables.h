@@ -5,7 +5,9 @@
 // Thread-safety: immutable after construction.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,8 +15,11 @@
 #include "accel/device_properties.h"
 #include "accel/hook_catalogue.h"
 #include "accel/kit/address_map.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/pinned_caching_allocator.h"
 #include "accel/memory/segment_source.h"
 #include "accel/plugin_abi.h"
+#include "plugins/c_plugin_hooks.h"
 
 namespace accel::detail {
 
@@ -98,6 +103,52 @@ class CSegmentSource final : public memory::SegmentSource {
   kit::MemoryKind kind_ = kit::MemoryKind::Device;
 };
 
+// The core's caches over a C backend's raw memory, which both kinds of C
+// backend hooks hold: built by the backend's first successful init (for the
+// device count known then), published to the probes by a release store.
+// Thread-safety: build() runs inside initImpl (one caller at a time); the
+// rest may be called from any thread once ready().
+class CoreCaches {
+ public:
+  explicit CoreCaches(const CPluginTables& tables)
+      : tables_(tables),
+        device_source_(tables, tables.device_memory, tables.device_memory_ctx),
+        pinned_source_(tables, tables.pinned_memory, tables.pinned_memory_ctx) {}
+
+  // Records the segments in `addresses` (CSegmentSource::recordIn). Call
+  // from the owner's constructor.
+  void recordIn(kit::AddressMap& addresses) noexcept {
+    device_source_.recordIn(addresses, kit::MemoryKind::Device);
+    pinned_source_.recordIn(addresses, kit::MemoryKind::Pinned);
+  }
+  // Builds both caches for `count` devices, unless built (a retried init).
+  // Throws NotAvailable naming `backend` for no devices, and what the
+  // caches' constructors throw.
+  void build(std::string_view backend, int count);
+  [[nodiscard]] bool ready() const noexcept {
+    return ready_.load(std::memory_order_acquire);
+  }
+  // Once ready().
+  [[nodiscard]] memory::CachingAllocator& device() const noexcept { return *device_; }
+  [[nodiscard]] memory::PinnedCachingAllocator& pinned() const noexcept {
+    return *pinned_;
+  }
+  // find_device_block: the live block holding ptr. Throws InvalidArgument
+  // naming `backend` before ready() or when no live block holds it.
+  [[nodiscard]] CDeviceBlock findBlock(std::string_view backend, const void* ptr) const;
+  // Throws NotSupported for the capacity hooks when the plugin gives no
+  // memory_info, naming its API version when memory_info came after it.
+  void requireCapacity(std::string_view backend, HookId hook) const;
+
+ private:
+  const CPluginTables& tables_;
+  CSegmentSource device_source_;
+  CSegmentSource pinned_source_;
+  std::unique_ptr<memory::CachingAllocator> device_;
+  std::unique_ptr<memory::PinnedCachingAllocator> pinned_;
+  std::atomic<bool> ready_{false};
+};
+
 // What both kinds of C backend hooks answer alike from the tables.
 // showConfig through a text sink; the device's properties; the refusal of
 // the capacity hooks when the plugin gives no memory_info (naming its API
@@ -106,8 +157,6 @@ class CSegmentSource final : public memory::SegmentSource {
                                        std::string_view backend);
 [[nodiscard]] DeviceProperties propertiesOf(const CPluginTables& tables,
                                             std::string_view backend, DeviceIndex index);
-void requireCapacity(const CPluginTables& tables, const CSegmentSource& source,
-                     std::string_view backend, HookId hook);
 
 // A Stream as the plugin ABI passes it.
 [[nodiscard]] inline accel_stream toCStream(Stream stream) noexcept {
