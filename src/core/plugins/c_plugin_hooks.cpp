@@ -106,9 +106,12 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   // ---- high ----
   void initImpl() override {
     check(t_.high.init(t_.ctx), "high.init");
-    if (caches_.ready()) return;  // a retried init
+    // Set last: a retried init after a failure part-way builds what is
+    // missing (initImpl runs under the base's init mutex).
+    if (generators_ != nullptr) return;
     const int count = deviceCountImpl();
     caches_.build(name(), count);
+    allocators_.clear();
     for (int i = 0; i < count; ++i) {
       allocators_.push_back(std::make_unique<CDeviceAllocator>(
           *this, caches_.device(), static_cast<DeviceIndex>(i)));
