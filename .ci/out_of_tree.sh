@@ -45,7 +45,7 @@ step "the installed pages' relative links resolve"
 
 # Code lines (neither blank nor comment) of the installed example backend.
 code_lines=$(grep -cvE '^[[:space:]]*(//.*)?$' "$docdir/examples/out_of_tree_backend/example_backend.cpp")
-(( code_lines <= 130 )) || fail "example_backend.cpp has $code_lines code lines; the kit should keep it within 130"
+(( code_lines <= 130 )) || fail "example_backend.cpp has $code_lines code lines; the adapter and the core should keep it within 130"
 step "example_backend.cpp: $code_lines code lines (at most 130)"
 
 step "configure and build the installed copy of examples/out_of_tree_backend against the installed package"

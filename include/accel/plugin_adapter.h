@@ -254,7 +254,6 @@ struct Trampolines {
   static accel_status init(void* ctx) noexcept {
     return guard([&] { backendOf(ctx).init(); });
   }
-  static accel_status synchronize(void*, int8_t) noexcept { return ACCEL_OK; }
   static accel_status showConfig(void* ctx, const accel_text_sink* sink) noexcept {
     return guard([&] {
       const std::string text = backendOf(ctx).showConfig();
@@ -325,6 +324,9 @@ class Registrar {
                            std::unique_ptr<SynchronousBackend> backend,
                            std::uint32_t groups) {
     const accel_core_services& services = *detail::link().services;
+    // Asked here first, so that a bad configuration fails the registration
+    // with its message (the probe the core asks answers 0 instead).
+    (void)backend->deviceCount();
     std::int32_t type = 0;
     check(services.register_device_type(core_, type_name, &type));
     // Leaked on purpose: the core calls into them for the rest of the process.
@@ -336,7 +338,8 @@ class Registrar {
                             nullptr,
                             nullptr};
     const accel_high_fns high{sizeof(high), &detail::Trampolines::init, nullptr};
-    const accel_device_fns device{sizeof(device), &detail::Trampolines::synchronize,
+    // synchronize: the core's kit answers it for a synchronous device.
+    const accel_device_fns device{sizeof(device), nullptr,
                                   &detail::Trampolines::showConfig,
                                   &detail::Trampolines::properties};
     const accel_segment_fns memory = detail::segmentFns();

@@ -156,8 +156,10 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
   };
   if (declared(HookGroup::Device, b.device, "device")) {
     copyTable(t.device, b.device, t.plugin, "device");
+    // A synchronous backend's deviceSynchronize is the kit's (nothing is
+    // ever pending): its synchronize is not called, so not required.
     requireFunctions(t.plugin, "device",
-                     {{"synchronize", t.device.synchronize != nullptr},
+                     {{"synchronize", t.synchronous || t.device.synchronize != nullptr},
                       {"show_config", t.device.show_config != nullptr},
                       {"properties", t.device.properties != nullptr}});
   }
