@@ -32,8 +32,9 @@
 //   ACCEL_DEFINE_PLUGIN_ADAPTER("mydev", "1.0.0", registerMyBackend);
 //
 // The core then provides the rest (ACCEL_BACKEND_SYNCHRONOUS in
-// plugin_abi.h): the current device, streams, events, graphs and copies of a
-// synchronous device, the caching device allocator and pinned cache over the
+// plugin_abi.h): the current device, streams and events of a synchronous
+// device, its graphs and copies (declared above), the caching device
+// allocator and pinned cache over the
 // backend's memory (and with them the memory and memory_history groups),
 // and Philox generators. examples/out_of_tree_backend is a complete plugin.
 //
@@ -63,6 +64,14 @@
 
 #include "accel/plugin_abi.h"
 
+// Everything below is the plugin's own, whatever visibility the plugin is
+// built with: exported, its inline functions and their statics would be
+// merged across plugins by the dynamic linker (a function-local static
+// becomes STB_GNU_UNIQUE, one per process even under RTLD_LOCAL), and two
+// plugins would share one link to the core. Only the entry is exported
+// (ACCEL_PLUGIN_EXPORT).
+#pragma GCC visibility push(hidden)
+
 namespace accel::adapter {
 
 // ---- failures: what a backend throws to fail with a given status ----
@@ -74,8 +83,10 @@ namespace accel::adapter {
 // the program's, whose layout differs.
 class Failure : public std::exception {
  public:
+  // A status of ACCEL_OK is no failure: it becomes ACCEL_ERROR_INTERNAL.
   Failure(accel_status status, std::string message)
-      : status_(status), message_(std::move(message)) {}
+      : status_(status == ACCEL_OK ? ACCEL_ERROR_INTERNAL : status),
+        message_(std::move(message)) {}
   [[nodiscard]] accel_status status() const noexcept { return status_; }
   [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
 
@@ -323,14 +334,18 @@ class Registrar {
   void registerSynchronous(const char* type_name,
                            std::unique_ptr<SynchronousBackend> backend,
                            std::uint32_t groups) {
+    if (backend == nullptr)
+      throw InvalidArgument("registerSynchronous: the backend is null");
     const accel_core_services& services = *detail::link().services;
     // Asked here first, so that a bad configuration fails the registration
     // with its message (the probe the core asks answers 0 instead).
     (void)backend->deviceCount();
     std::int32_t type = 0;
     check(services.register_device_type(core_, type_name, &type));
-    // Leaked on purpose: the core calls into them for the rest of the process.
-    auto* registered = new detail::Registered{std::move(backend)};
+    // Kept for the rest of the process once the core registered it (the core
+    // calls into it); freed if the core refuses it, having kept nothing.
+    auto registered = std::make_unique<detail::Registered>();
+    registered->backend = std::move(backend);
     const accel_low_fns low{sizeof(low),
                             &detail::Trampolines::isBuilt,
                             &detail::Trampolines::isAvailable,
@@ -349,7 +364,7 @@ class Registrar {
     b.groups = groups | ACCEL_GROUP_LOW | ACCEL_GROUP_HIGH | ACCEL_GROUP_STREAMS |
                ACCEL_GROUP_EVENTS;
     b.flags = ACCEL_BACKEND_SYNCHRONOUS;
-    b.ctx = registered;
+    b.ctx = registered.get();
     b.low = &low;
     b.high = &high;
     b.device = &device;
@@ -358,6 +373,7 @@ class Registrar {
     b.pinned_memory = &memory;
     b.pinned_memory_ctx = &registered->backend->pinnedMemory();
     check(services.register_backend(core_, &b));
+    (void)registered.release();
   }
 
  private:
@@ -394,7 +410,8 @@ inline accel_status negotiate(const accel_core_offer* offer, accel_plugin_answer
       offer->newest_version < kNewest ? offer->newest_version : kNewest;
   if (speak < kOldest || ACCEL_PLUGIN_ABI_MAJOR_OF(speak) != ACCEL_PLUGIN_ABI_MAJOR) {
     return report(ACCEL_ERROR_VERSION,
-                  "the plugin's adapter speaks its headers' major version only");
+                  "the plugin's adapter speaks only the major version of the headers it "
+                  "was built with (its range is in the load report)");
   }
   ACCEL_ADAPTER_ANSWER_(version, speak);
   ACCEL_ADAPTER_ANSWER_(register_backends, register_backends);
@@ -404,6 +421,8 @@ inline accel_status negotiate(const accel_core_offer* offer, accel_plugin_answer
 
 }  // namespace detail
 }  // namespace accel::adapter
+
+#pragma GCC visibility pop
 
 // ACCEL_DEFINE_PLUGIN_ADAPTER(name, version_string, register_function):
 // defines the plugin's entry, accel_plugin_negotiate. Use once per plugin,

@@ -43,6 +43,7 @@ for _cls in (Buffer, Device, DeviceError, DeviceProperties, Error, Event, Genera
         pass
 
 from ._devices import DeviceLike
+from ._devices import is_index as _is_index
 from ._lazy import state as _state
 
 
@@ -70,7 +71,7 @@ def empty(nbytes: int, device: _Union[None, str, Device] = None, *,
     Raises InvalidArgumentError for a negative size or a bad device,
     OutOfMemoryError when the memory is not there, TypeError for an argument
     of the wrong type."""
-    if not isinstance(nbytes, int):  # a bool is the binding's to refuse, naming it
+    if not _is_index(nbytes):  # a bool is the binding's to refuse, naming it
         raise TypeError("accel.empty(nbytes: int, device=None, *, pinned=False): nbytes "
                         f"must be an int, not {type(nbytes).__name__}")
     if device is not None and not isinstance(device, (str, Device)):
@@ -164,5 +165,7 @@ __all__ = [
     "set_current_accelerator", "set_device_idx", "set_device_index", "set_stream",
     "synchronize",
 ]
-if getattr(_C, "_has_opencl", False):
-    __all__.append("opencl")
+# Not "opencl": `from accel import *` (and anything else that walks __all__)
+# would import accel.opencl, registering its hooks and so changing the
+# current accelerator, which importing accel never does. (accel.cuda, listed,
+# is imported with accel and registers nothing.)

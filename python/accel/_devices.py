@@ -7,6 +7,8 @@ Thread-safety: pure functions.
 
 from __future__ import annotations
 
+import operator as _operator
+
 from typing import Optional, Tuple, Union
 
 from . import _C
@@ -39,6 +41,16 @@ def index_for(type_name: str, device: DeviceLike) -> int:
         f"got {type(device).__name__}")
 
 
+def is_index(value: object) -> bool:
+    """True for an int or anything that converts to one losslessly
+    (operator.index: NumPy's integer scalars), as the bindings accept."""
+    try:
+        _operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
 def check_type(value: object, kinds: Union[type, Tuple[type, ...]], name: str,
                signature: str) -> None:
     """TypeError "<signature>: <name> must be <kinds>, not <type>" unless
@@ -48,6 +60,13 @@ def check_type(value: object, kinds: Union[type, Tuple[type, ...]], name: str,
     argument and the value)."""
     kinds_tuple = kinds if isinstance(kinds, tuple) else (kinds,)
     if isinstance(value, kinds_tuple):
+        return
+    # What the bindings accept too: an int is anything with __index__ (NumPy's
+    # integers, as torch takes them), a bool also NumPy's bool.
+    if int in kinds_tuple and is_index(value):
+        return
+    if bool in kinds_tuple and type(value).__module__ == "numpy" and \
+            type(value).__name__ in ("bool_", "bool"):
         return
     names = " or ".join(k.__name__ for k in kinds_tuple)
     raise TypeError(f"{signature}: {name} must be {names}, not {type(value).__name__}")

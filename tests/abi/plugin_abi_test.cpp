@@ -460,5 +460,29 @@ TEST(PluginAbi, AutoloadRefusesEachBadPluginAndLoadsTheRest) {
   useBackend("v1_1");
 }
 
+// A second capture refused on a stream that is being captured leaves the
+// first capture its private pool: a block freed inside the capture is not
+// handed out again outside it (the graph's replays still use it).
+TEST(PluginAbi, ARefusedSecondCaptureOfAStreamLeavesTheFirstCaptureItsPool) {
+  expectLoaded(load("v1_1"), kV1_1);
+  AcceleratorHooks& hooks = hooksOf("v1_1");
+  Allocator& allocator = hooks.getDeviceAllocator(0);
+  const GraphId first = hooks.graphCreate(false);
+  const GraphId second = hooks.graphCreate(false);
+  hooks.graphCaptureBegin(first, MempoolId{}, CaptureMode::Global);
+  EXPECT_THROW(hooks.graphCaptureBegin(second, MempoolId{}, CaptureMode::Global),
+               DeviceError);
+  void* captured = nullptr;
+  {
+    DataPtr block = allocator.allocate(4096);
+    captured = block.get();
+  }
+  hooks.graphCaptureEnd(first);
+  const DataPtr after = allocator.allocate(4096);
+  EXPECT_NE(after.get(), captured);
+  hooks.graphDestroy(first);
+  hooks.graphDestroy(second);
+}
+
 }  // namespace
 }  // namespace accel

@@ -282,7 +282,8 @@ def test_every_backend_module_is_an_attribute_of_accel_without_registering_at_im
         assert not hasattr(accel, "no_such_backend")
         if accel._C._has_opencl:
             assert accel.opencl is sys.modules["accel.opencl"]
-            assert "opencl" in accel.__all__
+            # An attribute, but not in __all__: a star import must not register it.
+            assert "opencl" not in accel.__all__
         assert accel.openreg is accel.backend("openreg") and accel.cuda is accel.backend("cuda")
         print("ok")
     """, env={"ACCEL_ACCELERATOR": ""})
@@ -344,3 +345,28 @@ def test_record_memory_history_takes_torchs_older_bool():
     finally:
         accel.memory._record_memory_history(False)
     assert accel.memory._snapshot()["device_traces"][0] == []
+
+
+def test_a_star_import_registers_no_backend_and_keeps_the_current_accelerator(run_python):
+    # `from accel import *` walks __all__: a backend module listed there that
+    # registers its hooks when imported (accel.opencl) would change which
+    # backend is current, as importing accel never does.
+    result = run_python("""
+        import accel
+        before = (accel.registered_backends(), accel.current_accelerator())
+        from accel import *  # noqa: F401,F403
+        print(before == (accel.registered_backends(), accel.current_accelerator()))
+    """, env={"ACCEL_PLUGINS": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True", result.stdout
+
+
+def test_numpy_integers_and_bools_are_accepted_where_an_int_or_a_bool_is():
+    np = pytest.importorskip("numpy")
+    buffer = accel.empty(np.int64(16), "openreg:0")
+    assert buffer.nbytes == 16
+    stream = accel.Stream(priority=np.int32(0))
+    assert stream.priority == 0
+    event = accel.Event(enable_timing=np.bool_(True))
+    event.record()
+    event.synchronize()

@@ -82,10 +82,24 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
 
  protected:
   // ---- low ----
-  bool isBuiltImpl() const override { return t_.low.is_built(t_.ctx) != 0; }
-  bool isAvailableImpl() const override { return t_.low.is_available(t_.ctx) != 0; }
+  bool isBuiltImpl() const override {
+    const bool built = t_.low.is_built(t_.ctx) != 0;
+    dropStalePluginMessage();
+    return built;
+  }
+  bool isAvailableImpl() const override {
+    const bool available = t_.low.is_available(t_.ctx) != 0;
+    dropStalePluginMessage();
+    return available;
+  }
   int deviceCountImpl() const override {
+    // Once initialised, the count the caches, allocators and generators were
+    // built for: devices do not come and go within a process, and a plugin
+    // whose count changes must not move the index checks past them.
+    if (const int built = built_count_.load(std::memory_order_acquire); built > 0)
+      return built;
     const int count = t_.low.device_count(t_.ctx);
+    dropStalePluginMessage();
     return count < 0 ? 0 : std::min(count, static_cast<int>(kMaxDevicesPerType));
   }
   DeviceIndex getCurrentDeviceImpl() const override {
@@ -105,9 +119,15 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
 
   // ---- high ----
   void initImpl() override {
-    check(t_.high.init(t_.ctx), "high.init");
+    // The plugin's init runs once: a retry after the core's part failed (no
+    // devices) does not run it again. initImpl runs under the base's init
+    // mutex, so plain fields do.
+    if (!plugin_initialised_) {
+      check(t_.high.init(t_.ctx), "high.init");
+      plugin_initialised_ = true;
+    }
     // Set last: a retried init after a failure part-way builds what is
-    // missing (initImpl runs under the base's init mutex).
+    // missing.
     if (generators_ != nullptr) return;
     const int count = deviceCountImpl();
     caches_.build(name(), count);
@@ -119,10 +139,14 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     generators_ = std::make_unique<DefaultGenerators>(
         deviceType(), count, [this] { return getCurrentDeviceImpl(); });
     serveDefaultGeneratorsFrom(*generators_);
+    built_count_.store(count, std::memory_order_release);
   }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
-    if (t_.high.has_primary_context != nullptr)
-      return t_.high.has_primary_context(t_.ctx, index) != 0;
+    if (t_.high.has_primary_context != nullptr) {
+      const bool has = t_.high.has_primary_context(t_.ctx, index) != 0;
+      dropStalePluginMessage();
+      return has;
+    }
     return caches_.ready() &&
            used_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
   }
@@ -143,7 +167,11 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     return caches_.ready() && caches_.pinned().isPinnedPtr(ptr);
   }
   Allocator& getDeviceAllocatorImpl(DeviceIndex index) override {
-    return *allocators_[static_cast<std::size_t>(index)];
+    const auto slot = static_cast<std::size_t>(index);
+    ACCEL_CHECK(slot < allocators_.size(), InvalidArgument, "'", name(), "' has ",
+                allocators_.size(), " devices (its plugin '", t_.plugin,
+                "' counted them at init); device ", int(index), " is not one of them");
+    return *allocators_[slot];
   }
 
   // ---- device ----
@@ -209,6 +237,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   }
   void destroyEventImpl(EventId event) noexcept override {
     t_.events.destroy(t_.ctx, event);
+    dropStalePluginMessage();
   }
   void recordEventImpl(EventId event, Stream stream) override {
     check(t_.events.record(t_.ctx, event, toCStream(stream)), "events.record");
@@ -250,7 +279,11 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     std::uint64_t graph = kNoGraph;
     check(t_.graphs.create(t_.ctx, keep_graph ? 1 : 0, &graph), "graphs.create");
     std::lock_guard<std::mutex> lock(graph_mutex_);
-    graphs_[graph] = {};
+    // A live id handed out again would lose the pool its graph holds.
+    ACCEL_CHECK(graphs_.emplace(graph, GraphPool{}).second, DeviceError, "'", name(),
+                "': its plugin '", t_.plugin, "' returned graph id ", graph,
+                " from graphs.create while that graph is alive; a plugin hands out a "
+                "new id per graph");
     return graph;
   }
   void graphDestroyImpl(GraphId graph) override {
@@ -263,27 +296,49 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   }
   void graphCaptureBeginImpl(GraphId graph, MempoolId pool, CaptureMode mode) override {
     // The current stream of the current device, as CUDA captures; its
-    // allocations go to the capture's pool from here on.
+    // allocations go to the capture's pool from here on. The lock covers the
+    // whole begin, so that two captures cannot claim one stream.
     const DeviceIndex device = getCurrentDeviceImpl();
     const Stream stream = allocationStream(device);
-    const MempoolId chosen = pool.isDefault() ? caches_.device().createPool() : pool;
-    caches_.device().retainPool(device, chosen);
+    const std::string_view hook = hookInfo(HookId::graphCaptureBegin).name;
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    auto it = graphs_.find(graph);
+    ACCEL_CHECK(it != graphs_.end(), InvalidArgument, hook, "(): ", graph,
+                " is not a graph of '", name(), "'; create one with ",
+                hookInfo(HookId::graphCreate).name);
+    ACCEL_CHECK(!it->second.holds_pool, DeviceError, hook, "(): graph ", graph, " of '",
+                name(), "' is captured already; ", hookInfo(HookId::graphReset).name,
+                "() it before capturing again");
+    for (const auto& [other, g] : graphs_) {
+      ACCEL_CHECK(!g.capturing || g.stream != stream, DeviceError, hook, "(): stream ",
+                  stream, " of '", name(), "' is already being captured by graph ", other,
+                  "; end that capture first (", hookInfo(HookId::graphCaptureEnd).name,
+                  ")");
+    }
+    check(t_.graphs.capture_begin(t_.ctx, graph, toCStream(stream),
+                                  static_cast<std::int32_t>(mode)),
+          "graphs.capture_begin");
+    // The plugin captures from here: a pool that cannot be set up gives the
+    // capture up (ended and reset, the graph empty again).
+    memory::CachingAllocator& cache = caches_.device();
+    MempoolId chosen{};
     try {
-      caches_.device().beginAllocateToPool(device, chosen, stream);
+      chosen = pool.isDefault() ? cache.createPool() : pool;
+      cache.retainPool(device, chosen);
+      try {
+        cache.beginAllocateToPool(device, chosen, stream);
+      } catch (...) {
+        cache.releasePool(device, chosen);
+        throw;
+      }
     } catch (...) {
-      caches_.device().releasePool(device, chosen);
+      (void)t_.graphs.capture_end(t_.ctx, graph);
+      (void)t_.graphs.reset(t_.ctx, graph);
+      clearPluginError();
       throw;
     }
-    const accel_status status = t_.graphs.capture_begin(t_.ctx, graph, toCStream(stream),
-                                                        static_cast<std::int32_t>(mode));
-    if (status != ACCEL_OK) {
-      caches_.device().endAllocateToPool(device, chosen, stream);
-      caches_.device().releasePool(device, chosen);
-      fail(status, "graphs.capture_begin");
-    }
     markUsed(device);
-    std::lock_guard<std::mutex> lock(graph_mutex_);
-    graphs_[graph] = GraphPool{chosen, stream, true, true};
+    it->second = GraphPool{chosen, stream, true, true};
   }
   void graphCaptureEndImpl(GraphId graph) override {
     const accel_status status = t_.graphs.capture_end(t_.ctx, graph);
@@ -351,6 +406,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   void check(accel_status status, const char* function) const {
     if (status != ACCEL_OK) [[unlikely]]
       fail(status, function);
+    dropStalePluginMessage();
   }
   [[noreturn]] void fail(accel_status status, const char* function) const {
     throwPluginStatus(status, name(), function);
@@ -366,6 +422,8 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   const CPluginTables t_;
   kit::ThreadCurrent current_;  // for a plugin that does not keep them itself
   CoreCaches caches_;
+  bool plugin_initialised_ = false;  // under the base's init mutex
+  std::atomic<int> built_count_{0};  // set last by a successful init
   // Built by the first successful initImpl, with the caches.
   std::vector<std::unique_ptr<CDeviceAllocator>> allocators_;
   std::unique_ptr<DefaultGenerators> generators_;
@@ -393,19 +451,35 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
   }
 
  protected:
-  bool isBuiltImpl() const override { return t_.low.is_built(t_.ctx) != 0; }
+  bool isBuiltImpl() const override {
+    const bool built = t_.low.is_built(t_.ctx) != 0;
+    dropStalePluginMessage();
+    return built;
+  }
   bool isAvailableImpl() const override {
-    return deviceCount() > 0 && t_.low.is_available(t_.ctx) != 0;
+    const bool available = deviceCount() > 0 && t_.low.is_available(t_.ctx) != 0;
+    dropStalePluginMessage();
+    return available;
   }
   void initImpl() override {
-    const accel_status status = t_.high.init(t_.ctx);
-    if (status != ACCEL_OK) throwPluginStatus(status, name(), "high.init");
+    // No devices: nothing to initialise, and the plugin is not asked (its
+    // init runs once, when there is something to run it for).
+    ACCEL_CHECK(deviceCount() > 0, NotAvailable, "'", name(),
+                "' has no devices to initialise");
+    if (!plugin_initialised_) {
+      const accel_status status = t_.high.init(t_.ctx);
+      if (status != ACCEL_OK) throwPluginStatus(status, name(), "high.init");
+      plugin_initialised_ = true;
+    }
     caches_.build(name(), deviceCount());
     SynchronousCachingHooks::initImpl();
   }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
-    if (t_.high.has_primary_context != nullptr)
-      return t_.high.has_primary_context(t_.ctx, index) != 0;
+    if (t_.high.has_primary_context != nullptr) {
+      const bool has = t_.high.has_primary_context(t_.ctx, index) != 0;
+      dropStalePluginMessage();
+      return has;
+    }
     return SynchronousCachingHooks::hasPrimaryContextImpl(index);
   }
   Allocator& getPinnedMemoryAllocatorImpl() override { return caches_.pinned(); }
@@ -429,6 +503,7 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
  private:
   const CPluginTables t_;
   CoreCaches caches_;
+  bool plugin_initialised_ = false;  // under the base's init mutex
 };
 
 DataPtr CDeviceAllocator::allocate(std::size_t bytes) {

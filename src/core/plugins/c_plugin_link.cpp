@@ -27,6 +27,12 @@ struct PendingError {
 };
 thread_local PendingError t_pending;
 
+}  // namespace
+
+thread_local bool t_plugin_message_pending = false;
+
+namespace {
+
 std::string_view statusName(accel_status status) noexcept {
   switch (status) {
     case ACCEL_OK:
@@ -58,6 +64,7 @@ std::string takeMessage(accel_status status) {
   std::string message;
   if (t_pending.set && t_pending.code == status) message = std::move(t_pending.message);
   t_pending = PendingError{};
+  t_plugin_message_pending = false;
   return message;
 }
 
@@ -68,8 +75,10 @@ accel_status report(accel_status code, std::string message) noexcept {
     t_pending.set = true;
     t_pending.code = code;
     t_pending.message = std::move(message);
+    t_plugin_message_pending = true;
   } catch (...) {
     t_pending = PendingError{};
+    t_plugin_message_pending = false;
   }
   return code;
 }
@@ -108,16 +117,25 @@ void requireArgument(bool ok, const char* service, const char* what) {
 
 accel::Registrar& registeringRegistrar(accel_core* core, const char* service) {
   requireArgument(core != nullptr, service, "the core handle");
-  ACCEL_CHECK(core->registrar != nullptr &&
-                  core->registering_thread == std::this_thread::get_id(),
-              InvalidArgument, service, ": '", core->plugin,
-              "' may register only from its register_backends, on the thread the core "
-              "called it on");
-  return *core->registrar;
+  // The thread first: only the loading thread, during register_backends,
+  // may see a registrar.
+  const bool registering = core->registering_thread.load(std::memory_order_acquire) ==
+                           std::this_thread::get_id();
+  accel::Registrar* registrar =
+      registering ? core->registrar.load(std::memory_order_acquire) : nullptr;
+  ACCEL_CHECK(registrar != nullptr, InvalidArgument, service,
+              ": a plugin may register only from its register_backends, on the thread "
+              "the core called it on");
+  return *registrar;
 }
 
-void setError(accel_core* /*core*/, accel_status code, const char* message) {
-  report(code, message != nullptr ? std::string(message) : std::string());
+// Called from C: nothing may escape (an allocation failure drops the message).
+void setError(accel_core* /*core*/, accel_status code, const char* message) noexcept {
+  try {
+    report(code, message != nullptr ? std::string(message) : std::string());
+  } catch (...) {
+    clearPluginError();
+  }
 }
 
 accel_status registerDeviceTypeService(accel_core* core, const char* name,
@@ -219,7 +237,12 @@ accel_status callGuarded(Call&& call, std::string& thrown) noexcept {
   } catch (const std::exception& e) {
     thrown = e.what();
   } catch (...) {
-    thrown = "an exception not derived from std::exception";
+    // Not derived from std::exception, or foreign: a C++ plugin built on
+    // another standard library (libc++) throws exceptions this core cannot
+    // read even when they are std::exceptions to the plugin.
+    thrown =
+        "an exception the core cannot read (not a std::exception of this core's "
+        "standard library)";
   }
   return ACCEL_ERROR_INTERNAL;
 }
@@ -254,7 +277,10 @@ const accel_core_services& coreServices() noexcept { return kServices; }
   }
 }
 
-void clearPluginError() noexcept { t_pending = PendingError{}; }
+void clearPluginError() noexcept {
+  t_pending = PendingError{};
+  t_plugin_message_pending = false;
+}
 
 bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& registrar,
                 PluginRecord& r) {
@@ -311,13 +337,13 @@ bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& re
   }
   r.abi_negotiated = version;
   core->negotiated = version;
-  core->registrar = &registrar;
-  core->registering_thread = std::this_thread::get_id();
+  core->registrar.store(&registrar, std::memory_order_release);
+  core->registering_thread.store(std::this_thread::get_id(), std::memory_order_release);
   clearPluginError();
   const accel_status registered =
       callGuarded([&] { return answer.register_backends(core); }, thrown);
-  core->registrar = nullptr;
-  core->registering_thread = {};
+  core->registering_thread.store(std::thread::id(), std::memory_order_release);
+  core->registrar.store(nullptr, std::memory_order_release);
   if (registered == ACCEL_OK) return true;
   if (!thrown.empty()) {
     return fail(r, PluginStatus::InitFailed,

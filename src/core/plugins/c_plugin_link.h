@@ -7,6 +7,7 @@
 // only on the loading thread, during the plugin's register_backends.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,9 +21,10 @@
 struct accel_core {
   std::string plugin;            // what the plugin calls itself, for messages
   std::uint32_t negotiated = 0;  // the API version both speak
-  // Set only while the plugin's register_backends runs, on that thread.
-  accel::Registrar* registrar = nullptr;
-  std::thread::id registering_thread{};
+  // Set only while the plugin's register_backends runs, on that thread;
+  // atomic, because a plugin may call a service from a thread of its own.
+  std::atomic<accel::Registrar*> registrar{nullptr};
+  std::atomic<std::thread::id> registering_thread{};
 };
 
 namespace accel::detail {
@@ -45,9 +47,20 @@ const accel_core_services& coreServices() noexcept;
 [[noreturn]] void throwPluginStatus(accel_status status, std::string_view backend,
                                     std::string_view function);
 
-// Forgets a message the plugin reported without failing (so that it cannot
-// be taken for a later call's). Never throws.
+// Forgets the thread's pending plugin message. Never throws.
 void clearPluginError() noexcept;
+
+// True while a message a plugin gave (set_error) waits on this thread for
+// the failed status it belongs to.
+extern thread_local bool t_plugin_message_pending;
+
+// After a plugin call that did not fail (or a probe or a void function):
+// forgets a message it gave anyway, so that it cannot be taken for a later,
+// unrelated failure's. One thread-local load when there is none.
+inline void dropStalePluginMessage() noexcept {
+  if (t_plugin_message_pending) [[unlikely]]
+    clearPluginError();
+}
 
 // Negotiates with a plugin's entry, through `core` (the handle its services
 // calls name: owned by the loader, kept for the rest of the process, since a

@@ -217,6 +217,7 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
 void CSegmentSource::check(accel_status status, const char* function) const {
   if (status != ACCEL_OK) [[unlikely]]
     throwPluginStatus(status, tables_.plugin, function);
+  dropStalePluginMessage();
 }
 
 void* CSegmentSource::allocateSegment(DeviceIndex index, std::size_t bytes) {
@@ -246,6 +247,7 @@ void CSegmentSource::freeSegment(DeviceIndex index, void* ptr,
                                  std::size_t bytes) noexcept {
   if (addresses_ != nullptr) addresses_->erase(ptr);
   fns_.free_segment(ctx_, index, ptr, bytes);
+  dropStalePluginMessage();
 }
 
 DeviceMemoryInfo CSegmentSource::memoryInfo(DeviceIndex index) const noexcept {
@@ -253,6 +255,7 @@ DeviceMemoryInfo CSegmentSource::memoryInfo(DeviceIndex index) const noexcept {
   std::uint64_t total = 0;
   std::uint64_t free_bytes = 0;
   fns_.memory_info(ctx_, index, &total, &free_bytes);
+  dropStalePluginMessage();
   return {total, free_bytes};
 }
 
@@ -267,6 +270,7 @@ void* CSegmentSource::reserveAddressRange(DeviceIndex index, std::size_t bytes) 
 void CSegmentSource::releaseAddressRange(DeviceIndex index, void* base,
                                          std::size_t bytes) noexcept {
   fns_.release_range(ctx_, index, base, bytes);
+  dropStalePluginMessage();
 }
 
 bool CSegmentSource::mapPages(DeviceIndex index, void* address, std::size_t bytes) {
@@ -278,6 +282,7 @@ bool CSegmentSource::mapPages(DeviceIndex index, void* address, std::size_t byte
 void CSegmentSource::unmapPages(DeviceIndex index, void* address,
                                 std::size_t bytes) noexcept {
   fns_.unmap_pages(ctx_, index, address, bytes);
+  dropStalePluginMessage();
 }
 
 bool CSegmentSource::hasEvents() const noexcept { return fns_.record_event != nullptr; }
@@ -291,7 +296,9 @@ EventId CSegmentSource::recordEvent(Stream stream) {
 
 bool CSegmentSource::eventCompleted(EventId event) noexcept {
   if (!hasEvents()) return SegmentSource::eventCompleted(event);
-  return fns_.event_completed(ctx_, event) != 0;
+  const bool completed = fns_.event_completed(ctx_, event) != 0;
+  dropStalePluginMessage();
+  return completed;
 }
 
 void CSegmentSource::streamWaitEvent(Stream stream, EventId event) {
@@ -302,6 +309,7 @@ void CSegmentSource::streamWaitEvent(Stream stream, EventId event) {
 void CSegmentSource::releaseEvent(EventId event) noexcept {
   if (!hasEvents()) return SegmentSource::releaseEvent(event);
   fns_.release_event(ctx_, event);
+  dropStalePluginMessage();
 }
 
 void CSegmentSource::synchronizeEvent(EventId event) {
@@ -323,6 +331,7 @@ std::string showConfigOf(const CPluginTables& tables, std::string_view backend) 
                              }};
   const accel_status status = tables.device.show_config(tables.ctx, &sink);
   if (status != ACCEL_OK) throwPluginStatus(status, backend, "device.show_config");
+  dropStalePluginMessage();
   return text;
 }
 
@@ -332,6 +341,7 @@ DeviceProperties propertiesOf(const CPluginTables& tables, std::string_view back
   p.struct_size = sizeof(p);
   const accel_status status = tables.device.properties(tables.ctx, index, &p);
   if (status != ACCEL_OK) throwPluginStatus(status, backend, "device.properties");
+  dropStalePluginMessage();
   p.name[sizeof(p.name) - 1] = '\0';
   p.uuid[sizeof(p.uuid) - 1] = '\0';
   DeviceProperties out;

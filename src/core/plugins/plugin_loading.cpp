@@ -515,11 +515,20 @@ extern "C" ACCEL_API accel_status accel_core_load_entry(accel_plugin_negotiate_f
       s.loading_thread.store(std::thread::id(), std::memory_order_release);
     }
     detail::recordPluginAttempt(r);
-    return pluginStatusIsSuccess(r.status)             ? ACCEL_OK
-           : r.status == PluginStatus::VersionMismatch ? ACCEL_ERROR_VERSION
-           : r.status == PluginStatus::Duplicate       ? ACCEL_ERROR_DUPLICATE
-                                                       : ACCEL_ERROR_INVALID_ARGUMENT;
-  } catch (...) {
+    if (pluginStatusIsSuccess(r.status)) return ACCEL_OK;
+    switch (r.status) {
+      case PluginStatus::VersionMismatch:
+        return ACCEL_ERROR_VERSION;
+      case PluginStatus::Duplicate:
+        return ACCEL_ERROR_DUPLICATE;
+      case PluginStatus::NotAPlugin:
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+      default:
+        return ACCEL_ERROR_INTERNAL;  // the plugin failed: the report says how
+    }
+  } catch (const std::bad_alloc&) {
     return ACCEL_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return ACCEL_ERROR_INTERNAL;
   }
 }

@@ -284,12 +284,14 @@ typedef struct accel_copy_fns {
 /* accel_backend.flags: the device finishes its work before the call that
  * enqueues it returns, and the host can address its memory (a simulator, a
  * device over host memory, a device whose driver calls block). The core
- * then provides the current device, the streams, events and graphs groups
- * (default stream 0, fresh stream ids, events complete when recorded,
- * captures record the copies and replay them) and the copies (memcpy, with
- * the ranges checked against the core's caches); the plugin's low current
- * device functions and its streams, events, graphs and copies tables are
- * not read (NULL is fine). The device count is asked once, at
+ * then provides the current device, the streams and events groups (always
+ * declared for such a backend: default stream 0, fresh stream ids, events
+ * complete when recorded), and, when the backend declares them, the graphs
+ * group (captures record the copies and replay them) and the copies
+ * (memcpy, with the ranges checked against the core's caches); the
+ * plugin's low current device functions, its device table's synchronize
+ * and its streams, events, graphs and copies tables are not read (NULL is
+ * fine). The device count is asked once, at
  * registration: such a device's count is its configuration. */
 #define ACCEL_BACKEND_SYNCHRONOUS (1u << 0)
 
@@ -410,8 +412,10 @@ void accel_core_plugin_abi_range(uint32_t* oldest, uint32_t* newest);
 /* Loads a plugin that is linked into the program (or found by the host by
  * other means) through its entry, as the loader would load a file: the same
  * negotiation and checks; `origin` names it in the load report. Returns
- * ACCEL_OK when its backends are registered; the report has the reason
- * otherwise. */
+ * ACCEL_OK when its backends are registered; otherwise ACCEL_ERROR_VERSION,
+ * ACCEL_ERROR_DUPLICATE, ACCEL_ERROR_INVALID_ARGUMENT (a null entry) or
+ * ACCEL_ERROR_INTERNAL (the plugin failed), and the load report has the
+ * reason. */
 accel_status accel_core_load_entry(accel_plugin_negotiate_fn entry, const char* origin);
 
 #ifdef __cplusplus

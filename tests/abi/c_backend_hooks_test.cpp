@@ -1,0 +1,157 @@
+// The core's hooks over a C backend, against plugins that misbehave in ways
+// the tables cannot refuse at registration: a device count that changes
+// after init, a message given with a call that did not fail, an init the
+// core's part of initialisation fails after, a second capture of a stream
+// that is being captured. Each plugin here is a C entry linked into the
+// test (accel_core_load_entry), written with the plugin ABI's C types only.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "accel/error.h"
+#include "accel/graph.h"
+#include "accel/hook_catalogue.h"
+#include "accel/hooks.h"
+#include "accel/hooks_table.h"
+#include "accel/plugin_abi.h"
+
+namespace {
+
+using accel::AcceleratorHooks;
+
+const accel_core_services* g_services = nullptr;
+accel_core* g_core = nullptr;
+
+// What each test's plugin varies.
+struct Plugin {
+  const char* name = "";
+  int32_t (*is_available)(void*) = [](void*) -> int32_t { return 1; };
+  int32_t (*device_count)(void*) = [](void*) -> int32_t { return 1; };
+  accel_status (*init)(void*) = [](void*) -> accel_status { return ACCEL_OK; };
+  accel_status (*properties)(void*, int8_t, accel_device_properties*) =
+      [](void*, int8_t, accel_device_properties*) -> accel_status { return ACCEL_OK; };
+};
+Plugin g_plugin;
+
+accel_status allocateSegment(void*, int8_t, size_t bytes, void** out) {
+  *out = std::malloc(bytes);
+  return ACCEL_OK;
+}
+void freeSegment(void*, int8_t, void* data, size_t) { std::free(data); }
+
+accel_status registerBackends(accel_core* core) {
+  int32_t type = 0;
+  if (accel_status s = g_services->register_device_type(core, g_plugin.name, &type))
+    return s;
+  const accel_low_fns low{sizeof(low),
+                          [](void*) -> int32_t { return 1; },
+                          g_plugin.is_available,
+                          g_plugin.device_count,
+                          nullptr,
+                          nullptr};
+  const accel_high_fns high{sizeof(high), g_plugin.init, nullptr};
+  const accel_device_fns device{
+      sizeof(device), [](void*, int8_t) -> accel_status { return ACCEL_OK; },
+      [](void*, const accel_text_sink*) -> accel_status { return ACCEL_OK; },
+      g_plugin.properties};
+  accel_segment_fns memory{};
+  memory.struct_size = sizeof(memory);
+  memory.allocate_segment = allocateSegment;
+  memory.free_segment = freeSegment;
+  accel_backend backend{};
+  backend.struct_size = sizeof(backend);
+  backend.device_type = type;
+  backend.groups = ACCEL_GROUP_LOW | ACCEL_GROUP_HIGH | ACCEL_GROUP_DEVICE;
+  backend.low = &low;
+  backend.high = &high;
+  backend.device = &device;
+  backend.device_memory = &memory;
+  backend.pinned_memory = &memory;
+  return g_services->register_backend(core, &backend);
+}
+
+accel_status entry(const accel_core_offer* offer, accel_plugin_answer* answer) {
+  g_services = offer->services;
+  g_core = offer->core;
+  answer->version = ACCEL_PLUGIN_ABI_CURRENT;
+  answer->plugin_newest_version = ACCEL_PLUGIN_ABI_CURRENT;
+  answer->plugin_oldest_version = ACCEL_PLUGIN_ABI_VERSION(1, 0);
+  answer->name = g_plugin.name;
+  answer->version_text = "0";
+  answer->register_backends = registerBackends;
+  return ACCEL_OK;
+}
+
+AcceleratorHooks& loaded(const Plugin& plugin) {
+  g_plugin = plugin;
+  EXPECT_EQ(accel_core_load_entry(entry, plugin.name), ACCEL_OK);
+  return accel::getHooks(accel::deviceTypeFromName(plugin.name));
+}
+
+std::atomic<int> g_counted{0};
+std::atomic<int> g_inits{0};
+
+TEST(CBackendHooks, ADeviceCountThatGrowsAfterInitKeepsTheCountInitBuiltFor) {
+  Plugin plugin;
+  plugin.name = "countgrows";
+  // One device until init ran and for the core's first question after it
+  // (what init builds for), two from then on: a driver that finds more.
+  plugin.init = [](void*) -> accel_status {
+    ++g_inits;
+    return ACCEL_OK;
+  };
+  plugin.device_count = [](void*) -> int32_t {
+    if (g_inits.load() == 0) return 1;
+    return g_counted++ == 0 ? 1 : 2;
+  };
+  AcceleratorHooks& hooks = loaded(plugin);
+  hooks.init();
+  EXPECT_EQ(hooks.deviceCount(), 1);
+  EXPECT_THROW((void)hooks.getDeviceAllocator(1), accel::InvalidArgument);
+  EXPECT_NE(hooks.getDeviceAllocator(0).allocate(64).get(), nullptr);
+}
+
+TEST(CBackendHooks, AMessageGivenWithACallThatDidNotFailIsNotTakenForALaterFailures) {
+  Plugin plugin;
+  plugin.name = "stalemessage";
+  // A probe cannot fail: a message it gives belongs to nothing.
+  plugin.is_available = [](void*) -> int32_t {
+    g_services->set_error(g_core, ACCEL_ERROR_INVALID_ARGUMENT, "STALE probe note");
+    return 1;
+  };
+  plugin.properties = [](void*, int8_t, accel_device_properties*) -> accel_status {
+    return ACCEL_ERROR_INVALID_ARGUMENT;  // and no message of its own
+  };
+  AcceleratorHooks& hooks = loaded(plugin);
+  EXPECT_TRUE(hooks.isAvailable());
+  EXPECT_TRUE(hooks.isAvailable());
+  try {
+    (void)hooks.getDeviceProperties(0);
+    ADD_FAILURE() << accel::hookInfo(accel::HookId::getDeviceProperties).name
+                  << " returned";
+  } catch (const accel::InvalidArgument& error) {
+    const std::string what = error.what();
+    EXPECT_EQ(what.find("STALE"), std::string::npos) << what;
+    EXPECT_NE(what.find("gave no message"), std::string::npos) << what;
+  }
+}
+
+TEST(CBackendHooks, ThePluginsInitRunsOnceWhenTheCoresPartOfInitFails) {
+  Plugin plugin;
+  plugin.name = "initonce";
+  plugin.init = [](void*) -> accel_status {
+    ++g_inits;
+    return ACCEL_OK;
+  };
+  // No device once initialised (the probe before init said one): the core
+  // cannot build its caches, and every initialising hook retries.
+  plugin.device_count = [](void*) -> int32_t { return g_inits.load() == 0 ? 1 : 0; };
+  AcceleratorHooks& hooks = loaded(plugin);
+  for (int attempt = 0; attempt < 3; ++attempt)
+    EXPECT_THROW((void)hooks.getDeviceAllocator(0), accel::NotAvailable);
+  EXPECT_EQ(g_inits.load(), 1);
+}
+
+}  // namespace
