@@ -16,14 +16,24 @@
 # ACCEL_UNITY_BUILD=OFF compiles everything file by file (what a developer
 # editing one file of a batch may prefer: a batch recompiles as a whole).
 option(ACCEL_UNITY_BUILD "Compile the main job's targets in batches (faster cold builds)" ON)
-set(ACCEL_UNITY_BATCH_SIZE 8 CACHE STRING "Sources per batch of accel_unity_build")
+set(ACCEL_UNITY_BATCH_SIZE 8 CACHE STRING "Most sources per batch of accel_unity_build")
 
+# A target's sources go into as few batches of at most ACCEL_UNITY_BATCH_SIZE
+# as they fill, of even sizes (17 sources: 6, 6 and 5, not 8, 8 and 1, whose
+# last batch would pay the headers for one file and end the build alone).
 function(accel_unity_build)
   if(NOT ACCEL_UNITY_BUILD)
     return()
   endif()
   foreach(target IN LISTS ARGN)
-    set_target_properties(${target} PROPERTIES
-      UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${ACCEL_UNITY_BATCH_SIZE})
+    get_target_property(sources ${target} SOURCES)
+    list(FILTER sources INCLUDE REGEX "\\.(cpp|cc|cxx)$")
+    list(LENGTH sources count)
+    math(EXPR batches "(${count} + ${ACCEL_UNITY_BATCH_SIZE} - 1) / ${ACCEL_UNITY_BATCH_SIZE}")
+    if(batches LESS 1)
+      set(batches 1)
+    endif()
+    math(EXPR size "(${count} + ${batches} - 1) / ${batches}")
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${size})
   endforeach()
 endfunction()
