@@ -16,7 +16,7 @@
 namespace accel::tool {
 namespace {
 
-constexpr std::string_view kExpected =
+constexpr std::string_view kExpectedTrace =
     "a trace file (docs/memory.md) or a memory snapshot (JSON or pickle)";
 
 // A snapshot's device trace as text trace lines: alloc and free_requested
@@ -72,7 +72,7 @@ std::string mib(std::int64_t bytes) {
 }  // namespace
 
 int runMemreplay(const MemreplayOptions& options) {
-  InputFileOptions input{"memreplay", kExpected, kDefaultMaxInputBytes, {}};
+  InputFileOptions input{"memreplay", kExpectedTrace, kDefaultMaxInputBytes, {}};
   if (!options.max_input_size.empty()) {
     input.max_bytes =
         parseByteSize(options.max_input_size, "memreplay: --max-input-size");
@@ -84,7 +84,7 @@ int runMemreplay(const MemreplayOptions& options) {
     const std::size_t nul = first.find('\0');
     ACCEL_CHECK(nul == std::string_view::npos, InvalidArgument, "memreplay: '",
                 options.trace, "' is not a trace: byte ", nul,
-                " is NUL, and a trace is text; give ", kExpected);
+                " is NUL, and a trace is text; give ", kExpectedTrace);
   };
   std::string text = readInputFile(options.trace, input);
   bool from_snapshot = false;

@@ -15,7 +15,7 @@
 namespace accel::tool {
 namespace {
 
-constexpr std::string_view kExpected =
+constexpr std::string_view kExpectedSnapshot =
     "a memory snapshot: JSON from memorySnapshotToJson() or a pickle from "
     "accel.memory._dump_snapshot() (docs/memory.md)";
 
@@ -30,7 +30,7 @@ std::string deviceList(const std::set<std::int64_t>& devices) {
 }  // namespace
 
 int runMemviz(const MemvizOptions& options) {
-  InputFileOptions input{"memviz", kExpected, kDefaultMaxInputBytes, {}};
+  InputFileOptions input{"memviz", kExpectedSnapshot, kDefaultMaxInputBytes, {}};
   if (!options.max_input_size.empty()) {
     input.max_bytes = parseByteSize(options.max_input_size, "memviz: --max-input-size");
   }

@@ -13,7 +13,7 @@ are per thread.
 from __future__ import annotations as _annotations
 
 import types as _types
-from typing import Optional as _Optional
+from typing import Any as _Any, Optional as _Optional
 
 from . import _C
 from ._backend import backend as _backend
@@ -109,6 +109,10 @@ def current_device_index() -> int:
     return int(_module().current_device())
 
 
+# The calls with an int index are answered in C++ (python/src/device_index_calls.cpp,
+# which says why); every other argument, and every error, takes this Python
+# definition.
+@_C._fast_set_device_index
 def set_device_index(device: _DeviceLike) -> None:
     """Makes `device` (an index, or 'type:N' of the current accelerator) this
     thread's current device. A device of another type raises
@@ -119,20 +123,17 @@ def set_device_index(device: _DeviceLike) -> None:
     _module_for(device, "set_device_index").set_device(device)
 
 
-class device_index:
-    """Context manager: `device` is current inside the block (restored after,
-    also on exceptions). None changes nothing."""
+def _device_index_fallback(device: _DeviceLike) -> _Any:
+    # What `device_index(device)` delegates to for arguments other than None
+    # and an int index: the backend module's device guard, after its checks.
+    return _module().device(device)
 
-    def __init__(self, device: _Optional[int]) -> None:
-        self._inner = None if device is None else _module().device(device)
 
-    def __enter__(self) -> None:
-        if self._inner is not None:
-            self._inner.__enter__()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._inner is not None:
-            self._inner.__exit__(*exc)
+# device_index(device): context manager; `device` (an index, or 'type:N' /
+# an accel.Device of the current accelerator) is this thread's current device
+# inside the block, the previous one after it (also on exceptions). None
+# changes nothing. A native class (python/src/device_index_calls.cpp).
+device_index = _C._device_index_class(_device_index_fallback)
 
 
 def synchronize(device: _DeviceLike = None) -> None:

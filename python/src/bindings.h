@@ -65,7 +65,8 @@ void bindStreams(py::module_& m);  // Stream, Event, Graph
 void bindStreamObjects(py::module_& m);  // cached current/default stream objects
 void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindPlugins(py::module_& m);
-void bindHookApi(py::module_& m);  // _hook_catalogue, _python_api_of_hooks
+void bindHookApi(py::module_& m);           // _hook_catalogue, _python_api_of_hooks
+void bindDeviceIndexCalls(py::module_& m);  // set_device_index, device_index
 #if defined(ACCEL_PY_WITH_OPENREG)
 void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
 void bindOpenCl(py::module_& m);   // accel._C._opencl: the OpenCL backend's extras
@@ -135,6 +136,10 @@ py::object fastFunction(FastPath fast, const void* data, const py::object& slow)
 // may throw C++ errors, which pybind11's registered translators turn into
 // Python exceptions as they do for the pybind11 method.
 using FastMethod = PyObject* (*)(void* value);
+// Sets the Python error for the C++ exception being handled, through
+// pybind11's registered translators as a binding's error would be. Call only
+// inside a catch block; never throws.
+void translateCurrentException() noexcept;
 PyObject* callFastMethod(PyObject* self, FastMethod fast, PyObject* slow) noexcept;
 void installFastMethod(const py::handle& cls, const char* name, PyCFunction method,
                        PyObject** slow);

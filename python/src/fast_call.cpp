@@ -71,19 +71,26 @@ PyObject* callFastMethod(PyObject* self, FastMethod fast, PyObject* slow) noexce
   }
   try {
     return fast(inst->simple_value_holder[0]);
+  } catch (...) {
+    translateCurrentException();
+    return nullptr;
+  }
+}
+
+void translateCurrentException() noexcept {
+  try {
+    throw;
   } catch (py::error_already_set& e) {
     e.restore();
-    return nullptr;
   } catch (...) {
     // pybind11's own order: module-local translators, then global ones.
     if (py::detail::apply_exception_translators(
             py::detail::get_local_internals().registered_exception_translators))
-      return nullptr;
+      return;
     if (py::detail::apply_exception_translators(
             py::detail::get_internals().registered_exception_translators))
-      return nullptr;
+      return;
     PyErr_SetString(PyExc_SystemError, "an exception escaped accel's error translator");
-    return nullptr;
   }
 }
 

@@ -19,6 +19,7 @@ PYBIND11_MODULE(_C, m) {
   bindBuffer(m);
   bindPlugins(m);
   bindHookApi(m);
+  bindDeviceIndexCalls(m);
 #if defined(ACCEL_PY_WITH_OPENREG)
   bindOpenReg(m);
   m.attr("_has_openreg") = true;

@@ -22,8 +22,8 @@ Stream streamFrom(const py::object& stream) {
 }
 
 template <bool kNormal>
-void fill(const py::handle& buffer, double a, double b, const std::string& dtype,
-          const std::optional<Generator>& generator, const py::object& stream) {
+void openClFill(const py::handle& buffer, double a, double b, const std::string& dtype,
+                const std::optional<Generator>& generator, const py::object& stream) {
   const char* what = kNormal ? "fill_normal" : "fill_uniform";
   const BufferView view = bufferView(buffer, what);
   ACCEL_CHECK(
@@ -62,12 +62,13 @@ void fill(const py::handle& buffer, double a, double b, const std::string& dtype
 }
 
 template <bool kNormal>
-void defFill(py::module_& o, const char* first, const char* second, const char* doc) {
+void defOpenClFill(py::module_& o, const char* first, const char* second,
+                   const char* doc) {
   o.def(
       kNormal ? "fill_normal" : "fill_uniform",
       [](const py::handle& buffer, double a, double b, const std::string& dtype,
          const std::optional<Generator>& generator, const py::object& stream) {
-        fill<kNormal>(buffer, a, b, dtype, generator, stream);
+        openClFill<kNormal>(buffer, a, b, dtype, generator, stream);
       },
       py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
       py::arg("dtype") = "float32", py::arg("generator") = py::none(),
@@ -147,11 +148,12 @@ void bindOpenCl(py::module_& m) {
         return reinterpret_cast<std::uintptr_t>(opencl::nativeQueue(streamFrom(stream)));
       },
       py::arg("stream"), "The cl_command_queue behind a stream, as an integer.");
-  defFill<false>(o, "low", "high",
-                 "Enqueues a uniform fill of an opencl buffer on `stream` (default: "
-                 "the buffer device's current stream) from `generator` (default: "
-                 "the device's default generator). Same numbers as the host fill.");
-  defFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
+  defOpenClFill<false>(
+      o, "low", "high",
+      "Enqueues a uniform fill of an opencl buffer on `stream` (default: "
+      "the buffer device's current stream) from `generator` (default: "
+      "the device's default generator). Same numbers as the host fill.");
+  defOpenClFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
 }
 
 }  // namespace accel::python

@@ -41,8 +41,8 @@ Stream fillStream(const py::handle& buffer, const py::object& stream, const char
 }
 
 template <bool kNormal>
-void fill(const py::handle& buffer, double a, double b, const std::string& dtype,
-          const std::optional<Generator>& generator, const py::object& stream) {
+void openRegFill(const py::handle& buffer, double a, double b, const std::string& dtype,
+                 const std::optional<Generator>& generator, const py::object& stream) {
   const char* what = kNormal ? "fill_normal" : "fill_uniform";
   const Stream s = fillStream(buffer, stream, what);
   const Generator g = generator.value_or(Generator{});
@@ -71,12 +71,13 @@ void fill(const py::handle& buffer, double a, double b, const std::string& dtype
 // fill_uniform(buffer, low=0, high=1, ...) or fill_normal(buffer, mean=0,
 // stddev=1, ...): the two share every parameter but the names of the first two.
 template <bool kNormal>
-void defFill(py::module_& o, const char* first, const char* second, const char* doc) {
+void defOpenRegFill(py::module_& o, const char* first, const char* second,
+                    const char* doc) {
   o.def(
       kNormal ? "fill_normal" : "fill_uniform",
       [](const py::handle& buffer, double a, double b, const std::string& dtype,
          const std::optional<Generator>& generator, const py::object& stream) {
-        fill<kNormal>(buffer, a, b, dtype, generator, stream);
+        openRegFill<kNormal>(buffer, a, b, dtype, generator, stream);
       },
       py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
       py::arg("dtype") = "float32", py::arg("generator") = py::none(),
@@ -105,13 +106,13 @@ void bindOpenReg(py::module_& m) {
         return std::string(info.dli_fname);
       },
       "Path of the libaccel_openreg.so this module uses.");
-  defFill<false>(
+  defOpenRegFill<false>(
       o, "low", "high",
       "Enqueues a uniform fill of an openreg buffer on `stream` (default: the "
       "buffer device's current stream) from `generator` (default: the device's "
       "default generator). Same numbers as the host fill for the same (seed, "
       "offset).");
-  defFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
+  defOpenRegFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
   o.def(
       "fail_nth_allocation",
       [](IntArg<std::uint64_t, "nth"> nth) { openreg::failNthAllocation(nth.value); },

@@ -16,6 +16,7 @@
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "accel/stream_guard.h"
+#include "command_buffers.h"
 #include "opencl_test_support.h"
 
 namespace accel::opencl::testing {
@@ -129,6 +130,50 @@ TEST_F(GraphTest, ReplayRunsInOrderOnTheCurrentStream) {
   }
   const std::vector<float> got = read(out.get());
   EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v != 0.0f; }));
+  hooks().graphDestroy(graph);
+}
+
+TEST_F(GraphTest, QueryAfterAReplayWaitingForAnEarlierOneIsFalseUntilItRuns) {
+  // A replay is several commands whose events the backend does not keep
+  // (docs/opencl.md, "Stream queries"): after it, the stream's query asks
+  // the queue. Here the replay on `second` waits, through its captured
+  // fill's Philox position, for the replay held on `first`, while nothing
+  // else was ever enqueued on `second`.
+  cl_device_command_buffer_capabilities_khr capabilities = 0;
+  ASSERT_EQ(clGetDeviceInfo(nativeDevice(0), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
+                            sizeof capabilities, &capabilities, nullptr),
+            CL_SUCCESS);
+  if ((capabilities & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) == 0) {
+    // A second replay would wait on the host for the held first one.
+    GTEST_SKIP() << "command buffers without simultaneous use replay one at a time";
+  }
+  DataPtr out = hooks().getDeviceAllocator(0).allocate(kBytes);
+  zero(out.get());
+  const GraphId graph = hooks().graphCreate(/*keep_graph=*/true);
+  hooks().graphCaptureBegin(graph);
+  fillUniform(stream_, static_cast<float*>(out.get()), kCount);
+  hooks().graphCaptureEnd(graph);
+  hooks().graphInstantiate(graph);
+  const Stream first = hooks().getNewStream(0);
+  const Stream second = hooks().getNewStream(0);
+  {
+    HeldQueue held(nativeQueue(first));
+    {
+      StreamGuard on_first(first);
+      hooks().graphReplay(graph);
+    }
+    {
+      StreamGuard on_second(second);
+      EXPECT_TRUE(hooks().queryStream(second));
+      hooks().graphReplay(graph);
+    }
+    EXPECT_FALSE(hooks().queryStream(second))
+        << "the replay ran before the one it waits for";
+    held.release();
+    hooks().synchronizeStream(first);
+    hooks().synchronizeStream(second);
+  }
+  EXPECT_TRUE(hooks().queryStream(second));
   hooks().graphDestroy(graph);
 }
 

@@ -27,6 +27,16 @@ def copy_round_trip(payload: bytes) -> bytes:
     return buffer.tobytes()
 
 
+def switch_devices() -> int:
+    accel.set_device_index(0)
+    accel.set_device_index("openreg:0")
+    with accel.device_index(0):
+        inner: int = accel.current_device_index()
+    with accel.device_index(None):
+        pass
+    return inner
+
+
 def stats() -> Dict[str, int]:
     return accel.memory.memory_stats()
 
@@ -44,5 +54,6 @@ def memory_report() -> str:
 if __name__ == "__main__":
     seed_and_read(1)
     assert copy_round_trip(b"abcd") == b"abcd"
+    assert switch_devices() == 0
     assert "allocated_bytes.all.current" in stats()
     assert "Allocated memory" in memory_report()

@@ -15,6 +15,7 @@
 #include "opencl_hooks.h"
 #include "opencl_memory.h"
 #include "programs.h"
+#include "queue_tails.h"
 #include "streams.h"
 
 namespace accel::opencl {
@@ -65,7 +66,13 @@ _cl_device_id* nativeDevice(DeviceIndex index) {
 }
 _cl_context* nativeContext(DeviceIndex index) { return detail::deviceContext(index); }
 
-_cl_command_queue* nativeQueue(Stream stream) { return detail::nativeQueue(stream); }
+_cl_command_queue* nativeQueue(Stream stream) {
+  _cl_command_queue* queue = detail::nativeQueue(stream);
+  // Work may now be enqueued on it behind the backend's back: queries of
+  // the stream ask the queue (queue_tails.h).
+  detail::queueTail(queue).markExternal();
+  return queue;
+}
 
 SvmAllocation svmAllocation(const void* ptr) {
   detail::requireAvailable();
@@ -88,7 +95,9 @@ SvmAllocation svmAllocation(const void* ptr) {
 }
 
 Stream wrapExternalQueue(_cl_command_queue* queue, DeviceIndex index) {
-  return detail::wrapExternalQueue(queue, index);
+  const Stream stream = detail::wrapExternalQueue(queue, index);
+  detail::queueTail(queue).markExternal();  // its owner enqueues on it too
+  return stream;
 }
 
 _cl_program* buildProgram(DeviceIndex index, std::string_view source,

@@ -23,6 +23,7 @@
 #include "opencl_error.h"
 #include "opencl_hooks.h"
 #include "opencl_memory.h"
+#include "queue_tails.h"
 #include "recording.h"
 #include "streams.h"
 
@@ -45,8 +46,10 @@ void refuseHostCopyWhileCaptured(HookId hook, Stream stream) {
 void enqueueCopy(HookId hook, void* dst, const void* src, std::size_t bytes,
                  Stream stream, bool blocking) {
   const cl_command_queue queue = nativeQueue(stream);
-  checkCl(loader().clEnqueueSVMMemcpy(queue, blocking ? CL_TRUE : CL_FALSE, dst, src,
-                                      bytes, 0, nullptr, nullptr),
+  checkCl(queueTail(queue).enqueue([&](cl_event* done) {
+    return loader().clEnqueueSVMMemcpy(queue, blocking ? CL_TRUE : CL_FALSE, dst, src,
+                                       bytes, 0, nullptr, done);
+  }),
           "clEnqueueSVMMemcpy", hook, stream.device.index());
   if (!blocking) (void)loader().clFlush(queue);
 }

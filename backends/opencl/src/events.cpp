@@ -12,6 +12,7 @@
 #include "devices.h"
 #include "loader.h"
 #include "opencl_error.h"
+#include "queue_tails.h"
 #include "streams.h"
 
 namespace accel::opencl::detail {
@@ -133,7 +134,11 @@ void recordEvent(EventId event, Stream stream) {
               " belongs to opencl:", static_cast<int>(device), ", the stream to ",
               stream.device.str(), "; create the event on the stream's device");
   cl_event marker = nullptr;
-  checkCl(loader().clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker),
+  checkCl(queueTail(queue).enqueue(
+              [&](cl_event* done) {
+                return loader().clEnqueueMarkerWithWaitList(queue, 0, nullptr, done);
+              },
+              &marker),
           "clEnqueueMarkerWithWaitList", HookId::recordEvent, device);
   // A marker is only guaranteed to start once the queue is flushed; a host
   // waiting for it (query, synchronize, another queue) must see progress.
@@ -152,7 +157,11 @@ void blockStream(EventId event, Stream stream) {
             HookId::blockStream, record.device);
     return;
   }
-  checkCl(loader().clEnqueueBarrierWithWaitList(queue, 1, &wait, nullptr),
+  // The barrier is the queue's last command: the stream is busy until the
+  // event's work is done.
+  checkCl(queueTail(queue).enqueue([&](cl_event* done) {
+    return loader().clEnqueueBarrierWithWaitList(queue, 1, &wait, done);
+  }),
           "clEnqueueBarrierWithWaitList", HookId::blockStream, stream.device.index());
 }
 

@@ -23,6 +23,7 @@
 #include "loader.h"
 #include "opencl_error.h"
 #include "opencl_memory.h"
+#include "queue_tails.h"
 #include "recording.h"
 #include "streams.h"
 
@@ -183,8 +184,10 @@ void enqueue(Stream stream, FillJob job, Generator generator) {
     recording->addKernel(kernel, global, local, api);
     return;
   }
-  const cl_int status = detail::loader().clEnqueueNDRangeKernel(
-      queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  const cl_int status = detail::queueTail(queue).enqueue([&](cl_event* done) {
+    return detail::loader().clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global,
+                                                   &local, 0, nullptr, done);
+  });
   if (status != CL_SUCCESS) {  // the message is built only when it is needed
     detail::checkCl(status, std::string("clEnqueueNDRangeKernel (") + api + ")", device);
   }

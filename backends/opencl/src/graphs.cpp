@@ -15,6 +15,7 @@
 #include "loader.h"
 #include "opencl_error.h"
 #include "opencl_memory.h"
+#include "queue_tails.h"
 #include "recording.h"
 #include "streams.h"
 
@@ -272,6 +273,17 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   graph->replays.reserve(graph->replays.size() + 1);
   cl_command_queue queue =
       nativeQueue(Stream(Device(deviceType(), device), current.stream(device)));
+  // A replay is several commands, on this queue and (when only the recorded
+  // queue takes the command buffer) on the recording's: queries of both ask
+  // the queues after it, whether it succeeds or not (queue_tails.h).
+  const cl_command_queue recorded = nativeQueue(graph->recording->stream());
+  struct MarkUntracked {
+    cl_command_queue a, b;
+    ~MarkUntracked() {
+      queueTail(a).markUntracked();
+      queueTail(b).markUntracked();
+    }
+  } const mark_untracked{queue, recorded};
   // The captured fills' positions for this replay, written ahead of it on
   // the queue, after the previous replay (which may be pending on another
   // queue and still has to read its own).

@@ -13,6 +13,7 @@
 #include "loader.h"
 #include "opencl_error.h"
 #include "opencl_memory.h"
+#include "queue_tails.h"
 #include "recording.h"
 #include "streams.h"
 
@@ -219,15 +220,17 @@ void OpenClHooks::setCurrentStreamImpl(Stream stream) {
   current_.setStream(stream.device.index(), stream.id);
 }
 
-bool OpenClHooks::queryStreamImpl(Stream stream) const {
-  requireAvailable();
+namespace {
+
+// queryStream's answer from a marker enqueued on `queue` (work the backend
+// did not enqueue itself may be on it).
+bool markerSaysIdle(cl_command_queue queue, Stream stream) {
   // OpenCL cannot ask a queue whether it is idle. A marker completes once
   // everything enqueued before it has; while earlier work is pending the
   // runtime keeps it CL_QUEUED, and once that work is done it submits it,
   // after which it completes with nothing left to wait for. So: queued =
   // busy; submitted or running = idle, and the wait for the marker itself
   // is the runtime's own latency (pocl runs markers on its worker threads).
-  const cl_command_queue queue = nativeQueue(stream);
   const Loader& l = loader();
   cl_event marker = nullptr;
   checkCl(l.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker),
@@ -249,6 +252,17 @@ bool OpenClHooks::queryStreamImpl(Stream stream) const {
   checkCl(got, "clGetEventInfo", HookId::queryStream, stream.device.index());
   if (status < 0) throwCl(status, "work on the queried stream", stream.device.index());
   return status == CL_COMPLETE;
+}
+
+}  // namespace
+
+bool OpenClHooks::queryStreamImpl(Stream stream) const {
+  requireAvailable();
+  const cl_command_queue queue = nativeQueue(stream);
+  // The queue's last command answers when the backend enqueued everything
+  // on it (queue_tails.h); otherwise the queue is asked with a marker.
+  return queueTail(queue).idle(stream.device.index(),
+                               [&] { return markerSaysIdle(queue, stream); });
 }
 
 void OpenClHooks::synchronizeStreamImpl(Stream stream) const {

@@ -20,7 +20,7 @@ constexpr const char* kLatencyVar = "ACCEL_OPENREG_STREAM_LATENCY_US";
 std::vector<DeviceLossRule> parseLossRules(std::string_view text, int device_count) {
   std::vector<DeviceLossRule> rules;
   const auto bad = [&](std::string_view why) {
-    throw InvalidArgument(detail::concat(
+    throw InvalidArgument(accel::detail::concat(
         kLoseDeviceVar, "='", text, "' ", why,
         ": use a comma-separated list of DEVICE:OPERATIONS, e.g. \"1:100\" (openreg:1 is "
         "lost after 100 operations)"));
@@ -33,13 +33,14 @@ std::vector<DeviceLossRule> parseLossRules(std::string_view text, int device_cou
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     std::size_t colon = item.find(':');
     if (colon == std::string_view::npos)
-      bad(detail::concat("has no ':' in '", item, "'"));
+      bad(accel::detail::concat("has no ':' in '", item, "'"));
     std::optional<std::uint64_t> device = kit::parseUnsigned(item.substr(0, colon));
     std::optional<std::uint64_t> after = kit::parseUnsigned(item.substr(colon + 1));
-    if (!device || !after) bad(detail::concat("has a malformed entry '", item, "'"));
+    if (!device || !after)
+      bad(accel::detail::concat("has a malformed entry '", item, "'"));
     if (*device >= static_cast<std::uint64_t>(device_count)) {
-      bad(detail::concat("names device ", *device, ", but there are ", device_count,
-                         " devices (", kDevicesVar, ")"));
+      bad(accel::detail::concat("names device ", *device, ", but there are ",
+                                device_count, " devices (", kDevicesVar, ")"));
     }
     rules.push_back({static_cast<DeviceIndex>(*device), *after});
     if (comma == std::string_view::npos) break;
