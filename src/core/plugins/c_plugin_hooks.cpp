@@ -82,16 +82,8 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
 
  protected:
   // ---- low ----
-  bool isBuiltImpl() const override {
-    const bool built = t_.low.is_built(t_.ctx) != 0;
-    dropStalePluginMessage();
-    return built;
-  }
-  bool isAvailableImpl() const override {
-    const bool available = t_.low.is_available(t_.ctx) != 0;
-    dropStalePluginMessage();
-    return available;
-  }
+  bool isBuiltImpl() const override { return askProbe(t_.low.is_built, t_.ctx); }
+  bool isAvailableImpl() const override { return askProbe(t_.low.is_available, t_.ctx); }
   int deviceCountImpl() const override {
     // Once initialised, the count the caches, allocators and generators were
     // built for: devices do not come and go within a process, and a plugin
@@ -142,11 +134,8 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     built_count_.store(count, std::memory_order_release);
   }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
-    if (t_.high.has_primary_context != nullptr) {
-      const bool has = t_.high.has_primary_context(t_.ctx, index) != 0;
-      dropStalePluginMessage();
-      return has;
-    }
+    if (t_.high.has_primary_context != nullptr)
+      return askProbe(t_.high.has_primary_context, t_.ctx, static_cast<int8_t>(index));
     return caches_.ready() &&
            used_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
   }
@@ -451,15 +440,9 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
   }
 
  protected:
-  bool isBuiltImpl() const override {
-    const bool built = t_.low.is_built(t_.ctx) != 0;
-    dropStalePluginMessage();
-    return built;
-  }
+  bool isBuiltImpl() const override { return askProbe(t_.low.is_built, t_.ctx); }
   bool isAvailableImpl() const override {
-    const bool available = deviceCount() > 0 && t_.low.is_available(t_.ctx) != 0;
-    dropStalePluginMessage();
-    return available;
+    return deviceCount() > 0 && askProbe(t_.low.is_available, t_.ctx);
   }
   void initImpl() override {
     // No devices: nothing to initialise, and the plugin is not asked (its
@@ -475,11 +458,8 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
     SynchronousCachingHooks::initImpl();
   }
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
-    if (t_.high.has_primary_context != nullptr) {
-      const bool has = t_.high.has_primary_context(t_.ctx, index) != 0;
-      dropStalePluginMessage();
-      return has;
-    }
+    if (t_.high.has_primary_context != nullptr)
+      return askProbe(t_.high.has_primary_context, t_.ctx, static_cast<int8_t>(index));
     return SynchronousCachingHooks::hasPrimaryContextImpl(index);
   }
   Allocator& getPinnedMemoryAllocatorImpl() override { return caches_.pinned(); }

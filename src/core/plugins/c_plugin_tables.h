@@ -20,6 +20,7 @@
 #include "accel/memory/segment_source.h"
 #include "accel/plugin_abi.h"
 #include "plugins/c_plugin_hooks.h"
+#include "plugins/c_plugin_link.h"
 
 namespace accel::detail {
 
@@ -148,6 +149,16 @@ class CoreCaches {
   std::unique_ptr<memory::PinnedCachingAllocator> pinned_;
   std::atomic<bool> ready_{false};
 };
+
+// A probe of the plugin's (is_built, is_available, has_primary_context):
+// its answer as a bool; a message it gave is dropped (a probe cannot fail).
+template <typename... Args>
+[[nodiscard]] bool askProbe(int32_t (*probe)(void*, Args...), void* ctx,
+                            Args... args) noexcept {
+  const bool answer = probe(ctx, args...) != 0;
+  dropStalePluginMessage();
+  return answer;
+}
 
 // What both kinds of C backend hooks answer alike from the tables.
 // showConfig through a text sink; the device's properties; the refusal of
