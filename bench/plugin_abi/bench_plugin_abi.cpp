@@ -58,7 +58,8 @@ BENCHMARK(BM_CurrentDevice)->DenseRange(0, 2);
 
 void BM_CurrentStream(benchmark::State& state) {
   const accel::DeviceType type = backend(static_cast<int>(state.range(0)));
-  for (auto _ : state) benchmark::DoNotOptimize(accel::getHooks(type).getCurrentStream(0));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(accel::getHooks(type).getCurrentStream(0));
   label(state);
 }
 BENCHMARK(BM_CurrentStream)->DenseRange(0, 2);

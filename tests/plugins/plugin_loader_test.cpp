@@ -209,8 +209,9 @@ TEST(PluginLoader, UnresolvedSymbolFailsToOpenNamingTheSymbol) {
 }
 
 TEST(PluginLoader, SharedLibraryWithoutEntryIsNotAPlugin) {
-  loadExpectingFailure("libaccel_plugtest_plain.so", PluginStatus::NotAPlugin,
-                       {ACCEL_PLUGIN_ENTRY_NAME, kPluginEntrySymbol, "docs/plugin-abi.md"});
+  loadExpectingFailure(
+      "libaccel_plugtest_plain.so", PluginStatus::NotAPlugin,
+      {ACCEL_PLUGIN_ENTRY_NAME, kPluginEntrySymbol, "docs/plugin-abi.md"});
 }
 
 TEST(PluginLoader, PluginNeedingNewerCoreIsVersionMismatchAndDoesNotRegister) {

@@ -86,10 +86,10 @@ typedef int32_t accel_status;
 #define ACCEL_ERROR_NOT_SUPPORTED 2    /* the backend cannot do this */
 #define ACCEL_ERROR_NOT_AVAILABLE 3    /* no driver or device */
 #define ACCEL_ERROR_OUT_OF_MEMORY 4
-#define ACCEL_ERROR_DEVICE 5          /* the device or driver failed or refused */
-#define ACCEL_ERROR_VERSION 6         /* the negotiation found no common version */
-#define ACCEL_ERROR_DUPLICATE 7       /* a device type already has a backend */
-#define ACCEL_ERROR_INTERNAL 8        /* anything else (an exception of unknown type) */
+#define ACCEL_ERROR_DEVICE 5    /* the device or driver failed or refused */
+#define ACCEL_ERROR_VERSION 6   /* the negotiation found no common version */
+#define ACCEL_ERROR_DUPLICATE 7 /* a device type already has a backend */
+#define ACCEL_ERROR_INTERNAL 8  /* anything else (an exception of unknown type) */
 
 /* ---- opaque handles (the core's objects; never dereferenced by a plugin) ---- */
 
@@ -335,8 +335,7 @@ typedef struct accel_core_services {
    * backend function (copied; the last one before the return counts). */
   void (*set_error)(accel_core* core, accel_status code, const char* message);
   /* Registers (or finds) the device type `name` and returns its id. */
-  accel_status (*register_device_type)(accel_core* core, const char* name,
-                                       int32_t* type);
+  accel_status (*register_device_type)(accel_core* core, const char* name, int32_t* type);
   /* Registers a backend (only during register_backends). */
   accel_status (*register_backend)(accel_core* core, const accel_backend* backend);
   /* Which device block of the backend of `device_type` holds `ptr`
@@ -360,8 +359,8 @@ typedef struct accel_core_services {
 
 typedef struct accel_core_offer {
   uint32_t struct_size;
-  uint32_t newest_version; /* ACCEL_PLUGIN_ABI_VERSION the core implements */
-  uint32_t oldest_version; /* the oldest it still loads */
+  uint32_t newest_version;  /* ACCEL_PLUGIN_ABI_VERSION the core implements */
+  uint32_t oldest_version;  /* the oldest it still loads */
   const char* core_version; /* "0.1.0": for messages */
   accel_core* core;
   const accel_core_services* services;
@@ -377,7 +376,7 @@ typedef struct accel_plugin_answer {
    * (for the core's messages and the load report). */
   uint32_t plugin_newest_version;
   uint32_t plugin_oldest_version;
-  const char* name;    /* static; "openreg" */
+  const char* name;         /* static; "openreg" */
   const char* version_text; /* static; the plugin's own version, "0.1.0" */
   /* Registers the plugin's device types and backends through the services;
    * called once, after the negotiation succeeded. A status other than
