@@ -405,7 +405,7 @@ ACCEL_PLUGIN_EXPORT accel_status accel_plugin_negotiate(const accel_core_offer* 
 
 /* ---- what the core exports in C ---- */
 
-/* The plugin API range this core implements (never fails). */
+/* The plugin API range this core implements. Never fails; thread-safe. */
 void accel_core_plugin_abi_range(uint32_t* oldest, uint32_t* newest);
 
 /* Loads a plugin that is linked into the program (or found by the host by
@@ -414,7 +414,8 @@ void accel_core_plugin_abi_range(uint32_t* oldest, uint32_t* newest);
  * ACCEL_OK when its backends are registered; otherwise ACCEL_ERROR_VERSION,
  * ACCEL_ERROR_DUPLICATE, ACCEL_ERROR_INVALID_ARGUMENT (a null entry) or
  * ACCEL_ERROR_INTERNAL (the plugin failed), and the load report has the
- * reason. */
+ * reason. Never throws. Thread-safe: loads are serialised with the loader's;
+ * called from inside a load (a plugin's register_backends) it is refused. */
 accel_status accel_core_load_entry(accel_plugin_negotiate_fn entry, const char* origin);
 
 #ifdef __cplusplus

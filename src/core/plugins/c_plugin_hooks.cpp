@@ -120,7 +120,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     }
     // Set last: a retried init after a failure part-way builds what is
     // missing.
-    if (generators_ != nullptr) return;
+    if (built_count_.load(std::memory_order_relaxed) > 0) return;
     const int count = deviceCountImpl();
     caches_.build(name(), count);
     allocators_.clear();
