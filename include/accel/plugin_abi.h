@@ -46,6 +46,8 @@
  * 1.0  the first C release.
  * 1.1  accel_segment_fns.memory_info; accel_graph_fns.prepare_replay;
  *      accel_core_services.negotiated_version.
+ * 1.2  accel_segment_fns.check_allocation; accel_core_services.fill_outputs,
+ *      fill_host, retain_generator, release_generator, divert_allocations.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -64,7 +66,7 @@ extern "C" {
 /* ---- versions ---- */
 
 #define ACCEL_PLUGIN_ABI_MAJOR 1
-#define ACCEL_PLUGIN_ABI_MINOR 1
+#define ACCEL_PLUGIN_ABI_MINOR 2
 /* One number per version, ordered as the versions are: (major << 16) | minor.
  * Not for #if (the casts): compare ACCEL_PLUGIN_ABI_MAJOR/MINOR there. */
 #define ACCEL_PLUGIN_ABI_VERSION(major, minor) \
@@ -117,6 +119,17 @@ typedef struct accel_generator accel_generator;
 #define ACCEL_CAPTURE_GLOBAL 0
 #define ACCEL_CAPTURE_THREAD_LOCAL 1
 #define ACCEL_CAPTURE_RELAXED 2
+
+/* Kinds of random fill (accel_core_services.fill_host and fill_outputs):
+ * the element type written and the distribution. */
+#define ACCEL_FILL_BITS32 0         /* uint32_t, every bit random */
+#define ACCEL_FILL_BITS64 1         /* uint64_t */
+#define ACCEL_FILL_UNIFORM_FLOAT 2  /* float in [a, b) */
+#define ACCEL_FILL_UNIFORM_DOUBLE 3 /* double in [a, b) */
+#define ACCEL_FILL_NORMAL_FLOAT 4   /* float, mean a, standard deviation b */
+#define ACCEL_FILL_NORMAL_DOUBLE 5  /* double */
+#define ACCEL_FILL_BERNOULLI_U8 6   /* uint8_t, 1 with probability a */
+#define ACCEL_FILL_BERNOULLI_FLOAT 7 /* float 0 or 1, 1 with probability a */
 
 /* A stream: the device it belongs to and the backend's id for it (the type
  * is the backend's own). */
@@ -184,6 +197,11 @@ typedef struct accel_segment_fns {
    * for getMemoryInfo, setMemoryFraction and out-of-memory messages.
    * Optional; without it those hooks are NotSupported. */
   void (*memory_info)(void* ctx, int8_t device, uint64_t* total, uint64_t* free_bytes);
+  /* since 1.2: asked before each allocation of the device allocator on a
+   * device the plugin diverted (accel_core_services.divert_allocations);
+   * any status but ACCEL_OK refuses the allocation with its message (a lost
+   * device, an injected fault). Only read from device_memory. Optional. */
+  accel_status (*check_allocation)(void* ctx, int8_t device, size_t bytes);
 } accel_segment_fns;
 
 /* ---- the plugin's tables, one per group ---- */
@@ -353,6 +371,26 @@ typedef struct accel_core_services {
                                  uint64_t* seed, uint64_t* offset);
   /* since 1.1: the version this plugin and the core agreed on. */
   uint32_t (*negotiated_version)(accel_core* core);
+  /* since 1.2: how many Philox outputs a fill of `count` elements of `kind`
+   * (ACCEL_FILL_*) consumes; 0 for an unknown kind. */
+  uint64_t (*fill_outputs)(int32_t kind, uint64_t count);
+  /* since 1.2: the core's reference fill: writes `count` elements of `kind`
+   * to host-addressable `data`, drawn from the Philox stream of `seed` at
+   * `offset` (what every backend's device fill writes, bit for bit). With
+   * count 0 it checks a and b only. ACCEL_ERROR_INVALID_ARGUMENT for a bad
+   * kind, a or b (its message says which). Runs on the calling thread. */
+  accel_status (*fill_host)(accel_core* core, int32_t kind, void* data, uint64_t count,
+                            double a, double b, uint64_t seed, uint64_t offset);
+  /* since 1.2: a reference to `generator` (default or not) that stays
+   * valid until release_generator, for a draw reserved later (a captured
+   * fill replayed). */
+  accel_status (*retain_generator)(accel_generator* generator, accel_generator** out);
+  void (*release_generator)(accel_generator* generator);
+  /* since 1.2: while `on` is nonzero, each allocation of the device
+   * allocator of `device` asks device_memory's check_allocation first;
+   * off (the start), allocations do not cross the boundary for it. */
+  accel_status (*divert_allocations)(accel_core* core, int32_t device_type,
+                                     int8_t device, int32_t on);
 } accel_core_services;
 
 /* ---- the entry ---- */

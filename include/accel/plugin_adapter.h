@@ -38,9 +38,19 @@
 // backend's memory (and with them the memory and memory_history groups),
 // and Philox generators. examples/out_of_tree_backend is a complete plugin.
 //
+// An asynchronous device (its own streams, events, graphs and copies)
+// derives from accel::adapter::Backend instead and registers with
+// registerBackend; its memory hands the core stream events
+// (Memory::streamEvents) so that the caching allocator can reuse a block a
+// stream may still use only once that stream is past it. The core keeps its
+// caches, generators, graph pools, capture rules and (unless the backend
+// keeps them) the current device and streams; the backend reaches the core
+// (pointer lookups, Philox reservations, the reference fill) through
+// BackendBase::core(). accel/adapter/backend.h lists what each group asks.
+//
 // Errors: a backend function fails by throwing; the adapter catches every
 // exception at the boundary and hands the core a status and a message. The
-// Failure classes below choose the status (InvalidArgument,
+// Failure classes of accel/adapter/failure.h choose the status (InvalidArgument,
 // NotSupported, NotAvailable, OutOfMemory, DeviceError); std::bad_alloc is
 // out of memory; any other exception is ACCEL_ERROR_INTERNAL with its
 // what(). Probes (isBuilt, isAvailable) that throw answer false.
@@ -53,15 +63,14 @@
 #ifndef ACCEL_PLUGIN_ADAPTER_H
 #define ACCEL_PLUGIN_ADAPTER_H
 
-#include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <exception>
 #include <memory>
-#include <new>
-#include <string>
 #include <utility>
 
+#include "accel/adapter/backend.h"
+#include "accel/adapter/core.h"
+#include "accel/adapter/failure.h"
+#include "accel/adapter/tables.h"
 #include "accel/plugin_abi.h"
 
 // Everything below is the plugin's own, whatever visibility the plugin is
@@ -73,253 +82,6 @@
 #pragma GCC visibility push(hidden)
 
 namespace accel::adapter {
-
-// ---- failures: what a backend throws to fail with a given status ----
-
-// Derived from std::exception alone, with the message kept in the plugin's
-// own std::string: std::runtime_error's members are defined by the standard
-// library itself, and in a process whose program uses another one (a
-// libc++ plugin in a libstdc++ program) the dynamic linker may bind them to
-// the program's, whose layout differs.
-class Failure : public std::exception {
- public:
-  // A status of ACCEL_OK is no failure: it becomes ACCEL_ERROR_INTERNAL.
-  Failure(accel_status status, std::string message)
-      : status_(status == ACCEL_OK ? ACCEL_ERROR_INTERNAL : status),
-        message_(std::move(message)) {}
-  [[nodiscard]] accel_status status() const noexcept { return status_; }
-  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
-
- private:
-  accel_status status_;
-  std::string message_;
-};
-// A bad index, id, pointer or value.
-struct InvalidArgument : Failure {
-  explicit InvalidArgument(const std::string& m)
-      : Failure(ACCEL_ERROR_INVALID_ARGUMENT, m) {}
-};
-// The backend cannot do this.
-struct NotSupported : Failure {
-  explicit NotSupported(const std::string& m) : Failure(ACCEL_ERROR_NOT_SUPPORTED, m) {}
-};
-// No driver or device.
-struct NotAvailable : Failure {
-  explicit NotAvailable(const std::string& m) : Failure(ACCEL_ERROR_NOT_AVAILABLE, m) {}
-};
-struct OutOfMemory : Failure {
-  explicit OutOfMemory(const std::string& m) : Failure(ACCEL_ERROR_OUT_OF_MEMORY, m) {}
-};
-// The device or its driver failed or refused.
-struct DeviceError : Failure {
-  explicit DeviceError(const std::string& m) : Failure(ACCEL_ERROR_DEVICE, m) {}
-};
-
-// ---- what a backend describes ----
-
-// A device's description (getDeviceProperties).
-struct Properties {
-  std::string name;                      // at most 255 bytes are kept
-  std::uint64_t total_memory_bytes = 0;  // 0 if unknown
-  int multiprocessor_count = 0;
-  int compute_capability_major = 0;
-  int compute_capability_minor = 0;
-  int warp_size = 0;
-  int max_threads_per_multiprocessor = 0;
-  std::uint64_t l2_cache_bytes = 0;
-  bool is_integrated = false;
-  std::string uuid;  // at most 63 bytes are kept
-};
-
-// A device's capacity; total 0 when unknown.
-struct MemoryInfo {
-  std::uint64_t total_bytes = 0;
-  std::uint64_t free_bytes = 0;
-};
-
-// Raw memory in whole segments, what the core's caches draw from. The core
-// calls it holding the device's allocator lock, never re-entrantly.
-class Memory {
- public:
-  virtual ~Memory() = default;
-  // A segment of exactly `bytes` on `device`, or nullptr when the device is
-  // full (the cache then frees what it holds and retries). Throws for any
-  // other failure.
-  virtual void* allocate(std::int8_t device, std::size_t bytes) = 0;
-  virtual void free(std::int8_t device, void* data, std::size_t bytes) noexcept = 0;
-  // Capacity and free bytes (getMemoryInfo, memory fractions, out-of-memory
-  // messages). Default: unknown.
-  [[nodiscard]] virtual MemoryInfo info(std::int8_t /*device*/) const noexcept {
-    return {};
-  }
-};
-
-// A synchronous device (see the top of this header).
-class SynchronousBackend {
- public:
-  virtual ~SynchronousBackend() = default;
-  // The number of devices, asked once, at registration (a synchronous
-  // device's count is its configuration). Throws for a bad configuration:
-  // the registration then fails with the message.
-  [[nodiscard]] virtual int deviceCount() const = 0;
-  [[nodiscard]] virtual bool isBuilt() const { return true; }
-  [[nodiscard]] virtual bool isAvailable() const { return true; }
-  // Runs once before any hook that needs the device; a throw is retried by
-  // the next such hook.
-  virtual void init() {}
-  [[nodiscard]] virtual Memory& deviceMemory() = 0;
-  // Page-locked host memory (getPinnedMemoryAllocator); a device without
-  // page-locked memory of its own hands ordinary host memory.
-  [[nodiscard]] virtual Memory& pinnedMemory() = 0;
-  // The device group (declare ACCEL_GROUP_DEVICE to have them asked).
-  [[nodiscard]] virtual std::string showConfig() const { return {}; }
-  [[nodiscard]] virtual Properties properties(std::int8_t /*device*/) const { return {}; }
-};
-
-namespace detail {
-
-// A refusal of the core's: it holds the message already, which the guard
-// keeps instead of reporting one of its own.
-struct CoreRefusal : Failure {
-  explicit CoreRefusal(accel_status status) : Failure(status, "refused by the core") {}
-};
-
-// The core this plugin negotiated with, for the boundary's error reports.
-struct Link {
-  accel_core* core = nullptr;
-  const accel_core_services* services = nullptr;
-};
-// One per plugin: this header is compiled into one plugin, and its entry
-// sets the link once, before anything else runs.
-inline Link& link() noexcept {
-  static Link the_link;
-  return the_link;
-}
-
-inline accel_status report(accel_status status, const char* message) noexcept {
-  const Link& l = link();
-  if (l.services != nullptr && l.services->set_error != nullptr)
-    l.services->set_error(l.core, status, message);
-  return status;
-}
-
-// Runs `body`, turning what it throws into a status and a message.
-template <typename Body>
-accel_status guard(Body&& body) noexcept {
-  try {
-    body();
-    return ACCEL_OK;
-  } catch (const CoreRefusal& e) {
-    return e.status();
-  } catch (const Failure& e) {
-    return report(e.status(), e.what());
-  } catch (const std::bad_alloc&) {
-    return report(ACCEL_ERROR_OUT_OF_MEMORY, "out of host memory in the plugin");
-  } catch (const std::exception& e) {
-    return report(ACCEL_ERROR_INTERNAL, e.what());
-  } catch (...) {
-    return report(ACCEL_ERROR_INTERNAL, "the plugin threw an unknown exception");
-  }
-}
-
-inline void copyText(char* out, std::size_t capacity, const std::string& text) noexcept {
-  const std::size_t n = text.size() < capacity - 1 ? text.size() : capacity - 1;
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
-
-// One registered backend and its memory, as the tables' ctx pointers.
-struct Registered {
-  std::unique_ptr<SynchronousBackend> backend;
-};
-
-inline SynchronousBackend& backendOf(void* ctx) noexcept {
-  return *static_cast<Registered*>(ctx)->backend;
-}
-inline Memory& memoryOf(void* ctx) noexcept { return *static_cast<Memory*>(ctx); }
-
-// The tables' functions: each a trampoline into the backend, inside guard().
-struct Trampolines {
-  static int32_t isBuilt(void* ctx) noexcept {
-    try {
-      return backendOf(ctx).isBuilt() ? 1 : 0;
-    } catch (...) {
-      return 0;
-    }
-  }
-  static int32_t isAvailable(void* ctx) noexcept {
-    try {
-      return backendOf(ctx).isAvailable() ? 1 : 0;
-    } catch (...) {
-      return 0;
-    }
-  }
-  static int32_t deviceCount(void* ctx) noexcept {
-    try {
-      const int count = backendOf(ctx).deviceCount();
-      return count < 0 ? 0 : count;
-    } catch (...) {
-      return 0;
-    }
-  }
-  static accel_status init(void* ctx) noexcept {
-    return guard([&] { backendOf(ctx).init(); });
-  }
-  static accel_status showConfig(void* ctx, const accel_text_sink* sink) noexcept {
-    return guard([&] {
-      const std::string text = backendOf(ctx).showConfig();
-      sink->append(sink->sink, text.data(), text.size());
-    });
-  }
-  static accel_status properties(void* ctx, int8_t device,
-                                 accel_device_properties* out) noexcept {
-    return guard([&] {
-      const Properties p = backendOf(ctx).properties(device);
-      const std::uint32_t size = out->struct_size;
-      // Only what the core's struct holds (it may be an older core's).
-#define ACCEL_ADAPTER_SET_(field, value) \
-  if (ACCEL_ABI_HAS_FIELD(accel_device_properties, size, field)) out->field = (value)
-      if (ACCEL_ABI_HAS_FIELD(accel_device_properties, size, name))
-        copyText(out->name, sizeof(out->name), p.name);
-      ACCEL_ADAPTER_SET_(total_memory_bytes, p.total_memory_bytes);
-      ACCEL_ADAPTER_SET_(multiprocessor_count, p.multiprocessor_count);
-      ACCEL_ADAPTER_SET_(compute_capability_major, p.compute_capability_major);
-      ACCEL_ADAPTER_SET_(compute_capability_minor, p.compute_capability_minor);
-      ACCEL_ADAPTER_SET_(warp_size, p.warp_size);
-      ACCEL_ADAPTER_SET_(max_threads_per_multiprocessor,
-                         p.max_threads_per_multiprocessor);
-      ACCEL_ADAPTER_SET_(l2_cache_bytes, p.l2_cache_bytes);
-      ACCEL_ADAPTER_SET_(is_integrated, p.is_integrated ? 1 : 0);
-#undef ACCEL_ADAPTER_SET_
-      if (ACCEL_ABI_HAS_FIELD(accel_device_properties, size, uuid))
-        copyText(out->uuid, sizeof(out->uuid), p.uuid);
-    });
-  }
-  static accel_status allocateSegment(void* ctx, int8_t device, size_t bytes,
-                                      void** out) noexcept {
-    return guard([&] { *out = memoryOf(ctx).allocate(device, bytes); });
-  }
-  static void freeSegment(void* ctx, int8_t device, void* data, size_t bytes) noexcept {
-    memoryOf(ctx).free(device, data, bytes);
-  }
-  static void memoryInfo(void* ctx, int8_t device, uint64_t* total,
-                         uint64_t* free_bytes) noexcept {
-    const MemoryInfo info = memoryOf(ctx).info(device);
-    *total = info.total_bytes;
-    *free_bytes = info.free_bytes;
-  }
-};
-
-inline accel_segment_fns segmentFns() noexcept {
-  accel_segment_fns fns{};
-  fns.struct_size = sizeof(fns);
-  fns.allocate_segment = &Trampolines::allocateSegment;
-  fns.free_segment = &Trampolines::freeSegment;
-  fns.memory_info = &Trampolines::memoryInfo;
-  return fns;
-}
-
-}  // namespace detail
 
 // What a plugin's register function registers its backends with.
 class Registrar {
@@ -336,52 +98,94 @@ class Registrar {
                            std::uint32_t groups) {
     if (backend == nullptr)
       throw InvalidArgument("registerSynchronous: the backend is null");
-    const accel_core_services& services = *detail::link().services;
     // Asked here first, so that a bad configuration fails the registration
     // with its message (the probe the core asks answers 0 instead).
     (void)backend->deviceCount();
-    std::int32_t type = 0;
-    check(services.register_device_type(core_, type_name, &type));
-    // Kept for the rest of the process once the core registered it (the core
-    // calls into it); freed if the core refuses it, having kept nothing.
-    auto registered = std::make_unique<detail::Registered>();
-    registered->backend = std::move(backend);
+    SynchronousBackend* sync = backend.get();
+    auto registered = prepare(type_name, std::move(backend));
+    registered->sync = sync;
     const accel_low_fns low{sizeof(low),
-                            &detail::Trampolines::isBuilt,
-                            &detail::Trampolines::isAvailable,
-                            &detail::Trampolines::deviceCount,
+                            &detail::Shared::isBuilt,
+                            &detail::Shared::isAvailable,
+                            &detail::Shared::deviceCount,
                             nullptr,
                             nullptr};
-    const accel_high_fns high{sizeof(high), &detail::Trampolines::init, nullptr};
+    const accel_high_fns high{sizeof(high), &detail::Shared::init, nullptr};
     // synchronize: the core's kit answers it for a synchronous device.
-    const accel_device_fns device{sizeof(device), nullptr,
-                                  &detail::Trampolines::showConfig,
-                                  &detail::Trampolines::properties};
-    const accel_segment_fns memory = detail::segmentFns();
-    accel_backend b{};
-    b.struct_size = sizeof(b);
-    b.device_type = type;
-    b.groups = groups | ACCEL_GROUP_LOW | ACCEL_GROUP_HIGH | ACCEL_GROUP_STREAMS |
-               ACCEL_GROUP_EVENTS;
+    const accel_device_fns device{sizeof(device), nullptr, &detail::Shared::showConfig,
+                                  &detail::Shared::properties};
+    accel_backend b =
+        describe(*registered, groups | ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS);
     b.flags = ACCEL_BACKEND_SYNCHRONOUS;
-    b.ctx = registered.get();
     b.low = &low;
     b.high = &high;
     b.device = &device;
-    b.device_memory = &memory;
-    b.device_memory_ctx = &registered->backend->deviceMemory();
-    b.pinned_memory = &memory;
-    b.pinned_memory_ctx = &registered->backend->pinnedMemory();
-    check(services.register_backend(core_, &b));
-    (void)registered.release();
+    commit(std::move(registered), b);
+  }
+
+  // Registers device type `type_name` and the asynchronous backend serving
+  // it, declaring `groups` (ACCEL_GROUP_* bits; low and high come with
+  // every backend). The tables of the declared groups call the backend's
+  // functions; the core keeps the current device and streams unless
+  // backend.keepsCurrent(). The backend lives for the rest of the process.
+  // Throws Failure with the core's message when the core refuses.
+  void registerBackend(const char* type_name, std::unique_ptr<Backend> backend,
+                       std::uint32_t groups) {
+    if (backend == nullptr) throw InvalidArgument("registerBackend: the backend is null");
+    Backend* async = backend.get();
+    auto registered = prepare(type_name, std::move(backend));
+    registered->async = async;
+    const detail::AsyncTables tables(*async);
+    accel_backend b = describe(*registered, groups);
+    b.low = &tables.low;
+    b.high = &tables.high;
+    b.device = &tables.device;
+    b.streams = &tables.streams;
+    b.events = &tables.events;
+    b.graphs = &tables.graphs;
+    b.copies = &tables.copies;
+    commit(std::move(registered), b);
   }
 
  private:
-  // Passes a refusal of the core's on; the core holds its message.
-  static void check(accel_status status) {
-    if (status != ACCEL_OK) throw detail::CoreRefusal(status);
+  // The device type registered and the backend attached to its core.
+  std::unique_ptr<detail::Registered> prepare(const char* type_name,
+                                              std::unique_ptr<BackendBase> backend) {
+    const accel_core_services& services = *detail::link().services;
+    std::int32_t type = 0;
+    detail::check(services.register_device_type(core_, type_name, &type));
+    backend->attach(Core(core_, &services, type));
+    auto registered = std::make_unique<detail::Registered>();
+    registered->base = backend.get();
+    registered->owner = std::move(backend);
+    type_ = type;
+    return registered;
   }
+  accel_backend describe(detail::Registered& r, std::uint32_t groups) {
+    device_memory_ = detail::segmentFns(r.base->deviceMemory());
+    pinned_memory_ = detail::segmentFns(r.base->pinnedMemory());
+    accel_backend b{};
+    b.struct_size = sizeof(b);
+    b.device_type = type_;
+    b.groups = groups | ACCEL_GROUP_LOW | ACCEL_GROUP_HIGH;
+    b.ctx = &r;
+    b.device_memory = &device_memory_;
+    b.device_memory_ctx = &r.base->deviceMemory();
+    b.pinned_memory = &pinned_memory_;
+    b.pinned_memory_ctx = &r.base->pinnedMemory();
+    return b;
+  }
+  // Kept for the rest of the process once the core registered it (the core
+  // calls into it); freed if the core refuses it, having kept nothing.
+  void commit(std::unique_ptr<detail::Registered> registered, const accel_backend& b) {
+    detail::check(detail::link().services->register_backend(core_, &b));
+    (void)registered.release();
+  }
+
   accel_core* core_;
+  std::int32_t type_ = -1;
+  accel_segment_fns device_memory_{};
+  accel_segment_fns pinned_memory_{};
 };
 
 namespace detail {

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "accel/memory_stats.h"
 #include "accel/plugin.h"
 #include "accel/plugin_abi.h"
+#include "accel/random_fill.h"
 
 namespace accel {
 namespace {
@@ -28,6 +30,7 @@ namespace {
 constexpr std::uint32_t kCoreNewest = ACCEL_PLUGIN_ABI_CURRENT;
 constexpr std::uint32_t kV1_0 = ACCEL_PLUGIN_ABI_VERSION(1, 0);
 constexpr std::uint32_t kV1_1 = ACCEL_PLUGIN_ABI_VERSION(1, 1);
+constexpr std::uint32_t kV1_2 = ACCEL_PLUGIN_ABI_VERSION(1, 2);
 
 std::string versionText(std::uint32_t version) {
   return std::to_string(ACCEL_PLUGIN_ABI_MAJOR_OF(version)) + "." +
@@ -136,11 +139,44 @@ TEST(PluginAbi, FirstCReleasePluginLoadsSpeakingItsOwnVersion) {
   EXPECT_EQ(askPlugin<std::uint32_t>("v1_0", "abitest_negotiated_version"), 0u);
 }
 
-TEST(PluginAbi, CurrentPluginLoadsSpeakingTheCoresNewestVersion) {
+TEST(PluginAbi, PreviousMinorPluginLoadsSpeakingItsOwnVersion) {
   expectLoaded(load("v1_1"), kV1_1);
   useBackend("v1_1");
   EXPECT_EQ(askPlugin<std::uint32_t>("v1_1", "abitest_negotiated_version"), kV1_1)
       << "the negotiated_version service (since 1.1)";
+}
+
+TEST(PluginAbi, CurrentPluginLoadsSpeakingTheCoresNewestVersion) {
+  expectLoaded(load("v1_2"), kV1_2);
+  useBackend("v1_2");
+  EXPECT_EQ(askPlugin<std::uint32_t>("v1_2", "abitest_negotiated_version"), kV1_2);
+}
+
+// The services of 1.2, called by the plugin: the reference fill writes what
+// the core's own fill writes, fill_outputs agrees with fillOutputs, a bad
+// kind is refused with a message, and a retained generator shares the
+// default generator's position.
+TEST(PluginAbi, FillAndGeneratorServicesAnswerAsTheCoresOwnFunctions) {
+  expectLoaded(load("v1_2"), kV1_2);
+  void* handle = dlopen(pluginPath("v1_2").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto* fill = reinterpret_cast<accel_status (*)(std::uint32_t*)>(
+      dlsym(handle, "abitest_fill_host"));
+  ASSERT_NE(fill, nullptr);
+  std::uint32_t from_plugin[4] = {};
+  ASSERT_EQ(fill(from_plugin), ACCEL_OK);
+  std::uint32_t expected[4] = {};
+  fillBits(std::span<std::uint32_t>(expected), PhiloxPosition{42, 7});
+  EXPECT_EQ(std::vector<std::uint32_t>(from_plugin, from_plugin + 4),
+            std::vector<std::uint32_t>(expected, expected + 4));
+  dlclose(handle);
+
+  EXPECT_EQ(askPlugin<std::uint64_t>("v1_2", "abitest_fill_outputs_of_3_normal_floats"),
+            fillOutputs(FillKind::NormalFloat, 3));
+  EXPECT_EQ(askPlugin<accel_status>("v1_2", "abitest_fill_host_bad_kind"),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(askPlugin<std::uint64_t>("v1_2", "abitest_reserve_through_retained"), 8u)
+      << "a reservation through the retained handle moves the default generator";
 }
 
 TEST(PluginAbi, PrepareReplayRunsBeforeEachReplayOfAPluginThatHasIt) {

@@ -9,7 +9,7 @@ import os
 import pytest
 
 ABI_PLUGINS = os.environ.get("ACCEL_TEST_ABI_PLUGIN_DIR")
-GOOD = ["v1_0", "v1_1", "next_minor"]
+GOOD = ["v1_0", "v1_1", "v1_2", "next_minor"]
 REFUSED = ["next_minor_only", "next_minor_insists", "next_major", "next_major_insists",
            "no_entry", "entry_fails", "answer_unfilled", "answer_garbage", "no_register",
            "streams_size_zero", "streams_size_absurd", "null_graphs_table",
@@ -27,7 +27,7 @@ def test_import_refuses_each_bad_c_plugin_and_loads_the_rest(run_python):
         import accel
         for record in accel.plugin_report():
             print(record["ok"], bool(record["detail"]), record["path"])
-        for name in ("abitest_v1_0", "abitest_v1_1", "abitest_next_minor"):
+        for name in ("abitest_v1_0", "abitest_v1_1", "abitest_v1_2", "abitest_next_minor"):
             buffer = accel.empty(64, name + ":1")
             print(accel.backend(name).device_count(), buffer.device)
     """, env={"ACCEL_PLUGINS": ":".join(plugin(build) for build in order)})

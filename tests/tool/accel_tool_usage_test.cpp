@@ -131,7 +131,7 @@ TEST(AccelToolUsage, DocsShowWhatVersionPrintsInThisBuild) {
 TEST(AccelToolUsage, DocsShowNoPluginApiButTheCurrentOne) {
   // Every example on the page (info's text and JSON, version) shows the plugin
   // API of this build, not one it had when the example was written: the C++
-  // entry's number, and the range of the C plugin API ("1.0–1.1"), whose
+  // entry's number, and the range of the C plugin API ("1.0–1.2"), whose
   // major.minor versions the first pattern leaves to the second.
   std::ifstream in(ACCEL_SOURCE_DIR "/docs/accel-tool.md");
   const std::string docs((std::istreambuf_iterator<char>(in)),

@@ -31,13 +31,14 @@ namespace {
 
 class CPluginHooks;
 
-// What find_device_block asks of either kind of C backend hooks.
-class CBlockFinder {
+// What the services ask of either kind of C backend hooks.
+class CBackendAccess {
  public:
   [[nodiscard]] virtual CDeviceBlock findBlock(const void* ptr) const = 0;
+  virtual void divertAllocations(DeviceIndex index, bool on) = 0;
 
  protected:
-  ~CBlockFinder() = default;
+  ~CBackendAccess() = default;
 };
 
 // getDeviceAllocator(i): the core cache on the calling thread's current
@@ -57,7 +58,7 @@ class CDeviceAllocator final : public Allocator {
 };
 
 class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks>,
-                           public CBlockFinder {
+                           public CBackendAccess {
  public:
   explicit CPluginHooks(CPluginTables tables)
       : CachingAllocatorHooks(tables.type, tables.groups),
@@ -78,6 +79,23 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   }
   [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
     return caches_.findBlock(name(), ptr);
+  }
+  void divertAllocations(DeviceIndex index, bool on) override {
+    ACCEL_CHECK(t_.device_memory.check_allocation != nullptr, InvalidArgument,
+                "divert_allocations: the plugin '", t_.plugin, "' gave '", name(),
+                "' no device_memory.check_allocation to divert allocations to");
+    ACCEL_CHECK(index >= 0 && index < kMaxDevicesPerType, InvalidArgument,
+                "divert_allocations: ", int(index), " is not a device index of '", name(),
+                "'");
+    diverted_[static_cast<std::size_t>(index)].store(on, std::memory_order_relaxed);
+  }
+  // Whether allocations on device `index` ask the plugin first.
+  [[nodiscard]] bool diverted(DeviceIndex index) const noexcept {
+    return diverted_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
+  }
+  void checkAllocation(DeviceIndex index, std::size_t bytes) const {
+    check(t_.device_memory.check_allocation(t_.device_memory_ctx, index, bytes),
+          "device_memory.check_allocation");
   }
 
  protected:
@@ -417,6 +435,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   std::vector<std::unique_ptr<CDeviceAllocator>> allocators_;
   std::unique_ptr<DefaultGenerators> generators_;
   std::array<std::atomic<bool>, kMaxDevicesPerType> used_{};
+  std::array<std::atomic<bool>, kMaxDevicesPerType> diverted_{};
   mutable std::mutex graph_mutex_;
   std::map<GraphId, GraphPool> graphs_;
 };
@@ -425,7 +444,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
 // kit answers the current device, streams, events, graphs and copies; the
 // plugin gives its device count, init, description and raw memory.
 class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
-                                      public CBlockFinder {
+                                      public CBackendAccess {
  public:
   explicit CSynchronousPluginHooks(CPluginTables tables)
       : SynchronousCachingHooks(tables.type, tables.groups,
@@ -437,6 +456,12 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
 
   [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
     return caches_.findBlock(name(), ptr);
+  }
+  void divertAllocations(DeviceIndex /*index*/, bool /*on*/) override {
+    throw InvalidArgument(concat("divert_allocations: '", name(),
+                                 "' is a synchronous backend, whose allocators the "
+                                 "core's kit serves; only an asynchronous backend's "
+                                 "allocations can be diverted"));
   }
 
  protected:
@@ -489,6 +514,8 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
 DataPtr CDeviceAllocator::allocate(std::size_t bytes) {
   const DeviceIndex index = device_.index();
   hooks_.markUsed(index);
+  if (hooks_.diverted(index)) [[unlikely]]
+    hooks_.checkAllocation(index, bytes);
   return cache_.allocate(index, bytes, hooks_.allocationStream(index));
 }
 
@@ -502,17 +529,30 @@ std::unique_ptr<AcceleratorHooks> makeCPluginHooks(accel_core& core,
   return std::make_unique<CPluginHooks>(std::move(tables));
 }
 
-CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {
+namespace {
+
+// The C backend hooks of `device_type`, for `service`.
+CBackendAccess& cBackendOf(std::int32_t device_type, const char* service) {
   ACCEL_CHECK(device_type >= 0 && device_type < kMaxDeviceTypes &&
                   isValidDeviceType(static_cast<DeviceType>(device_type)),
-              InvalidArgument, "find_device_block: ", device_type,
+              InvalidArgument, service, ": ", device_type,
               " is not a registered device type");
   auto* hooks =
-      dynamic_cast<CBlockFinder*>(&getHooks(static_cast<DeviceType>(device_type)));
-  ACCEL_CHECK(hooks != nullptr, InvalidArgument, "find_device_block: '",
+      dynamic_cast<CBackendAccess*>(&getHooks(static_cast<DeviceType>(device_type)));
+  ACCEL_CHECK(hooks != nullptr, InvalidArgument, service, ": '",
               deviceTypeName(static_cast<DeviceType>(device_type)),
               "' has no backend registered through the plugin ABI");
-  return hooks->findBlock(ptr);
+  return *hooks;
+}
+
+}  // namespace
+
+CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {
+  return cBackendOf(device_type, "find_device_block").findBlock(ptr);
+}
+
+void divertCPluginAllocations(std::int32_t device_type, std::int8_t device, bool on) {
+  cBackendOf(device_type, "divert_allocations").divertAllocations(device, on);
 }
 
 }  // namespace accel::detail

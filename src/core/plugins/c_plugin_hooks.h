@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "accel/hooks.h"
+#include "accel/philox.h"
 #include "accel/plugin_abi.h"
 
 namespace accel::detail {
@@ -42,5 +43,20 @@ std::unique_ptr<AcceleratorHooks> makeCPluginHooks(accel_core& core,
 // `ptr`. Throws InvalidArgument when the type has no C backend, it is not
 // initialised, or no block holds ptr.
 CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr);
+
+// While `on`, each allocation of the device allocator of device `device` of
+// the C backend of `device_type` asks the plugin's check_allocation first.
+// Throws InvalidArgument when the type has no asynchronous C backend, the
+// index is out of range, or the plugin has no check_allocation.
+void divertCPluginAllocations(std::int32_t device_type, std::int8_t device, bool on);
+
+// ACCEL_FILL_* kinds: the Philox outputs a fill of `count` elements of
+// `kind` consumes (0 for an unknown kind), and the core's reference fill.
+// fillHostByKind throws InvalidArgument for an unknown kind or bad a, b
+// (as the fill of accel/random_fill.h does). Thread-safe.
+[[nodiscard]] std::uint64_t philoxOutputsOfFill(std::int32_t kind,
+                                                std::uint64_t count) noexcept;
+void fillHostByKind(std::int32_t kind, void* data, std::uint64_t count, double a,
+                    double b, PhiloxPosition from);
 
 }  // namespace accel::detail

@@ -203,11 +203,50 @@ uint32_t negotiatedVersionService(accel_core* core) {
   return core != nullptr ? core->negotiated : 0;
 }
 
+uint64_t fillOutputsService(int32_t kind, uint64_t count) {
+  return philoxOutputsOfFill(kind, count);
+}
+
+accel_status fillHostService(accel_core* core, int32_t kind, void* data, uint64_t count,
+                             double a, double b, uint64_t seed, uint64_t offset) {
+  return serve("fill_host", [&] {
+    requireArgument(core != nullptr, "fill_host", "the core handle");
+    requireArgument(data != nullptr || count == 0, "fill_host", "the data pointer");
+    fillHostByKind(kind, data, count, a, b, PhiloxPosition{seed, offset});
+  });
+}
+
+accel_status retainGeneratorService(accel_generator* generator, accel_generator** out) {
+  return serve("retain_generator", [&] {
+    requireArgument(generator != nullptr, "retain_generator", "the generator");
+    requireArgument(out != nullptr, "retain_generator", "the out-pointer");
+    // A copy shares the generator's state: draws reserved through it move
+    // the original.
+    *out = reinterpret_cast<accel_generator*>(
+        new Generator(*reinterpret_cast<const Generator*>(generator)));
+  });
+}
+
+void releaseGeneratorService(accel_generator* generator) {
+  delete reinterpret_cast<Generator*>(generator);
+}
+
+accel_status divertAllocationsService(accel_core* core, int32_t device_type,
+                                      int8_t device, int32_t on) {
+  return serve("divert_allocations", [&] {
+    requireArgument(core != nullptr, "divert_allocations", "the core handle");
+    divertCPluginAllocations(device_type, device, on != 0);
+  });
+}
+
 constexpr accel_core_services kServices{
     sizeof(accel_core_services), setError,
     registerDeviceTypeService,   registerBackendService,
     findDeviceBlockService,      defaultGeneratorService,
     reservePhiloxService,        negotiatedVersionService,
+    fillOutputsService,          fillHostService,
+    retainGeneratorService,      releaseGeneratorService,
+    divertAllocationsService,
 };
 
 // Text the plugin handed over (name, version): at most 256 bytes, up to the

@@ -49,6 +49,9 @@ static const abi_layout_member kMembers[] = {
 #if SINCE(1, 1)
     MEMBER(accel_segment_fns, memory_info),
 #endif
+#if SINCE(1, 2)
+    MEMBER(accel_segment_fns, check_allocation),
+#endif
     MEMBER(accel_low_fns, struct_size),
     MEMBER(accel_low_fns, is_built),
     MEMBER(accel_low_fns, is_available),
@@ -118,6 +121,13 @@ static const abi_layout_member kMembers[] = {
 #if SINCE(1, 1)
     MEMBER(accel_core_services, negotiated_version),
 #endif
+#if SINCE(1, 2)
+    MEMBER(accel_core_services, fill_outputs),
+    MEMBER(accel_core_services, fill_host),
+    MEMBER(accel_core_services, retain_generator),
+    MEMBER(accel_core_services, release_generator),
+    MEMBER(accel_core_services, divert_allocations),
+#endif
     MEMBER(accel_core_offer, struct_size),
     MEMBER(accel_core_offer, newest_version),
     MEMBER(accel_core_offer, oldest_version),
@@ -161,6 +171,16 @@ static const abi_layout_constant kConstants[] = {
     CONSTANT(ACCEL_CAPTURE_THREAD_LOCAL),
     CONSTANT(ACCEL_CAPTURE_RELAXED),
     CONSTANT(sizeof(accel_status)),
+#if SINCE(1, 2)
+    CONSTANT(ACCEL_FILL_BITS32),
+    CONSTANT(ACCEL_FILL_BITS64),
+    CONSTANT(ACCEL_FILL_UNIFORM_FLOAT),
+    CONSTANT(ACCEL_FILL_UNIFORM_DOUBLE),
+    CONSTANT(ACCEL_FILL_NORMAL_FLOAT),
+    CONSTANT(ACCEL_FILL_NORMAL_DOUBLE),
+    CONSTANT(ACCEL_FILL_BERNOULLI_U8),
+    CONSTANT(ACCEL_FILL_BERNOULLI_FLOAT),
+#endif
 };
 
 const abi_layout ABI_LAYOUT_NAME = {ACCEL_PLUGIN_ABI_CURRENT,

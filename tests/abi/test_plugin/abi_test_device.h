@@ -18,6 +18,8 @@
  * (ACCEL_PLUGIN_ABI_VERSION casts, so #if compares the parts). */
 #define ABITEST_HEADERS_HAVE_1_1 \
   (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 1)
+#define ABITEST_HEADERS_HAVE_1_2 \
+  (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 2)
 
 /* The core, as the offer gave it: set by the entry before anything else runs. */
 extern accel_core* abitest_core;

@@ -100,10 +100,15 @@ enum {
   TABLE_COUNT
 };
 
+/* The device type of the first backend registered. */
+static _Atomic int32_t g_first_type = -1;
+
 static accel_status register_one_backend(accel_core* core, const char* type_name) {
   int32_t type = 0;
   accel_status status = abitest_services->register_device_type(core, type_name, &type);
   if (status != ACCEL_OK) return status;
+  int32_t unset = -1;
+  atomic_compare_exchange_strong(&g_first_type, &unset, type);
 
   abitest_tables t;
   abitest_device_tables(&t);
@@ -268,3 +273,47 @@ ABITEST_TEST_EXPORT accel_status abitest_register_late(void) {
 ABITEST_TEST_EXPORT uint32_t abitest_negotiated_version(void) {
   return atomic_load(&g_negotiated_version);
 }
+
+#if ABITEST_HEADERS_HAVE_1_2
+/* The services of 1.2, asked from a thread of the test: the first four
+ * uint32 outputs of the core's reference fill at seed 42, offset 7 (0s when
+ * the core's table does not hold fill_host), and what fill_outputs says a
+ * fill of 3 normal floats consumes. */
+ABITEST_TEST_EXPORT accel_status abitest_fill_host(uint32_t* out4) {
+  if (!ACCEL_ABI_HAS_FIELD(accel_core_services, abitest_services->struct_size,
+                           fill_host)) {
+    return ACCEL_ERROR_NOT_SUPPORTED;
+  }
+  return abitest_services->fill_host(abitest_core, ACCEL_FILL_BITS32, out4, 4, 0, 0, 42,
+                                     7);
+}
+ABITEST_TEST_EXPORT uint64_t abitest_fill_outputs_of_3_normal_floats(void) {
+  return abitest_services->fill_outputs(ACCEL_FILL_NORMAL_FLOAT, 3);
+}
+/* fill_host with a kind no version defines: the status, and the message
+ * the core reports through set_error (the last one is kept). */
+ABITEST_TEST_EXPORT accel_status abitest_fill_host_bad_kind(void) {
+  uint32_t out = 0;
+  return abitest_services->fill_host(abitest_core, 99, &out, 1, 0, 0, 0, 0);
+}
+/* A retained default generator: reserving through it moves the default
+ * generator of device 0, and releasing it leaves the default alive.
+ * Returns the offset the second of two reservations of 8 started at. */
+ABITEST_TEST_EXPORT uint64_t abitest_reserve_through_retained(void) {
+  accel_generator* def = NULL;
+  accel_generator* kept = NULL;
+  uint64_t seed = 0;
+  uint64_t first = 0;
+  uint64_t second = 0;
+  if (abitest_services->default_generator(abitest_core, atomic_load(&g_first_type), 0,
+                                          &def) !=
+          ACCEL_OK ||
+      abitest_services->retain_generator(def, &kept) != ACCEL_OK) {
+    return UINT64_MAX;
+  }
+  (void)abitest_services->reserve_philox(kept, 8, &seed, &first);
+  abitest_services->release_generator(kept);
+  (void)abitest_services->reserve_philox(def, 8, &seed, &second);
+  return second - first;
+}
+#endif
