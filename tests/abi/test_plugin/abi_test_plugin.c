@@ -306,8 +306,7 @@ ABITEST_TEST_EXPORT uint64_t abitest_reserve_through_retained(void) {
   uint64_t first = 0;
   uint64_t second = 0;
   if (abitest_services->default_generator(abitest_core, atomic_load(&g_first_type), 0,
-                                          &def) !=
-          ACCEL_OK ||
+                                          &def) != ACCEL_OK ||
       abitest_services->retain_generator(def, &kept) != ACCEL_OK) {
     return UINT64_MAX;
   }
