@@ -47,7 +47,8 @@
  * 1.1  accel_segment_fns.memory_info; accel_graph_fns.prepare_replay;
  *      accel_core_services.negotiated_version.
  * 1.2  accel_segment_fns.check_allocation; accel_core_services.fill_outputs,
- *      fill_host, retain_generator, release_generator, divert_allocations.
+ *      fill_host, retain_generator, release_generator, divert_allocations,
+ *      use_block, release_block_use, current_device, current_stream.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -97,6 +98,7 @@ typedef int32_t accel_status;
 
 typedef struct accel_core accel_core;
 typedef struct accel_generator accel_generator;
+typedef struct accel_block_use accel_block_use; /* since 1.2 */
 
 /* ---- capability groups (bits of accel_backend.groups) ---- */
 
@@ -130,6 +132,11 @@ typedef struct accel_generator accel_generator;
 #define ACCEL_FILL_NORMAL_DOUBLE 5  /* double */
 #define ACCEL_FILL_BERNOULLI_U8 6   /* uint8_t, 1 with probability a */
 #define ACCEL_FILL_BERNOULLI_FLOAT 7 /* float 0 or 1, 1 with probability a */
+
+/* What use_block found (since 1.2). */
+#define ACCEL_BLOCK_NONE 0
+#define ACCEL_BLOCK_LIVE 1
+#define ACCEL_BLOCK_FREED 2
 
 /* A stream: the device it belongs to and the backend's id for it (the type
  * is the backend's own). */
@@ -391,6 +398,25 @@ typedef struct accel_core_services {
    * off (the start), allocations do not cross the boundary for it. */
   accel_status (*divert_allocations)(accel_core* core, int32_t device_type,
                                      int8_t device, int32_t on);
+  /* since 1.2: a use of the block of the device cache that holds `ptr`, for
+   * work that names memory its owner may free meanwhile (queued, running or
+   * captured): while the use lives, a free of the block waits, and the block
+   * still counts as allocated. Returns ACCEL_BLOCK_LIVE with *use (release
+   * it with release_block_use) and the block's device, first byte and the
+   * bytes its owner asked for; ACCEL_BLOCK_FREED when the block holding ptr
+   * was freed already (a use after free; nothing is taken); ACCEL_BLOCK_NONE
+   * when no block holds ptr (or the arguments are bad). Never fails
+   * otherwise; thread-safe. */
+  int32_t (*use_block)(accel_core* core, int32_t device_type, const void* ptr,
+                       accel_block_use** use, int8_t* device, void** base,
+                       size_t* requested);
+  void (*release_block_use)(accel_block_use* use);
+  /* since 1.2: the calling thread's current device, and its current stream
+   * of `device`, as the core keeps them for a backend that does not keep
+   * them itself (a graph replayed on the current stream). */
+  accel_status (*current_device)(accel_core* core, int32_t device_type, int8_t* device);
+  accel_status (*current_stream)(accel_core* core, int32_t device_type, int8_t device,
+                                 int64_t* stream);
 } accel_core_services;
 
 /* ---- the entry ---- */

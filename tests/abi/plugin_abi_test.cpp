@@ -179,6 +179,48 @@ TEST(PluginAbi, FillAndGeneratorServicesAnswerAsTheCoresOwnFunctions) {
       << "a reservation through the retained handle moves the default generator";
 }
 
+// use_block keeps a freed block out of the cache until the use is
+// released, tells a use after free from memory that is no block, and the
+// current stream the plugin reads is the one the core keeps.
+TEST(PluginAbi, BlockUsesKeepFreedBlocksAndTheCurrentStreamIsTheCoresOwn) {
+  expectLoaded(load("v1_2"), kV1_2);
+  AcceleratorHooks& hooks = hooksOf("v1_2");
+  void* handle = dlopen(pluginPath("v1_2").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  using UseBlock = std::int32_t (*)(const void*, accel_block_use**, std::size_t*);
+  auto* use_block = reinterpret_cast<UseBlock>(dlsym(handle, "abitest_use_block"));
+  auto* release = reinterpret_cast<void (*)(accel_block_use*)>(
+      dlsym(handle, "abitest_release_block_use"));
+  auto* current = reinterpret_cast<std::int64_t (*)(std::int8_t)>(
+      dlsym(handle, "abitest_current_stream"));
+  ASSERT_TRUE(use_block != nullptr && release != nullptr && current != nullptr);
+
+  DataPtr data = hooks.getDeviceAllocator(1).allocate(1000);
+  const std::int64_t allocated_before = hooks.memoryStats(1).allocated_bytes.current;
+  accel_block_use* use = nullptr;
+  std::size_t requested = 0;
+  ASSERT_EQ(use_block(static_cast<char*>(data.get()) + 10, &use, &requested),
+            ACCEL_BLOCK_LIVE);
+  EXPECT_EQ(requested, 1000u);
+  void* const address = data.get();
+  data = DataPtr();  // freed while the use lives: still allocated
+  EXPECT_EQ(hooks.memoryStats(1).allocated_bytes.current, allocated_before);
+  accel_block_use* late = nullptr;
+  EXPECT_EQ(use_block(address, &late, &requested), ACCEL_BLOCK_FREED);
+  EXPECT_EQ(late, nullptr);
+  release(use);
+  EXPECT_LT(hooks.memoryStats(1).allocated_bytes.current, allocated_before);
+  int host = 0;
+  EXPECT_EQ(use_block(&host, &late, &requested), ACCEL_BLOCK_NONE);
+
+  const Stream stream = hooks.getNewStream(1);
+  hooks.setCurrentStream(stream);
+  EXPECT_EQ(current(1), stream.id);
+  hooks.setCurrentStream(hooks.getDefaultStream(1));
+  EXPECT_EQ(current(1), hooks.getDefaultStream(1).id);
+  dlclose(handle);
+}
+
 TEST(PluginAbi, PrepareReplayRunsBeforeEachReplayOfAPluginThatHasIt) {
   expectLoaded(load("v1_1"), kV1_1);
   const std::uint64_t before = prepareReplayCalls("v1_1");

@@ -85,6 +85,46 @@ class GeneratorRef {
   accel_generator* handle_ = nullptr;
 };
 
+// A use of a block of the core's device cache (Core::useBlock): while it
+// lives, a free of the block waits and the block counts as allocated.
+// Move-only; the use ends when the object goes.
+class BlockUse {
+ public:
+  BlockUse() = default;
+  BlockUse(const accel_core_services* services, accel_block_use* use) noexcept
+      : services_(services), use_(use) {}
+  BlockUse(BlockUse&& other) noexcept
+      : services_(other.services_), use_(std::exchange(other.use_, nullptr)) {}
+  BlockUse& operator=(BlockUse&& other) noexcept {
+    if (this != &other) {
+      reset();
+      services_ = other.services_;
+      use_ = std::exchange(other.use_, nullptr);
+    }
+    return *this;
+  }
+  BlockUse(const BlockUse&) = delete;
+  BlockUse& operator=(const BlockUse&) = delete;
+  ~BlockUse() { reset(); }
+
+  explicit operator bool() const noexcept { return use_ != nullptr; }
+
+ private:
+  void reset() noexcept {
+    if (use_ != nullptr) services_->release_block_use(std::exchange(use_, nullptr));
+  }
+  const accel_core_services* services_ = nullptr;
+  accel_block_use* use_ = nullptr;
+};
+
+// What Core::useBlock found: state is ACCEL_BLOCK_LIVE (use and block set),
+// ACCEL_BLOCK_FREED (a use after free) or ACCEL_BLOCK_NONE.
+struct BlockLookup {
+  std::int32_t state = ACCEL_BLOCK_NONE;
+  BlockUse use;
+  Block block;  // bytes: what the block's owner asked for
+};
+
 // The core a backend is registered with, for the backend's device type.
 class Core {
  public:
@@ -150,6 +190,35 @@ class Core {
     accel_generator* out = nullptr;
     detail::check(services_->retain_generator(generator, &out));
     return GeneratorRef(services_, out);
+  }
+  // A use of the live block holding `ptr`, or why there is none. Throws
+  // NotSupported from a core older than plugin API 1.2.
+  [[nodiscard]] BlockLookup useBlock(const void* ptr) const {
+    require(offsetof(accel_core_services, release_block_use),
+            sizeof(services_->release_block_use), "use_block");
+    BlockLookup found;
+    accel_block_use* use = nullptr;
+    found.state = services_->use_block(core_, type_, ptr, &use, &found.block.device,
+                                       &found.block.base, &found.block.bytes);
+    found.use = BlockUse(services_, use);
+    return found;
+  }
+  // The calling thread's current device and its current stream of
+  // `device`, as the core keeps them. Throw NotSupported from a core older
+  // than plugin API 1.2.
+  [[nodiscard]] std::int8_t currentDevice() const {
+    require(offsetof(accel_core_services, current_device),
+            sizeof(services_->current_device), "current_device");
+    std::int8_t device = 0;
+    detail::check(services_->current_device(core_, type_, &device));
+    return device;
+  }
+  [[nodiscard]] std::int64_t currentStream(std::int8_t device) const {
+    require(offsetof(accel_core_services, current_stream),
+            sizeof(services_->current_stream), "current_stream");
+    std::int64_t stream = 0;
+    detail::check(services_->current_stream(core_, type_, device, &stream));
+    return stream;
   }
   // While `on`, allocations on `device` ask Memory::checkAllocation first.
   void divertAllocations(std::int8_t device, bool on) const {

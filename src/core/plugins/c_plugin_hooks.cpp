@@ -36,6 +36,7 @@ class CBackendAccess {
  public:
   [[nodiscard]] virtual CDeviceBlock findBlock(const void* ptr) const = 0;
   virtual void divertAllocations(DeviceIndex index, bool on) = 0;
+  [[nodiscard]] virtual const CoreCaches& caches() const noexcept = 0;
 
  protected:
   ~CBackendAccess() = default;
@@ -93,9 +94,25 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   [[nodiscard]] bool diverted(DeviceIndex index) const noexcept {
     return diverted_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
   }
+  [[nodiscard]] const CoreCaches& caches() const noexcept override { return caches_; }
+  // The plugin refusing an allocation as out of memory takes the cache's
+  // out-of-memory path (the cache released, the OOM counted, recorded and
+  // observed), with the plugin's reason after the cache's message.
   void checkAllocation(DeviceIndex index, std::size_t bytes) const {
-    check(t_.device_memory.check_allocation(t_.device_memory_ctx, index, bytes),
-          "device_memory.check_allocation");
+    const accel_status status =
+        t_.device_memory.check_allocation(t_.device_memory_ctx, index, bytes);
+    if (status == ACCEL_OK) [[likely]]
+      return dropStalePluginMessage();
+    if (status == ACCEL_ERROR_OUT_OF_MEMORY) {
+      const std::string why = takePluginMessage(status);
+      try {
+        caches_.device().failAsOutOfMemory(index, bytes, allocationStream(index));
+      } catch (const OutOfMemory& e) {
+        if (why.empty()) throw;
+        throw OutOfMemory(concat(e.message(), " [", why, "]"));
+      }
+    }
+    fail(status, "device_memory.check_allocation");
   }
 
  protected:
@@ -457,6 +474,7 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
   [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
     return caches_.findBlock(name(), ptr);
   }
+  [[nodiscard]] const CoreCaches& caches() const noexcept override { return caches_; }
   void divertAllocations(DeviceIndex /*index*/, bool /*on*/) override {
     throw InvalidArgument(concat("divert_allocations: '", name(),
                                  "' is a synchronous backend, whose allocators the "
@@ -546,6 +564,34 @@ CBackendAccess& cBackendOf(std::int32_t device_type, const char* service) {
 }
 
 }  // namespace
+
+AcceleratorHooks& cPluginHooks(std::int32_t device_type, const char* service) {
+  return dynamic_cast<AcceleratorHooks&>(cBackendOf(device_type, service));
+}
+
+std::int32_t useCPluginBlock(std::int32_t device_type, const void* ptr,
+                             accel_block_use*& use, std::int8_t& device, void*& base,
+                             std::size_t& requested) {
+  const CoreCaches& caches = cBackendOf(device_type, "use_block").caches();
+  if (!caches.ready()) return ACCEL_BLOCK_NONE;
+  memory::CachingAllocator& cache = caches.device();
+  const std::optional<DeviceIndex> index = cache.deviceOf(ptr);
+  if (!index) return ACCEL_BLOCK_NONE;
+  memory::BlockUse taken = cache.useBlock(*index, ptr);
+  if (!taken) {
+    const std::optional<memory::BlockInfo> found = cache.findBlock(*index, ptr);
+    return found ? ACCEL_BLOCK_FREED : ACCEL_BLOCK_NONE;
+  }
+  device = *index;
+  base = taken.info().base;
+  requested = taken.info().requested;
+  use = reinterpret_cast<accel_block_use*>(new memory::BlockUse(std::move(taken)));
+  return ACCEL_BLOCK_LIVE;
+}
+
+void releaseCPluginBlockUse(accel_block_use* use) noexcept {
+  delete reinterpret_cast<memory::BlockUse*>(use);
+}
 
 CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {
   return cBackendOf(device_type, "find_device_block").findBlock(ptr);

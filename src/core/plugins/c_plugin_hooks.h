@@ -50,6 +50,20 @@ CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr);
 // index is out of range, or the plugin has no check_allocation.
 void divertCPluginAllocations(std::int32_t device_type, std::int8_t device, bool on);
 
+// The hooks of the C backend of `device_type` (for a service's answers
+// that the public hooks give: the current device and stream). Throws
+// InvalidArgument naming `service` when the type has no C backend.
+AcceleratorHooks& cPluginHooks(std::int32_t device_type, const char* service);
+
+// use_block: a use of the live block of the C backend of `device_type` that
+// holds `ptr` (ACCEL_BLOCK_LIVE, *use set, to be released with
+// releaseCPluginBlockUse), ACCEL_BLOCK_FREED or ACCEL_BLOCK_NONE. Throws
+// InvalidArgument when the type has no C backend.
+std::int32_t useCPluginBlock(std::int32_t device_type, const void* ptr,
+                             accel_block_use*& use, std::int8_t& device, void*& base,
+                             std::size_t& requested);
+void releaseCPluginBlockUse(accel_block_use* use) noexcept;
+
 // ACCEL_FILL_* kinds: the Philox outputs a fill of `count` elements of
 // `kind` consumes (0 for an unknown kind), and the core's reference fill.
 // fillHostByKind throws InvalidArgument for an unknown kind or bad a, b

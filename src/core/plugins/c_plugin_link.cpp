@@ -239,6 +239,40 @@ accel_status divertAllocationsService(accel_core* core, int32_t device_type,
   });
 }
 
+int32_t useBlockService(accel_core* core, int32_t device_type, const void* ptr,
+                        accel_block_use** use, int8_t* device, void** base,
+                        size_t* requested) {
+  if (core == nullptr || use == nullptr || device == nullptr || base == nullptr ||
+      requested == nullptr) {
+    return ACCEL_BLOCK_NONE;
+  }
+  try {
+    return useCPluginBlock(device_type, ptr, *use, *device, *base, *requested);
+  } catch (...) {
+    clearPluginError();
+    return ACCEL_BLOCK_NONE;
+  }
+}
+
+void releaseBlockUseService(accel_block_use* use) { releaseCPluginBlockUse(use); }
+
+accel_status currentDeviceService(accel_core* core, int32_t device_type, int8_t* device) {
+  return serve("current_device", [&] {
+    requireArgument(core != nullptr, "current_device", "the core handle");
+    requireArgument(device != nullptr, "current_device", "the out-pointer");
+    *device = cPluginHooks(device_type, "current_device").getCurrentDevice();
+  });
+}
+
+accel_status currentStreamService(accel_core* core, int32_t device_type, int8_t device,
+                                  int64_t* stream) {
+  return serve("current_stream", [&] {
+    requireArgument(core != nullptr, "current_stream", "the core handle");
+    requireArgument(stream != nullptr, "current_stream", "the out-pointer");
+    *stream = cPluginHooks(device_type, "current_stream").getCurrentStream(device).id;
+  });
+}
+
 constexpr accel_core_services kServices{
     sizeof(accel_core_services), setError,
     registerDeviceTypeService,   registerBackendService,
@@ -246,7 +280,9 @@ constexpr accel_core_services kServices{
     reservePhiloxService,        negotiatedVersionService,
     fillOutputsService,          fillHostService,
     retainGeneratorService,      releaseGeneratorService,
-    divertAllocationsService,
+    divertAllocationsService,    useBlockService,
+    releaseBlockUseService,      currentDeviceService,
+    currentStreamService,
 };
 
 // Text the plugin handed over (name, version): at most 256 bytes, up to the
@@ -320,6 +356,8 @@ void clearPluginError() noexcept {
   t_pending = PendingError{};
   t_plugin_message_pending = false;
 }
+
+std::string takePluginMessage(accel_status status) { return takeMessage(status); }
 
 bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& registrar,
                 PluginRecord& r) {

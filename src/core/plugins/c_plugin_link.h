@@ -50,6 +50,10 @@ const accel_core_services& coreServices() noexcept;
 // Forgets the thread's pending plugin message. Never throws.
 void clearPluginError() noexcept;
 
+// The message the plugin gave for `status` on this thread (empty if none),
+// taken. Throws only std::bad_alloc.
+std::string takePluginMessage(accel_status status);
+
 // True while a message a plugin gave (set_error) waits on this thread for
 // the failed status it belongs to.
 extern thread_local bool t_plugin_message_pending;

@@ -127,6 +127,10 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_core_services, retain_generator),
     MEMBER(accel_core_services, release_generator),
     MEMBER(accel_core_services, divert_allocations),
+    MEMBER(accel_core_services, use_block),
+    MEMBER(accel_core_services, release_block_use),
+    MEMBER(accel_core_services, current_device),
+    MEMBER(accel_core_services, current_stream),
 #endif
     MEMBER(accel_core_offer, struct_size),
     MEMBER(accel_core_offer, newest_version),
@@ -180,6 +184,9 @@ static const abi_layout_constant kConstants[] = {
     CONSTANT(ACCEL_FILL_NORMAL_DOUBLE),
     CONSTANT(ACCEL_FILL_BERNOULLI_U8),
     CONSTANT(ACCEL_FILL_BERNOULLI_FLOAT),
+    CONSTANT(ACCEL_BLOCK_NONE),
+    CONSTANT(ACCEL_BLOCK_LIVE),
+    CONSTANT(ACCEL_BLOCK_FREED),
 #endif
 };
 

@@ -315,4 +315,26 @@ ABITEST_TEST_EXPORT uint64_t abitest_reserve_through_retained(void) {
   (void)abitest_services->reserve_philox(def, 8, &seed, &second);
   return second - first;
 }
+/* use_block on `ptr` of this plugin's backend: the state, and in *use the
+ * use taken (NULL unless live) and in *requested the block's bytes. */
+ABITEST_TEST_EXPORT int32_t abitest_use_block(const void* ptr, accel_block_use** use,
+                                              size_t* requested) {
+  int8_t device = 0;
+  void* base = NULL;
+  *use = NULL;
+  return abitest_services->use_block(abitest_core, atomic_load(&g_first_type), ptr, use,
+                                     &device, &base, requested);
+}
+ABITEST_TEST_EXPORT void abitest_release_block_use(accel_block_use* use) {
+  abitest_services->release_block_use(use);
+}
+/* The current stream of `device` as the core keeps it for this backend. */
+ABITEST_TEST_EXPORT int64_t abitest_current_stream(int8_t device) {
+  int64_t stream = -1;
+  if (abitest_services->current_stream(abitest_core, atomic_load(&g_first_type), device,
+                                       &stream) != ACCEL_OK) {
+    return -2;
+  }
+  return stream;
+}
 #endif
