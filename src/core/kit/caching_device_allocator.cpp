@@ -2,7 +2,7 @@
 // cache for that device (see the header).
 #include "accel/kit/caching_device_allocator.h"
 
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::kit {
 

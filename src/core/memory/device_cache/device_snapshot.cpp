@@ -1,6 +1,6 @@
 // DeviceCache: the snapshot — every segment and block as they are, and the
 // history ring in order, symbolized.
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 

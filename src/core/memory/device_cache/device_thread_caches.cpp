@@ -2,7 +2,7 @@
 // retiring them, claiming and draining them, and when they may serve.
 #include <thread>
 
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 #include "memory/process_barrier.h"
 
 namespace accel::memory::detail {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "accel/error.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 

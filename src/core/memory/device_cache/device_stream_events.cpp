@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "accel/memory/size_rules.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 

@@ -8,7 +8,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/memory/size_rules.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 namespace {

@@ -3,7 +3,7 @@
 // merge on free, a miss's returns of held blocks (device_cache.h). Segments
 // (and construction), stream events, statistics, history and snapshots are
 // in the device_*.cpp files beside this one.
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 #include <algorithm>
 #include <bit>

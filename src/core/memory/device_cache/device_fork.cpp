@@ -34,7 +34,7 @@
 #include <mutex>
 
 #include "hooks/fork_handlers.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 #include "memory/live_list.h"
 
 namespace accel::memory::detail {
