@@ -76,7 +76,7 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
   if (host_capture_) [[unlikely]]
     captureHostStack(lock);  // first: the lock is released and taken again
-  if (!pending_events_.empty()) processEvents();
+  if (!pending_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
   // Only the default small and uniform pools' blocks are held: a miss there
   // takes one of the device's; a miss of small_ also returns the others
@@ -113,9 +113,8 @@ ACCEL_HOT void freeCachedBlock(void* context) noexcept {
 
 BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
   const bool small = isSmallSize(rounded);
-  for (const auto& [capturing, pool] : allocating_to_pool_) {
-    if (capturing == stream) return small ? pool->small : pool->large;
-  }
+  if (PrivatePool* pool = private_pools_.allocatingTo(stream))
+    return small ? pool->small : pool->large;
   if (!small) return large_;
   return isUniformSize(rounded) ? uniform_ : small_;
 }

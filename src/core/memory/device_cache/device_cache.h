@@ -33,6 +33,8 @@
 #include "memory/block.h"
 #include "memory/block_pool.h"
 #include "memory/block_stats.h"
+#include "memory/device_cache/pending_frees.h"
+#include "memory/device_cache/private_pools.h"
 #include "memory/reuse_lists.h"
 #include "memory/stack_capture.h"
 #include "memory/thread_cache.h"
@@ -308,11 +310,10 @@ class DeviceCache {
   BlockPool small_{true, nullptr, /*may_hold=*/true};
   BlockPool large_{false, nullptr};
   BlockPool uniform_{true, nullptr, /*may_hold=*/true};
-  std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
-  std::vector<std::pair<StreamId, PrivatePool*>> allocating_to_pool_;
+  PrivatePools private_pools_;  // graph capture's pools and their streams
   std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address
   std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
-  std::deque<std::pair<EventId, Block*>> pending_events_;
+  PendingFrees pending_;                     // blocks waiting for other streams' events
   // How many forks made this process from the one that made the device (a
   // segment records the value it was made at), and whether this child has
   // yet to set its inherited memory aside.

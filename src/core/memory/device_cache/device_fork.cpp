@@ -109,9 +109,7 @@ void DeviceCache::setAsideInherited() noexcept {
   }
   // Events recorded in the parent must not be queried or released here; their
   // blocks stay pending (active) for good.
-  std::erase_if(pending_events_, [this](const std::pair<EventId, Block*>& pending) {
-    return inherited(pending.second->segment);
-  });
+  pending_.forgetIf([this](const Block* block) { return inherited(block->segment); });
   updatePlain();
 }
 

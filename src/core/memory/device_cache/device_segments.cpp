@@ -17,7 +17,8 @@ DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
     : allocator_(allocator),
       source_(allocator.source()),
       index_(index),
-      settings_(settings) {
+      settings_(settings),
+      pending_(source_, Device::unchecked(allocator.deviceType(), index)) {
   stats_.max_split_size = sized(settings_.max_split_size);
   mutex_.allowBias(settings_.biased_lock);
   updatePlain();
@@ -34,9 +35,7 @@ DeviceCache::~DeviceCache() {
   detachThreadCaches(thread_caches_);
   // Events first: deciding whether one is inherited reads its block, which
   // the segments' loop deletes.
-  for (auto& [event, block] : pending_events_) {
-    if (!inherited(block->segment)) source_.releaseEvent(event);
-  }
+  pending_.releaseAll([this](const Block* block) { return !inherited(block->segment); });
   for (auto& [base, segment] : segments_) {
     if (inherited(segment.get())) {
       // The parent's memory (device_fork.cpp): not this process's to give back.
@@ -345,7 +344,7 @@ void DeviceCache::garbageCollect() noexcept {
     }
   }
   for (Block* victim : victims) releaseSegment(victim);
-  if (!in_use) private_pools_.erase(pool->id);
+  if (!in_use) private_pools_.erase(pool);
 }
 
 }  // namespace accel::memory::detail

@@ -1,5 +1,6 @@
-// DeviceCache: settings, the memory limit, and private pools (retain,
-// release, and the streams that allocate to them).
+// DeviceCache: settings, the memory limit, and what a change of private pools
+// (private_pools.h) means for the device: thread caches stop or resume
+// serving, a released pool's memory goes back.
 #include <algorithm>
 #include <memory>
 
@@ -31,23 +32,15 @@ void DeviceCache::setCap(const ReserveCap& cap) {
 
 void DeviceCache::retainPool(MempoolId id) {
   BiasedMutex::Guard lock(mutex_);
-  auto& pool = private_pools_[id];
-  if (!pool) pool = std::make_unique<PrivatePool>(id);
-  ++pool->users;
+  private_pools_.retain(id);
 }
 
 void DeviceCache::releasePool(MempoolId id) {
   BiasedMutex::Guard lock(mutex_);
-  auto found = private_pools_.find(id);
-  ACCEL_CHECK(found != private_pools_.end() && found->second->users > 0, InvalidArgument,
-              "releasePool(): memory pool {", id.first, ", ", id.second,
-              "} has no users on device ", static_cast<int>(index_),
-              "; release a pool only as often as it was retained");
-  PrivatePool* pool = found->second.get();
-  if (--pool->users > 0) return;
+  PrivatePool* pool = private_pools_.release(id, index_);
+  if (pool == nullptr) return;  // it has users still
+  // No stream allocates to it any more: the thread caches may serve again.
   ClaimedThreadCaches claimed(*this);
-  std::erase_if(allocating_to_pool_,
-                [&](const auto& entry) { return entry.second == pool; });
   updatePlain();
   updateLocalOk();
   maybeReleasePrivatePool(pool);
@@ -55,21 +48,10 @@ void DeviceCache::releasePool(MempoolId id) {
 
 void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
-  auto found = private_pools_.find(id);
-  ACCEL_CHECK(found != private_pools_.end() && found->second->users > 0, InvalidArgument,
-              "beginAllocateToPool(): memory pool {", id.first, ", ", id.second,
-              "} is not retained on device ", static_cast<int>(index_),
-              "; call retainPool first");
-  for (auto& entry : allocating_to_pool_) {
-    if (entry.first == stream) {
-      entry.second = found->second.get();
-      return;
-    }
-  }
+  if (!private_pools_.beginAllocating(id, stream, index_)) return;
   // The stream's requests go to the pool from now on: no thread cache may
   // serve them (they stop serving while any stream allocates to a pool).
   ClaimedThreadCaches claimed(*this);
-  allocating_to_pool_.emplace_back(stream, found->second.get());
   updatePlain();
   updateLocalOk();
 }
@@ -77,9 +59,7 @@ void DeviceCache::beginAllocateToPool(MempoolId id, StreamId stream) {
 void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
   ClaimedThreadCaches claimed(*this);
-  std::erase_if(allocating_to_pool_, [&](const auto& entry) {
-    return entry.first == stream && entry.second->id == id;
-  });
+  private_pools_.endAllocating(id, stream);
   updatePlain();
   updateLocalOk();
 }
@@ -88,7 +68,7 @@ void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
 // each change of it.
 void DeviceCache::updatePlain() noexcept {
   // In a fork child every free takes freeSlow, which leaks inherited blocks.
-  plain_ = pending_events_.empty() && allocating_to_pool_.empty() && !history_stacks_ &&
+  plain_ = pending_.empty() && !private_pools_.anyAllocating() && !history_stacks_ &&
            settings_.max_split_size == 0 && fork_generation_ == 0;
   tracing_ = (history_level_ == HistoryRecording::All ||
               history_level_ == HistoryRecording::AllocationsOnly) &&

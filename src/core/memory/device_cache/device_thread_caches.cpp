@@ -105,7 +105,7 @@ void DeviceCache::updateLocalOk() noexcept {
                        accel::detail::processBarrierSupported();
   caches_enabled_.store(enabled, std::memory_order_relaxed);
   // Off in a fork child: every free must reach freeSlow (device_fork.cpp).
-  local_ok_ = enabled && fork_generation_ == 0 && allocating_to_pool_.empty() &&
+  local_ok_ = enabled && fork_generation_ == 0 && !private_pools_.anyAllocating() &&
               !history_stacks_ && settings_.max_split_size == 0 &&
               history_level_ != HistoryRecording::All &&
               history_level_ != HistoryRecording::AllocationsOnly;
