@@ -33,6 +33,7 @@
 #include "memory/block.h"
 #include "memory/block_pool.h"
 #include "memory/block_stats.h"
+#include "memory/device_cache/history_recorder.h"
 #include "memory/device_cache/pending_frees.h"
 #include "memory/device_cache/private_pools.h"
 #include "memory/reuse_lists.h"
@@ -43,16 +44,6 @@
 namespace accel::memory::detail {
 
 using accel::detail::BiasedMutex;
-
-struct TraceRecord {
-  MemoryTraceEntry::Action action;
-  std::uint64_t address;
-  std::uint64_t size;
-  StreamId stream;
-  std::int64_t stamp;  // TraceClock ticks, converted when a snapshot reads them
-  CapturedStack stack;
-  std::uint64_t device_free;
-};
 
 // What a device may reserve (setMemoryLimit, setMemoryFraction). A cap of 0
 // bytes is kept apart from no cap: a fraction of 0 allows no allocation, and
@@ -244,11 +235,6 @@ class DeviceCache {
   void processEvents() noexcept;
   // Re-derives plain_ and tracing_; called wherever a condition changes.
   void updatePlain() noexcept;
-  // The fast paths' trace entries: alloc; free_requested and free_completed.
-  void traceAllocation(const Block* block) noexcept;
-  void traceFree(const Block* block) noexcept;
-  void appendTrace(MemoryTraceEntry::Action action, const Block* block,
-                   std::int64_t stamp) noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
   // private pools only once released. Returns bytes given back.
@@ -269,9 +255,6 @@ class DeviceCache {
                                                   StreamId stream) const;
   [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
   void adjustInactiveSplit(const Block* block, int sign) noexcept;
-  void record(MemoryTraceEntry::Action action, const Block* block, std::uint64_t address,
-              std::uint64_t size, StreamId stream, std::uint64_t device_free = 0,
-              std::int64_t stamp = 0);
   // A block object (recycled when one is spare) for that piece of `segment`.
   [[nodiscard]] Block* makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
                                  BlockPool& pool, Segment* segment);
@@ -345,17 +328,7 @@ class DeviceCache {
   MemoryStats stats_;       // all but the block figures
   BlockStats block_stats_;  // allocated, active, requested, inactive split
 
-  HistoryRecording history_level_ = HistoryRecording::Off;
-  bool history_stacks_ = false;  // native_stacks_ or a host capture
-  bool native_stacks_ = false;   // C++ return addresses (record_stack)
-  HostStackCapture host_capture_;
-  // The host stack captured (unlocked) by the allocation in progress.
-  std::shared_ptr<const HostStack> pending_host_stack_;
-  std::size_t history_capacity_ = 0;
-  std::vector<TraceRecord> history_;  // ring
-  std::size_t history_next_ = 0;
-  mutable StackSymbolizer symbolizer_;
-  TraceClock clock_;
+  HistoryRecorder history_;  // recordMemoryHistory's ring, stacks and clock
 };
 
 class DeviceCache::ClaimedThreadCaches {

@@ -132,8 +132,8 @@ Block* DeviceCache::newSegment(BlockPool& pool, StreamId stream, std::size_t rou
   if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
     stats_.oversize_segments.add(1);
   }
-  record(Action::SegmentAlloc, nullptr, reinterpret_cast<std::uintptr_t>(memory), size,
-         stream);
+  history_.record(Action::SegmentAlloc, nullptr, reinterpret_cast<std::uintptr_t>(memory),
+                  size, stream);
   return block;
 }
 
@@ -182,7 +182,8 @@ Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
   segment->size += grow;
   stats_.reserved_bytes.add(false, sized(grow));
   ++stats_.num_device_alloc;
-  record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow, stream);
+  history_.record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow,
+                  stream);
   Block* block = nullptr;
   if (tail_free > 0) {
     adjustInactiveSplit(tail, -1);  // counted again below, at its new size
@@ -220,8 +221,8 @@ void DeviceCache::releaseSegment(Block* block) noexcept {
   if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
     stats_.oversize_segments.add(-1);
   }
-  record(Action::SegmentFree, nullptr, reinterpret_cast<std::uintptr_t>(segment->base),
-         size, segment->stream);
+  history_.record(Action::SegmentFree, nullptr,
+                  reinterpret_cast<std::uintptr_t>(segment->base), size, segment->stream);
   recycle(block);
   segments_.erase(segment->base);
 }
@@ -243,9 +244,9 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
   tail->size -= unmap;
   stats_.reserved_bytes.add(false, -sized(unmap));
   ++stats_.num_device_free;
-  record(Action::SegmentUnmap, nullptr,
-         reinterpret_cast<std::uintptr_t>(segment->base + keep_until), unmap,
-         segment->stream);
+  history_.record(Action::SegmentUnmap, nullptr,
+                  reinterpret_cast<std::uintptr_t>(segment->base + keep_until), unmap,
+                  segment->stream);
   if (tail->size > 0) {
     adjustInactiveSplit(tail, +1);
     pool.insert(tail);

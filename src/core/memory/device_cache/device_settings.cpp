@@ -68,11 +68,10 @@ void DeviceCache::endAllocateToPool(MempoolId id, StreamId stream) {
 // each change of it.
 void DeviceCache::updatePlain() noexcept {
   // In a fork child every free takes freeSlow, which leaks inherited blocks.
-  plain_ = pending_.empty() && !private_pools_.anyAllocating() && !history_stacks_ &&
-           settings_.max_split_size == 0 && fork_generation_ == 0;
-  tracing_ = (history_level_ == HistoryRecording::All ||
-              history_level_ == HistoryRecording::AllocationsOnly) &&
-             history_capacity_ > 0;
+  plain_ = pending_.empty() && !private_pools_.anyAllocating() &&
+           !history_.capturesStacks() && settings_.max_split_size == 0 &&
+           fork_generation_ == 0;
+  tracing_ = history_.tracing();
 }
 
 }  // namespace accel::memory::detail

@@ -88,7 +88,7 @@ void DeviceCache::raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded
   releaseAllHeld();  // the facts count every thread's cached blocks as free
   ++stats_.num_ooms;
   const OutOfMemoryEvent facts = outOfMemoryFacts(rounded, stream);
-  record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);
+  history_.record(Action::Oom, nullptr, 0, rounded, stream, facts.device_free_bytes);
   const std::string message = outOfMemoryMessage(facts);
   lock.unlock();
   allocator_.notifyOutOfMemory(facts);

@@ -106,9 +106,8 @@ void DeviceCache::updateLocalOk() noexcept {
   caches_enabled_.store(enabled, std::memory_order_relaxed);
   // Off in a fork child: every free must reach freeSlow (device_fork.cpp).
   local_ok_ = enabled && fork_generation_ == 0 && !private_pools_.anyAllocating() &&
-              !history_stacks_ && settings_.max_split_size == 0 &&
-              history_level_ != HistoryRecording::All &&
-              history_level_ != HistoryRecording::AllocationsOnly;
+              !history_.capturesStacks() && settings_.max_split_size == 0 &&
+              !history_.recordsAllocations();
   for (ThreadCache* cache = thread_caches_; cache != nullptr;
        cache = cache->device_next) {
     setKeepOut(*cache, ThreadCache::kNotServing, !local_ok_, std::memory_order_relaxed);
