@@ -215,7 +215,6 @@ class ACCEL_API CachingAllocator {
   detail::DeviceCache& device(DeviceIndex index) const;
   [[noreturn]] void throwBadDevice(DeviceIndex index) const;
   [[noreturn]] static void throwForeignStream(Stream stream, Device where);
-  void notifyOutOfMemory(const OutOfMemoryEvent& event) const noexcept;
 
   const DeviceType type_;
   SegmentSource& source_;

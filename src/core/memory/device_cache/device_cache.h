@@ -22,7 +22,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,9 +32,12 @@
 #include "memory/block.h"
 #include "memory/block_pool.h"
 #include "memory/block_stats.h"
+#include "memory/device_cache/expandable_segments.h"
 #include "memory/device_cache/history_recorder.h"
+#include "memory/device_cache/out_of_memory_report.h"
 #include "memory/device_cache/pending_frees.h"
 #include "memory/device_cache/private_pools.h"
+#include "memory/device_cache/reserve_cap.h"
 #include "memory/reuse_lists.h"
 #include "memory/stack_capture.h"
 #include "memory/thread_cache.h"
@@ -45,23 +47,16 @@ namespace accel::memory::detail {
 
 using accel::detail::BiasedMutex;
 
-// What a device may reserve (setMemoryLimit, setMemoryFraction). A cap of 0
-// bytes is kept apart from no cap: a fraction of 0 allows no allocation, and
-// the fraction is kept to be named where an allocation fails.
-struct ReserveCap {
-  bool capped = false;
-  std::size_t bytes = 0;           // when capped
-  std::optional<double> fraction;  // the fraction the cap was set as
-  std::size_t fraction_of = 0;     // the capacity it was taken of
-};
-
 // The deleter of every DataPtr a CachingAllocator hands out: frees the block
 // (context) into its device's cache.
 void freeCachedBlock(void* context) noexcept;
 
 class DeviceCache {
  public:
-  DeviceCache(CachingAllocator& allocator, DeviceIndex index, AllocatorSettings settings);
+  // Device `index` of `allocator`; its OutOfMemory reports go to `oom_sink`
+  // (the allocator's observers), which must outlive it.
+  DeviceCache(CachingAllocator& allocator, DeviceIndex index, AllocatorSettings settings,
+              const OutOfMemorySink& oom_sink);
   ~DeviceCache();
   DeviceCache(const DeviceCache&) = delete;
   DeviceCache& operator=(const DeviceCache&) = delete;
@@ -247,13 +242,10 @@ class DeviceCache {
   void garbageCollect() noexcept;
   void maybeReleasePrivatePool(PrivatePool* pool) noexcept;
   [[nodiscard]] bool fitsLimit(std::size_t bytes) const noexcept;
-  // Counts and records the OOM, unlocks, tells the observers, throws.
+  // Counts and records the OOM, unlocks, tells the sink, throws.
   // `rounded`: the request as rounded (as asked, when above kMaxRequest).
   [[noreturn]] void raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded,
                                      StreamId stream);
-  [[nodiscard]] OutOfMemoryEvent outOfMemoryFacts(std::size_t rounded,
-                                                  StreamId stream) const;
-  [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
   void adjustInactiveSplit(const Block* block, int sign) noexcept;
   // A block object (recycled when one is spare) for that piece of `segment`.
   [[nodiscard]] Block* makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
@@ -262,7 +254,6 @@ class DeviceCache {
   // expandable flag are the caller's to set.
   [[nodiscard]] Segment* addSegment(void* base, StreamId stream, BlockPool& pool);
   void recycle(Block* block) noexcept;
-  [[nodiscard]] std::size_t expandableStep() const noexcept;
   // Fork children (device_fork.cpp). A segment made before the last fork
   // that made this process: its memory is the parent's device memory, which
   // a child must neither use nor give back.
@@ -284,6 +275,7 @@ class DeviceCache {
   CachingAllocator& allocator_;
   SegmentSource& source_;
   const DeviceIndex index_;
+  const OutOfMemorySink& oom_sink_;
 
   mutable BiasedMutex mutex_;  // the device lock (docs/memory.md)
   AllocatorSettings settings_;
@@ -293,10 +285,10 @@ class DeviceCache {
   BlockPool small_{true, nullptr, /*may_hold=*/true};
   BlockPool large_{false, nullptr};
   BlockPool uniform_{true, nullptr, /*may_hold=*/true};
-  PrivatePools private_pools_;  // graph capture's pools and their streams
-  std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address
-  std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
-  PendingFrees pending_;                     // blocks waiting for other streams' events
+  PrivatePools private_pools_;     // graph capture's pools and their streams
+  SegmentMap segments_;            // by base address
+  ExpandableSegments expandable_;  // the growing segments' ranges and pages
+  PendingFrees pending_;           // blocks waiting for other streams' events
   // How many forks made this process from the one that made the device (a
   // segment records the value it was made at), and whether this child has
   // yet to set its inherited memory aside.

@@ -104,9 +104,7 @@ void DeviceCache::setAsideInherited() noexcept {
       if (!block->allocated) block->pool->erase(block);
     }
   }
-  for (auto it = expandable_.begin(); it != expandable_.end();) {
-    it = inherited(it->second) ? expandable_.erase(it) : std::next(it);
-  }
+  expandable_.forgetIf([this](const Segment* segment) { return inherited(segment); });
   // Events recorded in the parent must not be queried or released here; their
   // blocks stay pending (active) for good.
   pending_.forgetIf([this](const Block* block) { return inherited(block->segment); });

@@ -1,8 +1,8 @@
 // DeviceCache: construction and destruction, and segments — asking the
 // device for memory (whole segments, or pages mapped into an expandable
-// segment's address range; allocateFresh, when no cached block fits) and
-// giving it back (emptyCache, the retries before OutOfMemory, garbage
-// collection, private pools whose users are gone).
+// segment's address range, expandable_segments.h; allocateFresh, when no
+// cached block fits) and giving it back (emptyCache, the retries before
+// OutOfMemory, garbage collection, private pools whose users are gone).
 #include <algorithm>
 #include <vector>
 
@@ -13,11 +13,13 @@
 namespace accel::memory::detail {
 
 DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
-                         AllocatorSettings settings)
+                         AllocatorSettings settings, const OutOfMemorySink& oom_sink)
     : allocator_(allocator),
       source_(allocator.source()),
       index_(index),
+      oom_sink_(oom_sink),
       settings_(settings),
+      expandable_(source_, index),
       pending_(source_, Device::unchecked(allocator.deviceType(), index)) {
   stats_.max_split_size = sized(settings_.max_split_size);
   mutex_.allowBias(settings_.biased_lock);
@@ -40,8 +42,7 @@ DeviceCache::~DeviceCache() {
     if (inherited(segment.get())) {
       // The parent's memory (device_fork.cpp): not this process's to give back.
     } else if (segment->expandable) {
-      if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
-      source_.releaseAddressRange(index_, segment->base, segment->reserved);
+      expandable_.giveBack(*segment);
     } else {
       source_.freeSegment(index_, segment->base, segment->size);
     }
@@ -93,10 +94,6 @@ bool DeviceCache::fitsLimit(std::size_t bytes) const noexcept {
          sized(bytes) + stats_.reserved_bytes.current <= sized(cap_.bytes);
 }
 
-std::size_t DeviceCache::expandableStep() const noexcept {
-  return std::max(source_.pageSize(), kRoundLarge);
-}
-
 Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
   auto owned = std::make_unique<Segment>();
   owned->base = static_cast<std::byte*>(base);
@@ -139,47 +136,34 @@ Block* DeviceCache::newSegment(BlockPool& pool, StreamId stream, std::size_t rou
 
 Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
                                    std::size_t rounded) {
-  const std::size_t step = expandableStep();
-  Segment* segment = nullptr;
-  auto found = expandable_.find(stream);
-  if (found != expandable_.end()) {
-    segment = found->second;
-  } else {
+  Segment* segment = expandable_.of(stream);
+  if (segment == nullptr) {
     // A first growth past the cap (a fraction of 0 caps at 0 bytes) is
     // refused before any address space is reserved: a reservation sized
     // for the whole device would only be released again at once.
-    if (!fitsLimit(roundUpTo(rounded, step))) return nullptr;
-    // Reserve address space for everything the device could hold; mapping
-    // decides what is really used.
-    std::size_t range = cap_.capped ? cap_.bytes : source_.memoryInfo(index_).total_bytes;
-    if (range == 0 && !cap_.capped) range = std::size_t{64} << 30;
-    range = roundUpTo(std::max(range, rounded), step);
-    void* base = source_.reserveAddressRange(index_, range);
+    if (!fitsLimit(roundUpTo(rounded, expandable_.step()))) return nullptr;
+    std::size_t range = 0;
+    void* base = expandable_.reserveRange(rounded, cap_, range);
     if (base == nullptr) return nullptr;
     try {
       segment = addSegment(base, stream, pool);
     } catch (...) {
-      source_.releaseAddressRange(index_, base, range);
+      expandable_.abandonRange(base, range);
       throw;
     }
-    segment->reserved = range;
-    segment->expandable = true;
-    expandable_.emplace(stream, segment);
+    expandable_.adopt(*segment, range);
     stats_.segments.add(false, 1);
   }
-  Block* tail = segment->head;
-  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  Block* tail = ExpandableSegments::tailOf(*segment);
   const std::size_t tail_free = (tail != nullptr && !tail->allocated) ? tail->size : 0;
-  const std::size_t grow = roundUpTo(rounded - std::min(rounded, tail_free), step);
+  const std::size_t grow = expandable_.growthFor(rounded, tail_free);
   std::byte* at = segment->base + segment->size;
-  if (segment->size + grow > segment->reserved || !fitsLimit(grow) ||
-      !source_.mapPages(index_, at, grow)) {
+  if (!fitsLimit(grow) || !expandable_.map(*segment, grow)) {
     // A range with nothing mapped is given back at once rather than kept
     // (empty, counted as a segment) until a later growth.
     if (segment->head == nullptr) releaseExpandableRange(segment);
     return nullptr;
   }
-  segment->size += grow;
   stats_.reserved_bytes.add(false, sized(grow));
   ++stats_.num_device_alloc;
   history_.record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow,
@@ -228,24 +212,19 @@ void DeviceCache::releaseSegment(Block* block) noexcept {
 }
 
 void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
-  Block* tail = segment->head;
-  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  Block* tail = ExpandableSegments::tailOf(*segment);
   if (tail == nullptr || tail->allocated) return;
-  const std::size_t step = expandableStep();
-  const std::size_t tail_offset = static_cast<std::size_t>(tail->ptr - segment->base);
-  const std::size_t keep_until = roundUpTo(tail_offset, step);
-  if (keep_until >= segment->size) return;
-  const std::size_t unmap = segment->size - keep_until;
+  const std::size_t unmap = expandable_.unmappable(*segment, *tail);
+  if (unmap == 0) return;
   BlockPool& pool = *tail->pool;
   adjustInactiveSplit(tail, -1);
   pool.erase(tail);
-  source_.unmapPages(index_, segment->base + keep_until, unmap);
-  segment->size = keep_until;
+  expandable_.unmap(*segment, unmap);
   tail->size -= unmap;
   stats_.reserved_bytes.add(false, -sized(unmap));
   ++stats_.num_device_free;
   history_.record(Action::SegmentUnmap, nullptr,
-                  reinterpret_cast<std::uintptr_t>(segment->base + keep_until), unmap,
+                  reinterpret_cast<std::uintptr_t>(segment->base + segment->size), unmap,
                   segment->stream);
   if (tail->size > 0) {
     adjustInactiveSplit(tail, +1);
@@ -266,9 +245,8 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
 }
 
 void DeviceCache::releaseExpandableRange(Segment* segment) noexcept {
-  source_.releaseAddressRange(index_, segment->base, segment->reserved);
+  expandable_.releaseRange(*segment);
   stats_.segments.add(false, -1);
-  expandable_.erase(segment->stream);
   segments_.erase(segment->base);  // destroys *segment
 }
 
