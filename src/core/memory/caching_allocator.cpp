@@ -8,6 +8,7 @@
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
+#include "accel/memory/device_cache_handle.h"
 #include "memory/device_cache/device_cache.h"
 
 namespace accel::memory {
@@ -279,3 +280,10 @@ void CachingAllocator::Shared::notify(const OutOfMemoryEvent& event) const noexc
 }
 
 }  // namespace accel::memory
+
+namespace accel::memory::detail {
+
+DeviceCacheHandle::DeviceCacheHandle(CachingAllocator& allocator, DeviceIndex index)
+    : cache_(&allocator.device(index)) {}
+
+}  // namespace accel::memory::detail
