@@ -6,15 +6,22 @@
 // (ReuseList) for the next request of its size and stream; held blocks are
 // merged before any other lookup.
 //
-// The implementation is one file per concern: device_cache.cpp (the allocate
-// and free paths, block search, split and merge, reuse lists),
-// device_segments.cpp (construction; segments and expandable mapping, giving
-// memory back),
-// device_stream_events.cpp (stream uses, events, hand-off between streams),
-// device_stats.cpp (statistics, the out-of-memory path), device_history.cpp,
-// device_snapshot.cpp, device_settings.cpp (settings, limit, private pools),
-// device_fork.cpp (fork(): every live device's lock held across it, and the
-// child's rule for inherited memory).
+// What is not the allocate and free pair's path is a part held by value,
+// a type that owns its state and is tested alone (docs/memory.md lists
+// them): HistoryRecorder, PrivatePools, ExpandableSegments, PendingFrees,
+// and OutOfMemoryReport, made per error. The device cache keeps the lock,
+// the pools, the segments and their blocks, the figures, the thread caches
+// and fork handling, and calls the parts around them.
+//
+// Its implementation is one file per concern: device_cache.cpp (the
+// allocate and free paths, block search, split and merge, reuse lists),
+// device_segments.cpp (construction; segments and expandable mapping,
+// giving memory back), device_stream_events.cpp (stream uses, pending
+// frees, hand-off between streams), device_stats.cpp (statistics, the
+// out-of-memory path), device_history.cpp, device_snapshot.cpp,
+// device_settings.cpp (settings, limit, private pools), device_fork.cpp
+// (fork(): every live device's lock held across it, and the child's rule
+// for inherited memory), device_thread_caches.cpp, device_lookup.cpp.
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -275,7 +282,6 @@ class DeviceCache {
   CachingAllocator& allocator_;
   SegmentSource& source_;
   const DeviceIndex index_;
-  const OutOfMemorySink& oom_sink_;
 
   mutable BiasedMutex mutex_;  // the device lock (docs/memory.md)
   AllocatorSettings settings_;
@@ -285,10 +291,8 @@ class DeviceCache {
   BlockPool small_{true, nullptr, /*may_hold=*/true};
   BlockPool large_{false, nullptr};
   BlockPool uniform_{true, nullptr, /*may_hold=*/true};
-  PrivatePools private_pools_;     // graph capture's pools and their streams
-  SegmentMap segments_;            // by base address
-  ExpandableSegments expandable_;  // the growing segments' ranges and pages
-  PendingFrees pending_;           // blocks waiting for other streams' events
+  PrivatePools private_pools_;  // graph capture's pools and their streams
+  SegmentMap segments_;         // by base address
   // How many forks made this process from the one that made the device (a
   // segment records the value it was made at), and whether this child has
   // yet to set its inherited memory aside.
@@ -320,7 +324,12 @@ class DeviceCache {
   MemoryStats stats_;       // all but the block figures
   BlockStats block_stats_;  // allocated, active, requested, inactive split
 
-  HistoryRecorder history_;  // recordMemoryHistory's ring, stacks and clock
+  // The parts only rare paths use, after everything the pair reads (whose
+  // places within their cache lines they leave as they were).
+  HistoryRecorder history_;        // recordMemoryHistory's ring, stacks and clock
+  ExpandableSegments expandable_;  // the growing segments' ranges and pages
+  PendingFrees pending_;           // blocks waiting for other streams' events
+  const OutOfMemorySink& oom_sink_;
 };
 
 class DeviceCache::ClaimedThreadCaches {

@@ -17,10 +17,10 @@ DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
     : allocator_(allocator),
       source_(allocator.source()),
       index_(index),
-      oom_sink_(oom_sink),
       settings_(settings),
       expandable_(source_, index),
-      pending_(source_, Device::unchecked(allocator.deviceType(), index)) {
+      pending_(source_, Device::unchecked(allocator.deviceType(), index)),
+      oom_sink_(oom_sink) {
   stats_.max_split_size = sized(settings_.max_split_size);
   mutex_.allowBias(settings_.biased_lock);
   updatePlain();
