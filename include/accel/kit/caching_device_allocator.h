@@ -40,10 +40,7 @@
 #include "accel/export.h"
 #include "accel/kit/thread_current.h"
 #include "accel/memory/caching_allocator.h"
-
-namespace accel::memory::detail {
-class DeviceCache;
-}
+#include "accel/memory/device_cache_handle.h"
 
 namespace accel::kit {
 
@@ -104,7 +101,7 @@ class ACCEL_API CachingDeviceAllocator final : public Allocator {
   [[noreturn]] void rethrowOutOfMemory(const OutOfMemory& error, std::size_t bytes) const;
 
   std::atomic<bool> diverted_;
-  memory::detail::DeviceCache& device_cache_;
+  const memory::detail::DeviceCacheHandle device_cache_;
   const ThreadCurrent& current_;
   const Device device_;
   Detour* const detour_;

@@ -52,15 +52,12 @@
 #include "accel/memory_stats.h"
 #include "accel/stream.h"
 
-namespace accel::kit {
-class CachingDeviceAllocator;
-}
-
 namespace accel::memory {
 
 namespace detail {
 class DeviceCache;
-}
+class DeviceCacheHandle;
+}  // namespace detail
 
 // What the allocator knows about one block it handed out.
 struct BlockInfo {
@@ -210,12 +207,12 @@ class ACCEL_API CachingAllocator {
 
  private:
   friend class detail::DeviceCache;
-  // A device's Allocator in the kit allocates from its DeviceCache directly.
-  friend class kit::CachingDeviceAllocator;
+  // The handle on one device that the kit's Allocator allocates through
+  // (device_cache_handle.h): it reads device() and nothing else.
+  friend class detail::DeviceCacheHandle;
   detail::DeviceCache& device(DeviceIndex index) const;
   [[noreturn]] void throwBadDevice(DeviceIndex index) const;
   [[noreturn]] static void throwForeignStream(Stream stream, Device where);
-  void notifyOutOfMemory(const OutOfMemoryEvent& event) const noexcept;
 
   const DeviceType type_;
   SegmentSource& source_;

@@ -2,7 +2,7 @@
 // cache for that device (see the header).
 #include "accel/kit/caching_device_allocator.h"
 
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache_handle.h"
 
 namespace accel::kit {
 
@@ -17,7 +17,7 @@ CachingDeviceAllocator::CachingDeviceAllocator(memory::CachingAllocator& cache,
                                                const ThreadCurrent& current,
                                                Detour* detour, bool diverted)
     : diverted_(diverted),
-      device_cache_(cache.device(index)),  // checks the index
+      device_cache_(cache, index),  // checks the index
       current_(current),
       device_(Device::unchecked(cache.deviceType(), index)),
       detour_(detour),

@@ -14,6 +14,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -128,6 +130,9 @@ struct Segment {
   std::uint32_t fork_generation = 0;  // its device's at creation (device_fork.cpp)
   Block* head = nullptr;
 };
+
+// A device's segments by base address.
+using SegmentMap = std::map<std::byte*, std::unique_ptr<Segment>>;
 
 // The figures are signed (a decrease is a negative change).
 constexpr std::int64_t sized(std::size_t bytes) noexcept {

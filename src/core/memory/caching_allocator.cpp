@@ -8,14 +8,18 @@
 
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
-#include "memory/device_cache.h"
+#include "accel/memory/device_cache_handle.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory {
 
 using detail::Block;
 using detail::DeviceCache;
 
-struct CachingAllocator::Shared {
+// The OutOfMemory observers are the sink of every device's reports.
+struct CachingAllocator::Shared final : detail::OutOfMemorySink {
+  void notify(const OutOfMemoryEvent& event) const noexcept override;
+
   mutable std::mutex observers_mutex;
   std::vector<OutOfMemoryObserver> observers;
   std::atomic<std::uint64_t> next_pool{1};
@@ -56,8 +60,8 @@ CachingAllocator::CachingAllocator(DeviceType type, int device_count,
       applicableSettings(settings, source, type, shared_->said_expandable_ignored);
   devices_.reserve(static_cast<std::size_t>(device_count));
   for (int i = 0; i < device_count; ++i) {
-    devices_.push_back(
-        std::make_unique<DeviceCache>(*this, static_cast<DeviceIndex>(i), applicable));
+    devices_.push_back(std::make_unique<DeviceCache>(*this, static_cast<DeviceIndex>(i),
+                                                     applicable, *shared_));
   }
 }
 
@@ -258,15 +262,15 @@ void CachingAllocator::attachOutOfMemoryObserver(OutOfMemoryObserver observer) {
   shared_->observers.push_back(std::move(observer));
 }
 
-void CachingAllocator::notifyOutOfMemory(const OutOfMemoryEvent& event) const noexcept {
-  std::vector<OutOfMemoryObserver> observers;
+void CachingAllocator::Shared::notify(const OutOfMemoryEvent& event) const noexcept {
+  std::vector<OutOfMemoryObserver> copied;
   try {
-    std::lock_guard<std::mutex> lock(shared_->observers_mutex);
-    observers = shared_->observers;
+    std::lock_guard<std::mutex> lock(observers_mutex);
+    copied = observers;
   } catch (...) {
     return;
   }
-  for (const OutOfMemoryObserver& observer : observers) {
+  for (const OutOfMemoryObserver& observer : copied) {
     try {
       observer(event);
     } catch (...) {
@@ -276,3 +280,10 @@ void CachingAllocator::notifyOutOfMemory(const OutOfMemoryEvent& event) const no
 }
 
 }  // namespace accel::memory
+
+namespace accel::memory::detail {
+
+DeviceCacheHandle::DeviceCacheHandle(CachingAllocator& allocator, DeviceIndex index)
+    : cache_(&allocator.device(index)) {}
+
+}  // namespace accel::memory::detail

@@ -2,7 +2,7 @@
 
 #include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory {
 

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "accel/fork.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 

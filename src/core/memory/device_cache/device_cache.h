@@ -6,15 +6,22 @@
 // (ReuseList) for the next request of its size and stream; held blocks are
 // merged before any other lookup.
 //
-// The implementation is one file per concern: device_cache.cpp (the allocate
-// and free paths, block search, split and merge, reuse lists),
-// device_segments.cpp (construction; segments and expandable mapping, giving
-// memory back),
-// device_stream_events.cpp (stream uses, events, hand-off between streams),
-// device_stats.cpp (statistics, the out-of-memory path), device_history.cpp,
-// device_snapshot.cpp, device_settings.cpp (settings, limit, private pools),
-// device_fork.cpp (fork(): every live device's lock held across it, and the
-// child's rule for inherited memory).
+// What is not the allocate and free pair's path is a part held by value,
+// a type that owns its state and is tested alone (docs/memory.md lists
+// them): HistoryRecorder, PrivatePools, ExpandableSegments, PendingFrees,
+// and OutOfMemoryReport, made per error. The device cache keeps the lock,
+// the pools, the segments and their blocks, the figures, the thread caches
+// and fork handling, and calls the parts around them.
+//
+// Its implementation is one file per concern: device_cache.cpp (the
+// allocate and free paths, block search, split and merge, reuse lists),
+// device_segments.cpp (construction; segments and expandable mapping,
+// giving memory back), device_stream_events.cpp (stream uses, pending
+// frees, hand-off between streams), device_stats.cpp (statistics, the
+// out-of-memory path), device_history.cpp, device_snapshot.cpp,
+// device_settings.cpp (settings, limit, private pools), device_fork.cpp
+// (fork(): every live device's lock held across it, and the child's rule
+// for inherited memory), device_thread_caches.cpp, device_lookup.cpp.
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -22,7 +29,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +39,12 @@
 #include "memory/block.h"
 #include "memory/block_pool.h"
 #include "memory/block_stats.h"
+#include "memory/device_cache/expandable_segments.h"
+#include "memory/device_cache/history_recorder.h"
+#include "memory/device_cache/out_of_memory_report.h"
+#include "memory/device_cache/pending_frees.h"
+#include "memory/device_cache/private_pools.h"
+#include "memory/device_cache/reserve_cap.h"
 #include "memory/reuse_lists.h"
 #include "memory/stack_capture.h"
 #include "memory/thread_cache.h"
@@ -42,33 +54,16 @@ namespace accel::memory::detail {
 
 using accel::detail::BiasedMutex;
 
-struct TraceRecord {
-  MemoryTraceEntry::Action action;
-  std::uint64_t address;
-  std::uint64_t size;
-  StreamId stream;
-  std::int64_t stamp;  // TraceClock ticks, converted when a snapshot reads them
-  CapturedStack stack;
-  std::uint64_t device_free;
-};
-
-// What a device may reserve (setMemoryLimit, setMemoryFraction). A cap of 0
-// bytes is kept apart from no cap: a fraction of 0 allows no allocation, and
-// the fraction is kept to be named where an allocation fails.
-struct ReserveCap {
-  bool capped = false;
-  std::size_t bytes = 0;           // when capped
-  std::optional<double> fraction;  // the fraction the cap was set as
-  std::size_t fraction_of = 0;     // the capacity it was taken of
-};
-
 // The deleter of every DataPtr a CachingAllocator hands out: frees the block
 // (context) into its device's cache.
 void freeCachedBlock(void* context) noexcept;
 
 class DeviceCache {
  public:
-  DeviceCache(CachingAllocator& allocator, DeviceIndex index, AllocatorSettings settings);
+  // Device `index` of `allocator`; its OutOfMemory reports go to `oom_sink`
+  // (the allocator's observers), which must outlive it.
+  DeviceCache(CachingAllocator& allocator, DeviceIndex index, AllocatorSettings settings,
+              const OutOfMemorySink& oom_sink);
   ~DeviceCache();
   DeviceCache(const DeviceCache&) = delete;
   DeviceCache& operator=(const DeviceCache&) = delete;
@@ -242,11 +237,6 @@ class DeviceCache {
   void processEvents() noexcept;
   // Re-derives plain_ and tracing_; called wherever a condition changes.
   void updatePlain() noexcept;
-  // The fast paths' trace entries: alloc; free_requested and free_completed.
-  void traceAllocation(const Block* block) noexcept;
-  void traceFree(const Block* block) noexcept;
-  void appendTrace(MemoryTraceEntry::Action action, const Block* block,
-                   std::int64_t stamp) noexcept;
   void synchronizeEvents();
   // Frees whole free segments: only those >= max_split_size when oversize_only;
   // private pools only once released. Returns bytes given back.
@@ -259,17 +249,11 @@ class DeviceCache {
   void garbageCollect() noexcept;
   void maybeReleasePrivatePool(PrivatePool* pool) noexcept;
   [[nodiscard]] bool fitsLimit(std::size_t bytes) const noexcept;
-  // Counts and records the OOM, unlocks, tells the observers, throws.
+  // Counts and records the OOM, unlocks, tells the sink, throws.
   // `rounded`: the request as rounded (as asked, when above kMaxRequest).
   [[noreturn]] void raiseOutOfMemory(BiasedMutex::Guard& lock, std::size_t rounded,
                                      StreamId stream);
-  [[nodiscard]] OutOfMemoryEvent outOfMemoryFacts(std::size_t rounded,
-                                                  StreamId stream) const;
-  [[nodiscard]] std::string outOfMemoryMessage(const OutOfMemoryEvent& facts) const;
   void adjustInactiveSplit(const Block* block, int sign) noexcept;
-  void record(MemoryTraceEntry::Action action, const Block* block, std::uint64_t address,
-              std::uint64_t size, StreamId stream, std::uint64_t device_free = 0,
-              std::int64_t stamp = 0);
   // A block object (recycled when one is spare) for that piece of `segment`.
   [[nodiscard]] Block* makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
                                  BlockPool& pool, Segment* segment);
@@ -277,7 +261,6 @@ class DeviceCache {
   // expandable flag are the caller's to set.
   [[nodiscard]] Segment* addSegment(void* base, StreamId stream, BlockPool& pool);
   void recycle(Block* block) noexcept;
-  [[nodiscard]] std::size_t expandableStep() const noexcept;
   // Fork children (device_fork.cpp). A segment made before the last fork
   // that made this process: its memory is the parent's device memory, which
   // a child must neither use nor give back.
@@ -308,11 +291,8 @@ class DeviceCache {
   BlockPool small_{true, nullptr, /*may_hold=*/true};
   BlockPool large_{false, nullptr};
   BlockPool uniform_{true, nullptr, /*may_hold=*/true};
-  std::map<MempoolId, std::unique_ptr<PrivatePool>> private_pools_;
-  std::vector<std::pair<StreamId, PrivatePool*>> allocating_to_pool_;
-  std::map<std::byte*, std::unique_ptr<Segment>> segments_;  // by base address
-  std::map<StreamId, Segment*> expandable_;  // one growing segment per stream
-  std::deque<std::pair<EventId, Block*>> pending_events_;
+  PrivatePools private_pools_;  // graph capture's pools and their streams
+  SegmentMap segments_;         // by base address
   // How many forks made this process from the one that made the device (a
   // segment records the value it was made at), and whether this child has
   // yet to set its inherited memory aside.
@@ -344,17 +324,12 @@ class DeviceCache {
   MemoryStats stats_;       // all but the block figures
   BlockStats block_stats_;  // allocated, active, requested, inactive split
 
-  HistoryRecording history_level_ = HistoryRecording::Off;
-  bool history_stacks_ = false;  // native_stacks_ or a host capture
-  bool native_stacks_ = false;   // C++ return addresses (record_stack)
-  HostStackCapture host_capture_;
-  // The host stack captured (unlocked) by the allocation in progress.
-  std::shared_ptr<const HostStack> pending_host_stack_;
-  std::size_t history_capacity_ = 0;
-  std::vector<TraceRecord> history_;  // ring
-  std::size_t history_next_ = 0;
-  mutable StackSymbolizer symbolizer_;
-  TraceClock clock_;
+  // The parts only rare paths use, after everything the pair reads (whose
+  // places within their cache lines they leave as they were).
+  HistoryRecorder history_;        // recordMemoryHistory's ring, stacks and clock
+  ExpandableSegments expandable_;  // the growing segments' ranges and pages
+  PendingFrees pending_;           // blocks waiting for other streams' events
+  const OutOfMemorySink& oom_sink_;
 };
 
 class DeviceCache::ClaimedThreadCaches {

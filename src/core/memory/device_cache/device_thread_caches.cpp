@@ -2,7 +2,7 @@
 // retiring them, claiming and draining them, and when they may serve.
 #include <thread>
 
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 #include "memory/process_barrier.h"
 
 namespace accel::memory::detail {
@@ -105,10 +105,9 @@ void DeviceCache::updateLocalOk() noexcept {
                        accel::detail::processBarrierSupported();
   caches_enabled_.store(enabled, std::memory_order_relaxed);
   // Off in a fork child: every free must reach freeSlow (device_fork.cpp).
-  local_ok_ = enabled && fork_generation_ == 0 && allocating_to_pool_.empty() &&
-              !history_stacks_ && settings_.max_split_size == 0 &&
-              history_level_ != HistoryRecording::All &&
-              history_level_ != HistoryRecording::AllocationsOnly;
+  local_ok_ = enabled && fork_generation_ == 0 && !private_pools_.anyAllocating() &&
+              !history_.capturesStacks() && settings_.max_split_size == 0 &&
+              !history_.recordsAllocations();
   for (ThreadCache* cache = thread_caches_; cache != nullptr;
        cache = cache->device_next) {
     setKeepOut(*cache, ThreadCache::kNotServing, !local_ok_, std::memory_order_relaxed);

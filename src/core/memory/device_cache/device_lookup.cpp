@@ -7,7 +7,7 @@
 // order. That walk is as long as the segment has blocks (a 2 MiB small
 // segment holds at most 4 096), which a backend pays on a copy or a kernel
 // launch, not on every allocation.
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 

@@ -3,7 +3,7 @@
 // merge on free, a miss's returns of held blocks (device_cache.h). Segments
 // (and construction), stream events, statistics, history and snapshots are
 // in the device_*.cpp files beside this one.
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 #include <algorithm>
 #include <bit>
@@ -51,7 +51,7 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes
         block->requested = bytes;
         countAllocation(/*small=*/true, block->size, bytes);  // held: small
         if (tracing_) [[unlikely]]
-          traceAllocation(block);
+          history_.traceAllocation(block);
         return block;
       }
     }
@@ -74,9 +74,9 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   if (set_aside_pending_) [[unlikely]]
     setAsideInherited();
   const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
-  if (host_capture_) [[unlikely]]
+  if (history_.hostCapture()) [[unlikely]]
     captureHostStack(lock);  // first: the lock is released and taken again
-  if (!pending_events_.empty()) processEvents();
+  if (!pending_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
   // Only the default small and uniform pools' blocks are held: a miss there
   // takes one of the device's; a miss of small_ also returns the others
@@ -113,9 +113,8 @@ ACCEL_HOT void freeCachedBlock(void* context) noexcept {
 
 BlockPool& DeviceCache::poolFor(StreamId stream, std::size_t rounded) {
   const bool small = isSmallSize(rounded);
-  for (const auto& [capturing, pool] : allocating_to_pool_) {
-    if (capturing == stream) return small ? pool->small : pool->large;
-  }
+  if (PrivatePool* pool = private_pools_.allocatingTo(stream))
+    return small ? pool->small : pool->large;
   if (!small) return large_;
   return isUniformSize(rounded) ? uniform_ : small_;
 }
@@ -191,11 +190,11 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(1);
   }
-  if (history_level_ != HistoryRecording::Off) {
-    if (history_stacks_)
-      block->setStack(captureStack(3, native_stacks_, std::move(pending_host_stack_)));
-    record(Action::Alloc, block, reinterpret_cast<std::uintptr_t>(block->ptr),
-           block->size, block->stream);
+  if (history_.recording()) {
+    if (history_.capturesStacks())
+      block->setStack(captureStack(3, history_.nativeStacks(), history_.takeHostStack()));
+    history_.record(Action::Alloc, block, reinterpret_cast<std::uintptr_t>(block->ptr),
+                    block->size, block->stream);
   }
 }
 
@@ -234,7 +233,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept 
       block_stats_.freed(/*small=*/true, sized(block->size), sized(block->requested),
                          false);
       if (tracing_) [[unlikely]]
-        traceFree(block);
+        history_.traceFree(block);
       reuse_.push(index, block);
       return;
     }
@@ -259,9 +258,10 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
   // One clock read for both events of an immediate free.
   std::int64_t now = 0;
-  if (history_level_ != HistoryRecording::Off) {
-    now = clock_.now();
-    record(Action::FreeRequested, block, address, block->size, block->stream, 0, now);
+  if (history_.recording()) {
+    now = history_.now();
+    history_.record(Action::FreeRequested, block, address, block->size, block->stream, 0,
+                    now);
   }
   block->pending_free = true;
   if (leak) [[unlikely]]
@@ -335,8 +335,8 @@ void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
       block_stats_.splitGone(pool.small, sized(gone_size), gone);
     }
   }
-  if (record_completion && history_level_ != HistoryRecording::Off) {
-    record(Action::FreeCompleted, nullptr, address, size, stream, 0, stamp);
+  if (record_completion && history_.recording()) {
+    history_.record(Action::FreeCompleted, nullptr, address, size, stream, 0, stamp);
   }
   if (pool.owner != nullptr && pool.owner->users == 0)
     maybeReleasePrivatePool(pool.owner);
@@ -354,9 +354,10 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
   if (!reuse_.hasRoomFor(index, block)) return false;
   block->pending_free = false;
   reuse_.push(index, block);
-  if (history_level_ != HistoryRecording::Off) {
-    record(Action::FreeCompleted, nullptr, reinterpret_cast<std::uintptr_t>(block->ptr),
-           block->size, block->stream, 0, stamp);
+  if (history_.recording()) {
+    history_.record(Action::FreeCompleted, nullptr,
+                    reinterpret_cast<std::uintptr_t>(block->ptr), block->size,
+                    block->stream, 0, stamp);
   }
   return true;
 }

@@ -1,10 +1,11 @@
 // DeviceCache: streams and events — a block freed while other streams still
-// use it waits for one event per stream before it returns to the cache, and a
-// free segment of one stream is handed to another behind an event.
+// use it waits for its events (pending_frees.h) before it returns to the
+// cache, and a free segment of one stream is handed to another behind an
+// event.
 #include <algorithm>
 
 #include "accel/memory/size_rules.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 
@@ -18,48 +19,19 @@ void DeviceCache::recordStream(Block* block, StreamId stream) {
 }
 
 [[gnu::noinline, gnu::cold]] void DeviceCache::recordFreeEvents(Block* block) noexcept {
-  const Device device = Device::unchecked(allocator_.deviceType(), index_);
-  try {
-    for (StreamId use : block->stream_uses) {
-      pending_events_.emplace_back(source_.recordEvent(Stream(device, use)), block);
-      ++block->event_count;
-    }
-  } catch (...) {
-    // An event could not be recorded: the block cannot be proven idle, so
-    // it stays out of the cache (leaked) rather than be reused too early.
-    // The count keeps one for the missing event, so the events that were
-    // recorded cannot bring it to zero.
-    ++block->event_count;
-    updatePlain();
-    return;
-  }
-  block->clearStreamUses();
+  pending_.recordFor(block);
   updatePlain();
 }
 
 [[gnu::noinline]] void DeviceCache::processEvents() noexcept {
-  // In recording order; stop at the first event not yet reached so that the
-  // scan stays short (later events on the same stream cannot be done either).
-  while (!pending_events_.empty()) {
-    auto [event, block] = pending_events_.front();
-    if (!source_.eventCompleted(event)) break;
-    pending_events_.pop_front();
-    source_.releaseEvent(event);
-    if (--block->event_count == 0) returnPending(block);
-  }
+  pending_.processCompleted([this](Block* block) { returnPending(block); });
   updatePlain();
 }
 
 void DeviceCache::synchronizeEvents() {
-  if (pending_events_.empty()) return;
+  if (pending_.empty()) return;
   ++stats_.num_sync_all_streams;
-  while (!pending_events_.empty()) {
-    auto [event, block] = pending_events_.front();
-    source_.synchronizeEvent(event);
-    pending_events_.pop_front();
-    source_.releaseEvent(event);
-    if (--block->event_count == 0) returnPending(block);
-  }
+  (void)pending_.synchronizeAll([this](Block* block) { returnPending(block); });
   updatePlain();
 }
 

@@ -1,6 +1,6 @@
 // DeviceCache: the snapshot — every segment and block as they are, and the
 // history ring in order, symbolized.
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 
@@ -32,7 +32,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
         view.active_size += block->size;
         view.requested_size += block->requested;
         if (!block->pending_free) view.allocated_size += block->size;
-        item.frames = symbolizer_.symbolize(block->stack);
+        item.frames = history_.symbolize(block->stack);
         if (block->stack) item.host_stack = block->stack->host;
       }
       view.blocks.push_back(std::move(item));
@@ -43,28 +43,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
     out.device_traces.resize(static_cast<std::size_t>(index_) + 1);
   }
   if (!include_trace) return;
-  std::vector<MemoryTraceEntry>& trace =
-      out.device_traces[static_cast<std::size_t>(index_)];
-  const std::size_t count = history_.size();
-  trace.reserve(count);
-  const std::size_t start = count < history_capacity_ ? 0 : history_next_;
-  const TraceClock::Scale scale = clock_.scale();
-  for (std::size_t i = 0; i < count; ++i) {
-    const TraceRecord& record = history_[(start + i) % count];
-    MemoryTraceEntry entry;
-    entry.action = record.action;
-    entry.address = record.address;
-    entry.size = record.size;
-    entry.stream = Stream(device, record.stream);
-    entry.time_ns = scale.toNs(record.stamp);
-    entry.device_free = record.device_free;
-    entry.frame_details = symbolizer_.symbolize(record.stack);
-    if (record.stack) entry.host_stack = record.stack->host;
-    for (const MemoryFrame& frame : entry.frame_details) {
-      entry.frames.push_back(frame.name + " (" + frame.filename + ")");
-    }
-    trace.push_back(std::move(entry));
-  }
+  history_.appendTo(out.device_traces[static_cast<std::size_t>(index_)], device);
 }
 
 }  // namespace accel::memory::detail

@@ -34,7 +34,7 @@
 #include <mutex>
 
 #include "hooks/fork_handlers.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 #include "memory/live_list.h"
 
 namespace accel::memory::detail {
@@ -104,14 +104,10 @@ void DeviceCache::setAsideInherited() noexcept {
       if (!block->allocated) block->pool->erase(block);
     }
   }
-  for (auto it = expandable_.begin(); it != expandable_.end();) {
-    it = inherited(it->second) ? expandable_.erase(it) : std::next(it);
-  }
+  expandable_.forgetIf([this](const Segment* segment) { return inherited(segment); });
   // Events recorded in the parent must not be queried or released here; their
   // blocks stay pending (active) for good.
-  std::erase_if(pending_events_, [this](const std::pair<EventId, Block*>& pending) {
-    return inherited(pending.second->segment);
-  });
+  pending_.forgetIf([this](const Block* block) { return inherited(block->segment); });
   updatePlain();
 }
 

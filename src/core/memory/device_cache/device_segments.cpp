@@ -1,23 +1,26 @@
 // DeviceCache: construction and destruction, and segments — asking the
 // device for memory (whole segments, or pages mapped into an expandable
-// segment's address range; allocateFresh, when no cached block fits) and
-// giving it back (emptyCache, the retries before OutOfMemory, garbage
-// collection, private pools whose users are gone).
+// segment's address range, expandable_segments.h; allocateFresh, when no
+// cached block fits) and giving it back (emptyCache, the retries before
+// OutOfMemory, garbage collection, private pools whose users are gone).
 #include <algorithm>
 #include <vector>
 
 #include "accel/error.h"
 #include "accel/memory/size_rules.h"
-#include "memory/device_cache.h"
+#include "memory/device_cache/device_cache.h"
 
 namespace accel::memory::detail {
 
 DeviceCache::DeviceCache(CachingAllocator& allocator, DeviceIndex index,
-                         AllocatorSettings settings)
+                         AllocatorSettings settings, const OutOfMemorySink& oom_sink)
     : allocator_(allocator),
       source_(allocator.source()),
       index_(index),
-      settings_(settings) {
+      settings_(settings),
+      expandable_(source_, index),
+      pending_(source_, Device::unchecked(allocator.deviceType(), index)),
+      oom_sink_(oom_sink) {
   stats_.max_split_size = sized(settings_.max_split_size);
   mutex_.allowBias(settings_.biased_lock);
   updatePlain();
@@ -34,15 +37,12 @@ DeviceCache::~DeviceCache() {
   detachThreadCaches(thread_caches_);
   // Events first: deciding whether one is inherited reads its block, which
   // the segments' loop deletes.
-  for (auto& [event, block] : pending_events_) {
-    if (!inherited(block->segment)) source_.releaseEvent(event);
-  }
+  pending_.releaseAll([this](const Block* block) { return !inherited(block->segment); });
   for (auto& [base, segment] : segments_) {
     if (inherited(segment.get())) {
       // The parent's memory (device_fork.cpp): not this process's to give back.
     } else if (segment->expandable) {
-      if (segment->size > 0) source_.unmapPages(index_, segment->base, segment->size);
-      source_.releaseAddressRange(index_, segment->base, segment->reserved);
+      expandable_.giveBack(*segment);
     } else {
       source_.freeSegment(index_, segment->base, segment->size);
     }
@@ -94,10 +94,6 @@ bool DeviceCache::fitsLimit(std::size_t bytes) const noexcept {
          sized(bytes) + stats_.reserved_bytes.current <= sized(cap_.bytes);
 }
 
-std::size_t DeviceCache::expandableStep() const noexcept {
-  return std::max(source_.pageSize(), kRoundLarge);
-}
-
 Segment* DeviceCache::addSegment(void* base, StreamId stream, BlockPool& pool) {
   auto owned = std::make_unique<Segment>();
   owned->base = static_cast<std::byte*>(base);
@@ -133,57 +129,45 @@ Block* DeviceCache::newSegment(BlockPool& pool, StreamId stream, std::size_t rou
   if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
     stats_.oversize_segments.add(1);
   }
-  record(Action::SegmentAlloc, nullptr, reinterpret_cast<std::uintptr_t>(memory), size,
-         stream);
+  history_.record(Action::SegmentAlloc, nullptr, reinterpret_cast<std::uintptr_t>(memory),
+                  size, stream);
   return block;
 }
 
 Block* DeviceCache::growExpandable(BlockPool& pool, StreamId stream,
                                    std::size_t rounded) {
-  const std::size_t step = expandableStep();
-  Segment* segment = nullptr;
-  auto found = expandable_.find(stream);
-  if (found != expandable_.end()) {
-    segment = found->second;
-  } else {
+  Segment* segment = expandable_.of(stream);
+  if (segment == nullptr) {
     // A first growth past the cap (a fraction of 0 caps at 0 bytes) is
     // refused before any address space is reserved: a reservation sized
     // for the whole device would only be released again at once.
-    if (!fitsLimit(roundUpTo(rounded, step))) return nullptr;
-    // Reserve address space for everything the device could hold; mapping
-    // decides what is really used.
-    std::size_t range = cap_.capped ? cap_.bytes : source_.memoryInfo(index_).total_bytes;
-    if (range == 0 && !cap_.capped) range = std::size_t{64} << 30;
-    range = roundUpTo(std::max(range, rounded), step);
-    void* base = source_.reserveAddressRange(index_, range);
+    if (!fitsLimit(roundUpTo(rounded, expandable_.step()))) return nullptr;
+    std::size_t range = 0;
+    void* base = expandable_.reserveRange(rounded, cap_, range);
     if (base == nullptr) return nullptr;
     try {
       segment = addSegment(base, stream, pool);
     } catch (...) {
-      source_.releaseAddressRange(index_, base, range);
+      expandable_.abandonRange(base, range);
       throw;
     }
-    segment->reserved = range;
-    segment->expandable = true;
-    expandable_.emplace(stream, segment);
+    expandable_.adopt(*segment, range);
     stats_.segments.add(false, 1);
   }
-  Block* tail = segment->head;
-  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  Block* tail = ExpandableSegments::tailOf(*segment);
   const std::size_t tail_free = (tail != nullptr && !tail->allocated) ? tail->size : 0;
-  const std::size_t grow = roundUpTo(rounded - std::min(rounded, tail_free), step);
+  const std::size_t grow = expandable_.growthFor(rounded, tail_free);
   std::byte* at = segment->base + segment->size;
-  if (segment->size + grow > segment->reserved || !fitsLimit(grow) ||
-      !source_.mapPages(index_, at, grow)) {
+  if (!fitsLimit(grow) || !expandable_.map(*segment, grow)) {
     // A range with nothing mapped is given back at once rather than kept
     // (empty, counted as a segment) until a later growth.
     if (segment->head == nullptr) releaseExpandableRange(segment);
     return nullptr;
   }
-  segment->size += grow;
   stats_.reserved_bytes.add(false, sized(grow));
   ++stats_.num_device_alloc;
-  record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow, stream);
+  history_.record(Action::SegmentMap, nullptr, reinterpret_cast<std::uintptr_t>(at), grow,
+                  stream);
   Block* block = nullptr;
   if (tail_free > 0) {
     adjustInactiveSplit(tail, -1);  // counted again below, at its new size
@@ -221,32 +205,27 @@ void DeviceCache::releaseSegment(Block* block) noexcept {
   if (settings_.max_split_size > 0 && size >= settings_.max_split_size) {
     stats_.oversize_segments.add(-1);
   }
-  record(Action::SegmentFree, nullptr, reinterpret_cast<std::uintptr_t>(segment->base),
-         size, segment->stream);
+  history_.record(Action::SegmentFree, nullptr,
+                  reinterpret_cast<std::uintptr_t>(segment->base), size, segment->stream);
   recycle(block);
   segments_.erase(segment->base);
 }
 
 void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
-  Block* tail = segment->head;
-  while (tail != nullptr && tail->next != nullptr) tail = tail->next;
+  Block* tail = ExpandableSegments::tailOf(*segment);
   if (tail == nullptr || tail->allocated) return;
-  const std::size_t step = expandableStep();
-  const std::size_t tail_offset = static_cast<std::size_t>(tail->ptr - segment->base);
-  const std::size_t keep_until = roundUpTo(tail_offset, step);
-  if (keep_until >= segment->size) return;
-  const std::size_t unmap = segment->size - keep_until;
+  const std::size_t unmap = expandable_.unmappable(*segment, *tail);
+  if (unmap == 0) return;
   BlockPool& pool = *tail->pool;
   adjustInactiveSplit(tail, -1);
   pool.erase(tail);
-  source_.unmapPages(index_, segment->base + keep_until, unmap);
-  segment->size = keep_until;
+  expandable_.unmap(*segment, unmap);
   tail->size -= unmap;
   stats_.reserved_bytes.add(false, -sized(unmap));
   ++stats_.num_device_free;
-  record(Action::SegmentUnmap, nullptr,
-         reinterpret_cast<std::uintptr_t>(segment->base + keep_until), unmap,
-         segment->stream);
+  history_.record(Action::SegmentUnmap, nullptr,
+                  reinterpret_cast<std::uintptr_t>(segment->base + segment->size), unmap,
+                  segment->stream);
   if (tail->size > 0) {
     adjustInactiveSplit(tail, +1);
     pool.insert(tail);
@@ -266,9 +245,8 @@ void DeviceCache::shrinkExpandable(Segment* segment) noexcept {
 }
 
 void DeviceCache::releaseExpandableRange(Segment* segment) noexcept {
-  source_.releaseAddressRange(index_, segment->base, segment->reserved);
+  expandable_.releaseRange(*segment);
   stats_.segments.add(false, -1);
-  expandable_.erase(segment->stream);
   segments_.erase(segment->base);  // destroys *segment
 }
 
@@ -345,7 +323,7 @@ void DeviceCache::garbageCollect() noexcept {
     }
   }
   for (Block* victim : victims) releaseSegment(victim);
-  if (!in_use) private_pools_.erase(pool->id);
+  if (!in_use) private_pools_.erase(pool);
 }
 
 }  // namespace accel::memory::detail
