@@ -16,6 +16,7 @@ are per thread, as in C++.
 from __future__ import annotations
 
 import pickle
+import sys
 import types
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -414,13 +415,13 @@ def backend(type_name: str) -> types.ModuleType:
     found = _modules.get(type_name)
     if found is not None:
         return found
-    if type_name == "openreg" and _C._has_openreg:
+    if type_name == "openreg" and "accel.openreg._native" in sys.modules:
         from . import openreg
         return openreg
     if type_name == "cuda":
         from . import cuda
         return cuda
-    if type_name == "opencl" and getattr(_C, "_has_opencl", False):
+    if type_name == "opencl" and "accel.opencl._native" in sys.modules:
         from . import opencl
         return opencl
     _C.Hooks(type_name)  # unknown names: InvalidArgumentError listing the known ones

@@ -1,7 +1,8 @@
-// accel._C._opencl: the OpenCL backend's extras beyond the hooks
+// accel.opencl._native: the OpenCL backend's extras beyond the hooks
 // (registration, why there are no devices, device info, fills, native
-// handles as integers). Buffer copies go through the backend's copies hooks.
-// Built only with the OpenCL backend.
+// handles as integers), a module of its own that accel/opencl/__init__.py
+// wraps (backend_modules.h). Buffer copies go through the backend's copies
+// hooks. Built only with the OpenCL backend.
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include "accel/error.h"
 #include "accel/opencl/fill.h"
 #include "accel/opencl/opencl.h"
+#include "backend_modules.h"
 #include "bindings.h"
 #include "int_args.h"
 
@@ -75,10 +77,7 @@ void defOpenClFill(py::module_& o, const char* first, const char* second,
       py::arg("stream") = py::none(), doc);
 }
 
-}  // namespace
-
-void bindOpenCl(py::module_& m) {
-  py::module_ o = m.def_submodule("_opencl", "the OpenCL backend's extras.");
+void bindOpenClModule(py::module_& o) {
   o.def(
       "register_backend", [] { (void)opencl::registerBackend(); },
       "Registers the opencl hooks (once per process; no device is touched).");
@@ -156,4 +155,8 @@ void bindOpenCl(py::module_& m) {
   defOpenClFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
 }
 
+const BackendModuleRegistrar kOpenClModule{
+    "accel.opencl._native", "the OpenCL backend's extras.", &bindOpenClModule};
+
+}  // namespace
 }  // namespace accel::python

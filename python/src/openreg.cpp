@@ -1,12 +1,14 @@
-// accel._C._openreg: openreg's extras beyond the hooks (registration, fills,
-// fault injection, execution units) and its copy function for Buffer copies.
-// Built only with the openreg backend.
+// accel.openreg._native: openreg's extras beyond the hooks (registration,
+// fills, fault injection, execution units), a module of its own that
+// accel/openreg/__init__.py wraps (backend_modules.h). Built only with the
+// openreg backend.
 #include <dlfcn.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 
 #include "accel/error.h"
 #include "accel/openreg/openreg.h"
+#include "backend_modules.h"
 #include "bindings.h"
 #include "int_args.h"
 
@@ -84,10 +86,7 @@ void defOpenRegFill(py::module_& o, const char* first, const char* second,
       py::arg("stream") = py::none(), doc);
 }
 
-}  // namespace
-
-void bindOpenReg(py::module_& m) {
-  py::module_ o = m.def_submodule("_openreg", "openreg's extras (fills, faults, units).");
+void bindOpenRegModule(py::module_& o) {
   // Registers the type name, so that accel.openreg's modules can make their
   // Hooks("openreg") before they call register_backend().
   (void)openreg::deviceType();
@@ -173,4 +172,9 @@ void bindOpenReg(py::module_& m) {
   });
 }
 
+const BackendModuleRegistrar kOpenRegModule{"accel.openreg._native",
+                                            "openreg's extras (fills, faults, units).",
+                                            &bindOpenRegModule};
+
+}  // namespace
 }  // namespace accel::python

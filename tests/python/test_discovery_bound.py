@@ -26,7 +26,7 @@ _LOADER = os.environ.get("ACCEL_TEST_FAKE_OPENCL_LOADER")
 _TOOL = os.environ.get("ACCEL_TEST_TOOL")
 
 pytestmark = [
-    pytest.mark.skipif(not getattr(accel._C, "_has_opencl", False),
+    pytest.mark.skipif("accel.opencl._native" not in sys.modules,
                        reason="accel built without the OpenCL backend"),
     pytest.mark.skipif(not _LOADER or not os.path.exists(_LOADER),
                        reason="the fake OpenCL loader is not built "

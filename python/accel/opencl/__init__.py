@@ -18,11 +18,14 @@ from .. import _C
 from .._backend import _modules, populate as _populate
 from .._lazy import state as _state
 
-if not getattr(_C, "_has_opencl", False):  # pragma: no cover - built without OpenCL headers
-    raise ImportError("accel was built without the OpenCL backend (CL/cl.h not found)")
+try:
+    from . import _native
+except ModuleNotFoundError as _missing:  # pragma: no cover - built without OpenCL headers
+    raise ImportError("accel was built without the OpenCL backend (CL/cl.h not found)",
+                      name=_missing.name) from None
 
 # Registered before the random module, which looks the hooks up.
-_C._opencl.register_backend()
+_native.register_backend()
 
 from . import random  # noqa: E402
 from .random import *  # noqa: E402,F401,F403  (manual_seed, get_rng_state, ...)
@@ -35,27 +38,27 @@ def availability() -> _Dict[str, _Any]:
     """{'device_count', 'reason', 'skipped'}: why the backend has the devices it
     has ('reason' is empty with devices; 'skipped' lists devices seen but not
     used, a line each)."""
-    return _C._opencl.availability()
+    return _native.availability()
 
 
 def device_info(device: int = 0) -> _Dict[str, _Any]:
     """What clGetDeviceInfo says about opencl:`device`, as a dict (name, type,
     version, memory sizes, SVM, fp64, extensions, ...)."""
-    return _C._opencl.device_info(device)
+    return _native.device_info(device)
 
 
 def native_handles(device: int = 0) -> _Dict[str, int]:
     """{'platform', 'device', 'context'}: the cl_platform_id, cl_device_id and
     cl_context of opencl:`device` as integers (for pyopencl and friends)."""
     _lazy_state.lazy_init()
-    return _C._opencl.native_handles(device)
+    return _native.native_handles(device)
 
 
 def native_queue(stream: _C.Stream) -> int:
     """The cl_command_queue behind `stream` (in order, profiling enabled), as an
     integer: enqueue your own kernels on it to run in stream order."""
     _lazy_state.lazy_init()
-    return _C._opencl.native_queue(stream)
+    return _native.native_queue(stream)
 
 
 def fill_uniform(buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
@@ -66,7 +69,7 @@ def fill_uniform(buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
     `generator` (default: that device's default generator). The numbers equal
     the host fill's for the same (seed, offset)."""
     _lazy_state.lazy_init()
-    _C._opencl.fill_uniform(buffer, low, high, dtype, generator, stream)
+    _native.fill_uniform(buffer, low, high, dtype, generator, stream)
 
 
 def fill_normal(buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
@@ -74,4 +77,4 @@ def fill_normal(buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
                 stream: _Optional[_C.Stream] = None) -> None:
     """Like fill_uniform, normal(mean, std)."""
     _lazy_state.lazy_init()
-    _C._opencl.fill_normal(buffer, mean, std, dtype, generator, stream)
+    _native.fill_normal(buffer, mean, std, dtype, generator, stream)

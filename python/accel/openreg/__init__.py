@@ -12,13 +12,14 @@ import sys
 from typing import Any as _Any, Dict as _Dict, Optional as _Optional
 
 from .. import _C
+from . import _native
 from .._backend import _modules, populate as _populate
 from .._devices import DeviceLike, check_type as _check_type, index_for as _index_for
 from .._lazy import state as _state
 from . import random
 from .random import *  # noqa: F401,F403  (manual_seed, get_rng_state, ...)
 
-_C._openreg.register_backend()
+_native.register_backend()
 _populate(globals(), "openreg", random.RANDOM)
 _modules["openreg"] = sys.modules[__name__]
 _lazy_state = _state("openreg")
@@ -33,7 +34,7 @@ def fill_uniform(buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
     the host fill's for the same (seed, offset). A buffer on another device
     raises InvalidArgumentError."""
     _lazy_state.lazy_init()
-    _C._openreg.fill_uniform(buffer, low, high, dtype, generator, stream)
+    _native.fill_uniform(buffer, low, high, dtype, generator, stream)
 
 
 def fill_normal(buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
@@ -41,22 +42,22 @@ def fill_normal(buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
                 stream: _Optional[_C.Stream] = None) -> None:
     """Like fill_uniform, normal(mean, std)."""
     _lazy_state.lazy_init()
-    _C._openreg.fill_normal(buffer, mean, std, dtype, generator, stream)
+    _native.fill_normal(buffer, mean, std, dtype, generator, stream)
 
 
 def fail_nth_allocation(nth: int) -> None:
     """The nth openreg allocation from now raises OutOfMemoryError (0 cancels)."""
-    _C._openreg.fail_nth_allocation(nth)
+    _native.fail_nth_allocation(nth)
 
 
 def lose_device_after(device: DeviceLike, operations: int) -> None:
     """The device is lost after `operations` more operations (DeviceError after)."""
-    _C._openreg.lose_device_after(_index_for("openreg", device), operations)
+    _native.lose_device_after(_index_for("openreg", device), operations)
 
 
 def is_device_lost(device: DeviceLike) -> bool:
     """True once the device is lost."""
-    return bool(_C._openreg.is_device_lost(_index_for("openreg", device)))
+    return bool(_native.is_device_lost(_index_for("openreg", device)))
 
 
 def set_stream_latency(stream: _C.Stream, microseconds: float) -> None:
@@ -64,29 +65,29 @@ def set_stream_latency(stream: _C.Stream, microseconds: float) -> None:
     signature = "accel.openreg.set_stream_latency(stream, microseconds)"
     _check_type(stream, _C.Stream, "stream", signature)
     _check_type(microseconds, (int, float), "microseconds", signature)
-    _C._openreg.set_stream_latency(stream, microseconds)
+    _native.set_stream_latency(stream, microseconds)
 
 
 def clear_faults() -> None:
     """Cancels every injected fault."""
-    _C._openreg.clear_faults()
+    _native.clear_faults()
 
 
 def set_execution_units(device: DeviceLike, units: int) -> None:
     """How many operations the device runs at once."""
-    _C._openreg.set_execution_units(_index_for("openreg", device), units)
+    _native.set_execution_units(_index_for("openreg", device), units)
 
 
 def execution_units_state(device: DeviceLike) -> _Dict[str, int]:
     """{'units', 'busy', 'waiting'} of the device now."""
-    return dict(_C._openreg.execution_units_state(_index_for("openreg", device)))
+    return dict(_native.execution_units_state(_index_for("openreg", device)))
 
 
 def config() -> _Dict[str, _Any]:
     """The active openreg configuration (initialises openreg)."""
-    return dict(_C._openreg.config())
+    return dict(_native.config())
 
 
 def library_path() -> str:
     """Path of the libaccel_openreg.so in use."""
-    return str(_C._openreg.library_path())
+    return str(_native.library_path())
