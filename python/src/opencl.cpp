@@ -13,6 +13,7 @@
 #include "backend_modules.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -68,8 +69,9 @@ void defOpenClFill(py::module_& o, const char* first, const char* second,
                    const char* doc) {
   o.def(
       kNormal ? "fill_normal" : "fill_uniform",
-      [](const py::handle& buffer, double a, double b, const std::string& dtype,
-         const std::optional<Generator>& generator, const py::object& stream) {
+      [](const Typed<"accel._C.Buffer">& buffer, double a, double b,
+         const std::string& dtype, const std::optional<Generator>& generator,
+         const Typed<"Optional[accel._C.Stream]">& stream) {
         openClFill<kNormal>(buffer, a, b, dtype, generator, stream);
       },
       py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
@@ -82,8 +84,7 @@ void bindOpenClModule(py::module_& o) {
       "register_backend", [] { (void)opencl::registerBackend(); },
       "Registers the opencl hooks (once per process; no device is touched).");
   o.def(
-      "availability",
-      [] {
+      "availability", []() -> Typed<"Dict[str, Any]"> {
         // Through the bounded probe first (docs/lifecycle.md, "Discovery"): a
         // driver that hangs while listing devices makes this answer "none"
         // within ACCEL_DISCOVERY_TIMEOUT, with the reason, instead of waiting
@@ -104,8 +105,7 @@ void bindOpenClModule(py::module_& o) {
       },
       "Device count, why there are none, and the devices seen but not used.");
   o.def(
-      "device_info",
-      [](DeviceIndexArg index) {
+      "device_info", [](DeviceIndexArg index) -> Typed<"Dict[str, Any]"> {
         const opencl::DeviceInfo i = opencl::deviceInfo(index.value);
         py::dict out;
         out["platform_index"] = i.platform_index;
@@ -131,8 +131,7 @@ void bindOpenClModule(py::module_& o) {
       },
       py::arg("index"));
   o.def(
-      "native_handles",
-      [](DeviceIndexArg index) {
+      "native_handles", [](DeviceIndexArg index) -> Typed<"Dict[str, int]"> {
         const DeviceIndex i = index.value;
         py::dict out;
         out["platform"] = reinterpret_cast<std::uintptr_t>(opencl::nativePlatform(i));
@@ -143,7 +142,7 @@ void bindOpenClModule(py::module_& o) {
       py::arg("index"), "cl_platform_id, cl_device_id, cl_context as integers.");
   o.def(
       "native_queue",
-      [](const py::object& stream) {
+      [](const Typed<"accel._C.Stream">& stream) {
         return reinterpret_cast<std::uintptr_t>(opencl::nativeQueue(streamFrom(stream)));
       },
       py::arg("stream"), "The cl_command_queue behind a stream, as an integer.");

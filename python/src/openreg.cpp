@@ -11,6 +11,7 @@
 #include "backend_modules.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -77,8 +78,9 @@ void defOpenRegFill(py::module_& o, const char* first, const char* second,
                     const char* doc) {
   o.def(
       kNormal ? "fill_normal" : "fill_uniform",
-      [](const py::handle& buffer, double a, double b, const std::string& dtype,
-         const std::optional<Generator>& generator, const py::object& stream) {
+      [](const Typed<"accel._C.Buffer">& buffer, double a, double b,
+         const std::string& dtype, const std::optional<Generator>& generator,
+         const Typed<"Optional[accel._C.Stream]">& stream) {
         openRegFill<kNormal>(buffer, a, b, dtype, generator, stream);
       },
       py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
@@ -128,7 +130,7 @@ void bindOpenRegModule(py::module_& o) {
       py::arg("index"));
   o.def(
       "set_stream_latency",
-      [](const py::object& stream, double microseconds) {
+      [](const Typed<"accel._C.Stream">& stream, double microseconds) {
         const auto packed =
             stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
         openreg::setStreamLatency(
@@ -146,8 +148,7 @@ void bindOpenRegModule(py::module_& o) {
       },
       py::arg("index"), py::arg("units"));
   o.def(
-      "execution_units_state",
-      [](DeviceIndexArg index) {
+      "execution_units_state", [](DeviceIndexArg index) -> Typed<"Dict[str, int]"> {
         const openreg::ExecutionUnitsState s = openreg::executionUnitsState(index.value);
         py::dict out;
         out["units"] = s.units;
@@ -156,20 +157,21 @@ void bindOpenRegModule(py::module_& o) {
         return out;
       },
       py::arg("index"));
-  o.def("config", [] {
-    const openreg::Config* config = nullptr;
-    {
-      GilRelease release;  // initialises the backend
-      config = &openreg::activeConfig();
-    }
-    const openreg::Config& c = *config;
-    py::dict out;
-    out["device_count"] = c.device_count;
-    out["memory_bytes"] = c.memory_bytes;
-    out["execution_units"] = c.execution_units;
-    out["stream_latency_us"] = c.stream_latency.count();
-    return out;
-  });
+  o.def(
+      "config", []() -> Typed<"Dict[str, Any]"> {
+        const openreg::Config* config = nullptr;
+        {
+          GilRelease release;  // initialises the backend
+          config = &openreg::activeConfig();
+        }
+        const openreg::Config& c = *config;
+        py::dict out;
+        out["device_count"] = c.device_count;
+        out["memory_bytes"] = c.memory_bytes;
+        out["execution_units"] = c.execution_units;
+        out["stream_latency_us"] = c.stream_latency.count();
+        return out;
+      });
 }
 
 const BackendModuleRegistrar kOpenRegModule{"accel.openreg._native",
