@@ -12,11 +12,10 @@ are per thread.
 
 from __future__ import annotations as _annotations
 
-import types as _types
 from typing import Any as _Any, Optional as _Optional
 
 from . import _C
-from ._backend import backend as _backend
+from ._backend import Backend as _Backend, surface as _surface
 from ._devices import DeviceLike as _DeviceLike, as_device as _as_device, index_for as _index_for
 from ._lazy import state as _state
 from ._random import check_seed as _check_seed
@@ -45,8 +44,8 @@ def set_current_accelerator(device_type: str) -> None:
     _C._set_current_accelerator(device_type)
 
 
-def _module() -> _types.ModuleType:
-    return _backend(_current_type())
+def _module() -> _Backend:
+    return _surface(_current_type())
 
 
 def _current_type() -> str:
@@ -59,7 +58,7 @@ def _current_type() -> str:
     return name
 
 
-def _module_for(device: _DeviceLike, what: str = "this function") -> _types.ModuleType:
+def _module_for(device: _DeviceLike, what: str = "this function") -> _Backend:
     """The current accelerator's backend module, after checking that `device`
     (None, an index, or text / a Device) names a device of that accelerator:
     torch.accelerator's functions accept only the current accelerator's type.
@@ -74,10 +73,10 @@ def _module_for(device: _DeviceLike, what: str = "this function") -> _types.Modu
             raise _C.InvalidArgumentError(
                 f"{what}: expected a device of the current accelerator '{name}', got "
                 f"'{given}' ({hint})")
-    return _backend(name)
+    return _surface(name)
 
 
-def _check_index(module: _types.ModuleType, device: _DeviceLike, what: str) -> None:
+def _check_index(module: _Backend, device: _DeviceLike, what: str) -> None:
     """Refuses a device index out of range without initialising the backend
     (the no-op paths before initialisation still check their argument); an
     accelerator without devices raises NotAvailableError saying why (its
@@ -168,7 +167,7 @@ def set_stream(stream: _C.Stream) -> None:
             f"set_stream: expected a stream of the current accelerator '{name}', got one of "
             f"'{stream.device}' (use accel.{stream.device_type}.set_stream for that backend, "
             f"or accel.set_current_accelerator({stream.device_type!r}) first)")
-    _backend(name).set_stream(stream)
+    _surface(name).set_stream(stream)
 
 
 def manual_seed(seed: int) -> None:
@@ -186,7 +185,7 @@ def manual_seed(seed: int) -> None:
         if _C.Hooks(name).is_poisoned_by_fork():
             continue
         if not _state(name).is_initialized():
-            _backend(name).manual_seed_all(seed)
+            _surface(name).manual_seed_all(seed)
 
 
 # torch.accelerator's older names (deprecated there, kept for the code that uses them).

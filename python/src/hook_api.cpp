@@ -12,7 +12,7 @@
 // Names are space-separated and qualified by where they live:
 //   _C.X        accel._C (declared in _C.pyi)
 //   backend.X   every backend module, accel.cuda, accel.openreg ...
-//               (declared in _backend_api.pyi)
+//               (a member of accel._backend.Backend, the API every backend has)
 //   accel.X     the package's own Python (typed inline, checked by mypy)
 // A hook Python does not reach has no names and a one-word reason.
 //

@@ -22,8 +22,8 @@ REGENERATE = "cmake --build build/release --target accel_python_stubs_update"
 
 def _generate(output_dir):
     result = subprocess.run(
-        [sys.executable, GENERATOR, "--module-file", _C.__file__, "--output-dir",
-         str(output_dir)], capture_output=True, text=True, timeout=120)
+        [sys.executable, GENERATOR, "--surfaces", "--module-file", _C.__file__,
+         "--output-dir", str(output_dir)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     for folder, _, files in os.walk(output_dir):
         for name in files:
