@@ -12,6 +12,7 @@ are per thread.
 
 from __future__ import annotations as _annotations
 
+import typing as _typing
 from typing import Any as _Any, Optional as _Optional
 
 from . import _C
@@ -108,10 +109,6 @@ def current_device_index() -> int:
     return int(_module().current_device())
 
 
-# The calls with an int index are answered in C++ (python/src/device_index_calls.cpp,
-# which says why); every other argument, and every error, takes this Python
-# definition.
-@_C._fast_set_device_index
 def set_device_index(device: _DeviceLike) -> None:
     """Makes `device` (an index, or 'type:N' of the current accelerator) this
     thread's current device. A device of another type raises
@@ -120,6 +117,13 @@ def set_device_index(device: _DeviceLike) -> None:
     if isinstance(device, int) and not isinstance(device, bool) and device < 0:
         return
     _module_for(device, "set_device_index").set_device(device)
+
+
+# The calls with an int index are answered in C++ (python/src/device_index_calls.cpp,
+# which says why); every other argument, and every error, takes the Python
+# definition above, whose signature (and so whose type) the C++ function has.
+if not _typing.TYPE_CHECKING:
+    set_device_index = _C._fast_set_device_index(set_device_index)
 
 
 def _device_index_fallback(device: _DeviceLike) -> _Any:

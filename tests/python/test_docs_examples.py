@@ -2,6 +2,9 @@
 in a fresh interpreter and an empty folder (the OpenCL one where a usable
 OpenCL device is present)."""
 
+from conftest import RunPython
+from pathlib import Path
+from typing import List
 import os
 import re
 
@@ -10,18 +13,19 @@ import pytest
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
 
 
-def _examples():
+def _examples() -> List[str]:
     with open(DOC) as f:
         text = f.read()
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-def test_the_reference_has_its_worked_examples():
+def test_the_reference_has_its_worked_examples() -> None:
     assert len(_examples()) >= 3
 
 
 @pytest.mark.parametrize("index", range(len(_examples())))
-def test_a_worked_example_runs(run_python, tmp_path, index, monkeypatch):
+def test_a_worked_example_runs(run_python: RunPython, tmp_path: Path, index: int,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
     code = _examples()[index]
     monkeypatch.chdir(tmp_path)
     result = run_python(code, env={"ACCEL_ACCELERATOR": ""})

@@ -7,6 +7,7 @@ without deciding how Python exposes it, when a row names a Python function
 that is gone, or when a backend.X name is not in every backend's API. Hook
 names never appear here as text (tests/core/hook_name_literals_test.cpp): they come from _C."""
 
+from typing import List
 import sys
 
 import accel
@@ -16,7 +17,7 @@ from accel._backend import Backend
 REASONS = {"lifetime", "internal"}  # the categories python/src/hook_api.cpp documents
 
 
-def _resolve(obj, path):
+def _resolve(obj: object, path: List[str]) -> object:
     for part in path:
         if not hasattr(obj, part):
             return None
@@ -24,7 +25,7 @@ def _resolve(obj, path):
     return obj
 
 
-def test_every_catalogue_hook_has_exactly_one_row_in_catalogue_order():
+def test_every_catalogue_hook_has_exactly_one_row_in_catalogue_order() -> None:
     catalogue = [name for name, _, _ in _C._hook_catalogue()]
     assert len(catalogue) == len(set(catalogue)) and catalogue
     rows = [hook for hook, _, _ in _C._python_api_of_hooks()]
@@ -37,7 +38,7 @@ def test_every_catalogue_hook_has_exactly_one_row_in_catalogue_order():
     assert rows == catalogue, "rows are not in the catalogue's order"
 
 
-def test_each_row_names_python_functions_or_says_why_not():
+def test_each_row_names_python_functions_or_says_why_not() -> None:
     for hook, names, reason in _C._python_api_of_hooks():
         if names:
             assert reason == "", f"{hook}: both names {names} and reason {reason!r}"
@@ -47,7 +48,7 @@ def test_each_row_names_python_functions_or_says_why_not():
             assert name.split(".", 1)[0] in ("_C", "backend", "accel"), f"{hook}: {name}"
 
 
-def test_every_named_python_function_exists_and_backend_ones_are_every_backends():
+def test_every_named_python_function_exists_and_backend_ones_are_every_backends() -> None:
     # The stubs are generated (test_stubs.py): what exists is declared. A
     # backend.X name is the API of every backend: accel._backend.Backend's,
     # not only one backend's extras.
@@ -56,6 +57,7 @@ def test_every_named_python_function_exists_and_backend_ones_are_every_backends(
     for hook, names, _ in _C._python_api_of_hooks():
         for name in names:
             space, *path = name.split(".")
+            module: object
             if space == "_C":
                 module = _C
             elif space == "backend":
@@ -69,7 +71,7 @@ def test_every_named_python_function_exists_and_backend_ones_are_every_backends(
     assert problems == [], "\n".join(problems)
 
 
-def test_probes_are_reached_through_hooks_methods_and_groups_match_hooks_supports():
+def test_probes_are_reached_through_hooks_methods_and_groups_match_hooks_supports() -> None:
     rows = {hook: names for hook, names, _ in _C._python_api_of_hooks()}
     groups = set()
     for hook, group, probe in _C._hook_catalogue():

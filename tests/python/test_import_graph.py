@@ -6,6 +6,7 @@ accel._backend and publishes its surface there; accel._backend imports no
 backend package (backend() imports one by name, importlib, when the binding
 built its native module)."""
 
+from typing import Dict, List, Optional, Set, Tuple
 import ast
 import itertools
 import os
@@ -21,7 +22,7 @@ SOURCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "p
                                        "accel"))
 
 
-def module_names(root):
+def module_names(root: str) -> Dict[str, str]:
     """{module name: file} of the package's Python sources and stubs (a .pyi
     without a .py is a native module: accel._C, accel.openreg._native)."""
     names = {}
@@ -40,10 +41,10 @@ def module_names(root):
     return names
 
 
-def import_graph(root):
+def import_graph(root: str) -> Dict[str, Set[str]]:
     """{module: set of modules its import statements name}, within accel."""
     names = module_names(root)
-    graph = {}
+    graph: Dict[str, Set[str]] = {}
     for name, path in names.items():
         if not path.endswith(".py"):
             graph[name] = set()
@@ -71,11 +72,11 @@ def import_graph(root):
     return graph
 
 
-def find_cycle(graph):
+def find_cycle(graph: Dict[str, Set[str]]) -> Optional[List[str]]:
     """One import circle as a list of modules, or None."""
-    state = {}
+    state: Dict[str, str] = {}
 
-    def visit(node, path):
+    def visit(node: str, path: List[str]) -> Optional[List[str]]:
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
@@ -95,21 +96,21 @@ def find_cycle(graph):
     return None
 
 
-def test_the_package_import_graph_is_acyclic():
+def test_the_package_import_graph_is_acyclic() -> None:
     graph = import_graph(SOURCE)
     assert "accel._backend" in graph and "accel.openreg" in graph
     cycle = find_cycle(graph)
     assert cycle is None, "import circle: " + " -> ".join(cycle)
 
 
-def test_the_cycle_finder_finds_a_circle():
+def test_the_cycle_finder_finds_a_circle() -> None:
     # The rule the test above relies on, on a graph with one circle.
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def _importable():
+def _importable() -> List[str]:
     names = []
     for name, path in sorted(module_names(SOURCE).items()):
         if name.endswith("opencl") or ".opencl." in name:
@@ -119,14 +120,14 @@ def _importable():
     return names
 
 
-def _import_in_order(order):
+def _import_in_order(order: List[str]) -> "subprocess.CompletedProcess[str]":
     code = "import importlib\nfor name in %r:\n    importlib.import_module(name)\n" % (order,)
     env = dict(os.environ, ACCEL_AUTOLOAD="0")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=120)
 
 
-def test_every_module_imports_first_in_a_fresh_interpreter():
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
     names = _importable()
     orders = [[first] + [n for n in names if n != first] for first in names]
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -138,8 +139,7 @@ def test_every_module_imports_first_in_a_fresh_interpreter():
 
 @pytest.mark.parametrize("order", list(itertools.permutations(
     ["accel._backend", "accel.openreg", "accel.cuda", "accel.opencl"])))
-def test_the_backend_modules_import_in_every_order(order):
-    order = [n for n in order if n in _importable()]
-    result = _import_in_order(list(order))
+def test_the_backend_modules_import_in_every_order(order: Tuple[str, ...]) -> None:
+    result = _import_in_order([n for n in order if n in _importable()])
     assert result.returncode == 0, result.stderr
     assert accel  # the package under test is the one on PYTHONPATH

@@ -6,12 +6,14 @@ Python types python/src/typed_object.h states); the stubs are derived, so a
 binding changed without regenerating them fails here, with the diff and the
 command that rewrites them."""
 
+from typing import Iterator, Tuple
+from pathlib import Path
 import difflib
+import importlib
 import os
 import subprocess
 import sys
 
-import accel
 from accel import _C
 
 SOURCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -20,7 +22,7 @@ COMMITTED = os.path.join(SOURCE, "python", "accel")
 REGENERATE = "cmake --build build/release --target accel_python_stubs_update"
 
 
-def _generate(output_dir):
+def _generate(output_dir: Path) -> Iterator[Tuple[str, str]]:
     result = subprocess.run(
         [sys.executable, GENERATOR, "--surfaces", "--module-file", _C.__file__,
          "--output-dir", str(output_dir)], capture_output=True, text=True, timeout=120)
@@ -31,7 +33,7 @@ def _generate(output_dir):
             yield os.path.relpath(path, output_dir), path
 
 
-def test_committed_stubs_are_what_the_binding_declares(tmp_path):
+def test_committed_stubs_are_what_the_binding_declares(tmp_path: Path) -> None:
     generated = dict(_generate(tmp_path))
     assert "_C.pyi" in generated
     problems = []
@@ -52,7 +54,7 @@ def test_committed_stubs_are_what_the_binding_declares(tmp_path):
         + REGENERATE + "` and commit them:\n" + "\n".join(problems))
 
 
-def test_every_native_module_of_the_package_has_its_stub(tmp_path):
+def test_every_native_module_of_the_package_has_its_stub(tmp_path: Path) -> None:
     # What importing _C created, each with a stub in the package's layout.
     generated = dict(_generate(tmp_path))
     native = sorted(name for name in sys.modules
@@ -63,23 +65,23 @@ def test_every_native_module_of_the_package_has_its_stub(tmp_path):
         assert relative in generated, f"{name} has no generated stub"
 
 
-def test_an_untyped_binding_is_refused_naming_it(tmp_path):
+def test_an_untyped_binding_is_refused_naming_it(tmp_path: Path) -> None:
     # A signature naming no Python type is no stub: the generator says which
     # binding to annotate instead of writing `handle` (run on a module made
     # for the purpose, by the generator's own functions).
     sys.path.insert(0, os.path.dirname(GENERATOR))
     try:
-        import generate_stubs
+        generate_stubs = importlib.import_module("generate_stubs")
     finally:
         sys.path.pop(0)
     import types
     module = types.ModuleType("accel._fake")
 
-    def untyped():
+    def untyped() -> None:
         pass
 
     untyped.__doc__ = "untyped(buffer: handle) -> None\n"
-    module.untyped = untyped
+    setattr(module, "untyped", untyped)
     try:
         generate_stubs.Writer(module).write()
     except generate_stubs.StubError as error:
