@@ -1,10 +1,11 @@
 """The torch.accelerator-shaped API, the per-backend modules and lazy init."""
 
-from conftest import RunPython
 from pathlib import Path
 from typing import Callable, List
+
 import pytest
 
+from conftest import RunPython
 import accel
 
 

@@ -1,8 +1,8 @@
 """Buffer.copy_ takes any host source: the buffer protocol or __dlpack__
 (torch CPU tensors, numpy arrays, host accel Buffers)."""
 
-from typing import Any, Dict, Optional, Tuple, Type
 import ctypes
+from typing import Any, Dict, Optional, Tuple, Type
 
 import accel
 import pytest

@@ -1,11 +1,11 @@
 """Buffers: allocation, copies, the buffer protocol and DLPack with numpy and torch."""
 
-from conftest import RunPython
 import os
 
 import numpy as np
 import pytest
 
+from conftest import RunPython
 import accel
 
 

@@ -4,13 +4,13 @@ module, with the user's arguments, and says what to do when the package was
 built without it. Building the wheel itself is slow: CI does that
 (.ci/pip_install.sh: pip install . into a venv, then `venv/bin/accel info`)."""
 
-from typing import Optional
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 

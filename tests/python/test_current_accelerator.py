@@ -3,12 +3,12 @@
 registration order, the simulated openreg last, ACCEL_ACCELERATOR first; and
 current_stream()'s fast path answers as its pybind11 function does."""
 
-from conftest import RunPython
-from typing import Any
 import threading
+from typing import Any
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 

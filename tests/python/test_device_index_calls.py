@@ -3,10 +3,10 @@ and every other argument through their Python definition: both paths keep
 torch.accelerator's rules and the package's errors, and the native guard
 class holds no references it does not release."""
 
-from conftest import RunPython
 import sys
 import threading
 
+from conftest import RunPython
 import accel
 import pytest
 

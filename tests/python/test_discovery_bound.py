@@ -9,12 +9,12 @@ clGetPlatformIDs hangs or crashes. Each scenario runs in a fresh process with
 a bounded wait, so that a hang fails the test instead of hanging the suite.
 """
 
-from typing import Dict, List, Optional
 import json
 import os
 import subprocess
 import sys
 import textwrap
+from typing import Dict, List, Optional
 
 import pytest
 

@@ -2,13 +2,14 @@
 in a fresh interpreter and an empty folder (the OpenCL one where a usable
 OpenCL device is present)."""
 
-from conftest import RunPython
-from pathlib import Path
-from typing import List
 import os
 import re
+from pathlib import Path
+from typing import List
 
 import pytest
+
+from conftest import RunPython
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
 

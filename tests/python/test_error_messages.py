@@ -3,13 +3,13 @@ never C++ spellings or source locations (those are the exception's
 `cpp_location`), says the real cause, and an out-of-memory message starts as
 torch's does, with the advice for the limit that applied."""
 
-from typing import Any, Callable, List, Tuple, Type
-from conftest import RunPython
 import re
+from typing import Any, Callable, List, Tuple, Type
 
 import numpy as np
 import pytest
 
+from conftest import RunPython
 import accel
 
 SOURCE_LOCATION = re.compile(r"\[[\w./-]+\.(cpp|h|cc|cu|hpp):\d+\]")

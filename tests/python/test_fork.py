@@ -12,12 +12,12 @@ so that a hang fails the test instead of hanging the suite, and the forks
 happen in that interpreter rather than in pytest's.
 """
 
-from typing import Dict, Iterable, Optional
-from pathlib import Path
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+from typing import Dict, Iterable, Optional
 
 import pytest
 

@@ -7,8 +7,8 @@ without deciding how Python exposes it, when a row names a Python function
 that is gone, or when a backend.X name is not in every backend's API. Hook
 names never appear here as text (tests/core/hook_name_literals_test.cpp): they come from _C."""
 
-from typing import List
 import sys
+from typing import List
 
 import accel
 from accel import _C

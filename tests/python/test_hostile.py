@@ -3,11 +3,11 @@ used after they are gone) gets the documented Python error, never an abort of
 the interpreter or an error that names C++ or pybind11; each case is one
 such input that once did."""
 
-from typing import Callable, Dict
-from conftest import RunPython
 import pickle
 import re
+from typing import Callable, Dict
 
+from conftest import RunPython
 import accel
 import pytest
 

@@ -6,13 +6,13 @@ accel._backend and publishes its surface there; accel._backend imports no
 backend package (backend() imports one by name, importlib, when the binding
 built its native module)."""
 
-from typing import Dict, List, Optional, Set, Tuple
 import ast
 import itertools
 import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
 

@@ -4,14 +4,14 @@ reset_accumulated_memory_stats, memory_summary, memory_snapshot,
 host_memory_stats, set_per_process_memory_fraction; their bad input and
 what they do before the backend is initialised."""
 
-from typing import Any, Callable, Iterator, List
-from types import ModuleType
-from conftest import RunPython
 import math
 import os
+from types import ModuleType
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 MiB = 1 << 20

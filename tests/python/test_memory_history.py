@@ -2,10 +2,10 @@
 in snapshots, torch's snapshot schema, and PyTorch 1.13's memory_viz reading
 it."""
 
-from typing import Any, Dict, Iterator, List
-from conftest import RunPython
 import threading
+from typing import Any, Dict, Iterator, List
 
+from conftest import RunPython
 import accel
 import pytest
 

@@ -1,10 +1,10 @@
 """`accel memviz` and `accel memreplay` read the pickle that
 accel.memory._dump_snapshot writes (the tool's own pickle reader, not Python's)."""
 
-from pathlib import Path
 import os
 import pickle
 import subprocess
+from pathlib import Path
 
 import pytest
 

@@ -3,6 +3,7 @@ package's user-facing modules is in its __all__, and every name in __all__
 exists."""
 
 from types import ModuleType
+
 import accel
 import pytest
 

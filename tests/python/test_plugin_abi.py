@@ -4,10 +4,11 @@ and each bad input at the C boundary (a garbage version, a table of size 0,
 an entry that fails...) is refused in the report with its reason, without
 taking the import or the other backends down."""
 
-from conftest import RunPython
 import os
 
 import pytest
+
+from conftest import RunPython
 
 ABI_PLUGINS = os.environ.get("ACCEL_TEST_ABI_PLUGIN_DIR", "")
 GOOD = ["v1_0", "v1_1", "next_minor"]

@@ -4,13 +4,13 @@ autoload, then, with ACCEL_PLUGIN_PATH unset, the directory holding
 libaccel.so. Checked in the build tree and in an installed layout (a prefix
 whose lib/ holds libaccel and a plugin), against the tool itself."""
 
-from typing import Any, Dict
-from pathlib import Path
 import json
 import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 

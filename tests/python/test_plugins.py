@@ -1,13 +1,13 @@
 """Plugins: load by path, the report, autoload and ACCEL_AUTOLOAD=0."""
 
-from conftest import RunPython
-from pathlib import Path
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN", "")

@@ -1,10 +1,11 @@
 """The seeds' six layers, each on its own, and device fill == host fill."""
 
 from typing import Any
-from conftest import RunPython
+
 import numpy as np
 import pytest
 
+from conftest import RunPython
 import accel
 from accel import _C
 import accel.openreg.random as openreg_random

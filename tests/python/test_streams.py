@@ -1,13 +1,13 @@
 """Streams, events, the GIL released around waits, fork and interpreter exit."""
 
-from conftest import RunPython
-from typing import Callable, List, Tuple
 import os
 import threading
 import time
+from typing import Callable, List, Tuple
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 

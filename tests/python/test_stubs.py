@@ -6,13 +6,13 @@ Python types python/src/typed_object.h states); the stubs are derived, so a
 binding changed without regenerating them fails here, with the diff and the
 command that rewrites them."""
 
-from typing import Iterator, Tuple
-from pathlib import Path
 import difflib
 import importlib
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Iterator, Tuple
 
 from accel import _C
 

@@ -3,6 +3,7 @@ matches PyTorch 2.x's documentation. Each test names the documented
 behaviour it pins down."""
 
 from typing import Any, Dict
+
 from conftest import RunPython
 import accel
 import pytest
