@@ -514,7 +514,6 @@ def publish(surface: Backend, namespace: Dict[str, Any]) -> None:
     """Defines `surface`'s API in `namespace` (a backend package's globals)
     and registers that module as the module of the surface's device type.
     Raises InvalidArgumentError when another module holds the type."""
-    namespace.update(surface.exports())
     module = sys.modules[namespace["__name__"]]
     with _lock:
         held = _modules.get(surface.device_type)
@@ -522,6 +521,7 @@ def publish(surface: Backend, namespace: Dict[str, Any]) -> None:
             raise _C.InvalidArgumentError(
                 f"the '{surface.device_type}' backend's module is {held.__name__}; "
                 f"{module.__name__} cannot publish another")
+        namespace.update(surface.exports())
         _surfaces[surface.device_type] = surface
         _modules[surface.device_type] = module
 
