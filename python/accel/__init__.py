@@ -15,6 +15,7 @@ docs/python.md tells the whole story.
 from __future__ import annotations as _annotations
 
 import os as _os
+import sys as _sys
 import types as _types
 from typing import Any as _Any, Dict as _Dict, List as _List, Union as _Union
 
@@ -105,8 +106,11 @@ _C._autoload()
 from ._backend import backend  # noqa: E402
 from . import cuda  # noqa: E402,F401
 
-if _C._has_openreg:
+try:
     from . import openreg  # noqa: E402,F401
+except ModuleNotFoundError as _missing:  # accel built without the openreg backend
+    if _missing.name != "accel.openreg._native":
+        raise
 
 from . import memory  # noqa: E402,F401
 from .memory import (  # noqa: E402,F401  (torch.accelerator has these at its top level)
@@ -139,14 +143,16 @@ from .accelerator import (  # noqa: E402,F401
 
 
 def __getattr__(name: str) -> _types.ModuleType:
-    """accel.opencl and accel.<type> of every registered backend, made on first
+    """accel.opencl (each backend package with a native module) and
+    accel.<type> of every registered backend, made on first
     access, as torch.cuda is an attribute of torch. Not at import: importing
     accel.opencl registers its hooks, which makes it a candidate for the
     current accelerator, and `import accel` neither registers it nor
     discovers devices (docs/lifecycle.md). Other names: AttributeError."""
-    if name == "opencl" and getattr(_C, "_has_opencl", False):
+    if not name.startswith("_") and f"{__name__}.{name}._native" in _sys.modules:
+        # A backend package whose native module the binding built (accel.opencl).
         import importlib
-        return importlib.import_module(".opencl", __name__)
+        return importlib.import_module(f".{name}", __name__)
     if not name.startswith("_") and name in _C._registered_types():
         return backend(name)
     raise AttributeError(f"module 'accel' has no attribute {name!r}")

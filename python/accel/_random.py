@@ -1,8 +1,9 @@
 """Random-number functions of one backend (the shape of torch.cuda.random).
 
-Each backend module (accel/openreg/random.py, accel/cuda/random.py, and
-accel.backend("x")) exposes the methods of one BackendRandom as its
-functions. They reach the device generator through
+BackendRandom is the random part of a backend's surface (accel._backend's
+Backend derives from it): each backend module (accel.openreg,
+accel.backend("x")) and its random module (accel/openreg/random.py) expose
+these methods of the backend's surface as their functions. They reach the device generator through
 ``accel._C._get_default_generator(type, index)``, which asks
 ``Context::defaultGenerator``, which asks the backend's hooks.
 
@@ -11,7 +12,7 @@ Thread-safety: all functions are thread-safe (the generator locks itself).
 
 from __future__ import annotations
 
-from typing import Iterable, List, Union
+from typing import Any, Dict, Iterable, List, Union
 
 from . import _C
 from ._lazy import LazyState, state
@@ -110,8 +111,8 @@ class BackendRandom:
         for index, blob in enumerate(new_states):
             self.set_rng_state(blob, index)
 
-    def exports(self) -> dict:
-        """The functions a backend module exposes, by name."""
+    def random_exports(self) -> Dict[str, Any]:
+        """The random functions, by name (what accel/<type>/random.py holds)."""
         return {
             "default_generator": self.default_generator,
             "manual_seed": self.manual_seed,

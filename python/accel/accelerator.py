@@ -12,11 +12,11 @@ are per thread.
 
 from __future__ import annotations as _annotations
 
-import types as _types
+import typing as _typing
 from typing import Any as _Any, Optional as _Optional
 
 from . import _C
-from ._backend import backend as _backend
+from ._backend import Backend as _Backend, surface as _surface
 from ._devices import DeviceLike as _DeviceLike, as_device as _as_device, index_for as _index_for
 from ._lazy import state as _state
 from ._random import check_seed as _check_seed
@@ -45,8 +45,8 @@ def set_current_accelerator(device_type: str) -> None:
     _C._set_current_accelerator(device_type)
 
 
-def _module() -> _types.ModuleType:
-    return _backend(_current_type())
+def _module() -> _Backend:
+    return _surface(_current_type())
 
 
 def _current_type() -> str:
@@ -59,7 +59,7 @@ def _current_type() -> str:
     return name
 
 
-def _module_for(device: _DeviceLike, what: str = "this function") -> _types.ModuleType:
+def _module_for(device: _DeviceLike, what: str = "this function") -> _Backend:
     """The current accelerator's backend module, after checking that `device`
     (None, an index, or text / a Device) names a device of that accelerator:
     torch.accelerator's functions accept only the current accelerator's type.
@@ -74,10 +74,10 @@ def _module_for(device: _DeviceLike, what: str = "this function") -> _types.Modu
             raise _C.InvalidArgumentError(
                 f"{what}: expected a device of the current accelerator '{name}', got "
                 f"'{given}' ({hint})")
-    return _backend(name)
+    return _surface(name)
 
 
-def _check_index(module: _types.ModuleType, device: _DeviceLike, what: str) -> None:
+def _check_index(module: _Backend, device: _DeviceLike, what: str) -> None:
     """Refuses a device index out of range without initialising the backend
     (the no-op paths before initialisation still check their argument); an
     accelerator without devices raises NotAvailableError saying why (its
@@ -109,10 +109,6 @@ def current_device_index() -> int:
     return int(_module().current_device())
 
 
-# The calls with an int index are answered in C++ (python/src/device_index_calls.cpp,
-# which says why); every other argument, and every error, takes this Python
-# definition.
-@_C._fast_set_device_index
 def set_device_index(device: _DeviceLike) -> None:
     """Makes `device` (an index, or 'type:N' of the current accelerator) this
     thread's current device. A device of another type raises
@@ -121,6 +117,13 @@ def set_device_index(device: _DeviceLike) -> None:
     if isinstance(device, int) and not isinstance(device, bool) and device < 0:
         return
     _module_for(device, "set_device_index").set_device(device)
+
+
+# The calls with an int index are answered in C++ (python/src/device_index_calls.cpp,
+# which says why); every other argument, and every error, takes the Python
+# definition above, whose signature (and so whose type) the C++ function has.
+if not _typing.TYPE_CHECKING:
+    set_device_index = _C._fast_set_device_index(set_device_index)
 
 
 def _device_index_fallback(device: _DeviceLike) -> _Any:
@@ -168,7 +171,7 @@ def set_stream(stream: _C.Stream) -> None:
             f"set_stream: expected a stream of the current accelerator '{name}', got one of "
             f"'{stream.device}' (use accel.{stream.device_type}.set_stream for that backend, "
             f"or accel.set_current_accelerator({stream.device_type!r}) first)")
-    _backend(name).set_stream(stream)
+    _surface(name).set_stream(stream)
 
 
 def manual_seed(seed: int) -> None:
@@ -186,7 +189,7 @@ def manual_seed(seed: int) -> None:
         if _C.Hooks(name).is_poisoned_by_fork():
             continue
         if not _state(name).is_initialized():
-            _backend(name).manual_seed_all(seed)
+            _surface(name).manual_seed_all(seed)
 
 
 # torch.accelerator's older names (deprecated there, kept for the code that uses them).

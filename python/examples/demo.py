@@ -10,7 +10,7 @@ device_buffer = accel.empty(4 * 8, device="openreg:0")  # initialises openreg, a
 accel.openreg.fill_uniform(device_buffer)
 host = accel.empty(device_buffer.nbytes, device="openreg", pinned=True)
 host.copy_(device_buffer)
-values = memoryview(host).cast("f").tolist()
+values = memoryview(host).cast("f").tolist()  # type: ignore[arg-type]  # buffer protocol
 print("openreg:0 uniform(42):", " ".join(f"{v:.4f}" for v in values))
 expected = bytearray(host.nbytes)
 accel._C._host_fill_uniform(expected, 42, 0)

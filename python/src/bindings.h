@@ -67,10 +67,6 @@ void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindPlugins(py::module_& m);
 void bindHookApi(py::module_& m);           // _hook_catalogue, _python_api_of_hooks
 void bindDeviceIndexCalls(py::module_& m);  // set_device_index, device_index
-#if defined(ACCEL_PY_WITH_OPENREG)
-void bindOpenReg(py::module_& m);  // accel._C._openreg: openreg's extras
-void bindOpenCl(py::module_& m);   // accel._C._opencl: the OpenCL backend's extras
-#endif
 
 // `cls` with __eq__ defined from T's operator==: two objects of the class
 // compare as their C++ values do, and an object of any other type compares

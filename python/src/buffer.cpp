@@ -19,6 +19,7 @@
 #include "bindings.h"
 #include "dlpack.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -247,7 +248,7 @@ std::span<T> typedSpan(void* data, std::size_t bytes, const char* what) {
 // The core's host fill of any writable Python buffer from an explicit
 // (seed, offset): what a device fill must reproduce bit for bit.
 template <bool kNormal>
-void hostFill(const py::handle& out, const py::handle& seed,
+void hostFill(const BufferLike& out, const Typed<"int">& seed,
               IntArg<std::uint64_t, "offset"> offset, double a, double b,
               const std::string& dtype) {
   const char* what = kNormal ? "_host_fill_normal" : "_host_fill_uniform";
@@ -373,7 +374,7 @@ void bindBuffer(py::module_& m) {
       .def("__len__", [](const PyBuffer& b) { return b.storage->nbytes; })
       .def(
           "copy_",
-          [](const PyBuffer& b, const py::handle& src) -> const PyBuffer& {
+          [](const PyBuffer& b, const BufferLike& src) -> const PyBuffer& {
             copyInto(b, src);
             return b;
           },
@@ -383,7 +384,7 @@ void bindBuffer(py::module_& m) {
           "size in bytes) into this buffer and waits until done. Returns self.")
       .def(
           "copy_to",
-          [](const PyBuffer& b, const py::handle& dst) {
+          [](const PyBuffer& b, const BufferLike& dst) {
             if (py::isinstance<PyBuffer>(dst)) {
               copyInto(dst.cast<const PyBuffer&>(), py::cast(b));
               return;
@@ -408,7 +409,7 @@ void bindBuffer(py::module_& m) {
           "The contents as bytes (a copy).")
       .def(
           "to",
-          [](const PyBuffer& b, const py::handle& device) {
+          [](const PyBuffer& b, const Typed<"Union[Device, str]">& device) {
             PyBuffer out = makeBuffer(b.storage->nbytes, device, false);
             copyInto(out, py::cast(b));
             return out;
@@ -422,8 +423,7 @@ void bindBuffer(py::module_& m) {
           "A DLPack capsule of the bytes (1-D uint8) for host buffers; the capsule keeps "
           "the memory alive. Device buffers raise BufferError.")
       .def(
-          "__dlpack_device__",
-          [](const PyBuffer& b) {
+          "__dlpack_device__", [](const PyBuffer& b) -> Typed<"Tuple[int, int]"> {
             const BufferStorage& s = *b.storage;
             if (s.hostAccessible()) return py::make_tuple(kDLCPU, 0);
             return py::make_tuple(kDLExtDev, int(s.device.index()));
@@ -447,7 +447,9 @@ void bindBuffer(py::module_& m) {
           "BufferError.")
       .def(
           "record_stream",
-          [](const PyBuffer& b, const py::handle& stream) { recordStream(b, stream); },
+          [](const PyBuffer& b, const Typed<"Stream">& stream) {
+            recordStream(b, stream);
+          },
           py::arg("stream"),
           "Marks this device buffer as used by `stream` (torch's Tensor.record_stream): "
           "once freed, its memory is handed out again only after the work `stream` had "
@@ -461,9 +463,9 @@ void bindBuffer(py::module_& m) {
 
   m.def(
       "_empty",
-      [](IntArg<long long, "nbytes"> nbytes, const py::object& device, bool pinned) {
-        return makeBuffer(toByteCount(nbytes.value), device, pinned);
-      },
+      [](IntArg<long long, "nbytes"> nbytes,
+         const Typed<"Union[None, str, Device]">& device,
+         bool pinned) { return makeBuffer(toByteCount(nbytes.value), device, pinned); },
       py::arg("nbytes"), py::arg("device") = py::none(), py::arg("pinned") = false);
 
   m.def("_host_fill_uniform", &hostFill<false>, py::arg("out"), py::arg("seed"),

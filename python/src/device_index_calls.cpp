@@ -19,6 +19,7 @@
 
 #include "accel/context.h"
 #include "bindings.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -213,7 +214,9 @@ PyType_Spec g_guard_spec = {"accel.device_index", sizeof(DeviceIndexGuard), 0,
 void bindDeviceIndexCalls(py::module_& m) {
   m.def(
       "_fast_set_device_index",
-      [](const py::function& python_definition) {
+      [](const Typed<"Callable[[Union[None, int, str, Device]], None]", py::function>&
+             python_definition)
+          -> Typed<"Callable[[Union[None, int, str, Device]], None]"> {
         return fastFunction(&fastSetDeviceIndex, nullptr, python_definition);
       },
       py::arg("python_definition"),
@@ -221,7 +224,8 @@ void bindDeviceIndexCalls(py::module_& m) {
       "accelerator answered in C++.");
   m.def(
       "_device_index_class",
-      [](const py::function& fallback_factory) {
+      [](const Typed<"Callable[[Any], Any]", py::function>& fallback_factory)
+          -> Typed<"Type[Any]"> {
         if (g_fallback_factory != nullptr) {
           throw py::value_error("_device_index_class: already made (once per process)");
         }

@@ -140,6 +140,9 @@ void bindErrors(py::module_& m) {
                       "Base of every accelhooks error. The message says what was asked, "
                       "what was wrong and what to do; `cpp_location` (when the C++ "
                       "library raised it) where in its source.");
+  // The attribute every instance gets (raiseInPythonWords), declared on the
+  // class for the generated stub (python/tools/generate_stubs.py).
+  py::handle(g_error).attr("__annotations__") = py::dict(py::arg("cpp_location") = "str");
   g_invalid_argument = makeClass(m, "InvalidArgumentError", {g_error, PyExc_ValueError},
                                  "A bad argument: device text, index, state blob, size.");
   g_not_supported =

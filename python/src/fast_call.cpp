@@ -52,7 +52,7 @@ py::object fastFunction(FastPath fast, const void* data, const py::object& slow)
   f->def.ml_meth = reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&callFast));
   f->def.ml_flags = METH_FASTCALL | METH_KEYWORDS;
   // The pybind11 function's docstring, signature line included, so that
-  // help() and the stub check (tests/python/test_stubs.py) read one text.
+  // help() and the stub generator (python/tools/generate_stubs.py) read one text.
   f->doc = slow.attr("__doc__").cast<std::string>();
   f->def.ml_doc = f->doc.c_str();
   py::capsule self(f);

@@ -1,18 +1,18 @@
 // accel._C._hook_catalogue() and accel._C._python_api_of_hooks(): how the
-// Python API reaches each hook of the catalogue (issue 20: the API is
-// declared once).
+// Python API reaches each hook of the catalogue, a fact no signature holds
+// (the stubs are generated from the bindings: python/tools/generate_stubs.py).
 //
 // The table below is keyed by HookId enumerators, so it never writes a hook's
 // name as text (tests/core/hook_name_literals_test.cpp); the names come from
 // kHookCatalogue at run time. tests/python/test_hook_api.py checks that every
 // catalogue hook has exactly one row (a new hook fails that test until
 // someone decides how Python exposes it) and that every Python name a row
-// gives exists in the module and in its stub.
+// gives exists, a backend.X name in every backend's API.
 //
 // Names are space-separated and qualified by where they live:
 //   _C.X        accel._C (declared in _C.pyi)
 //   backend.X   every backend module, accel.cuda, accel.openreg ...
-//               (declared in _backend_api.pyi)
+//               (a member of accel._backend.Backend, the API every backend has)
 //   accel.X     the package's own Python (typed inline, checked by mypy)
 // A hook Python does not reach has no names and a one-word reason.
 //

@@ -15,6 +15,7 @@
 #include "accel/memory_stats.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -45,7 +46,7 @@ void bindHooks(py::module_& m) {
       m, "Hooks",
       "One backend's hooks, found by device type name. Methods take device "
       "indices (-1 = current device) and follow docs/hooks.md.")
-      .def(py::init([](const py::handle& type) {
+      .def(py::init([](const Typed<"str">& type) {
              return PyHooks{typeFromName(type, "accel.backend")};
            }),
            py::arg("type"))
@@ -144,8 +145,7 @@ void bindHooks(py::module_& m) {
           },
           py::arg("ptr"))
       .def(
-          "probes",
-          [](const PyHooks& h) {
+          "probes", [](const PyHooks& h) -> Typed<"Dict[str, Callable[[], Any]]"> {
             // Argument-free functions with the type captured: a call costs what
             // a no-op pybind11 call costs, with no `self` to convert.
             const DeviceType t = h.type;
@@ -190,7 +190,7 @@ void bindHooks(py::module_& m) {
       py::arg("type"));
   m.def(
       "_manual_seed",
-      [](const py::handle& seed) { globalContext().manualSeed(toSeed(seed)); },
+      [](const Typed<"int">& seed) { globalContext().manualSeed(toSeed(seed)); },
       py::arg("seed"), "Context::manualSeed: CPU and every initialised backend.");
   m.def(
       "_current_accelerator",
@@ -202,7 +202,7 @@ void bindHooks(py::module_& m) {
       "The accelerator programs should use, or None.");
   m.def(
       "_set_current_accelerator",
-      [](const py::handle& type) {
+      [](const Typed<"str">& type) {
         globalContext().setCurrentAccelerator(
             typeFromName(type, "accel.set_current_accelerator"));
       },

@@ -12,6 +12,7 @@
 #include "accel/memory_stats.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -175,7 +176,8 @@ void bindMemory(py::module_& m) {
   // initialised: {} (torch.cuda's answer), and it stays uninitialised.
   m.def(
       "_memory_stats_function",
-      [](const std::string& type_name) {
+      [](const std::string& type_name)
+          -> Typed<"Callable[[Union[None, int, str, Device]], Dict[str, int]]"> {
         const DeviceType type = typeFromName(type_name);
         return py::cpp_function(
             [type](const py::handle& device) -> py::dict {
@@ -190,7 +192,7 @@ void bindMemory(py::module_& m) {
       py::arg("type"));
   m.def(
       "_accelerator_memory_stats",
-      [](const py::handle& device) -> py::dict {
+      [](const DeviceLike& device) -> Typed<"Dict[str, int]"> {
         const DeviceType type = acceleratorTypeFor(device, "memory_stats");
         if (!globalContext().isInitialized(type)) return py::dict();
         return statsDict(
@@ -204,7 +206,7 @@ void bindMemory(py::module_& m) {
   hooks
       .def(
           "memory_stats",
-          [](const PyHooks& h, DeviceIndexArg i) {
+          [](const PyHooks& h, DeviceIndexArg i) -> Typed<"Dict[str, int]"> {
             return statsDict(h.get().memoryStats(i.value));
           },
           py::arg("index") = -1,
@@ -219,7 +221,7 @@ void bindMemory(py::module_& m) {
           "empty_cache", [](const PyHooks& h) { h.get().emptyCache(); }, Release())
       .def(
           "memory_info",
-          [](const PyHooks& h, DeviceIndexArg i) {
+          [](const PyHooks& h, DeviceIndexArg i) -> Typed<"Tuple[int, int]"> {
             const DeviceIndex index = i.value;
             DeviceMemoryInfo info;
             {
@@ -247,8 +249,9 @@ void bindMemory(py::module_& m) {
           "Caps what the allocator may reserve on the device at fraction x its total "
           "memory (0 <= fraction <= 1).")
       .def(
-          "host_memory_stats",
-          [](const PyHooks& h) { return statsDict(h.get().hostMemoryStats()); },
+          "host_memory_stats", [](const PyHooks& h) -> Typed<"Dict[str, int]"> {
+            return statsDict(h.get().hostMemoryStats());
+          },
           "Statistics of the pinned host memory cache, with memory_stats' flat keys.")
       .def(
           "record_memory_history",
@@ -271,7 +274,7 @@ void bindMemory(py::module_& m) {
       .def(
           "memory_snapshot",
           [](const PyHooks& h, DeviceIndexArg device, bool all_devices,
-             bool include_trace) {
+             bool include_trace) -> Typed<"Dict[str, Any]"> {
             MemorySnapshotOptions options;
             options.device = device.value;
             options.all_devices = all_devices;

@@ -3,6 +3,7 @@
 // GIL on waits and maps errors. Importing it touches no device.
 #include <pybind11/pybind11.h>
 
+#include "backend_modules.h"
 #include "bindings.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -20,18 +21,9 @@ PYBIND11_MODULE(_C, m) {
   bindPlugins(m);
   bindHookApi(m);
   bindDeviceIndexCalls(m);
-#if defined(ACCEL_PY_WITH_OPENREG)
-  bindOpenReg(m);
-  m.attr("_has_openreg") = true;
-#else
-  m.attr("_has_openreg") = false;
-#endif
-#if defined(ACCEL_PY_WITH_OPENCL)
-  bindOpenCl(m);
-  m.attr("_has_opencl") = true;
-#else
-  m.attr("_has_opencl") = false;
-#endif
+  // Each built backend's own module (accel.openreg._native, ...): this
+  // module names no backend (backend_modules.h).
+  createBackendModules();
   // The baseline of bench/python: the cheapest call pybind11 can make.
   m.def(
       "_noop", [] {}, "Does nothing; the call-overhead baseline of the benchmarks.");

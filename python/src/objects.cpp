@@ -11,6 +11,7 @@
 #include "accel/generator.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 
@@ -192,7 +193,7 @@ void bindObjects(py::module_& m) {
                    m, "Generator",
                    "A handle to a Philox4x32-10 random-number generator: a seed and an "
                    "offset into its stream. Copies share state; clone() does not."))
-      .def(py::init([](const py::object& device) {
+      .def(py::init([](const DeviceLike& device) {
              // A new, independent generator (getNewGenerator), as
              // torch.Generator(device) makes one; the default generator is
              // the backend module's default_generator().
@@ -211,7 +212,7 @@ void bindObjects(py::module_& m) {
       .def_property_readonly("device", &Generator::device, "The device it serves.")
       .def(
           "manual_seed",
-          [](Generator& g, const py::handle& seed) -> Generator& {
+          [](Generator& g, const Typed<"int">& seed) -> Generator& {
             g.manualSeed(toSeed(seed));
             return g;
           },
@@ -238,7 +239,7 @@ void bindObjects(py::module_& m) {
           "The state as a versioned byte blob (docs/random.md).")
       .def(
           "set_state",
-          [](Generator& g, const py::buffer& state) -> Generator& {
+          [](Generator& g, const Typed<"Any", py::buffer>& state) -> Generator& {
             setStateFrom(g, state);
             return g;
           },

@@ -1,7 +1,8 @@
-// accel._C._opencl: the OpenCL backend's extras beyond the hooks
+// accel.opencl._native: the OpenCL backend's extras beyond the hooks
 // (registration, why there are no devices, device info, fills, native
-// handles as integers). Buffer copies go through the backend's copies hooks.
-// Built only with the OpenCL backend.
+// handles as integers), a module of its own that accel/opencl/__init__.py
+// wraps (backend_modules.h). Buffer copies go through the backend's copies
+// hooks. Built only with the OpenCL backend.
 #include <pybind11/stl.h>
 
 #include <cstdint>
@@ -9,8 +10,10 @@
 #include "accel/error.h"
 #include "accel/opencl/fill.h"
 #include "accel/opencl/opencl.h"
+#include "backend_modules.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -66,8 +69,9 @@ void defOpenClFill(py::module_& o, const char* first, const char* second,
                    const char* doc) {
   o.def(
       kNormal ? "fill_normal" : "fill_uniform",
-      [](const py::handle& buffer, double a, double b, const std::string& dtype,
-         const std::optional<Generator>& generator, const py::object& stream) {
+      [](const Typed<"accel._C.Buffer">& buffer, double a, double b,
+         const std::string& dtype, const std::optional<Generator>& generator,
+         const Typed<"Optional[accel._C.Stream]">& stream) {
         openClFill<kNormal>(buffer, a, b, dtype, generator, stream);
       },
       py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
@@ -75,16 +79,12 @@ void defOpenClFill(py::module_& o, const char* first, const char* second,
       py::arg("stream") = py::none(), doc);
 }
 
-}  // namespace
-
-void bindOpenCl(py::module_& m) {
-  py::module_ o = m.def_submodule("_opencl", "the OpenCL backend's extras.");
+void bindOpenClModule(py::module_& o) {
   o.def(
       "register_backend", [] { (void)opencl::registerBackend(); },
       "Registers the opencl hooks (once per process; no device is touched).");
   o.def(
-      "availability",
-      [] {
+      "availability", []() -> Typed<"Dict[str, Any]"> {
         // Through the bounded probe first (docs/lifecycle.md, "Discovery"): a
         // driver that hangs while listing devices makes this answer "none"
         // within ACCEL_DISCOVERY_TIMEOUT, with the reason, instead of waiting
@@ -105,8 +105,7 @@ void bindOpenCl(py::module_& m) {
       },
       "Device count, why there are none, and the devices seen but not used.");
   o.def(
-      "device_info",
-      [](DeviceIndexArg index) {
+      "device_info", [](DeviceIndexArg index) -> Typed<"Dict[str, Any]"> {
         const opencl::DeviceInfo i = opencl::deviceInfo(index.value);
         py::dict out;
         out["platform_index"] = i.platform_index;
@@ -132,8 +131,7 @@ void bindOpenCl(py::module_& m) {
       },
       py::arg("index"));
   o.def(
-      "native_handles",
-      [](DeviceIndexArg index) {
+      "native_handles", [](DeviceIndexArg index) -> Typed<"Dict[str, int]"> {
         const DeviceIndex i = index.value;
         py::dict out;
         out["platform"] = reinterpret_cast<std::uintptr_t>(opencl::nativePlatform(i));
@@ -144,7 +142,7 @@ void bindOpenCl(py::module_& m) {
       py::arg("index"), "cl_platform_id, cl_device_id, cl_context as integers.");
   o.def(
       "native_queue",
-      [](const py::object& stream) {
+      [](const Typed<"accel._C.Stream">& stream) {
         return reinterpret_cast<std::uintptr_t>(opencl::nativeQueue(streamFrom(stream)));
       },
       py::arg("stream"), "The cl_command_queue behind a stream, as an integer.");
@@ -156,4 +154,8 @@ void bindOpenCl(py::module_& m) {
   defOpenClFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
 }
 
+const BackendModuleRegistrar kOpenClModule{
+    "accel.opencl._native", "the OpenCL backend's extras.", &bindOpenClModule};
+
+}  // namespace
 }  // namespace accel::python

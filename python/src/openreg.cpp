@@ -1,14 +1,17 @@
-// accel._C._openreg: openreg's extras beyond the hooks (registration, fills,
-// fault injection, execution units) and its copy function for Buffer copies.
-// Built only with the openreg backend.
+// accel.openreg._native: openreg's extras beyond the hooks (registration,
+// fills, fault injection, execution units), a module of its own that
+// accel/openreg/__init__.py wraps (backend_modules.h). Built only with the
+// openreg backend.
 #include <dlfcn.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 
 #include "accel/error.h"
 #include "accel/openreg/openreg.h"
+#include "backend_modules.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -75,8 +78,9 @@ void defOpenRegFill(py::module_& o, const char* first, const char* second,
                     const char* doc) {
   o.def(
       kNormal ? "fill_normal" : "fill_uniform",
-      [](const py::handle& buffer, double a, double b, const std::string& dtype,
-         const std::optional<Generator>& generator, const py::object& stream) {
+      [](const Typed<"accel._C.Buffer">& buffer, double a, double b,
+         const std::string& dtype, const std::optional<Generator>& generator,
+         const Typed<"Optional[accel._C.Stream]">& stream) {
         openRegFill<kNormal>(buffer, a, b, dtype, generator, stream);
       },
       py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
@@ -84,10 +88,7 @@ void defOpenRegFill(py::module_& o, const char* first, const char* second,
       py::arg("stream") = py::none(), doc);
 }
 
-}  // namespace
-
-void bindOpenReg(py::module_& m) {
-  py::module_ o = m.def_submodule("_openreg", "openreg's extras (fills, faults, units).");
+void bindOpenRegModule(py::module_& o) {
   // Registers the type name, so that accel.openreg's modules can make their
   // Hooks("openreg") before they call register_backend().
   (void)openreg::deviceType();
@@ -129,7 +130,7 @@ void bindOpenReg(py::module_& m) {
       py::arg("index"));
   o.def(
       "set_stream_latency",
-      [](const py::object& stream, double microseconds) {
+      [](const Typed<"accel._C.Stream">& stream, double microseconds) {
         const auto packed =
             stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
         openreg::setStreamLatency(
@@ -147,8 +148,7 @@ void bindOpenReg(py::module_& m) {
       },
       py::arg("index"), py::arg("units"));
   o.def(
-      "execution_units_state",
-      [](DeviceIndexArg index) {
+      "execution_units_state", [](DeviceIndexArg index) -> Typed<"Dict[str, int]"> {
         const openreg::ExecutionUnitsState s = openreg::executionUnitsState(index.value);
         py::dict out;
         out["units"] = s.units;
@@ -157,20 +157,26 @@ void bindOpenReg(py::module_& m) {
         return out;
       },
       py::arg("index"));
-  o.def("config", [] {
-    const openreg::Config* config = nullptr;
-    {
-      GilRelease release;  // initialises the backend
-      config = &openreg::activeConfig();
-    }
-    const openreg::Config& c = *config;
-    py::dict out;
-    out["device_count"] = c.device_count;
-    out["memory_bytes"] = c.memory_bytes;
-    out["execution_units"] = c.execution_units;
-    out["stream_latency_us"] = c.stream_latency.count();
-    return out;
-  });
+  o.def(
+      "config", []() -> Typed<"Dict[str, Any]"> {
+        const openreg::Config* config = nullptr;
+        {
+          GilRelease release;  // initialises the backend
+          config = &openreg::activeConfig();
+        }
+        const openreg::Config& c = *config;
+        py::dict out;
+        out["device_count"] = c.device_count;
+        out["memory_bytes"] = c.memory_bytes;
+        out["execution_units"] = c.execution_units;
+        out["stream_latency_us"] = c.stream_latency.count();
+        return out;
+      });
 }
 
+const BackendModuleRegistrar kOpenRegModule{"accel.openreg._native",
+                                            "openreg's extras (fills, faults, units).",
+                                            &bindOpenRegModule};
+
+}  // namespace
 }  // namespace accel::python

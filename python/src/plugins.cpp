@@ -7,6 +7,7 @@
 #include "accel/plugin.h"
 #include "accel/plugin_abi.h"
 #include "bindings.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -57,8 +58,7 @@ py::list recordList(const std::vector<PluginRecord>& records) {
 
 void bindPlugins(py::module_& m) {
   m.def(
-      "_load_backend",
-      [](const std::string& path) {
+      "_load_backend", [](const std::string& path) -> Typed<"Dict[str, Any]"> {
         PluginRecord record;
         {
           GilRelease release;  // dlopen and registration may wait
@@ -70,11 +70,11 @@ void bindPlugins(py::module_& m) {
       "loadBackend(path): the load record; raises NotAvailableError (the loader's "
       "message) when the plugin did not load.");
   m.def(
-      "_plugin_report", [] { return recordList(pluginReport()); },
+      "_plugin_report",
+      []() -> Typed<"List[Dict[str, Any]]"> { return recordList(pluginReport()); },
       "Every load attempt so far, in order.");
   m.def(
-      "_autoload",
-      [] {
+      "_autoload", []() -> Typed<"List[Dict[str, Any]]"> {
         PluginDiscovery found;
         {
           GilRelease release;

@@ -12,6 +12,7 @@
 #include "accel/stream.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -165,7 +166,8 @@ DeviceIndex indexFor(DeviceType type, const py::handle& device, const char* what
 void bindStreamObjects(py::module_& m) {
   m.def(
       "_stream_functions",
-      [](const std::string& type_name, const py::object& cls) {
+      [](const std::string& type_name, const Typed<"Type[Stream]">& cls)
+          -> Typed<"Dict[str, Callable[[Union[None, int, str, Device]], Stream]]"> {
         const DeviceType type = typeFromName(type_name);
         streamObjects().setClass(type, cls);
         py::dict out;
@@ -182,7 +184,7 @@ void bindStreamObjects(py::module_& m) {
       "current_stream and default_stream of one backend, returning cached objects of "
       "`cls`.");
   py::cpp_function accelerator_current_stream(
-      [](const py::handle& device) {
+      [](const DeviceLike& device) -> Typed<"Stream"> {
         const DeviceType type = acceleratorTypeFor(device, "current_stream");
         if (!globalContext().isInitialized(type)) [[unlikely]]
           lazyInitFromPython(type);

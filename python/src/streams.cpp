@@ -17,6 +17,7 @@
 #include "accel/stream.h"
 #include "bindings.h"
 #include "int_args.h"
+#include "typed_object.h"
 
 namespace accel::python {
 namespace {
@@ -199,11 +200,17 @@ PyObject* fastEventQuery(void* value) {
 }  // namespace
 
 void bindStreams(py::module_& m) {
+  // Registered before Stream, whose methods take and return events: pybind11
+  // names a class in a signature (and so in the stub) once it is registered.
+  py::class_<PyEvent> event_class(
+      m, "Event",
+      "A marker in a stream. Created on its first record(); elapsed_time "
+      "needs enable_timing=True on both events.");
   withEquality(py::class_<PyStream>(
                    m, "Stream",
                    "A queue of work on one device. `with stream:` makes it the current "
                    "stream (and its device the current device) until the block ends."))
-      .def(py::init([](const py::handle& device, IntArg<int, "priority"> priority) {
+      .def(py::init([](const DeviceLike& device, IntArg<int, "priority"> priority) {
              return PyStream{newStream(device, priority.value), {}};
            }),
            py::arg("device") = py::none(), py::arg("priority") = 0,
@@ -233,8 +240,7 @@ void bindStreams(py::module_& m) {
           "The stream's priority in torch's convention (0 = default, lower runs "
           "first).")
       .def_static(
-          "priority_range",
-          [](const py::object& device) {
+          "priority_range", [](const DeviceLike& device) -> Typed<"Tuple[int, int]"> {
             const Device d = toDeviceOrCurrent(device, "Stream.priority_range");
             const auto [lowest, greatest] = getHooks(d.type()).streamPriorityRange();
             return py::make_tuple(0, -(greatest - lowest));
@@ -258,7 +264,7 @@ void bindStreams(py::module_& m) {
           Release(), "Waits for all work enqueued so far (GIL released).")
       .def(
           "wait_event",
-          [](const PyStream& s, const py::handle& event_arg) {
+          [](const PyStream& s, const Typed<"Event">& event_arg) {
             PyEvent& event =
                 *argumentAs<PyEvent>(event_arg, "Stream.wait_event(event: accel.Event)");
             event.require("wait");
@@ -268,7 +274,7 @@ void bindStreams(py::module_& m) {
           "Work enqueued on this stream after this call waits for `event`.")
       .def(
           "wait_stream",
-          [](const PyStream& s, const py::handle& other_arg) {
+          [](const PyStream& s, const Typed<"Stream">& other_arg) {
             const PyStream& other = *argumentAs<PyStream>(
                 other_arg, "Stream.wait_stream(stream: accel.Stream)");
             AcceleratorHooks& hooks = hooksOf(other.stream);
@@ -289,7 +295,7 @@ void bindStreams(py::module_& m) {
           "Work enqueued after this call waits for `stream`'s work so far.")
       .def(
           "record_event",
-          [](const PyStream& s, std::optional<PyEvent*> event) {
+          [](const PyStream& s, std::optional<PyEvent*> event) -> Typed<"Event"> {
             if (event && *event != nullptr) {
               (*event)->record(s.stream);
               return py::cast(*event, py::return_value_policy::reference);
@@ -300,11 +306,11 @@ void bindStreams(py::module_& m) {
           },
           py::arg("event") = py::none(),
           "Records `event` (a new one if None) and returns it.")
-      .def("pack3",
-           [](const PyStream& s) {
-             const StreamData3 d = s.stream.pack3();
-             return py::make_tuple(d.stream_id, d.device_index, d.device_type);
-           })
+      .def(
+          "pack3", [](const PyStream& s) -> Typed<"Tuple[int, int, int]"> {
+            const StreamData3 d = s.stream.pack3();
+            return py::make_tuple(d.stream_id, d.device_index, d.device_type);
+          })
       .def(
           "__enter__",
           [](PyStream& s) -> PyStream& {
@@ -351,10 +357,8 @@ void bindStreams(py::module_& m) {
       },
       py::arg("stream"), "Makes `stream` current for its device on this thread.");
 
-  py::class_<PyEvent>(m, "Event",
-                      "A marker in a stream. Created on its first record(); elapsed_time "
-                      "needs enable_timing=True on both events.")
-      .def(py::init([](const py::handle& device, bool enable_timing, bool blocking,
+  event_class
+      .def(py::init([](const DeviceLike& device, bool enable_timing, bool blocking,
                        bool interprocess) {
              const Device d = toDeviceOrCurrent(device, "Event");
              ACCEL_CHECK(
@@ -387,7 +391,7 @@ void bindStreams(py::module_& m) {
       .def("__reduce__", &refusePickle<PyEvent>)
       .def(
           "record",
-          [](PyEvent& e, const py::handle& stream_arg) {
+          [](PyEvent& e, const Typed<"Optional[Stream]">& stream_arg) {
             const PyStream* stream = argumentAs<PyStream>(
                 stream_arg, "Event.record(stream: accel.Stream | None = None)", true);
             e.record(stream != nullptr ? stream->stream : currentStreamOf(e.type));
@@ -397,7 +401,7 @@ void bindStreams(py::module_& m) {
           "device).")
       .def(
           "wait",
-          [](PyEvent& e, const py::handle& stream_arg) {
+          [](PyEvent& e, const Typed<"Optional[Stream]">& stream_arg) {
             const PyStream* stream = argumentAs<PyStream>(
                 stream_arg, "Event.wait(stream: accel.Stream | None = None)", true);
             e.require("wait");
@@ -416,7 +420,7 @@ void bindStreams(py::module_& m) {
           Release(), "Waits until the event has happened (GIL released).")
       .def(
           "elapsed_time",
-          [](const PyEvent& start, const py::handle& end_arg) {
+          [](const PyEvent& start, const Typed<"Event">& end_arg) {
             const PyEvent& end =
                 *argumentAs<PyEvent>(end_arg, "Event.elapsed_time(end: accel.Event)");
             // Said here in Python's words (the hook names its C++ flags).

@@ -1,11 +1,15 @@
 """The torch.accelerator-shaped API, the per-backend modules and lazy init."""
 
+from pathlib import Path
+from typing import Callable, List
+
 import pytest
 
+from conftest import RunPython
 import accel
 
 
-def test_import_touches_no_device(run_python):
+def test_import_touches_no_device(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         assert accel.openreg.is_available() and accel.openreg.device_count() == 2
@@ -21,7 +25,7 @@ def test_import_touches_no_device(run_python):
     assert result.stdout.strip() == "ok"
 
 
-def test_device_agnostic_api():
+def test_device_agnostic_api() -> None:
     assert accel.is_available()
     assert accel.current_accelerator() == accel.Device("openreg")
     assert accel.device_count() == 2
@@ -39,7 +43,7 @@ def test_device_agnostic_api():
     accel.set_stream(stream)
 
 
-def test_device_context_manager_restores_on_exception():
+def test_device_context_manager_restores_on_exception() -> None:
     accel.openreg.set_device(1)
     with pytest.raises(KeyError):
         with accel.openreg.device(0):
@@ -55,7 +59,7 @@ def test_device_context_manager_restores_on_exception():
             pass
 
 
-def test_backend_lookup():
+def test_backend_lookup() -> None:
     assert accel.backend("openreg") is accel.openreg
     assert accel.backend("cuda") is accel.cuda
     hip = accel.backend("hip")
@@ -67,12 +71,12 @@ def test_backend_lookup():
         accel.backend("no_such_backend")
 
 
-def test_capabilities_shape_the_module():
+def test_capabilities_shape_the_module() -> None:
     caps = accel.openreg.capabilities()
     assert {"low", "high", "streams", "events", "graphs"} <= set(caps)
 
 
-def test_memory_functions():
+def test_memory_functions() -> None:
     accel.openreg.init()
     base = accel.openreg.memory_allocated(0)
     buffer = accel.empty(1 << 16, device="openreg:0")
@@ -89,7 +93,7 @@ def test_memory_functions():
     accel.memory.empty_cache()
 
 
-def test_memory_stats_has_every_flat_key_and_exact_figures_after_a_free():
+def test_memory_stats_has_every_flat_key_and_exact_figures_after_a_free() -> None:
     accel.openreg.init()
     accel.memory.empty_cache()
     stats = accel.memory.memory_stats("openreg:0")
@@ -118,7 +122,7 @@ def test_memory_stats_has_every_flat_key_and_exact_figures_after_a_free():
     assert accel.memory.memory_stats("openreg:0")["inactive_split.all.current"] == 0
 
 
-def test_memory_history_raises_not_supported_until_declared(tmp_path):
+def test_memory_history_raises_not_supported_until_declared(tmp_path: Path) -> None:
     if "memory_history" in accel.openreg.capabilities():
         accel.memory._record_memory_history()
         accel.empty(4096, device="openreg:0")
@@ -128,13 +132,15 @@ def test_memory_history_raises_not_supported_until_declared(tmp_path):
         assert "segments" in snap and "device_traces" in snap
         accel.memory._record_memory_history(None)
         return
-    for call in (accel.memory._record_memory_history, accel.memory._snapshot,
-                 lambda: accel.memory._dump_snapshot(str(tmp_path / "x"))):
+    calls: List[Callable[[], object]] = [
+        accel.memory._record_memory_history, accel.memory._snapshot,
+        lambda: accel.memory._dump_snapshot(str(tmp_path / "x"))]
+    for call in calls:
         with pytest.raises(accel.NotSupportedError, match="memory_history"):
             call()
 
 
-def test_graph_capture_and_replay():
+def test_graph_capture_and_replay() -> None:
     accel.openreg.init()
     src = accel.empty(64, device="openreg:0")
     src.copy_(bytes(range(64)))

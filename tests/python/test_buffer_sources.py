@@ -2,6 +2,7 @@
 (torch CPU tensors, numpy arrays, host accel Buffers)."""
 
 import ctypes
+from typing import Any, Dict, Optional, Tuple, Type
 
 import accel
 import pytest
@@ -10,14 +11,14 @@ import pytest
 class DLPackOnly:
     """A producer with __dlpack__ but no buffer protocol (as torch tensors)."""
 
-    def __init__(self, inner):
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream: Any = None) -> Any:
         return self.inner.__dlpack__()
 
 
-def test_copy_from_a_torch_cpu_tensor():
+def test_copy_from_a_torch_cpu_tensor() -> None:
     torch = pytest.importorskip("torch")
     src = torch.arange(16, dtype=torch.float32)
     dst = accel.empty(64, device="openreg:0")
@@ -25,10 +26,10 @@ def test_copy_from_a_torch_cpu_tensor():
     assert dst.tobytes() == src.numpy().tobytes()
 
 
-def test_copy_from_a_dlpack_only_producer_runs_its_deleter():
+def test_copy_from_a_dlpack_only_producer_runs_its_deleter() -> None:
     np = pytest.importorskip("numpy")
     host = accel.empty(32)
-    memoryview(host)[:] = bytes(range(32))
+    memoryview(host)[:] = bytes(range(32))  # type: ignore[arg-type]  # buffer protocol
     dst = accel.empty(32, device="openreg:0")
     dst.copy_(DLPackOnly(host))
     assert dst.tobytes() == bytes(range(32))
@@ -38,7 +39,7 @@ def test_copy_from_a_dlpack_only_producer_runs_its_deleter():
     assert dst2.tobytes() == src.tobytes()
 
 
-def test_copy_from_a_non_contiguous_dlpack_source_is_refused():
+def test_copy_from_a_non_contiguous_dlpack_source_is_refused() -> None:
     torch = pytest.importorskip("torch")
     src = torch.arange(16, dtype=torch.uint8).reshape(4, 4).t()
     dst = accel.empty(16, device="openreg:0")
@@ -46,7 +47,7 @@ def test_copy_from_a_non_contiguous_dlpack_source_is_refused():
         dst.copy_(src)
 
 
-def test_copy_from_a_dlpack_source_of_the_wrong_size_is_refused():
+def test_copy_from_a_dlpack_source_of_the_wrong_size_is_refused() -> None:
     torch = pytest.importorskip("torch")
     dst = accel.empty(16, device="openreg:0")
     with pytest.raises(accel.InvalidArgumentError, match="sizes must match"):
@@ -83,8 +84,9 @@ _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 class HandWritten:
     """8 bytes of storage 0..7 described by the given fields (uint8, 1-D)."""
 
-    def __init__(self, shape=(8,), strides=None, bits=8, lanes=1, device_type=1, ndim=None,
-                 null_data=False, null_shape=False, byte_offset=0):
+    def __init__(self, shape: Tuple[int, ...] = (8,), strides: Optional[Tuple[int, ...]] = None,
+                 bits: int = 8, lanes: int = 1, device_type: int = 1, ndim: Optional[int] = None,
+                 null_data: bool = False, null_shape: bool = False, byte_offset: int = 0) -> None:
         self.storage = ctypes.create_string_buffer(bytes(range(8)), 8)
         self.shape = (ctypes.c_int64 * len(shape))(*shape)
         self.strides = (ctypes.c_int64 * len(strides))(*strides) if strides else None
@@ -99,11 +101,11 @@ class HandWritten:
         t.byte_offset = byte_offset
         self.managed = _DLManagedTensor(t, None, None)
 
-    def __dlpack__(self, stream=None):
+    def __dlpack__(self, stream: Any = None) -> Any:
         return _capsule_new(ctypes.addressof(self.managed), _CAPSULE_NAME, None)
 
 
-def test_a_hand_written_dlpack_source_is_read_when_its_fields_are_sound():
+def test_a_hand_written_dlpack_source_is_read_when_its_fields_are_sound() -> None:
     dst = accel.empty(8, device="openreg:0")
     dst.copy_(HandWritten())
     assert dst.tobytes() == bytes(range(8))
@@ -127,7 +129,8 @@ def test_a_hand_written_dlpack_source_is_read_when_its_fields_are_sound():
     (dict(byte_offset=2**64 - 4), accel.InvalidArgumentError, r"byte_offset .* overflows"),
     (dict(device_type=2), accel.NotSupportedError, r"device\.device_type is 2"),
 ])
-def test_a_dlpack_source_with_unsound_fields_is_refused_naming_the_field(fields, error, message):
+def test_a_dlpack_source_with_unsound_fields_is_refused_naming_the_field(
+        fields: Dict[str, Any], error: Type[BaseException], message: str) -> None:
     dst = accel.empty(8, device="openreg:0")
     with pytest.raises(error, match=message):
         dst.copy_(HandWritten(**fields))

@@ -4,13 +4,15 @@ registration order, the simulated openreg last, ACCEL_ACCELERATOR first; and
 current_stream()'s fast path answers as its pybind11 function does."""
 
 import threading
+from typing import Any
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 
-def test_a_real_backend_comes_before_the_simulated_openreg(run_python):
+def test_a_real_backend_comes_before_the_simulated_openreg(run_python: RunPython) -> None:
     # openreg registers at import, opencl after it: the order is by name and
     # puts the simulator last, whatever registered first. In a fresh process:
     # this one stays on openreg.
@@ -33,7 +35,7 @@ def test_a_real_backend_comes_before_the_simulated_openreg(run_python):
     assert out.stdout.split() == ["openreg", "opencl", "opencl"]
 
 
-def test_accel_accelerator_names_the_current_accelerator(run_python):
+def test_accel_accelerator_names_the_current_accelerator(run_python: RunPython) -> None:
     out = run_python("""
         import accel
         try:
@@ -48,7 +50,7 @@ def test_accel_accelerator_names_the_current_accelerator(run_python):
     assert out.stdout.split() == ["openreg", "openreg", "openreg"]
 
 
-def test_accel_accelerator_naming_no_registered_backend_is_ignored(run_python):
+def test_accel_accelerator_naming_no_registered_backend_is_ignored(run_python: RunPython) -> None:
     out = run_python("""
         import accel
         print(accel.current_accelerator())
@@ -57,7 +59,7 @@ def test_accel_accelerator_naming_no_registered_backend_is_ignored(run_python):
     assert out.stdout.split() == ["openreg"]
 
 
-def test_current_stream_is_one_object_per_stream_whatever_the_argument():
+def test_current_stream_is_one_object_per_stream_whatever_the_argument() -> None:
     accel.openreg.init()
     first = accel.current_stream()
     assert accel.current_stream() is first
@@ -74,12 +76,12 @@ def test_current_stream_is_one_object_per_stream_whatever_the_argument():
     assert accel.current_stream() is first
 
 
-def test_current_stream_follows_the_thread_and_device():
+def test_current_stream_follows_the_thread_and_device() -> None:
     accel.openreg.init()
     mine = accel.openreg.Stream(1)
     seen = {}
 
-    def worker():
+    def worker() -> None:
         seen["worker"] = accel.openreg.current_stream(1)
 
     accel.set_stream(mine)
@@ -95,17 +97,18 @@ def test_current_stream_follows_the_thread_and_device():
         accel.openreg.set_device(0)
 
 
-def test_current_stream_errors_are_the_pybind11_functions():
+def test_current_stream_errors_are_the_pybind11_functions() -> None:
     accel.openreg.init()
     with pytest.raises(accel.InvalidArgumentError, match="out of range"):
         accel.openreg.current_stream(99)
     with pytest.raises(accel.InvalidArgumentError, match="out of range"):
         accel.openreg.current_stream(-5)
     with pytest.raises(TypeError):
-        accel.openreg.current_stream([])
+        accel.openreg.current_stream([])  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        accel.openreg.current_stream(0, 1)
+        accel.openreg.current_stream(0, 1)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        accel.current_stream(nodevice=0)
-    assert accel.openreg.current_stream.__name__ == "current_stream"
-    assert accel.openreg.current_stream.__doc__.startswith("current_stream(device")
+        accel.current_stream(nodevice=0)  # type: ignore[call-arg]
+    function: Any = accel.openreg.current_stream  # a pybind11 function: named, documented
+    assert function.__name__ == "current_stream"
+    assert function.__doc__.startswith("current_stream(device")

@@ -14,19 +14,20 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Dict, List, Optional
 
 import pytest
 
-import accel
+import accel  # noqa: F401  (imports _C, which creates the backends' native modules)
 
 # A hang detector, not a speed check: far above the 1 s bound the scenarios use.
 _BOUND_S = 60
 
-_LOADER = os.environ.get("ACCEL_TEST_FAKE_OPENCL_LOADER")
-_TOOL = os.environ.get("ACCEL_TEST_TOOL")
+_LOADER = os.environ.get("ACCEL_TEST_FAKE_OPENCL_LOADER", "")
+_TOOL = os.environ.get("ACCEL_TEST_TOOL", "")
 
 pytestmark = [
-    pytest.mark.skipif(not getattr(accel._C, "_has_opencl", False),
+    pytest.mark.skipif("accel.opencl._native" not in sys.modules,
                        reason="accel built without the OpenCL backend"),
     pytest.mark.skipif(not _LOADER or not os.path.exists(_LOADER),
                        reason="the fake OpenCL loader is not built "
@@ -34,7 +35,7 @@ pytestmark = [
 ]
 
 
-def _env(mode, extra=None):
+def _env(mode: str, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     env = dict(os.environ)
     env.update(extra or {})
     env.update({"ACCEL_OPENCL_LIBRARY": _LOADER, "ACCEL_TEST_FAKE_OPENCL_DISCOVERY": mode,
@@ -47,7 +48,8 @@ def _env(mode, extra=None):
     return env
 
 
-def _run(args, mode, what, env_extra=None):
+def _run(args: List[str], mode: str, what: str,
+         env_extra: Optional[Dict[str, str]] = None) -> "subprocess.CompletedProcess[str]":
     try:
         return subprocess.run(args, env=_env(mode, env_extra), capture_output=True, text=True,
                               timeout=_BOUND_S)
@@ -56,7 +58,7 @@ def _run(args, mode, what, env_extra=None):
                     f"{e.stdout!r} {e.stderr!r}")
 
 
-def _tool_info(mode, *extra):
+def _tool_info(mode: str, *extra: str) -> "subprocess.CompletedProcess[str]":
     if not _TOOL:
         pytest.skip("the accel tool is not built")
     # The OpenCL plugin beside libaccel, as the build lays it out.
@@ -69,7 +71,7 @@ def _tool_info(mode, *extra):
                 {"ACCEL_PLUGINS": os.path.abspath(plugin), "ACCEL_PLUGIN_PATH": ""})
 
 
-def test_availability_answers_within_the_bound_when_the_driver_hangs():
+def test_availability_answers_within_the_bound_when_the_driver_hangs() -> None:
     r = _run([sys.executable, "-c", textwrap.dedent("""
         import accel.opencl as o
         a = o.availability()
@@ -84,7 +86,7 @@ def test_availability_answers_within_the_bound_when_the_driver_hangs():
     assert "available False" in r.stdout
 
 
-def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driver_hangs():
+def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driver_hangs() -> None:
     # Neither waits for the hung listing: the current device is refused with
     # the discovery's problem, and no pointer is pinned before discovery.
     r = _run([sys.executable, "-c", textwrap.dedent("""
@@ -115,13 +117,13 @@ def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driv
             assert "did not finish within" in line, r.stdout
 
 
-def test_accel_info_reports_a_driver_that_hangs():
+def test_accel_info_reports_a_driver_that_hangs() -> None:
     r = _tool_info("hang")
     assert r.returncode == 0, r.stderr
     assert "the first discovery of 'opencl' devices did not finish" in r.stdout, r.stdout
 
 
-def test_accel_info_survives_a_driver_that_crashes():
+def test_accel_info_survives_a_driver_that_crashes() -> None:
     r = _tool_info("crash")
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
     assert "discovery of 'opencl' crashed (SIGSEGV) in a separate process" in r.stdout, \

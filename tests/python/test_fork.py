@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+from typing import Dict, Iterable, Optional
 
 import pytest
 
@@ -25,7 +27,8 @@ import accel
 _BOUND_S = 120
 
 
-def _run(code: str, env_extra=None, unset=()):
+def _run(code: str, env_extra: Optional[Dict[str, str]] = None,
+         unset: Iterable[str] = ()) -> "subprocess.CompletedProcess[str]":
     env = dict(os.environ)
     for name in unset:
         env.pop(name, None)
@@ -69,7 +72,7 @@ def in_child(check):
 """
 
 
-def test_import_discovers_no_device_so_a_forked_worker_may_use_opencl():
+def test_import_discovers_no_device_so_a_forked_worker_may_use_opencl() -> None:
     if not _opencl_usable():
         pytest.skip("no usable OpenCL device here")
     r = _run(_FORK_HELPER + """
@@ -89,7 +92,7 @@ print("child", in_child(worker))
     assert "child 0" in r.stdout, (r.stdout, r.stderr)
 
 
-def test_a_worker_forked_after_discovery_is_refused_not_hung():
+def test_a_worker_forked_after_discovery_is_refused_not_hung() -> None:
     if not _opencl_usable():
         pytest.skip("no usable OpenCL device here")
     r = _run(_FORK_HELPER + """
@@ -110,7 +113,7 @@ print("parent ok")
     assert "child 0" in r.stdout and "parent ok" in r.stdout, (r.stdout, r.stderr)
 
 
-def _expect_reason(env, words):
+def _expect_reason(env: Dict[str, str], words: str) -> None:
     """`import accel` and accel.opencl's availability, then `accel info`: both
     finish, and say `words`."""
     r = _run("""
@@ -138,12 +141,12 @@ print("count", a["device_count"], "reason", a["reason"])
         assert words in info.stdout + info.stderr, (info.stdout, info.stderr)
 
 
-def test_a_fifo_vendor_file_is_reported_not_opened(tmp_path):
+def test_a_fifo_vendor_file_is_reported_not_opened(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "broken.icd")
     _expect_reason({"OCL_ICD_VENDORS": str(tmp_path)}, "FIFO")
 
 
-def _truncated_library(tmp_path):
+def _truncated_library(tmp_path: Path) -> Path:
     real = accel._C.__file__
     data = open(real, "rb").read()
     cut = tmp_path / "libtruncated.so"
@@ -151,7 +154,7 @@ def _truncated_library(tmp_path):
     return cut
 
 
-def test_a_truncated_driver_is_reported_not_loaded(tmp_path):
+def test_a_truncated_driver_is_reported_not_loaded(tmp_path: Path) -> None:
     vendors = tmp_path / "vendors"
     vendors.mkdir()
     lib = _truncated_library(tmp_path)
@@ -159,7 +162,7 @@ def test_a_truncated_driver_is_reported_not_loaded(tmp_path):
     _expect_reason({"OCL_ICD_VENDORS": str(vendors)}, "truncated")
 
 
-def test_a_bad_accel_opencl_library_is_reported(tmp_path):
+def test_a_bad_accel_opencl_library_is_reported(tmp_path: Path) -> None:
     lib = _truncated_library(tmp_path)
     _expect_reason({"ACCEL_OPENCL_LIBRARY": str(lib)}, "truncated")
     fifo = tmp_path / "fifo.so"
@@ -168,7 +171,7 @@ def test_a_bad_accel_opencl_library_is_reported(tmp_path):
     _expect_reason({"ACCEL_OPENCL_LIBRARY": str(tmp_path / "missing.so")}, "not found")
 
 
-def test_a_backend_module_imported_first_in_a_fork_child_is_the_refusing_stand_in():
+def test_a_backend_module_imported_first_in_a_fork_child_is_the_refusing_stand_in() -> None:
     """The OpenCL plugin loaded and discovered in the parent: in the child,
     `import accel.opencl` finds the core's stand-in in the slot and takes it
     (a second registration would be refused as a duplicate), and using the
@@ -192,7 +195,7 @@ print("child", in_child(worker))
     assert "child 0" in r.stdout, (r.stdout, r.stderr)
 
 
-def test_a_worker_forked_after_init_may_reseed_with_accel_manual_seed():
+def test_a_worker_forked_after_init_may_reseed_with_accel_manual_seed() -> None:
     """As Context::manualSeed skips a backend the child cannot use, so does
     accel.manual_seed: a forked worker reseeds (as DataLoader workers do)
     without the fork's DeviceError."""
@@ -208,7 +211,7 @@ print("child", in_child(worker))
     assert "child 0" in r.stdout, (r.stdout, r.stderr)
 
 
-def test_no_accelerator_in_a_fork_child_says_the_backends_were_started_before_the_fork():
+def test_no_accelerator_in_a_fork_child_says_the_backends_were_started_before_the_fork() -> None:
     """Every usable backend was started in the parent: the child has no
     current accelerator, and the error says why instead of only listing the
     registered backends."""

@@ -5,12 +5,14 @@ such input that once did."""
 
 import pickle
 import re
+from typing import Callable, Dict
 
+from conftest import RunPython
 import accel
 import pytest
 
 
-def _objects():
+def _objects() -> Dict[str, object]:
     o = accel.openreg
     return {
         "Event": o.Event(),
@@ -24,7 +26,7 @@ def _objects():
 
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
-def test_pickling_live_objects_is_a_type_error_under_every_protocol(protocol):
+def test_pickling_live_objects_is_a_type_error_under_every_protocol(protocol: int) -> None:
     for name, obj in _objects().items():
         with pytest.raises(TypeError, match="cannot pickle"):
             pickle.dumps(obj, protocol)
@@ -33,14 +35,15 @@ def test_pickling_live_objects_is_a_type_error_under_every_protocol(protocol):
 
 
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
-def test_streams_and_devices_pickle_by_value_under_every_protocol(protocol):
+def test_streams_and_devices_pickle_by_value_under_every_protocol(protocol: int) -> None:
     s = accel.openreg.Stream(1)
     assert pickle.loads(pickle.dumps(s, protocol)) == s
     d = accel.Device("openreg:1")
     assert pickle.loads(pickle.dumps(d, protocol)) == d
 
 
-def test_pickling_in_a_fresh_interpreter_with_protocol_0_does_not_abort(run_python):
+def test_pickling_in_a_fresh_interpreter_with_protocol_0_does_not_abort(
+        run_python: RunPython) -> None:
     result = run_python("""
         import pickle, accel
         for obj in (accel.openreg.Event(), accel.empty(4, device="openreg:0")):
@@ -57,7 +60,7 @@ def test_pickling_in_a_fresh_interpreter_with_protocol_0_does_not_abort(run_pyth
 LONE_SURROGATE = "\udcff"
 
 
-def test_lone_surrogate_device_text_is_an_invalid_argument_error():
+def test_lone_surrogate_device_text_is_an_invalid_argument_error() -> None:
     with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
         accel.Device(LONE_SURROGATE)
     with pytest.raises(accel.InvalidArgumentError, match="lone surrogate"):
@@ -72,15 +75,15 @@ def test_lone_surrogate_device_text_is_an_invalid_argument_error():
         accel.set_current_accelerator(LONE_SURROGATE)
 
 
-def test_set_stream_with_a_non_stream_is_a_type_error():
+def test_set_stream_with_a_non_stream_is_a_type_error() -> None:
     for bad in ("", None, 0, accel.Device("openreg:0")):
         with pytest.raises(TypeError, match="set_stream expects an accel.Stream"):
-            accel.set_stream(bad)
+            accel.set_stream(bad)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="set_stream expects an accel.Stream"):
-            accel.openreg.set_stream(bad)
+            accel.openreg.set_stream(bad)  # type: ignore[arg-type]
 
 
-def test_unregistered_backend_names_say_so_and_list_the_registered_ones():
+def test_unregistered_backend_names_say_so_and_list_the_registered_ones() -> None:
     for call in (accel.backend, accel.set_current_accelerator):
         with pytest.raises(accel.InvalidArgumentError) as info:
             call("nosuchdev")
@@ -90,12 +93,12 @@ def test_unregistered_backend_names_say_so_and_list_the_registered_ones():
         assert "accel.load_backend(path)" in message
 
 
-def test_non_str_backend_names_are_type_errors():
+def test_non_str_backend_names_are_type_errors() -> None:
     with pytest.raises(TypeError):
-        accel.set_current_accelerator(3)
+        accel.set_current_accelerator(3)  # type: ignore[arg-type]
 
 
-def test_numpy_asarray_of_a_device_buffer_raises_a_clear_error():
+def test_numpy_asarray_of_a_device_buffer_raises_a_clear_error() -> None:
     np = pytest.importorskip("numpy")
     buf = accel.empty(16, device="openreg:0")
     with pytest.raises(BufferError, match="copy it to the host first"):
@@ -106,14 +109,15 @@ def test_numpy_asarray_of_a_device_buffer_raises_a_clear_error():
     assert view.ctypes.data == host.data_ptr()
 
 
-def test_messages_carry_no_cpp_source_location():
+def test_messages_carry_no_cpp_source_location() -> None:
     with pytest.raises(accel.OutOfMemoryError) as info:
         accel.empty(1 << 50, device="openreg:0")
     assert ".cpp:" not in str(info.value)
     assert "out of memory" in str(info.value)
 
 
-def test_exit_with_a_daemon_thread_inside_a_gil_releasing_call_is_clean(run_python):
+def test_exit_with_a_daemon_thread_inside_a_gil_releasing_call_is_clean(
+        run_python: RunPython) -> None:
     # 180 of 300 runs aborted ("terminate called without an active
     # exception"): CPython 3.11 pthread_exits a thread that takes the GIL back
     # during finalisation, an unwind through the GIL guard's destructor.
@@ -147,7 +151,9 @@ def test_exit_with_a_daemon_thread_inside_a_gil_releasing_call_is_clean(run_pyth
     (lambda: accel.openreg.set_execution_units(0, 2**40), "units", r"\[-2147483648, 2147483647\]"),
     (lambda: accel.Stream(2**70, 0, 0), "stream_id", r"\["),
 ])
-def test_an_int_out_of_range_names_the_argument_and_the_range(call, argument, accepted):
+def test_an_int_out_of_range_names_the_argument_and_the_range(
+        call: Callable[[], object], argument: str,
+                                                              accepted: str) -> None:
     with pytest.raises(accel.InvalidArgumentError) as error:
         call()
     message = str(error.value)
@@ -156,7 +162,7 @@ def test_an_int_out_of_range_names_the_argument_and_the_range(call, argument, ac
     assert re.search(accepted, message), message
 
 
-def test_seeds_take_torchs_range_and_say_it():
+def test_seeds_take_torchs_range_and_say_it() -> None:
     accel.openreg.manual_seed(-1)  # 2**64 - 1, as torch takes it
     for bad in (2**70, -2**64):
         with pytest.raises(accel.InvalidArgumentError, match=r"seed .* out of range"):
@@ -167,7 +173,8 @@ def test_seeds_take_torchs_range_and_say_it():
     (lambda: accel.Generator("openreg:0").set_offset(-1), "offset"),
     (lambda: accel.Generator("openreg:0").set_offset(2**64), "offset"),
 ])
-def test_a_generator_offset_out_of_range_names_the_argument(call, argument):
+def test_a_generator_offset_out_of_range_names_the_argument(
+        call: Callable[[], object], argument: str) -> None:
     with pytest.raises(accel.InvalidArgumentError) as error:
         call()
     message = str(error.value)
@@ -185,7 +192,8 @@ def test_a_generator_offset_out_of_range_names_the_argument(call, argument):
     (lambda: accel.openreg.Stream(0, priority=True), "priority"),
     (lambda: accel.Generator("openreg:0").set_offset(True), "offset"),
 ])
-def test_a_bool_for_an_int_argument_is_refused_naming_it(call, argument):
+def test_a_bool_for_an_int_argument_is_refused_naming_it(
+        call: Callable[[], object], argument: str) -> None:
     with pytest.raises(accel.InvalidArgumentError,
                        match=re.escape(argument) + r" must be an int, not (bool|True|False)"):
         call()

@@ -6,17 +6,20 @@ what they do before the backend is initialised."""
 
 import math
 import os
+from types import ModuleType
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 MiB = 1 << 20
-NO_GROUPS = os.environ.get("ACCEL_TEST_NO_GROUPS_PLUGIN")
+NO_GROUPS = os.environ.get("ACCEL_TEST_NO_GROUPS_PLUGIN", "")
 
 
 @pytest.fixture
-def openreg():
+def openreg() -> Iterator[ModuleType]:
     accel.openreg.init()
     accel.openreg.empty_cache()
     yield accel.openreg
@@ -24,7 +27,8 @@ def openreg():
     accel.openreg.set_per_process_memory_fraction(1.0, 1)
 
 
-def test_get_memory_info_is_free_and_total_and_free_drops_by_the_segment(openreg):
+def test_get_memory_info_is_free_and_total_and_free_drops_by_the_segment(
+        openreg: ModuleType) -> None:
     free, total = accel.memory.get_memory_info("openreg:1")
     assert total == openreg.get_device_properties(1).total_memory
     assert free == total  # nothing reserved after empty_cache
@@ -39,18 +43,20 @@ def test_get_memory_info_is_free_and_total_and_free_drops_by_the_segment(openreg
     assert openreg.get_memory_info(1) == (free, total)
 
 
-def test_get_memory_info_defaults_to_the_current_device(openreg):
+def test_get_memory_info_defaults_to_the_current_device(openreg: ModuleType) -> None:
     with openreg.device(1):
         assert accel.memory.get_memory_info() == accel.memory.get_memory_info("openreg:1")
         assert openreg.get_memory_info() == openreg.get_memory_info(1)
 
 
-def test_bad_devices_are_refused_with_invalid_argument(openreg):
+def test_bad_devices_are_refused_with_invalid_argument(openreg: ModuleType) -> None:
     count = openreg.device_count()
-    for call in (lambda d: openreg.get_memory_info(d),
-                 lambda d: openreg.reset_accumulated_memory_stats(d),
-                 lambda d: openreg.set_per_process_memory_fraction(0.5, d),
-                 lambda d: openreg.memory_summary(d)):
+    calls: List[Callable[[Any], object]] = [
+        lambda d: openreg.get_memory_info(d),
+        lambda d: openreg.reset_accumulated_memory_stats(d),
+        lambda d: openreg.set_per_process_memory_fraction(0.5, d),
+        lambda d: openreg.memory_summary(d)]
+    for call in calls:
         with pytest.raises(accel.InvalidArgumentError, match="out of range"):
             call(count)
         with pytest.raises(accel.InvalidArgumentError):
@@ -63,7 +69,7 @@ def test_bad_devices_are_refused_with_invalid_argument(openreg):
         accel.memory.get_memory_info("openreg:x")
 
 
-def test_reset_accumulated_memory_stats_zeroes_the_cumulative_figures(openreg):
+def test_reset_accumulated_memory_stats_zeroes_the_cumulative_figures(openreg: ModuleType) -> None:
     kept = accel.empty(8192, device="openreg:0")
     accel.empty(4096, device="openreg:0")  # allocated and freed at once
     before = accel.memory.memory_stats("openreg:0")
@@ -83,7 +89,7 @@ def test_reset_accumulated_memory_stats_zeroes_the_cumulative_figures(openreg):
     assert stats["allocated_bytes.all.allocated"] == 0
 
 
-def test_set_per_process_memory_fraction_caps_and_one_lifts_the_cap(openreg):
+def test_set_per_process_memory_fraction_caps_and_one_lifts_the_cap(openreg: ModuleType) -> None:
     _, total = openreg.get_memory_info(1)
     openreg.set_per_process_memory_fraction(0.25, 1)
     with pytest.raises(accel.OutOfMemoryError):
@@ -97,7 +103,7 @@ def test_set_per_process_memory_fraction_caps_and_one_lifts_the_cap(openreg):
     assert big.nbytes == total // 2 and small.nbytes == MiB
 
 
-def test_set_per_process_memory_fraction_refuses_bad_fractions(openreg):
+def test_set_per_process_memory_fraction_refuses_bad_fractions(openreg: ModuleType) -> None:
     for bad in (-0.1, 1.5, math.nan, math.inf):
         with pytest.raises(accel.InvalidArgumentError, match="between 0 and 1"):
             openreg.set_per_process_memory_fraction(bad, 0)
@@ -109,7 +115,7 @@ def test_set_per_process_memory_fraction_refuses_bad_fractions(openreg):
     assert openreg.get_memory_info(0)[1] > 0
 
 
-def test_memory_summary_is_a_table_of_the_statistics(openreg):
+def test_memory_summary_is_a_table_of_the_statistics(openreg: ModuleType) -> None:
     kept = accel.empty(3 * MiB, device="openreg:0")
     text = accel.memory.memory_summary("openreg:0")
     assert "openreg:0" in text
@@ -127,7 +133,7 @@ def test_memory_summary_is_a_table_of_the_statistics(openreg):
     del kept
 
 
-def test_memory_snapshot_is_the_segments_list(openreg):
+def test_memory_snapshot_is_the_segments_list(openreg: ModuleType) -> None:
     kept = accel.empty(5 * MiB, device="openreg:1")
     segments = accel.memory.memory_snapshot()
     assert segments == openreg.memory_snapshot()
@@ -142,7 +148,7 @@ def test_memory_snapshot_is_the_segments_list(openreg):
         s["device"] for s in segments}
 
 
-def test_host_memory_stats_follow_the_pinned_cache(openreg):
+def test_host_memory_stats_follow_the_pinned_cache(openreg: ModuleType) -> None:
     before = accel.memory.host_memory_stats()
     for key in ("allocations.current", "allocated_bytes.peak", "active_requests.current",
                 "active_bytes.current", "segment.current", "reserved_bytes.current",
@@ -159,7 +165,7 @@ def test_host_memory_stats_follow_the_pinned_cache(openreg):
         before["active_requests.current"]
 
 
-def test_functions_that_read_do_not_initialise_the_backend(run_python):
+def test_functions_that_read_do_not_initialise_the_backend(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         assert accel.memory.memory_stats() == {}
@@ -177,18 +183,20 @@ def test_functions_that_read_do_not_initialise_the_backend(run_python):
     assert result.stdout.split() == ["False", "True", "True"]
 
 
-def test_a_backend_without_devices_raises_not_available():
+def test_a_backend_without_devices_raises_not_available() -> None:
     if accel.cuda.is_available():
         pytest.skip("a CUDA device is present")
-    for call in (accel.cuda.get_memory_info, accel.cuda.reset_accumulated_memory_stats,
-                 lambda: accel.cuda.set_per_process_memory_fraction(0.5)):
+    cuda_calls: List[Callable[[], object]] = [
+        accel.cuda.get_memory_info, accel.cuda.reset_accumulated_memory_stats,
+        lambda: accel.cuda.set_per_process_memory_fraction(0.5)]
+    for call in cuda_calls:
         with pytest.raises(accel.NotAvailableError):
             call()
     assert accel.cuda.memory_snapshot() == [] and accel.cuda.host_memory_stats() == {}
 
 
 @pytest.mark.skipif(not NO_GROUPS, reason="the plugin tests' plugins are built with the C++ tests")
-def test_a_backend_without_the_memory_group_raises_not_supported(run_python):
+def test_a_backend_without_the_memory_group_raises_not_supported(run_python: RunPython) -> None:
     result = run_python(f"""
         import accel
         (name,) = accel.load_backend({NO_GROUPS!r})["registered"]

@@ -3,7 +3,9 @@ in snapshots, torch's snapshot schema, and PyTorch 1.13's memory_viz reading
 it."""
 
 import threading
+from typing import Any, Dict, Iterator, List
 
+from conftest import RunPython
 import accel
 import pytest
 
@@ -11,17 +13,17 @@ HERE = __file__
 
 
 @pytest.fixture(autouse=True)
-def _history_off():
+def _history_off() -> Iterator[None]:
     accel.openreg.init()
     yield
     accel.memory._record_memory_history(enabled=None)
 
 
-def _allocate_here(nbytes=1 << 20):
+def _allocate_here(nbytes: int = 1 << 20) -> accel.Buffer:
     return accel.empty(nbytes, device="openreg:0")  # LINE_OF_ALLOCATION
 
 
-def _line_of(marker):
+def _line_of(marker: str) -> int:
     with open(HERE) as f:
         for number, text in enumerate(f, 1):
             if marker in text and "def _line_of" not in text and "_line_of(" not in text:
@@ -29,17 +31,17 @@ def _line_of(marker):
     raise AssertionError(marker)
 
 
-def _live_blocks(snapshot):
+def _live_blocks(snapshot: Dict[str, Any]) -> List[Dict[str, Any]]:
     return [b for seg in snapshot["segments"] for b in seg["blocks"]
             if b["state"] == "active_allocated"]
 
 
-def _block_at(snapshot, address):
+def _block_at(snapshot: Dict[str, Any], address: int) -> Dict[str, Any]:
     (block,) = [b for b in _live_blocks(snapshot) if b["address"] == address]
     return block
 
 
-def test_python_stacks_name_the_allocating_line_first():
+def test_python_stacks_name_the_allocating_line_first() -> None:
     accel.memory._record_memory_history(stacks="python")
     buf = _allocate_here()
     block = _block_at(accel.memory._snapshot(), buf.data_ptr())
@@ -52,7 +54,7 @@ def test_python_stacks_name_the_allocating_line_first():
     assert all(f["line"] > 0 for f in frames)  # python only: no C++ frames
 
 
-def test_stacks_all_puts_python_frames_before_cpp_frames():
+def test_stacks_all_puts_python_frames_before_cpp_frames() -> None:
     accel.memory._record_memory_history(stacks="all")
     buf = _allocate_here()
     frames = _block_at(accel.memory._snapshot(), buf.data_ptr())["frames"]
@@ -62,7 +64,7 @@ def test_stacks_all_puts_python_frames_before_cpp_frames():
     assert max(python) < min(native)
 
 
-def test_trace_entries_carry_the_python_frames():
+def test_trace_entries_carry_the_python_frames() -> None:
     accel.memory._record_memory_history(enabled="all", stacks="python")
     buf = _allocate_here()
     trace = accel.memory._snapshot()["device_traces"][0]
@@ -70,7 +72,7 @@ def test_trace_entries_carry_the_python_frames():
     assert any(f["filename"] == HERE and f["name"] == "_allocate_here" for f in alloc["frames"])
 
 
-def test_state_mode_keeps_stacks_of_live_blocks_without_a_trace():
+def test_state_mode_keeps_stacks_of_live_blocks_without_a_trace() -> None:
     accel.memory._record_memory_history(enabled="state", stacks="python")
     buf = _allocate_here()
     snapshot = accel.memory._snapshot()
@@ -78,7 +80,7 @@ def test_state_mode_keeps_stacks_of_live_blocks_without_a_trace():
     assert _block_at(snapshot, buf.data_ptr())["frames"]
 
 
-def test_context_none_records_no_stacks():
+def test_context_none_records_no_stacks() -> None:
     accel.memory._record_memory_history(context=None)
     buf = _allocate_here()
     snapshot = accel.memory._snapshot()
@@ -86,11 +88,11 @@ def test_context_none_records_no_stacks():
     assert all(e["frames"] == [] for e in snapshot["device_traces"][0])
 
 
-def test_another_threads_allocation_has_that_threads_stack():
+def test_another_threads_allocation_has_that_threads_stack() -> None:
     accel.memory._record_memory_history(stacks="python")
     out = []
 
-    def worker_function():
+    def worker_function() -> None:
         out.append(_allocate_here())
 
     t = threading.Thread(target=worker_function)
@@ -102,7 +104,7 @@ def test_another_threads_allocation_has_that_threads_stack():
     assert "test_another_threads_allocation_has_that_threads_stack" not in names
 
 
-def test_bad_history_arguments_are_invalid_argument_errors():
+def test_bad_history_arguments_are_invalid_argument_errors() -> None:
     with pytest.raises(accel.InvalidArgumentError, match="stacks='cpp'"):
         accel.memory._record_memory_history(stacks="cpp")
     with pytest.raises(accel.InvalidArgumentError, match="context='some'"):
@@ -111,7 +113,7 @@ def test_bad_history_arguments_are_invalid_argument_errors():
         accel.memory._record_memory_history(enabled="yes")
 
 
-def test_segments_carry_their_real_pool_id_and_expandability():
+def test_segments_carry_their_real_pool_id_and_expandability() -> None:
     accel.memory._record_memory_history()
     buf = _allocate_here()
     for seg in accel.memory._snapshot()["segments"]:
@@ -120,7 +122,7 @@ def test_segments_carry_their_real_pool_id_and_expandability():
     assert buf.nbytes
 
 
-def test_expandable_segments_are_reported(run_python):
+def test_expandable_segments_are_reported(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         buf = accel.empty(8 << 20, device="openreg:0")  # large pool: expandable
@@ -130,7 +132,7 @@ def test_expandable_segments_are_reported(run_python):
     assert result.stdout.strip() == "[True]"
 
 
-def test_torch_1_13_memory_viz_reads_the_segments():
+def test_torch_1_13_memory_viz_reads_the_segments() -> None:
     viz = pytest.importorskip("torch.cuda._memory_viz")
     accel.memory._record_memory_history(stacks="python")
     keep = [_allocate_here(), _allocate_here(4096)]
@@ -146,7 +148,7 @@ def test_torch_1_13_memory_viz_reads_the_segments():
     assert int(stats["active_allocated"].value) >= sum(b.nbytes for b in keep)
 
 
-def test_the_innermost_frame_is_the_callers_not_the_packages():
+def test_the_innermost_frame_is_the_callers_not_the_packages() -> None:
     # accel.empty is Python code of the package calling _C: the stack starts
     # at the line that called it.
     accel.memory._record_memory_history(stacks="python")

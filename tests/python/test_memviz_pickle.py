@@ -4,16 +4,17 @@ accel.memory._dump_snapshot writes (the tool's own pickle reader, not Python's).
 import os
 import pickle
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import accel
 
-TOOL = os.environ.get("ACCEL_TEST_TOOL")
+TOOL = os.environ.get("ACCEL_TEST_TOOL", "")
 
 
 @pytest.fixture
-def snapshot_pickle(tmp_path):
+def snapshot_pickle(tmp_path: Path) -> Path:
     if "memory_history" not in accel.openreg.capabilities():
         pytest.skip("openreg does not declare memory_history")
     accel.memory._record_memory_history("all", max_entries=10000)
@@ -27,9 +28,9 @@ def snapshot_pickle(tmp_path):
     return path
 
 
-@pytest.mark.skipif(TOOL is None, reason="ACCEL_TEST_TOOL (the accel tool) is not set; "
+@pytest.mark.skipif(not TOOL, reason="ACCEL_TEST_TOOL (the accel tool) is not set; "
                                          "ctest sets it when the tool is built")
-def test_memviz_draws_the_pickle_of_dump_snapshot(snapshot_pickle, tmp_path):
+def test_memviz_draws_the_pickle_of_dump_snapshot(snapshot_pickle: Path, tmp_path: Path) -> None:
     page = tmp_path / "memory.html"
     done = subprocess.run([TOOL, "memviz", str(snapshot_pickle), "-o", str(page)],
                           capture_output=True, text=True, timeout=120)
@@ -41,9 +42,9 @@ def test_memviz_draws_the_pickle_of_dump_snapshot(snapshot_pickle, tmp_path):
     assert '"actions":["' in html
 
 
-@pytest.mark.skipif(TOOL is None, reason="ACCEL_TEST_TOOL (the accel tool) is not set; "
+@pytest.mark.skipif(not TOOL, reason="ACCEL_TEST_TOOL (the accel tool) is not set; "
                                          "ctest sets it when the tool is built")
-def test_memreplay_replays_the_pickle_of_dump_snapshot(snapshot_pickle):
+def test_memreplay_replays_the_pickle_of_dump_snapshot(snapshot_pickle: Path) -> None:
     done = subprocess.run([TOOL, "memreplay", "--json", str(snapshot_pickle)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -9,7 +9,7 @@ import accel
 from accel import _C
 
 
-def test_device_parse_repr_equality_hash():
+def test_device_parse_repr_equality_hash() -> None:
     d = accel.Device("openreg:1")
     assert (d.type, d.index) == ("openreg", 1)
     assert str(d) == "openreg:1"
@@ -23,7 +23,7 @@ def test_device_parse_repr_equality_hash():
 
 
 @pytest.mark.parametrize("text", ["cuda:abc", "cuda:", ":1", "CUDA:0", "openreg:1:2", "", "nosuchtype:0", "cuda:-2"])
-def test_bad_device_text_is_invalid_argument(text):
+def test_bad_device_text_is_invalid_argument(text: str) -> None:
     with pytest.raises(accel.InvalidArgumentError) as info:
         accel.Device(text)
     assert isinstance(info.value, ValueError)
@@ -32,7 +32,7 @@ def test_bad_device_text_is_invalid_argument(text):
 
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(["cpu", "cuda", "openreg", "hip", "xpu"]), st.integers(min_value=0, max_value=127))
-def test_device_text_round_trips(type_name, index):
+def test_device_text_round_trips(type_name: str, index: int) -> None:
     d = accel.Device(f"{type_name}:{index}")
     assert (d.type, d.index) == (type_name, index)
     assert accel.Device(str(d)) == d
@@ -40,7 +40,7 @@ def test_device_text_round_trips(type_name, index):
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=12))
-def test_arbitrary_device_text_parses_or_raises_invalid_argument(text):
+def test_arbitrary_device_text_parses_or_raises_invalid_argument(text: str) -> None:
     try:
         d = accel.Device(text)
     except accel.InvalidArgumentError:
@@ -48,7 +48,7 @@ def test_arbitrary_device_text_parses_or_raises_invalid_argument(text):
     assert accel.Device(str(d)) == d
 
 
-def test_error_hierarchy():
+def test_error_hierarchy() -> None:
     assert issubclass(accel.Error, RuntimeError)
     assert issubclass(accel.InvalidArgumentError, accel.Error)
     assert issubclass(accel.InvalidArgumentError, ValueError)
@@ -59,7 +59,7 @@ def test_error_hierarchy():
     assert accel.Error.__module__ == "accel"
 
 
-def test_out_of_range_device_index_carries_the_cpp_message():
+def test_out_of_range_device_index_carries_the_cpp_message() -> None:
     with pytest.raises(accel.InvalidArgumentError, match=r"device index 5 out of range \[0, 2\) for 'openreg'"):
         accel.openreg.set_device(5)
     with pytest.raises(accel.InvalidArgumentError, match="out of range"):
@@ -67,14 +67,14 @@ def test_out_of_range_device_index_carries_the_cpp_message():
     assert accel.openreg.current_device() == 0
 
 
-def test_out_of_memory_maps_to_out_of_memory_error():
+def test_out_of_memory_maps_to_out_of_memory_error() -> None:
     accel.openreg.fail_nth_allocation(1)
     with pytest.raises(accel.OutOfMemoryError):
         accel.empty(4096, device="openreg:0")
     accel.empty(4096, device="openreg:0")
 
 
-def test_lost_device_maps_to_device_error():
+def test_lost_device_maps_to_device_error() -> None:
     pass_buffer = accel.empty(4096, device="openreg:1")
     accel.openreg.lose_device_after(1, 0)
     try:
@@ -85,7 +85,7 @@ def test_lost_device_maps_to_device_error():
         accel.openreg.clear_faults()
 
 
-def test_absent_backend_raises_not_available_and_probes_answer():
+def test_absent_backend_raises_not_available_and_probes_answer() -> None:
     assert accel.cuda.is_available() in (True, False)
     if _C.Hooks("cuda").is_registered:
         pytest.skip("a CUDA backend is registered")
@@ -96,7 +96,7 @@ def test_absent_backend_raises_not_available_and_probes_answer():
     assert "cuda" in str(info.value)
 
 
-def test_undeclared_group_raises_not_supported_naming_backend_and_group():
+def test_undeclared_group_raises_not_supported_naming_backend_and_group() -> None:
     if "memory_history" in accel.openreg.capabilities():
         pytest.skip("openreg declares memory_history now")
     with pytest.raises(accel.NotSupportedError) as info:
@@ -105,7 +105,7 @@ def test_undeclared_group_raises_not_supported_naming_backend_and_group():
     assert "openreg" in message and "memory_history" in message
 
 
-def test_generator_object():
+def test_generator_object() -> None:
     g = accel.openreg.default_generator(0).clone()
     g.manual_seed(8)
     g.set_offset(40)
@@ -121,7 +121,7 @@ def test_generator_object():
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(min_value=0, max_value=2**64 - 1), st.integers(min_value=0, max_value=2**60))
-def test_generator_state_round_trips(seed, offset):
+def test_generator_state_round_trips(seed: int, offset: int) -> None:
     g = accel.openreg.default_generator(0).clone()
     g.manual_seed(seed)
     g.set_offset(offset)
@@ -134,7 +134,7 @@ def test_generator_state_round_trips(seed, offset):
 
 @settings(max_examples=100, deadline=None)
 @given(st.binary(max_size=64))
-def test_random_state_blobs_never_crash(blob):
+def test_random_state_blobs_never_crash(blob: bytes) -> None:
     g = accel.openreg.default_generator(0).clone()
     before = g.get_state()
     try:
@@ -143,7 +143,7 @@ def test_random_state_blobs_never_crash(blob):
         assert g.get_state() == before
 
 
-def test_device_properties_are_typed():
+def test_device_properties_are_typed() -> None:
     props = accel.openreg.get_device_properties(1)
     assert isinstance(props, accel.DeviceProperties)
     assert isinstance(props.name, str) and props.total_memory > 0

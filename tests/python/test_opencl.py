@@ -11,19 +11,19 @@ opencl = pytest.importorskip("accel.opencl", reason="accel built without the Ope
 
 
 @pytest.fixture
-def device():
+def device() -> accel.Device:
     if not opencl.is_available():
         pytest.skip("no usable OpenCL device: " + opencl.availability()["reason"])
     return accel.Device("opencl:0")
 
 
-def test_module_has_the_backend_api_and_says_why():
+def test_module_has_the_backend_api_and_says_why() -> None:
     assert opencl.device_count() == opencl.availability()["device_count"]
     if not opencl.is_available():
         assert opencl.availability()["reason"]
 
 
-def test_device_info_and_native_handles(device):
+def test_device_info_and_native_handles(device: accel.Device) -> None:
     info = opencl.device_info(0)
     assert info["coarse_grain_svm"] and info["name"]
     handles = opencl.native_handles(0)
@@ -31,7 +31,7 @@ def test_device_info_and_native_handles(device):
     assert opencl.native_queue(opencl.current_stream()) != 0
 
 
-def test_fills_match_the_host_fill_and_read_back(device):
+def test_fills_match_the_host_fill_and_read_back(device: accel.Device) -> None:
     n = 10_001
     buf = accel.empty(n * 4, device=device)
     opencl.manual_seed(1234)
@@ -49,7 +49,7 @@ def test_fills_match_the_host_fill_and_read_back(device):
     assert np.array_equal(got, out)
 
 
-def test_normal_fill_statistics(device):
+def test_normal_fill_statistics(device: accel.Device) -> None:
     n = 100_000
     buf = accel.empty(n * 8, device=device)
     opencl.manual_seed(7)
@@ -59,12 +59,12 @@ def test_normal_fill_statistics(device):
     assert abs(out.mean() - 1.0) < 0.05 and abs(out.std() - 2.0) < 0.05
 
 
-def test_fill_refuses_a_buffer_of_another_device(device):
+def test_fill_refuses_a_buffer_of_another_device(device: accel.Device) -> None:
     with pytest.raises(accel.InvalidArgumentError):
         opencl.fill_uniform(accel.empty(64))
 
 
-def test_streams_and_events(device):
+def test_streams_and_events(device: accel.Device) -> None:
     s = opencl.Stream()
     start = opencl.Event(enable_timing=True)
     end = opencl.Event(enable_timing=True)
@@ -75,7 +75,7 @@ def test_streams_and_events(device):
     assert s.query()
 
 
-def test_graph_replays_a_captured_fill(device):
+def test_graph_replays_a_captured_fill(device: accel.Device) -> None:
     if "graphs" not in opencl.capabilities():
         pytest.skip("the graphs group is not declared here: " + opencl._hooks.show_config())
     n = 5000
@@ -97,7 +97,7 @@ def test_graph_replays_a_captured_fill(device):
     g.reset()
 
 
-def test_every_graph_replay_draws_new_numbers(device):
+def test_every_graph_replay_draws_new_numbers(device: accel.Device) -> None:
     if "graphs" not in opencl.capabilities():
         pytest.skip("the graphs group is not declared here: " + opencl._hooks.show_config())
     n = 3001
@@ -123,7 +123,7 @@ def test_every_graph_replay_draws_new_numbers(device):
         assert np.array_equal(got, want)
 
 
-def test_memory_info_is_the_global_memory_less_what_the_backend_holds(device):
+def test_memory_info_is_the_global_memory_less_what_the_backend_holds(device: accel.Device) -> None:
     opencl.empty_cache()
     free, total = opencl.get_memory_info(0)
     assert total == opencl.get_device_properties(0).total_memory  # CL_DEVICE_GLOBAL_MEM_SIZE
@@ -136,7 +136,7 @@ def test_memory_info_is_the_global_memory_less_what_the_backend_holds(device):
     assert opencl.get_memory_info(0)[0] == free
 
 
-def test_host_memory_stats_and_fraction_on_opencl(device):
+def test_host_memory_stats_and_fraction_on_opencl(device: accel.Device) -> None:
     before = opencl.host_memory_stats()
     pinned = accel.empty(4096, pinned=True, device="opencl")
     assert opencl.host_memory_stats()["active_requests.current"] == \

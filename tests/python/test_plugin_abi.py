@@ -8,7 +8,9 @@ import os
 
 import pytest
 
-ABI_PLUGINS = os.environ.get("ACCEL_TEST_ABI_PLUGIN_DIR")
+from conftest import RunPython
+
+ABI_PLUGINS = os.environ.get("ACCEL_TEST_ABI_PLUGIN_DIR", "")
 GOOD = ["v1_0", "v1_1", "v1_2", "next_minor"]
 REFUSED = ["next_minor_only", "next_minor_insists", "next_major", "next_major_insists",
            "no_entry", "entry_fails", "answer_unfilled", "answer_garbage", "no_register",
@@ -16,12 +18,12 @@ REFUSED = ["next_minor_only", "next_minor_insists", "next_major", "next_major_in
            "null_graph_replay", "fail_halfway", "throws", "throws_in_register"]
 
 
-def plugin(build):
+def plugin(build: str) -> str:
     return os.path.join(ABI_PLUGINS, f"libaccel_abitest_{build}.so")
 
 
 @pytest.mark.skipif(not ABI_PLUGINS, reason="the abitest plugins are built with the C++ tests")
-def test_import_refuses_each_bad_c_plugin_and_loads_the_rest(run_python):
+def test_import_refuses_each_bad_c_plugin_and_loads_the_rest(run_python: RunPython) -> None:
     order = GOOD[:1] + REFUSED + GOOD[1:]
     result = run_python("""
         import accel

@@ -9,13 +9,15 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 
 import accel
 
-TOOL = os.environ.get("ACCEL_TEST_TOOL")
-TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN")
+TOOL = os.environ.get("ACCEL_TEST_TOOL", "")
+TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN", "")
 
 PROBE = """
 import json, accel
@@ -27,7 +29,7 @@ print(json.dumps({
 """
 
 
-def _discovery_env(**extra):
+def _discovery_env(**extra: str) -> Dict[str, str]:
     """The test environment without the suite's ACCEL_PLUGIN_PATH= (which
     turns discovery's directory scan off), plus `extra`."""
     env = {k: v for k, v in os.environ.items()
@@ -37,14 +39,15 @@ def _discovery_env(**extra):
     return env
 
 
-def _python(env):
+def _python(env: Dict[str, str]) -> Dict[str, Any]:
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    found: Dict[str, Any] = json.loads(out.stdout)
+    return found
 
 
-def _tool(tool, env):
+def _tool(tool: str, env: Dict[str, str]) -> Dict[str, Any]:
     out = subprocess.run([tool, "info", "--json"], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
@@ -56,7 +59,7 @@ def _tool(tool, env):
     }
 
 
-def _core_library():
+def _core_library() -> str:
     """The libaccel.so.N file the build's accel._C loads."""
     (directory,) = accel._C._default_plugin_directories()
     names = sorted(n for n in os.listdir(directory)
@@ -65,8 +68,8 @@ def _core_library():
     return os.path.join(directory, names[0])
 
 
-@pytest.mark.skipif(TOOL is None, reason="ACCEL_TEST_TOOL (the accel tool) is not set")
-def test_build_tree_python_and_accel_info_find_the_same_backends():
+@pytest.mark.skipif(not TOOL, reason="ACCEL_TEST_TOOL (the accel tool) is not set")
+def test_build_tree_python_and_accel_info_find_the_same_backends() -> None:
     env = _discovery_env()
     python, tool = _python(env), _tool(TOOL, env)
     assert python == tool
@@ -75,8 +78,8 @@ def test_build_tree_python_and_accel_info_find_the_same_backends():
     assert python["directories"] == [os.path.dirname(_core_library())]
 
 
-@pytest.mark.skipif(TOOL is None, reason="ACCEL_TEST_TOOL (the accel tool) is not set")
-def test_plugins_found_next_to_libaccel_are_not_said_to_come_from_accel_plugin_path():
+@pytest.mark.skipif(not TOOL, reason="ACCEL_TEST_TOOL (the accel tool) is not set")
+def test_plugins_found_next_to_libaccel_are_not_said_to_come_from_accel_plugin_path() -> None:
     env = _discovery_env()
     out = subprocess.run([TOOL, "info", "--json"], env=env, capture_output=True, text=True,
                          timeout=120)
@@ -88,9 +91,9 @@ def test_plugins_found_next_to_libaccel_are_not_said_to_come_from_accel_plugin_p
     assert "(ACCEL_PLUGIN_PATH)" not in text.stdout, text.stdout
 
 
-@pytest.mark.skipif(TESTDEV is None or TOOL is None,
+@pytest.mark.skipif(not TESTDEV or not TOOL,
                     reason="needs the testdev plugin and the accel tool (built with the C++ tests)")
-def test_installed_layout_finds_a_plugin_installed_next_to_libaccel(tmp_path):
+def test_installed_layout_finds_a_plugin_installed_next_to_libaccel(tmp_path: Path) -> None:
     # prefix/lib: libaccel (by its soname), the bundled backends' plugins
     # and a vendor's, as `cmake --install` lays them out; prefix/bin/accel.
     # The build's binaries find this libaccel first through LD_LIBRARY_PATH
@@ -118,9 +121,10 @@ def test_installed_layout_finds_a_plugin_installed_next_to_libaccel(tmp_path):
     assert "cuda" not in python["backends"] or python["backends"]["cuda"] is False
 
 
-@pytest.mark.skipif(TESTDEV is None, reason="the testdev plugin is built with the C++ tests")
+@pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
 @pytest.mark.parametrize("setting", [{"ACCEL_PLUGIN_PATH": ""}, {"ACCEL_AUTOLOAD": "0"}])
-def test_the_directory_scan_is_off_with_accel_plugin_path_or_autoload_off(tmp_path, setting):
+def test_the_directory_scan_is_off_with_accel_plugin_path_or_autoload_off(
+        tmp_path: Path, setting: Dict[str, str]) -> None:
     lib = tmp_path / "lib"
     lib.mkdir()
     core = _core_library()
@@ -133,8 +137,8 @@ def test_the_directory_scan_is_off_with_accel_plugin_path_or_autoload_off(tmp_pa
     assert type_name not in found["backends"]
 
 
-@pytest.mark.skipif(TESTDEV is None, reason="the testdev plugin is built with the C++ tests")
-def test_truncated_plugin_next_to_libaccel_is_skipped_and_import_survives(tmp_path):
+@pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
+def test_truncated_plugin_next_to_libaccel_is_skipped_and_import_survives(tmp_path: Path) -> None:
     # A plugin cut after its headers, in the directory `import accel` scans by
     # default, killed the interpreter with SIGBUS inside dlopen.
     lib = tmp_path / "lib"

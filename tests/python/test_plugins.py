@@ -3,30 +3,33 @@
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
+from conftest import RunPython
 import accel
 
-TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN")
-OPENREG = os.environ.get("ACCEL_TEST_OPENREG_PLUGIN")
-MINIMAL_C = os.environ.get("ACCEL_TEST_MINIMAL_C_PLUGIN")
-MINIMAL_CFUTURE = os.environ.get("ACCEL_TEST_MINIMAL_CFUTURE_PLUGIN")
+TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN", "")
+OPENREG = os.environ.get("ACCEL_TEST_OPENREG_PLUGIN", "")
+MINIMAL_C = os.environ.get("ACCEL_TEST_MINIMAL_C_PLUGIN", "")
+MINIMAL_CFUTURE = os.environ.get("ACCEL_TEST_MINIMAL_CFUTURE_PLUGIN", "")
 
 
-def _abi_version(offset=0):
+def _abi_version(offset: int = 0) -> str:
     """The plugin API version of accel/plugin_abi.h (minor plus `offset`), "1.1"."""
     header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "accel",
                           "plugin_abi.h")
     with open(header) as text:
         source = text.read()
-    major = re.search(r"#define ACCEL_PLUGIN_ABI_MAJOR (\d+)", source).group(1)
-    minor = re.search(r"#define ACCEL_PLUGIN_ABI_MINOR (\d+)", source).group(1)
-    return f"{major}.{int(minor) + offset}"
+    major = re.search(r"#define ACCEL_PLUGIN_ABI_MAJOR (\d+)", source)
+    minor = re.search(r"#define ACCEL_PLUGIN_ABI_MINOR (\d+)", source)
+    assert major and minor, header
+    return f"{major.group(1)}.{int(minor.group(1)) + offset}"
 
 
 @pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
-def test_load_backend_by_path_and_use_it():
+def test_load_backend_by_path_and_use_it() -> None:
     record = accel.load_backend(TESTDEV)
     assert record["ok"] and record["status"] == "loaded"
     (type_name,) = record["registered"]
@@ -39,7 +42,7 @@ def test_load_backend_by_path_and_use_it():
     assert any(r["path"] == record["path"] and r["ok"] for r in report)
 
 
-def test_load_backend_failure_is_not_available_error(tmp_path):
+def test_load_backend_failure_is_not_available_error(tmp_path: Path) -> None:
     missing = tmp_path / "libaccel_missing.so"
     with pytest.raises(accel.NotAvailableError) as info:
         accel.load_backend(str(missing))
@@ -47,7 +50,7 @@ def test_load_backend_failure_is_not_available_error(tmp_path):
     assert any(r["path"] == str(missing) and not r["ok"] for r in accel.plugin_report())
 
 
-def test_autoload_disabled(run_python):
+def test_autoload_disabled(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         print(len(accel.plugin_report()), accel.openreg.device_count())
@@ -60,7 +63,7 @@ def test_autoload_disabled(run_python):
 
 
 @pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
-def test_autoload_from_accel_plugins(run_python):
+def test_autoload_from_accel_plugins(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         (record,) = accel.plugin_report()
@@ -71,7 +74,7 @@ def test_autoload_from_accel_plugins(run_python):
 
 
 @pytest.mark.skipif(not OPENREG, reason="openreg is not built")
-def test_autoloaded_openreg_plugin_is_the_bundled_backend(run_python):
+def test_autoloaded_openreg_plugin_is_the_bundled_backend(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         print([r["status"] for r in accel.plugin_report()], accel.openreg.device_count())
@@ -81,7 +84,8 @@ def test_autoloaded_openreg_plugin_is_the_bundled_backend(run_python):
 
 
 @pytest.mark.skipif(not OPENREG, reason="openreg is not built")
-def test_truncated_plugin_in_the_autoload_path_is_skipped_not_fatal(run_python, tmp_path):
+def test_truncated_plugin_in_the_autoload_path_is_skipped_not_fatal(
+        run_python: RunPython, tmp_path: Path) -> None:
     # A plugin cut after its headers killed `import accel` with SIGBUS in dlopen.
     with open(OPENREG, "rb") as plugin:
         head = plugin.read(4096)
@@ -99,7 +103,8 @@ def test_truncated_plugin_in_the_autoload_path_is_skipped_not_fatal(run_python, 
 
 
 @pytest.mark.skipif(not MINIMAL_C, reason="the C test plugin is built with the tool's tests")
-def test_record_of_a_c_plugin_has_its_api_range_and_the_version_agreed(run_python):
+def test_record_of_a_c_plugin_has_its_api_range_and_the_version_agreed(
+        run_python: RunPython) -> None:
     result = run_python("""
         import json, accel
         record = accel.load_backend(%r)
@@ -116,7 +121,8 @@ def test_record_of_a_c_plugin_has_its_api_range_and_the_version_agreed(run_pytho
 
 
 @pytest.mark.skipif(not MINIMAL_CFUTURE, reason="the C test plugin is built with the tool's tests")
-def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(run_python):
+def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(
+        run_python: RunPython) -> None:
     result = run_python("""
         import json, accel
         try:
@@ -138,7 +144,7 @@ def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(ru
 
 
 @pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
-def test_record_of_a_plugin_of_the_cxx_entry_has_no_abi(run_python):
+def test_record_of_a_plugin_of_the_cxx_entry_has_no_abi(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         record = accel.load_backend(%r)

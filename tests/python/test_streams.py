@@ -3,13 +3,15 @@
 import os
 import threading
 import time
+from typing import Callable, List, Tuple
 
 import pytest
 
+from conftest import RunPython
 import accel
 
 
-def test_stream_context_manager_sets_and_restores_stream_and_device():
+def test_stream_context_manager_sets_and_restores_stream_and_device() -> None:
     accel.openreg.set_device(0)
     before = accel.openreg.current_stream(1)
     s = accel.openreg.Stream(1)
@@ -25,7 +27,7 @@ def test_stream_context_manager_sets_and_restores_stream_and_device():
     assert accel.openreg.current_stream(1) == before
 
 
-def test_events_order_streams():
+def test_events_order_streams() -> None:
     a = accel.openreg.Stream(0)
     b = accel.openreg.Stream(0)
     accel.openreg.set_stream_latency(a, 200_000)
@@ -47,7 +49,7 @@ def test_events_order_streams():
     b.synchronize()
 
 
-def test_event_errors_are_clear():
+def test_event_errors_are_clear() -> None:
     e = accel.openreg.Event()
     assert e.query()
     with pytest.raises(accel.InvalidArgumentError, match="never recorded"):
@@ -59,7 +61,7 @@ def test_event_errors_are_clear():
         accel.openreg.Event(interprocess=True)
 
 
-def test_four_threads_two_devices_wait_without_blocking_each_other():
+def test_four_threads_two_devices_wait_without_blocking_each_other() -> None:
     accel.openreg.init()
     slow = accel.openreg.Stream(0)
     accel.openreg.set_stream_latency(slow, 1_500_000)  # 1.5 s per operation
@@ -68,12 +70,12 @@ def test_four_threads_two_devices_wait_without_blocking_each_other():
     waiting_started = threading.Event()
     finished = {}
 
-    def slow_waiter():
+    def slow_waiter() -> None:
         waiting_started.set()
         slow.synchronize()  # holds no GIL while it waits
         finished["slow"] = time.monotonic()
 
-    def fast_worker(name, device):
+    def fast_worker(name: str, device: int) -> None:
         waiting_started.wait()
         with accel.openreg.device(device):
             buf = accel.empty(4096, device=f"openreg:{device}")
@@ -94,7 +96,7 @@ def test_four_threads_two_devices_wait_without_blocking_each_other():
         assert finished[name] < finished["slow"], finished
 
 
-def test_fork_child_gets_the_initialised_before_fork_error():
+def test_fork_child_gets_the_initialised_before_fork_error() -> None:
     accel.openreg.init()
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -110,7 +112,7 @@ def test_fork_child_gets_the_initialised_before_fork_error():
         os.write(write_end, message)
         os._exit(0)
     os.close(write_end)
-    chunks = []
+    chunks: List[bytes] = []
     while True:
         chunk = os.read(read_end, 4096)
         if not chunk:
@@ -118,13 +120,13 @@ def test_fork_child_gets_the_initialised_before_fork_error():
         chunks.append(chunk)
     os.close(read_end)
     _, status = os.waitpid(pid, 0)
-    message = b"".join(chunks).decode()
+    report = b"".join(chunks).decode()
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    assert message.startswith("DeviceError: "), message
-    assert "fork" in message
+    assert report.startswith("DeviceError: "), report
+    assert "fork" in report
 
 
-def test_interpreter_exit_with_live_streams_and_work(run_python):
+def test_interpreter_exit_with_live_streams_and_work(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         streams = [accel.openreg.Stream(i % 2) for i in range(6)]
@@ -140,19 +142,19 @@ def test_interpreter_exit_with_live_streams_and_work(run_python):
     assert result.stdout.strip() == "exiting"
 
 
-def test_query_fast_methods_keep_the_pybind11_behaviour():
+def test_query_fast_methods_keep_the_pybind11_behaviour() -> None:
     # Stream.query and Event.query skip pybind11's dispatcher
     # (python/src/fast_call.cpp): errors, docstrings and odd instances must
     # still behave as the pybind11 methods do.
     s = accel.openreg.Stream(0)
     assert s.query() is True
-    assert accel._C.Stream.query.__doc__.startswith("query(self")
-    assert accel._C.Event.query.__doc__.startswith("query(self")
+    assert (accel._C.Stream.query.__doc__ or "").startswith("query(self")
+    assert (accel._C.Event.query.__doc__ or "").startswith("query(self")
     assert accel.openreg.Event().query() is True  # never recorded
     with pytest.raises(TypeError):
-        accel._C.Stream.query(5)
+        accel._C.Stream.query(5)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        accel._C.Event.query(accel.openreg.Stream(0))
+        accel._C.Event.query(accel.openreg.Stream(0))  # type: ignore[arg-type]
     # No C++ object behind it: the pybind11 method answers (an error, no crash).
     bare = accel._C.Stream.__new__(accel._C.Stream)
     with pytest.raises((TypeError, RuntimeError)):
@@ -170,17 +172,19 @@ def test_query_fast_methods_keep_the_pybind11_behaviour():
     assert s.query() is True
 
 
-def test_a_backend_module_refuses_a_stream_or_event_of_another_backend():
+def test_a_backend_module_refuses_a_stream_or_event_of_another_backend() -> None:
     # A cuda stream object, made from its three integers without touching the
     # CUDA backend: accel.openreg must not make it current or record on it.
     foreign = accel.Stream(0, 0, accel._C._device_type_code("cuda"))
     before = accel.openreg.current_stream(0)
-    for use in (accel.openreg.set_stream, accel.openreg.stream):
+    uses: Tuple[Callable[[accel.Stream], object], ...] = (accel.openreg.set_stream,
+                                                          accel.openreg.stream)
+    for use in uses:
         with pytest.raises(ValueError, match=r"expects an accel\.Stream of 'openreg' "
                                              r"\(accel\.openreg\.Stream\), got one of 'cuda'"):
             use(foreign)
     with pytest.raises(TypeError, match="expects an accel.Stream of 'openreg'"):
-        accel.openreg.set_stream("openreg:0")
+        accel.openreg.set_stream("openreg:0")  # type: ignore[arg-type]
     assert accel.openreg.current_stream(0) == before
     own = accel.openreg.Event()
     assert own.device_type == "openreg"

@@ -1,307 +1,90 @@
-"""The .pyi stubs are checked against the module: every function,
-class and method accel._C defines is declared in _C.pyi and every declaration
-exists, with the same parameters (names, order, defaults, keyword-only) as
-pybind11's signature and the same plain return type; every backend module's
-public names are in _backend_api.pyi or its own __init__.pyi and back, with
-the same signatures. The stubs stay hand-written (they carry precise types
-pybind11 cannot know); this test is what keeps them true."""
+"""The committed stubs of the native modules (python/accel/_C.pyi and each
+backend's <type>/_native.pyi) are what the binding declares: a fresh run of
+python/tools/generate_stubs.py over the built accel._C gives them byte for
+byte. The binding is the one declaration (its pybind11 signatures, with the
+Python types python/src/typed_object.h states); the stubs are derived, so a
+binding changed without regenerating them fails here, with the diff and the
+command that rewrites them."""
 
-import ast
+import difflib
 import importlib
-import inspect
 import os
-import re
-import types
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator, Tuple
 
-import accel
 from accel import _C
 
-PACKAGE = os.path.dirname(accel.__file__)
+SOURCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+GENERATOR = os.path.join(SOURCE, "python", "tools", "generate_stubs.py")
+COMMITTED = os.path.join(SOURCE, "python", "accel")
+REGENERATE = "cmake --build build/release --target accel_python_stubs_update"
 
 
-def _stub(name):
-    with open(os.path.join(PACKAGE, name)) as f:
-        return ast.parse(f.read())
+def _generate(output_dir: Path) -> Iterator[Tuple[str, str]]:
+    result = subprocess.run(
+        [sys.executable, GENERATOR, "--surfaces", "--module-file", _C.__file__,
+         "--output-dir", str(output_dir)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    for folder, _, files in os.walk(output_dir):
+        for name in files:
+            path = os.path.join(folder, name)
+            yield os.path.relpath(path, output_dir), path
 
 
-def _declared(tree):
-    """{name: set of member names (None for functions/variables)}."""
-    out = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            out[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
-            out[node.name] |= {n.target.id for n in node.body
-                               if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
-        elif isinstance(node, ast.FunctionDef):
-            out[node.name] = None
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out[node.target.id] = None
-    return out
+def test_committed_stubs_are_what_the_binding_declares(tmp_path: Path) -> None:
+    generated = dict(_generate(tmp_path))
+    assert "_C.pyi" in generated
+    problems = []
+    for relative, path in sorted(generated.items()):
+        committed = os.path.join(COMMITTED, relative)
+        with open(path) as f:
+            fresh = f.read().splitlines(keepends=True)
+        old = []
+        if os.path.exists(committed):
+            with open(committed) as f:
+                old = f.readlines()
+        if old != fresh:
+            problems.append("".join(difflib.unified_diff(
+                old, fresh, f"python/accel/{relative} (committed)",
+                f"python/accel/{relative} (from the binding)")))
+    assert problems == [], (
+        "the committed stubs differ from what the binding declares; rewrite them with `"
+        + REGENERATE + "` and commit them:\n" + "\n".join(problems))
 
 
-def _members(cls):
-    return {n for n in vars(cls) if not n.startswith("__") or n in ("__dlpack__",)}
+def test_every_native_module_of_the_package_has_its_stub(tmp_path: Path) -> None:
+    # What importing _C created, each with a stub in the package's layout.
+    generated = dict(_generate(tmp_path))
+    native = sorted(name for name in sys.modules
+                    if name.startswith("accel.") and name.endswith("._native"))
+    assert native, "no backend's native module: accel built without openreg?"
+    for name in native:
+        relative = os.path.join(*name.split(".")[1:]) + ".pyi"
+        assert relative in generated, f"{name} has no generated stub"
 
 
-def test_every_binding_is_declared_in_the_stub_and_every_declaration_exists():
-    declared = _declared(_stub("_C.pyi"))
-    module = {n for n in dir(_C) if not n.startswith("__")}
-    missing = sorted(n for n in module if n not in declared)
-    assert missing == [], f"in accel._C but not in _C.pyi: {missing}"
-    stale = sorted(n for n in declared if not n.startswith("_") or n in module
-                   if n not in module and not n.startswith("_DeviceArg")
-                   and n not in ("_BufferLike", "_OpenRegModule"))
-    assert stale == [], f"in _C.pyi but not in accel._C: {stale}"
-    for name, members in declared.items():
-        obj = getattr(_C, name, None)
-        if members is None or not isinstance(obj, type) or issubclass(obj, BaseException):
-            continue
-        real = _members(obj)
-        undeclared = sorted(real - members - {"__init__"})
-        assert undeclared == [], f"_C.{name} has {undeclared} not in _C.pyi"
-        vanished = sorted(m for m in members if not m.startswith("__") and m not in real)
-        assert vanished == [], f"_C.pyi declares _C.{name}.{vanished}, which it lacks"
+def test_an_untyped_binding_is_refused_naming_it(tmp_path: Path) -> None:
+    # A signature naming no Python type is no stub: the generator says which
+    # binding to annotate instead of writing `handle` (run on a module made
+    # for the purpose, by the generator's own functions).
+    sys.path.insert(0, os.path.dirname(GENERATOR))
+    try:
+        generate_stubs = importlib.import_module("generate_stubs")
+    finally:
+        sys.path.pop(0)
+    import types
+    module = types.ModuleType("accel._fake")
 
+    def untyped() -> None:
+        pass
 
-def test_every_backend_module_function_is_declared_in_the_backend_stub():
-    declared = _declared(_stub("_backend_api.pyi"))
-    module = accel.openreg
-    api = set(_C.Hooks("openreg").probes()) | set(declared)
-    for name in declared:
-        assert hasattr(module, name), f"_backend_api.pyi declares {name}, accel.openreg lacks it"
-    populated = {n for n in vars(accel.backend("cuda")) if not n.startswith("_")} - {"random"}
-    assert sorted(populated - api) == []
-
-
-# ---- signatures: the API is declared once ----
-# pybind11 writes each function's signature as the first line of its
-# docstring ("name(a: int, b: str = 'x') -> bool"; one numbered line per
-# overload); the stub's def must have the same parameters in the same order,
-# with the same names, the same defaults present, the same keyword-only ones,
-# and, where pybind11 names a plain return type, the same return type.
-
-_PLAIN_RETURNS = {"None", "bool", "int", "float", "str", "bytes"}
-
-
-def _split_params(text):
-    """Splits a parameter list at top-level commas (defaults may hold any repr)."""
-    parts, depth, quote, current = [], 0, None, ""
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-            continue
-        current += ch
-    if current.strip():
-        parts.append(current.strip())
-    return parts
-
-
-def _pybind_params(text):
-    """[(name, has_default, kind)] of one pybind11 signature's parameter text."""
-    params, keyword_only = [], False
-    for part in _split_params(text):
-        if part == "*":
-            keyword_only = True
-        elif part == "/":
-            continue
-        elif part.startswith("**"):
-            params.append((part[2:].split(":")[0].strip(), False, "varkw"))
-        elif part.startswith("*"):
-            params.append((part[1:].split(":")[0].strip(), False, "var"))
-            keyword_only = True
-        else:
-            name = part.split(":")[0].split("=")[0].strip()
-            params.append((name, "=" in part, "kw" if keyword_only else "pos"))
-    return params
-
-
-def _pybind_signatures(obj, name):
-    """[(params, return text)] from a pybind11 docstring; None if it has none."""
-    doc = getattr(obj, "__doc__", None) or ""
-    pattern = re.compile(r"^(?:\d+\. )?" + re.escape(name) + r"\((.*)\) -> (.+)$")
-    lines = doc.splitlines()
-    if len(lines) > 1 and lines[1] == "Overloaded function.":
-        lines = lines[2:]
+    untyped.__doc__ = "untyped(buffer: handle) -> None\n"
+    setattr(module, "untyped", untyped)
+    try:
+        generate_stubs.Writer(module).write()
+    except generate_stubs.StubError as error:
+        assert "accel._fake.untyped" in str(error) and "handle" in str(error)
     else:
-        lines = lines[:1]
-    found = [pattern.match(line) for line in lines]
-    sigs = [(_pybind_params(m.group(1)), m.group(2).strip()) for m in found if m]
-    return sigs or None
-
-
-def _stub_params(node, drop_self=False):
-    a = node.args
-    positional = a.posonlyargs + a.args
-    first_default = len(positional) - len(a.defaults)
-    params = [(arg.arg, i >= first_default, "pos") for i, arg in enumerate(positional)]
-    if a.vararg:
-        params.append((a.vararg.arg, False, "var"))
-    params += [(arg.arg, default is not None, "kw")
-               for arg, default in zip(a.kwonlyargs, a.kw_defaults)]
-    if a.kwarg:
-        params.append((a.kwarg.arg, False, "varkw"))
-    if drop_self and params and params[0][0] == "self":
-        params = params[1:]
-    return params
-
-
-def _stub_functions(body):
-    """{name: [FunctionDef, ...]} (several for @overload)."""
-    out = {}
-    for node in body:
-        if isinstance(node, ast.FunctionDef):
-            out.setdefault(node.name, []).append(node)
-    return out
-
-
-def _is_property(node):
-    return any(isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list)
-
-
-def _compare(where, real, stub_nodes, drop_self=False, bound=False):
-    """Mismatches between pybind11's signatures of `real` and the stub's defs.
-    drop_self: the stub's defs take a self the binding has not (a class that
-    describes a submodule); bound: `real` is a bound method, whose pybind11
-    signature still names self."""
-    sigs = _pybind_signatures(real, stub_nodes[0].name)
-    if sigs is None:
-        return []
-    if bound:
-        sigs = [(p[1:] if p and p[0][0] == "self" else p, r) for p, r in sigs]
-    stubs = [(_stub_params(n, drop_self), ast.unparse(n.returns) if n.returns else None)
-             for n in stub_nodes if not _is_property(n)]
-    if not stubs:
-        return []
-    problems = []
-    for params, returns in sigs:
-        matching = [s for s in stubs if s[0] == params]
-        if not matching:
-            problems.append(f"{where}: pybind11 has ({_show(params)}), the stub "
-                            f"{' / '.join('(' + _show(s[0]) + ')' for s in stubs)}")
-        elif returns in _PLAIN_RETURNS and all(s[1] != returns for s in matching):
-            problems.append(f"{where}: returns {returns}, the stub says {matching[0][1]}")
-    for params, _ in stubs:
-        if all(params != p for p, _ in sigs):
-            problems.append(f"{where}: the stub declares ({_show(params)}), which pybind11 lacks")
-    return sorted(set(problems))
-
-
-def _show(params):
-    marks = {"pos": "", "kw": "*", "var": "*args:", "varkw": "**"}
-    return ", ".join(marks[k] + n + ("=" if d else "") for n, d, k in params)
-
-
-def _c_signature_problems():
-    tree = _stub("_C.pyi")
-    problems = []
-    functions = _stub_functions(tree.body)
-    for name, nodes in functions.items():
-        if hasattr(_C, name):
-            problems += _compare(f"_C.{name}", getattr(_C, name), nodes)
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        methods = _stub_functions(node.body)
-        if node.name.startswith("_") and node.name.endswith("Module"):
-            # class _OpenRegModule describes the submodule _C._openreg.
-            module = getattr(_C, "_" + node.name[1:-len("Module")].lower(), None)
-            for name, nodes in methods.items():
-                if module is not None and hasattr(module, name):
-                    problems += _compare(f"_C.{module.__name__.split('.')[-1]}.{name}",
-                                         getattr(module, name), nodes, drop_self=True)
-            continue
-        cls = getattr(_C, node.name, None)
-        if not isinstance(cls, type):
-            continue
-        for name, nodes in methods.items():
-            member = vars(cls).get(name)
-            if member is None:
-                continue
-            problems += _compare(f"_C.{node.name}.{name}", getattr(cls, name), nodes)
-    return problems
-
-
-def test_every_binding_signature_matches_its_stub():
-    problems = _c_signature_problems()
-    assert problems == [], "\n".join(problems)
-
-
-def _python_params(function):
-    params = []
-    for p in inspect.signature(function).parameters.values():
-        kind = {p.VAR_POSITIONAL: "var", p.VAR_KEYWORD: "varkw", p.KEYWORD_ONLY: "kw"}.get(
-            p.kind, "pos")
-        params.append((p.name, p.default is not p.empty, kind))
-    return params
-
-
-def _backend_stub_functions(module_name):
-    functions = _stub_functions(_stub("_backend_api.pyi").body)
-    own = os.path.join(module_name, "__init__.pyi")
-    if os.path.exists(os.path.join(PACKAGE, own)):
-        functions.update(_stub_functions(_stub(own).body))
-    return functions
-
-
-def test_every_backend_module_function_signature_matches_its_stub():
-    problems = []
-    for module_name in ("openreg", "cuda", "opencl"):
-        try:
-            module = importlib.import_module("accel." + module_name)
-        except ImportError:
-            continue
-        for name, nodes in _backend_stub_functions(module_name).items():
-            real = getattr(module, name, None)
-            if real is None or not callable(real) or isinstance(real, type):
-                continue
-            try:
-                params = _python_params(real)
-            except (TypeError, ValueError):
-                sigs = _pybind_signatures(real, name)  # a binding exported as is
-                if sigs is None:
-                    problems.append(f"accel.{module_name}.{name}: no signature to compare")
-                    continue
-                # A method bound to a binding object (hooks.capabilities): its
-                # signature names self. (A fastFunction's __self__ is a capsule.)
-                bound = getattr(real, "__self__", None)
-                drop = bound is not None and not isinstance(bound, types.ModuleType) \
-                    and type(bound).__name__ != "PyCapsule"
-                problems += _compare(f"accel.{module_name}.{name}", real, nodes, bound=drop)
-                continue
-            stubs = [_stub_params(n) for n in nodes]
-            if params not in stubs:
-                problems.append(f"accel.{module_name}.{name}: is ({_show(params)}), the stub "
-                                f"{' / '.join('(' + _show(s) + ')' for s in stubs)}")
-    assert problems == [], "\n".join(problems)
-
-
-def test_every_backend_module_name_is_in_its_stubs_and_back():
-    for module_name in ("openreg", "cuda", "opencl"):
-        try:
-            module = importlib.import_module("accel." + module_name)
-        except ImportError:
-            continue
-        declared = set(_declared(_stub("_backend_api.pyi")))
-        own = os.path.join(module_name, "__init__.pyi")
-        if os.path.exists(os.path.join(PACKAGE, own)):
-            tree = _stub(own)
-            declared |= set(_declared(tree))
-            declared |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom)
-                         and n.module != "typing" for a in n.names if a.name != "*"}
-        public = {n for n in vars(module) if not n.startswith("_")
-                  and not isinstance(vars(module)[n], types.ModuleType) or n == "random"}
-        public = {n for n in public if not n.startswith("_")}
-        missing = sorted(public - declared)
-        assert missing == [], f"accel.{module_name} has {missing}, not in its stubs"
-        stale = sorted(n for n in declared if not n.startswith("_") and not hasattr(module, n)
-                       and n not in ("Any", "Dict", "Optional", "DeviceLike"))
-        assert stale == [], f"the stubs of accel.{module_name} declare {stale}, which it lacks"
+        raise AssertionError("an untyped signature was accepted")

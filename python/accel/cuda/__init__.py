@@ -5,11 +5,8 @@ is False, device_count() is 0 and every other call raises NotAvailableError
 saying how to load a backend. Importing it touches no device.
 """
 
-from __future__ import annotations as _annotations
+from .._backend import publish as _publish
+from ._surface import surface as _api
+from . import random as random  # noqa: F401  (accel.cuda.random, as torch.cuda.random)
 
-from .._backend import _modules, populate as _populate
-from . import random
-from .random import *  # noqa: F401,F403  (manual_seed, get_rng_state, ...)
-
-_populate(globals(), "cuda", random.RANDOM)
-_modules["cuda"] = __import__("sys").modules[__name__]
+_publish(_api, globals())

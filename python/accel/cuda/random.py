@@ -1,15 +1,11 @@
 """Random numbers of CUDA devices: accel.cuda.manual_seed and friends.
 
-Each function is a method of ``RANDOM``; accel/_random.py says how a seed
-reaches the device's generator (docs/python-internals.md, "The seeds' flow, layer by layer").
+Each function is a method of the CUDA backend's surface; accel/_random.py says how a
+seed reaches the device's generator (docs/python-internals.md, "The seeds'
+flow, layer by layer").
 """
 
-from __future__ import annotations
+from ._surface import surface as _api
 
-from .._random import BackendRandom
-
-RANDOM = BackendRandom("cuda")
-
-# The functions, by the names BackendRandom.exports() gives them (written once there).
-globals().update(RANDOM.exports())
-__all__ = list(RANDOM.exports())
+globals().update(_api.random_exports())
+__all__ = list(_api.random_exports())
