@@ -5,6 +5,7 @@
 //
 // Built in variants (the build sets the macros):
 //   TESTDEV_TYPE, TESTDEV_DEVICES  the device type and its device count
+//   TESTDEV_GROUPS                 the groups it declares (default: all)
 //   TESTDEV_KEEPS_CURRENT          the backend keeps the current device and
 //                                  streams (Backend::keepsCurrent)
 //   TESTDEV_CONTROL                exports the test controls below, for the
@@ -28,6 +29,9 @@
 #ifndef TESTDEV_DEVICES
 #define TESTDEV_DEVICES 2
 #endif
+#ifndef TESTDEV_GROUPS
+#define TESTDEV_GROUPS testdev::kAllGroups
+#endif
 
 namespace {
 
@@ -41,7 +45,7 @@ void registerTestdev(accel::adapter::Registrar& registrar) {
 #endif
   auto backend = std::make_unique<testdev::TestdevBackend>(options);
   testdev::TestdevBackend* registered = backend.get();
-  registrar.registerBackend(TESTDEV_TYPE, std::move(backend), testdev::kAllGroups);
+  registrar.registerBackend(TESTDEV_TYPE, std::move(backend), TESTDEV_GROUPS);
   g_backend = registered;
 }
 
