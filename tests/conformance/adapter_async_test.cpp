@@ -27,6 +27,7 @@
 #include "accel/error.h"
 #include "accel/generator.h"
 #include "accel/graph.h"
+#include "accel/hook_catalogue.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
 #include "accel/memory/record_stream.h"
@@ -101,7 +102,8 @@ void expectSynchronizeThrows(std::int32_t failure, const std::string& message,
             ACCEL_OK);
   try {
     testdevctl().deviceSynchronize(0);
-    ADD_FAILURE() << "deviceSynchronize returned; the backend threw " << message;
+    ADD_FAILURE() << accel::hookInfo(accel::HookId::deviceSynchronize).name
+                  << " returned; the backend threw " << message;
   } catch (const Expected& error) {
     EXPECT_TRUE(contains(error.what(), expected_text)) << error.what();
   } catch (const std::exception& error) {
@@ -135,7 +137,8 @@ TEST(AdapterAsync, AnUndeclaredGroupIsNotSupportedNamingBackendAndGroup) {
   ASSERT_FALSE(hooks.supports(accel::HookGroup::Graphs));
   try {
     (void)hooks.graphCreate();
-    ADD_FAILURE() << "graphCreate returned on a backend without the graphs group";
+    ADD_FAILURE() << accel::hookInfo(accel::HookId::graphCreate).name
+                  << " returned on a backend without the graphs group";
   } catch (const accel::NotSupported& error) {
     EXPECT_TRUE(contains(error.what(), "'testdevctl'")) << error.what();
     EXPECT_TRUE(contains(error.what(), "graphs")) << error.what();
@@ -209,11 +212,13 @@ TEST(AdapterAsync, KeepsCurrentRoutesTheCurrentDeviceAndStreamToTheBackend) {
     std::int8_t device = -1;
     std::int64_t stream = -1;
     ASSERT_EQ(kept(1, &device, &stream), ACCEL_OK);
-    EXPECT_EQ(device, 1) << "setCurrentDevice did not reach the backend";
+    EXPECT_EQ(device, 1) << accel::hookInfo(accel::HookId::setCurrentDevice).name
+                         << " did not reach the backend";
     const Stream mine = hooks.getNewStream(1);
     hooks.setCurrentStream(mine);
     ASSERT_EQ(kept(1, &device, &stream), ACCEL_OK);
-    EXPECT_EQ(stream, mine.id) << "setCurrentStream did not reach the backend";
+    EXPECT_EQ(stream, mine.id) << accel::hookInfo(accel::HookId::setCurrentStream).name
+                               << " did not reach the backend";
     EXPECT_EQ(hooks.getCurrentStream(1), mine);
     EXPECT_EQ(hooks.getCurrentDevice(), 1);
     inNewThread([&] {

@@ -36,16 +36,16 @@ std::int64_t StreamEngine::newStream(std::int8_t device, int priority) {
   return 1 + priority * kPoolStreams + static_cast<int>(n % kPoolStreams);
 }
 
-void StreamEngine::requireKnown(Stream stream, const char* what) const {
+void StreamEngine::requireKnown(Stream stream) const {
   ACCEL_ADAPTER_CHECK(stream.device >= 0 && stream.device < devices_ && stream.id >= 0 &&
                           stream.id < kStreamsPerDevice,
-                      InvalidArgument, what, ": testdev has no stream ", stream.id,
-                      " on device ", int(stream.device), " (stream ids are 0 to ",
-                      kStreamsPerDevice - 1, ")");
+                      InvalidArgument, "testdev has no stream ", stream.id, " on device ",
+                      int(stream.device), " (stream ids are 0 to ", kStreamsPerDevice - 1,
+                      ")");
 }
 
 StreamEngine::Queue& StreamEngine::queue(Stream stream) {
-  requireKnown(stream, "testdev");
+  requireKnown(stream);
   return *queues_[static_cast<std::size_t>(stream.device * kStreamsPerDevice +
                                            stream.id)];
 }

@@ -64,9 +64,9 @@ class StreamEngine {
 
   // The next stream of `device`'s pool for `priority` (0 or 1).
   [[nodiscard]] std::int64_t newStream(std::int8_t device, int priority);
-  // Throws InvalidArgument naming `what` for a stream this engine never
-  // handed out (its device is checked by the core).
-  void requireKnown(Stream stream, const char* what) const;
+  // Throws InvalidArgument for a stream this engine never handed out (its
+  // device is checked by the core).
+  void requireKnown(Stream stream) const;
 
   // Runs `work` on `stream`'s worker after what was enqueued before.
   void enqueue(Stream stream, std::function<void()> work);

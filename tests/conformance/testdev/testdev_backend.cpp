@@ -97,7 +97,7 @@ std::int64_t TestdevBackend::currentStream(std::int8_t device) const {
 }
 
 void TestdevBackend::setCurrentStream(Stream stream) {
-  engine_->requireKnown(stream, "setCurrentStream");
+  engine_->requireKnown(stream);
   t_stream[static_cast<std::size_t>(stream.device)] = stream.id;
 }
 
@@ -123,12 +123,12 @@ std::int64_t TestdevBackend::createStream(std::int8_t device, int priority) {
 }
 
 bool TestdevBackend::queryStream(Stream stream) {
-  engine_->requireKnown(stream, "queryStream");
+  engine_->requireKnown(stream);
   return engine_->idle(stream);
 }
 
 void TestdevBackend::synchronizeStream(Stream stream) {
-  engine_->requireKnown(stream, "synchronizeStream");
+  engine_->requireKnown(stream);
   engine_->synchronize(stream);
 }
 
@@ -150,42 +150,41 @@ void TestdevBackend::destroyEvent(std::uint64_t event) noexcept {
   events_.erase(event);  // an unknown id is ignored
 }
 
-std::shared_ptr<Mark> TestdevBackend::markOf(std::uint64_t event, const char* what) {
+std::shared_ptr<Mark> TestdevBackend::markOf(std::uint64_t event) {
   std::lock_guard<std::mutex> lock(event_mutex_);
   auto it = events_.find(event);
-  ACCEL_ADAPTER_CHECK(it != events_.end(), InvalidArgument, what, ": ", event,
+  ACCEL_ADAPTER_CHECK(it != events_.end(), InvalidArgument, "testdev: ", event,
                       " is not a live testdev event");
   return it->second.mark;
 }
 
 void TestdevBackend::recordEvent(std::uint64_t event, Stream stream) {
-  engine_->requireKnown(stream, "recordEvent");
+  engine_->requireKnown(stream);
   std::lock_guard<std::mutex> lock(event_mutex_);
   auto it = events_.find(event);
-  ACCEL_ADAPTER_CHECK(it != events_.end(), InvalidArgument, "recordEvent: ", event,
+  ACCEL_ADAPTER_CHECK(it != events_.end(), InvalidArgument, "testdev: ", event,
                       " is not a live testdev event");
   ACCEL_ADAPTER_CHECK(it->second.device == stream.device, InvalidArgument,
-                      "recordEvent: event ", event, " is on device ",
-                      int(it->second.device), ", the stream on device ",
-                      int(stream.device), "; record on a stream of the event's device");
+                      "testdev: event ", event, " is on device ", int(it->second.device),
+                      ", the stream on device ", int(stream.device),
+                      "; record on a stream of the event's device");
   it->second.mark = engine_->mark(stream);
 }
 
 void TestdevBackend::blockStream(std::uint64_t event, Stream stream) {
-  engine_->requireKnown(stream, "blockStream");
+  engine_->requireKnown(stream);
   // An event never recorded is complete: nothing to wait for.
-  if (std::shared_ptr<Mark> mark = markOf(event, "blockStream"))
+  if (std::shared_ptr<Mark> mark = markOf(event))
     engine_->waitOn(stream, std::move(mark));
 }
 
 bool TestdevBackend::queryEvent(std::uint64_t event) {
-  const std::shared_ptr<Mark> mark = markOf(event, "queryEvent");
+  const std::shared_ptr<Mark> mark = markOf(event);
   return mark == nullptr || mark->passed.load(std::memory_order_acquire);
 }
 
 void TestdevBackend::synchronizeEvent(std::uint64_t event) {
-  if (const std::shared_ptr<Mark> mark = markOf(event, "synchronizeEvent"))
-    engine_->waitFor(*mark);
+  if (const std::shared_ptr<Mark> mark = markOf(event)) engine_->waitFor(*mark);
 }
 
 double TestdevBackend::elapsedMs(std::uint64_t start, std::uint64_t end) {
@@ -242,7 +241,7 @@ void TestdevBackend::destroyGraph(std::uint64_t id) {
 }
 
 void TestdevBackend::captureBegin(std::uint64_t id, Stream stream, int /*mode*/) {
-  engine_->requireKnown(stream, "captureBegin");
+  engine_->requireKnown(stream);
   std::lock_guard<std::mutex> lock(graph_mutex_);
   Graph& g = graph(id, "captureBegin", {Phase::Empty});
   ACCEL_ADAPTER_CHECK(
@@ -306,7 +305,7 @@ void TestdevBackend::enqueueCopy(Stream stream, const Copy& copy) {
 
 void TestdevBackend::copyHostToDevice(void* dst, const void* src, std::size_t bytes,
                                       Stream stream) {
-  engine_->requireKnown(stream, "copyHostToDevice");
+  engine_->requireKnown(stream);
   const bool pinned = pinned_memory_->holds(src, bytes);
   if (captured(stream, Copy{dst, src, bytes}, !pinned)) return;
   if (pinned) return enqueueCopy(stream, Copy{dst, src, bytes});
@@ -320,7 +319,7 @@ void TestdevBackend::copyHostToDevice(void* dst, const void* src, std::size_t by
 
 void TestdevBackend::copyDeviceToHost(void* dst, const void* src, std::size_t bytes,
                                       Stream stream) {
-  engine_->requireKnown(stream, "copyDeviceToHost");
+  engine_->requireKnown(stream);
   const bool pinned = pinned_memory_->holds(dst, bytes);
   if (captured(stream, Copy{dst, src, bytes}, !pinned)) return;
   enqueueCopy(stream, Copy{dst, src, bytes});
@@ -330,7 +329,7 @@ void TestdevBackend::copyDeviceToHost(void* dst, const void* src, std::size_t by
 
 void TestdevBackend::copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
                                         Stream stream) {
-  engine_->requireKnown(stream, "copyDeviceToDevice");
+  engine_->requireKnown(stream);
   const Copy copy{dst, src, bytes};
   if (captured(stream, copy, false)) return;
   if (options_.defect != Defect::DeviceToDeviceWritesWrongBytes)

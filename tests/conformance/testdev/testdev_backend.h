@@ -157,8 +157,8 @@ class TestdevBackend final : public accel::adapter::Backend {
   };
 
   // The mark of recorded event `event` (null if never recorded); throws
-  // InvalidArgument naming `what` for an unknown id.
-  [[nodiscard]] std::shared_ptr<Mark> markOf(std::uint64_t event, const char* what);
+  // InvalidArgument for an unknown id.
+  [[nodiscard]] std::shared_ptr<Mark> markOf(std::uint64_t event);
   // Graph `id` in one of `phases`, graph_mutex_ held; InvalidArgument for an
   // unknown id, DeviceError for a wrong phase.
   Graph& graph(std::uint64_t id, const char* what, std::initializer_list<Phase> phases);
