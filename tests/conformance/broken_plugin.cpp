@@ -1,11 +1,27 @@
-// Deliberately broken backends as plugins, for showing that `accel check`
-// fails and names the broken hook. Built once per defect; the build sets
-// BROKEN_TYPE (the device type name) and BROKEN_DEFECT (a Defect value).
-#include "accel/plugin.h"
-#include "minimal_backend.h"
+// Deliberately broken backends as plugins of the C boundary, for showing
+// that `accel check` fails and names the broken hook, and that `accel info`
+// and `accel check` survive a driver that crashes or hangs. Each is the
+// testdev backend (testdev/testdev_backend.h) with one testdev::Defect,
+// written on the adapter and linking nothing of libaccel.so. Built once
+// per defect; the build sets BROKEN_TYPE (the device type name) and
+// BROKEN_DEFECT (a testdev::Defect value).
+#include <memory>
 
-ACCEL_DEFINE_PLUGIN(BROKEN_TYPE, "0.1.0", [](accel::Registrar& registrar) {
-  using namespace accel::conformance::testing;
-  registrar.registerHooks(makeMinimalBackend(registrar.registerDeviceType(BROKEN_TYPE), 2,
-                                             Defect::BROKEN_DEFECT));
-});
+#include "accel/plugin_adapter.h"
+#include "testdev/testdev_backend.h"
+
+namespace {
+
+void registerBroken(accel::adapter::Registrar& registrar) {
+  testdev::Options options;
+  options.defect = testdev::Defect::BROKEN_DEFECT;
+  // Ignoring setCurrentDevice needs a backend that keeps the current device.
+  options.keeps_current = options.defect == testdev::Defect::SetCurrentDeviceIgnored;
+  registrar.registerBackend(BROKEN_TYPE,
+                            std::make_unique<testdev::TestdevBackend>(options),
+                            testdev::kAllGroups);
+}
+
+}  // namespace
+
+ACCEL_DEFINE_PLUGIN_ADAPTER(BROKEN_TYPE, "0.2.0", registerBroken);

@@ -1,13 +1,9 @@
 #include "minimal_backend.h"
 
-#include <unistd.h>
-
 #include <array>
 #include <atomic>
-#include <csignal>
 #include <cstdint>
 #include <cstdlib>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,23 +19,6 @@
 
 namespace accel::conformance::testing {
 namespace {
-
-// Blocks for good: reads a pipe whose write end stays open and unwritten.
-void blockForever() {
-  int never_written[2];
-  if (::pipe(never_written) != 0) std::abort();
-  char byte;
-  while (::read(never_written[0], &byte, 1) != 0) {
-  }
-}
-
-// What a broken driver does while listing devices (Defect::DiscoveryCrashes,
-// DiscoveryHangs); `count` otherwise.
-int discoverDevices(Defect defect, int count) {
-  if (defect == Defect::DiscoveryCrashes) std::raise(SIGSEGV);
-  if (defect == Defect::DiscoveryHangs) blockForever();
-  return count;
-}
 
 // Current device per thread, one slot per device type id (zero until set).
 thread_local std::array<DeviceIndex, 256> tl_current_device{};
@@ -103,27 +82,19 @@ class MinimalHooks final : public AcceleratorHooks {
 
  protected:
   bool isBuiltImpl() const override { return true; }
-  bool isAvailableImpl() const override { return discover() > 0; }
-  int deviceCountImpl() const override { return discover(); }
+  bool isAvailableImpl() const override { return count_ > 0; }
+  int deviceCountImpl() const override { return count_; }
   DeviceIndex getCurrentDeviceImpl() const override {
     return tl_current_device[static_cast<std::uint8_t>(deviceType())];
   }
   void setCurrentDeviceImpl(DeviceIndex index) override {
-    if (defect_ == Defect::SetCurrentDeviceIgnored) return;
     tl_current_device[static_cast<std::uint8_t>(deviceType())] = index;
   }
-  void initImpl() override {
-    if (defect_ == Defect::InitHangs) blockForever();
-  }
+  void initImpl() override {}
   bool hasPrimaryContextImpl(DeviceIndex index) const override {
     return primary_[index].load(std::memory_order_acquire);
   }
   const Generator& getDefaultGeneratorImpl(DeviceIndex index) override {
-    if (defect_ == Defect::DefaultGeneratorNotCached) {
-      // A new generator per call, kept alive as the hook's lifetime requires.
-      std::lock_guard<std::mutex> lock(uncached_mutex_);
-      return uncached_.emplace_back(getNewGeneratorImpl(index));
-    }
     return generators_.get(index);
   }
   Generator getNewGeneratorImpl(DeviceIndex index) override {
@@ -192,14 +163,10 @@ class MinimalHooks final : public AcceleratorHooks {
     return address < it->first + allocation->size ? allocation : nullptr;
   }
 
-  int discover() const { return discoverDevices(defect_, count_); }
-
   const int count_;
   const Defect defect_;
   std::unique_ptr<std::atomic<bool>[]> primary_;
   DefaultGenerators generators_;
-  std::mutex uncached_mutex_;
-  std::deque<Generator> uncached_;  // DefaultGeneratorNotCached's handouts
   RangeAllocator pinned_;
   std::vector<std::unique_ptr<RangeAllocator>> device_allocators_;
   mutable std::mutex mutex_;

@@ -24,23 +24,10 @@ namespace accel::conformance::testing {
 // The contract a MinimalHooks breaks on purpose.
 enum class Defect {
   None,
-  SetCurrentDeviceIgnored,    // setCurrentDevice does nothing
-  DefaultGeneratorNotCached,  // getDefaultGenerator returns a new generator per call
   // Declares the device and streams groups and implements them, except
   // getDefaultStreamImpl and getNewStreamImpl: cases about other hooks that
   // use those two must blame them, not the hook under test.
   StreamsWithoutDefaultOrNewStream,
-  // Discovery (isAvailable, deviceCount) kills the process with SIGSEGV, as a
-  // driver that crashes while listing devices: `accel info` and `accel
-  // check` must survive it (docs/lifecycle.md, "Discovery").
-  DiscoveryCrashes,
-  // Discovery blocks for good (reading a pipe nobody writes), as a driver
-  // that hangs while loading.
-  DiscoveryHangs,
-  // Discovery answers, then initialisation blocks for good: no bound of the
-  // library covers it, only the separate process of `accel info` and `accel
-  // check`.
-  InitHangs,
 };
 
 // Registers device type `type_name` with a MinimalHooks of `device_count`

@@ -11,6 +11,7 @@ from conftest import RunPython
 import accel
 
 TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN", "")
+NODEVICE = os.environ.get("ACCEL_TEST_NODEVICE_PLUGIN", "")
 OPENREG = os.environ.get("ACCEL_TEST_OPENREG_PLUGIN", "")
 MINIMAL_C = os.environ.get("ACCEL_TEST_MINIMAL_C_PLUGIN", "")
 MINIMAL_CFUTURE = os.environ.get("ACCEL_TEST_MINIMAL_CFUTURE_PLUGIN", "")
@@ -143,12 +144,12 @@ def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(
         assert f"speaks plugin API 1.0 to {_abi_version()}" in text
 
 
-@pytest.mark.skipif(not TESTDEV, reason="the testdev plugin is built with the C++ tests")
+@pytest.mark.skipif(not NODEVICE, reason="the nodevice plugin is built with the C++ tests")
 def test_record_of_a_plugin_of_the_cxx_entry_has_no_abi(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         record = accel.load_backend(%r)
         print(record["abi"], record["plugin_api_version"] > 0)
-    """ % TESTDEV, env={"ACCEL_AUTOLOAD": "0"})
+    """ % NODEVICE, env={"ACCEL_AUTOLOAD": "0"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["None", "True"]
