@@ -1,7 +1,6 @@
 // accel._C._openreg: openreg's extras beyond the hooks (registration, fills,
 // fault injection, execution units) and its copy function for Buffer copies.
 // Built only with the openreg backend.
-#include <dlfcn.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 
@@ -97,14 +96,7 @@ void bindOpenReg(py::module_& m) {
       "Registers the openreg hooks (once per process; no device is touched).");
   o.def(
       "library_path",
-      [] {
-        Dl_info info{};
-        if (dladdr(reinterpret_cast<void*>(&openreg::registerBackend), &info) == 0 ||
-            info.dli_fname == nullptr) {
-          return std::string();
-        }
-        return std::string(info.dli_fname);
-      },
+      [] { return openreg::pluginPath(); },
       "Path of the libaccel_openreg.so this module uses.");
   defOpenRegFill<false>(
       o, "low", "high",
