@@ -53,7 +53,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/accel
 # In a plugin directory of its own, a plugin finds libaccel.so through its rpath.
 file(RELATIVE_PATH accel_plugin_to_libdir
   /prefix/${ACCEL_INSTALL_PLUGINDIR} /prefix/${CMAKE_INSTALL_LIBDIR})
-foreach(plugin IN ITEMS accel_openreg accel_cuda accel_opencl)
+foreach(plugin IN ITEMS accel_openreg_plugin accel_cuda accel_opencl)
   if(NOT TARGET ${plugin})
     continue()
   endif()
@@ -71,9 +71,11 @@ if(TARGET accel_opencl)
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development FILES_MATCHING PATTERN "*.h")
 endif()
 if(TARGET accel_openreg)
-  # openreg is also a library that programs link: accelhooks::accel_openreg.
-  install(TARGETS accel_openreg EXPORT accelhooksTargets
+  # openreg is also an API that programs link: accelhooks::accel_openreg, a
+  # static library over the core and the plugin (which it links).
+  install(TARGETS accel_openreg_plugin accel_openreg EXPORT accelhooksTargets
     LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/openreg/include/accel
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}

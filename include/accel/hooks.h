@@ -294,6 +294,14 @@ class ACCEL_API AcceleratorHooks {
   // allocated and reserved bytes, allocations, segments, device allocs and
   // frees. NotSupported from a backend without a pinned cache.
   [[nodiscard]] MemoryStats hostMemoryStats() const;
+  // For a backend's own asynchronous copies outside the copies hooks
+  // (openreg's copyAsync): notes that `stream` uses the block of the core's
+  // pinned cache that holds `host`, as the copies hooks do, so that the
+  // block, once freed, is reused only after the stream's work at the free
+  // completed. False, changing nothing, when no block of this backend's
+  // core pinned cache holds `host`. Thread-safe; throws what recording the
+  // stream throws (std::bad_alloc).
+  bool recordPinnedStreamUse(const void* host, Stream stream) const;
 
   // ---- memory_history group ----
   void recordMemoryHistory(const MemoryHistoryOptions& options);

@@ -191,12 +191,15 @@ class Registrar {
 namespace detail {
 
 // The entry's negotiation: the lower of the core's newest version and this
-// header's; refused below 1.0 or across a major version.
+// header's; refused below the plugin's floor (MAJOR.oldest_minor) or across
+// a major version.
 inline accel_status negotiate(const accel_core_offer* offer, accel_plugin_answer* answer,
                               const char* name, const char* version,
-                              accel_status (*register_backends)(accel_core*)) noexcept {
+                              accel_status (*register_backends)(accel_core*),
+                              std::uint32_t oldest_minor = 0) noexcept {
   constexpr std::uint32_t kNewest = ACCEL_PLUGIN_ABI_CURRENT;
-  constexpr std::uint32_t kOldest = ACCEL_PLUGIN_ABI_VERSION(ACCEL_PLUGIN_ABI_MAJOR, 0);
+  const std::uint32_t kOldest =
+      ACCEL_PLUGIN_ABI_VERSION(ACCEL_PLUGIN_ABI_MAJOR, oldest_minor);
   if (offer == nullptr || answer == nullptr ||
       !ACCEL_ABI_HAS_FIELD(accel_core_offer, offer->struct_size, services) ||
       offer->services == nullptr) {
@@ -214,8 +217,8 @@ inline accel_status negotiate(const accel_core_offer* offer, accel_plugin_answer
       offer->newest_version < kNewest ? offer->newest_version : kNewest;
   if (speak < kOldest || ACCEL_PLUGIN_ABI_MAJOR_OF(speak) != ACCEL_PLUGIN_ABI_MAJOR) {
     return report(ACCEL_ERROR_VERSION,
-                  "the plugin's adapter speaks only the major version of the headers it "
-                  "was built with (its range is in the load report)");
+                  "the plugin needs a plugin API version between its floor and the "
+                  "headers it was built with (its range is in the load report)");
   }
   ACCEL_ADAPTER_ANSWER_(version, speak);
   ACCEL_ADAPTER_ANSWER_(register_backends, register_backends);
@@ -233,17 +236,26 @@ inline accel_status negotiate(const accel_core_offer* offer, accel_plugin_answer
 // at global or namespace scope. `register_function` is a
 // `void(accel::adapter::Registrar&)` function that may throw. A macro
 // because the entry must be an exported C function with a fixed name.
-#define ACCEL_DEFINE_PLUGIN_ADAPTER(plugin_name, plugin_version, register_function)     \
-  extern "C" ACCEL_PLUGIN_EXPORT accel_status accel_plugin_negotiate(                   \
-      const accel_core_offer* offer, accel_plugin_answer* answer) {                     \
-    return ::accel::adapter::detail::negotiate(                                         \
-        offer, answer, (plugin_name), (plugin_version), [](accel_core* core) noexcept { \
-          return ::accel::adapter::detail::guard([&] {                                  \
-            ::accel::adapter::Registrar registrar(core);                                \
-            (register_function)(registrar);                                             \
-          });                                                                           \
-        });                                                                             \
-  }                                                                                     \
-  static_assert(true, "ACCEL_DEFINE_PLUGIN_ADAPTER requires a semicolon")
+// ACCEL_DEFINE_PLUGIN_ADAPTER_SINCE(..., oldest_minor) is the same entry for
+// a plugin that needs plugin API MAJOR.oldest_minor or later (services a
+// minor version added): an older core refuses it at negotiation, both
+// ranges named, instead of it failing later.
+#define ACCEL_DEFINE_PLUGIN_ADAPTER_SINCE(plugin_name, plugin_version,     \
+                                          register_function, oldest_minor) \
+  extern "C" ACCEL_PLUGIN_EXPORT accel_status accel_plugin_negotiate(      \
+      const accel_core_offer* offer, accel_plugin_answer* answer) {        \
+    return ::accel::adapter::detail::negotiate(                            \
+        offer, answer, (plugin_name), (plugin_version),                    \
+        [](accel_core* core) noexcept {                                    \
+          return ::accel::adapter::detail::guard([&] {                     \
+            ::accel::adapter::Registrar registrar(core);                   \
+            (register_function)(registrar);                                \
+          });                                                              \
+        },                                                                 \
+        (oldest_minor));                                                   \
+  }                                                                        \
+  static_assert(true, "ACCEL_DEFINE_PLUGIN_ADAPTER_SINCE requires a semicolon")
+#define ACCEL_DEFINE_PLUGIN_ADAPTER(plugin_name, plugin_version, register_function) \
+  ACCEL_DEFINE_PLUGIN_ADAPTER_SINCE(plugin_name, plugin_version, register_function, 0)
 
 #endif  // ACCEL_PLUGIN_ADAPTER_H

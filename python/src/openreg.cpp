@@ -2,7 +2,6 @@
 // fills, fault injection, execution units), a module of its own that
 // accel/openreg/__init__.py wraps (backend_modules.h). Built only with the
 // openreg backend.
-#include <dlfcn.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 
@@ -98,14 +97,7 @@ void bindOpenRegModule(py::module_& o) {
       "Registers the openreg hooks (once per process; no device is touched).");
   o.def(
       "library_path",
-      [] {
-        Dl_info info{};
-        if (dladdr(reinterpret_cast<void*>(&openreg::registerBackend), &info) == 0 ||
-            info.dli_fname == nullptr) {
-          return std::string();
-        }
-        return std::string(info.dli_fname);
-      },
+      [] { return openreg::pluginPath(); },
       "Path of the libaccel_openreg.so this module uses.");
   defOpenRegFill<false>(
       o, "low", "high",

@@ -57,7 +57,6 @@ TEST_F(OpenRegFaultTest, DeviceIsLostAfterNOperationsAndStaysLost) {
   EXPECT_THROW(hooks().synchronizeStream(stream), accel::DeviceError);
   EXPECT_THROW((void)hooks().queryStream(stream), accel::DeviceError);
   EXPECT_THROW(hooks().deviceSynchronize(3), accel::DeviceError);
-  EXPECT_THROW((void)hooks().memoryStats(3), accel::DeviceError);
   EXPECT_THROW((void)hooks().getDeviceProperties(3), accel::DeviceError);
   EXPECT_THROW(accel::openreg::copy(&value, buffer.get(), sizeof(int)),
                accel::DeviceError);

@@ -1,6 +1,7 @@
-// openreg's own API owns its runtime: it initialises it without the context,
-// so using openreg registers nothing and never autoloads plugins. This program
-// never calls registerBackend(); ctest runs each test in a fresh process.
+// openreg's own API registers the plugin this program links through its entry
+// (accel_core_load_entry), never through plugin autoload, and uses the core's
+// allocator. This program never calls registerBackend() itself; ctest runs
+// each test in a fresh process.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,7 +12,7 @@
 
 namespace {
 
-TEST(OpenRegRuntimeTest, DirectApiInitialisesWithoutTheContextOrAutoload) {
+TEST(OpenRegRuntimeTest, DirectApiRegistersTheLinkedPluginWithoutAutoload) {
   const accel::DeviceType openreg = accel::openreg::deviceType();
   if (accel::isHooksRegistered(openreg) ||
       accel::autoloadState() != accel::AutoloadState::NotRun) {
@@ -28,8 +29,13 @@ TEST(OpenRegRuntimeTest, DirectApiInitialisesWithoutTheContextOrAutoload) {
   EXPECT_THROW((void)accel::openreg::allocate(64, 0), accel::OutOfMemory);
 
   EXPECT_EQ(accel::autoloadState(), accel::AutoloadState::NotRun);
-  EXPECT_FALSE(accel::isHooksRegistered(openreg));
-  EXPECT_FALSE(accel::globalContext().isInitialized(openreg));
+  EXPECT_TRUE(accel::isHooksRegistered(openreg));
+  bool through_entry = false;
+  for (const accel::PluginRecord& record : accel::pluginReport()) {
+    through_entry |= record.source == "accel_core_load_entry" &&
+                     record.status == accel::PluginStatus::Loaded;
+  }
+  EXPECT_TRUE(through_entry) << "registered through the plugin's entry";
   ::unsetenv("ACCEL_PLUGINS");
 }
 

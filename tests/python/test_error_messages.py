@@ -47,7 +47,9 @@ def test_an_error_wrapping_another_keeps_both_locations_out_of_its_message() -> 
     error = _error(lambda: accel.empty(4096, device="openreg:0"), accel.OutOfMemoryError)
     text = _in_python_words(error)
     assert "fault injection" in text
-    assert error.cpp_location.startswith("backends/openreg/")
+    # The core's cache took its out-of-memory path for the plugin's refusal
+    # (the plugin boundary carries the reason, not a C++ location).
+    assert error.cpp_location.startswith("src/core/")
 
 
 def test_elapsed_time_without_timing_names_pythons_argument() -> None:

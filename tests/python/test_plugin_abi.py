@@ -28,6 +28,8 @@ def test_import_refuses_each_bad_c_plugin_and_loads_the_rest(run_python: RunPyth
     result = run_python("""
         import accel
         for record in accel.plugin_report():
+            if record["source"] == "accel_core_load_entry":
+                continue  # openreg, which accel links, registered through its entry
             print(record["ok"], bool(record["detail"]), record["path"])
         for name in ("abitest_v1_0", "abitest_v1_1", "abitest_v1_2", "abitest_next_minor"):
             buffer = accel.empty(64, name + ":1")

@@ -151,7 +151,8 @@ def test_truncated_plugin_next_to_libaccel_is_skipped_and_import_survives(tmp_pa
     probe = """
 import accel
 for r in accel.plugin_report():
-    print(r["path"].rsplit("/", 1)[1], r["status"].replace(" ", "_"))
+    if r["source"] != "accel_core_load_entry":  # openreg, linked
+        print(r["path"].rsplit("/", 1)[1], r["status"].replace(" ", "_"))
 """
     out = subprocess.run([sys.executable, "-c", probe],
                          env=_discovery_env(LD_LIBRARY_PATH=str(lib)),

@@ -1,7 +1,5 @@
 #include "device_faults.h"
 
-#include "accel/error.h"
-
 namespace accel::openreg::detail {
 
 void DeviceFaults::beginOperation(std::string_view what) {
@@ -38,8 +36,8 @@ void DeviceFaults::clear() noexcept {
 
 void DeviceFaults::throwLost(std::string_view what) const {
   const std::uint64_t after = configured_.load(std::memory_order_relaxed);
-  throw DeviceError(accel::detail::concat(
-      what, ": ", device_, " is lost (fault injection: lost after ",
+  throw DeviceError(concat(
+      what, ": ", DeviceName{device_}, " is lost (fault injection: lost after ",
       after == kNoLimit ? std::string("a set number of") : std::to_string(after),
       " operations); every later call that reaches it fails and its queued work was "
       "dropped. Handle the error as a device failure; in tests, "

@@ -15,13 +15,13 @@
 #include <limits>
 #include <string_view>
 
-#include "accel/device.h"
+#include "types.h"
 
 namespace accel::openreg::detail {
 
 class DeviceFaults {
  public:
-  explicit DeviceFaults(Device device) noexcept : device_(device) {}
+  explicit DeviceFaults(DeviceIndex device) noexcept : device_(device) {}
 
   // Counts one operation. Throws DeviceError, naming `what`, if the device is
   // lost or this operation is the one that loses it.
@@ -48,7 +48,7 @@ class DeviceFaults {
 
   [[noreturn]] void throwLost(std::string_view what) const;
 
-  Device device_;
+  DeviceIndex device_;
   std::atomic<bool> lost_{false};
   std::atomic<std::uint64_t> remaining_{kNoLimit};
   std::atomic<std::uint64_t> configured_{kNoLimit};  // for the message

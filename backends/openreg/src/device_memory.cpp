@@ -5,11 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "accel/error.h"
-#include "accel/memory/size_rules.h"
-
 namespace accel::openreg::detail {
-DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
+DeviceMemory::DeviceMemory(DeviceIndex device, std::byte* base, std::size_t capacity,
                            std::size_t page_size) noexcept
     : device_(device), base_(base), capacity_(capacity), page_size_(page_size) {
   if (capacity_ > 0) {
@@ -20,52 +17,30 @@ DeviceMemory::DeviceMemory(Device device, std::byte* base, std::size_t capacity,
 
 // ---- allocations ----
 
-void DeviceMemory::throwOutOfMemory(const OutOfMemory& e, std::size_t bytes) const {
-  if (!capacityRefuses(bytes)) throw e;
-  throw OutOfMemory(accel::detail::concat(
-      e.message(),
-      " (openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for more)"));
-}
-
-bool DeviceMemory::capacityRefuses(std::size_t bytes) const noexcept {
-  if (bytes > capacity_) return true;
-  // The segment the allocator asks for (before any rounding setting, which
-  // only makes it larger), against what the device has left now that the
-  // out-of-memory path has returned the cache.
-  const std::size_t needed = memory::segmentSize(memory::roundSize(bytes));
-  return needed > capacity_ - backedBytes();
-}
-
-void DeviceMemory::failAllocation(std::size_t bytes, StreamId stream) {
-  allocator_->failAsOutOfMemory(device_.index(), bytes, Stream(device_, stream));
-}
-
-AllocationRef DeviceMemory::resolve(const void* ptr, std::size_t bytes,
-                                    std::string_view what) {
-  memory::BlockUse use = allocator_->useBlock(device_.index(), ptr);
-  if (!use) {
-    const std::optional<memory::BlockInfo> found =
-        allocator_->findBlock(device_.index(), ptr);
-    ACCEL_CHECK(found.has_value(), InvalidArgument, what, ": ", ptr, " is in ", device_,
-                "'s address range but not in any of its allocations; pass memory "
-                "allocated on ",
-                device_);
-    throw InvalidArgument(accel::detail::concat(
-        what, ": ", ptr, " is in an allocation of ", device_,
-        " that was already freed (use after free); keep the DataPtr alive while its "
-        "memory is used"));
-  }
+AllocationRef DeviceMemory::resolve(const adapter::Core& core, const void* ptr,
+                                    std::size_t bytes, std::string_view what) {
+  adapter::BlockLookup found = core.useBlock(ptr);
+  ACCEL_ADAPTER_CHECK(found.state != ACCEL_BLOCK_NONE, InvalidArgument, what, ": ", ptr,
+                      " is in ", DeviceName{device_},
+                      "'s address range but not in any of its allocations; pass memory "
+                      "allocated on ",
+                      DeviceName{device_});
+  ACCEL_ADAPTER_CHECK(found.state == ACCEL_BLOCK_LIVE, InvalidArgument, what, ": ", ptr,
+                      " is in an allocation of ", DeviceName{device_},
+                      " that was already freed (use after free); keep the DataPtr alive "
+                      "while its memory is used");
   // Bounds are those the user asked for, not the rounded block: a reference
   // backend should catch the overrun a real device might forgive.
-  const std::size_t requested = use.info().requested;
-  const std::size_t offset =
-      static_cast<const std::byte*>(ptr) - static_cast<const std::byte*>(use.info().base);
+  const std::size_t requested = found.block.bytes;
+  const std::size_t offset = static_cast<const std::byte*>(ptr) -
+                             static_cast<const std::byte*>(found.block.base);
   const std::size_t available = offset < requested ? requested - offset : 0;
-  ACCEL_CHECK(bytes <= available && offset < requested, InvalidArgument, what, ": ",
-              bytes, " bytes from ", ptr, " run past the end of its allocation on ",
-              device_, " (", requested, " bytes, ", available,
-              " of them from this pointer on); check the size and the offset");
-  return AllocationRef(this, std::move(use));
+  ACCEL_ADAPTER_CHECK(bytes <= available && offset < requested, InvalidArgument, what,
+                      ": ", bytes, " bytes from ", ptr,
+                      " run past the end of its allocation on ", DeviceName{device_},
+                      " (", requested, " bytes, ", available,
+                      " of them from this pointer on); check the size and the offset");
+  return AllocationRef(this, std::move(found.use), found.block);
 }
 
 void DeviceMemory::grantAccess(const AllocationRef& allocation) {
@@ -81,8 +56,8 @@ void DeviceMemory::grantAccess(const AllocationRef& allocation) {
       0) {
     const int error = errno;
     open_.erase(first);
-    throw DeviceError(accel::detail::concat(
-        "openreg could not open ", allocation.size(), " bytes of ", device_,
+    throw DeviceError(concat(
+        "openreg could not open ", allocation.size(), " bytes of ", DeviceName{device_},
         " memory for an operation: mprotect failed: ", std::strerror(error),
         " (with vm.overcommit_memory=2 or a low vm.max_map_count, lower "
         "ACCEL_OPENREG_MEMORY or free allocations)"));
@@ -219,34 +194,31 @@ void DeviceMemory::giveRange(std::size_t offset, std::size_t size) {
 
 // ---- DeviceSegments ----
 
-void* DeviceSegments::allocateSegment(DeviceIndex index, std::size_t bytes) {
+void* DeviceSegments::allocate(std::int8_t index, std::size_t bytes) {
   DeviceMemory* device = find(index);
   return device != nullptr ? device->takeSegment(bytes) : nullptr;
 }
 
-void DeviceSegments::freeSegment(DeviceIndex index, void* ptr,
-                                 std::size_t bytes) noexcept {
+void DeviceSegments::free(std::int8_t index, void* ptr, std::size_t bytes) noexcept {
   at(index).returnSegment(ptr, bytes);
 }
 
-memory::SegmentSource::DeviceMemoryInfo DeviceSegments::memoryInfo(
-    DeviceIndex index) const noexcept {
+adapter::MemoryInfo DeviceSegments::info(std::int8_t index) const noexcept {
   const DeviceMemory* device = find(index);
   if (device == nullptr) return {};
   return {device->capacity(), device->capacity() - device->backedBytes()};
 }
 
-void* DeviceSegments::reserveAddressRange(DeviceIndex index, std::size_t bytes) {
+void* DeviceSegments::reserve(std::int8_t index, std::size_t bytes) {
   DeviceMemory* device = find(index);
   return device != nullptr ? device->reserveRange(bytes) : nullptr;
 }
 
-void DeviceSegments::releaseAddressRange(DeviceIndex index, void* base,
-                                         std::size_t bytes) noexcept {
+void DeviceSegments::release(std::int8_t index, void* base, std::size_t bytes) noexcept {
   at(index).releaseRange(base, bytes);
 }
 
-bool DeviceSegments::mapPages(DeviceIndex index, void* /*address*/, std::size_t bytes) {
+bool DeviceSegments::map(std::int8_t index, void* /*address*/, std::size_t bytes) {
   // The pages exist (the range is reserved PROT_NONE, MAP_NORESERVE); mapping
   // is the capacity accounting. Host pages appear when an operation first
   // writes them and go back on unmap.
@@ -254,8 +226,7 @@ bool DeviceSegments::mapPages(DeviceIndex index, void* /*address*/, std::size_t 
   return device != nullptr && device->mapPages(bytes);
 }
 
-void DeviceSegments::unmapPages(DeviceIndex index, void* address,
-                                std::size_t bytes) noexcept {
+void DeviceSegments::unmap(std::int8_t index, void* address, std::size_t bytes) noexcept {
   at(index).unmapPages(address, bytes);
 }
 

@@ -2,15 +2,14 @@
 // raw segments and pages the core caching allocator draws from it, and the
 // host access that operations open on the blocks they name.
 //
-// Allocation goes through the core CachingAllocator (accel/memory): openreg
-// only supplies raw memory (DeviceSegments, the SegmentSource below), so the
-// rounding, pools, stream-aware reuse, private pools of graphs, expandable
-// segments, OOM path, stats, history and snapshots are the core's. openreg
-// keeps no record of its own per allocation: the DataPtr a user gets is the
-// core's, handed out by the core's kit::CachingDeviceAllocator (runtime.h),
-// and the checks on copies and kernels (use after free, bounds) read the
-// core's block map (CachingAllocator::useBlock), so an allocate+free pair
-// costs what the core's does.
+// Allocation is the core's: its caching allocator draws segments and pages
+// from openreg across the C plugin boundary (accel/plugin_abi.h) through
+// DeviceSegments below, an adapter::Memory, so the rounding, pools,
+// stream-aware reuse, private pools of graphs, expandable segments, OOM path,
+// stats, history and snapshots are the core's, and an allocate+free pair
+// costs what the core's does. openreg keeps no record of its own per
+// allocation: the checks on copies and kernels (use after free, bounds) ask
+// the core for a use of the block (Core::useBlock).
 //
 // The device owns a slice of an address range that openreg reserves at
 // start-up with PROT_NONE. The slice spans kAddressSpanFactor × the device's
@@ -30,7 +29,7 @@
 // pages 4 KiB).
 //
 // Work that names a block holds an AllocationRef, a use of the core's block
-// (memory::BlockUse): a block freed by the user while work on it is pending
+// (Core::useBlock): a block freed by the user while work on it is pending
 // is not reused until that work is done (it still counts as allocated
 // meanwhile), and a block named by a captured graph stays out of the cache
 // until the graph is reset or destroyed.
@@ -38,25 +37,23 @@
 // Thread-safety: all members are thread-safe. The raw-memory functions run
 // under the caching allocator's device lock and take only the arena's own
 // lock (a leaf); the open-block lock is never held while calling the
-// allocator. Lifetime: never destroyed (the runtime that owns it is leaked on
+// core. Lifetime: never destroyed (the runtime that owns it is leaked on
 // purpose).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "accel/allocator.h"
-#include "accel/device.h"
-#include "accel/error.h"
-#include "accel/memory/caching_allocator.h"
-#include "accel/memory/segment_source.h"
-#include "accel/stream.h"
+#include "accel/adapter/backend.h"
+#include "accel/adapter/core.h"
+#include "types.h"
 
 namespace accel::openreg::detail {
 
@@ -68,71 +65,45 @@ inline constexpr std::size_t kAddressSpanFactor = 4;
 
 // A counted reference to a live allocation, held by work that names it
 // (queued, running or captured): the core keeps the block out of its cache
-// while any lives. Copyable (each copy counts).
+// while any lives. Copyable (copies share one use of the core's).
 class AllocationRef {
  public:
   AllocationRef() noexcept = default;
-  AllocationRef(DeviceMemory* owner, memory::BlockUse use) noexcept
-      : owner_(owner), use_(std::move(use)) {}
+  AllocationRef(DeviceMemory* owner, adapter::BlockUse use, adapter::Block block)
+      : owner_(owner),
+        use_(std::make_shared<const adapter::BlockUse>(std::move(use))),
+        block_(block) {}
 
   [[nodiscard]] DeviceMemory* owner() const noexcept { return owner_; }
   [[nodiscard]] std::byte* data() const noexcept {
-    return static_cast<std::byte*>(use_.info().base);
+    return static_cast<std::byte*>(block_.base);
   }
   // The bytes an operation may touch: the request rounded up to the
   // allocator's 512-byte quantum.
   [[nodiscard]] std::size_t size() const noexcept {
-    return (use_.info().requested + 511) / 512 * 512;
+    return (block_.bytes + 511) / 512 * 512;
   }
 
  private:
   DeviceMemory* owner_ = nullptr;
-  memory::BlockUse use_;
+  std::shared_ptr<const adapter::BlockUse> use_;
+  adapter::Block block_;  // bytes: what the block's owner asked for
 };
 
 class DeviceMemory {
  public:
   // Manages [base, base + capacity × kAddressSpanFactor), backing at most
   // `capacity` bytes (a multiple of page_size) at once.
-  DeviceMemory(Device device, std::byte* base, std::size_t capacity,
+  DeviceMemory(DeviceIndex device, std::byte* base, std::size_t capacity,
                std::size_t page_size) noexcept;
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
 
-  // The caching allocator serving this device; set once at init, before use.
-  void attach(memory::CachingAllocator& allocator) noexcept { allocator_ = &allocator; }
-
-  // A new allocation of at least `bytes` (> 0) on `stream` (its private pool
-  // while that stream captures a graph). Throws OutOfMemory from the
-  // allocator's OOM path.
-  [[nodiscard]] DataPtr allocate(std::size_t bytes, StreamId stream) {
-    // The core's block as it is: its deleter already leaks memory a fork
-    // child inherited (docs/lifecycle.md), and its lookups find the block by
-    // its address.
-    try {
-      return allocator_->allocate(device_.index(), bytes, Stream(device_, stream));
-    } catch (const OutOfMemory& e) {
-      throwOutOfMemory(e, bytes);
-    }
-  }
-  // Fault injection: the allocator's OOM path for `bytes` on `stream`, as if
-  // the device refused it; always throws OutOfMemory.
-  [[noreturn]] void failAllocation(std::size_t bytes, StreamId stream);
-  // Rethrows the allocator's OutOfMemory of a request of `bytes`, with
-  // openreg's advice (ACCEL_OPENREG_MEMORY) where the capacity is what
-  // refuses it (capacityRefuses). Under a memory fraction the allocator
-  // refuses before the device is asked, and its message says to change the
-  // fraction.
-  [[noreturn]] void throwOutOfMemory(const OutOfMemory& e, std::size_t bytes) const;
-  // True when the device cannot back the segment a request of `bytes` needs:
-  // above the capacity, or more than is left unbacked now.
-  [[nodiscard]] bool capacityRefuses(std::size_t bytes) const noexcept;
-
   // The live allocation that contains [ptr, ptr + bytes), referenced.
   // Throws InvalidArgument, naming `what`, for a range that is not inside one
   // live allocation (unallocated, freed, or running past the end).
-  [[nodiscard]] AllocationRef resolve(const void* ptr, std::size_t bytes,
-                                      std::string_view what);
+  [[nodiscard]] AllocationRef resolve(const adapter::Core& core, const void* ptr,
+                                      std::size_t bytes, std::string_view what);
 
   // Opens the block for host access while an operation runs. Throws
   // DeviceError if mprotect fails.
@@ -140,6 +111,7 @@ class DeviceMemory {
   void revokeAccess(const AllocationRef& allocation) noexcept;
 
   // ---- raw memory for DeviceSegments (never throw) ----
+
   // A segment of `bytes` (a multiple of the page size), or nullptr when the
   // device's capacity or address range is used up.
   [[nodiscard]] void* takeSegment(std::size_t bytes) noexcept;
@@ -155,7 +127,7 @@ class DeviceMemory {
 
   [[nodiscard]] std::byte* base() const noexcept { return base_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] Device device() const noexcept { return device_; }
+  [[nodiscard]] DeviceIndex device() const noexcept { return device_; }
 
  private:
   // A free address range of `bytes`, counted as backed memory when `backed`;
@@ -169,11 +141,11 @@ class DeviceMemory {
   // Requires mutex_.
   [[nodiscard]] std::pair<std::uintptr_t, std::uintptr_t> closableRange(
       std::uintptr_t first, std::uintptr_t last) const noexcept;
-  const Device device_;
+
+  const DeviceIndex device_;
   std::byte* const base_;
   const std::size_t capacity_;
   const std::size_t page_size_;
-  memory::CachingAllocator* allocator_ = nullptr;
 
   // Blocks open for host access: base -> {bytes, running operations}.
   struct OpenBlock {
@@ -189,40 +161,55 @@ class DeviceMemory {
   std::size_t backed_ = 0;
 };
 
-// The SegmentSource of openreg's caching allocator: segments and pages from
-// the devices' address ranges. Synchronous-device events (the defaults) are
-// right for openreg: a block reaches the cache only once no queued or
-// captured operation names it.
-class DeviceSegments final : public memory::SegmentSource {
+// The raw memory of openreg's devices as the core's caching allocator draws
+// it: segments and pages from the devices' address ranges. No stream events:
+// a block reaches the cache only once no queued or captured operation names
+// it (AllocationRef), which orders reuse by itself. checkAllocation is the
+// runtime's (lost devices, fork children, injected faults), asked while the
+// runtime diverts a device's allocations (Runtime::refreshDiversion).
+class DeviceSegments final : public adapter::Memory, public adapter::PageMapping {
  public:
-  DeviceSegments(std::vector<DeviceMemory*> devices, std::size_t page_size) noexcept
-      : devices_(std::move(devices)), page_size_(page_size) {}
+  using AllocationCheck = void (*)(DeviceIndex device, std::size_t bytes);
+  DeviceSegments(std::size_t page_size, AllocationCheck check) noexcept
+      : page_size_(page_size), check_(check) {}
+  // The devices, set once by the runtime's init, before the core's caches
+  // (built after the plugin's init) ask for memory.
+  void setDevices(std::vector<DeviceMemory*> devices) noexcept {
+    devices_ = std::move(devices);
+  }
 
-  [[nodiscard]] void* allocateSegment(DeviceIndex index, std::size_t bytes) override;
-  void freeSegment(DeviceIndex index, void* ptr, std::size_t bytes) noexcept override;
-  [[nodiscard]] DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override;
+  void* allocate(std::int8_t device, std::size_t bytes) override;
+  void free(std::int8_t device, void* data, std::size_t bytes) noexcept override;
+  [[nodiscard]] adapter::MemoryInfo info(std::int8_t device) const noexcept override;
+  [[nodiscard]] adapter::PageMapping* pages() noexcept override { return this; }
+  [[nodiscard]] const char* outOfMemoryAdvice() const noexcept override {
+    return "openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for more";
+  }
+  void checkAllocation(std::int8_t device, std::size_t bytes) override {
+    check_(device, bytes);
+  }
+
   [[nodiscard]] std::size_t pageSize() const noexcept override { return page_size_; }
-  [[nodiscard]] void* reserveAddressRange(DeviceIndex index, std::size_t bytes) override;
-  void releaseAddressRange(DeviceIndex index, void* base,
-                           std::size_t bytes) noexcept override;
-  [[nodiscard]] bool mapPages(DeviceIndex index, void* address,
-                              std::size_t bytes) override;
-  void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override;
+  [[nodiscard]] void* reserve(std::int8_t device, std::size_t bytes) override;
+  void release(std::int8_t device, void* base, std::size_t bytes) noexcept override;
+  [[nodiscard]] bool map(std::int8_t device, void* address, std::size_t bytes) override;
+  void unmap(std::int8_t device, void* address, std::size_t bytes) noexcept override;
 
  private:
-  // Device `index`, or null past the devices (the allocator checked the index
-  // against its device count, which is 1 when openreg has no devices).
+  // Device `index`, or null past the devices (the core checked the index
+  // against its device count).
   [[nodiscard]] DeviceMemory* find(DeviceIndex index) const noexcept {
     const auto i = static_cast<std::size_t>(index);
-    return i < devices_.size() ? devices_[i] : nullptr;
+    return index >= 0 && i < devices_.size() ? devices_[i] : nullptr;
   }
-  // Device `index` of a segment or range the allocator got from it.
+  // Device `index` of a segment or range the core got from it.
   [[nodiscard]] DeviceMemory& at(DeviceIndex index) const noexcept {
     return *devices_[static_cast<std::size_t>(index)];
   }
 
   std::vector<DeviceMemory*> devices_;
   std::size_t page_size_;
+  AllocationCheck check_;
 };
 
 }  // namespace accel::openreg::detail

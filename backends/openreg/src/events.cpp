@@ -3,8 +3,6 @@
 #include <string_view>
 #include <thread>
 
-#include "accel/error.h"
-#include "accel/hook_catalogue.h"
 #include "runtime.h"
 
 namespace accel::openreg::detail {
@@ -16,8 +14,8 @@ constexpr std::chrono::microseconds kSpinTime{50};
 
 void refuseCapturing(StreamQueue& queue, HookId hook) {
   if (std::shared_ptr<Capture> capture = queue.capture()) {
-    throw NotSupported(accel::detail::concat(
-        hookInfo(hook).name, "(): ", queue.stream(), " is capturing graph ",
+    throw NotSupported(concat(
+        hookInfo(hook).name, "(): ", StreamName{queue.stream()}, " is capturing graph ",
         capture->graph,
         "; openreg graphs capture a single stream and cannot contain event records or "
         "waits. Record events before ",
@@ -54,9 +52,10 @@ void Events::Event::waitFor(std::uint64_t version) {
 
 EventId Events::create(DeviceIndex index, EventFlags flags) {
   // Its devices are threads of this process: nothing to share.
-  ACCEL_CHECK(!flags.interprocess, NotSupported, "'openreg' does not support ",
-              hookInfo(HookId::createEvent).name,
-              "() with EventFlags interprocess: its events exist in one process only");
+  ACCEL_ADAPTER_CHECK(
+      !flags.interprocess, NotSupported, "'openreg' does not support ",
+      hookInfo(HookId::createEvent).name,
+      "() with EventFlags interprocess: its events exist in one process only");
   (void)runtime_.device(index, hookInfo(HookId::createEvent).name);
   return events_.add([&](EventId id) {
     auto event = std::make_shared<Event>();
@@ -74,23 +73,23 @@ void Events::destroy(EventId event) noexcept {
 
 std::shared_ptr<Events::Event> Events::find(EventId event, HookId hook) const {
   if (std::shared_ptr<Event> found = events_.find(event)) return found;
-  throw InvalidArgument(
-      accel::detail::concat(hookInfo(hook).name, "(): openreg has no event ", event,
-                            " (never created, or destroyed); create one with ",
-                            hookInfo(HookId::createEvent).name));
+  throw InvalidArgument(concat(hookInfo(hook).name, "(): openreg has no event ", event,
+                               " (never created, or destroyed); create one with ",
+                               hookInfo(HookId::createEvent).name));
 }
 
 void Events::record(EventId id, Stream stream) {
   const std::string_view hook = hookInfo(HookId::recordEvent).name;
   std::shared_ptr<Event> event = find(id, HookId::recordEvent);
   StreamQueue& queue = runtime_.queue(stream, hook);
-  ACCEL_CHECK(stream.device.index() == event->device, InvalidArgument, hook, "(): event ",
-              id, " belongs to openreg:", int(event->device),
-              " and cannot be recorded on ", stream,
-              "; record it on a stream of its own device, or create the event on ",
-              stream.device);
+  ACCEL_ADAPTER_CHECK(
+      stream.device == event->device, InvalidArgument, hook, "(): event ", id,
+      " belongs to ", DeviceName{event->device}, " and cannot be recorded on ",
+      StreamName{stream},
+      "; record it on a stream of its own device, or create the event on ",
+      DeviceName{stream.device});
   refuseCapturing(queue, HookId::recordEvent);
-  runtime_.device(stream.device.index(), hook).faults.beginOperation(hook);
+  runtime_.device(stream.device, hook).faults.beginOperation(hook);
   const std::uint64_t version =
       event->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   Operation marker;
@@ -112,7 +111,7 @@ void Events::block(EventId id, Stream stream) {
   refuseCapturing(queue, HookId::blockStream);
   const std::uint64_t target = event->recorded.load(std::memory_order_acquire);
   if (target == 0) return;  // never recorded: nothing to wait for, as in CUDA
-  runtime_.device(stream.device.index(), hook).faults.beginOperation(hook);
+  runtime_.device(stream.device, hook).faults.beginOperation(hook);
   Operation marker;
   marker.name = "event wait";
   marker.is_marker = true;
@@ -142,17 +141,17 @@ double Events::elapsedMilliseconds(EventId start_id, EventId end_id) {
   std::shared_ptr<Event> start = find(start_id, HookId::elapsedTime);
   std::shared_ptr<Event> end = find(end_id, HookId::elapsedTime);
   for (const auto& event : {start, end}) {
-    ACCEL_CHECK(event->flags.enable_timing, InvalidArgument, hook, "(): event ",
-                event->id,
-                " was created without enable_timing; create both events with "
-                "EventFlags{.enable_timing = true}");
+    ACCEL_ADAPTER_CHECK(event->flags.enable_timing, InvalidArgument, hook, "(): event ",
+                        event->id,
+                        " was created without enable_timing; create both events with "
+                        "EventFlags{.enable_timing = true}");
     const std::uint64_t recorded = event->recorded.load(std::memory_order_acquire);
-    ACCEL_CHECK(recorded > 0, InvalidArgument, hook, "(): event ", event->id,
-                " was never recorded; record both events first");
-    ACCEL_CHECK(event->completed.load(std::memory_order_acquire) >= recorded,
-                InvalidArgument, hook, "(): event ", event->id,
-                " has not completed yet; call ", hookInfo(HookId::synchronizeEvent).name,
-                " on it first");
+    ACCEL_ADAPTER_CHECK(recorded > 0, InvalidArgument, hook, "(): event ", event->id,
+                        " was never recorded; record both events first");
+    ACCEL_ADAPTER_CHECK(event->completed.load(std::memory_order_acquire) >= recorded,
+                        InvalidArgument, hook, "(): event ", event->id,
+                        " has not completed yet; call ",
+                        hookInfo(HookId::synchronizeEvent).name, " on it first");
     runtime_.device(event->device, hook).faults.checkNotLost(hook);
   }
   std::chrono::steady_clock::time_point start_time;

@@ -25,10 +25,8 @@
 #include <memory>
 #include <mutex>
 
-#include "accel/event.h"
-#include "accel/hook_catalogue.h"
-#include "accel/stream.h"
 #include "id_table.h"
+#include "types.h"
 
 namespace accel::openreg::detail {
 

@@ -1,12 +1,12 @@
 #include "fork_state.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 
-#include "accel/error.h"
-#include "accel/fork.h"
+#include "types.h"
 
 namespace accel::openreg::detail {
 std::atomic<bool> g_forked_child{false};
@@ -21,25 +21,21 @@ void markForkedChild() noexcept { g_forked_child.store(true, std::memory_order_r
 void installForkHandler() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
-    // Through the core's one atfork registration, so that it runs after the
-    // core has poisoned the hooks of initialised backends.
-    try {
-      registerForkCallbacks({.after_in_child = &markForkedChild});
-    } catch (...) {
-      // Only std::bad_alloc: without the flag a child fails later, in a
-      // worker wait, instead of with a clear DeviceError.
-    }
+    // The plugin's own handler (it links nothing of the core); the core
+    // refuses the hooks of initialised backends in a child by itself, and
+    // this covers openreg's own API.
+    (void)::pthread_atfork(nullptr, nullptr, &markForkedChild);
   });
 }
 
 void checkNotForkedChild(std::string_view what) {
   if (isForkedChild()) [[unlikely]] {
-    throw DeviceError(accel::detail::concat(
-        what, ": openreg was initialised before fork(); this child process (pid ",
-        ::getpid(),
-        ") cannot use it, because the simulated devices' worker threads do not "
-        "survive fork. Initialise openreg after forking, or spawn workers with "
-        "fork+exec"));
+    throw DeviceError(
+        concat(what, ": openreg was initialised before fork(); this child process (pid ",
+               ::getpid(),
+               ") cannot use it, because the simulated devices' worker threads do not "
+               "survive fork. Initialise openreg after forking, or spawn workers with "
+               "fork+exec"));
   }
 }
 

@@ -16,8 +16,8 @@
 
 namespace accel::openreg::detail {
 
-// Registers (accel::registerForkCallbacks) the after-fork child callback
-// that sets the flag. Idempotent.
+// Installs (pthread_atfork) the after-fork child handler that sets the
+// flag. Idempotent.
 void installForkHandler() noexcept;
 
 // Set once, in a fork child; read on hot paths (getDefaultGenerator), so the

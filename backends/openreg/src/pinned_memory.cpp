@@ -3,18 +3,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "accel/error.h"
-#include "fork_state.h"
-#include "runtime.h"
+#include <mutex>
+
+#include "events.h"
 
 namespace accel::openreg::detail {
 
-PinnedMemory& PinnedMemory::instance() noexcept {
-  static PinnedMemory* pinned = new PinnedMemory();  // never destroyed: see lifecycle
-  return *pinned;
-}
-
-void* PinnedMemory::PageSource::allocateSegment(DeviceIndex, std::size_t bytes) {
+void* PinnedPages::allocate(std::int8_t /*device*/, std::size_t bytes) {
   // The cache asks for powers of two of at least 512 B; whole pages keep
   // every block page-aligned and alone on its pages.
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -24,8 +19,8 @@ void* PinnedMemory::PageSource::allocateSegment(DeviceIndex, std::size_t bytes) 
       ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return nullptr;  // the cache frees and retries
   try {
-    Runtime::instance().addresses().insert(memory, length, Device{},
-                                           kit::MemoryKind::Pinned);
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    ranges_.emplace(reinterpret_cast<std::uintptr_t>(memory), length);
   } catch (...) {
     ::munmap(memory, length);
     throw;
@@ -33,70 +28,59 @@ void* PinnedMemory::PageSource::allocateSegment(DeviceIndex, std::size_t bytes) 
   return memory;
 }
 
-void PinnedMemory::PageSource::freeSegment(DeviceIndex, void* ptr, std::size_t) noexcept {
-  kit::AddressMap& addresses = Runtime::instance().addresses();
-  const std::optional<kit::AddressRange> block = addresses.find(ptr);
-  if (!block || !addresses.erase(ptr)) return;
-  ::munmap(ptr, block->size);
+void PinnedPages::free(std::int8_t /*device*/, void* data,
+                       std::size_t /*bytes*/) noexcept {
+  std::size_t length = 0;
+  {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto found = ranges_.find(reinterpret_cast<std::uintptr_t>(data));
+    if (found == ranges_.end()) return;
+    length = found->second;
+    ranges_.erase(found);
+  }
+  ::munmap(data, length);
 }
 
-EventId PinnedMemory::PageSource::recordEvent(Stream stream) {
-  Events& events = Runtime::instance().events();
-  const EventId event = events.create(stream.device.index(), EventFlags{});
+bool PinnedPages::isPinned(const void* ptr) const noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto after = ranges_.upper_bound(address);
+  if (after == ranges_.begin()) return false;
+  const auto& [first, length] = *std::prev(after);
+  return address - first < length;
+}
+
+std::uint64_t PinnedPages::record(Stream stream) {
+  const EventId event = events_.create(stream.device, EventFlags{});
   try {
-    events.record(event, stream);
+    events_.record(event, stream);
   } catch (...) {
-    events.destroy(event);
+    events_.destroy(event);
     throw;
   }
   return event;
 }
 
-bool PinnedMemory::PageSource::eventCompleted(EventId event) noexcept {
+bool PinnedPages::completed(std::uint64_t event) noexcept {
   try {
-    return Runtime::instance().events().query(event);
+    return events_.query(event);
   } catch (...) {
     return true;  // a lost device runs no more work on the block
   }
 }
 
-void PinnedMemory::PageSource::releaseEvent(EventId event) noexcept {
-  Runtime::instance().events().destroy(event);
+void PinnedPages::wait(Stream stream, std::uint64_t event) {
+  events_.block(event, stream);
 }
 
-void PinnedMemory::PageSource::synchronizeEvent(EventId event) {
+void PinnedPages::release(std::uint64_t event) noexcept { events_.destroy(event); }
+
+void PinnedPages::synchronize(std::uint64_t event) {
   try {
-    Runtime::instance().events().synchronize(event);
+    events_.synchronize(event);
   } catch (const DeviceError&) {
     // The device was lost: its work is over, the block is free to go.
   }
 }
-
-DataPtr PinnedMemory::allocate(std::size_t bytes) {
-  // This wrapper, not the core's cache, is what getPinnedMemoryAllocator
-  // hands out, so the fork-child refusal of a kept allocator is openreg's.
-  checkNotForkedChild("pinned allocate");
-  DataPtr cached = cache_.allocate(bytes);
-  if (!cached) return DataPtr(nullptr, nullptr, nullptr, device());
-  void* data = cached.get();
-  auto [context, deleter] = cached.releaseContext();
-  // The cache's deleter is one function for every block; openreg's own
-  // deleter wraps it to keep the fork-child rule below.
-  cache_deleter_.store(deleter, std::memory_order_relaxed);
-  return DataPtr(data, context, &PinnedMemory::free, device());
-}
-
-void PinnedMemory::free(void* context) noexcept {
-  // In a fork child the cache's lock may belong to a thread that no longer
-  // exists: leak rather than risk a deadlock.
-  if (isForkedChild()) return;
-  instance().cache_deleter_.load(std::memory_order_relaxed)(context);
-}
-
-bool PinnedMemory::recordStreamAt(const void* ptr, Stream stream) {
-  return cache_.recordStreamAt(ptr, stream);
-}
-
-Device PinnedMemory::device() const noexcept { return Device{}; }
 
 }  // namespace accel::openreg::detail

@@ -4,9 +4,6 @@
 #include <system_error>
 #include <utility>
 
-#include "accel/error.h"
-#include "accel/hook_catalogue.h"
-
 namespace accel::openreg::detail {
 namespace {
 
@@ -53,10 +50,11 @@ std::uint64_t StreamQueue::enqueue(Operation operation) {
 
 void StreamQueue::record(const std::shared_ptr<Capture>& capture, Operation operation) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ACCEL_CHECK(capture != nullptr && capture_ == capture, InvalidArgument, operation.name,
-              " on ", stream_,
-              ": the capture ended while the work was being enqueued; end a capture "
-              "after the work captured into it");
+  ACCEL_ADAPTER_CHECK(
+      capture != nullptr && capture_ == capture, InvalidArgument, operation.name, " on ",
+      StreamName{stream_},
+      ": the capture ended while the work was being enqueued; end a capture "
+      "after the work captured into it");
   std::lock_guard<std::mutex> capture_lock(capture_->mutex);
   capture_->operations.push_back(std::move(operation));
 }
@@ -65,9 +63,9 @@ void StreamQueue::startWorkerLocked() {
   try {
     std::thread(&StreamQueue::workerLoop, this).detach();
   } catch (const std::system_error& e) {
-    throw DeviceError(
-        accel::detail::concat("openreg could not start the worker thread of ", stream_,
-                              ": ", e.what(), "; the process has run out of threads"));
+    throw DeviceError(concat("openreg could not start the worker thread of ",
+                             StreamName{stream_}, ": ", e.what(),
+                             "; the process has run out of threads"));
   }
   worker_started_ = true;
 }
@@ -134,7 +132,7 @@ void StreamQueue::execute(Operation& operation) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (pending_error_.empty()) {
       pending_error_ =
-          accel::detail::concat(operation.name, " failed on ", stream_, ": ", error);
+          concat(operation.name, " failed on ", StreamName{stream_}, ": ", error);
       error_pending_.store(true, std::memory_order_release);
     }
   }
@@ -155,8 +153,8 @@ void StreamQueue::failIfCapturing(std::string_view hook, bool device_wide) {
                        capture_->thread != std::this_thread::get_id()))) {
     return;
   }
-  std::string message = accel::detail::concat(
-      hook, "(): ", stream_, " is capturing graph ", capture_->graph,
+  std::string message = concat(
+      hook, "(): ", StreamName{stream_}, " is capturing graph ", capture_->graph,
       "; a capturing stream cannot be synchronised or queried, because its recorded work "
       "has not run (as on real devices). The capture is now invalid and ",
       hookInfo(HookId::graphCaptureEnd).name, " will fail; synchronise before ",
@@ -222,17 +220,16 @@ void StreamQueue::throwPendingError(std::string_view hook) {
     error.swap(pending_error_);
     error_pending_.store(false, std::memory_order_relaxed);
   }
-  throw DeviceError(
-      accel::detail::concat(hook, "(): earlier work failed: ", error,
-                            " (the error is reported once; the stream keeps working)"));
+  throw DeviceError(concat(hook, "(): earlier work failed: ", error,
+                           " (the error is reported once; the stream keeps working)"));
 }
 
 void StreamQueue::beginCapture(std::shared_ptr<Capture> capture) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ACCEL_CHECK(capture_ == nullptr, InvalidArgument,
-              hookInfo(HookId::graphCaptureBegin).name, "(): ", stream_,
-              " is already capturing graph ", capture_->graph,
-              "; end that capture first (", hookInfo(HookId::graphCaptureEnd).name, ")");
+  ACCEL_ADAPTER_CHECK(
+      capture_ == nullptr, InvalidArgument, hookInfo(HookId::graphCaptureBegin).name,
+      "(): ", StreamName{stream_}, " is already capturing graph ", capture_->graph,
+      "; end that capture first (", hookInfo(HookId::graphCaptureEnd).name, ")");
   capture_ = std::move(capture);
   capturing_.store(true, std::memory_order_release);
 }

@@ -41,11 +41,10 @@
 #include <thread>
 #include <vector>
 
-#include "accel/graph.h"
-#include "accel/kit/captured_philox.h"
-#include "accel/stream.h"
+#include "accel/adapter/captured_draws.h"
 #include "device_faults.h"
 #include "operation.h"
+#include "types.h"
 #include "unit_scheduler.h"
 
 namespace accel::openreg::detail {
@@ -55,13 +54,12 @@ struct Capture {
   GraphId graph = kNoGraph;
   CaptureMode mode = CaptureMode::Global;
   std::thread::id thread;  // the thread that began it
-  MempoolId pool;
 
-  // The captured fills' draws (accel/kit/captured_philox.h): each replay
+  // The captured fills' draws (accel/adapter/captured_draws.h): each replay
   // writes their positions first, so it draws new numbers. The graph keeps
   // it after the capture ends.
-  const std::shared_ptr<kit::CapturedPhilox> philox =
-      std::make_shared<kit::CapturedPhilox>();
+  const std::shared_ptr<adapter::CapturedDraws> draws =
+      std::make_shared<adapter::CapturedDraws>();
 
   std::mutex mutex;  // guards the fields below
   std::vector<Operation> operations;

@@ -94,6 +94,9 @@ class Memory {
   [[nodiscard]] virtual StreamEvents* streamEvents() noexcept { return nullptr; }
   // Page mapping for expandable segments (nullptr: none).
   [[nodiscard]] virtual PageMapping* pages() noexcept { return nullptr; }
+  // What to do when the device's capacity refuses an allocation (static
+  // text the core adds to that out-of-memory message); null for nothing.
+  [[nodiscard]] virtual const char* outOfMemoryAdvice() const noexcept { return nullptr; }
   // Asked before each allocation on a device whose allocations the backend
   // diverted (Core::divertAllocations): throws to refuse it (a lost
   // device, an injected fault). Default: allows.

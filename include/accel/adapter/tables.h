@@ -163,6 +163,7 @@ inline accel_segment_fns segmentFns(Memory& memory) {
   fns.check_allocation = [](void* ctx, int8_t device, size_t bytes) noexcept {
     return guard([&] { memoryOf(ctx).checkAllocation(device, bytes); });
   };
+  fns.out_of_memory_advice = memory.outOfMemoryAdvice();
   if (PageMapping* pages = memory.pages()) {
     fns.page_size = pages->pageSize();
     fns.reserve_range = [](void* ctx, int8_t device, size_t bytes,

@@ -252,6 +252,11 @@ AcceleratorHooks::HostSide AcceleratorHooks::checkCopy(HookId hook, void* dst,
   return HostSide::NoHost;
 }
 
+bool AcceleratorHooks::recordPinnedStreamUse(const void* host, Stream stream) const {
+  memory::PinnedCachingAllocator* cache = corePinnedCache();
+  return cache != nullptr && cache->recordStreamAt(host, stream);
+}
+
 void AcceleratorHooks::holdHostSide(HostSide side, const void* host,
                                     Stream stream) const {
   // Recorded once the backend has enqueued the copy, before the caller can

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/memory_hooks.h"
 #include "accel/memory/pinned_caching_allocator.h"
+#include "accel/memory/size_rules.h"
 #include "accel/philox_generator.h"
 #include "plugins/c_plugin_link.h"
 #include "plugins/c_plugin_tables.h"
@@ -95,6 +97,26 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     return diverted_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
   }
   [[nodiscard]] const CoreCaches& caches() const noexcept override { return caches_; }
+  // Rethrows the cache's out-of-memory error of a request of `bytes`, with the
+  // plugin's advice (device_memory.out_of_memory_advice) where the device's
+  // capacity is what refuses it: above it, or more than is free now that the
+  // out-of-memory path released the cache. Under a memory fraction the cache
+  // refuses first, and its message says to change the fraction.
+  [[noreturn]] void adviseOutOfMemory(const OutOfMemory& e, DeviceIndex index,
+                                      std::size_t bytes) const {
+    const char* advice = t_.device_memory.out_of_memory_advice;
+    if (advice == nullptr || t_.device_memory.memory_info == nullptr) throw e;
+    std::uint64_t total = 0;
+    std::uint64_t free_bytes = 0;
+    t_.device_memory.memory_info(t_.device_memory_ctx, index, &total, &free_bytes);
+    dropStalePluginMessage();
+    const bool capacity_refuses =
+        bytes > total || (bytes <= memory::kMaxRequest &&
+                          memory::segmentSize(memory::roundSize(bytes)) > free_bytes);
+    if (!capacity_refuses) throw e;
+    throw OutOfMemory(
+        concat(e.message(), " (", std::string_view(advice, ::strnlen(advice, 512)), ")"));
+  }
   // The plugin refusing an allocation as out of memory takes the cache's
   // out-of-memory path (the cache released, the OOM counted, recorded and
   // observed), with the plugin's reason after the cache's message.
@@ -214,20 +236,25 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   Stream getDefaultStreamImpl(DeviceIndex index) const override {
     StreamId id = kDefaultStreamId;
     check(t_.streams.get_default(t_.ctx, index, &id), "streams.get_default");
+    known_streams_.add(index, id);
     return Stream(Device(deviceType(), index), id);
   }
   Stream getNewStreamImpl(DeviceIndex index, int priority) override {
     StreamId id = kDefaultStreamId;
     check(t_.streams.create(t_.ctx, index, priority, &id), "streams.create");
+    known_streams_.add(index, id);
     return Stream(Device(deviceType(), index), id);
   }
   void setCurrentStreamImpl(Stream stream) override {
-    if (!t_.ownsCurrentStream())
+    if (!t_.ownsCurrentStream()) {
+      requireKnownStream(stream, HookId::setCurrentStream);
       return current_.setStream(stream.device.index(), stream.id);
+    }
     check(t_.streams.set_current(t_.ctx, toCStream(stream)), "streams.set_current");
   }
   Stream exchangeStreamImpl(Stream stream) override {
     if (t_.ownsCurrentStream()) return AcceleratorHooks::exchangeStreamImpl(stream);
+    requireKnownStream(stream, HookId::exchangeStream);
     return Stream(stream.device,
                   current_.exchangeStream(stream.device.index(), stream.id));
   }
@@ -419,6 +446,48 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   }
 
  private:
+  // The stream ids the plugin handed out (get_default, create), for a
+  // plugin whose current streams the core keeps: a current stream is one
+  // the plugin made. Ids 0 to 63 (what backends hand out in practice) are a
+  // bit each, tested without a lock; others are kept in a set.
+  class KnownStreams {
+   public:
+    void add(DeviceIndex index, StreamId id) const {
+      if (id >= 0 && id < 64) {
+        bits_[static_cast<std::size_t>(index)].fetch_or(std::uint64_t{1} << id,
+                                                        std::memory_order_relaxed);
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      others_.emplace(index, id);
+    }
+    [[nodiscard]] bool has(DeviceIndex index, StreamId id) const {
+      if (id == kDefaultStreamId) return true;  // the current stream at the start
+      if (id >= 0 && id < 64) {
+        return (bits_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed) >>
+                id) &
+               1u;
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      return others_.count({index, id}) != 0;
+    }
+
+   private:
+    mutable std::array<std::atomic<std::uint64_t>, kMaxDevicesPerType> bits_{};
+    mutable std::mutex mutex_;
+    mutable std::set<std::pair<DeviceIndex, StreamId>> others_;
+  };
+
+  void requireKnownStream(Stream stream, HookId hook) const {
+    ACCEL_CHECK(known_streams_.has(stream.device.index(), stream.id), InvalidArgument,
+                hookInfo(hook).name, "(): ", stream, " is not a stream of '", name(),
+                "': its plugin '", t_.plugin, "' never handed out stream id ", stream.id,
+                " on ", stream.device, "; get streams from ",
+                hookInfo(HookId::getDefaultStream).name, ", ",
+                hookInfo(HookId::getCurrentStream).name, " or ",
+                hookInfo(HookId::getNewStream).name);
+  }
+
   // A graph's private pool while the core holds it.
   struct GraphPool {
     MempoolId pool{};
@@ -453,6 +522,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   std::unique_ptr<DefaultGenerators> generators_;
   std::array<std::atomic<bool>, kMaxDevicesPerType> used_{};
   std::array<std::atomic<bool>, kMaxDevicesPerType> diverted_{};
+  KnownStreams known_streams_;
   mutable std::mutex graph_mutex_;
   std::map<GraphId, GraphPool> graphs_;
 };
@@ -534,7 +604,11 @@ DataPtr CDeviceAllocator::allocate(std::size_t bytes) {
   hooks_.markUsed(index);
   if (hooks_.diverted(index)) [[unlikely]]
     hooks_.checkAllocation(index, bytes);
-  return cache_.allocate(index, bytes, hooks_.allocationStream(index));
+  try {
+    return cache_.allocate(index, bytes, hooks_.allocationStream(index));
+  } catch (const OutOfMemory& e) {
+    hooks_.adviseOutOfMemory(e, index, bytes);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/philox_generator.h"
+#include "accel/plugin_status.h"
 #include "accel/registrar.h"
 #include "accel/registry.h"
 #include "accel/version.h"
@@ -331,26 +332,52 @@ std::string abiVersionText(std::uint32_t version) {
 
 const accel_core_services& coreServices() noexcept { return kServices; }
 
+namespace {
+
+[[noreturn]] void throwOfKind(accel_status status, std::string message,
+                              std::source_location where) {
+  switch (status) {
+    case ACCEL_ERROR_INVALID_ARGUMENT:
+      throw InvalidArgument(std::move(message), where);
+    case ACCEL_ERROR_NOT_SUPPORTED:
+      throw NotSupported(std::move(message), where);
+    case ACCEL_ERROR_NOT_AVAILABLE:
+      throw NotAvailable(std::move(message), where);
+    case ACCEL_ERROR_OUT_OF_MEMORY:
+      throw OutOfMemory(std::move(message), where);
+    default:
+      throw DeviceError(std::move(message), where);
+  }
+}
+
+}  // namespace
+
 [[noreturn]] void throwPluginStatus(accel_status status, std::string_view backend,
-                                    std::string_view function) {
+                                    std::string_view function,
+                                    std::source_location where) {
   std::string message = takeMessage(status);
   if (message.empty()) {
     message = concat("'", backend, "' failed in ", function, " with ", statusName(status),
                      " (", status, ") and gave no message");
   }
-  switch (status) {
-    case ACCEL_ERROR_INVALID_ARGUMENT:
-      throw InvalidArgument(std::move(message));
-    case ACCEL_ERROR_NOT_SUPPORTED:
-      throw NotSupported(std::move(message));
-    case ACCEL_ERROR_NOT_AVAILABLE:
-      throw NotAvailable(std::move(message));
-    case ACCEL_ERROR_OUT_OF_MEMORY:
-      throw OutOfMemory(std::move(message));
-    default:
-      throw DeviceError(std::move(message));
-  }
+  throwOfKind(status, std::move(message), where);
 }
+
+}  // namespace accel::detail
+
+namespace accel {
+
+void throwPluginFailure(accel_status status, std::string_view backend,
+                        std::string_view function, std::string_view message,
+                        std::source_location where) {
+  if (message.empty()) detail::throwPluginStatus(status, backend, function, where);
+  detail::clearPluginError();
+  detail::throwOfKind(status, std::string(message), where);
+}
+
+}  // namespace accel
+
+namespace accel::detail {
 
 void clearPluginError() noexcept {
   t_pending = PendingError{};

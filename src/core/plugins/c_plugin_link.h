@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -44,8 +45,9 @@ const accel_core_services& coreServices() noexcept;
 // plugin gave through set_error on this thread for this call, or one naming
 // `backend`, `function` and the status when it gave none. Clears the
 // thread's pending message.
-[[noreturn]] void throwPluginStatus(accel_status status, std::string_view backend,
-                                    std::string_view function);
+[[noreturn]] void throwPluginStatus(
+    accel_status status, std::string_view backend, std::string_view function,
+    std::source_location where = std::source_location::current());
 
 // Forgets the thread's pending plugin message. Never throws.
 void clearPluginError() noexcept;

@@ -74,7 +74,10 @@ void readSegments(accel_segment_fns& out, const accel_segment_fns* fns,
                   const CPluginTables& t, const char* what) {
   copyTable(out, fns, t.plugin, what);
   if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 1)) out.memory_info = nullptr;
-  if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 2)) out.check_allocation = nullptr;
+  if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 2)) {
+    out.check_allocation = nullptr;
+    out.out_of_memory_advice = nullptr;
+  }
   requireFunctions(t.plugin, what,
                    {{"allocate_segment", out.allocate_segment != nullptr},
                     {"free_segment", out.free_segment != nullptr}});

@@ -51,6 +51,7 @@ static const abi_layout_member kMembers[] = {
 #endif
 #if SINCE(1, 2)
     MEMBER(accel_segment_fns, check_allocation),
+    MEMBER(accel_segment_fns, out_of_memory_advice),
 #endif
     MEMBER(accel_low_fns, struct_size),
     MEMBER(accel_low_fns, is_built),

@@ -46,7 +46,8 @@
  * 1.0  the first C release.
  * 1.1  accel_segment_fns.memory_info; accel_graph_fns.prepare_replay;
  *      accel_core_services.negotiated_version.
- * 1.2  accel_segment_fns.check_allocation; accel_core_services.fill_outputs,
+ * 1.2  accel_segment_fns.check_allocation, out_of_memory_advice;
+ *      accel_core_services.fill_outputs,
  *      fill_host, retain_generator, release_generator, divert_allocations,
  *      use_block, release_block_use, current_device, current_stream.
  *
@@ -209,6 +210,11 @@ typedef struct accel_segment_fns {
    * any status but ACCEL_OK refuses the allocation with its message (a lost
    * device, an injected fault). Only read from device_memory. Optional. */
   accel_status (*check_allocation)(void* ctx, int8_t device, size_t bytes);
+  /* since 1.2: what to do when the device's capacity is what refuses an
+   * allocation (static text, "raise ACCEL_MYDEV_MEMORY"); the core adds it
+   * to such an out-of-memory message. Only read from device_memory, and only
+   * with memory_info. Optional (NULL). */
+  const char* out_of_memory_advice;
 } accel_segment_fns;
 
 /* ---- the plugin's tables, one per group ---- */

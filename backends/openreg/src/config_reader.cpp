@@ -1,13 +1,13 @@
-#include "accel/openreg/config.h"
+#include "config_reader.h"
 
 #include <cstdlib>
 #include <limits>
 #include <optional>
 
-#include "accel/error.h"
-#include "accel/kit/config.h"
+#include "accel/adapter/config.h"
+#include "types.h"
 
-namespace accel::openreg {
+namespace accel::openreg::detail {
 namespace {
 
 constexpr const char* kDevicesVar = "ACCEL_OPENREG_DEVICES";
@@ -20,7 +20,7 @@ constexpr const char* kLatencyVar = "ACCEL_OPENREG_STREAM_LATENCY_US";
 std::vector<DeviceLossRule> parseLossRules(std::string_view text, int device_count) {
   std::vector<DeviceLossRule> rules;
   const auto bad = [&](std::string_view why) {
-    throw InvalidArgument(accel::detail::concat(
+    throw InvalidArgument(concat(
         kLoseDeviceVar, "='", text, "' ", why,
         ": use a comma-separated list of DEVICE:OPERATIONS, e.g. \"1:100\" (openreg:1 is "
         "lost after 100 operations)"));
@@ -32,17 +32,15 @@ std::vector<DeviceLossRule> parseLossRules(std::string_view text, int device_cou
     std::string_view item = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     std::size_t colon = item.find(':');
-    if (colon == std::string_view::npos)
-      bad(accel::detail::concat("has no ':' in '", item, "'"));
-    std::optional<std::uint64_t> device = kit::parseUnsigned(item.substr(0, colon));
-    std::optional<std::uint64_t> after = kit::parseUnsigned(item.substr(colon + 1));
-    if (!device || !after)
-      bad(accel::detail::concat("has a malformed entry '", item, "'"));
+    if (colon == std::string_view::npos) bad(concat("has no ':' in '", item, "'"));
+    std::optional<std::uint64_t> device = adapter::parseUnsigned(item.substr(0, colon));
+    std::optional<std::uint64_t> after = adapter::parseUnsigned(item.substr(colon + 1));
+    if (!device || !after) bad(concat("has a malformed entry '", item, "'"));
     if (*device >= static_cast<std::uint64_t>(device_count)) {
-      bad(accel::detail::concat("names device ", *device, ", but there are ",
-                                device_count, " devices (", kDevicesVar, ")"));
+      bad(concat("names device ", *device, ", but there are ", device_count, " devices (",
+                 kDevicesVar, ")"));
     }
-    rules.push_back({static_cast<DeviceIndex>(*device), *after});
+    rules.push_back({static_cast<accel::DeviceIndex>(*device), *after});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -51,8 +49,8 @@ std::vector<DeviceLossRule> parseLossRules(std::string_view text, int device_cou
 
 }  // namespace
 
-Config parseConfig(const EnvironmentLookup& lookup) {
-  const kit::ConfigReader env(lookup);
+Config readConfig(const EnvironmentLookup& lookup) {
+  const adapter::ConfigReader env(lookup);
   Config config;
   config.device_count = static_cast<int>(env.count(kDevicesVar, kDefaultDeviceCount, 0,
                                                    kMaxDevicesPerType, "a device count"));
@@ -72,8 +70,8 @@ Config parseConfig(const EnvironmentLookup& lookup) {
   return config;
 }
 
-Config configFromEnvironment() {
-  return parseConfig([](const char* name) { return std::getenv(name); });
+Config readConfig() {
+  return readConfig([](const char* name) { return std::getenv(name); });
 }
 
-}  // namespace accel::openreg
+}  // namespace accel::openreg::detail

@@ -1,20 +1,14 @@
-#include "accel/openreg/memory.h"
+#include "copies.h"
 
 #include <cstring>
 #include <optional>
+#include <utility>
+#include <vector>
 
-#include "accel/error.h"
-#include "copies.h"
-#include "pinned_memory.h"
 #include "runtime.h"
 
-namespace accel::openreg {
+namespace accel::openreg::detail {
 namespace {
-
-using detail::AllocationRef;
-using detail::DeviceState;
-using detail::Operation;
-using detail::Runtime;
 
 // A validated copy: which device runs it and the blocks it opens.
 struct CopyPlan {
@@ -27,20 +21,20 @@ CopyPlan planCopy(Runtime& rt, void* dst, const void* src, std::size_t bytes,
                   std::string_view what) {
   const std::optional<DeviceIndex> dst_device = rt.deviceOfAddress(dst);
   const std::optional<DeviceIndex> src_device = rt.deviceOfAddress(src);
-  ACCEL_CHECK(dst_device || src_device, InvalidArgument, what, ": neither dst (", dst,
-              ") nor src (", src,
-              ") is openreg device memory; copy host memory with "
-              "std::memcpy");
-  ACCEL_CHECK(dst != nullptr && src != nullptr, InvalidArgument, what,
-              ": null host pointer (dst ", dst, ", src ", src, ")");
+  ACCEL_ADAPTER_CHECK(dst_device || src_device, InvalidArgument, what, ": neither dst (",
+                      dst, ") nor src (", src,
+                      ") is openreg device memory; copy host memory with "
+                      "std::memcpy");
+  ACCEL_ADAPTER_CHECK(dst != nullptr && src != nullptr, InvalidArgument, what,
+                      ": null host pointer (dst ", dst, ", src ", src, ")");
   CopyPlan plan;
   if (dst_device) {
-    plan.buffers.push_back(rt.resolveOn(rt.device(*dst_device, what), dst, bytes,
-                                        accel::detail::concat(what, " (dst)")));
+    plan.buffers.push_back(
+        rt.resolveOn(rt.device(*dst_device, what), dst, bytes, concat(what, " (dst)")));
   }
   if (src_device) {
-    plan.buffers.push_back(rt.resolveOn(rt.device(*src_device, what), src, bytes,
-                                        accel::detail::concat(what, " (src)")));
+    plan.buffers.push_back(
+        rt.resolveOn(rt.device(*src_device, what), src, bytes, concat(what, " (src)")));
   }
   plan.home = src_device ? *src_device : *dst_device;
   if (dst_device && src_device && *dst_device != *src_device) plan.other = *dst_device;
@@ -58,27 +52,19 @@ Operation copyOperation(CopyPlan&& plan, void* dst, const void* src, std::size_t
 
 }  // namespace
 
-DataPtr allocate(std::size_t bytes, DeviceIndex device) {
-  Runtime& rt = detail::readyRuntime("allocate");
-  if (device == kCurrentDevice) device = detail::threadCurrentDevice();
-  // The device's allocator, as getDeviceAllocator(device) gives it: the
-  // cache directly unless a rare case needs Runtime::allocate's checks.
-  return rt.device(device, "allocate").allocator->allocate(bytes);
-}
-
-void copy(void* dst, const void* src, std::size_t bytes) {
-  Runtime& rt = detail::readyRuntime("copy");
+void copyNow(void* dst, const void* src, std::size_t bytes) {
+  Runtime& rt = readyRuntime("copy");
   if (bytes == 0) return;
   CopyPlan plan = planCopy(rt, dst, src, bytes, "copy");
   DeviceState& device = rt.device(plan.home, "copy");
-  detail::StreamQueue& queue = rt.currentQueue(plan.home, "copy");
+  StreamQueue& queue = rt.currentQueue(plan.home, "copy");
   queue.checkNotCapturing("copy");
   if (plan.other) rt.device(*plan.other, "copy").faults.checkNotLost("copy");
   device.faults.beginOperation("copy");
   const std::uint64_t ticket =
       queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
-  ACCEL_CHECK(
-      ticket != 0, DeviceError, "copy(): ", queue.stream(),
+  ACCEL_ADAPTER_CHECK(
+      ticket != 0, DeviceError, "copy(): ", StreamName{queue.stream()},
       " began capturing a graph while a synchronous copy was submitted to it; the "
       "copy was recorded into the graph and has not run");
   queue.waitFor(ticket);
@@ -86,30 +72,16 @@ void copy(void* dst, const void* src, std::size_t bytes) {
   queue.throwPendingError("copy");
 }
 
-void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
-  detail::enqueueCopy(dst, src, bytes, stream, "copyAsync", /*wait=*/false);
-  if (bytes == 0) return;
-  // openreg's own asynchronous copy, outside the hooks (whose copies the
-  // core guards): a pinned host block freed while the copy is queued is
-  // reused only after it ran, as the pinned cache records this stream on it.
-  Runtime& rt = Runtime::instance();
-  detail::PinnedMemory& pinned = detail::PinnedMemory::instance();
-  if (!rt.deviceOfAddress(dst)) (void)pinned.recordStreamAt(dst, stream);
-  if (!rt.deviceOfAddress(src)) (void)pinned.recordStreamAt(src, stream);
-}
-
-namespace detail {
-
 void enqueueCopy(void* dst, const void* src, std::size_t bytes, Stream stream,
                  std::string_view what, bool wait) {
   Runtime& rt = readyRuntime(what);
   StreamQueue& queue = rt.queue(stream, what);
   if (bytes == 0) return;
   CopyPlan plan = planCopy(rt, dst, src, bytes, what);
-  const DeviceIndex on = stream.device.index();
-  ACCEL_CHECK(
+  const DeviceIndex on = stream.device;
+  ACCEL_ADAPTER_CHECK(
       on == plan.home || (plan.other && on == *plan.other), InvalidArgument, what,
-      "(): ", stream,
+      "(): ", StreamName{stream},
       " is on a device the copy does not involve; pass a stream of the device that "
       "holds dst or src");
   // A copy the caller waits for cannot be recorded into a graph instead.
@@ -121,18 +93,13 @@ void enqueueCopy(void* dst, const void* src, std::size_t bytes, Stream stream,
   const std::uint64_t ticket =
       queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
   if (!wait) return;
-  ACCEL_CHECK(ticket != 0, DeviceError, what, "(): ", queue.stream(),
-              " began capturing a graph while a copy the caller waits for was submitted "
-              "to it; the copy was recorded into the graph and has not run");
+  ACCEL_ADAPTER_CHECK(ticket != 0, DeviceError, what, "(): ", StreamName{queue.stream()},
+                      " began capturing a graph while a copy the caller waits for was "
+                      "submitted to it; the copy was recorded into the graph and has "
+                      "not run");
   queue.waitFor(ticket);
   device.faults.checkNotLost(what);
   queue.throwPendingError(what);
 }
 
-}  // namespace detail
-
-bool isDevicePointer(const void* ptr) noexcept {
-  return Runtime::instance().deviceOfAddress(ptr).has_value();
-}
-
-}  // namespace accel::openreg
+}  // namespace accel::openreg::detail

@@ -1,0 +1,39 @@
+// openreg's memory API (accel/openreg/memory.h): allocation from the core's
+// caching allocator, copies through the plugin.
+#include "accel/openreg/memory.h"
+
+#include "accel/hooks_table.h"
+#include "accel/openreg/backend.h"
+#include "plugin_calls.h"
+
+namespace accel::openreg {
+
+DataPtr allocate(std::size_t bytes, DeviceIndex device) {
+  AcceleratorHooks& hooks = registerBackend();
+  return hooks.getDeviceAllocator(api::resolveDevice(device)).allocate(bytes);
+}
+
+void copy(void* dst, const void* src, std::size_t bytes) {
+  api::ensureRegistered();
+  api::check(extension::copy(dst, src, bytes), "copy");
+}
+
+void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  AcceleratorHooks& hooks = registerBackend();
+  api::check(
+      extension::copyAsync(dst, src, bytes, api::pluginStream(stream, "copyAsync")),
+      "copyAsync");
+  if (bytes == 0) return;
+  // openreg's own asynchronous copy, outside the hooks (whose copies the
+  // core guards): a pinned host block freed while the copy is queued is
+  // reused only after it ran, as the core's pinned cache records this
+  // stream on it.
+  for (const void* host : {static_cast<const void*>(dst), src}) {
+    if (!isDevicePointer(host) && hooks.isPinnedPtr(host))
+      (void)hooks.recordPinnedStreamUse(host, stream);
+  }
+}
+
+bool isDevicePointer(const void* ptr) noexcept { return extension::isDevicePointer(ptr); }
+
+}  // namespace accel::openreg

@@ -1,0 +1,212 @@
+// The plugin's side of openreg's extension interface (extension.h).
+#include "extension.h"
+
+#include <exception>
+#include <limits>
+#include <memory>
+#include <new>
+#include <utility>
+
+#include "accel/adapter/tables.h"
+#include "config_reader.h"
+#include "copies.h"
+#include "runtime.h"
+
+namespace accel::openreg::extension {
+namespace {
+
+using detail::DeviceState;
+using detail::Operation;
+using detail::Runtime;
+using detail::StreamQueue;
+
+// Runs `body`, turning what it throws into a Status. A refusal of the
+// core's keeps its message in the core (the API takes it from there), so
+// its Status has none.
+template <typename Body>
+Status capture(Body&& body) noexcept {
+  try {
+    body();
+    return {};
+  } catch (const adapter::detail::CoreRefusal& e) {
+    return {e.status(), {}};
+  } catch (const adapter::Failure& e) {
+    return {e.status(), e.what()};
+  } catch (const std::bad_alloc&) {
+    return {ACCEL_ERROR_OUT_OF_MEMORY, "out of host memory in openreg"};
+  } catch (const std::exception& e) {
+    return {ACCEL_ERROR_INTERNAL, e.what()};
+  } catch (...) {
+    return {ACCEL_ERROR_INTERNAL, "openreg threw an unknown exception"};
+  }
+}
+
+// Bytes per element of a fill kind.
+std::size_t elementBytes(std::int32_t kind) {
+  switch (kind) {
+    case ACCEL_FILL_BITS32:
+    case ACCEL_FILL_UNIFORM_FLOAT:
+    case ACCEL_FILL_NORMAL_FLOAT:
+    case ACCEL_FILL_BERNOULLI_FLOAT:
+      return 4;
+    case ACCEL_FILL_BITS64:
+    case ACCEL_FILL_UNIFORM_DOUBLE:
+    case ACCEL_FILL_NORMAL_DOUBLE:
+      return 8;
+    case ACCEL_FILL_BERNOULLI_U8:
+      return 1;
+    default:
+      throw detail::InvalidArgument(detail::concat("openreg cannot fill kind ", kind));
+  }
+}
+
+}  // namespace
+
+Status copy(void* dst, const void* src, std::size_t bytes) noexcept {
+  return capture([&] { detail::copyNow(dst, src, bytes); });
+}
+
+Status copyAsync(void* dst, const void* src, std::size_t bytes,
+                 accel_stream stream) noexcept {
+  return capture(
+      [&] { detail::enqueueCopy(dst, src, bytes, stream, "copyAsync", /*wait=*/false); });
+}
+
+bool isDevicePointer(const void* ptr) noexcept {
+  return Runtime::instance().deviceOfAddress(ptr).has_value();
+}
+
+Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
+            std::uint64_t count, double a, double b,
+            accel_generator* generator) noexcept {
+  return capture([&] {
+    Runtime& rt = detail::readyRuntime(api);
+    StreamQueue& queue = rt.queue(stream, api);
+    DeviceState& device = rt.device(stream.device, api);
+    const adapter::Core& core = rt.core();
+    // The parameters are checked by the core's fill itself, on an empty
+    // output, so that device and host accept exactly the same values.
+    core.fillHost(kind, nullptr, 0, a, b, {});
+    if (count == 0) return;
+    const std::size_t element = elementBytes(kind);
+    ACCEL_ADAPTER_CHECK(count <= std::numeric_limits<std::size_t>::max() / element,
+                        detail::InvalidArgument, api, "(): ", count,
+                        " elements do not fit in memory");
+    Operation operation;
+    operation.name = std::string(api);
+    operation.buffers.push_back(
+        rt.resolveOn(device, data, count * element, detail::concat(api, "()")));
+    if (generator == nullptr) generator = core.defaultGenerator(stream.device);
+    device.faults.beginOperation(api);
+    const std::uint64_t outputs = core.fillOutputs(kind, count);
+    // Kernels run on one worker thread each: the core's fill runs on the
+    // calling thread, starting none of its own.
+    if (std::shared_ptr<detail::Capture> captured =
+            queue.capturing() ? queue.capture() : nullptr) {
+      // Captured: the fill claims nothing now; it reads its position from a
+      // slot each replay writes first (graphs.h), so every replay draws new
+      // numbers.
+      std::shared_ptr<const adapter::PhiloxPosition> slot =
+          captured->draws->claim(core, generator, outputs);
+      operation.body = [core, kind, data, count, a, b, slot] {
+        core.fillHost(kind, data, count, a, b, *slot);
+      };
+      queue.record(captured, std::move(operation));
+      return;
+    }
+    const adapter::PhiloxPosition from = core.reservePhilox(generator, outputs);
+    operation.body = [core, kind, data, count, a, b, from] {
+      core.fillHost(kind, data, count, a, b, from);
+    };
+    queue.enqueue(std::move(operation));
+  });
+}
+
+Status launchKernel(accel_stream stream, std::string_view name,
+                    std::vector<KernelBuffer> buffers,
+                    std::function<void()> body) noexcept {
+  return capture([&] {
+    Runtime& rt = detail::readyRuntime("launchKernel");
+    ACCEL_ADAPTER_CHECK(static_cast<bool>(body), detail::InvalidArgument,
+                        "launchKernel('", name, "'): the kernel body is empty");
+    StreamQueue& queue = rt.queue(stream, "launchKernel");
+    DeviceState& device = rt.device(stream.device, "launchKernel");
+    Operation operation;
+    operation.name = detail::concat("kernel '", name, "'");
+    operation.buffers.reserve(buffers.size());
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        ACCEL_ADAPTER_CHECK(buffers[j].name != buffers[i].name, detail::InvalidArgument,
+                            "launchKernel('", name, "'): two buffers are named '",
+                            buffers[i].name, "'; give each its own name");
+      }
+      operation.buffers.push_back(rt.resolveOn(
+          device, buffers[i].data, buffers[i].bytes,
+          detail::concat("launchKernel('", name, "'), buffer '", buffers[i].name, "'")));
+    }
+    device.faults.beginOperation("launchKernel");
+    operation.body = std::move(body);
+    queue.enqueue(std::move(operation));
+  });
+}
+
+Status failNthAllocation(std::uint64_t nth) noexcept {
+  return capture(
+      [&] { detail::readyRuntime("failNthAllocation").failNthAllocation(nth); });
+}
+
+Status loseDeviceAfter(std::int8_t device, std::uint64_t operations) noexcept {
+  return capture([&] {
+    detail::readyRuntime("loseDeviceAfter").loseDeviceAfter(device, operations);
+  });
+}
+
+Status isDeviceLost(std::int8_t device, bool& lost) noexcept {
+  return capture([&] {
+    lost =
+        detail::readyRuntime("isDeviceLost").device(device, "isDeviceLost").faults.lost();
+  });
+}
+
+Status setStreamLatency(accel_stream stream, std::int64_t microseconds) noexcept {
+  return capture([&] {
+    ACCEL_ADAPTER_CHECK(microseconds >= 0, detail::InvalidArgument,
+                        "setStreamLatency(): the latency of ", detail::StreamName{stream},
+                        " must not be negative (", microseconds, " us)");
+    detail::readyRuntime("setStreamLatency")
+        .queue(stream, "setStreamLatency")
+        .setLatency(std::chrono::microseconds(microseconds));
+  });
+}
+
+Status clearFaults() noexcept {
+  return capture([&] { detail::readyRuntime("clearFaults").clearFaults(); });
+}
+
+Status setExecutionUnits(std::int8_t device, int units) noexcept {
+  return capture([&] {
+    Runtime& rt = detail::readyRuntime("setExecutionUnits");
+    ACCEL_ADAPTER_CHECK(units >= 1 && units <= kMaxExecutionUnits,
+                        detail::InvalidArgument, "setExecutionUnits(): ", units,
+                        " units is outside [1, ", kMaxExecutionUnits, "]");
+    rt.device(device, "setExecutionUnits").units.setUnits(units);
+  });
+}
+
+Status executionUnitsState(std::int8_t device, ExecutionUnitsState& state) noexcept {
+  return capture([&] {
+    state = detail::readyRuntime("executionUnitsState")
+                .device(device, "executionUnitsState")
+                .units.state();
+  });
+}
+
+Status activeConfig(Config& config) noexcept {
+  return capture([&] { config = detail::readyRuntime("activeConfig").config(); });
+}
+
+Status parseConfig(const EnvironmentLookup& lookup, Config& config) noexcept {
+  return capture([&] { config = detail::readConfig(lookup); });
+}
+
+}  // namespace accel::openreg::extension
