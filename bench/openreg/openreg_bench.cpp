@@ -215,4 +215,25 @@ void CurrentDeviceViaHooks(benchmark::State& state) {
 }
 BENCHMARK(CurrentDeviceViaHooks);
 
+void CurrentStreamViaHooks(benchmark::State& state) {
+  const accel::DeviceType type = hooks().deviceType();
+  for (auto _ : state)
+    benchmark::DoNotOptimize(accel::getHooks(type).getCurrentStream(0));
+}
+BENCHMARK(CurrentStreamViaHooks);
+
+// openreg's uniform fill of `count` floats on a stream, waited for: the
+// fill's path from the API to the kernel and the kernel itself.
+void FillUniformOnStream(benchmark::State& state) {
+  const auto count = static_cast<std::size_t>(state.range(0));
+  const accel::Stream stream = hooks().getNewStream(0);
+  accel::DataPtr data = accel::openreg::allocate(count * sizeof(float), 0);
+  for (auto _ : state) {
+    accel::openreg::fillUniform(stream, static_cast<float*>(data.get()), count);
+    hooks().synchronizeStream(stream);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * count * 4));
+}
+BENCHMARK(FillUniformOnStream)->Arg(1 << 10)->Arg(16 << 20)->UseRealTime();
+
 }  // namespace

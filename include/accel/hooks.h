@@ -299,8 +299,9 @@ class ACCEL_API AcceleratorHooks {
   // pinned cache that holds `host`, as the copies hooks do, so that the
   // block, once freed, is reused only after the stream's work at the free
   // completed. False, changing nothing, when no block of this backend's
-  // core pinned cache holds `host`. Thread-safe; throws what recording the
-  // stream throws (std::bad_alloc).
+  // core pinned cache holds `host`. Thread-safe; throws InvalidArgument for
+  // a stream that is not this backend's, and what recording the stream
+  // throws (std::bad_alloc).
   bool recordPinnedStreamUse(const void* host, Stream stream) const;
 
   // ---- memory_history group ----

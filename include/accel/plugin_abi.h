@@ -398,6 +398,8 @@ typedef struct accel_core_services {
    * valid until release_generator, for a draw reserved later (a captured
    * fill replayed). */
   accel_status (*retain_generator)(accel_generator* generator, accel_generator** out);
+  /* Releases a handle retain_generator gave (only those: a default
+   * generator's handle is the core's for the process). */
   void (*release_generator)(accel_generator* generator);
   /* since 1.2: while `on` is nonzero, each allocation of the device
    * allocator of `device` asks device_memory's check_allocation first;

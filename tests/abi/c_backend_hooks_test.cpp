@@ -145,13 +145,32 @@ TEST(CBackendHooks, ThePluginsInitRunsOnceWhenTheCoresPartOfInitFails) {
     ++g_inits;
     return ACCEL_OK;
   };
-  // No device once initialised (the probe before init said one): the core
-  // cannot build its caches, and every initialising hook retries.
-  plugin.device_count = [](void*) -> int32_t { return g_inits.load() == 0 ? 1 : 0; };
+  // The core's caches refuse a malformed allocator setting, so the core's
+  // part of init fails after the plugin's, and every initialising hook
+  // retries it.
   AcceleratorHooks& hooks = loaded(plugin);
+  ::setenv("ACCEL_ALLOC_CONF", "no_such_setting:1", 1);
   for (int attempt = 0; attempt < 3; ++attempt)
-    EXPECT_THROW((void)hooks.getDeviceAllocator(0), accel::NotAvailable);
+    EXPECT_THROW((void)hooks.getDeviceAllocator(0), accel::InvalidArgument);
+  ::unsetenv("ACCEL_ALLOC_CONF");
   EXPECT_EQ(g_inits.load(), 1);
+  EXPECT_NO_THROW((void)hooks.getDeviceAllocator(0));
+  EXPECT_EQ(g_inits.load(), 1);
+}
+
+// The hooks contract: init succeeds without devices (a driver that finds
+// none), and the hooks that take no device still answer.
+TEST(CBackendHooks, ABackendWithoutDevicesInitialises) {
+  Plugin plugin;
+  plugin.name = "nodevices";
+  plugin.device_count = [](void*) -> int32_t { return 0; };
+  AcceleratorHooks& hooks = loaded(plugin);
+  EXPECT_NO_THROW(hooks.init());
+  EXPECT_TRUE(hooks.isInitialized());
+  EXPECT_EQ(hooks.deviceCount(), 0);
+  accel::DataPtr pinned = hooks.getPinnedMemoryAllocator().allocate(64);
+  EXPECT_TRUE(hooks.isPinnedPtr(pinned.get()));
+  EXPECT_THROW((void)hooks.getDeviceAllocator(0), accel::InvalidArgument);
 }
 
 }  // namespace

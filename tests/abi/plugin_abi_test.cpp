@@ -180,9 +180,9 @@ TEST(PluginAbi, FillAndGeneratorServicesAnswerAsTheCoresOwnFunctions) {
 }
 
 // use_block keeps a freed block out of the cache until the use is
-// released, tells a use after free from memory that is no block, and the
-// current stream the plugin reads is the one the core keeps.
-TEST(PluginAbi, BlockUsesKeepFreedBlocksAndTheCurrentStreamIsTheCoresOwn) {
+// released and tells a use after free from memory that is no block;
+// current_stream is refused to a plugin that keeps its current streams.
+TEST(PluginAbi, BlockUsesKeepFreedBlocksAndCurrentStreamIsOnlyTheCoresToTell) {
   expectLoaded(load("v1_2"), kV1_2);
   AcceleratorHooks& hooks = hooksOf("v1_2");
   void* handle = dlopen(pluginPath("v1_2").c_str(), RTLD_NOW | RTLD_NOLOAD);
@@ -213,11 +213,10 @@ TEST(PluginAbi, BlockUsesKeepFreedBlocksAndTheCurrentStreamIsTheCoresOwn) {
   int host = 0;
   EXPECT_EQ(use_block(&host, &late, &requested), ACCEL_BLOCK_NONE);
 
-  const Stream stream = hooks.getNewStream(1);
-  hooks.setCurrentStream(stream);
-  EXPECT_EQ(current(1), stream.id);
-  hooks.setCurrentStream(hooks.getDefaultStream(1));
-  EXPECT_EQ(current(1), hooks.getDefaultStream(1).id);
+  // abitest keeps its current streams itself: the core has none to tell it
+  // (asking would only call the plugin back), so the service refuses.
+  // openreg's graph replays read the core's current stream (openreg tests).
+  EXPECT_EQ(current(1), -2);
   dlclose(handle);
 }
 

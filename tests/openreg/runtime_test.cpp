@@ -4,7 +4,10 @@
 // each test in a fresh process.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "accel/accel.h"
@@ -37,6 +40,34 @@ TEST(OpenRegRuntimeTest, DirectApiRegistersTheLinkedPluginWithoutAutoload) {
   }
   EXPECT_TRUE(through_entry) << "registered through the plugin's entry";
   ::unsetenv("ACCEL_PLUGINS");
+}
+
+// A second copy of the plugin, loaded from another file, has a runtime of
+// its own that this program's API would not drive: registerBackend() says so
+// instead of failing later in a way that blames registration.
+TEST(OpenRegRuntimeTest, ASecondCopyOfThePluginLoadedFromAnotherFileIsRefusedByName) {
+  if (accel::autoloadState() != accel::AutoloadState::NotRun ||
+      accel::isHooksRegistered(accel::openreg::deviceType())) {
+    GTEST_SKIP() << "needs a fresh process (run through ctest)";
+  }
+  const std::string linked = accel::openreg::pluginPath();
+  ASSERT_FALSE(linked.empty());
+  const std::filesystem::path copy =
+      std::filesystem::temp_directory_path() /
+      ("libaccel_openreg_copy_" + std::to_string(::getpid()) + ".so");
+  std::filesystem::copy_file(linked, copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  (void)accel::loadBackend(copy.string());
+  try {
+    (void)accel::openreg::registerBackend();
+    ADD_FAILURE() << "registerBackend() accepted openreg loaded from " << copy;
+  } catch (const accel::NotAvailable& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("two copies of libaccel_openreg.so"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(copy.string()), std::string::npos) << message;
+  }
+  std::filesystem::remove(copy);
 }
 
 TEST(OpenRegRuntimeTest, DirectApiReportsAMalformedVariableByName) {

@@ -15,7 +15,7 @@ from conftest import RunPython
 import accel
 
 TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN", "")
-NODEVICE = os.environ.get("ACCEL_TEST_NODEVICE_PLUGIN", "")
+CXX_ENTRY = os.environ.get("ACCEL_TEST_CXX_ENTRY_PLUGIN", "")
 OPENREG = os.environ.get("ACCEL_TEST_OPENREG_PLUGIN", "")
 MINIMAL_C = os.environ.get("ACCEL_TEST_MINIMAL_C_PLUGIN", "")
 MINIMAL_CFUTURE = os.environ.get("ACCEL_TEST_MINIMAL_CFUTURE_PLUGIN", "")
@@ -148,12 +148,12 @@ def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(
         assert f"speaks plugin API 1.0 to {_abi_version()}" in text
 
 
-@pytest.mark.skipif(not NODEVICE, reason="the nodevice plugin is built with the C++ tests")
+@pytest.mark.skipif(not CXX_ENTRY, reason="the brokenstreams plugin is built with the C++ tests")
 def test_record_of_a_plugin_of_the_cxx_entry_has_no_abi(run_python: RunPython) -> None:
     result = run_python("""
         import accel
         record = accel.load_backend(%r)
         print(record["abi"], record["plugin_api_version"] > 0)
-    """ % NODEVICE, env={"ACCEL_AUTOLOAD": "0"})
+    """ % CXX_ENTRY, env={"ACCEL_AUTOLOAD": "0"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["None", "True"]

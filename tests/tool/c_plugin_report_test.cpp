@@ -105,16 +105,16 @@ TEST(AccelToolCPlugin, InfoListsARefusedCPluginWithTheReasonNamingBothRanges) {
       << run.output;
 }
 
-#ifdef ACCEL_NODEVICE_PLUGIN_PATH
+#ifdef ACCEL_CXX_ENTRY_PLUGIN_PATH
 TEST(AccelToolCPlugin, InfoShowsTheApiOfAPluginOfTheCxxEntryWithoutAnAbiObject) {
-  nlohmann::json record = pluginRecord(
-      infoJson("--plugin " ACCEL_NODEVICE_PLUGIN_PATH, 0), ACCEL_NODEVICE_PLUGIN_PATH);
+  nlohmann::json record = pluginRecord(infoJson("--plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, 0),
+                                       ACCEL_CXX_ENTRY_PLUGIN_PATH);
   EXPECT_TRUE(record["abi"].is_null()) << record.dump(2);
   EXPECT_GT(record["api_version"].get<int>(), 0) << record.dump(2);
-  ToolRun run = runTool("info --plugin " ACCEL_NODEVICE_PLUGIN_PATH, "ACCEL_AUTOLOAD=0");
+  ToolRun run = runTool("info --plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, "ACCEL_AUTOLOAD=0");
   EXPECT_TRUE(contains(run.output, ", C++ plugin API " +
                                        std::to_string(record["api_version"].get<int>()) +
-                                       ", registered nodevice"))
+                                       ", registered brokenstreams"))
       << run.output;
 }
 #endif

@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
+#include <optional>
+#include <system_error>
 
 #include "accel/context.h"
 #include "accel/error.h"
@@ -54,6 +57,21 @@ AcceleratorHooks& registerBackend() {
       }
       throw NotAvailable(detail::concat("accel::openreg::registerBackend(): ", why));
     }
+  } else if (std::optional<PluginRecord> loaded = pluginForDeviceType(type);
+             loaded && loaded->path != kOrigin) {
+    // Loaded from a file: it must be the library this program links, whose
+    // runtime this API drives (another copy would have a runtime of its own).
+    std::error_code error;  // a path that names no file: nothing to compare
+    const std::string linked = pluginPath();
+    const bool same = std::filesystem::equivalent(loaded->path, linked, error);
+    ACCEL_CHECK(linked.empty() || error || same, NotAvailable,
+                "accel::openreg::registerBackend(): openreg was loaded from ",
+                loaded->path, ", but this program links ", linked,
+                "; two copies of libaccel_openreg.so have two runtimes. Load the one the "
+                "program links (ACCEL_PLUGINS=",
+                linked,
+                "), or do not load openreg as a "
+                "plugin");
   }
   AcceleratorHooks& hooks = getHooks(type);
   registered.store(&hooks, std::memory_order_release);

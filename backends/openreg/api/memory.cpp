@@ -2,6 +2,11 @@
 // caching allocator, copies through the plugin.
 #include "accel/openreg/memory.h"
 
+#include <array>
+#include <atomic>
+
+#include "accel/context.h"
+
 #include "accel/hooks_table.h"
 #include "accel/openreg/backend.h"
 #include "plugin_calls.h"
@@ -9,8 +14,23 @@
 namespace accel::openreg {
 
 DataPtr allocate(std::size_t bytes, DeviceIndex device) {
+  // The devices' allocators live as long as the hooks (the process): kept
+  // here after the first request, so that an allocation costs what one from
+  // getDeviceAllocator(i) does. An index out of range is never kept, and
+  // getDeviceAllocator says what is wrong with it.
+  static std::array<std::atomic<Allocator*>, kMaxDevicesPerType> kept{};
+  if (device >= 0) {
+    if (Allocator* allocator = kept[static_cast<std::size_t>(device)].load(
+            std::memory_order_acquire)) [[likely]] {
+      return allocator->allocate(bytes);
+    }
+  }
   AcceleratorHooks& hooks = registerBackend();
-  return hooks.getDeviceAllocator(api::resolveDevice(device)).allocate(bytes);
+  const DeviceIndex index = api::resolveDevice(device);
+  Allocator& allocator = hooks.getDeviceAllocator(index);
+  if (index >= 0 && !isPoisonedByFork(deviceType()))
+    kept[static_cast<std::size_t>(index)].store(&allocator, std::memory_order_release);
+  return allocator.allocate(bytes);
 }
 
 void copy(void* dst, const void* src, std::size_t bytes) {

@@ -111,7 +111,12 @@ Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* 
       operation.body = [core, kind, data, count, a, b, slot] {
         core.fillHost(kind, data, count, a, b, *slot);
       };
-      queue.record(captured, std::move(operation));
+      try {
+        queue.record(captured, std::move(operation));
+      } catch (...) {
+        captured->draws->unclaim(slot);  // not in the graph: no draw at replays
+        throw;
+      }
       return;
     }
     const adapter::PhiloxPosition from = core.reservePhilox(generator, outputs);

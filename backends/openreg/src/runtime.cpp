@@ -254,8 +254,9 @@ void Runtime::refreshDiversion() noexcept {
     try {
       core_.divertAllocations(state->index, divert);
     } catch (...) {
-      // Only a core older than plugin API 1.2, which cannot divert: its
-      // allocations skip openreg's checks.
+      // The core refuses only a backend it does not know, which a registered
+      // openreg is not; were it to, allocations would skip openreg's checks
+      // (lost devices, injected faults), not fail.
     }
   }
 }

@@ -58,6 +58,18 @@ class CapturedDraws {
     return slot;
   }
 
+  // Gives back a claim whose fill was not recorded after all (the capture
+  // ended meanwhile), so that replays do not draw for it. Never throws.
+  void unclaim(const std::shared_ptr<const PhiloxPosition>& slot) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = draws_.begin(); it != draws_.end(); ++it) {
+      if (it->slot == slot) {
+        draws_.erase(it);
+        return;
+      }
+    }
+  }
+
   // Each slot with the position its fill draws from at the next replay,
   // reserved now, in capture order. The caller writes them (in stream
   // order). A reservation that fails leaves the earlier ones made (their

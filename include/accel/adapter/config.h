@@ -103,9 +103,9 @@ inline bool equalsIgnoringCase(std::string_view a, std::string_view b) noexcept 
     ++unit;
   }
   if (bytes % scale == 0) return concat(bytes / scale, " ", kNames[unit]);
-  // One decimal, rounded down: sizes in messages need not be exact.
-  const auto tenths = static_cast<std::uint64_t>(
-      static_cast<unsigned __int128>(bytes % scale) * 10 / scale);
+  // One decimal, rounded down: sizes in messages need not be exact. The
+  // remainder is below scale <= 2^60, so ten times it fits in 64 bits.
+  const std::uint64_t tenths = bytes % scale * 10 / scale;
   return concat(bytes / scale, ".", tenths, " ", kNames[unit]);
 }
 
@@ -120,9 +120,14 @@ class ConfigReader {
 
   // The variable's text, or nullopt when unset. Never throws.
   [[nodiscard]] std::optional<std::string_view> raw(const char* name) const noexcept {
-    if (!lookup_) return std::nullopt;
+    return rawFrom(lookup_, name);
+  }
+  // raw() through `lookup`, for a reader that keeps its lookup elsewhere.
+  [[nodiscard]] static std::optional<std::string_view> rawFrom(
+      const Lookup& lookup, const char* name) noexcept {
+    if (!lookup) return std::nullopt;
     try {
-      const char* value = lookup_(name);
+      const char* value = lookup(name);
       if (value == nullptr) return std::nullopt;
       return std::string_view(value);
     } catch (...) {

@@ -54,16 +54,19 @@ inline void check(accel_status status) {
 
 }  // namespace detail
 
-// A generator the core keeps alive for as long as this object lives (a
-// captured fill's, read again at each replay). Move-only.
-class GeneratorRef {
+namespace detail {
+
+// A handle the core gave out, released through the services function
+// `Release` names when the object goes. Move-only.
+template <typename Handle, void (*accel_core_services::*Release)(Handle*)>
+class OwnedHandle {
  public:
-  GeneratorRef() = default;
-  GeneratorRef(const accel_core_services* services, accel_generator* handle) noexcept
+  OwnedHandle() = default;
+  OwnedHandle(const accel_core_services* services, Handle* handle) noexcept
       : services_(services), handle_(handle) {}
-  GeneratorRef(GeneratorRef&& other) noexcept
+  OwnedHandle(OwnedHandle&& other) noexcept
       : services_(other.services_), handle_(std::exchange(other.handle_, nullptr)) {}
-  GeneratorRef& operator=(GeneratorRef&& other) noexcept {
+  OwnedHandle& operator=(OwnedHandle&& other) noexcept {
     if (this != &other) {
       reset();
       services_ = other.services_;
@@ -71,51 +74,33 @@ class GeneratorRef {
     }
     return *this;
   }
-  GeneratorRef(const GeneratorRef&) = delete;
-  GeneratorRef& operator=(const GeneratorRef&) = delete;
-  ~GeneratorRef() { reset(); }
+  OwnedHandle(const OwnedHandle&) = delete;
+  OwnedHandle& operator=(const OwnedHandle&) = delete;
+  ~OwnedHandle() { reset(); }
 
-  [[nodiscard]] accel_generator* get() const noexcept { return handle_; }
+  [[nodiscard]] Handle* get() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
 
  private:
   void reset() noexcept {
-    if (handle_ != nullptr) services_->release_generator(std::exchange(handle_, nullptr));
+    if (handle_ != nullptr) (services_->*Release)(std::exchange(handle_, nullptr));
   }
   const accel_core_services* services_ = nullptr;
-  accel_generator* handle_ = nullptr;
+  Handle* handle_ = nullptr;
 };
+
+}  // namespace detail
+
+// A generator the core keeps alive for as long as this object lives (a
+// captured fill's, read again at each replay).
+using GeneratorRef =
+    detail::OwnedHandle<accel_generator, &accel_core_services::release_generator>;
 
 // A use of a block of the core's device cache (Core::useBlock): while it
-// lives, a free of the block waits and the block counts as allocated.
-// Move-only; the use ends when the object goes.
-class BlockUse {
- public:
-  BlockUse() = default;
-  BlockUse(const accel_core_services* services, accel_block_use* use) noexcept
-      : services_(services), use_(use) {}
-  BlockUse(BlockUse&& other) noexcept
-      : services_(other.services_), use_(std::exchange(other.use_, nullptr)) {}
-  BlockUse& operator=(BlockUse&& other) noexcept {
-    if (this != &other) {
-      reset();
-      services_ = other.services_;
-      use_ = std::exchange(other.use_, nullptr);
-    }
-    return *this;
-  }
-  BlockUse(const BlockUse&) = delete;
-  BlockUse& operator=(const BlockUse&) = delete;
-  ~BlockUse() { reset(); }
-
-  explicit operator bool() const noexcept { return use_ != nullptr; }
-
- private:
-  void reset() noexcept {
-    if (use_ != nullptr) services_->release_block_use(std::exchange(use_, nullptr));
-  }
-  const accel_core_services* services_ = nullptr;
-  accel_block_use* use_ = nullptr;
-};
+// lives, a free of the block waits and the block counts as allocated. The
+// use ends when the object goes.
+using BlockUse =
+    detail::OwnedHandle<accel_block_use, &accel_core_services::release_block_use>;
 
 // What Core::useBlock found: state is ACCEL_BLOCK_LIVE (use and block set),
 // ACCEL_BLOCK_FREED (a use after free) or ACCEL_BLOCK_NONE.

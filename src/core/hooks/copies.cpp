@@ -253,6 +253,12 @@ AcceleratorHooks::HostSide AcceleratorHooks::checkCopy(HookId hook, void* dst,
 }
 
 bool AcceleratorHooks::recordPinnedStreamUse(const void* host, Stream stream) const {
+  // The block's free records this backend's event on the stream: it must be
+  // one of this backend's.
+  ACCEL_CHECK(stream.device.type() == deviceType() && stream.device.index() >= 0 &&
+                  stream.device.index() < deviceCount(),
+              InvalidArgument, "recordPinnedStreamUse(): ", stream,
+              " is not a stream of '", name(), "'; pass one of its own streams");
   memory::PinnedCachingAllocator* cache = corePinnedCache();
   return cache != nullptr && cache->recordStreamAt(host, stream);
 }

@@ -35,7 +35,7 @@ ConfigReader::ConfigReader()
 ConfigReader::ConfigReader(Lookup lookup) : lookup_(std::move(lookup)) {}
 
 std::optional<std::string_view> ConfigReader::raw(const char* name) const noexcept {
-  return adapter::ConfigReader(lookup_).raw(name);
+  return adapter::ConfigReader::rawFrom(lookup_, name);
 }
 
 std::uint64_t ConfigReader::count(const char* name, std::uint64_t fallback,

@@ -18,6 +18,7 @@
 #include "accel/default_generators.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
+#include "accel/kit/caching_device_allocator.h"
 #include "accel/kit/synchronous_caching_hooks.h"
 #include "accel/kit/thread_current.h"
 #include "accel/memory/caching_allocator.h"
@@ -39,13 +40,18 @@ class CBackendAccess {
   [[nodiscard]] virtual CDeviceBlock findBlock(const void* ptr) const = 0;
   virtual void divertAllocations(DeviceIndex index, bool on) = 0;
   [[nodiscard]] virtual const CoreCaches& caches() const noexcept = 0;
+  // What the current_device and current_stream services answer.
+  [[nodiscard]] virtual DeviceIndex coreCurrentDevice() const = 0;
+  [[nodiscard]] virtual StreamId coreCurrentStream(DeviceIndex index) const = 0;
 
  protected:
   ~CBackendAccess() = default;
 };
 
-// getDeviceAllocator(i): the core cache on the calling thread's current
-// stream of device i.
+// getDeviceAllocator(i) of a plugin that keeps its current streams itself:
+// the core cache on the stream the plugin names. (Where the core keeps them,
+// the kit's CachingDeviceAllocator serves instead: no plugin call, no
+// checks on the fast path.)
 class CDeviceAllocator final : public Allocator {
  public:
   CDeviceAllocator(CPluginHooks& hooks, memory::CachingAllocator& cache,
@@ -91,12 +97,53 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
                 "divert_allocations: ", int(index), " is not a device index of '", name(),
                 "'");
     diverted_[static_cast<std::size_t>(index)].store(on, std::memory_order_relaxed);
+    refreshDiversion(index);
+  }
+  // A kit allocator takes its slow path (Detour below) while its device is
+  // unused (to mark it used) or the plugin diverts it. Under a mutex: the
+  // plugin's changes and a first allocation's may race.
+  void refreshDiversion(DeviceIndex index) {
+    std::lock_guard<std::mutex> lock(diversion_mutex_);
+    const auto slot = static_cast<std::size_t>(index);
+    if (slot >= kit_allocators_.size() || kit_allocators_[slot] == nullptr) return;
+    kit_allocators_[slot]->setDiverted(!used_[slot].load(std::memory_order_relaxed) ||
+                                       diverted_[slot].load(std::memory_order_relaxed));
+  }
+  // A kit allocator's slow path: the device marked used, the plugin asked
+  // when it diverts the device, then the cache.
+  DataPtr allocateDiverted(kit::CachingDeviceAllocator& allocator, std::size_t bytes) {
+    const DeviceIndex index = allocator.device().index();
+    if (!used_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed)) {
+      markUsed(index);
+      refreshDiversion(index);
+    }
+    if (diverted(index)) checkAllocation(index, bytes);
+    try {
+      return allocator.allocateFromCache(bytes);
+    } catch (const OutOfMemory& e) {
+      adviseOutOfMemory(e, index, bytes);
+    }
   }
   // Whether allocations on device `index` ask the plugin first.
   [[nodiscard]] bool diverted(DeviceIndex index) const noexcept {
     return diverted_[static_cast<std::size_t>(index)].load(std::memory_order_relaxed);
   }
   [[nodiscard]] const CoreCaches& caches() const noexcept override { return caches_; }
+  [[nodiscard]] DeviceIndex coreCurrentDevice() const override {
+    ACCEL_CHECK(!t_.ownsCurrentDevice(), InvalidArgument, "current_device: the plugin '",
+                t_.plugin, "' keeps the current device of '", name(),
+                "' itself (low.get_current_device); the core keeps none to tell it");
+    return current_.device();
+  }
+  [[nodiscard]] StreamId coreCurrentStream(DeviceIndex index) const override {
+    ACCEL_CHECK(!t_.ownsCurrentStream(), InvalidArgument, "current_stream: the plugin '",
+                t_.plugin, "' keeps the current streams of '", name(),
+                "' itself (streams.get_current); the core keeps none to tell it");
+    ACCEL_CHECK(index >= 0 && index < deviceCountImpl(), InvalidArgument,
+                "current_stream: ", int(index), " is not a device index of '", name(),
+                "'");
+    return current_.stream(index);
+  }
   // Rethrows the cache's out-of-memory error of a request of `bytes`, with the
   // plugin's advice (device_memory.out_of_memory_advice) where the device's
   // capacity is what refuses it: above it, or more than is free now that the
@@ -110,6 +157,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     std::uint64_t free_bytes = 0;
     t_.device_memory.memory_info(t_.device_memory_ctx, index, &total, &free_bytes);
     dropStalePluginMessage();
+    if (total == 0) throw e;  // the plugin does not know its capacity
     const bool capacity_refuses =
         bytes > total || (bytes <= memory::kMaxRequest &&
                           memory::segmentSize(memory::roundSize(bytes)) > free_bytes);
@@ -180,10 +228,24 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     if (built_count_.load(std::memory_order_relaxed) > 0) return;
     const int count = deviceCountImpl();
     caches_.build(name(), count);
-    allocators_.clear();
-    for (int i = 0; i < count; ++i) {
-      allocators_.push_back(std::make_unique<CDeviceAllocator>(
-          *this, caches_.device(), static_cast<DeviceIndex>(i)));
+    {
+      std::lock_guard<std::mutex> lock(diversion_mutex_);
+      allocators_.clear();
+      kit_allocators_.clear();
+      for (int i = 0; i < count; ++i) {
+        const auto index = static_cast<DeviceIndex>(i);
+        if (t_.ownsCurrentStream()) {
+          allocators_.push_back(
+              std::make_unique<CDeviceAllocator>(*this, caches_.device(), index));
+          kit_allocators_.push_back(nullptr);
+          continue;
+        }
+        // Diverted until the device is used (which the slow path marks).
+        auto allocator = std::make_unique<kit::CachingDeviceAllocator>(
+            caches_.device(), index, current_, &detour_, true);
+        kit_allocators_.push_back(allocator.get());
+        allocators_.push_back(std::move(allocator));
+      }
     }
     generators_ = std::make_unique<DefaultGenerators>(
         deviceType(), count, [this] { return getCurrentDeviceImpl(); });
@@ -454,8 +516,11 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
    public:
     void add(DeviceIndex index, StreamId id) const {
       if (id >= 0 && id < 64) {
-        bits_[static_cast<std::size_t>(index)].fetch_or(std::uint64_t{1} << id,
-                                                        std::memory_order_relaxed);
+        std::atomic<std::uint64_t>& bits = bits_[static_cast<std::size_t>(index)];
+        const std::uint64_t bit = std::uint64_t{1} << id;
+        // Known already (the usual case): no write to a shared line.
+        if ((bits.load(std::memory_order_relaxed) & bit) == 0)
+          bits.fetch_or(bit, std::memory_order_relaxed);
         return;
       }
       std::lock_guard<std::mutex> lock(mutex_);
@@ -518,7 +583,26 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   bool plugin_initialised_ = false;  // under the base's init mutex
   std::atomic<int> built_count_{0};  // set last by a successful init
   // Built by the first successful initImpl, with the caches.
-  std::vector<std::unique_ptr<CDeviceAllocator>> allocators_;
+  // The kit's Detour of this backend's allocators (allocateDiverted).
+  class Detour final : public kit::CachingDeviceAllocator::Detour {
+   public:
+    explicit Detour(CPluginHooks& hooks) noexcept : hooks_(hooks) {}
+    DataPtr allocate(kit::CachingDeviceAllocator& allocator, std::size_t bytes) override {
+      return hooks_.allocateDiverted(allocator, bytes);
+    }
+    [[noreturn]] void outOfMemory(const OutOfMemory& error,
+                                  const kit::CachingDeviceAllocator& allocator,
+                                  std::size_t bytes) override {
+      hooks_.adviseOutOfMemory(error, allocator.device().index(), bytes);
+    }
+
+   private:
+    CPluginHooks& hooks_;
+  };
+  Detour detour_{*this};
+  std::mutex diversion_mutex_;  // guards kit_allocators_ and their diverted flags
+  std::vector<std::unique_ptr<Allocator>> allocators_;
+  std::vector<kit::CachingDeviceAllocator*> kit_allocators_;  // null: CDeviceAllocator
   std::unique_ptr<DefaultGenerators> generators_;
   std::array<std::atomic<bool>, kMaxDevicesPerType> used_{};
   std::array<std::atomic<bool>, kMaxDevicesPerType> diverted_{};
@@ -545,6 +629,12 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
     return caches_.findBlock(name(), ptr);
   }
   [[nodiscard]] const CoreCaches& caches() const noexcept override { return caches_; }
+  [[nodiscard]] DeviceIndex coreCurrentDevice() const override {
+    return getCurrentDevice();
+  }
+  [[nodiscard]] StreamId coreCurrentStream(DeviceIndex index) const override {
+    return getCurrentStream(index).id;
+  }
   void divertAllocations(DeviceIndex /*index*/, bool /*on*/) override {
     throw InvalidArgument(concat("divert_allocations: '", name(),
                                  "' is a synchronous backend, whose allocators the "
@@ -558,11 +648,9 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
     return deviceCount() > 0 && askProbe(t_.low.is_available, t_.ctx);
   }
   void initImpl() override {
-    // No devices: nothing to initialise, and the plugin is not asked (its
-    // init runs once, when there is something to run it for).
-    ACCEL_CHECK(deviceCount() > 0, NotAvailable, "'", name(),
-                "' has no devices to initialise");
-    if (!plugin_initialised_) {
+    // No devices: init succeeds (the hooks contract) without asking the
+    // plugin, whose init runs once, when there is something to run it for.
+    if (!plugin_initialised_ && deviceCount() > 0) {
       const accel_status status = t_.high.init(t_.ctx);
       if (status != ACCEL_OK) throwPluginStatus(status, name(), "high.init");
       plugin_initialised_ = true;
@@ -639,8 +727,12 @@ CBackendAccess& cBackendOf(std::int32_t device_type, const char* service) {
 
 }  // namespace
 
-AcceleratorHooks& cPluginHooks(std::int32_t device_type, const char* service) {
-  return dynamic_cast<AcceleratorHooks&>(cBackendOf(device_type, service));
+std::int8_t cPluginCurrentDevice(std::int32_t device_type) {
+  return cBackendOf(device_type, "current_device").coreCurrentDevice();
+}
+
+std::int64_t cPluginCurrentStream(std::int32_t device_type, std::int8_t device) {
+  return cBackendOf(device_type, "current_stream").coreCurrentStream(device);
 }
 
 std::int32_t useCPluginBlock(std::int32_t device_type, const void* ptr,

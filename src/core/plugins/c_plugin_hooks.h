@@ -50,10 +50,12 @@ CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr);
 // index is out of range, or the plugin has no check_allocation.
 void divertCPluginAllocations(std::int32_t device_type, std::int8_t device, bool on);
 
-// The hooks of the C backend of `device_type` (for a service's answers
-// that the public hooks give: the current device and stream). Throws
-// InvalidArgument naming `service` when the type has no C backend.
-AcceleratorHooks& cPluginHooks(std::int32_t device_type, const char* service);
+// The calling thread's current device, and current stream of `device`, as
+// the core keeps them for the C backend of `device_type`. Throws
+// InvalidArgument when the type has no C backend, the plugin keeps them
+// itself (the core has none to tell), or the index is out of range.
+std::int8_t cPluginCurrentDevice(std::int32_t device_type);
+std::int64_t cPluginCurrentStream(std::int32_t device_type, std::int8_t device);
 
 // use_block: a use of the live block of the C backend of `device_type` that
 // holds `ptr` (ACCEL_BLOCK_LIVE, *use set, to be released with

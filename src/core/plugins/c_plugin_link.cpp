@@ -243,6 +243,7 @@ accel_status divertAllocationsService(accel_core* core, int32_t device_type,
 int32_t useBlockService(accel_core* core, int32_t device_type, const void* ptr,
                         accel_block_use** use, int8_t* device, void** base,
                         size_t* requested) {
+  if (use != nullptr) *use = nullptr;  // nothing taken unless a use is
   if (core == nullptr || use == nullptr || device == nullptr || base == nullptr ||
       requested == nullptr) {
     return ACCEL_BLOCK_NONE;
@@ -261,7 +262,7 @@ accel_status currentDeviceService(accel_core* core, int32_t device_type, int8_t*
   return serve("current_device", [&] {
     requireArgument(core != nullptr, "current_device", "the core handle");
     requireArgument(device != nullptr, "current_device", "the out-pointer");
-    *device = cPluginHooks(device_type, "current_device").getCurrentDevice();
+    *device = cPluginCurrentDevice(device_type);
   });
 }
 
@@ -270,7 +271,7 @@ accel_status currentStreamService(accel_core* core, int32_t device_type, int8_t 
   return serve("current_stream", [&] {
     requireArgument(core != nullptr, "current_stream", "the core handle");
     requireArgument(stream != nullptr, "current_stream", "the out-pointer");
-    *stream = cPluginHooks(device_type, "current_stream").getCurrentStream(device).id;
+    *stream = cPluginCurrentStream(device_type, device);
   });
 }
 

@@ -364,9 +364,13 @@ DeviceProperties propertiesOf(const CPluginTables& tables, std::string_view back
 
 void CoreCaches::build(std::string_view backend, int count) {
   if (ready()) return;
-  ACCEL_CHECK(count > 0, NotAvailable, "'", backend, "' has no devices to initialise");
+  // Without devices a backend still initialises (the hooks contract), and
+  // its caches still serve the memory hooks that take no index (emptyCache,
+  // history, snapshots, the pinned cache): one device that no index check
+  // lets anyone allocate on.
   device_ = std::make_unique<memory::CachingAllocator>(
-      tables_.type, count, device_source_, memory::allocatorSettingsFromEnvironment());
+      tables_.type, std::max(count, 1), device_source_,
+      memory::allocatorSettingsFromEnvironment());
   pinned_ = std::make_unique<memory::PinnedCachingAllocator>(pinned_source_);
   ready_.store(true, std::memory_order_release);
 }

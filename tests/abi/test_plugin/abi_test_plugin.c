@@ -328,7 +328,8 @@ ABITEST_TEST_EXPORT int32_t abitest_use_block(const void* ptr, accel_block_use**
 ABITEST_TEST_EXPORT void abitest_release_block_use(accel_block_use* use) {
   abitest_services->release_block_use(use);
 }
-/* The current stream of `device` as the core keeps it for this backend. */
+/* The current stream of `device` as the core keeps it for this backend; -2
+ * when the core refuses (this backend keeps its current streams itself). */
 ABITEST_TEST_EXPORT int64_t abitest_current_stream(int8_t device) {
   int64_t stream = -1;
   if (abitest_services->current_stream(abitest_core, atomic_load(&g_first_type), device,
