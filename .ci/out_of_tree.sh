@@ -28,7 +28,7 @@ soname=$(readelf -d "$prefix/$libdir/libaccel.so" | sed -n 's/.*SONAME.*\[\(.*\)
 # What the docs send a vendor to, installed with the repository's layout.
 docdir=$prefix/share/doc/accelhooks
 for f in README.md docs/writing-a-backend.md docs/openreg.md examples/out_of_tree_backend/CMakeLists.txt \
-         examples/out_of_tree_backend/example_backend.cpp backends/openreg/src/openreg_hooks.cpp \
+         examples/out_of_tree_backend/example_backend.cpp backends/openreg/src/openreg_backend.cpp \
          conformance/src/high_cases.cpp; do
   [[ -f $docdir/$f ]] || fail "$docdir/$f not installed"
 done

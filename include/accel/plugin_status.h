@@ -1,7 +1,8 @@
 // For a backend's own API beside its plugin — a library the program links
 // whose functions call functions the plugin exports (openreg's fills,
 // kernels and fault injection): a failed status of the plugin's thrown as the
-// library's error of its kind, as the core throws a failed hook's.
+// library's error of its kind, as the core throws a failed hook's, and the
+// plugin ABI's handle of a generator.
 //
 // Thread-safety: thread-safe (the pending message is per thread).
 #pragma once
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "accel/export.h"
+#include "accel/generator.h"
 #include "accel/plugin_abi.h"
 
 namespace accel {
@@ -24,5 +26,15 @@ namespace accel {
     accel_status status, std::string_view backend, std::string_view function,
     std::string_view message,
     std::source_location where = std::source_location::current());
+
+// The plugin ABI's handle of `generator`, to pass to a plugin's own
+// function: valid while `generator` lives; a plugin that draws from it
+// later keeps it with retain_generator. Never throws.
+[[nodiscard]] inline accel_generator* pluginGeneratorHandle(
+    const Generator& generator) noexcept {
+  // The core's handles are its Generator objects (c_plugin_link.cpp reads
+  // them back the same way).
+  return reinterpret_cast<accel_generator*>(const_cast<Generator*>(&generator));
+}
 
 }  // namespace accel

@@ -25,7 +25,7 @@ void fill(Stream stream, Real* data, std::size_t count, Real a, Real b,
   // plugin keeps the one passed for as long as a captured fill needs it.
   generator = kit::fillGenerator(api, stream, std::move(generator));
   api::check(extension::fill(api, s, kKind, data, count, a, b,
-                             reinterpret_cast<accel_generator*>(&generator)),
+                             pluginGeneratorHandle(generator)),
              api);
 }
 
