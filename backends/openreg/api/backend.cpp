@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <system_error>
@@ -67,11 +68,9 @@ AcceleratorHooks& registerBackend() {
     ACCEL_CHECK(linked.empty() || error || same, NotAvailable,
                 "accel::openreg::registerBackend(): openreg was loaded from ",
                 loaded->path, ", but this program links ", linked,
-                "; two copies of libaccel_openreg.so have two runtimes. Load the one the "
-                "program links (ACCEL_PLUGINS=",
-                linked,
-                "), or do not load openreg as a "
-                "plugin");
+                "; two copies of libaccel_openreg.so have two runtimes. Load the one "
+                "the program links (ACCEL_PLUGINS=",
+                linked, "), or do not load openreg as a plugin");
   }
   AcceleratorHooks& hooks = getHooks(type);
   registered.store(&hooks, std::memory_order_release);
@@ -82,9 +81,9 @@ const Config& activeConfig() {
   api::ensureRegistered();
   // The runtime's configuration is fixed once initialised: kept here.
   static const Config* active = [] {
-    auto* config = new Config();  // never destroyed: see lifecycle
+    auto config = std::make_unique<Config>();
     api::check(extension::activeConfig(*config), "activeConfig");
-    return config;
+    return config.release();  // never destroyed: see lifecycle
   }();
   return *active;
 }
