@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -32,11 +33,17 @@ struct Plugin {
   accel_status (*init)(void*) = [](void*) -> accel_status { return ACCEL_OK; };
   accel_status (*properties)(void*, int8_t, accel_device_properties*) =
       [](void*, int8_t, accel_device_properties*) -> accel_status { return ACCEL_OK; };
+  uint32_t version = ACCEL_PLUGIN_ABI_CURRENT;  // what the entry answers
+  // device_memory's optional members (null: not provided).
+  void (*memory_info)(void*, int8_t, uint64_t*, uint64_t*) = nullptr;
+  accel_status (*check_allocation)(void*, int8_t, size_t) = nullptr;
+  const char* out_of_memory_advice = nullptr;
+  size_t largest_segment = SIZE_MAX;  // allocate_segment gives null above it
 };
 Plugin g_plugin;
 
 accel_status allocateSegment(void*, int8_t, size_t bytes, void** out) {
-  *out = std::malloc(bytes);
+  *out = bytes <= g_plugin.largest_segment ? std::malloc(bytes) : nullptr;
   return ACCEL_OK;
 }
 void freeSegment(void*, int8_t, void* data, size_t) { std::free(data); }
@@ -60,6 +67,9 @@ accel_status registerBackends(accel_core* core) {
   memory.struct_size = sizeof(memory);
   memory.allocate_segment = allocateSegment;
   memory.free_segment = freeSegment;
+  memory.memory_info = g_plugin.memory_info;
+  memory.check_allocation = g_plugin.check_allocation;
+  memory.out_of_memory_advice = g_plugin.out_of_memory_advice;
   accel_backend backend{};
   backend.struct_size = sizeof(backend);
   backend.device_type = type;
@@ -75,7 +85,7 @@ accel_status registerBackends(accel_core* core) {
 accel_status entry(const accel_core_offer* offer, accel_plugin_answer* answer) {
   g_services = offer->services;
   g_core = offer->core;
-  answer->version = ACCEL_PLUGIN_ABI_CURRENT;
+  answer->version = g_plugin.version;
   answer->plugin_newest_version = ACCEL_PLUGIN_ABI_CURRENT;
   answer->plugin_oldest_version = ACCEL_PLUGIN_ABI_VERSION(1, 0);
   answer->name = g_plugin.name;
@@ -171,6 +181,90 @@ TEST(CBackendHooks, ABackendWithoutDevicesInitialises) {
   accel::DataPtr pinned = hooks.getPinnedMemoryAllocator().allocate(64);
   EXPECT_TRUE(hooks.isPinnedPtr(pinned.get()));
   EXPECT_THROW((void)hooks.getDeviceAllocator(0), accel::InvalidArgument);
+}
+
+std::atomic<int> g_checks{0};
+
+int32_t typeOf(const char* name) {
+  return static_cast<int32_t>(accel::deviceTypeFromName(name));
+}
+
+// A diverted device asks the plugin before each allocation; a refusal is the
+// caller's error with the plugin's message, and undiverted it asks nothing.
+TEST(CBackendHooks, ADivertedDeviceAsksThePluginBeforeEachAllocation) {
+  Plugin plugin;
+  plugin.name = "diverts";
+  plugin.check_allocation = [](void*, int8_t, size_t) -> accel_status {
+    ++g_checks;
+    g_services->set_error(g_core, ACCEL_ERROR_DEVICE, "diverts: the device is lost");
+    return ACCEL_ERROR_DEVICE;
+  };
+  AcceleratorHooks& hooks = loaded(plugin);
+  hooks.init();
+  EXPECT_NO_THROW((void)hooks.getDeviceAllocator(0).allocate(64));
+  EXPECT_EQ(g_checks.load(), 0);
+  ASSERT_EQ(g_services->divert_allocations(g_core, typeOf("diverts"), 0, 1), ACCEL_OK);
+  try {
+    (void)hooks.getDeviceAllocator(0).allocate(64);
+    ADD_FAILURE() << "a diverted allocation the plugin refused succeeded";
+  } catch (const accel::DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("the device is lost"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(g_checks.load(), 1);
+  ASSERT_EQ(g_services->divert_allocations(g_core, typeOf("diverts"), 0, 0), ACCEL_OK);
+  EXPECT_NO_THROW((void)hooks.getDeviceAllocator(0).allocate(64));
+  EXPECT_EQ(g_checks.load(), 1);
+}
+
+// A plugin that answered 1.1 gets nothing of 1.2 from a table long enough to
+// hold it: its check_allocation does not count (diverting is refused as for
+// a plugin without one) and its advice is not added.
+TEST(CBackendHooks, APluginSpeaking1_1GetsNothingOf1_2FromItsSegmentTable) {
+  Plugin plugin;
+  plugin.name = "speaks11";
+  plugin.version = ACCEL_PLUGIN_ABI_VERSION(1, 1);
+  plugin.check_allocation = [](void*, int8_t, size_t) -> accel_status {
+    return ACCEL_ERROR_DEVICE;
+  };
+  plugin.memory_info = [](void*, int8_t, uint64_t* total, uint64_t* free_bytes) {
+    *total = std::uint64_t{1} << 20;
+    *free_bytes = *total;
+  };
+  plugin.out_of_memory_advice = "raise SPEAKS11_MEMORY";
+  plugin.largest_segment = std::size_t{1} << 20;
+  AcceleratorHooks& hooks = loaded(plugin);
+  hooks.init();
+  EXPECT_EQ(g_services->divert_allocations(g_core, typeOf("speaks11"), 0, 1),
+            ACCEL_ERROR_INVALID_ARGUMENT);
+  try {
+    (void)hooks.getDeviceAllocator(0).allocate(std::size_t{4} << 20);
+    ADD_FAILURE() << "4 MiB on a 1 MiB device succeeded";
+  } catch (const accel::OutOfMemory& e) {
+    EXPECT_EQ(std::string(e.what()).find("SPEAKS11_MEMORY"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The same advice from a plugin of 1.2 is added when the capacity refuses,
+// and only when the plugin knows its capacity.
+TEST(CBackendHooks, TheOutOfMemoryAdviceIsAddedWhenTheCapacityRefuses) {
+  Plugin plugin;
+  plugin.name = "advises";
+  plugin.memory_info = [](void*, int8_t, uint64_t* total, uint64_t* free_bytes) {
+    *total = std::uint64_t{1} << 20;
+    *free_bytes = *total;
+  };
+  plugin.out_of_memory_advice = "raise ADVISES_MEMORY";
+  plugin.largest_segment = std::size_t{1} << 20;
+  AcceleratorHooks& hooks = loaded(plugin);
+  try {
+    (void)hooks.getDeviceAllocator(0).allocate(std::size_t{4} << 20);
+    ADD_FAILURE() << "4 MiB on a 1 MiB device succeeded";
+  } catch (const accel::OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("(raise ADVISES_MEMORY)"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
