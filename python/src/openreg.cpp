@@ -96,8 +96,7 @@ void bindOpenRegModule(py::module_& o) {
       "register_backend", [] { (void)openreg::registerBackend(); },
       "Registers the openreg hooks (once per process; no device is touched).");
   o.def(
-      "library_path",
-      [] { return openreg::pluginPath(); },
+      "library_path", [] { return openreg::pluginPath(); },
       "Path of the libaccel_openreg.so this module uses.");
   defOpenRegFill<false>(
       o, "low", "high",

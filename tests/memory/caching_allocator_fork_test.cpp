@@ -1,9 +1,10 @@
 // fork() and the caching allocator
 // (src/core/memory/device_cache/device_fork.cpp): a child forked while other
 // threads are inside a device's lock, its bias or their thread caches can
-// still read statistics, take snapshots and empty the cache; and a child leaves the memory it inherited alone (frees leak, no
-// segment goes back to the source). Each child reports through its exit
-// status; a child that does not finish in 20 s is killed and fails the test.
+// still read statistics, take snapshots and empty the cache; and a child leaves the
+// memory it inherited alone (frees leak, no segment goes back to the source). Each child
+// reports through its exit status; a child that does not finish in 20 s is killed and
+// fails the test.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>

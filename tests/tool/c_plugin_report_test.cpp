@@ -107,8 +107,8 @@ TEST(AccelToolCPlugin, InfoListsARefusedCPluginWithTheReasonNamingBothRanges) {
 
 #ifdef ACCEL_CXX_ENTRY_PLUGIN_PATH
 TEST(AccelToolCPlugin, InfoShowsTheApiOfAPluginOfTheCxxEntryWithoutAnAbiObject) {
-  nlohmann::json record = pluginRecord(infoJson("--plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, 0),
-                                       ACCEL_CXX_ENTRY_PLUGIN_PATH);
+  nlohmann::json record = pluginRecord(
+      infoJson("--plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, 0), ACCEL_CXX_ENTRY_PLUGIN_PATH);
   EXPECT_TRUE(record["abi"].is_null()) << record.dump(2);
   EXPECT_GT(record["api_version"].get<int>(), 0) << record.dump(2);
   ToolRun run = runTool("info --plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, "ACCEL_AUTOLOAD=0");

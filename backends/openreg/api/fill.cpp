@@ -24,9 +24,9 @@ void fill(Stream stream, Real* data, std::size_t count, Real a, Real b,
   // The stream's device's default generator when none is given; the
   // plugin keeps the one passed for as long as a captured fill needs it.
   generator = kit::fillGenerator(api, stream, std::move(generator));
-  api::check(extension::fill(api, s, kKind, data, count, a, b,
-                             pluginGeneratorHandle(generator)),
-             api);
+  api::check(
+      extension::fill(api, s, kKind, data, count, a, b, pluginGeneratorHandle(generator)),
+      api);
 }
 
 }  // namespace

@@ -125,13 +125,13 @@ typedef struct accel_block_use accel_block_use; /* since 1.2 */
 
 /* Kinds of random fill (accel_core_services.fill_host and fill_outputs):
  * the element type written and the distribution. */
-#define ACCEL_FILL_BITS32 0         /* uint32_t, every bit random */
-#define ACCEL_FILL_BITS64 1         /* uint64_t */
-#define ACCEL_FILL_UNIFORM_FLOAT 2  /* float in [a, b) */
-#define ACCEL_FILL_UNIFORM_DOUBLE 3 /* double in [a, b) */
-#define ACCEL_FILL_NORMAL_FLOAT 4   /* float, mean a, standard deviation b */
-#define ACCEL_FILL_NORMAL_DOUBLE 5  /* double */
-#define ACCEL_FILL_BERNOULLI_U8 6   /* uint8_t, 1 with probability a */
+#define ACCEL_FILL_BITS32 0          /* uint32_t, every bit random */
+#define ACCEL_FILL_BITS64 1          /* uint64_t */
+#define ACCEL_FILL_UNIFORM_FLOAT 2   /* float in [a, b) */
+#define ACCEL_FILL_UNIFORM_DOUBLE 3  /* double in [a, b) */
+#define ACCEL_FILL_NORMAL_FLOAT 4    /* float, mean a, standard deviation b */
+#define ACCEL_FILL_NORMAL_DOUBLE 5   /* double */
+#define ACCEL_FILL_BERNOULLI_U8 6    /* uint8_t, 1 with probability a */
 #define ACCEL_FILL_BERNOULLI_FLOAT 7 /* float 0 or 1, 1 with probability a */
 
 /* What use_block found (since 1.2). */
@@ -404,8 +404,8 @@ typedef struct accel_core_services {
   /* since 1.2: while `on` is nonzero, each allocation of the device
    * allocator of `device` asks device_memory's check_allocation first;
    * off (the start), allocations do not cross the boundary for it. */
-  accel_status (*divert_allocations)(accel_core* core, int32_t device_type,
-                                     int8_t device, int32_t on);
+  accel_status (*divert_allocations)(accel_core* core, int32_t device_type, int8_t device,
+                                     int32_t on);
   /* since 1.2: a use of the block of the device cache that holds `ptr`, for
    * work that names memory its owner may free meanwhile (queued, running or
    * captured): while the use lives, a free of the block waits, and the block
