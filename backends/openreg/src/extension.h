@@ -22,9 +22,8 @@
 
 #include "accel/openreg/config.h"
 #include "accel/openreg/execution_units.h"
+#include "accel/openreg/export.h"
 #include "accel/plugin_abi.h"
-
-#define ACCEL_OPENREG_EXTENSION __attribute__((visibility("default")))
 
 namespace accel::openreg::extension {
 
@@ -43,37 +42,35 @@ struct KernelBuffer {
   std::size_t bytes = 0;
 };
 
-ACCEL_OPENREG_EXTENSION Status copy(void* dst, const void* src,
-                                    std::size_t bytes) noexcept;
-ACCEL_OPENREG_EXTENSION Status copyAsync(void* dst, const void* src, std::size_t bytes,
-                                         accel_stream stream) noexcept;
+ACCEL_OPENREG_API Status copy(void* dst, const void* src, std::size_t bytes) noexcept;
+ACCEL_OPENREG_API Status copyAsync(void* dst, const void* src, std::size_t bytes,
+                                   accel_stream stream) noexcept;
 // Whether ptr is in an openreg device's address range (false before init).
-ACCEL_OPENREG_EXTENSION bool isDevicePointer(const void* ptr) noexcept;
+ACCEL_OPENREG_API bool isDevicePointer(const void* ptr) noexcept;
 // Enqueues a fill of `count` elements of `kind` (ACCEL_FILL_*; a, b as the
 // kind says) on `stream`, drawn from `generator` (null: the stream's device's
 // default generator), which the plugin keeps while a captured fill needs it.
 // `api` names the caller in messages.
-ACCEL_OPENREG_EXTENSION Status fill(std::string_view api, accel_stream stream,
-                                    std::int32_t kind, void* data, std::uint64_t count,
-                                    double a, double b,
-                                    accel_generator* generator) noexcept;
-ACCEL_OPENREG_EXTENSION Status launchKernel(accel_stream stream, std::string_view name,
-                                            std::vector<KernelBuffer> buffers,
-                                            std::function<void()> body) noexcept;
-ACCEL_OPENREG_EXTENSION Status failNthAllocation(std::uint64_t nth) noexcept;
-ACCEL_OPENREG_EXTENSION Status loseDeviceAfter(std::int8_t device,
-                                               std::uint64_t operations) noexcept;
-ACCEL_OPENREG_EXTENSION Status isDeviceLost(std::int8_t device, bool& lost) noexcept;
-ACCEL_OPENREG_EXTENSION Status setStreamLatency(accel_stream stream,
-                                                std::int64_t microseconds) noexcept;
-ACCEL_OPENREG_EXTENSION Status clearFaults() noexcept;
-ACCEL_OPENREG_EXTENSION Status setExecutionUnits(std::int8_t device, int units) noexcept;
-ACCEL_OPENREG_EXTENSION Status executionUnitsState(std::int8_t device,
-                                                   ExecutionUnitsState& state) noexcept;
+ACCEL_OPENREG_API Status fill(std::string_view api, accel_stream stream,
+                              std::int32_t kind, void* data, std::uint64_t count,
+                              double a, double b, accel_generator* generator) noexcept;
+ACCEL_OPENREG_API Status launchKernel(accel_stream stream, std::string_view name,
+                                      std::vector<KernelBuffer> buffers,
+                                      std::function<void()> body) noexcept;
+ACCEL_OPENREG_API Status failNthAllocation(std::uint64_t nth) noexcept;
+ACCEL_OPENREG_API Status loseDeviceAfter(std::int8_t device,
+                                         std::uint64_t operations) noexcept;
+ACCEL_OPENREG_API Status isDeviceLost(std::int8_t device, bool& lost) noexcept;
+ACCEL_OPENREG_API Status setStreamLatency(accel_stream stream,
+                                          std::int64_t microseconds) noexcept;
+ACCEL_OPENREG_API Status clearFaults() noexcept;
+ACCEL_OPENREG_API Status setExecutionUnits(std::int8_t device, int units) noexcept;
+ACCEL_OPENREG_API Status executionUnitsState(std::int8_t device,
+                                             ExecutionUnitsState& state) noexcept;
 // The configuration the runtime was initialised with.
-ACCEL_OPENREG_EXTENSION Status activeConfig(Config& config) noexcept;
+ACCEL_OPENREG_API Status activeConfig(Config& config) noexcept;
 // The configuration `lookup` describes (the environment's variables).
-ACCEL_OPENREG_EXTENSION Status parseConfig(const EnvironmentLookup& lookup,
-                                           Config& config) noexcept;
+ACCEL_OPENREG_API Status parseConfig(const EnvironmentLookup& lookup,
+                                     Config& config) noexcept;
 
 }  // namespace accel::openreg::extension

@@ -43,9 +43,6 @@ using Stream = accel_stream;
   s.device = device;
   return s;
 }
-[[nodiscard]] constexpr bool sameStream(Stream a, Stream b) noexcept {
-  return a.id == b.id && a.device == b.device;
-}
 
 enum class CaptureMode : std::int32_t {
   Global = ACCEL_CAPTURE_GLOBAL,
