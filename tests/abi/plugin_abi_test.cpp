@@ -19,6 +19,7 @@
 #include "accel/error.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
+#include "accel/linked_plugin.h"
 #include "accel/memory_stats.h"
 #include "accel/plugin.h"
 #include "accel/plugin_abi.h"
@@ -440,6 +441,33 @@ TEST(PluginAbi, EntryFailingThroughTheCoreIsReportedWithItsMessage) {
   EXPECT_NE(accel_core_load_entry(nullptr, "abitest null entry"), ACCEL_OK);
   ASSERT_TRUE(recordOf("abitest null entry").has_value());
   EXPECT_FALSE(recordOf("abitest null entry")->detail.empty());
+}
+
+// A backend's C++ API registers the plugin the program links once, through
+// accel::LinkedPlugin; a refused entry is NotAvailable with the load report's
+// reason, and a null entry is the caller's mistake.
+TEST(PluginAbi, LinkedPluginRegistersOnceAndReportsARefusedEntry) {
+  LinkedPlugin linked{"abitest_linked", entryOf("linked"), "abitest::registerBackend"};
+  AcceleratorHooks& hooks = linked.hooks();
+  EXPECT_EQ(&linked.hooks(), &hooks);
+  EXPECT_EQ(&hooksOf("linked"), &hooks);
+  EXPECT_TRUE(recordOf("libaccel_abitest_linked (abitest::registerBackend)").has_value());
+  EXPECT_EQ(linked.path(), pluginPath("linked"));
+  useBackend("linked");
+
+  LinkedPlugin failing{"abitest_entry_fails", entryOf("entry_fails"),
+                       "abitest::registerFailing"};
+  try {
+    (void)failing.hooks();
+    ADD_FAILURE() << "a refused entry registered";
+  } catch (const NotAvailable& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("abitest::registerFailing(): "), std::string::npos) << message;
+    EXPECT_NE(message.find("no device driver found"), std::string::npos) << message;
+  }
+  LinkedPlugin null{"abitest_null", nullptr, "abitest::registerNull"};
+  EXPECT_THROW((void)null.hooks(), InvalidArgument);
+  EXPECT_EQ(linkedPluginPath(nullptr), "");
 }
 
 // The services register only while register_backends runs.
