@@ -89,6 +89,7 @@ std::vector<ConformanceCase> memoryCases();
 std::vector<ConformanceCase> memoryHistoryCases();
 std::vector<ConformanceCase> graphsCases();
 std::vector<ConformanceCase> copiesCases();
+std::vector<ConformanceCase> fillCases();
 // fork(): the discovery cases run first of all, the device cases last.
 std::vector<ConformanceCase> forkDiscoveryCases();
 std::vector<ConformanceCase> forkDeviceCases();

@@ -35,7 +35,7 @@ const std::vector<ConformanceCase>& allCases() {
          {detail::forkDiscoveryCases, detail::lowCases, detail::highCases,
           detail::deviceCases, detail::streamsCases, detail::eventsCases,
           detail::memoryCases, detail::memoryHistoryCases, detail::graphsCases,
-          detail::copiesCases, detail::forkDeviceCases}) {
+          detail::copiesCases, detail::fillCases, detail::forkDeviceCases}) {
       for (ConformanceCase& c : group()) out->push_back(std::move(c));
     }
     return out;

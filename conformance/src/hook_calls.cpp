@@ -87,6 +87,7 @@ constexpr std::array kHookCalls = {
   HookCall{HookId::copyHostToDevice, [](AcceleratorHooks& h) { int x = 0; h.copyHostToDevice(&x, &x, 0, placeholderStream(h)); }},
   HookCall{HookId::copyDeviceToHost, [](AcceleratorHooks& h) { int x = 0; h.copyDeviceToHost(&x, &x, 0, placeholderStream(h)); }},
   HookCall{HookId::copyDeviceToDevice, [](AcceleratorHooks& h) { int x = 0; h.copyDeviceToDevice(&x, &x, 0, placeholderStream(h)); }},
+  HookCall{HookId::fillRandom, [](AcceleratorHooks& h) { h.fillRandom(placeholderStream(h), DeviceFill::Bits32, nullptr, 0, 0, 0); }},
 };
 // clang-format on
 

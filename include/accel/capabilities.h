@@ -29,12 +29,13 @@ enum class HookGroup : std::uint8_t {
   MemoryHistory,  // recordMemoryHistory, memorySnapshot, OOM observers
   Graphs,         // capture, instantiate, replay
   Copies,         // host <-> device, device <-> device copies on a stream
+  Fill,           // random fills of device memory (accel/device_fill.h)
 };
 // Whoever adds a group moves capabilities.cpp's name table to it.
-inline constexpr int kNumHookGroups = 9;
+inline constexpr int kNumHookGroups = 10;
 
 // "low", "high", "device", "streams", "events", "memory", "memory_history",
-// "graphs", "copies".
+// "graphs", "copies", "fill".
 ACCEL_API std::string_view hookGroupName(HookGroup group) noexcept;
 
 class Capabilities {

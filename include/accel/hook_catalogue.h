@@ -91,7 +91,8 @@
   X(graphPool, Graphs, false, graphPoolImpl)                                        \
   X(copyHostToDevice, Copies, false, copyHostToDeviceImpl)                          \
   X(copyDeviceToHost, Copies, false, copyDeviceToHostImpl)                          \
-  X(copyDeviceToDevice, Copies, false, copyDeviceToDeviceImpl)
+  X(copyDeviceToDevice, Copies, false, copyDeviceToDeviceImpl)                      \
+  X(fillRandom, Fill, false, fillRandomImpl)
 
 namespace accel {
 

@@ -62,6 +62,7 @@
 #include "accel/capabilities.h"
 #include "accel/default_generators.h"
 #include "accel/device.h"
+#include "accel/device_fill.h"
 #include "accel/device_properties.h"
 #include "accel/error.h"
 #include "accel/event.h"
@@ -366,6 +367,23 @@ class ACCEL_API AcceleratorHooks {
   void copyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stream);
   void copyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
 
+  // ---- fill (accel/device_fill.h) ----
+  // Enqueues on `stream` a random fill of `count` elements of `kind` at
+  // `data`, drawn from `generator` (the default generator of the stream's
+  // device when it is not defined): bit for bit the host fill of
+  // accel/random_fill.h from the same position. a and b are the
+  // distribution's parameters (low and high, mean and stddev, p and unused;
+  // unused for bits). Checks, as the copies do: the stream is one of this
+  // backend's; a and b as the host fill checks them; for count > 0, data is
+  // not null and [data, data + count elements) lies inside one live
+  // allocation of the stream's device (for memory of the core's caches; the
+  // backend checks its own); the generator is of this device type. Throws
+  // InvalidArgument for each, NotSupported when the group is not declared,
+  // and what the backend throws. A count of 0 checks and returns.
+  // Thread-safety: thread-safe.
+  void fillRandom(Stream stream, DeviceFill kind, void* data, std::size_t count, double a,
+                  double b, Generator generator = {});
+
   // Throws InvalidArgument unless 0 <= index < deviceCount(). Backends use it
   // for their own entry points so that all range errors read alike.
   void checkDeviceIndex(DeviceIndex index) const;
@@ -528,6 +546,12 @@ class ACCEL_API AcceleratorHooks {
                                     Stream stream);
   virtual void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                       Stream stream);
+
+  // Called with everything fillRandom checks already checked, count > 0 and
+  // the generator resolved.
+  virtual void fillRandomImpl(Stream stream, DeviceFill kind, void* data,
+                              std::size_t count, double a, double b,
+                              const Generator& generator);
 
   // The core caches behind this backend's memory, which the copies group's
   // guarantees read (see the copies group above); null (the default) when

@@ -78,7 +78,7 @@ namespace accel {
 // changed the AcceleratorHooks vtable (new hooks in the memory group, the
 // provisional-group probe, the per-device stream priority range), so an API 2
 // plugin would call the wrong virtuals: it is refused.
-inline constexpr int kOldestSupportedPluginApiVersion = 3;
+inline constexpr int kOldestSupportedPluginApiVersion = 4;
 
 // The entry of plugin API 1, looked for only to tell its author to rebuild.
 inline constexpr const char kPluginEntrySymbolV1[] = "accel_plugin_entry_v1";

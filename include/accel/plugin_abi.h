@@ -50,6 +50,8 @@
  *      accel_core_services.fill_outputs,
  *      fill_host, retain_generator, release_generator, divert_allocations,
  *      use_block, release_block_use, current_device, current_stream.
+ * 1.3  ACCEL_ERROR_NOT_IMPLEMENTED; the fill group (ACCEL_GROUP_FILL,
+ *      accel_fill_fns, accel_backend.fill); accel_core_services.join_capture.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -68,7 +70,7 @@ extern "C" {
 /* ---- versions ---- */
 
 #define ACCEL_PLUGIN_ABI_MAJOR 1
-#define ACCEL_PLUGIN_ABI_MINOR 2
+#define ACCEL_PLUGIN_ABI_MINOR 3
 /* One number per version, ordered as the versions are: (major << 16) | minor.
  * Not for #if (the casts): compare ACCEL_PLUGIN_ABI_MAJOR/MINOR there. */
 #define ACCEL_PLUGIN_ABI_VERSION(major, minor) \
@@ -94,6 +96,12 @@ typedef int32_t accel_status;
 #define ACCEL_ERROR_VERSION 6   /* the negotiation found no common version */
 #define ACCEL_ERROR_DUPLICATE 7 /* a device type already has a backend */
 #define ACCEL_ERROR_INTERNAL 8  /* anything else (an exception of unknown type) */
+/* since 1.3: a function of a group the backend declares that the plugin has
+ * not written (a bug in the plugin: the core reports the hook as
+ * unimplemented rather than unsupported). Returned only when the
+ * negotiated version is 1.3 or later; to an older core, the same as
+ * ACCEL_ERROR_NOT_SUPPORTED. */
+#define ACCEL_ERROR_NOT_IMPLEMENTED 9
 
 /* ---- opaque handles (the core's objects; never dereferenced by a plugin) ---- */
 
@@ -112,6 +120,7 @@ typedef struct accel_block_use accel_block_use; /* since 1.2 */
 #define ACCEL_GROUP_MEMORY_HISTORY (1u << 6)
 #define ACCEL_GROUP_GRAPHS (1u << 7)
 #define ACCEL_GROUP_COPIES (1u << 8)
+#define ACCEL_GROUP_FILL (1u << 9) /* since 1.3 */
 
 /* Event flags (accel_event_fns.create). */
 #define ACCEL_EVENT_ENABLE_TIMING (1u << 0)
@@ -312,14 +321,33 @@ typedef struct accel_copy_fns {
                                    accel_stream stream);
 } accel_copy_fns;
 
+/* since 1.3: random fills of device memory. The core has checked the stream
+ * (a stream of this backend's device), the kind, a and b (fill_host's
+ * rules), and that [data, data + count elements) lies in one live block of
+ * the stream's device (count > 0); `generator` is never null (the device's
+ * default generator when the caller named none).
+ * fill enqueues on `stream` a fill of `count` elements of `kind` at `data`,
+ * bit for bit what fill_host writes from the same seed and offset. Outside a
+ * capture it reserves its draw (reserve_philox, fill_outputs(kind, count)
+ * outputs) before it returns, so fills from one generator get disjoint parts
+ * of its stream in the order they were called; on a stream being captured
+ * into a graph it reserves nothing then, and each replay draws anew (keep the
+ * generator with retain_generator for as long as the graph needs it). */
+typedef struct accel_fill_fns {
+  uint32_t struct_size;
+  accel_status (*fill)(void* ctx, accel_stream stream, int32_t kind, void* data,
+                       uint64_t count, double a, double b, accel_generator* generator);
+} accel_fill_fns;
+
 /* accel_backend.flags: the device finishes its work before the call that
  * enqueues it returns, and the host can address its memory (a simulator, a
  * device over host memory, a device whose driver calls block). The core
  * then provides the current device, the streams and events groups (always
  * declared for such a backend: default stream 0, fresh stream ids, events
  * complete when recorded), and, when the backend declares them, the graphs
- * group (captures record the copies and replay them) and the copies
- * (memcpy, with the ranges checked against the core's caches); the
+ * group (captures record the copies and replay them), the copies
+ * (memcpy, with the ranges checked against the core's caches) and, since
+ * 1.3, the fill group (fill_host into the memory, outside captures); the
  * plugin's low current device functions, its device table's synchronize
  * and its streams, events, graphs and copies tables are not read (NULL is
  * fine). The device count is asked once, at
@@ -356,6 +384,9 @@ typedef struct accel_backend {
    * memory of its own hands ordinary host memory. */
   const accel_segment_fns* pinned_memory;
   void* pinned_memory_ctx;
+  /* since 1.3: the fill group's table (required when it is declared,
+   * unless the backend is ACCEL_BACKEND_SYNCHRONOUS). */
+  const accel_fill_fns* fill;
 } accel_backend;
 
 /* ---- the core's services ---- */
@@ -425,6 +456,17 @@ typedef struct accel_core_services {
   accel_status (*current_device)(accel_core* core, int32_t device_type, int8_t* device);
   accel_status (*current_stream)(accel_core* core, int32_t device_type, int8_t device,
                                  int64_t* stream);
+  /* since 1.3: `joined`, a stream of the same device as `capturing`, has
+   * joined the capture that `capturing` is being captured into (it waited
+   * on an event recorded on a capturing stream, as CUDA's stream capture
+   * forks): until that capture ends, the device allocator sends
+   * allocations on `joined` to the capture's private pool too. Joining
+   * twice is one join. ACCEL_ERROR_INVALID_ARGUMENT when `capturing` is
+   * not being captured through the core's graphs group, or the streams are
+   * of different devices or the same stream; ACCEL_ERROR_NOT_SUPPORTED for
+   * a synchronous backend (its captures hold one stream). */
+  accel_status (*join_capture)(accel_core* core, int32_t device_type,
+                               accel_stream capturing, accel_stream joined);
 } accel_core_services;
 
 /* ---- the entry ---- */

@@ -144,6 +144,7 @@ class Registrar {
     b.events = &tables.events;
     b.graphs = &tables.graphs;
     b.copies = &tables.copies;
+    b.fill = &tables.fill;
     commit(std::move(registered), b);
   }
 
@@ -221,6 +222,7 @@ inline accel_status negotiate(const accel_core_offer* offer, accel_plugin_answer
                   "headers it was built with (its range is in the load report)");
   }
   ACCEL_ADAPTER_ANSWER_(version, speak);
+  link().version = speak;
   ACCEL_ADAPTER_ANSWER_(register_backends, register_backends);
 #undef ACCEL_ADAPTER_ANSWER_
   return ACCEL_OK;

@@ -15,7 +15,7 @@ namespace accel {
 inline constexpr int kVersionMajor = 0;
 inline constexpr int kVersionMinor = 1;
 inline constexpr int kVersionPatch = 0;
-inline constexpr int kPluginApiVersion = 3;
+inline constexpr int kPluginApiVersion = 4;
 
 // The version of the loaded libaccel.so ("0.1.0"), which may differ from the
 // headers a plugin was compiled with.

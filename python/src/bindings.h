@@ -64,6 +64,7 @@ void bindMemory(py::module_& m);   // Hooks' memory methods: stats, history, sna
 void bindStreams(py::module_& m);  // Stream, Event, Graph
 void bindStreamObjects(py::module_& m);  // cached current/default stream objects
 void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
+void bindDeviceFills(py::module_& m);    // fill_uniform, ... (accel/device_fill.h)
 void bindPlugins(py::module_& m);
 void bindHookApi(py::module_& m);           // _hook_catalogue, _python_api_of_hooks
 void bindDeviceIndexCalls(py::module_& m);  // set_device_index, device_index

@@ -18,6 +18,7 @@ PYBIND11_MODULE(_C, m) {
   bindStreams(m);
   bindStreamObjects(m);
   bindBuffer(m);
+  bindDeviceFills(m);
   bindPlugins(m);
   bindHookApi(m);
   bindDeviceIndexCalls(m);

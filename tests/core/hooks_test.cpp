@@ -289,7 +289,7 @@ TEST_F(HooksContractTest, TestBackendDeclaresEveryGroup) {
     EXPECT_TRUE(hooks_.supports(static_cast<HookGroup>(g))) << g;
   }
   EXPECT_EQ(hooks_.capabilities().str(),
-            "low, high, device, streams, events, memory, memory_history, graphs, copies");
+            "low, high, device, streams, events, memory, memory_history, graphs, copies, fill");
   EXPECT_EQ(hooks_.name(), "testdev");
 }
 

@@ -82,7 +82,7 @@ TEST(CudaCaptureRules, PagesFreedDuringACaptureAreUnmappedAfterTheirWork) {
     {
       StreamGuard guard(stream);
       DataPtr block = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
-      fillUniform(stream, static_cast<float*>(block.get()), kMiB);
+      cuda::fillUniform(stream, static_cast<float*>(block.get()), kMiB);
     }  // freed on its own stream: its fill still queued behind the gate
     StreamGuard guard(capturing);
     const GraphId graph = cuda().graphCreate();
@@ -134,13 +134,13 @@ TEST(CudaCaptureRules, PagesMappedAgainDuringACaptureAreTakenBackAsTheyAre) {
     again = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
   }
   EXPECT_EQ(again.get(), tail) << "the segment did not grow into its freed tail";
-  fillUniform(stream, static_cast<float*>(again.get()), kMiB);
+  cuda::fillUniform(stream, static_cast<float*>(again.get()), kMiB);
   cuda().synchronizeStream(stream);
   EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
   cuda().graphDestroy(graph);
   EXPECT_EQ(detail::pageMapping().mappedPages(), mapped)
       << "the capture's end unmapped pages in use again";
-  fillUniform(stream, static_cast<float*>(again.get()), kMiB);  // still mapped
+  cuda::fillUniform(stream, static_cast<float*>(again.get()), kMiB);  // still mapped
   cuda().synchronizeStream(stream);
   again = DataPtr();
   head = DataPtr();
@@ -224,7 +224,7 @@ TEST(CudaCaptureRules, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
     cuda().graphCaptureBegin(graph);
     ASSERT_EQ(cudaLaunchHostFunc(nativeStream(stream), &ReplayGate::wait, &gate),
               cudaSuccess);
-    fillUniform(stream, gate.out, kCount, 0.f, 1.f, generator);
+    cuda::fillUniform(stream, gate.out, kCount, 0.f, 1.f, generator);
     ASSERT_EQ(cudaLaunchHostFunc(nativeStream(stream), &ReplayGate::keep, &gate),
               cudaSuccess);
     cuda().graphCaptureEnd(graph);

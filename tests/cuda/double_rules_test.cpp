@@ -47,7 +47,7 @@ TEST(CudaDouble, AKernelReachesAnotherDevicesMemoryOnlyAsAnEnabledPeer) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&onZero), 64 * sizeof(float)),
             cudaSuccess);
-  fillUniform(onOne, onZero, 64);
+  cuda::fillUniform(onOne, onZero, 64);
   cuda().synchronizeStream(onOne);
   int count = 0;
   std::string text = lastViolation(&count);
@@ -58,7 +58,7 @@ TEST(CudaDouble, AKernelReachesAnotherDevicesMemoryOnlyAsAnEnabledPeer) {
   ASSERT_EQ(cudaDeviceEnablePeerAccess(0, 0), cudaSuccess);
   EXPECT_EQ(cudaDeviceEnablePeerAccess(0, 0), cudaErrorPeerAccessAlreadyEnabled);
   (void)cudaGetLastError();
-  fillUniform(onOne, onZero, 64);
+  cuda::fillUniform(onOne, onZero, 64);
   cuda().synchronizeStream(onOne);
   text = lastViolation(&count);
   EXPECT_EQ(count, 0) << text;

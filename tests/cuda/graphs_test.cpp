@@ -28,7 +28,7 @@ TEST(CudaGraphs, ReplayRunsOnTheCurrentStream) {
     StreamGuard guard(captured);
     graph = cuda().graphCreate();
     cuda().graphCaptureBegin(graph);
-    fillUniform(captured, data, kCount);
+    cuda::fillUniform(captured, data, kCount);
     cuda().graphCaptureEnd(graph);
   }
   // cudaMemset returns before the set ran (CUDA: "asynchronous with respect
@@ -55,7 +55,7 @@ TEST(CudaGraphs, AllocationDuringCaptureComesFromThePrivatePool) {
   cuda().graphCaptureBegin(graph);  // Global: cudaMalloc is prohibited here
   DataPtr block;
   EXPECT_NO_THROW(block = cuda().getDeviceAllocator(0).allocate(kMiB));
-  if (block) fillUniform(stream, static_cast<float*>(block.get()), 16);
+  if (block) cuda::fillUniform(stream, static_cast<float*>(block.get()), 16);
   EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
   if (block) {
     static_cast<float*>(block.get())[0] = 0;
@@ -182,7 +182,7 @@ TEST(CudaGraphs, AnInvalidatedCaptureReleasesItsPool) {
   cuda().graphCaptureBegin(graph);
   {
     DataPtr block = cuda().getDeviceAllocator(0).allocate(kMiB);  // the private pool
-    fillUniform(stream, static_cast<float*>(block.get()), 16);    // a Philox slot
+    cuda::fillUniform(stream, static_cast<float*>(block.get()), 16);    // a Philox slot
   }
   // Querying an event recorded in the capture is prohibited: CUDA
   // invalidates the capture.

@@ -29,7 +29,7 @@ TEST(CudaMemory, UnmappingPagesWaitsForQueuedWork) {
     StreamGate busy(nativeStream(stream));
     {
       DataPtr block = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
-      fillUniform(stream, static_cast<float*>(block.get()), kMiB);
+      cuda::fillUniform(stream, static_cast<float*>(block.get()), kMiB);
     }  // freed on its own stream: reusable at once, its fill still queued
     std::atomic<bool> done{false};
     std::thread opener([&] {

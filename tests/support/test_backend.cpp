@@ -78,7 +78,7 @@ TestHooks::TestHooks(DeviceType type, int device_count)
     : CachingAllocatorHooks(
           type,
           Capabilities{HookGroup::Device, HookGroup::Memory, HookGroup::MemoryHistory,
-                       HookGroup::Graphs, HookGroup::Copies},
+                       HookGroup::Graphs, HookGroup::Copies, HookGroup::Fill},
           device_count),
       device_count_(device_count),
       device_segments_(std::make_unique<HostSegments>(*this, false)),

@@ -5,7 +5,7 @@
 // high groups, streams and events; the core CachingAllocator over aligned
 // host memory gives the device allocators and the memory groups, a
 // PinnedCachingAllocator pinned memory; the kit's copies (memcpy) serve the
-// copies group, since its device memory is host memory. This file adds a
+// copies and fill groups, since its device memory is host memory. This file adds a
 // graph state machine that rejects misuse as a device would, and the knobs
 // below:
 //

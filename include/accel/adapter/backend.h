@@ -129,8 +129,8 @@ class BackendBase {
  protected:
   // Thrown by a declared group's function that the backend did not write.
   [[noreturn]] static void notWritten(const char* function) {
-    throw NotSupported(concat("the backend declared the group of ", function,
-                              " but does not implement it"));
+    throw NotImplemented(concat("the backend declared the group of ", function,
+                                " but does not implement it"));
   }
 
  private:
@@ -246,6 +246,19 @@ class Backend : public BackendBase {
   virtual void copyDeviceToDevice(void* /*dst*/, const void* /*src*/,
                                   std::size_t /*bytes*/, Stream /*stream*/) {
     notWritten("copyDeviceToDevice");
+  }
+
+  // ---- fill (declare ACCEL_GROUP_FILL; plugin API 1.3) ----
+  // Enqueues on `stream` a fill of `count` elements of `kind` (ACCEL_FILL_*)
+  // at `data`, drawn from `generator` (accel_fill_fns in accel/plugin_abi.h
+  // has the contract; the core has checked the arguments): outside a
+  // capture, reserve the draw before returning (core().reservePhilox); on a
+  // capturing stream, record the fill so that each replay draws anew
+  // (adapter::CapturedDraws).
+  virtual void fill(Stream /*stream*/, std::int32_t /*kind*/, void* /*data*/,
+                    std::uint64_t /*count*/, double /*a*/, double /*b*/,
+                    accel_generator* /*generator*/) {
+    notWritten("fill");
   }
 };
 

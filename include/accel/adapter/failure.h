@@ -49,6 +49,13 @@ struct InvalidArgument : Failure {
 struct NotSupported : Failure {
   explicit NotSupported(const std::string& m) : Failure(ACCEL_ERROR_NOT_SUPPORTED, m) {}
 };
+// A function of a declared group that the backend has not written: a bug
+// in the backend, which the core reports as an unimplemented hook (from a
+// core older than plugin API 1.3, as NotSupported).
+struct NotImplemented : Failure {
+  explicit NotImplemented(const std::string& m)
+      : Failure(ACCEL_ERROR_NOT_IMPLEMENTED, m) {}
+};
 // No driver or device.
 struct NotAvailable : Failure {
   explicit NotAvailable(const std::string& m) : Failure(ACCEL_ERROR_NOT_AVAILABLE, m) {}

@@ -26,6 +26,7 @@ namespace accel::adapter::detail {
 struct Link {
   accel_core* core = nullptr;
   const accel_core_services* services = nullptr;
+  std::uint32_t version = 0;  // the version the plugin answered
 };
 // One per plugin: this header is compiled into one plugin, and its entry
 // sets the link once, before anything else runs.
@@ -36,6 +37,12 @@ inline Link& link() noexcept {
 
 inline accel_status report(accel_status status, const char* message) noexcept {
   const Link& l = link();
+  // A core older than 1.3 does not know the status: to it, an unwritten
+  // function is one the backend cannot serve.
+  if (status == ACCEL_ERROR_NOT_IMPLEMENTED &&
+      l.version < ACCEL_PLUGIN_ABI_VERSION(1, 3)) {
+    status = ACCEL_ERROR_NOT_SUPPORTED;
+  }
   if (l.services != nullptr && l.services->set_error != nullptr)
     l.services->set_error(l.core, status, message);
   return status;
@@ -214,6 +221,7 @@ struct AsyncTables {
   accel_event_fns events{};
   accel_graph_fns graphs{};
   accel_copy_fns copies{};
+  accel_fill_fns fill{};
 
   explicit AsyncTables(const Backend& backend) {
     low.struct_size = sizeof(low);
@@ -308,6 +316,11 @@ struct AsyncTables {
     copies.device_to_device = [](void* ctx, void* dst, const void* src, size_t bytes,
                                  accel_stream s) noexcept {
       return guard([&] { asyncOf(ctx).copyDeviceToDevice(dst, src, bytes, s); });
+    };
+    fill.struct_size = sizeof(fill);
+    fill.fill = [](void* ctx, accel_stream s, int32_t kind, void* data, uint64_t count,
+                   double a, double b, accel_generator* generator) noexcept {
+      return guard([&] { asyncOf(ctx).fill(s, kind, data, count, a, b, generator); });
     };
     if (backend.answersPrimaryContext()) {
       high.has_primary_context = [](void* ctx, int8_t d) noexcept -> int32_t {

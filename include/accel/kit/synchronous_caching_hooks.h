@@ -21,7 +21,10 @@
 // graph's work in order. A backend whose kernels go through launch() gets
 // capture and replay that mean what they mean on a GPU. The copies group
 // (when declared) goes through launch() too: a copy on a capturing stream is
-// checked at once, recorded, and made by each replay.
+// checked at once, recorded, and made by each replay. So does the fill group
+// (when declared): the core's host fill written into the device's memory,
+// its draw reserved when it runs, so that each replay of a captured fill
+// draws anew.
 //
 // What a capture forbids, as CUDA's stream capture does: querying or
 // synchronising a capturing stream, and deviceSynchronize on its device
@@ -94,6 +97,9 @@ class ACCEL_API SynchronousCachingHooks
                             Stream stream) override;
   void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                               Stream stream) override;
+
+  void fillRandomImpl(Stream stream, DeviceFill kind, void* data, std::size_t count,
+                      double a, double b, const Generator& generator) override;
 
   GraphId graphCreateImpl(bool keep_graph) override;
   void graphDestroyImpl(GraphId graph) override;

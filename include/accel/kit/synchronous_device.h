@@ -28,6 +28,9 @@
 //             past the end of the range the map holds it in, is refused.
 //             Declare HookGroup::Copies only if the host can address the
 //             device's memory: these copies dereference it.
+//  - fill:    likewise, the core's host fill written into the device's
+//             memory (declare HookGroup::Fill only if the host can address
+//             it), its draw reserved from the generator when it runs.
 //
 // The subclass writes init (default: nothing to start), its allocators,
 // showConfig and getDeviceProperties (if it declares the device group), and
@@ -151,6 +154,13 @@ class ACCEL_API SynchronousDeviceHooks : public AcceleratorHooks {
                             Stream stream) override;
   void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                               Stream stream) override;
+
+  void fillRandomImpl(Stream stream, DeviceFill kind, void* data, std::size_t count,
+                      double a, double b, const Generator& generator) override;
+  // The fill itself: reserves the draw from `generator` and writes it into
+  // host-addressable `data`. Thread-safe.
+  static void fillHostAddressable(DeviceFill kind, void* data, std::size_t count,
+                                  double a, double b, const Generator& generator);
 
  private:
   // The kit's own checks of a copy (see the top of this header).

@@ -6,9 +6,9 @@ namespace accel {
 
 namespace {
 
-constexpr detail::EnumNames<HookGroup::Copies> kHookGroupNames{
+constexpr detail::EnumNames<HookGroup::Fill> kHookGroupNames{
     "low",    "high",           "device", "streams", "events",
-    "memory", "memory_history", "graphs", "copies"};
+    "memory", "memory_history", "graphs", "copies",  "fill"};
 static_assert(kHookGroupNames.kCount == kNumHookGroups);
 
 }  // namespace

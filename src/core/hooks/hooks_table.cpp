@@ -55,7 +55,9 @@ class detail::AbsentHooks final : public detail::RefusingHooks {
   AbsenceExplainer explain_;
 };
 
-namespace {
+// Named (not in an anonymous namespace): HooksTable::State, a type with
+// linkage, holds them.
+namespace detail {
 
 // What a backend that had been discovered or had started initialising
 // before fork() turns into in the child: probes answer from values kept
@@ -64,14 +66,14 @@ namespace {
 // getHooks' fast path free of any fork check. Built without asking the
 // backend for its devices or groups: its discovery may be running on another
 // thread (or hung) while the fork happens.
-class ForkStandInHooks final : public detail::RefusingHooks {
+class ForkStandInHooks final : public RefusingHooks {
  public:
   ForkStandInHooks(DeviceType type, Capabilities capabilities, bool built,
                    int device_count)
       : RefusingHooks(type, capabilities, built, device_count) {}
 
   [[noreturn]] void failUnsupported(HookId hook) const override {
-    detail::throwForkRefusal(detail::concat(hookInfo(hook).name, "()"), name());
+    throwForkRefusal(concat(hookInfo(hook).name, "()"), name());
   }
 };
 
@@ -80,7 +82,7 @@ struct Factory {
   RegistryPriority priority = RegistryPriority::Default;
 };
 
-}  // namespace
+}  // namespace detail
 
 struct HooksTable::State {
   // Guards the fields below and installs into the table. Never held while
@@ -91,11 +93,11 @@ struct HooksTable::State {
   std::array<std::mutex, kSlots> creation;
   std::array<std::string, kSlots> origins;
   std::array<std::string, kSlots> creation_errors;
-  std::array<Factory, kSlots> factories;
+  std::array<detail::Factory, kSlots> factories;
   // Hooks this table owns; released (never destroyed) by the process table.
   std::array<std::unique_ptr<AcceleratorHooks>, kSlots> owned;
   std::array<std::unique_ptr<detail::AbsentHooks>, kSlots> absent;
-  std::array<std::unique_ptr<ForkStandInHooks>, kSlots> stand_ins;
+  std::array<std::unique_ptr<detail::ForkStandInHooks>, kSlots> stand_ins;
   std::array<std::atomic<bool>, kSlots> poisoned{};
   // Slots whose factory is running, with the thread running it: a factory
   // that asks for its own type would otherwise wait for itself.
@@ -196,7 +198,7 @@ AcceleratorHooks& HooksTable::getSlow(DeviceType type) noexcept {
     return *s.absent[slot];
   }
   s.creation_errors[slot].clear();
-  s.factories[slot] = Factory{};
+  s.factories[slot] = detail::Factory{};
   AcceleratorHooks* raw = hooks.get();
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
@@ -214,7 +216,7 @@ std::string describeOrigin(const std::string& origin) {
 
 // Requires the state mutex. Throws unless `type` may take a new backend.
 static void requireFree(const std::atomic<AcceleratorHooks*>& slot_hooks,
-                        const std::string& origin, const Factory& factory,
+                        const std::string& origin, const detail::Factory& factory,
                         DeviceType type, std::string_view who) {
   ACCEL_CHECK(isValidDeviceType(type), InvalidArgument, who, ": device type id ",
               toIndex(type),
@@ -265,13 +267,13 @@ void HooksTable::registerHooksFactory(std::string_view type_name, HooksFactory f
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   auto slot = static_cast<std::uint8_t>(type);
-  Factory& existing = s.factories[slot];
+  detail::Factory& existing = s.factories[slot];
   if (existing.make && existing.priority != priority) {
     if (existing.priority > priority) return;  // the stronger one stays
-    existing = Factory{};                      // replaced below
+    existing = detail::Factory{};              // replaced below
   }
   requireFree(slots_[slot], s.origins[slot], existing, type, "registerHooksFactory()");
-  s.factories[slot] = Factory{std::move(factory), priority};
+  s.factories[slot] = detail::Factory{std::move(factory), priority};
   s.origins[slot] = std::move(origin);
   s.creation_errors[slot].clear();
   generation_.fetch_add(1, std::memory_order_release);
@@ -288,7 +290,7 @@ std::vector<DeviceType> HooksTable::commit(Registrar& registrar) {
   for (std::size_t i = 0; i < registrar.entries_.size(); ++i) {
     const Registrar::Entry& e = registrar.entries_[i];
     auto slot = static_cast<std::uint8_t>(e.type);
-    const Factory& existing = s.factories[slot];
+    const detail::Factory& existing = s.factories[slot];
     if (e.factory && existing.make && existing.priority != e.priority &&
         slots_[slot].load(std::memory_order_acquire) == nullptr) {
       weaker[i] = existing.priority > e.priority;
@@ -305,7 +307,7 @@ std::vector<DeviceType> HooksTable::commit(Registrar& registrar) {
     if (e.hooks) {
       install(e.type, std::move(e.hooks), registrar.origin());
     } else {
-      s.factories[slot] = Factory{std::move(e.factory), e.priority};
+      s.factories[slot] = detail::Factory{std::move(e.factory), e.priority};
       s.origins[slot] = registrar.origin();
       s.creation_errors[slot].clear();
       generation_.fetch_add(1, std::memory_order_release);
@@ -366,7 +368,7 @@ void HooksTable::prepareForkStandIns(InitStartedProbe started) noexcept {
     // counted, provisional groups unsettled). The previous stand-in was
     // never handed out in this process.
     try {
-      s.stand_ins[i] = std::make_unique<ForkStandInHooks>(
+      s.stand_ins[i] = std::make_unique<detail::ForkStandInHooks>(
           hooks->deviceType(), hooks->capabilitiesForFork(detail::ForkKey{}),
           hooks->isBuilt(), hooks->lastDeviceCount(detail::ForkKey{}));
     } catch (...) {
@@ -382,7 +384,7 @@ void HooksTable::poisonStartedBackends(InitStartedProbe started) noexcept {
   if (s == nullptr) return;  // nothing was ever registered
   for (int i = 0; i < kSlots; ++i) {
     AcceleratorHooks* hooks = slots_[i].load(std::memory_order_acquire);
-    ForkStandInHooks* stand_in = s->stand_ins[i].get();
+    detail::ForkStandInHooks* stand_in = s->stand_ins[i].get();
     if (hooks == nullptr || hooks == stand_in) continue;
     if (!started(*hooks)) continue;
     s->poisoned[i].store(true, std::memory_order_release);

@@ -175,6 +175,23 @@ void SynchronousCachingHooks::copyDeviceToDeviceImpl(void* dst, const void* src,
   copy(HookId::copyDeviceToDevice, dst, src, bytes, stream);
 }
 
+// ---- fill: the host fill into the device's memory, recorded on a
+// capturing stream ----
+
+void SynchronousCachingHooks::fillRandomImpl(Stream stream, DeviceFill kind, void* data,
+                                             std::size_t count, double a, double b,
+                                             const Generator& generator) {
+  enter(HookId::fillRandom);
+  markDeviceUsed(stream.device.index());
+  // The draw is reserved when the work runs: now, or at each replay of the
+  // graph that captured it, so that every replay writes new numbers.
+  std::function<void()> work = [kind, data, count, a, b, generator] {
+    fillHostAddressable(kind, data, count, a, b, generator);
+  };
+  if (captures_.load(std::memory_order_acquire) != 0 && record(stream, work)) return;
+  work();
+}
+
 // ---- graphs ----
 
 SynchronousCachingHooks::Graph& SynchronousCachingHooks::graph(

@@ -8,6 +8,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/philox_generator.h"
+#include "random/device_fill_host.h"
 
 namespace accel::kit {
 namespace {
@@ -334,6 +335,23 @@ void SynchronousDeviceHooks::copyDeviceToDeviceImpl(void* dst, const void* src,
   checkCopy(HookId::copyDeviceToDevice, dst, src, bytes, stream);
   markDeviceUsed(stream.device.index());
   std::memcpy(dst, src, bytes);  // the core refused overlapping ranges
+}
+
+void SynchronousDeviceHooks::fillRandomImpl(Stream stream, DeviceFill kind, void* data,
+                                            std::size_t count, double a, double b,
+                                            const Generator& generator) {
+  enter(HookId::fillRandom);
+  markDeviceUsed(stream.device.index());
+  fillHostAddressable(kind, data, count, a, b, generator);
+}
+
+void SynchronousDeviceHooks::fillHostAddressable(DeviceFill kind, void* data,
+                                                 std::size_t count, double a, double b,
+                                                 const Generator& generator) {
+  const auto raw = static_cast<std::int32_t>(kind);
+  const PhiloxPosition from =
+      reservePhilox(generator, detail::philoxOutputsOfFill(raw, count));
+  detail::fillHostByKind(raw, data, count, a, b, from);
 }
 
 }  // namespace accel::kit

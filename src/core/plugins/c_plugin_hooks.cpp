@@ -26,6 +26,7 @@
 #include "accel/memory/pinned_caching_allocator.h"
 #include "accel/memory/size_rules.h"
 #include "accel/philox_generator.h"
+#include "accel/plugin_status.h"
 #include "plugins/c_plugin_link.h"
 #include "plugins/c_plugin_tables.h"
 
@@ -33,6 +34,66 @@ namespace accel::detail {
 namespace {
 
 class CPluginHooks;
+
+// The hook each plugin function serves (its name as CPluginHooks reports
+// it), for a function that answers ACCEL_ERROR_NOT_IMPLEMENTED.
+struct FunctionHook {
+  std::string_view function;
+  HookId hook;
+};
+constexpr FunctionHook kFunctionHooks[] = {
+    {"low.get_current_device", HookId::getCurrentDevice},
+    {"low.set_current_device", HookId::setCurrentDevice},
+    {"high.init", HookId::init},
+    {"device.synchronize", HookId::deviceSynchronize},
+    {"streams.get_current", HookId::getCurrentStream},
+    {"streams.get_default", HookId::getDefaultStream},
+    {"streams.create", HookId::getNewStream},
+    {"streams.set_current", HookId::setCurrentStream},
+    {"streams.query", HookId::queryStream},
+    {"streams.synchronize", HookId::synchronizeStream},
+    {"streams.priority_range", HookId::streamPriorityRange},
+    {"events.create", HookId::createEvent},
+    {"events.record", HookId::recordEvent},
+    {"events.block", HookId::blockStream},
+    {"events.query", HookId::queryEvent},
+    {"events.synchronize", HookId::synchronizeEvent},
+    {"events.elapsed_ms", HookId::elapsedTime},
+    {"graphs.create", HookId::graphCreate},
+    {"graphs.destroy", HookId::graphDestroy},
+    {"graphs.capture_begin", HookId::graphCaptureBegin},
+    {"graphs.capture_end", HookId::graphCaptureEnd},
+    {"graphs.instantiate", HookId::graphInstantiate},
+    {"graphs.prepare_replay", HookId::graphReplay},
+    {"graphs.replay", HookId::graphReplay},
+    {"graphs.reset", HookId::graphReset},
+    {"copies.host_to_device", HookId::copyHostToDevice},
+    {"copies.device_to_host", HookId::copyDeviceToHost},
+    {"copies.device_to_device", HookId::copyDeviceToDevice},
+    {"fill.fill", HookId::fillRandom},
+};
+
+// A hook of a group that came after the version the plugin speaks (the fill
+// group, 1.3): NotSupported naming the backend, the hook and both versions.
+// Returns for any other hook.
+void refuseGroupAfterVersion(const CPluginTables& t, std::string_view backend,
+                             HookId hook) {
+  const HookInfo& info = hookInfo(hook);
+  constexpr std::uint32_t kFillSince = ACCEL_PLUGIN_ABI_VERSION(1, 3);
+  if (info.group != HookGroup::Fill || t.version >= kFillSince) return;
+  throw NotSupported(concat("'", backend, "' does not support ", info.name,
+                            "(): its plugin '", t.plugin, "' speaks plugin API ",
+                            abiVersionText(t.version), ", and the '",
+                            hookGroupName(info.group), "' group came in plugin API ",
+                            abiVersionText(kFillSince)));
+}
+
+std::optional<HookId> hookOfFunction(std::string_view function) noexcept {
+  for (const FunctionHook& entry : kFunctionHooks) {
+    if (entry.function == function) return entry.hook;
+  }
+  return std::nullopt;
+}
 
 // What the services ask of either kind of C backend hooks.
 class CBackendAccess {
@@ -43,6 +104,7 @@ class CBackendAccess {
   // What the current_device and current_stream services answer.
   [[nodiscard]] virtual DeviceIndex coreCurrentDevice() const = 0;
   [[nodiscard]] virtual StreamId coreCurrentStream(DeviceIndex index) const = 0;
+  virtual void joinCapture(accel_stream capturing, accel_stream joined) = 0;
 
  protected:
   ~CBackendAccess() = default;
@@ -451,7 +513,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
       throw;
     }
     markUsed(device);
-    it->second = GraphPool{chosen, stream, true, true};
+    it->second = GraphPool{chosen, stream, true, true, {}};
   }
   void graphCaptureEndImpl(GraphId graph) override {
     const accel_status status = t_.graphs.capture_end(t_.ctx, graph);
@@ -459,8 +521,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
       std::lock_guard<std::mutex> lock(graph_mutex_);
       if (auto it = graphs_.find(graph); it != graphs_.end() && it->second.capturing) {
         GraphPool& g = it->second;
-        caches_.device().endAllocateToPool(g.stream.device.index(), g.pool, g.stream);
-        g.capturing = false;
+        endCapture(g);
         // A capture the plugin refused to end is discarded: the graph is
         // empty again and needs no pool.
         if (status != ACCEL_OK) releasePool(g);
@@ -480,6 +541,27 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     check(t_.graphs.reset(t_.ctx, graph), "graphs.reset");
     std::lock_guard<std::mutex> lock(graph_mutex_);
     if (auto it = graphs_.find(graph); it != graphs_.end()) releasePool(it->second);
+  }
+  void joinCapture(accel_stream capturing, accel_stream joined) override {
+    const Stream from(Device(deviceType(), capturing.device), capturing.id);
+    const Stream to(Device(deviceType(), joined.device), joined.id);
+    ACCEL_CHECK(from.device == to.device && from != to, InvalidArgument,
+                "join_capture: ", to, " cannot join the capture of ", from,
+                "; a stream joins a capture of another stream of its own device");
+    checkDeviceIndex(from.device.index());
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    for (auto& [id, g] : graphs_) {
+      if (!g.capturing || g.stream != from) continue;
+      if (std::find(g.joined.begin(), g.joined.end(), to) != g.joined.end()) return;
+      g.joined.reserve(g.joined.size() + 1);
+      caches_.device().beginAllocateToPool(to.device.index(), g.pool, to);
+      g.joined.push_back(to);
+      return;
+    }
+    throw InvalidArgument(concat("join_capture: ", from, " of '", name(),
+                                 "' is not being captured; a stream joins a capture "
+                                 "begun with ",
+                                 hookInfo(HookId::graphCaptureBegin).name));
   }
   MempoolId graphPoolImpl(GraphId graph) const override {
     std::lock_guard<std::mutex> lock(graph_mutex_);
@@ -553,13 +635,32 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
                 hookInfo(HookId::getNewStream).name);
   }
 
+  // ---- fill ----
+  void fillRandomImpl(Stream stream, DeviceFill kind, void* data, std::size_t count,
+                      double a, double b, const Generator& generator) override {
+    check(t_.fill.fill(t_.ctx, toCStream(stream), static_cast<std::int32_t>(kind), data,
+                       count, a, b, pluginGeneratorHandle(generator)),
+          "fill.fill");
+  }
+
   // A graph's private pool while the core holds it.
   struct GraphPool {
     MempoolId pool{};
     Stream stream;
     bool holds_pool = false;
     bool capturing = false;
+    std::vector<Stream> joined;  // streams that joined the capture (join_capture)
   };
+  // Ends the pool use of the capture's stream and of the streams that
+  // joined it. graph_mutex_ held.
+  void endCapture(GraphPool& g) {
+    memory::CachingAllocator& cache = caches_.device();
+    const DeviceIndex device = g.stream.device.index();
+    cache.endAllocateToPool(device, g.pool, g.stream);
+    for (const Stream& joined : g.joined) cache.endAllocateToPool(device, g.pool, joined);
+    g.joined.clear();
+    g.capturing = false;
+  }
 
   void check(accel_status status, const char* function) const {
     if (status != ACCEL_OK) [[unlikely]]
@@ -567,12 +668,36 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     dropStalePluginMessage();
   }
   [[noreturn]] void fail(accel_status status, const char* function) const {
+    if (status == ACCEL_ERROR_NOT_IMPLEMENTED) failNotImplemented(function);
     throwPluginStatus(status, name(), function);
+  }
+  [[noreturn]] void failUnsupported(HookId hook) const override {
+    refuseGroupAfterVersion(t_, name(), hook);
+    AcceleratorHooks::failUnsupported(hook);
+  }
+  // A function of a declared group that the plugin did not write: the hook
+  // it serves is unimplemented (HookNotImplemented), so that `accel check`
+  // blames it rather than the hook a case was about.
+  [[noreturn]] void failNotImplemented(const char* function) const {
+    const std::string message = takePluginMessage(ACCEL_ERROR_NOT_IMPLEMENTED);
+    const std::optional<HookId> hook = hookOfFunction(function);
+    if (!hook) throwPluginStatus(ACCEL_ERROR_NOT_SUPPORTED, name(), function);
+    throw HookNotImplemented(
+        *hook,
+        concat(
+            "'", name(), "' does not implement ", hookInfo(*hook).name,
+            "() although it declares the '", hookGroupName(hookInfo(*hook).group),
+            "' group: its plugin answered ", function,
+            " with ACCEL_ERROR_NOT_IMPLEMENTED", message.empty() ? "" : " (", message,
+            message.empty() ? "" : ")",
+            ". This is a bug in the plugin: report it to its maintainers (`accel check "
+            "--backend ",
+            name(), "` shows every such gap)"));
   }
   // graph_mutex_ held.
   void releasePool(GraphPool& g) {
     const DeviceIndex device = g.stream.device.index();
-    if (g.capturing) caches_.device().endAllocateToPool(device, g.pool, g.stream);
+    if (g.capturing) endCapture(g);
     if (g.holds_pool) caches_.device().releasePool(device, g.pool);
     g = GraphPool{};
   }
@@ -625,6 +750,11 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
     caches_.recordIn(addresses());
   }
 
+  [[noreturn]] void failUnsupported(HookId hook) const override {
+    refuseGroupAfterVersion(t_, name(), hook);
+    SynchronousCachingHooks::failUnsupported(hook);
+  }
+
   [[nodiscard]] CDeviceBlock findBlock(const void* ptr) const override {
     return caches_.findBlock(name(), ptr);
   }
@@ -635,6 +765,12 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
   [[nodiscard]] StreamId coreCurrentStream(DeviceIndex index) const override {
     return getCurrentStream(index).id;
   }
+  void joinCapture(accel_stream /*capturing*/, accel_stream /*joined*/) override {
+    throw NotSupported(concat("join_capture: '", name(),
+                              "' is a synchronous backend, whose captures (the core's) "
+                              "hold one stream; no stream joins them"));
+  }
+
   void divertAllocations(DeviceIndex /*index*/, bool /*on*/) override {
     throw InvalidArgument(concat("divert_allocations: '", name(),
                                  "' is a synchronous backend, whose allocators the "
@@ -757,6 +893,11 @@ std::int32_t useCPluginBlock(std::int32_t device_type, const void* ptr,
 
 void releaseCPluginBlockUse(accel_block_use* use) noexcept {
   delete reinterpret_cast<memory::BlockUse*>(use);
+}
+
+void joinCPluginCapture(std::int32_t device_type, accel_stream capturing,
+                        accel_stream joined) {
+  cBackendOf(device_type, "join_capture").joinCapture(capturing, joined);
 }
 
 CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr) {

@@ -50,6 +50,13 @@ CDeviceBlock findCPluginBlock(std::int32_t device_type, const void* ptr);
 // index is out of range, or the plugin has no check_allocation.
 void divertCPluginAllocations(std::int32_t device_type, std::int8_t device, bool on);
 
+// join_capture: `joined` allocates into the private pool of the capture that
+// `capturing` is in, until it ends. Throws InvalidArgument when `capturing`
+// is not being captured, the streams are of different devices or the same,
+// or the type has no C backend; NotSupported for a synchronous backend.
+void joinCPluginCapture(std::int32_t device_type, accel_stream capturing,
+                        accel_stream joined);
+
 // The calling thread's current device, and current stream of `device`, as
 // the core keeps them for the C backend of `device_type`. Throws
 // InvalidArgument when the type has no C backend, the plugin keeps them
@@ -65,14 +72,5 @@ std::int32_t useCPluginBlock(std::int32_t device_type, const void* ptr,
                              accel_block_use*& use, std::int8_t& device, void*& base,
                              std::size_t& requested);
 void releaseCPluginBlockUse(accel_block_use* use) noexcept;
-
-// ACCEL_FILL_* kinds: the Philox outputs a fill of `count` elements of
-// `kind` consumes (0 for an unknown kind), and the core's reference fill.
-// fillHostByKind throws InvalidArgument for an unknown kind or bad a, b
-// (as the fill of accel/random_fill.h does). Thread-safe.
-[[nodiscard]] std::uint64_t philoxOutputsOfFill(std::int32_t kind,
-                                                std::uint64_t count) noexcept;
-void fillHostByKind(std::int32_t kind, void* data, std::uint64_t count, double a,
-                    double b, PhiloxPosition from);
 
 }  // namespace accel::detail

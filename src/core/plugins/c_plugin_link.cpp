@@ -15,6 +15,7 @@
 #include "accel/registry.h"
 #include "accel/version.h"
 #include "plugins/c_plugin_hooks.h"
+#include "random/device_fill_host.h"
 
 namespace accel::detail {
 namespace {
@@ -54,6 +55,8 @@ std::string_view statusName(accel_status status) noexcept {
       return "ACCEL_ERROR_DUPLICATE";
     case ACCEL_ERROR_INTERNAL:
       return "ACCEL_ERROR_INTERNAL";
+    case ACCEL_ERROR_NOT_IMPLEMENTED:
+      return "ACCEL_ERROR_NOT_IMPLEMENTED";
     default:
       return "an unknown status";
   }
@@ -275,6 +278,14 @@ accel_status currentStreamService(accel_core* core, int32_t device_type, int8_t 
   });
 }
 
+accel_status joinCaptureService(accel_core* core, int32_t device_type,
+                                accel_stream capturing, accel_stream joined) {
+  return serve("join_capture", [&] {
+    requireArgument(core != nullptr, "join_capture", "the core handle");
+    joinCPluginCapture(device_type, capturing, joined);
+  });
+}
+
 constexpr accel_core_services kServices{
     sizeof(accel_core_services), setError,
     registerDeviceTypeService,   registerBackendService,
@@ -284,7 +295,7 @@ constexpr accel_core_services kServices{
     retainGeneratorService,      releaseGeneratorService,
     divertAllocationsService,    useBlockService,
     releaseBlockUseService,      currentDeviceService,
-    currentStreamService,
+    currentStreamService,        joinCaptureService,
 };
 
 // Text the plugin handed over (name, version): at most 256 bytes, up to the
@@ -341,6 +352,7 @@ namespace {
     case ACCEL_ERROR_INVALID_ARGUMENT:
       throw InvalidArgument(std::move(message), where);
     case ACCEL_ERROR_NOT_SUPPORTED:
+    case ACCEL_ERROR_NOT_IMPLEMENTED:  // a hook's caller knows which (CPluginHooks)
       throw NotSupported(std::move(message), where);
     case ACCEL_ERROR_NOT_AVAILABLE:
       throw NotAvailable(std::move(message), where);

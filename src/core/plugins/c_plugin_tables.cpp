@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "accel/device_fill.h"
 #include "accel/error.h"
 #include "accel/memory/allocator_settings.h"
 #include "hooks/host_type.h"
@@ -26,7 +27,21 @@ static_assert(ACCEL_GROUP_LOW == 1u << static_cast<unsigned>(HookGroup::Low) &&
               ACCEL_GROUP_MEMORY_HISTORY ==
                   1u << static_cast<unsigned>(HookGroup::MemoryHistory) &&
               ACCEL_GROUP_GRAPHS == 1u << static_cast<unsigned>(HookGroup::Graphs) &&
-              ACCEL_GROUP_COPIES == 1u << static_cast<unsigned>(HookGroup::Copies));
+              ACCEL_GROUP_COPIES == 1u << static_cast<unsigned>(HookGroup::Copies) &&
+              ACCEL_GROUP_FILL == 1u << static_cast<unsigned>(HookGroup::Fill));
+
+static_assert(
+    static_cast<std::int32_t>(DeviceFill::Bits32) == ACCEL_FILL_BITS32 &&
+        static_cast<std::int32_t>(DeviceFill::Bits64) == ACCEL_FILL_BITS64 &&
+        static_cast<std::int32_t>(DeviceFill::UniformFloat) == ACCEL_FILL_UNIFORM_FLOAT &&
+        static_cast<std::int32_t>(DeviceFill::UniformDouble) ==
+            ACCEL_FILL_UNIFORM_DOUBLE &&
+        static_cast<std::int32_t>(DeviceFill::NormalFloat) == ACCEL_FILL_NORMAL_FLOAT &&
+        static_cast<std::int32_t>(DeviceFill::NormalDouble) == ACCEL_FILL_NORMAL_DOUBLE &&
+        static_cast<std::int32_t>(DeviceFill::BernoulliU8) == ACCEL_FILL_BERNOULLI_U8 &&
+        static_cast<std::int32_t>(DeviceFill::BernoulliFloat) ==
+            ACCEL_FILL_BERNOULLI_FLOAT,
+    "DeviceFill's values are the plugin ABI's ACCEL_FILL_* kinds");
 
 // No table of this ABI is anywhere near this size: a larger struct_size is
 // not a newer plugin's longer table but a wrong pointer or an unset field.
@@ -125,7 +140,15 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
               "; the core's caches draw the device and pinned allocators' memory from "
               "device_memory and pinned_memory, and both are required");
 
-  t.groups = Capabilities::fromBits(b.groups);
+  std::uint32_t groups = b.groups;
+  // The fill group is 1.3's: a plugin that answered an older version, or
+  // whose accel_backend has no fill member, declares nothing of it.
+  if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 3) ||
+      !ACCEL_ABI_HAS_FIELD(accel_backend, b.struct_size, fill)) {
+    groups &= ~static_cast<std::uint32_t>(ACCEL_GROUP_FILL);
+    b.fill = nullptr;
+  }
+  t.groups = Capabilities::fromBits(groups);
 
   t.synchronous = (b.flags & ACCEL_BACKEND_SYNCHRONOUS) != 0;
   copyTable(t.low, b.low, t.plugin, "low");
@@ -208,6 +231,10 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
                      {{"host_to_device", t.copies.host_to_device != nullptr},
                       {"device_to_host", t.copies.device_to_host != nullptr},
                       {"device_to_device", t.copies.device_to_device != nullptr}});
+  }
+  if (declared(HookGroup::Fill, b.fill, "fill")) {
+    copyTable(t.fill, b.fill, t.plugin, "fill");
+    requireFunctions(t.plugin, "fill", {{"fill", t.fill.fill != nullptr}});
   }
   readSegments(t.device_memory, b.device_memory, t, "device_memory");
   t.device_memory_ctx = b.device_memory_ctx;

@@ -37,6 +37,7 @@ struct CPluginTables {
   accel_event_fns events{};
   accel_graph_fns graphs{};
   accel_copy_fns copies{};
+  accel_fill_fns fill{};  // since 1.3
   accel_segment_fns device_memory{};
   void* device_memory_ctx = nullptr;
   accel_segment_fns pinned_memory{};

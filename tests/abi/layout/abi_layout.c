@@ -112,6 +112,11 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_backend, device_memory_ctx),
     MEMBER(accel_backend, pinned_memory),
     MEMBER(accel_backend, pinned_memory_ctx),
+#if SINCE(1, 3)
+    MEMBER(accel_backend, fill),
+    MEMBER(accel_fill_fns, struct_size),
+    MEMBER(accel_fill_fns, fill),
+#endif
     MEMBER(accel_core_services, struct_size),
     MEMBER(accel_core_services, set_error),
     MEMBER(accel_core_services, register_device_type),
@@ -188,6 +193,10 @@ static const abi_layout_constant kConstants[] = {
     CONSTANT(ACCEL_BLOCK_NONE),
     CONSTANT(ACCEL_BLOCK_LIVE),
     CONSTANT(ACCEL_BLOCK_FREED),
+#endif
+#if SINCE(1, 3)
+    CONSTANT(ACCEL_ERROR_NOT_IMPLEMENTED),
+    CONSTANT(ACCEL_GROUP_FILL),
 #endif
 };
 

@@ -36,6 +36,7 @@ typedef struct abi_layout {
 extern const abi_layout abi_layout_v1_0;
 extern const abi_layout abi_layout_v1_1;
 extern const abi_layout abi_layout_v1_2;
+extern const abi_layout abi_layout_v1_3;
 extern const abi_layout abi_layout_current;
 
 #ifdef __cplusplus
