@@ -297,7 +297,7 @@ TEST(Autoload, AbsentBackendErrorQuotesTheAutoloadFailure) {
                                    "'plugtest_throws'"));
   EXPECT_THAT(child.out, HasSubstr("simulated driver failure (plugtest)"));
   EXPECT_THAT(child.err, HasSubstr("ACCEL_PLUGINS: "));
-  EXPECT_THAT(child.err, HasSubstr("init failed: its register function threw"));
+  EXPECT_THAT(child.err, HasSubstr("init failed: its register_backends failed"));
 }
 
 TEST(Autoload, NothingHappensWithoutTheVariables) {

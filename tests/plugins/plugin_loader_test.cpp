@@ -1,6 +1,8 @@
-// loadBackend and the plugin report, one purpose-built plugin per outcome.
-// Each test loads plugins no other test loads (a file loads once per
-// process), so the tests pass in any order, in one process or one each.
+// loadBackend and the plugin report, one purpose-built plugin per outcome
+// (test_plugins/, plugins of the C plugin ABI). Each test loads plugins no
+// other test loads (a file loads once per process), so the tests pass in any
+// order, in one process or one each. The C boundary's own rules (tables,
+// versions, statuses) are tested with old binaries in tests/abi.
 #include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
@@ -19,6 +22,7 @@
 
 #include "accel/hooks_table.h"
 #include "accel/plugin.h"
+#include "accel/plugin_abi.h"
 #include "plugin_test_support.h"
 #include "simple_hooks.h"
 
@@ -53,6 +57,13 @@ PluginRecord loadExpectingFailure(const std::string& file, PluginStatus status,
   }
 }
 
+// A plugin API version as the core's messages write it ("1.2"), written out
+// here independently of the core's formatting.
+std::string abiVersionText(std::uint32_t version) {
+  return std::to_string(ACCEL_PLUGIN_ABI_MAJOR_OF(version)) + "." +
+         std::to_string(ACCEL_PLUGIN_ABI_MINOR_OF(version));
+}
+
 // The types of `names` that have a backend now.
 std::vector<std::string> registeredAmong(std::initializer_list<const char*> names) {
   std::vector<std::string> out;
@@ -85,7 +96,9 @@ TEST(PluginLoader, GoodPluginLoadsAndRegistersItsDeviceType) {
   EXPECT_EQ(r.source, "loadBackend");
   EXPECT_EQ(r.plugin_name, "plugtest_good");
   EXPECT_EQ(r.plugin_version, "1.2.3");
-  EXPECT_EQ(r.plugin_api_version, kPluginApiVersion);
+  EXPECT_EQ(r.abi_negotiated, ACCEL_PLUGIN_ABI_CURRENT);
+  EXPECT_EQ(r.abi_newest, ACCEL_PLUGIN_ABI_CURRENT);
+  EXPECT_EQ(r.abi_oldest, ACCEL_PLUGIN_ABI_VERSION(1, 0));
   EXPECT_TRUE(r.detail.empty()) << r.detail;
   DeviceType type = deviceTypeFromName("plugtest_good");
   ASSERT_EQ(r.registered, std::vector<DeviceType>{type});
@@ -135,20 +148,19 @@ TEST(PluginLoader, SameFileLoadedTwiceByAnyPathIsAlreadyLoaded) {
   EXPECT_EQ(loadBackend(link).status, PluginStatus::AlreadyLoaded);
 }
 
-// Opens a plugin and runs its register function the way a program that links
-// the library and registers the backend itself would.
+// Opens a plugin and loads it through its entry, the way a program that links
+// the library and registers its backend itself does (accel_core_load_entry).
 void openAndRegisterLikeALinkedProgram(const std::string& path) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << ::dlerror();
-  auto entry = reinterpret_cast<PluginEntryFn>(::dlsym(handle, kPluginEntrySymbol));
+  auto entry = reinterpret_cast<accel_plugin_negotiate_fn>(
+      ::dlsym(handle, ACCEL_PLUGIN_ENTRY_NAME));
   ASSERT_NE(entry, nullptr);
-  Registrar registrar("the program");
-  entry()->register_fn(registrar);
-  (void)registrar.commitTo(processHooksTable());
+  ASSERT_EQ(accel_core_load_entry(entry, "the program"), ACCEL_OK);
 }
 
 TEST(PluginLoader, LibraryAlreadyInTheProcessWithItsBackendIsAlreadyLoaded) {
-  // A backend whose register function does nothing the second time (openreg's kind).
+  // A backend whose register_backends does nothing the second time (openreg's kind).
   std::string path = testPluginPath("libaccel_plugtest_resident.so");
   openAndRegisterLikeALinkedProgram(path);
   PluginRecord r = loadBackend(path);
@@ -159,7 +171,7 @@ TEST(PluginLoader, LibraryAlreadyInTheProcessWithItsBackendIsAlreadyLoaded) {
 }
 
 TEST(PluginLoader, LibraryAlreadyInTheProcessRefusedAsItsOwnDuplicateIsAlreadyLoaded) {
-  // A backend whose register function throws the second time.
+  // A backend whose second registration the core refuses as a duplicate.
   std::string path = testPluginPath("libaccel_plugtest_resident_strict.so");
   openAndRegisterLikeALinkedProgram(path);
   PluginRecord r = loadBackend(path);
@@ -209,40 +221,45 @@ TEST(PluginLoader, UnresolvedSymbolFailsToOpenNamingTheSymbol) {
 }
 
 TEST(PluginLoader, SharedLibraryWithoutEntryIsNotAPlugin) {
-  loadExpectingFailure(
-      "libaccel_plugtest_plain.so", PluginStatus::NotAPlugin,
-      {ACCEL_PLUGIN_ENTRY_NAME, kPluginEntrySymbol, "docs/plugin-abi.md"});
+  loadExpectingFailure("libaccel_plugtest_plain.so", PluginStatus::NotAPlugin,
+                       {ACCEL_PLUGIN_ENTRY_NAME, "docs/plugin-abi.md"});
 }
 
 TEST(PluginLoader, PluginNeedingNewerCoreIsVersionMismatchAndDoesNotRegister) {
+  const std::string needed = abiVersionText(ACCEL_PLUGIN_ABI_CURRENT + 1);
   PluginRecord r = loadExpectingFailure(
       "libaccel_plugtest_too_new.so", PluginStatus::VersionMismatch,
-      {detail::concat("needs a core implementing plugin API ", kPluginApiVersion + 1),
-       detail::concat("implements plugin API ", kPluginApiVersion), "newer accelhooks"});
+      {"'plugtest_too_new' speaks plugin API " + needed + " to " + needed,
+       "speaks plugin API 1.0 to " + abiVersionText(ACCEL_PLUGIN_ABI_CURRENT),
+       "rebuild the plugin"});
   EXPECT_EQ(r.plugin_name, "plugtest_too_new");
-  EXPECT_EQ(r.plugin_api_version, kPluginApiVersion + 1);
+  EXPECT_EQ(r.abi_oldest, ACCEL_PLUGIN_ABI_CURRENT + 1);
+  EXPECT_EQ(r.abi_negotiated, 0u);
   EXPECT_TRUE(r.registered.empty());
   EXPECT_THAT(registeredAmong({"plugtest_too_new"}), ::testing::IsEmpty());
   expectProcessStillWorks();
 }
 
-TEST(PluginLoader, PluginBuiltForRetiredApiIsVersionMismatch) {
-  loadExpectingFailure("libaccel_plugtest_retired.so", PluginStatus::VersionMismatch,
-                       {"built for plugin API 0", "rebuild the plugin"});
+TEST(PluginLoader, PluginSpeakingOnlyARetiredApiIsVersionMismatch) {
+  loadExpectingFailure(
+      "libaccel_plugtest_retired.so", PluginStatus::VersionMismatch,
+      {"answered plugin API 0.1",
+       "speaks plugin API 1.0 to " + abiVersionText(ACCEL_PLUGIN_ABI_CURRENT)});
   EXPECT_THAT(registeredAmong({"plugtest_retired"}), ::testing::IsEmpty());
 }
 
 TEST(PluginLoader, NewerPluginThatAcceptsThisCoreLoads) {
   PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_forward.so"));
   EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
-  EXPECT_EQ(r.plugin_api_version, kPluginApiVersion + 1);
+  EXPECT_EQ(r.abi_newest, ACCEL_PLUGIN_ABI_CURRENT + 1);
+  EXPECT_EQ(r.abi_negotiated, ACCEL_PLUGIN_ABI_CURRENT);
   EXPECT_TRUE(getHooks(deviceTypeFromName("plugtest_forward")).isAvailable());
 }
 
-TEST(PluginLoader, ThrowingRegisterFunctionIsInitFailedAndProcessKeepsWorking) {
-  loadExpectingFailure(
-      "libaccel_plugtest_throws.so", PluginStatus::InitFailed,
-      {"its register function threw: ", "simulated driver failure (plugtest)"});
+TEST(PluginLoader, FailingRegisterFunctionIsInitFailedAndProcessKeepsWorking) {
+  loadExpectingFailure("libaccel_plugtest_throws.so", PluginStatus::InitFailed,
+                       {"its register_backends failed with ACCEL_ERROR_NOT_AVAILABLE: ",
+                        "simulated driver failure (plugtest)"});
   expectProcessStillWorks();
   // A failed plugin is tried again (the driver may be up now), and fails the same way.
   loadExpectingFailure("libaccel_plugtest_throws.so", PluginStatus::InitFailed);
@@ -297,53 +314,24 @@ TEST(PluginLoader, ZeroDevicePluginIsNoDevicesWithoutThrowing) {
   EXPECT_EQ(getHooks(type).deviceCount(), 0);
 }
 
-TEST(PluginLoader, StaticallyRegisteringPluginRegistersAfterTheHandshake) {
-  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_static.so"));
-  EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
-  DeviceType type = deviceTypeFromName("plugtest_static");
-  EXPECT_EQ(r.registered, std::vector<DeviceType>{type});
-  EXPECT_EQ(getHooks(type).deviceCount(), 3);
-}
-
-TEST(PluginLoader, StaticRegistrationOfVersionMismatchedPluginIsDropped) {
-  PluginRecord r = loadExpectingFailure("libaccel_plugtest_static_too_new.so",
-                                        PluginStatus::VersionMismatch);
-  EXPECT_TRUE(r.registered.empty());
-  EXPECT_THAT(registeredAmong({"plugtest_static_too_new"}), ::testing::IsEmpty());
-}
-
-TEST(PluginLoader, StaticRegistrationOfLibraryWithoutEntryIsDropped) {
-  PluginRecord r =
-      loadExpectingFailure("libaccel_plugtest_static_plain.so", PluginStatus::NotAPlugin);
-  EXPECT_TRUE(r.registered.empty());
-  EXPECT_THAT(registeredAmong({"plugtest_static_plain"}), ::testing::IsEmpty());
-  // Opened again, it registers nothing either (its initialisers ran once).
-  loadExpectingFailure("libaccel_plugtest_static_plain.so", PluginStatus::NotAPlugin);
-}
-
-TEST(PluginLoader, StaticRegistrationRefusedAsDuplicateIsDuplicate) {
-  registerHooksFactory("plugtest_static_dup", [] {
-    return std::make_unique<plugtest::SimpleHooks>(
-        deviceTypeFromName("plugtest_static_dup"), 1);
-  });
-  PluginRecord r =
-      loadExpectingFailure("libaccel_plugtest_static_dup.so", PluginStatus::Duplicate,
-                           {"its registration was refused",
-                            "'plugtest_static_dup' already has a hooks factory"});
-  EXPECT_TRUE(r.registered.empty());
-  EXPECT_EQ(getHooks(deviceTypeFromName("plugtest_static_dup")).deviceCount(), 1);
-}
-
 TEST(PluginLoader, RegistrationByAnotherThreadDuringALoadIsNotThePlugins) {
-  // The plugin registers plugtest_window (whose name its registrar reserves
-  // at once), then waits inside its register function until this bystander
-  // thread has registered plugtest_bystander.
-  std::thread bystander([] {
+  // The plugin registers plugtest_window (whose name the core reserves at
+  // once), then waits inside its register_backends until this bystander
+  // thread has registered plugtest_bystander and released it.
+  std::string path = testPluginPath("libaccel_plugtest_window.so");
+  std::thread bystander([&] {
     while (!findDeviceType("plugtest_window")) std::this_thread::yield();
     DeviceType type = registerDeviceType("plugtest_bystander");
     registerHooks(std::make_unique<plugtest::SimpleHooks>(type, 1));
+    // The plugin is open (its load is under way): this finds it.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(handle, nullptr) << ::dlerror();
+    auto release = reinterpret_cast<void (*)()>(::dlsym(handle, "plugtest_release"));
+    ASSERT_NE(release, nullptr);
+    release();
+    ::dlclose(handle);
   });
-  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_window.so"));
+  PluginRecord r = loadBackend(path);
   bystander.join();
   EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
   EXPECT_EQ(r.registered, std::vector<DeviceType>{deviceTypeFromName("plugtest_window")});
@@ -353,103 +341,49 @@ TEST(PluginLoader, RegistrationByAnotherThreadDuringALoadIsNotThePlugins) {
 
 TEST(PluginLoader, PluginThatRegistersNothingIsInitFailed) {
   loadExpectingFailure("libaccel_plugtest_empty.so", PluginStatus::InitFailed,
-                       {"without registering any hooks"});
+                       {"returned without registering a backend"});
   loadExpectingFailure("libaccel_plugtest_empty.so", PluginStatus::InitFailed);
 }
 
 TEST(PluginLoader, LoadingFromARegisterFunctionIsRefusedWithoutDeadlock) {
+  // The plugin's register function autoloads (nothing), loads an entry through
+  // accel_core_load_entry (refused) and loads a file (refused, failing it).
   loadExpectingFailure("libaccel_plugtest_nested.so", PluginStatus::InitFailed,
                        {"is being loaded", "libaccel_plugtest_nested.so"});
-}
-
-TEST(PluginLoader, RegisterFunctionThrowingHalfWayLeavesNothingRegistered) {
-  PluginRecord r =
-      loadExpectingFailure("libaccel_plugtest_halfway.so", PluginStatus::InitFailed,
-                           {"driver failed half-way (plugtest)"});
-  EXPECT_TRUE(r.registered.empty());
-  EXPECT_THAT(registeredAmong({"plugtest_halfway", "plugtest_halfway_second"}),
-              ::testing::IsEmpty());
-  DeviceType type = deviceTypeFromName("plugtest_halfway");
-  EXPECT_EQ(&getHooks(type), &absentHooks(type));
+  std::vector<PluginRecord> report = pluginReport();
+  auto nested = std::find_if(report.begin(), report.end(), [](const PluginRecord& r) {
+    return r.path == "plugtest nested entry";
+  });
+  ASSERT_NE(nested, report.end());
+  EXPECT_EQ(nested->status, PluginStatus::InitFailed);
+  EXPECT_THAT(nested->detail, HasSubstr("while a plugin is being loaded"));
+  EXPECT_THAT(registeredAmong({"plugtest_nested"}), ::testing::IsEmpty());
 }
 
 TEST(PluginLoader, PluginRegisteringOneTypeTwiceIsDuplicateAndRegistersNothing) {
-  loadExpectingFailure(
+  // It registers plugtest_type_twice, plugtest_type_twice_second, then the
+  // first again: the load fails after registering, and nothing of it stays.
+  PluginRecord r = loadExpectingFailure(
       "libaccel_plugtest_type_twice.so", PluginStatus::Duplicate,
       {"registers 'plugtest_type_twice' twice", "libaccel_plugtest_type_twice.so"});
+  EXPECT_TRUE(r.registered.empty());
   EXPECT_THAT(registeredAmong({"plugtest_type_twice", "plugtest_type_twice_second"}),
               ::testing::IsEmpty());
+  DeviceType type = deviceTypeFromName("plugtest_type_twice");
+  EXPECT_EQ(&getHooks(type), &absentHooks(type));
 }
 
-TEST(PluginLoader, StaticAndRegistrarRegistrationsOfOnePluginBothCount) {
-  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_mixed.so"));
+TEST(PluginLoader, EveryBackendOfOnePluginIsItsAndComesFromItsFile) {
+  PluginRecord r = loadBackend(testPluginPath("libaccel_plugtest_two_types.so"));
   EXPECT_EQ(r.status, PluginStatus::Loaded) << describePluginRecord(r);
-  std::vector<DeviceType> expected = {deviceTypeFromName("plugtest_mixed_static"),
-                                      deviceTypeFromName("plugtest_mixed")};
+  std::vector<DeviceType> expected = {deviceTypeFromName("plugtest_two_types"),
+                                      deviceTypeFromName("plugtest_two_types_second")};
   EXPECT_EQ(r.registered, expected);
-  EXPECT_EQ(getHooks(expected[0]).deviceCount(), 2);
-  EXPECT_EQ(getHooks(expected[1]).deviceCount(), 1);
   for (DeviceType t : expected) {
+    EXPECT_EQ(getHooks(t).deviceCount(), 2);
     EXPECT_EQ(hooksOrigin(t), "plugin " + r.path);
     ASSERT_TRUE(pluginForDeviceType(t).has_value());
     EXPECT_EQ(pluginForDeviceType(t)->path, r.path);
-  }
-}
-
-TEST(PluginLoader, StaticAndRegistrarRegistrationOfTheSameTypeRegistersNothing) {
-  loadExpectingFailure("libaccel_plugtest_mixed_same.so", PluginStatus::Duplicate,
-                       {"registers 'plugtest_mixed_same' twice"});
-  EXPECT_THAT(registeredAmong({"plugtest_mixed_same"}), ::testing::IsEmpty());
-}
-
-TEST(PluginLoader, PluginBuiltForApi1IsToldToRebuild) {
-  PluginRecord r = loadExpectingFailure(
-      "libaccel_plugtest_v1.so", PluginStatus::VersionMismatch,
-      {"built for plugin API 1",
-       detail::concat("rebuild the plugin against accelhooks ", libraryVersion())});
-  EXPECT_EQ(r.plugin_api_version, 1);
-  EXPECT_THAT(registeredAmong({"plugtest_v1"}), ::testing::IsEmpty());
-}
-
-TEST(PluginLoader, ThrowingEntryFunctionIsInitFailedWithItsMessage) {
-  PluginRecord r =
-      loadExpectingFailure("libaccel_plugtest_entry_throws.so", PluginStatus::InitFailed,
-                           {"threw: entry exploded (plugtest)"});
-  EXPECT_THAT(r.detail, Not(HasSubstr("returned no entry")));
-}
-
-TEST(PluginLoader, RegistrarUsedAfterItsRegisterFunctionReturnedIsAClearError) {
-  std::string path = testPluginPath("libaccel_plugtest_late_registrar.so");
-  ASSERT_EQ(loadBackend(path).status, PluginStatus::Loaded);
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(handle, nullptr);
-  auto late = reinterpret_cast<void (*)()>(::dlsym(handle, "plugtest_register_late"));
-  ASSERT_NE(late, nullptr);
-  try {
-    late();
-    ADD_FAILURE() << "a closed registrar accepted a registration";
-  } catch (const InvalidArgument& e) {
-    EXPECT_THAT(e.message(), HasSubstr("after its register function returned"));
-    EXPECT_THAT(e.message(), HasSubstr(path));
-  }
-  ::dlclose(handle);
-  EXPECT_THAT(registeredAmong({"plugtest_late_registrar_more"}), ::testing::IsEmpty());
-}
-
-TEST(PluginLoader, ThrowingHooksFactorySaysRegisteredButCreationFailed) {
-  loadExpectingFailure(
-      "libaccel_plugtest_factory_throws.so", PluginStatus::InitFailed,
-      {"is registered, but creating its hooks failed", "driver exploded (plugtest)"});
-  DeviceType type = deviceTypeFromName("plugtest_factory_throws");
-  try {
-    getHooks(type).init();
-    ADD_FAILURE() << "the failed backend did not throw";
-  } catch (const NotAvailable& e) {
-    EXPECT_THAT(e.message(), HasSubstr("'plugtest_factory_throws' is registered"));
-    EXPECT_THAT(e.message(), HasSubstr("creating its hooks failed"));
-    EXPECT_THAT(e.message(), HasSubstr("driver exploded (plugtest)"));
-    EXPECT_THAT(e.message(), Not(HasSubstr("loadBackend")));
-    EXPECT_THAT(e.message(), Not(HasSubstr("no backend is registered")));
   }
 }
 

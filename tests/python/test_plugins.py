@@ -15,7 +15,7 @@ from conftest import RunPython
 import accel
 
 TESTDEV = os.environ.get("ACCEL_TEST_TESTDEV_PLUGIN", "")
-CXX_ENTRY = os.environ.get("ACCEL_TEST_CXX_ENTRY_PLUGIN", "")
+NOT_A_PLUGIN = os.environ.get("ACCEL_TEST_NOT_A_PLUGIN", "")
 OPENREG = os.environ.get("ACCEL_TEST_OPENREG_PLUGIN", "")
 MINIMAL_C = os.environ.get("ACCEL_TEST_MINIMAL_C_PLUGIN", "")
 MINIMAL_CFUTURE = os.environ.get("ACCEL_TEST_MINIMAL_CFUTURE_PLUGIN", "")
@@ -148,12 +148,18 @@ def test_record_of_a_refused_c_plugin_names_both_ranges_and_no_agreed_version(
         assert f"speaks plugin API 1.0 to {_abi_version()}" in text
 
 
-@pytest.mark.skipif(not CXX_ENTRY, reason="the brokenstreams plugin is built with the C++ tests")
-def test_record_of_a_plugin_of_the_cxx_entry_has_no_abi(run_python: RunPython) -> None:
+@pytest.mark.skipif(not NOT_A_PLUGIN, reason="the plugin tests' plugins are built with the C++ tests")
+def test_record_of_a_file_that_is_not_a_plugin_has_no_abi(run_python: RunPython) -> None:
     result = run_python("""
-        import accel
-        record = accel.load_backend(%r)
-        print(record["abi"], record["plugin_api_version"] > 0)
-    """ % CXX_ENTRY, env={"ACCEL_AUTOLOAD": "0"})
+        import json, accel
+        try:
+            accel.load_backend(%r)
+        except accel.NotAvailableError as e:
+            print("refused:", "accel_plugin_negotiate" in str(e))
+        (record,) = [r for r in accel.plugin_report() if r["source"] != "accel_core_load_entry"]
+        print(json.dumps([record["status"], record["abi"], record["registered"]]))
+    """ % NOT_A_PLUGIN, env={"ACCEL_AUTOLOAD": "0"})
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["None", "True"]
+    refused, recorded = result.stdout.strip().split("\n")
+    assert refused == "refused: True"
+    assert json.loads(recorded) == ["not a plugin", None, []]

@@ -153,7 +153,9 @@ TEST(AccelToolUsage, DocsShowNoPluginApiButTheCurrentOne) {
         << "docs/accel-tool.md shows \"" << it->str() << "\"";
   }
   EXPECT_GE(ranges, 2) << "the page's examples no longer show the C plugin API range";
-  const std::regex version(R"((plugin API|for API|"api_version":) (\d+)(?![.\d]))");
+  // The core's plugin API number, as `accel version` and the info header
+  // print it (a C plugin's record says "api_version": 0, not counted).
+  const std::regex version(R"((plugin API|for API) (\d+)(?![.\d]))");
   int seen = 0;
   for (auto it = std::sregex_iterator(docs.begin(), docs.end(), version);
        it != std::sregex_iterator(); ++it, ++seen) {

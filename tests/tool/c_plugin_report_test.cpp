@@ -105,19 +105,22 @@ TEST(AccelToolCPlugin, InfoListsARefusedCPluginWithTheReasonNamingBothRanges) {
       << run.output;
 }
 
-#ifdef ACCEL_CXX_ENTRY_PLUGIN_PATH
-TEST(AccelToolCPlugin, InfoShowsTheApiOfAPluginOfTheCxxEntryWithoutAnAbiObject) {
-  nlohmann::json record = pluginRecord(
-      infoJson("--plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, 0), ACCEL_CXX_ENTRY_PLUGIN_PATH);
+// A library built for the retired C++ entry of plugin API 1 (tests/plugins)
+// is listed as refused, with the reason telling to rebuild it.
+TEST(AccelToolCPlugin, InfoListsALibraryOfARetiredEntryAsRefusedWithTheReason) {
+  nlohmann::json record = pluginRecord(infoJson("--plugin " RETIRED_ENTRY_PLUGIN_PATH, 1),
+                                       RETIRED_ENTRY_PLUGIN_PATH);
+  EXPECT_EQ(record["status"], "version mismatch") << record.dump(2);
+  EXPECT_EQ(record["registered"], nlohmann::json::array()) << record.dump(2);
   EXPECT_TRUE(record["abi"].is_null()) << record.dump(2);
-  EXPECT_GT(record["api_version"].get<int>(), 0) << record.dump(2);
-  ToolRun run = runTool("info --plugin " ACCEL_CXX_ENTRY_PLUGIN_PATH, "ACCEL_AUTOLOAD=0");
-  EXPECT_TRUE(contains(run.output, ", C++ plugin API " +
-                                       std::to_string(record["api_version"].get<int>()) +
-                                       ", registered brokenstreams"))
+  const std::string detail = record["detail"].get<std::string>();
+  EXPECT_TRUE(contains(detail, "accel_plugin_entry_v1")) << detail;
+  EXPECT_TRUE(contains(detail, "rebuild the plugin")) << detail;
+  ToolRun run = runTool("info --plugin " RETIRED_ENTRY_PLUGIN_PATH, "ACCEL_AUTOLOAD=0");
+  EXPECT_EQ(run.status, 1) << run.output;
+  EXPECT_TRUE(contains(run.output, "  version mismatch " RETIRED_ENTRY_PLUGIN_PATH))
       << run.output;
 }
-#endif
 
 TEST(AccelToolCPlugin, CheckNamesTheCPluginAndTheApiAgreedAndPassesIt) {
   ToolRun run = runTool("check --plugin " MINIMAL_C_PLUGIN_PATH, "ACCEL_AUTOLOAD=0");

@@ -1,19 +1,16 @@
-// SimpleHooks: the smallest backend the plugin tests need: probes and a
-// per-thread current device over a fixed number of pretend devices.
+// SimpleHooks: the smallest backend the plugin tests register from the test
+// program itself (a backend already there when a plugin arrives, another
+// thread's registration during a load): probes and a per-thread current
+// device over a fixed number of pretend devices.
 //
 // Thread-safety: as AcceleratorHooks requires; the current device is per thread.
 #pragma once
 
-#include <memory>
-#include <string_view>
-
 #include "accel/hooks.h"
-#include "accel/hooks_table.h"
-#include "accel/registrar.h"
 
 namespace accel::plugtest {
 
-class SimpleHooks : public AcceleratorHooks {
+class SimpleHooks final : public AcceleratorHooks {
  public:
   SimpleHooks(DeviceType type, int devices)
       : AcceleratorHooks(type, Capabilities{}), devices_(devices) {}
@@ -32,12 +29,5 @@ class SimpleHooks : public AcceleratorHooks {
   }
   int devices_;
 };
-
-// Registers a SimpleHooks backend under `name` into a plugin's registrar.
-inline void registerSimpleBackend(Registrar& registrar, std::string_view name,
-                                  int devices) {
-  DeviceType type = registrar.registerDeviceType(name);
-  registrar.registerHooks(std::make_unique<SimpleHooks>(type, devices));
-}
 
 }  // namespace accel::plugtest
