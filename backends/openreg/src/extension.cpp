@@ -33,9 +33,10 @@ OpenRegBackend& readyBackend(std::string_view what) {
       "accel::openreg::registerBackend() or load libaccel_openreg.so as a plugin first");
   backend->forkState().check(what);
   ACCEL_ADAPTER_CHECK(backend->initialized(), detail::NotAvailable, what,
-                      ": openreg is not initialised; initialise it through the core "
-                      "first (getHooks(openreg).init() or "
-                      "accel::globalContext().lazyInitDevice(openreg), as every "
+                      ": openreg is not initialised; have the core initialise it "
+                      "first (getHooks(openreg).",
+                      detail::name(HookId::init),
+                      "() or accel::globalContext().lazyInitDevice(openreg), as every "
                       "accel::openreg function does)");
   return *backend;
 }
