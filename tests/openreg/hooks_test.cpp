@@ -2,6 +2,10 @@
 // openreg (the generic contract is checked by openreg_conformance_test).
 #include <sys/wait.h>
 
+#include <functional>
+#include <string_view>
+
+#include "extension.h"
 #include "openreg_test_support.h"
 
 namespace {
@@ -169,6 +173,84 @@ TEST_F(OpenRegHooksTest, ForkChildCannotUseOpenRegButDoesNotHang) {
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status)) << "wait status " << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Runs `call` and returns 0 when it threw DeviceError whose message holds
+// `says`, else 1 (in a fork child: its only verdict is the exit status).
+int refusedWithDeviceError(const std::function<void()>& call, std::string_view says) {
+  try {
+    call();
+  } catch (const accel::DeviceError& e) {
+    return e.message().find(says) != std::string::npos ? 0 : 1;
+  } catch (...) {
+  }
+  return 1;
+}
+
+// openreg's own API in a fork child of a process that initialised openreg:
+// each call fails with the fork's DeviceError instead of waiting for a
+// device worker that did not survive the fork (the alarm turns a wait into
+// a failed test). The API has the core initialise openreg first, and the
+// core refuses the child.
+TEST_F(OpenRegHooksTest, ForkChildOfAnInitialisedOpenRegRefusesItsOwnApiWithoutWaiting) {
+  accel::DataPtr data = hooks().getDeviceAllocator(0).allocate(64);
+  const accel::Stream stream = hooks().getDefaultStream(0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::alarm(30);
+    constexpr std::string_view kSays = "was initialised before fork()";
+    char host[64] = {};
+    int failures = refusedWithDeviceError(
+        [&] { accel::openreg::copy(data.get(), host, sizeof host); }, kSays);
+    failures |=
+        refusedWithDeviceError(
+            [&] {
+              accel::openreg::launchKernel(stream, "noop", {{"x", data.get(), 64}},
+                                           [](const accel::openreg::KernelContext&) {});
+            },
+            kSays)
+        << 1;
+    failures |=
+        refusedWithDeviceError([] { accel::openreg::setExecutionUnits(0, 2); }, kSays)
+        << 2;
+    (void)data.releaseContext();  // the parent's memory: not freed here
+    ::_exit(failures);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (14: SIGALRM, a hang)";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "bits of the calls not refused: 1 copy, 2 launchKernel, 4 setExecutionUnits";
+}
+
+// The plugin refuses a fork child by itself too, whatever its caller checked:
+// its after-fork handler marks the fork state of the backend the plugin
+// entry registered, and the extension interface (which the API calls
+// without a handle) reaches that backend and refuses with openreg's own
+// message.
+TEST_F(OpenRegHooksTest, ForkChildIsRefusedByThePluginsExtensionInterfaceItself) {
+  accel::DataPtr data = hooks().getDeviceAllocator(0).allocate(64);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::alarm(30);
+    namespace extension = accel::openreg::extension;
+    const auto refused = [](const extension::Status& status) {
+      return status.code == ACCEL_ERROR_DEVICE &&
+             status.message.find("openreg was initialised before fork()") !=
+                 std::string::npos;
+    };
+    char host[64] = {};
+    int failures = refused(extension::copy(data.get(), host, sizeof host)) ? 0 : 1;
+    if (!refused(extension::setExecutionUnits(0, 2))) failures |= 2;
+    if (!refused(extension::clearFaults())) failures |= 4;
+    (void)data.releaseContext();  // the parent's memory: not freed here
+    ::_exit(failures);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << " (14: SIGALRM, a hang)";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "bits of the calls not refused: 1 copy, 2 setExecutionUnits, 4 clearFaults";
 }
 
 // A framework keeps getDeviceAllocator's Allocator and allocates through it

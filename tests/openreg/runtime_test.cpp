@@ -70,6 +70,23 @@ TEST(OpenRegRuntimeTest, ASecondCopyOfThePluginLoadedFromAnotherFileIsRefusedByN
   std::filesystem::remove(copy);
 }
 
+// openreg has one init path, the core's (AcceleratorHooks::init, which runs
+// the plugin's init): the first call of openreg's own API, with no hook call
+// before it, initialises openreg through it, so the core knows openreg as
+// initialised (for fork poisoning, manualSeed, isInitialized) from then on.
+TEST(OpenRegRuntimeTest, DirectApiInitialisesOpenRegThroughTheCoresInit) {
+  const accel::DeviceType openreg = accel::openreg::deviceType();
+  if (accel::isHooksRegistered(openreg) ||
+      accel::autoloadState() != accel::AutoloadState::NotRun) {
+    GTEST_SKIP() << "needs a fresh process (run through ctest)";
+  }
+  accel::openreg::setExecutionUnits(0, 2);
+  EXPECT_EQ(accel::openreg::executionUnitsState(0).units, 2);
+  EXPECT_TRUE(accel::getHooks(openreg).isInitialized());
+  EXPECT_TRUE(accel::globalContext().isInitialized(openreg));
+  EXPECT_EQ(accel::autoloadState(), accel::AutoloadState::NotRun);
+}
+
 TEST(OpenRegRuntimeTest, DirectApiReportsAMalformedVariableByName) {
   if (accel::autoloadState() != accel::AutoloadState::NotRun) {
     GTEST_SKIP() << "needs a fresh process (run through ctest)";

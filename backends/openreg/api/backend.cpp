@@ -32,8 +32,8 @@ LinkedPlugin& linkedPlugin() {
 AcceleratorHooks& registerBackend() { return linkedPlugin().hooks(); }
 
 const Config& activeConfig() {
-  api::ensureRegistered();
-  // The runtime's configuration is fixed once initialised: kept here.
+  api::ensureInitialized();
+  // openreg's configuration is fixed once initialised: kept here.
   static const Config* active = [] {
     auto config = std::make_unique<Config>();
     api::check(extension::activeConfig(*config), "activeConfig");
@@ -56,7 +56,11 @@ Config configFromEnvironment() {
 
 namespace api {
 
-void ensureRegistered() { (void)registerBackend(); }
+AcceleratorHooks& ensureInitialized() {
+  AcceleratorHooks& hooks = registerBackend();
+  hooks.init();
+  return hooks;
+}
 
 accel_stream pluginStream(Stream stream, std::string_view what) {
   ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, what, ": ", stream,

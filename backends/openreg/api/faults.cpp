@@ -7,42 +7,42 @@
 namespace accel::openreg {
 
 void failNthAllocation(std::uint64_t nth) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   api::check(extension::failNthAllocation(nth), "failNthAllocation");
 }
 
 void loseDeviceAfter(DeviceIndex index, std::uint64_t operations) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   api::check(extension::loseDeviceAfter(index, operations), "loseDeviceAfter");
 }
 
 bool isDeviceLost(DeviceIndex index) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   bool lost = false;
   api::check(extension::isDeviceLost(index, lost), "isDeviceLost");
   return lost;
 }
 
 void setStreamLatency(Stream stream, std::chrono::microseconds latency) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   api::check(extension::setStreamLatency(api::pluginStream(stream, "setStreamLatency"),
                                          latency.count()),
              "setStreamLatency");
 }
 
 void clearFaults() {
-  api::ensureRegistered();
+  api::ensureInitialized();
   api::check(extension::clearFaults(), "clearFaults");
 }
 
 void setExecutionUnits(DeviceIndex index, int units) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   api::check(extension::setExecutionUnits(api::resolveDevice(index), units),
              "setExecutionUnits");
 }
 
 ExecutionUnitsState executionUnitsState(DeviceIndex index) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   ExecutionUnitsState state;
   api::check(extension::executionUnitsState(api::resolveDevice(index), state),
              "executionUnitsState");

@@ -19,7 +19,7 @@ void fill(Stream stream, Real* data, std::size_t count, Real a, Real b,
       kNormal ? (kFloat ? ACCEL_FILL_NORMAL_FLOAT : ACCEL_FILL_NORMAL_DOUBLE)
               : (kFloat ? ACCEL_FILL_UNIFORM_FLOAT : ACCEL_FILL_UNIFORM_DOUBLE);
   const char* api = kNormal ? "fillNormal" : "fillUniform";
-  api::ensureRegistered();
+  api::ensureInitialized();
   const accel_stream s = api::pluginStream(stream, api);
   // The stream's device's default generator when none is given; the
   // plugin keeps the one passed for as long as a captured fill needs it.

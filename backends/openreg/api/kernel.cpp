@@ -27,7 +27,7 @@ std::span<std::byte> KernelContext::bytes(std::string_view name) const {
 
 void launchKernel(Stream stream, std::string_view name, std::vector<KernelBuffer> buffers,
                   KernelFunction body) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   const accel_stream s = api::pluginStream(stream, "launchKernel");
   std::vector<extension::KernelBuffer> checked;
   std::vector<KernelContext::Binding> bindings;

@@ -34,12 +34,12 @@ DataPtr allocate(std::size_t bytes, DeviceIndex device) {
 }
 
 void copy(void* dst, const void* src, std::size_t bytes) {
-  api::ensureRegistered();
+  api::ensureInitialized();
   api::check(extension::copy(dst, src, bytes), "copy");
 }
 
 void copyAsync(void* dst, const void* src, std::size_t bytes, Stream stream) {
-  AcceleratorHooks& hooks = registerBackend();
+  AcceleratorHooks& hooks = api::ensureInitialized();
   api::check(
       extension::copyAsync(dst, src, bytes, api::pluginStream(stream, "copyAsync")),
       "copyAsync");

@@ -1,6 +1,5 @@
 #include "config_reader.h"
 
-#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -68,10 +67,6 @@ Config readConfig(const EnvironmentLookup& lookup) {
   config.stream_latency = std::chrono::microseconds(static_cast<std::int64_t>(
       env.count(kLatencyVar, 0, 0, 10'000'000, "a latency in microseconds")));
   return config;
-}
-
-Config readConfig() {
-  return readConfig([](const char* name) { return std::getenv(name); });
 }
 
 }  // namespace accel::openreg::detail

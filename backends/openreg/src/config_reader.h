@@ -1,6 +1,8 @@
-// openreg's settings (accel/openreg/config.h's Config) read from the
-// environment or a lookup, inside the plugin; the public parseConfig calls
-// this through the extension interface (extension.h).
+// openreg's settings (accel/openreg/config.h's Config) read from a lookup of
+// environment variables, inside the plugin: the backend's init and probes
+// read them from the lookup the plugin entry gave it (the process
+// environment); the public parseConfig calls this through the extension
+// interface (extension.h).
 //
 // Thread-safety: as the lookup. Throws InvalidArgument naming the variable,
 // its value and what to write instead.
@@ -11,6 +13,5 @@
 namespace accel::openreg::detail {
 
 [[nodiscard]] Config readConfig(const EnvironmentLookup& lookup);
-[[nodiscard]] Config readConfig();
 
 }  // namespace accel::openreg::detail

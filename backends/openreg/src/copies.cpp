@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime.h"
+#include "device_table.h"
 
 namespace accel::openreg::detail {
 namespace {
@@ -17,10 +17,10 @@ struct CopyPlan {
   std::vector<AllocationRef> buffers;
 };
 
-CopyPlan planCopy(Runtime& rt, void* dst, const void* src, std::size_t bytes,
-                  std::string_view what) {
-  const std::optional<DeviceIndex> dst_device = rt.deviceOfAddress(dst);
-  const std::optional<DeviceIndex> src_device = rt.deviceOfAddress(src);
+CopyPlan planCopy(const DeviceTable& devices, void* dst, const void* src,
+                  std::size_t bytes, std::string_view what) {
+  const std::optional<DeviceIndex> dst_device = devices.deviceOfAddress(dst);
+  const std::optional<DeviceIndex> src_device = devices.deviceOfAddress(src);
   ACCEL_ADAPTER_CHECK(dst_device || src_device, InvalidArgument, what, ": neither dst (",
                       dst, ") nor src (", src,
                       ") is openreg device memory; copy host memory with "
@@ -29,12 +29,12 @@ CopyPlan planCopy(Runtime& rt, void* dst, const void* src, std::size_t bytes,
                       ": null host pointer (dst ", dst, ", src ", src, ")");
   CopyPlan plan;
   if (dst_device) {
-    plan.buffers.push_back(
-        rt.resolveOn(rt.device(*dst_device, what), dst, bytes, concat(what, " (dst)")));
+    plan.buffers.push_back(devices.resolveOn(devices.device(*dst_device, what), dst,
+                                             bytes, concat(what, " (dst)")));
   }
   if (src_device) {
-    plan.buffers.push_back(
-        rt.resolveOn(rt.device(*src_device, what), src, bytes, concat(what, " (src)")));
+    plan.buffers.push_back(devices.resolveOn(devices.device(*src_device, what), src,
+                                             bytes, concat(what, " (src)")));
   }
   plan.home = src_device ? *src_device : *dst_device;
   if (dst_device && src_device && *dst_device != *src_device) plan.other = *dst_device;
@@ -52,14 +52,13 @@ Operation copyOperation(CopyPlan&& plan, void* dst, const void* src, std::size_t
 
 }  // namespace
 
-void copyNow(void* dst, const void* src, std::size_t bytes) {
-  Runtime& rt = readyRuntime("copy");
+void Copies::now(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
-  CopyPlan plan = planCopy(rt, dst, src, bytes, "copy");
-  DeviceState& device = rt.device(plan.home, "copy");
-  StreamQueue& queue = rt.currentQueue(plan.home, "copy");
+  CopyPlan plan = planCopy(devices_, dst, src, bytes, "copy");
+  DeviceState& device = devices_.device(plan.home, "copy");
+  StreamQueue& queue = devices_.currentQueue(plan.home, "copy");
   queue.checkNotCapturing("copy");
-  if (plan.other) rt.device(*plan.other, "copy").faults.checkNotLost("copy");
+  if (plan.other) devices_.device(*plan.other, "copy").faults.checkNotLost("copy");
   device.faults.beginOperation("copy");
   const std::uint64_t ticket =
       queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));
@@ -72,12 +71,11 @@ void copyNow(void* dst, const void* src, std::size_t bytes) {
   queue.throwPendingError("copy");
 }
 
-void enqueueCopy(void* dst, const void* src, std::size_t bytes, Stream stream,
-                 std::string_view what, bool wait) {
-  Runtime& rt = readyRuntime(what);
-  StreamQueue& queue = rt.queue(stream, what);
+void Copies::enqueue(void* dst, const void* src, std::size_t bytes, Stream stream,
+                     std::string_view what, bool wait) {
+  StreamQueue& queue = devices_.queue(stream, what);
   if (bytes == 0) return;
-  CopyPlan plan = planCopy(rt, dst, src, bytes, what);
+  CopyPlan plan = planCopy(devices_, dst, src, bytes, what);
   const DeviceIndex on = stream.device;
   ACCEL_ADAPTER_CHECK(
       on == plan.home || (plan.other && on == *plan.other), InvalidArgument, what,
@@ -87,8 +85,8 @@ void enqueueCopy(void* dst, const void* src, std::size_t bytes, Stream stream,
   // A copy the caller waits for cannot be recorded into a graph instead.
   if (wait) queue.checkNotCapturing(what);
   const DeviceIndex second = on == plan.home ? plan.other.value_or(on) : plan.home;
-  if (second != on) rt.device(second, what).faults.checkNotLost(what);
-  DeviceState& device = rt.device(on, what);
+  if (second != on) devices_.device(second, what).faults.checkNotLost(what);
+  DeviceState& device = devices_.device(on, what);
   device.faults.beginOperation(what);
   const std::uint64_t ticket =
       queue.enqueue(copyOperation(std::move(plan), dst, src, bytes));

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "device_table.h"
+
 namespace accel::openreg::detail {
 DeviceMemory::DeviceMemory(DeviceIndex device, std::byte* base, std::size_t capacity,
                            std::size_t page_size) noexcept
@@ -193,6 +195,14 @@ void DeviceMemory::giveRange(std::size_t offset, std::size_t size) {
 }
 
 // ---- DeviceSegments ----
+
+DeviceMemory* DeviceSegments::find(DeviceIndex index) const noexcept {
+  return devices_.memory(index);
+}
+
+void DeviceSegments::checkAllocation(std::int8_t device, std::size_t bytes) {
+  devices_.checkAllocation(device, bytes);
+}
 
 void* DeviceSegments::allocate(std::int8_t index, std::size_t bytes) {
   DeviceMemory* device = find(index);

@@ -37,8 +37,8 @@
 // Thread-safety: all members are thread-safe. The raw-memory functions run
 // under the caching allocator's device lock and take only the arena's own
 // lock (a leaf); the open-block lock is never held while calling the
-// core. Lifetime: never destroyed (the runtime that owns it is leaked on
-// purpose).
+// core. Lifetime: never destroyed (the backend that owns the devices is
+// kept by the adapter for the rest of the process).
 #pragma once
 
 #include <cstddef>
@@ -51,6 +51,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "accel/adapter/backend.h"
 #include "accel/adapter/core.h"
 #include "types.h"
@@ -58,6 +60,13 @@
 namespace accel::openreg::detail {
 
 class DeviceMemory;
+class DeviceTable;
+
+// The host's page size: the granule of device segments, mapped pages,
+// access protection and pinned pages. Never throws.
+[[nodiscard]] inline std::size_t systemPageSize() noexcept {
+  return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
 
 // Address space per device, as a multiple of its capacity: room for
 // expandable segments' reserved ranges next to ordinary segments.
@@ -165,18 +174,17 @@ class DeviceMemory {
 // it: segments and pages from the devices' address ranges. No stream events:
 // a block reaches the cache only once no queued or captured operation names
 // it (AllocationRef), which orders reuse by itself. checkAllocation is the
-// runtime's (lost devices, fork children, injected faults), asked while the
-// runtime diverts a device's allocations (Runtime::refreshDiversion).
+// device table's (lost devices, fork children, injected faults), asked while
+// the table diverts a device's allocations (DeviceTable::checkAllocation).
+//
+// Given the device table it draws from, nothing else: the core's caches,
+// built after the backend's init, ask for memory only once the table is
+// open.
 class DeviceSegments final : public adapter::Memory, public adapter::PageMapping {
  public:
-  using AllocationCheck = void (*)(DeviceIndex device, std::size_t bytes);
-  DeviceSegments(std::size_t page_size, AllocationCheck check) noexcept
-      : page_size_(page_size), check_(check) {}
-  // The devices, set once by the runtime's init, before the core's caches
-  // (built after the plugin's init) ask for memory.
-  void setDevices(std::vector<DeviceMemory*> devices) noexcept {
-    devices_ = std::move(devices);
-  }
+  // `devices` must outlive this object (the backend owns both).
+  DeviceSegments(DeviceTable& devices, std::size_t page_size) noexcept
+      : devices_(devices), page_size_(page_size) {}
 
   void* allocate(std::int8_t device, std::size_t bytes) override;
   void free(std::int8_t device, void* data, std::size_t bytes) noexcept override;
@@ -185,9 +193,7 @@ class DeviceSegments final : public adapter::Memory, public adapter::PageMapping
   [[nodiscard]] const char* outOfMemoryAdvice() const noexcept override {
     return "openreg devices have ACCEL_OPENREG_MEMORY bytes each; raise it for more";
   }
-  void checkAllocation(std::int8_t device, std::size_t bytes) override {
-    check_(device, bytes);
-  }
+  void checkAllocation(std::int8_t device, std::size_t bytes) override;
 
   [[nodiscard]] std::size_t pageSize() const noexcept override { return page_size_; }
   [[nodiscard]] void* reserve(std::int8_t device, std::size_t bytes) override;
@@ -198,18 +204,14 @@ class DeviceSegments final : public adapter::Memory, public adapter::PageMapping
  private:
   // Device `index`, or null past the devices (the core checked the index
   // against its device count).
-  [[nodiscard]] DeviceMemory* find(DeviceIndex index) const noexcept {
-    const auto i = static_cast<std::size_t>(index);
-    return index >= 0 && i < devices_.size() ? devices_[i] : nullptr;
-  }
+  [[nodiscard]] DeviceMemory* find(DeviceIndex index) const noexcept;
   // Device `index` of a segment or range the core got from it.
   [[nodiscard]] DeviceMemory& at(DeviceIndex index) const noexcept {
-    return *devices_[static_cast<std::size_t>(index)];
+    return *find(index);
   }
 
-  std::vector<DeviceMemory*> devices_;
+  DeviceTable& devices_;
   std::size_t page_size_;
-  AllocationCheck check_;
 };
 
 }  // namespace accel::openreg::detail

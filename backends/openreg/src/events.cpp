@@ -3,7 +3,7 @@
 #include <string_view>
 #include <thread>
 
-#include "runtime.h"
+#include "device_table.h"
 
 namespace accel::openreg::detail {
 namespace {
@@ -56,7 +56,7 @@ EventId Events::create(DeviceIndex index, EventFlags flags) {
       !flags.interprocess, NotSupported, "'openreg' does not support ",
       hookInfo(HookId::createEvent).name,
       "() with EventFlags interprocess: its events exist in one process only");
-  (void)runtime_.device(index, hookInfo(HookId::createEvent).name);
+  (void)devices_.device(index, hookInfo(HookId::createEvent).name);
   return events_.add([&](EventId id) {
     auto event = std::make_shared<Event>();
     event->id = id;
@@ -81,7 +81,7 @@ std::shared_ptr<Events::Event> Events::find(EventId event, HookId hook) const {
 void Events::record(EventId id, Stream stream) {
   const std::string_view hook = hookInfo(HookId::recordEvent).name;
   std::shared_ptr<Event> event = find(id, HookId::recordEvent);
-  StreamQueue& queue = runtime_.queue(stream, hook);
+  StreamQueue& queue = devices_.queue(stream, hook);
   ACCEL_ADAPTER_CHECK(
       stream.device == event->device, InvalidArgument, hook, "(): event ", id,
       " belongs to ", DeviceName{event->device}, " and cannot be recorded on ",
@@ -89,7 +89,7 @@ void Events::record(EventId id, Stream stream) {
       "; record it on a stream of its own device, or create the event on ",
       DeviceName{stream.device});
   refuseCapturing(queue, HookId::recordEvent);
-  runtime_.device(stream.device, hook).faults.beginOperation(hook);
+  devices_.device(stream.device, hook).faults.beginOperation(hook);
   const std::uint64_t version =
       event->recorded.fetch_add(1, std::memory_order_acq_rel) + 1;
   Operation marker;
@@ -107,11 +107,11 @@ void Events::record(EventId id, Stream stream) {
 void Events::block(EventId id, Stream stream) {
   const std::string_view hook = hookInfo(HookId::blockStream).name;
   std::shared_ptr<Event> event = find(id, HookId::blockStream);
-  StreamQueue& queue = runtime_.queue(stream, hook);
+  StreamQueue& queue = devices_.queue(stream, hook);
   refuseCapturing(queue, HookId::blockStream);
   const std::uint64_t target = event->recorded.load(std::memory_order_acquire);
   if (target == 0) return;  // never recorded: nothing to wait for, as in CUDA
-  runtime_.device(stream.device, hook).faults.beginOperation(hook);
+  devices_.device(stream.device, hook).faults.beginOperation(hook);
   Operation marker;
   marker.name = "event wait";
   marker.is_marker = true;
@@ -122,7 +122,7 @@ void Events::block(EventId id, Stream stream) {
 bool Events::query(EventId id) {
   const std::string_view hook = hookInfo(HookId::queryEvent).name;
   std::shared_ptr<Event> event = find(id, HookId::queryEvent);
-  runtime_.device(event->device, hook).faults.checkNotLost(hook);
+  devices_.device(event->device, hook).faults.checkNotLost(hook);
   return event->completed.load(std::memory_order_acquire) >=
          event->recorded.load(std::memory_order_acquire);
 }
@@ -130,7 +130,7 @@ bool Events::query(EventId id) {
 void Events::synchronize(EventId id) {
   const std::string_view hook = hookInfo(HookId::synchronizeEvent).name;
   std::shared_ptr<Event> event = find(id, HookId::synchronizeEvent);
-  DeviceState& device = runtime_.device(event->device, hook);
+  DeviceState& device = devices_.device(event->device, hook);
   device.faults.checkNotLost(hook);
   event->waitFor(event->recorded.load(std::memory_order_acquire));
   device.faults.checkNotLost(hook);
@@ -152,7 +152,7 @@ double Events::elapsedMilliseconds(EventId start_id, EventId end_id) {
                         InvalidArgument, hook, "(): event ", event->id,
                         " has not completed yet; call ",
                         hookInfo(HookId::synchronizeEvent).name, " on it first");
-    runtime_.device(event->device, hook).faults.checkNotLost(hook);
+    devices_.device(event->device, hook).faults.checkNotLost(hook);
   }
   std::chrono::steady_clock::time_point start_time;
   std::chrono::steady_clock::time_point end_time;

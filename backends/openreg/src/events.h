@@ -14,6 +14,9 @@
 // be recorded or waited for on a capturing stream (openreg graphs capture a
 // single stream).
 //
+// Given the device table (the devices events belong to, the queues they are
+// recorded on), nothing else.
+//
 // Thread-safety: all members are thread-safe. An event destroyed while a
 // marker still refers to it lives until the marker has run.
 #pragma once
@@ -30,11 +33,12 @@
 
 namespace accel::openreg::detail {
 
-class Runtime;
+class DeviceTable;
 
 class Events {
  public:
-  explicit Events(Runtime& runtime) noexcept : runtime_(runtime) {}
+  // `devices` must outlive this object (the backend owns both).
+  explicit Events(const DeviceTable& devices) noexcept : devices_(devices) {}
 
   [[nodiscard]] EventId create(DeviceIndex index, EventFlags flags);
   void destroy(EventId event) noexcept;
@@ -62,7 +66,7 @@ class Events {
 
   [[nodiscard]] std::shared_ptr<Event> find(EventId event, HookId hook) const;
 
-  Runtime& runtime_;
+  const DeviceTable& devices_;
   IdTable<EventId, Event> events_;
 };
 

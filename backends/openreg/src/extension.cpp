@@ -9,16 +9,37 @@
 
 #include "accel/adapter/tables.h"
 #include "config_reader.h"
-#include "copies.h"
-#include "runtime.h"
+#include "openreg_backend.h"
+#include "registered_backend.h"
 
 namespace accel::openreg::extension {
 namespace {
 
 using detail::DeviceState;
+using detail::DeviceTable;
+using detail::OpenRegBackend;
 using detail::Operation;
-using detail::Runtime;
 using detail::StreamQueue;
+
+// The backend the plugin registered, ready for `what`: the extension's one
+// way into the plugin's state. Throws NotAvailable when the plugin is not
+// registered with a core or the core has not run its init yet (openreg's API
+// asks the core to, first), DeviceError in a fork child.
+OpenRegBackend& readyBackend(std::string_view what) {
+  OpenRegBackend* backend = detail::registeredBackend();
+  ACCEL_ADAPTER_CHECK(
+      backend != nullptr, detail::NotAvailable, what,
+      ": openreg is not registered with an accelhooks core; call "
+      "accel::openreg::registerBackend() or load libaccel_openreg.so as a plugin first");
+  backend->forkState().check(what);
+  ACCEL_ADAPTER_CHECK(backend->initialized(), detail::NotAvailable, what,
+                      ": openreg is not initialised; have the core initialise it "
+                      "first (getHooks(openreg).",
+                      detail::name(HookId::init),
+                      "() or accel::globalContext().lazyInitDevice(openreg), as every "
+                      "accel::openreg function does)");
+  return *backend;
+}
 
 // Runs `body`, turning what it throws into a Status. A refusal of the
 // core's keeps its message in the core (the API takes it from there), so
@@ -63,27 +84,33 @@ std::size_t elementBytes(std::int32_t kind) {
 }  // namespace
 
 Status copy(void* dst, const void* src, std::size_t bytes) noexcept {
-  return capture([&] { detail::copyNow(dst, src, bytes); });
+  return capture([&] { readyBackend("copy").copies().now(dst, src, bytes); });
 }
 
 Status copyAsync(void* dst, const void* src, std::size_t bytes,
                  accel_stream stream) noexcept {
-  return capture(
-      [&] { detail::enqueueCopy(dst, src, bytes, stream, "copyAsync", /*wait=*/false); });
+  return capture([&] {
+    readyBackend("copyAsync")
+        .copies()
+        .enqueue(dst, src, bytes, stream, "copyAsync", /*wait=*/false);
+  });
 }
 
 bool isDevicePointer(const void* ptr) noexcept {
-  return Runtime::instance().deviceOfAddress(ptr).has_value();
+  const OpenRegBackend* backend = detail::registeredBackend();
+  return backend != nullptr && backend->initialized() &&
+         backend->devices().deviceOfAddress(ptr).has_value();
 }
 
 Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
             std::uint64_t count, double a, double b,
             accel_generator* generator) noexcept {
   return capture([&] {
-    Runtime& rt = detail::readyRuntime(api);
-    StreamQueue& queue = rt.queue(stream, api);
-    DeviceState& device = rt.device(stream.device, api);
-    const adapter::Core& core = rt.core();
+    OpenRegBackend& backend = readyBackend(api);
+    const DeviceTable& devices = backend.devices();
+    StreamQueue& queue = devices.queue(stream, api);
+    DeviceState& device = devices.device(stream.device, api);
+    const adapter::Core& core = backend.core();
     // The parameters are checked by the core's fill itself, on an empty
     // output, so that device and host accept exactly the same values.
     core.fillHost(kind, nullptr, 0, a, b, {});
@@ -95,7 +122,7 @@ Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* 
     Operation operation;
     operation.name = std::string(api);
     operation.buffers.push_back(
-        rt.resolveOn(device, data, count * element, detail::concat(api, "()")));
+        devices.resolveOn(device, data, count * element, detail::concat(api, "()")));
     if (generator == nullptr) generator = core.defaultGenerator(stream.device);
     device.faults.beginOperation(api);
     const std::uint64_t outputs = core.fillOutputs(kind, count);
@@ -131,11 +158,11 @@ Status launchKernel(accel_stream stream, std::string_view name,
                     std::vector<KernelBuffer> buffers,
                     std::function<void()> body) noexcept {
   return capture([&] {
-    Runtime& rt = detail::readyRuntime("launchKernel");
+    const DeviceTable& devices = readyBackend("launchKernel").devices();
     ACCEL_ADAPTER_CHECK(static_cast<bool>(body), detail::InvalidArgument,
                         "launchKernel('", name, "'): the kernel body is empty");
-    StreamQueue& queue = rt.queue(stream, "launchKernel");
-    DeviceState& device = rt.device(stream.device, "launchKernel");
+    StreamQueue& queue = devices.queue(stream, "launchKernel");
+    DeviceState& device = devices.device(stream.device, "launchKernel");
     Operation operation;
     operation.name = detail::concat("kernel '", name, "'");
     operation.buffers.reserve(buffers.size());
@@ -145,7 +172,7 @@ Status launchKernel(accel_stream stream, std::string_view name,
                             "launchKernel('", name, "'): two buffers are named '",
                             buffers[i].name, "'; give each its own name");
       }
-      operation.buffers.push_back(rt.resolveOn(
+      operation.buffers.push_back(devices.resolveOn(
           device, buffers[i].data, buffers[i].bytes,
           detail::concat("launchKernel('", name, "'), buffer '", buffers[i].name, "'")));
     }
@@ -157,19 +184,21 @@ Status launchKernel(accel_stream stream, std::string_view name,
 
 Status failNthAllocation(std::uint64_t nth) noexcept {
   return capture(
-      [&] { detail::readyRuntime("failNthAllocation").failNthAllocation(nth); });
+      [&] { readyBackend("failNthAllocation").devices().failNthAllocation(nth); });
 }
 
 Status loseDeviceAfter(std::int8_t device, std::uint64_t operations) noexcept {
   return capture([&] {
-    detail::readyRuntime("loseDeviceAfter").loseDeviceAfter(device, operations);
+    readyBackend("loseDeviceAfter").devices().loseDeviceAfter(device, operations);
   });
 }
 
 Status isDeviceLost(std::int8_t device, bool& lost) noexcept {
   return capture([&] {
-    lost =
-        detail::readyRuntime("isDeviceLost").device(device, "isDeviceLost").faults.lost();
+    lost = readyBackend("isDeviceLost")
+               .devices()
+               .device(device, "isDeviceLost")
+               .faults.lost();
   });
 }
 
@@ -178,36 +207,38 @@ Status setStreamLatency(accel_stream stream, std::int64_t microseconds) noexcept
     ACCEL_ADAPTER_CHECK(microseconds >= 0, detail::InvalidArgument,
                         "setStreamLatency(): the latency of ", detail::StreamName{stream},
                         " must not be negative (", microseconds, " us)");
-    detail::readyRuntime("setStreamLatency")
+    readyBackend("setStreamLatency")
+        .devices()
         .queue(stream, "setStreamLatency")
         .setLatency(std::chrono::microseconds(microseconds));
   });
 }
 
 Status clearFaults() noexcept {
-  return capture([&] { detail::readyRuntime("clearFaults").clearFaults(); });
+  return capture([&] { readyBackend("clearFaults").devices().clearFaults(); });
 }
 
 Status setExecutionUnits(std::int8_t device, int units) noexcept {
   return capture([&] {
-    Runtime& rt = detail::readyRuntime("setExecutionUnits");
+    const DeviceTable& devices = readyBackend("setExecutionUnits").devices();
     ACCEL_ADAPTER_CHECK(units >= 1 && units <= kMaxExecutionUnits,
                         detail::InvalidArgument, "setExecutionUnits(): ", units,
                         " units is outside [1, ", kMaxExecutionUnits, "]");
-    rt.device(device, "setExecutionUnits").units.setUnits(units);
+    devices.device(device, "setExecutionUnits").units.setUnits(units);
   });
 }
 
 Status executionUnitsState(std::int8_t device, ExecutionUnitsState& state) noexcept {
   return capture([&] {
-    state = detail::readyRuntime("executionUnitsState")
+    state = readyBackend("executionUnitsState")
+                .devices()
                 .device(device, "executionUnitsState")
                 .units.state();
   });
 }
 
 Status activeConfig(Config& config) noexcept {
-  return capture([&] { config = detail::readyRuntime("activeConfig").config(); });
+  return capture([&] { config = readyBackend("activeConfig").config(); });
 }
 
 Status parseConfig(const EnvironmentLookup& lookup, Config& config) noexcept {

@@ -9,8 +9,14 @@
 // error of that kind. The plugin exports these and the negotiation entry,
 // nothing else.
 //
-// Thread-safety: every function is thread-safe. Each initialises openreg
-// if needed (the API registers the plugin first: registerBackend()).
+// The plugin side reaches its state through the backend the plugin entry
+// registered (registered_backend.h), the one way in. It initialises
+// nothing: the core runs the backend's init, the one init path, and the API
+// asks it to (AcceleratorHooks::init()) before calling a function here that
+// needs the devices; such a function refuses an uninitialised openreg with
+// NotAvailable, and a fork child of an initialised one with DeviceError.
+//
+// Thread-safety: every function is thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +51,8 @@ struct KernelBuffer {
 ACCEL_OPENREG_API Status copy(void* dst, const void* src, std::size_t bytes) noexcept;
 ACCEL_OPENREG_API Status copyAsync(void* dst, const void* src, std::size_t bytes,
                                    accel_stream stream) noexcept;
-// Whether ptr is in an openreg device's address range (false before init).
+// Whether ptr is in an openreg device's address range (false before init
+// and before registration).
 ACCEL_OPENREG_API bool isDevicePointer(const void* ptr) noexcept;
 // Enqueues a fill of `count` elements of `kind` (ACCEL_FILL_*; a, b as the
 // kind says) on `stream`, drawn from `generator` (null: the stream's device's
@@ -67,9 +74,10 @@ ACCEL_OPENREG_API Status clearFaults() noexcept;
 ACCEL_OPENREG_API Status setExecutionUnits(std::int8_t device, int units) noexcept;
 ACCEL_OPENREG_API Status executionUnitsState(std::int8_t device,
                                              ExecutionUnitsState& state) noexcept;
-// The configuration the runtime was initialised with.
+// The configuration openreg was initialised with.
 ACCEL_OPENREG_API Status activeConfig(Config& config) noexcept;
-// The configuration `lookup` describes (the environment's variables).
+// The configuration `lookup` describes (the environment's variables);
+// needs neither registration nor init.
 ACCEL_OPENREG_API Status parseConfig(const EnvironmentLookup& lookup,
                                      Config& config) noexcept;
 

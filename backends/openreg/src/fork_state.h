@@ -1,14 +1,20 @@
-// Whether this process is a fork() child of a process that had initialised
-// openreg.
+// ForkState: whether this process is a fork() child of one in which the
+// openreg backend had been initialised.
 //
 // The worker threads of the simulated devices do not survive fork(), so a
-// child must not wait for them: every runtime entry point checks this flag
-// first and throws DeviceError instead of hanging, and DataPtr deleters leak
-// instead of taking locks a vanished thread may have held. (The core also
-// swaps openreg's hooks for a poisoned object in the child; this covers the
-// openreg API that bypasses the hooks.)
+// child must not wait for them: the parts that reach a device check this
+// first and throw DeviceError instead of hanging, and event destruction
+// leaks instead of taking locks a vanished thread may have held. (The core
+// also swaps openreg's hooks for a poisoned object in the child; this covers
+// a reference to the backend kept across fork() and openreg's own API,
+// which reaches the backend through its extension interface.)
 //
-// Thread-safety: the flag is atomic; the handler is installed once.
+// The backend owns one and hands it, read-only, to the parts that check it.
+// The after-fork child handler (registered_backend.cpp, which installs it
+// once for the backend the plugin registered) calls markChildIfStarted.
+//
+// Thread-safety: all members are thread-safe (atomics); markChildIfStarted
+// runs in the child right after fork() and takes no lock.
 #pragma once
 
 #include <atomic>
@@ -16,20 +22,34 @@
 
 namespace accel::openreg::detail {
 
-// Installs (pthread_atfork) the after-fork child handler that sets the
-// flag. Idempotent.
-void installForkHandler() noexcept;
+class ForkState {
+ public:
+  // The backend's init succeeded: a fork from now on leaves a child that
+  // must not use openreg. Never throws.
+  void markStarted() noexcept { started_.store(true, std::memory_order_release); }
+  // In a fork child: remembers that it is one if the parent had started
+  // openreg. A load and a store, nothing that locks.
+  void markChildIfStarted() noexcept {
+    if (started_.load(std::memory_order_acquire))
+      child_.store(true, std::memory_order_release);
+  }
 
-// Set once, in a fork child; read on hot paths (getDefaultGenerator), so the
-// check is inline.
-extern std::atomic<bool> g_forked_child;
+  // True in the child of a fork() made after markStarted(). Read on every
+  // hook call, so inline. Never throws.
+  [[nodiscard]] bool inChild() const noexcept {
+    return child_.load(std::memory_order_acquire);
+  }
+  // Throws DeviceError, naming `what`, in such a child.
+  void check(std::string_view what) const {
+    if (inChild()) [[unlikely]]
+      throwForkedChild(what);
+  }
 
-// True in the child of a fork() made after installForkHandler().
-[[nodiscard]] inline bool isForkedChild() noexcept {
-  return g_forked_child.load(std::memory_order_acquire);
-}
+ private:
+  [[noreturn]] static void throwForkedChild(std::string_view what);
 
-// Throws DeviceError, naming `what`, in a forked child.
-void checkNotForkedChild(std::string_view what);
+  std::atomic<bool> started_{false};
+  std::atomic<bool> child_{false};
+};
 
 }  // namespace accel::openreg::detail

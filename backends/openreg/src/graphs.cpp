@@ -5,7 +5,7 @@
 #include <thread>
 #include <utility>
 
-#include "runtime.h"
+#include "device_table.h"
 
 namespace accel::openreg::detail {
 namespace {
@@ -60,8 +60,8 @@ void Graphs::destroy(GraphId id) {
 
 void Graphs::captureBegin(GraphId id, Stream stream, CaptureMode mode) {
   std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureBegin);
-  DeviceState& device = runtime_.device(stream.device, name(HookId::graphCaptureBegin));
-  StreamQueue& queue = runtime_.queue(stream, name(HookId::graphCaptureBegin));
+  DeviceState& device = devices_.device(stream.device, name(HookId::graphCaptureBegin));
+  StreamQueue& queue = devices_.queue(stream, name(HookId::graphCaptureBegin));
   ACCEL_ADAPTER_CHECK(
       stream.id != kDefaultStreamId, InvalidArgument, name(HookId::graphCaptureBegin),
       "(): the current stream of ", DeviceName{device.index},
@@ -134,9 +134,9 @@ void Graphs::replay(GraphId id) {
                       name(HookId::graphReplay), "(): graph ", id, " is ",
                       stateName(static_cast<int>(graph->state)),
                       notReplayableAdvice(graph->state == State::Captured));
-  DeviceState& device = runtime_.device(graph->device, name(HookId::graphReplay));
+  DeviceState& device = devices_.device(graph->device, name(HookId::graphReplay));
   (void)device;
-  StreamQueue& queue = runtime_.currentQueue(graph->device, name(HookId::graphReplay));
+  StreamQueue& queue = devices_.currentQueue(graph->device, name(HookId::graphReplay));
   device.faults.beginOperation(name(HookId::graphReplay));
   if (graph->draws != nullptr) {
     // The previous replay, on another stream, must have read its positions
@@ -148,7 +148,7 @@ void Graphs::replay(GraphId id) {
   std::uint64_t ticket = 0;
   try {
     if (graph->draws != nullptr) {
-      for (auto& [slot, from] : graph->draws->advance(runtime_.core())) {
+      for (auto& [slot, from] : graph->draws->advance(core_)) {
         Operation write;
         write.name = "the Philox position of a graph replay";
         write.is_marker = true;  // host memory: no unit, never dropped

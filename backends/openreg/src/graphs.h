@@ -30,6 +30,10 @@
 // but Capturing. Calls in the wrong state throw InvalidArgument saying what
 // to call first.
 //
+// Given the device table (the capturing stream's queue, the device a replay
+// runs on) and the core's services (the Philox draws of captured fills),
+// nothing else.
+//
 // Thread-safety: all members are thread-safe.
 #pragma once
 
@@ -39,6 +43,7 @@
 #include <vector>
 
 #include "accel/adapter/captured_draws.h"
+#include "accel/adapter/core.h"
 #include "id_table.h"
 #include "operation.h"
 #include "stream_queue.h"
@@ -46,11 +51,13 @@
 
 namespace accel::openreg::detail {
 
-class Runtime;
+class DeviceTable;
 
 class Graphs {
  public:
-  explicit Graphs(Runtime& runtime) noexcept : runtime_(runtime) {}
+  // `devices` and `core` must outlive this object (the backend owns them).
+  Graphs(const DeviceTable& devices, const adapter::Core& core) noexcept
+      : devices_(devices), core_(core) {}
 
   [[nodiscard]] GraphId create(bool keep_graph);
   void destroy(GraphId graph);
@@ -85,7 +92,8 @@ class Graphs {
   // Drops the operations. Requires graph.mutex; not Capturing.
   void resetLocked(Graph& graph) noexcept;
 
-  Runtime& runtime_;
+  const DeviceTable& devices_;
+  const adapter::Core& core_;
   IdTable<GraphId, Graph> graphs_;
 };
 

@@ -4,42 +4,60 @@
 #include <sstream>
 
 #include "accel/adapter/config.h"
-#include "copies.h"
-#include "fork_state.h"
-#include "runtime.h"
+#include "config_reader.h"
 
 namespace accel::openreg::detail {
 
-OpenRegBackend::OpenRegBackend() = default;
-
-// The core ran init (so the runtime is initialised) before any function
-// that needs the runtime; only the fork check is left per call.
-Runtime& OpenRegBackend::runtime(HookId hook) const {
-  checkNotForkedChild(name(hook));
-  return Runtime::instance();
-}
+OpenRegBackend::OpenRegBackend(EnvironmentLookup environment)
+    : environment_(std::move(environment)),
+      devices_(core(), fork_),
+      events_(devices_),
+      graphs_(devices_, core()),
+      copies_(devices_),
+      segments_(devices_, systemPageSize()),
+      pinned_(events_) {}
 
 // ---- low and high ----
 
-bool OpenRegBackend::isAvailable() const {
-  return Runtime::instance().probeDeviceCount() > 0;
+int OpenRegBackend::probeDeviceCount() const noexcept {
+  if (initialized()) return devices_.count();
+  std::call_once(probe_once_, [this] {
+    try {
+      probe_device_count_ = readConfig(environment_).device_count;
+    } catch (...) {
+      probe_device_count_ = 0;  // init() reports the malformed variable
+    }
+  });
+  return probe_device_count_;
 }
-int OpenRegBackend::deviceCount() const { return Runtime::instance().probeDeviceCount(); }
 
-void OpenRegBackend::init() { Runtime::instance().init(); }
+bool OpenRegBackend::isAvailable() const { return probeDeviceCount() > 0; }
+int OpenRegBackend::deviceCount() const { return probeDeviceCount(); }
+
+void OpenRegBackend::init() {
+  std::lock_guard<std::mutex> lock(init_mutex_);
+  if (initialized()) return;
+  Config config = readConfig(environment_);
+  devices_.open(config);
+  config_ = std::move(config);
+  // A fork from now on leaves a child that must not wait for the workers.
+  fork_.markStarted();
+  initialized_.store(true, std::memory_order_release);
+}
 
 bool OpenRegBackend::hasPrimaryContext(std::int8_t device) const {
-  return Runtime::instance().isActive(device);
+  return devices_.isActive(device);
 }
 
-adapter::Memory& OpenRegBackend::deviceMemory() { return Runtime::instance().segments(); }
-adapter::Memory& OpenRegBackend::pinnedMemory() { return Runtime::instance().pinned(); }
+adapter::Memory& OpenRegBackend::deviceMemory() { return segments_; }
+adapter::Memory& OpenRegBackend::pinnedMemory() { return pinned_; }
 
 // ---- device ----
 
 void OpenRegBackend::synchronizeDevice(std::int8_t index) {
   const std::string_view hook = name(HookId::deviceSynchronize);
-  DeviceState& device = runtime(HookId::deviceSynchronize).device(index, hook);
+  checkNotForkedChild(HookId::deviceSynchronize);
+  DeviceState& device = devices_.device(index, hook);
   device.faults.checkNotLost(hook);
   // Every stream is waited for even when one fails, so that the device is
   // idle when this returns; the first error is reported.
@@ -56,8 +74,8 @@ void OpenRegBackend::synchronizeDevice(std::int8_t index) {
 }
 
 std::string OpenRegBackend::showConfig() const {
-  Runtime& rt = runtime(HookId::showConfig);
-  const Config& config = rt.config();
+  checkNotForkedChild(HookId::showConfig);
+  const Config& config = config_;
   std::ostringstream out;
   out << "openreg: simulated accelerator (accelhooks reference backend)\n"
       << "  devices:                    " << config.device_count
@@ -87,9 +105,10 @@ std::string OpenRegBackend::showConfig() const {
   }
   if (!any) out << "none";
   out << '\n';
-  for (int i = 0; i < rt.deviceCount(); ++i) {
+  for (int i = 0; i < devices_.count(); ++i) {
     const auto index = static_cast<DeviceIndex>(i);
-    if (rt.isActive(index) && rt.device(index, name(HookId::showConfig)).faults.lost()) {
+    if (devices_.isActive(index) &&
+        devices_.device(index, name(HookId::showConfig)).faults.lost()) {
       out << "  " << DeviceName{index} << " is lost\n";
     }
   }
@@ -98,7 +117,8 @@ std::string OpenRegBackend::showConfig() const {
 
 adapter::Properties OpenRegBackend::properties(std::int8_t index) const {
   const std::string_view hook = name(HookId::getDeviceProperties);
-  DeviceState& device = runtime(HookId::getDeviceProperties).device(index, hook);
+  checkNotForkedChild(HookId::getDeviceProperties);
+  DeviceState& device = devices_.device(index, hook);
   device.faults.checkNotLost(hook);
   adapter::Properties properties;
   properties.name = "openreg simulated device";
@@ -112,22 +132,25 @@ adapter::Properties OpenRegBackend::properties(std::int8_t index) const {
 // ---- streams ----
 
 std::int64_t OpenRegBackend::defaultStream(std::int8_t /*device*/) {
-  (void)runtime(HookId::getDefaultStream);
+  checkNotForkedChild(HookId::getDefaultStream);
   return kDefaultStreamId;
 }
 
 std::int64_t OpenRegBackend::createStream(std::int8_t device, int priority) {
-  return runtime(HookId::getNewStream).newStream(device, priority);
+  checkNotForkedChild(HookId::getNewStream);
+  return devices_.newStream(device, priority);
 }
 
 bool OpenRegBackend::queryStream(Stream stream) {
   const std::string_view hook = name(HookId::queryStream);
-  return runtime(HookId::queryStream).queue(stream, hook).query(hook);
+  checkNotForkedChild(HookId::queryStream);
+  return devices_.queue(stream, hook).query(hook);
 }
 
 void OpenRegBackend::synchronizeStream(Stream stream) {
   const std::string_view hook = name(HookId::synchronizeStream);
-  runtime(HookId::synchronizeStream).queue(stream, hook).synchronize(hook);
+  checkNotForkedChild(HookId::synchronizeStream);
+  devices_.queue(stream, hook).synchronize(hook);
 }
 
 std::pair<int, int> OpenRegBackend::priorityRange(std::int8_t /*device*/) {
@@ -137,54 +160,63 @@ std::pair<int, int> OpenRegBackend::priorityRange(std::int8_t /*device*/) {
 // ---- events ----
 
 std::uint64_t OpenRegBackend::createEvent(std::int8_t device, std::uint32_t flags) {
-  return runtime(HookId::createEvent)
-      .events()
-      .create(device, EventFlags::fromBits(flags));
+  checkNotForkedChild(HookId::createEvent);
+  return events_.create(device, EventFlags::fromBits(flags));
 }
 void OpenRegBackend::destroyEvent(std::uint64_t event) noexcept {
-  if (isForkedChild()) return;  // its lock may belong to a vanished thread
-  Runtime::instance().events().destroy(event);
+  if (fork_.inChild()) return;  // its lock may belong to a vanished thread
+  events_.destroy(event);
 }
 void OpenRegBackend::recordEvent(std::uint64_t event, Stream stream) {
-  runtime(HookId::recordEvent).events().record(event, stream);
+  checkNotForkedChild(HookId::recordEvent);
+  events_.record(event, stream);
 }
 void OpenRegBackend::blockStream(std::uint64_t event, Stream stream) {
-  runtime(HookId::blockStream).events().block(event, stream);
+  checkNotForkedChild(HookId::blockStream);
+  events_.block(event, stream);
 }
 bool OpenRegBackend::queryEvent(std::uint64_t event) {
-  return runtime(HookId::queryEvent).events().query(event);
+  checkNotForkedChild(HookId::queryEvent);
+  return events_.query(event);
 }
 void OpenRegBackend::synchronizeEvent(std::uint64_t event) {
-  runtime(HookId::synchronizeEvent).events().synchronize(event);
+  checkNotForkedChild(HookId::synchronizeEvent);
+  events_.synchronize(event);
 }
 double OpenRegBackend::elapsedMs(std::uint64_t start, std::uint64_t end) {
-  return runtime(HookId::elapsedTime).events().elapsedMilliseconds(start, end);
+  checkNotForkedChild(HookId::elapsedTime);
+  return events_.elapsedMilliseconds(start, end);
 }
 
 // ---- graphs ----
 
 std::uint64_t OpenRegBackend::createGraph(bool keep_graph) {
-  return runtime(HookId::graphCreate).graphs().create(keep_graph);
+  checkNotForkedChild(HookId::graphCreate);
+  return graphs_.create(keep_graph);
 }
 void OpenRegBackend::destroyGraph(std::uint64_t graph) {
-  runtime(HookId::graphDestroy).graphs().destroy(graph);
+  checkNotForkedChild(HookId::graphDestroy);
+  graphs_.destroy(graph);
 }
 void OpenRegBackend::captureBegin(std::uint64_t graph, Stream stream, int mode) {
-  runtime(HookId::graphCaptureBegin)
-      .graphs()
-      .captureBegin(graph, stream, static_cast<CaptureMode>(mode));
+  checkNotForkedChild(HookId::graphCaptureBegin);
+  graphs_.captureBegin(graph, stream, static_cast<CaptureMode>(mode));
 }
 void OpenRegBackend::captureEnd(std::uint64_t graph) {
-  runtime(HookId::graphCaptureEnd).graphs().captureEnd(graph);
+  checkNotForkedChild(HookId::graphCaptureEnd);
+  graphs_.captureEnd(graph);
 }
 void OpenRegBackend::instantiateGraph(std::uint64_t graph) {
-  runtime(HookId::graphInstantiate).graphs().instantiate(graph);
+  checkNotForkedChild(HookId::graphInstantiate);
+  graphs_.instantiate(graph);
 }
 void OpenRegBackend::replayGraph(std::uint64_t graph) {
-  runtime(HookId::graphReplay).graphs().replay(graph);
+  checkNotForkedChild(HookId::graphReplay);
+  graphs_.replay(graph);
 }
 void OpenRegBackend::resetGraph(std::uint64_t graph) {
-  runtime(HookId::graphReset).graphs().reset(graph);
+  checkNotForkedChild(HookId::graphReset);
+  graphs_.reset(graph);
 }
 
 // ---- copies ----
@@ -193,17 +225,17 @@ void OpenRegBackend::copyWithHost(HookId hook, void* dst, const void* src,
                                   std::size_t bytes, Stream stream, const void* host,
                                   const char* host_name) {
   const std::string_view what = name(hook);
-  Runtime& rt = runtime(hook);
-  // The runtime infers a copy's direction from the pointers: device memory
+  checkNotForkedChild(hook);
+  // Copies infer a copy's direction from the pointers: device memory
   // passed as the host side would silently become a device-to-device copy.
-  ACCEL_ADAPTER_CHECK(!rt.deviceOfAddress(host), InvalidArgument, what, "(): ", host_name,
-                      " (", host,
+  ACCEL_ADAPTER_CHECK(!devices_.deviceOfAddress(host), InvalidArgument, what,
+                      "(): ", host_name, " (", host,
                       ") is openreg device memory, not host memory; copy between devices "
                       "with ",
                       name(HookId::copyDeviceToDevice), "()");
   // Pinned host memory may be copied asynchronously; pageable memory is done
   // with when the call returns (hooks.h).
-  enqueueCopy(dst, src, bytes, stream, what, /*wait=*/!rt.pinned().isPinned(host));
+  copies_.enqueue(dst, src, bytes, stream, what, /*wait=*/!pinned_.isPinned(host));
 }
 
 void OpenRegBackend::copyHostToDevice(void* dst, const void* src, std::size_t bytes,
@@ -218,8 +250,9 @@ void OpenRegBackend::copyDeviceToHost(void* dst, const void* src, std::size_t by
 
 void OpenRegBackend::copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
                                         Stream stream) {
-  (void)runtime(HookId::copyDeviceToDevice);
-  enqueueCopy(dst, src, bytes, stream, name(HookId::copyDeviceToDevice), /*wait=*/false);
+  checkNotForkedChild(HookId::copyDeviceToDevice);
+  copies_.enqueue(dst, src, bytes, stream, name(HookId::copyDeviceToDevice),
+                  /*wait=*/false);
 }
 
 }  // namespace accel::openreg::detail

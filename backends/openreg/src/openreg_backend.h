@@ -3,35 +3,70 @@
 // device, streams, events, memory, memory_history, graphs and copies groups.
 //
 // A thin layer: the core has already validated device indices, streams and
-// capability groups, and has run init once (which initialises openreg's
-// runtime), when a function here runs; each one delegates to the runtime.
-// The core keeps the rest: the caching device allocator and the pinned cache
-// over openreg's raw memory (DeviceSegments, PinnedPages), with the memory
-// and memory_history groups, pointer queries and allocators; the Philox
-// generators; the graphs' private pools; the current device and streams.
-// The probes (isAvailable, deviceCount, hasPrimaryContext) never initialise
-// anything: they read the configuration, or state that exists only once the
-// runtime does.
+// capability groups, and has run init once (which opens the device table),
+// when a function here runs; each one delegates to the part that does the
+// work. The core keeps the rest: the caching device allocator and the pinned
+// cache over openreg's raw memory (DeviceSegments, PinnedPages), with the
+// memory and memory_history groups, pointer queries and allocators; the
+// Philox generators; the graphs' private pools; the current device and
+// streams. The probes (isAvailable, deviceCount, hasPrimaryContext) never
+// initialise anything: they read the configuration, or state that exists
+// only once init has run.
+//
+// How it is put together: the plugin entry (plugin_entry.cpp) creates the
+// backend with the environment its configuration is read from, and the
+// adapter's Registrar attaches the core (BackendBase::core()) before the
+// core sees it. The backend owns its parts by value and hands each, at
+// construction, only what it uses:
+//
+//   ForkState       nothing (the after-fork handler marks it)
+//   DeviceTable     the core's services, the ForkState
+//   Events          the DeviceTable
+//   Graphs          the DeviceTable, the core's services
+//   Copies          the DeviceTable
+//   DeviceSegments  the DeviceTable, the page size
+//   PinnedPages     the Events
+//
+// The core, held by the base class, is the one the Registrar attaches; the
+// parts keep a reference to it, so they see it linked from registration on.
+// init() is the one way the devices come up: the core runs it (through the
+// hooks, or Context::lazyInitDevice) before any hook that needs them, and
+// openreg's own API asks the core to run it before calling the extension
+// interface (extension.h), which refuses an uninitialised backend.
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered once
-// and never destroyed.
+// and never destroyed (the adapter keeps a registered backend for the rest
+// of the process); one the core refuses is destroyed before init could run.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 
 #include "accel/adapter/backend.h"
+#include "accel/openreg/config.h"
+#include "copies.h"
+#include "device_memory.h"
+#include "device_table.h"
+#include "events.h"
+#include "fork_state.h"
+#include "graphs.h"
+#include "pinned_memory.h"
 #include "types.h"
 
 namespace accel::openreg::detail {
 
-class Runtime;
-
 class OpenRegBackend final : public adapter::Backend {
  public:
-  OpenRegBackend();
+  // `environment` is where openreg's configuration (ACCEL_OPENREG_*) is
+  // read: once by the probes, and again by each init attempt, so that an
+  // init that failed on a malformed variable succeeds once it is fixed.
+  explicit OpenRegBackend(EnvironmentLookup environment);
+  OpenRegBackend(const OpenRegBackend&) = delete;
+  OpenRegBackend& operator=(const OpenRegBackend&) = delete;
 
   [[nodiscard]] bool isAvailable() const override;
   [[nodiscard]] int deviceCount() const override;
@@ -75,14 +110,46 @@ class OpenRegBackend final : public adapter::Backend {
   void copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
                           Stream stream) override;
 
+  // ---- for openreg's extension interface (extension.cpp), which reaches
+  // the registered backend through registered_backend.h, and the after-fork
+  // handler there (forkState) ----
+
+  // True once init() succeeded. Never throws.
+  [[nodiscard]] bool initialized() const noexcept {
+    return initialized_.load(std::memory_order_acquire);
+  }
+  // The configuration init read. Only after initialized().
+  [[nodiscard]] const Config& config() const noexcept { return config_; }
+  [[nodiscard]] ForkState& forkState() noexcept { return fork_; }
+  [[nodiscard]] DeviceTable& devices() noexcept { return devices_; }
+  [[nodiscard]] const DeviceTable& devices() const noexcept { return devices_; }
+  [[nodiscard]] Copies& copies() noexcept { return copies_; }
+
  private:
-  // A host -> device or device -> host copy through the runtime: refuses a
-  // host side in openreg's device range, and waits unless it is pinned.
+  // Device count from the configuration, without initialising; 0 when the
+  // environment is malformed (init reports it). Never throws.
+  [[nodiscard]] int probeDeviceCount() const noexcept;
+  // A host -> device or device -> host copy: refuses a host side in
+  // openreg's device range, and waits unless it is pinned.
   void copyWithHost(HookId hook, void* dst, const void* src, std::size_t bytes,
                     Stream stream, const void* host, const char* host_name);
-  // The runtime, initialised by init (the core runs it before any function
-  // that needs it). Throws DeviceError in a fork child, naming `hook`.
-  [[nodiscard]] Runtime& runtime(HookId hook) const;
+  // Throws DeviceError in a fork child, naming `hook`: the core ran init
+  // before any function that calls this, so only the fork is left to check.
+  void checkNotForkedChild(HookId hook) const { fork_.check(name(hook)); }
+
+  const EnvironmentLookup environment_;
+  ForkState fork_;
+  std::mutex init_mutex_;
+  std::atomic<bool> initialized_{false};
+  mutable std::once_flag probe_once_;
+  mutable int probe_device_count_ = 0;
+  Config config_;  // written by init before initialized_
+  DeviceTable devices_;
+  Events events_;
+  Graphs graphs_;
+  Copies copies_;
+  DeviceSegments segments_;
+  PinnedPages pinned_;
 };
 
 }  // namespace accel::openreg::detail

@@ -13,8 +13,10 @@
 // (RLIMIT_MEMLOCK); what frameworks need to test (which allocator memory
 // came from, isPinnedPtr, reuse after the copy) behaves as on real devices.
 //
+// Given openreg's events (for the copies' streams), nothing else.
+//
 // Thread-safety: all members are thread-safe.
-// Lifetime: one object for the process, never destroyed.
+// Lifetime: a part of the backend, never destroyed once registered.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +33,7 @@ class Events;
 
 class PinnedPages final : public adapter::Memory, public adapter::StreamEvents {
  public:
+  // `events` must outlive this object (the backend owns both).
   explicit PinnedPages(Events& events) noexcept : events_(events) {}
 
   // Page-aligned host memory of at least `bytes`; nullptr when mmap fails

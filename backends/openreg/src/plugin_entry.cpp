@@ -1,24 +1,30 @@
 // The plugin entry of libaccel_openreg.so: what the loader (accel::loadBackend,
 // the ACCEL_PLUGINS / ACCEL_PLUGIN_PATH autoload) negotiates with, and what
 // a program that links openreg loads through accel_core_load_entry
-// (accel::openreg::registerBackend). It registers the openreg backend on the
-// plugin adapter and hands the runtime the core it registered with.
+// (accel::openreg::registerBackend). It creates the openreg backend over the
+// process environment, registers it on the plugin adapter (whose Registrar
+// attaches the core to it), and publishes it for openreg's extension
+// interface once the core accepted it (registered_backend.h).
+#include <cstdlib>
 #include <memory>
 
 #include "accel/plugin_adapter.h"
 #include "openreg_backend.h"
-#include "runtime.h"
+#include "registered_backend.h"
 
 namespace {
 
 void registerOpenReg(accel::adapter::Registrar& registrar) {
-  auto backend = std::make_unique<accel::openreg::detail::OpenRegBackend>();
-  accel::openreg::detail::OpenRegBackend& registered = *backend;
+  using accel::openreg::detail::OpenRegBackend;
+  auto backend = std::make_unique<OpenRegBackend>(
+      [](const char* variable) -> const char* { return std::getenv(variable); });
+  OpenRegBackend& registered = *backend;
+  // Throws, having destroyed the backend, when the core refuses it.
   registrar.registerBackend(
       "openreg", std::move(backend),
       ACCEL_GROUP_DEVICE | ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
           ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS | ACCEL_GROUP_COPIES);
-  accel::openreg::detail::Runtime::instance().attach(registered.core());
+  accel::openreg::detail::publishRegisteredBackend(registered);
 }
 
 }  // namespace

@@ -23,8 +23,8 @@
 //
 // The functions of the openreg API (memory.h, kernel.h, fill.h,
 // fault_injection.h, execution_units.h) call registerBackend() first and
-// initialise openreg's runtime on first use; they never trigger plugin
-// autoload (ACCEL_PLUGINS).
+// have the core initialise openreg on first use (the hooks' init(), as any
+// hook would); they never trigger plugin autoload (ACCEL_PLUGINS).
 //
 // Thread-safety: every function here is thread-safe.
 // Lifetime: the hooks and the simulated devices live until the process ends;

@@ -1,15 +1,12 @@
-#include "runtime.h"
+#include "device_table.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "accel/adapter/config.h"
-#include "config_reader.h"
-#include "fork_state.h"
 
 namespace accel::openreg::detail {
 namespace {
@@ -18,23 +15,7 @@ namespace {
 // the gap instead of landing in the next device.
 constexpr std::size_t kGuardBytes = std::size_t{1} << 20;
 
-std::size_t pageSize() noexcept {
-  return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-}
-
-void checkAllocationOnRuntime(DeviceIndex device, std::size_t bytes) {
-  Runtime::instance().checkAllocation(device, bytes);
-}
-
 }  // namespace
-
-Runtime& readyRuntime(std::string_view what) {
-  checkNotForkedChild(what);
-  Runtime& runtime = Runtime::instance();
-  if (!runtime.initialized()) [[unlikely]]
-    runtime.init();
-  return runtime;
-}
 
 DeviceState::DeviceState(DeviceIndex index, std::byte* base, std::size_t capacity,
                          std::size_t page_size, const Config& config)
@@ -51,39 +32,8 @@ DeviceState::DeviceState(DeviceIndex index, std::byte* base, std::size_t capacit
   }
 }
 
-Runtime::Runtime()
-    : events_(*this),
-      graphs_(*this),
-      segments_(pageSize(), &checkAllocationOnRuntime),
-      pinned_(events_) {}
-
-Runtime& Runtime::instance() noexcept {
-  static Runtime* runtime = new Runtime();  // never destroyed: see the header
-  return *runtime;
-}
-
-int Runtime::probeDeviceCount() noexcept {
-  if (initialized()) return deviceCount();
-  std::call_once(probe_once_, [this] {
-    try {
-      probe_device_count_ = readConfig().device_count;
-    } catch (...) {
-      probe_device_count_ = 0;  // init() reports the malformed variable
-    }
-  });
-  return probe_device_count_;
-}
-
-void Runtime::init() {
-  std::lock_guard<std::mutex> lock(init_mutex_);
-  if (initialized()) return;
-  ACCEL_ADAPTER_CHECK(
-      core_.linked(), NotAvailable,
-      "openreg is not registered with an accelhooks core; call "
-      "accel::openreg::registerBackend() or load libaccel_openreg.so as a "
-      "plugin first");
-  Config config = readConfig();
-  const std::size_t page = pageSize();
+void DeviceTable::open(const Config& config) {
+  const std::size_t page = systemPageSize();
   const std::size_t capacity = (config.memory_bytes + page - 1) / page * page;
   // Address space beyond the capacity: expandable segments reserve ranges.
   const std::size_t span = capacity * kAddressSpanFactor;
@@ -113,28 +63,23 @@ void Runtime::init() {
     devices[static_cast<std::size_t>(rule.device)]->faults.loseAfter(
         rule.after_operations);
   }
-  std::vector<DeviceMemory*> memories;
-  for (const auto& state : devices) memories.push_back(&state->memory);
-  segments_.setDevices(std::move(memories));
   fail_allocation_countdown_.store(config.fail_allocation, std::memory_order_relaxed);
-  config_ = std::move(config);
   base_ = base;
   stride_ = stride;
   span_ = span;
   devices_ = std::move(devices);
-  installForkHandler();
   initialized_.store(true, std::memory_order_release);
   refreshDiversion();
 }
 
-DeviceState& Runtime::device(DeviceIndex index, std::string_view what) {
-  checkNotForkedChild(what);
-  const int count = deviceCount();
+DeviceState& DeviceTable::device(DeviceIndex index, std::string_view what) const {
+  fork_.check(what);
+  const int devices = count();
   ACCEL_ADAPTER_CHECK(
-      index >= 0 && index < count, InvalidArgument, what, ": device index ", int(index),
-      " out of range [0, ", count, ") for 'openreg'",
-      count == 0 ? std::string("; openreg has no devices (ACCEL_OPENREG_DEVICES=0)")
-                 : concat("; use an index from 0 to ", count - 1));
+      index >= 0 && index < devices, InvalidArgument, what, ": device index ", int(index),
+      " out of range [0, ", devices, ") for 'openreg'",
+      devices == 0 ? std::string("; openreg has no devices (ACCEL_OPENREG_DEVICES=0)")
+                   : concat("; use an index from 0 to ", devices - 1));
   DeviceState& state = *devices_[static_cast<std::size_t>(index)];
   if (!state.active.load(std::memory_order_relaxed)) [[unlikely]] {
     state.active.store(true, std::memory_order_relaxed);
@@ -143,13 +88,13 @@ DeviceState& Runtime::device(DeviceIndex index, std::string_view what) {
   return state;
 }
 
-bool Runtime::isActive(DeviceIndex index) const noexcept {
-  if (!initialized() || index < 0 || index >= deviceCount()) return false;
+bool DeviceTable::isActive(DeviceIndex index) const noexcept {
+  if (!initialized() || index < 0 || index >= count()) return false;
   return devices_[static_cast<std::size_t>(index)]->active.load(
       std::memory_order_relaxed);
 }
 
-std::optional<DeviceIndex> Runtime::deviceOfAddress(const void* ptr) const noexcept {
+std::optional<DeviceIndex> DeviceTable::deviceOfAddress(const void* ptr) const noexcept {
   if (!initialized() || devices_.empty()) return std::nullopt;
   const auto address = reinterpret_cast<std::uintptr_t>(ptr);
   const auto first = reinterpret_cast<std::uintptr_t>(base_);
@@ -160,7 +105,12 @@ std::optional<DeviceIndex> Runtime::deviceOfAddress(const void* ptr) const noexc
   return static_cast<DeviceIndex>(index);
 }
 
-void Runtime::checkAllocation(DeviceIndex index, std::size_t bytes) {
+DeviceMemory* DeviceTable::memory(DeviceIndex index) const noexcept {
+  if (!initialized() || index < 0 || index >= count()) return nullptr;
+  return &devices_[static_cast<std::size_t>(index)]->memory;
+}
+
+void DeviceTable::checkAllocation(DeviceIndex index, std::size_t bytes) {
   DeviceState& state = device(index, "allocate");
   if (bytes == 0) return;
   state.faults.beginOperation("allocate");
@@ -172,8 +122,8 @@ void Runtime::checkAllocation(DeviceIndex index, std::size_t bytes) {
   }
 }
 
-AllocationRef Runtime::resolveOn(DeviceState& device, const void* ptr, std::size_t bytes,
-                                 std::string_view what) {
+AllocationRef DeviceTable::resolveOn(DeviceState& device, const void* ptr,
+                                     std::size_t bytes, std::string_view what) const {
   std::optional<DeviceIndex> owner = deviceOfAddress(ptr);
   ACCEL_ADAPTER_CHECK(owner.has_value(), InvalidArgument, what, ": ", ptr,
                       " is not openreg device memory; allocate it with ",
@@ -186,7 +136,7 @@ AllocationRef Runtime::resolveOn(DeviceState& device, const void* ptr, std::size
   return device.memory.resolve(core_, ptr, bytes, what);
 }
 
-StreamQueue& Runtime::queue(Stream stream, std::string_view what) {
+StreamQueue& DeviceTable::queue(Stream stream, std::string_view what) const {
   DeviceState& state = device(stream.device, what);
   ACCEL_ADAPTER_CHECK(stream.id >= 0 && stream.id < kStreamsPerDevice, InvalidArgument,
                       what, ": openreg has no stream with id ", stream.id,
@@ -196,7 +146,7 @@ StreamQueue& Runtime::queue(Stream stream, std::string_view what) {
   return *state.streams[static_cast<std::size_t>(stream.id)];
 }
 
-StreamQueue& Runtime::currentQueue(DeviceIndex index, std::string_view what) {
+StreamQueue& DeviceTable::currentQueue(DeviceIndex index, std::string_view what) const {
   DeviceState& state = device(index, what);
   const StreamId id = core_.currentStream(index);
   ACCEL_ADAPTER_CHECK(id >= 0 && id < kStreamsPerDevice, DeviceError, what,
@@ -205,7 +155,7 @@ StreamQueue& Runtime::currentQueue(DeviceIndex index, std::string_view what) {
   return *state.streams[static_cast<std::size_t>(id)];
 }
 
-StreamId Runtime::newStream(DeviceIndex index, int priority) {
+StreamId DeviceTable::newStream(DeviceIndex index, int priority) const {
   DeviceState& state = device(index, name(HookId::getNewStream));
   const int level = priority - kLowestPriority;
   const unsigned turn = state.next_pool_stream[static_cast<std::size_t>(level)].fetch_add(
@@ -214,7 +164,7 @@ StreamId Runtime::newStream(DeviceIndex index, int priority) {
                                static_cast<int>(turn % kPoolStreamsPerPriority));
 }
 
-bool Runtime::consumeInjectedAllocationFailure() noexcept {
+bool DeviceTable::consumeInjectedAllocationFailure() noexcept {
   std::uint64_t countdown = fail_allocation_countdown_.load(std::memory_order_relaxed);
   while (countdown != 0) {
     if (fail_allocation_countdown_.compare_exchange_weak(countdown, countdown - 1,
@@ -225,17 +175,17 @@ bool Runtime::consumeInjectedAllocationFailure() noexcept {
   return false;
 }
 
-void Runtime::failNthAllocation(std::uint64_t nth) {
+void DeviceTable::failNthAllocation(std::uint64_t nth) {
   fail_allocation_countdown_.store(nth, std::memory_order_relaxed);
   refreshDiversion();
 }
 
-void Runtime::loseDeviceAfter(DeviceIndex index, std::uint64_t operations) {
+void DeviceTable::loseDeviceAfter(DeviceIndex index, std::uint64_t operations) {
   device(index, "loseDeviceAfter").faults.loseAfter(operations);
   refreshDiversion();
 }
 
-void Runtime::clearFaults() {
+void DeviceTable::clearFaults() {
   fail_allocation_countdown_.store(0, std::memory_order_relaxed);
   for (const auto& state : devices_) {
     state->faults.clear();
@@ -244,8 +194,8 @@ void Runtime::clearFaults() {
   refreshDiversion();
 }
 
-void Runtime::refreshDiversion() noexcept {
-  if (isForkedChild() || !initialized()) return;  // a vanished thread may hold the mutex
+void DeviceTable::refreshDiversion() const noexcept {
+  if (fork_.inChild() || !initialized()) return;  // a vanished thread may hold the mutex
   std::lock_guard<std::mutex> lock(diversion_mutex_);
   const bool armed = allocationFaultArmed();
   for (const auto& state : devices_) {
