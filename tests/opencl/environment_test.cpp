@@ -53,7 +53,7 @@ TEST(OpenClEnvironment, ProbeReportsWhyThereAreNoDevices) {
   }
   try {
     (void)hooks.getNewStream(0);
-    ADD_FAILURE() << "getNewStream() without devices returned";
+    ADD_FAILURE() << "a new stream was made without devices";
   } catch (const accel::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("the backend reports no devices"),
               std::string::npos)
