@@ -66,9 +66,12 @@ if(TARGET accel_cuda)
   install(TARGETS accel_cuda LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
 endif()
 if(TARGET accel_opencl)
-  # The plugin only: the OpenCL C++ API (the static library accel_opencl) is
-  # built with the tree, as before, and not exported.
-  install(TARGETS accel_opencl_plugin LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
+  # OpenCL, as openreg: the plugin, and the API programs link
+  # (accelhooks::accel_opencl, a static library over the core and the plugin).
+  install(TARGETS accel_opencl_plugin accel_opencl EXPORT accelhooksTargets
+    LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/opencl/include/accel
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development FILES_MATCHING PATTERN "*.h")
 endif()
