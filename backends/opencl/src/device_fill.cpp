@@ -69,15 +69,13 @@ std::size_t workItems(const adapter::Core& core, std::int32_t kind, const KindIn
 // The output must lie in one live allocation of the stream's device.
 void checkOutput(const adapter::Core& core, std::string_view api, const void* data,
                  std::uint64_t bytes, Stream stream) {
-  std::optional<adapter::Block> block;
-  try {
-    block = core.findBlock(data);
-  } catch (const adapter::Failure&) {
-    // Not a live block: said below, in this fill's words.
-  }
+  // A lookup, not a refusal: the core keeps no message for this thread.
+  const adapter::BlockLookup found = core.useBlock(data);
+  const adapter::Block& block = found.block;
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  const auto base = reinterpret_cast<std::uintptr_t>(block ? block->base : nullptr);
-  if (block && block->device == stream.device && begin - base + bytes <= block->bytes)
+  const auto base = reinterpret_cast<std::uintptr_t>(block.base);
+  if (found.state == ACCEL_BLOCK_LIVE && block.device == stream.device &&
+      begin - base + bytes <= block.bytes)
     return;
   throw InvalidArgument(concat(api, ": ", data, " .. +", bytes,
                                " bytes is not inside one allocation of ",

@@ -2,6 +2,7 @@
 #include "extension.h"
 
 #include <optional>
+#include <utility>
 
 #include "device_fill.h"
 #include "devices.h"
