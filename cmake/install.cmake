@@ -53,7 +53,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/accel
 # In a plugin directory of its own, a plugin finds libaccel.so through its rpath.
 file(RELATIVE_PATH accel_plugin_to_libdir
   /prefix/${ACCEL_INSTALL_PLUGINDIR} /prefix/${CMAKE_INSTALL_LIBDIR})
-foreach(plugin IN ITEMS accel_openreg_plugin accel_cuda accel_opencl)
+foreach(plugin IN ITEMS accel_openreg_plugin accel_cuda accel_opencl_plugin)
   if(NOT TARGET ${plugin})
     continue()
   endif()
@@ -66,7 +66,12 @@ if(TARGET accel_cuda)
   install(TARGETS accel_cuda LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
 endif()
 if(TARGET accel_opencl)
-  install(TARGETS accel_opencl LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
+  # OpenCL, as openreg: the plugin, and the API programs link
+  # (accelhooks::accel_opencl, a static library over the core and the plugin).
+  install(TARGETS accel_opencl_plugin accel_opencl EXPORT accelhooksTargets
+    LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/backends/opencl/include/accel
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development FILES_MATCHING PATTERN "*.h")
 endif()

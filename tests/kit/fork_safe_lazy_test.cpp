@@ -1,7 +1,19 @@
 // ForkSafeLazy: built once; a fork child never waits for a build that was
 // running on another thread at the fork (it gets the abandoned value), and
 // a child of a process that never built it builds its own.
+//
+// The same cases run twice: on the core's (accel/kit/fork_safe_lazy.h,
+// settled through the core's fork callbacks) and, built with
+// ACCEL_TEST_ADAPTER_LAZY, on the plugin adapter's
+// (accel/adapter/fork_safe_lazy.h, settled by its own pthread_atfork
+// handler), each in a program of its own.
+#if defined(ACCEL_TEST_ADAPTER_LAZY)
+#include "accel/adapter/fork_safe_lazy.h"
+#define ACCEL_LAZY_SUITE AdapterForkSafeLazy
+#else
 #include "accel/kit/fork_safe_lazy.h"
+#define ACCEL_LAZY_SUITE ForkSafeLazy
+#endif
 #include "support/failing_allocation.h"
 #include "support/forked_child.h"
 
@@ -18,6 +30,10 @@
 
 namespace accel::kit {
 namespace {
+
+#if defined(ACCEL_TEST_ADAPTER_LAZY)
+using adapter::ForkSafeLazy;
+#endif
 
 struct Value {
   std::string text;
@@ -71,7 +87,7 @@ constinit ForkSafeLazy<Value> g_first;
 // allocate: the first build of the process here meets an allocation that
 // fails, and a child forked during it still gets the abandoned value.
 // First in this file: it needs a process in which no lazy was built yet.
-TEST(ForkSafeLazy, AChildForkedDuringTheFirstBuildOfAllIsSettledWithoutMemoryThen) {
+TEST(ACCEL_LAZY_SUITE, AChildForkedDuringTheFirstBuildOfAllIsSettledWithoutMemoryThen) {
   std::thread building([] {
     accel::testing::failNextAllocation();
     EXPECT_EQ((g_first.get<&gatedFirstBuild, &abandonedFirst>().text), "built");
@@ -92,7 +108,7 @@ TEST(ForkSafeLazy, AChildForkedDuringTheFirstBuildOfAllIsSettledWithoutMemoryThe
   EXPECT_EQ(code, 0) << "1: the child got another value; 124: it hung";
 }
 
-TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
+TEST(ACCEL_LAZY_SUITE, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
   const Value* parent_value = nullptr;
   std::thread building(
       [&] { parent_value = &g_gated.get<&gatedBuild, &abandonedByFork>(); });
@@ -118,7 +134,7 @@ TEST(ForkSafeLazy, AChildForkedDuringTheBuildGetsTheAbandonedValue) {
   EXPECT_EQ(g_builds.load(), 1);
 }
 
-TEST(ForkSafeLazy, AChildOfAProcessThatNeverBuiltItBuildsItsOwn) {
+TEST(ACCEL_LAZY_SUITE, AChildOfAProcessThatNeverBuiltItBuildsItsOwn) {
   const int code = accel::testing::runInChildBounded([] {
     return g_quick.get<&quickBuild, &abandonedByFork>().text == "built here" ? 0 : 1;
   });

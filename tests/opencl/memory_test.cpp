@@ -73,7 +73,10 @@ TEST_F(MemoryTest, TooLargeAllocationIsOutOfMemoryNamingTheDeviceLimit) {
   EXPECT_NE(small.get(), nullptr);
 }
 
-TEST_F(MemoryTest, TooLargePinnedAllocationIsOutOfMemoryNamingTheDeviceLimit) {
+// A pinned block above CL_DEVICE_MAX_MEM_ALLOC_SIZE cannot be a buffer: the
+// plugin refuses it as out of memory without asking OpenCL, and the core's
+// pinned cache reports OutOfMemory in its own words (the size asked for).
+TEST_F(MemoryTest, TooLargePinnedAllocationIsOutOfMemory) {
   const std::uint64_t limit = deviceInfo(0).max_allocation_bytes;
   ASSERT_GT(limit, 0u);
   try {
@@ -81,8 +84,7 @@ TEST_F(MemoryTest, TooLargePinnedAllocationIsOutOfMemoryNamingTheDeviceLimit) {
     ADD_FAILURE() << "pinned " << limit + 1 << " bytes";
   } catch (const OutOfMemory& e) {
     const std::string text = e.what();
-    EXPECT_NE(text.find("CL_DEVICE_MAX_MEM_ALLOC_SIZE = " + std::to_string(limit)),
-              std::string::npos)
+    EXPECT_NE(text.find(std::to_string(limit + 1) + " requested"), std::string::npos)
         << text;
   }
   DataPtr small = hooks().getPinnedMemoryAllocator().allocate(64);

@@ -87,8 +87,10 @@ def test_availability_answers_within_the_bound_when_the_driver_hangs() -> None:
 
 
 def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driver_hangs() -> None:
-    # Neither waits for the hung listing: the current device is refused with
-    # the discovery's problem, and no pointer is pinned before discovery.
+    # None waits for the hung listing: the current device is the core's (the
+    # thread's index, 0 until set, whatever the devices), setting one is
+    # refused with the discovery's problem, and no pointer is pinned before
+    # discovery.
     r = _run([sys.executable, "-c", textwrap.dedent("""
         import ctypes
         import accel
@@ -96,11 +98,7 @@ def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driv
         print("count", o.device_count())
         buffer = ctypes.create_string_buffer(16)
         print("pinned", accel._C.Hooks("opencl").is_pinned_ptr(ctypes.addressof(buffer)))
-        try:
-            o.current_device()
-            print("current answered")
-        except accel.NotAvailableError as e:
-            print("current refused:", e)
+        print("current", o.current_device())
         try:
             o.set_device(0)
             print("set answered")
@@ -110,10 +108,10 @@ def test_current_device_and_pinned_queries_answer_within_the_bound_when_the_driv
     assert r.returncode == 0, r.stderr
     assert "count 0" in r.stdout, (r.stdout, r.stderr)
     assert "pinned False" in r.stdout, (r.stdout, r.stderr)
-    assert "current refused:" in r.stdout, (r.stdout, r.stderr)
+    assert "current 0" in r.stdout, (r.stdout, r.stderr)
     assert "set refused:" in r.stdout, (r.stdout, r.stderr)
     for line in r.stdout.splitlines():
-        if line.startswith(("current refused:", "set refused:")):
+        if line.startswith("set refused:"):
             assert "did not finish within" in line, r.stdout
 
 

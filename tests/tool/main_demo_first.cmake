@@ -51,7 +51,7 @@ foreach(needed bin/openreg_demo lib/libaccel_openreg.so lib/libaccel.so)
   endif()
 endforeach()
 foreach(later accel_tool.dir accel_conformance.dir accel_python_C.dir accel_opencl.dir
-        accel_memviz.dir)
+        accel_opencl_plugin.dir accel_memviz.dir)
   string(FIND "${inputs}" "${later}" at)
   if(NOT at LESS 0)
     message(FATAL_ERROR "main_demo_first builds ${later}, which belongs to the second step")

@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "accel/device.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 

@@ -7,34 +7,32 @@
 // memory may be freed as soon as the call returns). Between two devices
 // (two contexts, whose SVM pointers a queue cannot mix) the copy goes through
 // a host buffer, blocking. The core has checked everything the copy's
-// contract asks before the *Impl runs — device ranges inside one live
+// contract asks before these run — device ranges inside one live
 // allocation of the device cache, host ranges inside their pinned block,
 // neither side another's memory — and keeps a pinned block from its next
-// owner until the stream has passed the copy (hooks.h, copies group).
+// owner until the stream has passed the copy (docs/hooks.md, copies).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
-#include "accel/error.h"
-#include "accel/hook_catalogue.h"
-#include "accel/opencl/opencl.h"
-#include "devices.h"
 #include "loader.h"
+#include "opencl_backend.h"
 #include "opencl_error.h"
-#include "opencl_hooks.h"
-#include "opencl_memory.h"
+#include "pinned_memory.h"
 #include "queue_tails.h"
 #include "recording.h"
 #include "streams.h"
+#include "svm_memory.h"
 
 namespace accel::opencl::detail {
 namespace {
 
 // The device holding `ptr`, which the core found in a live allocation.
 DeviceIndex deviceHolding(const void* ptr) {
-  return deviceCachingAllocator().deviceOf(ptr).value_or(0);
+  const std::optional<Segment> segment = svmMemory().segmentOf(ptr);
+  return segment ? segment->device : DeviceIndex{0};
 }
-
 // cl_khr_command_buffer 0.9 copies only between buffers: host memory cannot
 // be recorded, and a copy between two contexts (through the host) neither.
 void refuseHostCopyWhileCaptured(HookId hook, Stream stream) {
@@ -50,39 +48,36 @@ void enqueueCopy(HookId hook, void* dst, const void* src, std::size_t bytes,
     return loader().clEnqueueSVMMemcpy(queue, blocking ? CL_TRUE : CL_FALSE, dst, src,
                                        bytes, 0, nullptr, done);
   }),
-          "clEnqueueSVMMemcpy", hook, stream.device.index());
+          "clEnqueueSVMMemcpy", hook, stream.device);
   if (!blocking) (void)loader().clFlush(queue);
 }
 
 }  // namespace
 
-void OpenClHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
-                                       Stream stream) {
-  requireAvailable();
+void OpenClBackend::copyHostToDevice(void* dst, const void* src, std::size_t bytes,
+                                     Stream stream) {
   if (bytes == 0) return;
   refuseHostCopyWhileCaptured(HookId::copyHostToDevice, stream);
   enqueueCopy(HookId::copyHostToDevice, dst, src, bytes, stream,
-              /*blocking=*/!addresses().isPinned(src));
+              /*blocking=*/!detail::pinnedMemory().contains(src));
 }
 
-void OpenClHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
-                                       Stream stream) {
-  requireAvailable();
+void OpenClBackend::copyDeviceToHost(void* dst, const void* src, std::size_t bytes,
+                                     Stream stream) {
   if (bytes == 0) return;
   refuseHostCopyWhileCaptured(HookId::copyDeviceToHost, stream);
   enqueueCopy(HookId::copyDeviceToHost, dst, src, bytes, stream,
-              /*blocking=*/!addresses().isPinned(dst));
+              /*blocking=*/!detail::pinnedMemory().contains(dst));
 }
 
-void OpenClHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
-                                         Stream stream) {
-  requireAvailable();
+void OpenClBackend::copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
+                                       Stream stream) {
   if (bytes == 0) return;
   const DeviceIndex to = deviceHolding(dst);
   const DeviceIndex from = deviceHolding(src);
   if (to == from) {
     if (const std::shared_ptr<Recording> recording = recordingOf(stream)) {
-      recording->addCopy(dst, src, bytes, hookInfo(HookId::copyDeviceToDevice).name);
+      recording->addCopy(dst, src, bytes, name(HookId::copyDeviceToDevice));
       return;
     }
     enqueueCopy(HookId::copyDeviceToDevice, dst, src, bytes, stream, /*blocking=*/false);
@@ -92,12 +87,12 @@ void OpenClHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t
   // the stream's work (the stream is on one of them).
   refuseHostCopyWhileCaptured(HookId::copyDeviceToDevice, stream);
   checkCl(loader().clFinish(nativeQueue(stream)), "clFinish", HookId::copyDeviceToDevice,
-          stream.device.index());
+          stream.device);
   std::vector<unsigned char> staging(bytes);
   enqueueCopy(HookId::copyDeviceToDevice, staging.data(), src, bytes,
-              Stream(Device(deviceType(), from), kDefaultStreamId), /*blocking=*/true);
+              makeStream(from, kDefaultStreamId), /*blocking=*/true);
   enqueueCopy(HookId::copyDeviceToDevice, dst, staging.data(), bytes,
-              Stream(Device(deviceType(), to), kDefaultStreamId), /*blocking=*/true);
+              makeStream(to, kDefaultStreamId), /*blocking=*/true);
 }
 
 }  // namespace accel::opencl::detail

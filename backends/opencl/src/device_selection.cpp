@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "accel/error.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 namespace {
@@ -48,11 +48,11 @@ DeviceSelection DeviceSelection::parse(std::string_view text) {
           colon == std::string_view::npos ? std::nullopt : index(item.substr(0, colon));
       const std::optional<int> device =
           colon == std::string_view::npos ? std::nullopt : index(item.substr(colon + 1));
-      ACCEL_CHECK(platform && device, InvalidArgument, kVariable, "='", text, "': '",
-                  item,
-                  "' is neither a device type (gpu, accelerator, cpu, all) nor "
-                  "platform:device indices such as 0:1; separate items with commas "
-                  "(`clinfo -l` lists the platforms and devices)");
+      ACCEL_ADAPTER_CHECK(
+          platform && device, InvalidArgument, kVariable, "='", text, "': '", item,
+          "' is neither a device type (gpu, accelerator, cpu, all) nor "
+          "platform:device indices such as 0:1; separate items with commas "
+          "(`clinfo -l` lists the platforms and devices)");
       selection.indices.emplace_back(*platform, *device);
     }
     if (comma == std::string_view::npos) break;

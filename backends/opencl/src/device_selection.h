@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "types.h"
+
 namespace accel::opencl::detail {
 
 struct DeviceSelection {

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "accel/error.h"
-#include "accel/kit/fork_safe_lazy.h"
+#include "accel/adapter/fork_safe_lazy.h"
 #include "device_selection.h"
 #include "loader.h"
 #include "opencl_error.h"
@@ -115,8 +114,8 @@ void discover(Devices& d) {
   const std::string setting = configured != nullptr ? configured : "";
   try {
     selection = DeviceSelection::parse(setting);
-  } catch (const Error& e) {
-    d.selection_error = e.message();
+  } catch (const adapter::Failure& e) {
+    d.selection_error = e.what();
     d.reason = "ACCEL_OPENCL_DEVICES is malformed: " + d.selection_error;
     return;
   }
@@ -197,8 +196,8 @@ void discover(Devices& d) {
           label + ": no OpenCL 2.0 coarse-grain SVM (the backend's memory is SVM)\n";
       continue;
     }
-    if (d.used.size() == static_cast<std::size_t>(kMaxDevicesPerType)) {
-      d.skipped += label + ": more than the " + std::to_string(kMaxDevicesPerType) +
+    if (d.used.size() == static_cast<std::size_t>(kMaxDevices)) {
+      d.skipped += label + ": more than the " + std::to_string(kMaxDevices) +
                    " devices a type may have\n";
       continue;
     }
@@ -252,8 +251,8 @@ const Devices* devicesAbandonedByFork() noexcept {
 }
 
 // Not a function-local static: a fork child must never inherit its guard in
-// progress (kit/fork_safe_lazy.h).
-constinit kit::ForkSafeLazy<Devices> g_devices;
+// progress (adapter/fork_safe_lazy.h).
+constinit adapter::ForkSafeLazy<Devices> g_devices;
 
 }  // namespace
 
@@ -261,19 +260,18 @@ const Devices& devices() noexcept {
   return g_devices.get<&discoverDevices, &devicesAbandonedByFork>();
 }
 
-const Devices* devicesIfListed() noexcept { return g_devices.peek(); }
-
 void requireAvailable() {
   const Devices& d = devices();
-  ACCEL_CHECK(d.available(), NotAvailable,
-              "the opencl backend is not available: ", d.reason);
+  ACCEL_ADAPTER_CHECK(d.available(), NotAvailable,
+                      "the opencl backend is not available: ", d.reason);
 }
 
 DeviceRecord& deviceRecord(DeviceIndex index) {
   requireAvailable();
   const Devices& d = devices();
-  ACCEL_CHECK(index >= 0 && index < d.count(), InvalidArgument, "device index ",
-              static_cast<int>(index), " out of range [0, ", d.count(), ") for 'opencl'");
+  ACCEL_ADAPTER_CHECK(index >= 0 && index < d.count(), InvalidArgument, "device index ",
+                      static_cast<int>(index), " out of range [0, ", d.count(),
+                      ") for 'opencl'");
   return *d.used[index];
 }
 

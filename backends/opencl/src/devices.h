@@ -23,8 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "accel/opencl/opencl.h"
+#include "accel/opencl/device_info.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 
@@ -49,11 +50,6 @@ struct Devices {
 
 // Discovered on first use. Never throws (failures become the reason).
 const Devices& devices() noexcept;
-
-// The devices if they have been listed (or a fork abandoned their listing),
-// else null: never lists them and never waits for a listing in progress on
-// another thread, which may hang. Never throws.
-const Devices* devicesIfListed() noexcept;
 
 // Throws NotAvailable with the reason unless devices were found.
 void requireAvailable();

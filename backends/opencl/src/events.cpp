@@ -6,9 +6,6 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "accel/error.h"
-#include "accel/hook_catalogue.h"
-#include "accel/opencl/opencl.h"
 #include "devices.h"
 #include "loader.h"
 #include "opencl_error.h"
@@ -37,7 +34,7 @@ Marker adoptMarker(cl_event event) {
 struct EventRecord {
   Marker marker;  // the last marker recorded; null before any
   DeviceIndex device = 0;
-  EventFlags flags;
+  bool timing = false;  // created with ACCEL_EVENT_ENABLE_TIMING
 };
 
 class EventTable {
@@ -88,9 +85,9 @@ class EventTable {
  private:
   EventRecord& live(EventId id) {
     auto found = records_.find(id);
-    ACCEL_CHECK(found != records_.end(), InvalidArgument, "event id ", id,
-                " is not a live event of the opencl backend (never created, or "
-                "destroyed)");
+    ACCEL_ADAPTER_CHECK(found != records_.end(), InvalidArgument, "event id ", id,
+                        " is not a live event of the opencl backend (never created, or "
+                        "destroyed)");
     return found->second;
   }
 
@@ -112,12 +109,14 @@ bool clEventComplete(cl_event event, DeviceIndex device) {
   return status == CL_COMPLETE;
 }
 
-EventId createEvent(DeviceIndex device, EventFlags flags) {
+EventId createEvent(DeviceIndex device, std::uint32_t flags) {
   (void)deviceRecord(device);
-  ACCEL_CHECK(!flags.interprocess, NotSupported, hookInfo(HookId::createEvent).name,
-              "(): the opencl backend has no interprocess events (OpenCL cannot share "
-              "events between processes); drop EventFlags::interprocess");
-  return EventTable::instance().add({nullptr, device, flags});
+  ACCEL_ADAPTER_CHECK((flags & ACCEL_EVENT_INTERPROCESS) == 0, NotSupported,
+                      name(HookId::createEvent),
+                      "(): the opencl backend has no interprocess events (OpenCL cannot "
+                      "share events between processes); drop EventFlags::interprocess");
+  return EventTable::instance().add(
+      {nullptr, device, (flags & ACCEL_EVENT_ENABLE_TIMING) != 0});
 }
 
 void destroyEvent(EventId event) noexcept {
@@ -130,9 +129,10 @@ void destroyEvent(EventId event) noexcept {
 void recordEvent(EventId event, Stream stream) {
   const DeviceIndex device = EventTable::instance().device(event);
   const cl_command_queue queue = nativeQueue(stream);
-  ACCEL_CHECK(device == stream.device.index(), InvalidArgument, "event ", event,
-              " belongs to opencl:", static_cast<int>(device), ", the stream to ",
-              stream.device.str(), "; create the event on the stream's device");
+  ACCEL_ADAPTER_CHECK(device == stream.device, InvalidArgument, "event ", event,
+                      " belongs to ", DeviceName{device}, ", the stream to ",
+                      DeviceName{stream.device},
+                      "; create the event on the stream's device");
   cl_event marker = nullptr;
   checkCl(queueTail(queue).enqueue(
               [&](cl_event* done) {
@@ -152,7 +152,7 @@ void blockStream(EventId event, Stream stream) {
   const EventRecord record = EventTable::instance().hold(event);
   if (!record.marker) return;  // never recorded: nothing to wait for
   cl_event wait = record.marker.get();
-  if (record.device != stream.device.index()) {
+  if (record.device != stream.device) {
     checkCl(loader().clWaitForEvents(1, &wait), "clWaitForEvents across devices",
             HookId::blockStream, record.device);
     return;
@@ -162,7 +162,7 @@ void blockStream(EventId event, Stream stream) {
   checkCl(queueTail(queue).enqueue([&](cl_event* done) {
     return loader().clEnqueueBarrierWithWaitList(queue, 1, &wait, done);
   }),
-          "clEnqueueBarrierWithWaitList", HookId::blockStream, stream.device.index());
+          "clEnqueueBarrierWithWaitList", HookId::blockStream, stream.device);
 }
 
 bool queryEvent(EventId event) {
@@ -184,17 +184,18 @@ double elapsedTime(EventId start, EventId end) {
   const EventRecord second = EventTable::instance().hold(end);
   cl_event first_event = first.marker.get();
   cl_event second_event = second.marker.get();
-  const auto name = hookInfo(HookId::elapsedTime).name;
-  ACCEL_CHECK(first.flags.enable_timing && second.flags.enable_timing, InvalidArgument,
-              name, "(", start, ", ", end,
-              "): both events must be created with EventFlags::enable_timing");
-  ACCEL_CHECK(first_event != nullptr && second_event != nullptr, InvalidArgument, name,
-              "(", start, ", ", end, "): both events must be recorded first");
-  ACCEL_CHECK(clEventComplete(first_event, first.device) &&
-                  clEventComplete(second_event, second.device),
-              InvalidArgument, name, "(", start, ", ", end,
-              "): both events must have completed (",
-              hookInfo(HookId::synchronizeEvent).name, " first)");
+  const std::string_view name = detail::name(HookId::elapsedTime);
+  ACCEL_ADAPTER_CHECK(first.timing && second.timing, InvalidArgument, name, "(", start,
+                      ", ", end,
+                      "): both events must be created with EventFlags::enable_timing");
+  ACCEL_ADAPTER_CHECK(first_event != nullptr && second_event != nullptr, InvalidArgument,
+                      name, "(", start, ", ", end,
+                      "): both events must be recorded first");
+  ACCEL_ADAPTER_CHECK(clEventComplete(first_event, first.device) &&
+                          clEventComplete(second_event, second.device),
+                      InvalidArgument, name, "(", start, ", ", end,
+                      "): both events must have completed (",
+                      detail::name(HookId::synchronizeEvent), " first)");
   cl_ulong from = 0, to = 0;
   const std::string what = during("clGetEventProfilingInfo", HookId::elapsedTime) +
                            "; a wrapped queue needs CL_QUEUE_PROFILING_ENABLE";

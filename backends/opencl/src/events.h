@@ -1,4 +1,4 @@
-// Events of the opencl backend: accel::EventId -> the cl_event of a marker.
+// Events of the opencl backend: an event id -> the cl_event of a marker.
 //
 // recordEvent enqueues a marker (clEnqueueMarkerWithWaitList) on the
 // stream's queue and keeps its cl_event, releasing the one recorded before;
@@ -17,13 +17,15 @@
 // never destroyed.
 #pragma once
 
-#include "accel/event.h"
-#include "accel/stream.h"
+#include <cstdint>
+
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 
-EventId createEvent(DeviceIndex device, EventFlags flags);
+// flags: ACCEL_EVENT_* bits. Throws NotSupported for an interprocess event.
+EventId createEvent(DeviceIndex device, std::uint32_t flags);
 void destroyEvent(EventId event) noexcept;
 void recordEvent(EventId event, Stream stream);
 void blockStream(EventId event, Stream stream);

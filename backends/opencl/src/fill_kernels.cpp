@@ -1,12 +1,13 @@
 #include "fill_kernels.h"
 
+#include <array>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "accel/handle_pool.h"
-#include "accel/opencl/opencl.h"
 #include "accel/philox.h"
 #include "accel/random_fill_elements.h"
 #include "devices.h"
@@ -46,22 +47,9 @@ void defineAll(std::string& out, const char* prefix, const T (&values)[N]) {
   }
 }
 
-// The pool's traits (accel/handle_pool.h). The device type is read when
-// first needed, not at load: the plugin registers it.
-struct OpenClType {
-  operator DeviceType() const {
-    return deviceType();
-  }  // NOLINT(google-explicit-constructor)
-};
-
-struct FillKernelPool {
-  using Handle = FillKernels*;
-  static constexpr OpenClType kDeviceType{};
-  static constexpr std::string_view kName = "opencl fill kernels";
-  // Kernels belong to the device's context, not to a current device.
-  static constexpr bool kSwitchDevice = false;
-
-  static Handle create(DeviceIndex device) {
+// Makes and releases one set of the device's kernels.
+struct KernelSets {
+  static FillKernels* create(DeviceIndex device) {
     const bool fp64 = deviceRecord(device).info.fp64;
     const cl_program program =
         programFor(device, fillProgramSource(), fillProgramOptions(fp64));
@@ -84,7 +72,7 @@ struct FillKernelPool {
     return kernels.release();
   }
 
-  static void destroy(Handle handle) noexcept {
+  static void destroy(FillKernels* handle) noexcept {
     for (cl_kernel kernel : handle->kernels) {
       if (kernel != nullptr) (void)loader().clReleaseKernel(kernel);
     }
@@ -128,8 +116,44 @@ std::string fillProgramOptions(bool fp64) {
   return options;
 }
 
-FillKernels& reserveFillKernels(DeviceIndex device) {
-  return *reserveHandle<FillKernelPool>(device);
+namespace {
+
+// The sets of a device not leased now. Never destroyed: kernels may be
+// leased during static destruction.
+struct FreeSets {
+  std::mutex mutex;
+  std::vector<FillKernels*> sets;
+};
+
+FreeSets& freeSets(DeviceIndex device) {
+  static auto* const all = new std::array<FreeSets, kMaxDevices>();
+  return (*all)[static_cast<std::size_t>(device)];
+}
+
+}  // namespace
+
+FillKernelLease::FillKernelLease(DeviceIndex device)
+    : device_(device), kernels_(nullptr) {
+  FreeSets& free = freeSets(device);
+  {
+    std::lock_guard lock(free.mutex);
+    if (!free.sets.empty()) {
+      kernels_ = free.sets.back();
+      free.sets.pop_back();
+      return;
+    }
+  }
+  kernels_ = KernelSets::create(device);
+}
+
+FillKernelLease::~FillKernelLease() {
+  FreeSets& free = freeSets(device_);
+  try {
+    std::lock_guard lock(free.mutex);
+    free.sets.push_back(kernels_);
+  } catch (...) {
+    KernelSets::destroy(kernels_);  // no room to keep it
+  }
 }
 
 }  // namespace accel::opencl::detail

@@ -1,23 +1,20 @@
 // The fill kernels of one device, as one thread holds them.
 //
 // FillKernels is the set of cl_kernel objects of src/fill*.cl for one device;
-// a thread reserves its own from FillKernelPool (a DeviceThreadHandlePool,
-// accel/handle_pool.h), because clSetKernelArg on one cl_kernel from two
-// threads at once is a race (OpenCL 2.0 §A.2: kernel objects are not
-// thread-safe for clSetKernelArg). The program behind them is built once per
-// device (programs.h); a thread's kernels come back to the pool when it
-// exits.
+// a fill leases a set of its own for as long as it sets the arguments and
+// enqueues (FillKernelLease), because clSetKernelArg on one cl_kernel from
+// two threads at once is a race (OpenCL 2.0 §A.2: kernel objects are not
+// thread-safe for clSetKernelArg). Sets are made on demand (as many as fills
+// run at once) and go back to the device's pool when the lease ends. The
+// program behind them is built once per device (programs.h).
 //
-// Thread-safety: reserveFillKernels is thread-safe; the FillKernels it
-// returns belong to the calling thread until it exits.
+// Thread-safety: leases are thread-safe; a leased set is the holder's alone.
 #pragma once
 
 #include <string>
 
-#include "accel/device.h"
-#include "accel/device_type.h"
-#include "accel/random_fill.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 
@@ -57,7 +54,19 @@ std::string fillProgramSource();
 // division and sqrt).
 std::string fillProgramOptions(bool fp64);
 
-// The calling thread's kernels for `device`. Throws what the build throws.
-FillKernels& reserveFillKernels(DeviceIndex device);
+// A set of `device`'s kernels, the holder's alone until the lease ends.
+// Making one throws what the build throws.
+class FillKernelLease {
+ public:
+  explicit FillKernelLease(DeviceIndex device);
+  ~FillKernelLease();
+  FillKernelLease(const FillKernelLease&) = delete;
+  FillKernelLease& operator=(const FillKernelLease&) = delete;
+  [[nodiscard]] const FillKernels& kernels() const noexcept { return *kernels_; }
+
+ private:
+  DeviceIndex device_;
+  FillKernels* kernels_;
+};
 
 }  // namespace accel::opencl::detail

@@ -7,22 +7,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "accel/error.h"
-#include "accel/hook_catalogue.h"
-#include "accel/opencl/opencl.h"
-#include "captured_philox.h"
 #include "command_buffers.h"
 #include "loader.h"
 #include "opencl_error.h"
-#include "opencl_memory.h"
 #include "queue_tails.h"
 #include "recording.h"
 #include "streams.h"
+#include "thread_current.h"
 
 namespace accel::opencl::detail {
 namespace {
-
-constexpr std::string_view name(HookId hook) { return hookInfo(hook).name; }
 
 enum class State { Empty, Capturing, Captured, Instantiated };
 
@@ -37,9 +31,7 @@ struct Graph {
   std::mutex mutex;  // guards everything below, across the OpenCL calls
   State state = State::Empty;
   DeviceIndex device = 0;
-  Stream stream;  // the captured stream
-  MempoolId pool;
-  bool pool_retained = false;
+  Stream stream{};  // the captured stream
   std::shared_ptr<Recording> recording;
   // The events of the replays that may still be pending, retained, the
   // latest last (replays on two queues need not finish in order; with
@@ -62,11 +54,11 @@ std::shared_ptr<Graph> find(GraphId id, HookId hook) {
   GraphTable& t = table();
   std::lock_guard lock(t.mutex);
   auto found = t.graphs.find(id);
-  ACCEL_CHECK(found != t.graphs.end(), InvalidArgument, name(hook),
-              "(): opencl has no graph ", id,
-              " (never created, or destroyed); create one "
-              "with ",
-              name(HookId::graphCreate));
+  ACCEL_ADAPTER_CHECK(found != t.graphs.end(), InvalidArgument, name(hook),
+                      "(): opencl has no graph ", id,
+                      " (never created, or destroyed); create one "
+                      "with ",
+                      name(HookId::graphCreate));
   return found->second;
 }
 
@@ -111,28 +103,12 @@ void addReplay(Graph& graph, cl_event replay) noexcept {
 void resetLocked(Graph& graph) noexcept {
   waitForReplays(graph);
   graph.recording.reset();
-  if (graph.pool_retained) {
-    graph.pool_retained = false;
-    try {
-      deviceCachingAllocator().releasePool(graph.device, graph.pool);
-    } catch (...) {
-      // The pool's memory stays cached; nothing else depends on it.
-    }
-  }
-  graph.pool = {};
   graph.state = State::Empty;
 }
 
-// Ends an active capture: commands and allocations on the stream go back to
-// the queue and the default pools. Requires graph.mutex. Never throws.
-void stopCapturing(Graph& graph) noexcept {
-  endRecording(graph.stream);
-  try {
-    deviceCachingAllocator().endAllocateToPool(graph.device, graph.pool, graph.stream);
-  } catch (...) {
-    // Only a bad index throws; the index was valid when the capture began.
-  }
-}
+// Ends an active capture: commands on the stream go back to the queue (the
+// core ends the private pool's routing). Requires graph.mutex. Never throws.
+void stopCapturing(Graph& graph) noexcept { endRecording(graph.stream); }
 
 // A replay failed after the captured fills' positions began to be written:
 // the writes already enqueued on `queue` (and the command buffer, if `done`
@@ -182,56 +158,39 @@ void graphDestroy(GraphId id) {
   t.graphs.erase(id);
 }
 
-void graphCaptureBegin(GraphId id, MempoolId pool, const kit::ThreadCurrent& current) {
+void graphCaptureBegin(const adapter::Core& core, GraphId id, Stream stream) {
   std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureBegin);
-  const DeviceIndex device = current.device();
-  const Stream stream(Device(deviceType(), device), current.stream(device));
-  ACCEL_CHECK(stream.id != kDefaultStreamId, InvalidArgument,
-              name(HookId::graphCaptureBegin), "(): the current stream of ",
-              deviceLabel(device),
-              " is its default stream, which the backend keeps for its own blocking "
-              "work and does not capture; make a stream from ",
-              name(HookId::getNewStream), "() current (accel::StreamGuard) first");
+  const DeviceIndex device = stream.device;
+  ACCEL_ADAPTER_CHECK(
+      stream.id != kDefaultStreamId, InvalidArgument, name(HookId::graphCaptureBegin),
+      "(): the current stream of ", deviceLabel(device),
+      " is its default stream, which the backend keeps for its own blocking "
+      "work and does not capture; make a stream from ",
+      name(HookId::getNewStream), "() current (accel::StreamGuard) first");
   const CommandBufferSupport& support = commandBufferSupport(device);
-  ACCEL_CHECK(support.usable, NotSupported, "'opencl' does not support ",
-              name(HookId::graphCaptureBegin), "() on ", deviceLabel(device), ": ",
-              support.reason);
+  ACCEL_ADAPTER_CHECK(support.usable, NotSupported, "'opencl' does not support ",
+                      name(HookId::graphCaptureBegin), "() on ", deviceLabel(device),
+                      ": ", support.reason);
   std::lock_guard lock(graph->mutex);
-  ACCEL_CHECK(graph->state == State::Empty, InvalidArgument,
-              name(HookId::graphCaptureBegin), "(): graph ", id, " is ",
-              stateName(graph->state), "; a graph holds one capture: call ",
-              name(HookId::graphReset), " first, or create another graph");
-  auto recording = std::make_shared<Recording>(stream);
-  memory::CachingAllocator& allocator = deviceCachingAllocator();
-  const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
-  allocator.retainPool(device, chosen);
-  try {
-    allocator.beginAllocateToPool(device, chosen, stream);
-    try {
-      beginRecording(recording);
-    } catch (...) {
-      allocator.endAllocateToPool(device, chosen, stream);
-      throw;
-    }
-  } catch (...) {
-    allocator.releasePool(device, chosen);
-    throw;
-  }
+  ACCEL_ADAPTER_CHECK(graph->state == State::Empty, InvalidArgument,
+                      name(HookId::graphCaptureBegin), "(): graph ", id, " is ",
+                      stateName(graph->state), "; a graph holds one capture: call ",
+                      name(HookId::graphReset), " first, or create another graph");
+  auto recording = std::make_shared<Recording>(core, stream);
+  beginRecording(recording);
   graph->state = State::Capturing;
   graph->device = device;
   graph->stream = stream;
-  graph->pool = chosen;
-  graph->pool_retained = true;
   graph->recording = std::move(recording);
 }
 
 void graphCaptureEnd(GraphId id) {
   std::shared_ptr<Graph> graph = find(id, HookId::graphCaptureEnd);
   std::lock_guard lock(graph->mutex);
-  ACCEL_CHECK(graph->state == State::Capturing, InvalidArgument,
-              name(HookId::graphCaptureEnd), "(): graph ", id, " is ",
-              stateName(graph->state), ", not capturing; call ",
-              name(HookId::graphCaptureBegin), " first");
+  ACCEL_ADAPTER_CHECK(graph->state == State::Capturing, InvalidArgument,
+                      name(HookId::graphCaptureEnd), "(): graph ", id, " is ",
+                      stateName(graph->state), ", not capturing; call ",
+                      name(HookId::graphCaptureBegin), " first");
   stopCapturing(*graph);
   graph->state = State::Captured;
   try {
@@ -247,23 +206,23 @@ void graphInstantiate(GraphId id) {
   std::shared_ptr<Graph> graph = find(id, HookId::graphInstantiate);
   std::lock_guard lock(graph->mutex);
   if (graph->state == State::Instantiated) return;  // done at capture end
-  ACCEL_CHECK(graph->state == State::Captured, InvalidArgument,
-              name(HookId::graphInstantiate), "(): graph ", id, " is ",
-              stateName(graph->state), "; capture it (", name(HookId::graphCaptureBegin),
-              " ... ", name(HookId::graphCaptureEnd), ") first");
+  ACCEL_ADAPTER_CHECK(
+      graph->state == State::Captured, InvalidArgument, name(HookId::graphInstantiate),
+      "(): graph ", id, " is ", stateName(graph->state), "; capture it (",
+      name(HookId::graphCaptureBegin), " ... ", name(HookId::graphCaptureEnd), ") first");
   graph->state = State::Instantiated;  // finalized at capture end
 }
 
-void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
+void graphReplay(GraphId id) {
   std::shared_ptr<Graph> graph = find(id, HookId::graphReplay);
   std::lock_guard lock(graph->mutex);
-  ACCEL_CHECK(graph->state == State::Instantiated, InvalidArgument,
-              name(HookId::graphReplay), "(): graph ", id, " is ",
-              stateName(graph->state),
-              graph->state == State::Captured
-                  ? std::string("; call ") + std::string(name(HookId::graphInstantiate)) +
-                        " first (it was created with keep_graph)"
-                  : std::string("; capture it first"));
+  ACCEL_ADAPTER_CHECK(
+      graph->state == State::Instantiated, InvalidArgument, name(HookId::graphReplay),
+      "(): graph ", id, " is ", stateName(graph->state),
+      graph->state == State::Captured
+          ? std::string("; call ") + std::string(name(HookId::graphInstantiate)) +
+                " first (it was created with keep_graph)"
+          : std::string("; capture it first"));
   const Loader& l = loader();
   const CommandBufferSupport& support = graph->recording->support();
   const DeviceIndex device = graph->device;
@@ -271,8 +230,7 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   if (!support.simultaneous_use) waitForReplays(*graph);
   // Room for this replay's event, before anything is claimed or enqueued.
   graph->replays.reserve(graph->replays.size() + 1);
-  cl_command_queue queue =
-      nativeQueue(Stream(Device(deviceType(), device), current.stream(device)));
+  cl_command_queue queue = nativeQueue(makeStream(device, currentStream(device)));
   // A replay is several commands, on this queue and (when only the recorded
   // queue takes the command buffer) on the recording's: queries of both ask
   // the queues after it, whether it succeeds or not (queue_tails.h).
@@ -289,7 +247,7 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
   // queue and still has to read its own).
   cl_event done = nullptr;
   try {
-    advanceCapturedPhilox(graph->recording->philox(), queue, lastReplay(*graph), device);
+    graph->recording->writePositions(queue, lastReplay(*graph), device);
     cl_int status = support.enqueue(1, &queue, buffer, 0, nullptr, &done);
     if (status == CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) {
       // Only the recorded queue takes it: run it there, after the current
@@ -316,16 +274,10 @@ void graphReplay(GraphId id, const kit::ThreadCurrent& current) {
 void graphReset(GraphId id) {
   std::shared_ptr<Graph> graph = find(id, HookId::graphReset);
   std::lock_guard lock(graph->mutex);
-  ACCEL_CHECK(graph->state != State::Capturing, InvalidArgument, name(HookId::graphReset),
-              "(): graph ", id, " is capturing; call ", name(HookId::graphCaptureEnd),
-              " first");
+  ACCEL_ADAPTER_CHECK(graph->state != State::Capturing, InvalidArgument,
+                      name(HookId::graphReset), "(): graph ", id, " is capturing; call ",
+                      name(HookId::graphCaptureEnd), " first");
   resetLocked(*graph);
-}
-
-MempoolId graphPool(GraphId id) {
-  std::shared_ptr<Graph> graph = find(id, HookId::graphPool);
-  std::lock_guard lock(graph->mutex);
-  return graph->pool;
 }
 
 }  // namespace accel::opencl::detail

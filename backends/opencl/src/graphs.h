@@ -1,21 +1,21 @@
 // Graphs of the opencl backend, over cl_khr_command_buffer.
 //
-// graphCaptureBegin captures the calling thread's current stream of its
-// current device, which must not be the default stream (the backend's own
-// blocking work, such as pinned-buffer unmaps and cross-device copies, runs
-// there): from then on the backend's fills and device-to-device copies on
-// that stream are recorded into a command buffer (recording.h) instead of
-// being enqueued, and allocations on it come from the capture's private
-// pool of the core caching allocator (a new one, or the MempoolId given, to
-// share it with other graphs), retained until the graph is reset or
-// destroyed, so that replays find their memory where the capture left it.
+// graphCaptureBegin captures the stream the core names (the calling
+// thread's current stream of its current device), which must not be the
+// default stream (the backend's own blocking work, such as pinned-buffer
+// unmaps and cross-device copies, runs there): from then on the backend's
+// fills and device-to-device copies on that stream are recorded into a
+// command buffer (recording.h) instead of being enqueued. The core routes
+// allocations on the stream to the capture's private pool and keeps it
+// until the graph is reset or destroyed, so that replays find their memory
+// where the capture left it.
 // graphCaptureEnd finalizes the command buffer; without keep_graph the graph
 // is then instantiated at once, with keep_graph graphInstantiate does it.
 // graphReplay enqueues the command buffer (clEnqueueCommandBufferKHR) on the
 // calling thread's current stream of the graph's device, in order with that
 // stream's other work, after writing the captured fills' Philox positions
-// (captured_philox.h: each replay draws new numbers, moving the generators
-// by the graph's draw); where the driver refuses a queue other than the one
+// (recording.h: each replay draws new numbers, moving the generators by the
+// graph's draw); where the driver refuses a queue other than the one
 // recorded on, the replay runs there between a marker and a barrier that
 // order it with the current stream. Where the device does not allow a
 // command buffer to be pending twice, a replay first waits (on the host) for
@@ -28,8 +28,8 @@
 // breaks a capture.
 //
 // graphReset and graphDestroy wait for every replay of the graph still
-// pending (on any queue) before they release the command buffer and the
-// pool.
+// pending (on any queue) before they release the command buffer (and the
+// core then the pool).
 //
 // A replay that fails once the positions began to be written (a later
 // generator's draw would pass 2^64, an enqueue fails) keeps what it claimed,
@@ -44,14 +44,14 @@
 // across its OpenCL calls).
 #pragma once
 
-#include "accel/graph.h"
-#include "accel/kit/thread_current.h"
+#include "accel/adapter/core.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 
 GraphId graphCreate(bool keep_graph);
 void graphDestroy(GraphId graph);
-void graphCaptureBegin(GraphId graph, MempoolId pool, const kit::ThreadCurrent& current);
+void graphCaptureBegin(const adapter::Core& core, GraphId graph, Stream stream);
 void graphCaptureEnd(GraphId graph);
 void graphInstantiate(GraphId graph);
 // Throws InvalidArgument for an unknown graph, one not instantiated, or a
@@ -59,8 +59,9 @@ void graphInstantiate(GraphId graph);
 // when an enqueue (a position's write, the command buffer, the marker or
 // barrier around it) fails; what creating the current stream's queue
 // throws; bad_alloc before anything is claimed.
-void graphReplay(GraphId graph, const kit::ThreadCurrent& current);
+// The replay runs on the calling thread's current stream of the graph's
+// device (thread_current.h).
+void graphReplay(GraphId graph);
 void graphReset(GraphId graph);
-MempoolId graphPool(GraphId graph);
 
 }  // namespace accel::opencl::detail

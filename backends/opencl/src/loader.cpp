@@ -8,7 +8,7 @@
 #include <string>
 #include <type_traits>
 
-#include "accel/kit/fork_safe_lazy.h"
+#include "accel/adapter/fork_safe_lazy.h"
 #include "accel/kit/library_file.h"
 #include "icd_vendors.h"
 
@@ -106,8 +106,8 @@ const Loader* loaderAbandonedByFork() noexcept {
 }
 
 // Not a function-local static: a fork child must never inherit its guard in
-// progress (kit/fork_safe_lazy.h).
-constinit kit::ForkSafeLazy<Loader> g_loader;
+// progress (adapter/fork_safe_lazy.h).
+constinit adapter::ForkSafeLazy<Loader> g_loader;
 
 }  // namespace
 

@@ -1,13 +1,12 @@
 #include "opencl_error.h"
 
-#include "accel/error.h"
 #include "devices.h"
 #include "loader.h"
 
 namespace accel::opencl::detail {
 
 std::string during(std::string_view call, HookId hook) {
-  return std::string(call) + " (" + std::string(hookInfo(hook).name) + ")";
+  return std::string(call) + " (" + std::string(name(hook)) + ")";
 }
 
 std::string deviceLabel(DeviceIndex index) {
@@ -25,8 +24,7 @@ void throwCl(cl_int status, std::string_view what, DeviceIndex device) {
     case CL_MEM_OBJECT_ALLOCATION_FAILURE:
     case CL_OUT_OF_HOST_MEMORY:
       throw OutOfMemory(message + "; free memory (" +
-                        std::string(hookInfo(HookId::emptyCache).name) +
-                        ") or use smaller sizes");
+                        std::string(name(HookId::emptyCache)) + ") or use smaller sizes");
     default:
       throw DeviceError(message);
   }

@@ -11,9 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "accel/device.h"
-#include "accel/hook_catalogue.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 

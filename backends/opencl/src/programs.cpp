@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "accel/error.h"
 #include "devices.h"
 #include "loader.h"
 #include "opencl_error.h"
@@ -21,8 +20,8 @@ struct DevicePrograms {
 };
 
 DevicePrograms& programsOf(DeviceIndex device) {
-  static std::array<DevicePrograms, kMaxDevicesPerType>* const all =
-      new std::array<DevicePrograms, kMaxDevicesPerType>();  // never destroyed
+  static std::array<DevicePrograms, kMaxDevices>* const all =
+      new std::array<DevicePrograms, kMaxDevices>();  // never destroyed
   return (*all)[device];
 }
 
@@ -81,7 +80,7 @@ cl_program programFor(DeviceIndex device, std::string_view source,
 }
 
 int builtProgramCount(DeviceIndex device) noexcept {
-  if (device < 0 || device >= kMaxDevicesPerType) return 0;
+  if (device < 0 || device >= kMaxDevices) return 0;
   DevicePrograms& programs = programsOf(device);
   std::lock_guard lock(programs.mutex);
   return static_cast<int>(programs.built.size());

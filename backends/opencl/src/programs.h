@@ -13,8 +13,8 @@
 
 #include <string_view>
 
-#include "accel/device.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 

@@ -22,8 +22,8 @@
 
 #include <mutex>
 
-#include "accel/device.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 

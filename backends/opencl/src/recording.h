@@ -21,8 +21,15 @@
 // clCommandCopyBufferKHR at the offsets; one buffer per allocation, kept
 // until the recording is released.
 // Random fills: a recorded fill kernel reads its Philox position from a
-// slot of device memory that each replay writes first (philox(),
-// captured_philox.h; the kit's bookkeeping); the slots live as long as the recording.
+// slot of device memory, [seed, offset], that each replay writes first, so
+// that every replay draws new numbers, as running the fills again would.
+// The bookkeeping (a slot per captured fill, each fill's generator kept
+// alive, the draws claimed in capture order at each replay) is the
+// adapter's (accel/adapter/captured_draws.h); what is OpenCL's is the slot's
+// memory (16 bytes of SVM of the stream's device, from clSVMAlloc, kept as
+// long as the recording) and its write: clEnqueueSVMMemFill, whose 16-byte
+// pattern is copied when it is enqueued, on the replay's queue ahead of the
+// command buffer (writePositions).
 //
 // Thread-safety: thread-safe (a recording has its own mutex; the table of
 // captured streams another). Lifetime: a recording lives while its graph
@@ -30,17 +37,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include "accel/hook_catalogue.h"
-#include "accel/kit/captured_philox.h"
-#include "accel/stream.h"
+#include "accel/adapter/captured_draws.h"
+#include "accel/adapter/core.h"
 #include "cl_api.h"
 #include "command_buffers.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 
@@ -49,7 +57,7 @@ class Recording {
   // A command buffer for `stream`'s queue (simultaneous use where the
   // device allows it). Throws NotSupported when the device cannot record,
   // DeviceError when clCreateCommandBufferKHR fails.
-  explicit Recording(Stream stream);
+  Recording(const adapter::Core& core, Stream stream);
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -57,8 +65,23 @@ class Recording {
   [[nodiscard]] Stream stream() const noexcept { return stream_; }
   [[nodiscard]] const CommandBufferSupport& support() const noexcept { return support_; }
   [[nodiscard]] cl_command_buffer_khr commandBuffer() const noexcept { return buffer_; }
-  // The Philox positions the recorded fills read (captured_philox.h).
-  [[nodiscard]] kit::CapturedPhilox& philox() noexcept { return philox_; }
+  // A slot for a captured fill of `outputs` outputs of `generator` (kept
+  // alive with the recording): `device` is the memory its kernel reads the
+  // position from. Throws what CapturedDraws::claim throws, OutOfMemory when
+  // clSVMAlloc fails.
+  struct Slot {
+    std::shared_ptr<const adapter::PhiloxPosition> position;
+    void* device = nullptr;
+  };
+  [[nodiscard]] Slot claimSlot(accel_generator* generator, std::uint64_t outputs);
+  // Gives a slot back when its fill was not recorded after all. Never throws.
+  void unclaimSlot(const Slot& slot) noexcept;
+  // Claims the recorded fills' draws for one replay (in capture order) and
+  // enqueues the write of each position on `queue` (of `device`), after
+  // `previous` (the graph's last replay, or null). Throws what the core's
+  // reservation throws (a draw past 2^64 - 1: the earlier ones stay
+  // claimed), DeviceError when an enqueue fails.
+  void writePositions(cl_command_queue queue, cl_event previous, DeviceIndex device);
 
   // Records `kernel` (its arguments as set now) over a 1-D range. `what`
   // names the call for errors ("fillUniform"). Throws DeviceError.
@@ -73,13 +96,16 @@ class Recording {
  private:
   cl_mem bufferOver(const void* ptr, std::size_t* offset);
 
+  const adapter::Core core_;
   const Stream stream_;
   const CommandBufferSupport& support_;
   std::mutex mutex_;  // guards the command buffer while recording, and below
   cl_command_buffer_khr buffer_ = nullptr;
   std::vector<cl_kernel> kernels_;
   std::unordered_map<void*, cl_mem> buffers_;  // allocation base -> buffer
-  kit::CapturedPhilox philox_;
+  adapter::CapturedDraws draws_;
+  // Each claimed position's device slot (clSVMAlloc), freed with the recording.
+  std::unordered_map<const adapter::PhiloxPosition*, void*> slots_;
 };
 
 // The recording `stream` is captured into, or null. Never throws.

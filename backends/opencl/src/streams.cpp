@@ -6,9 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "accel/error.h"
 #include "accel/kit/per_device.h"
-#include "accel/opencl/opencl.h"
 #include "devices.h"
 #include "loader.h"
 #include "opencl_error.h"
@@ -65,30 +63,31 @@ class QueueRegistry {
     std::lock_guard lock(mutex_);
     if (auto found = ids_.find(queue); found != ids_.end()) {
       const External& known = external_[found->second - kExternalStreamBase];
-      ACCEL_CHECK(known.device == device, InvalidArgument,
-                  "wrapExternalQueue: the queue was wrapped for opencl:",
-                  static_cast<int>(known.device),
-                  ", not opencl:", static_cast<int>(device));
-      return Stream(Device(deviceType(), device), found->second);
+      ACCEL_ADAPTER_CHECK(known.device == device, InvalidArgument,
+                          "wrapExternalQueue: the queue was wrapped for opencl:",
+                          static_cast<int>(known.device),
+                          ", not opencl:", static_cast<int>(device));
+      return makeStream(device, found->second);
     }
     const StreamId id = kExternalStreamBase + static_cast<StreamId>(external_.size());
     checkCl(loader().clRetainCommandQueue(queue), "clRetainCommandQueue", device);
     external_.push_back({queue, device});
     ids_.emplace(queue, id);
-    return Stream(Device(deviceType(), device), id);
+    return makeStream(device, id);
   }
 
   cl_command_queue external(Stream stream) {
     std::lock_guard lock(mutex_);
     const StreamId n = stream.id - kExternalStreamBase;
-    ACCEL_CHECK(n >= 0 && n < static_cast<StreamId>(external_.size()), InvalidArgument,
-                "stream id ", stream.id, " of ", stream.device.str(),
-                " is not a stream of the opencl backend (no pool or wrapped queue has "
-                "it)");
+    ACCEL_ADAPTER_CHECK(
+        n >= 0 && n < static_cast<StreamId>(external_.size()), InvalidArgument,
+        "stream id ", stream.id, " of ", DeviceName{stream.device},
+        " is not a stream of the opencl backend (no pool or wrapped queue has "
+        "it)");
     const External& known = external_[n];
-    ACCEL_CHECK(known.device == stream.device.index(), InvalidArgument, "stream id ",
-                stream.id, " was wrapped for opencl:", static_cast<int>(known.device),
-                ", not ", stream.device.str());
+    ACCEL_ADAPTER_CHECK(known.device == stream.device, InvalidArgument, "stream id ",
+                        stream.id, " was wrapped for ", DeviceName{known.device},
+                        ", not ", DeviceName{stream.device});
     return known.queue;
   }
 
@@ -145,13 +144,11 @@ Stream newStream(DeviceIndex device, int priority) {
   const std::uint32_t ticket = pool.next.fetch_add(1, std::memory_order_relaxed) - 1;
   const StreamId id = 1 + static_cast<StreamId>(priority) * kStreamsPerPool +
                       static_cast<StreamId>(ticket % kStreamsPerPool);
-  return Stream(Device(deviceType(), device), id);
+  return makeStream(device, id);
 }
 
 cl_command_queue nativeQueue(Stream stream) {
-  ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, stream.device.str(),
-              " is not an opencl device; pass a stream of the opencl backend");
-  const DeviceIndex device = stream.device.index();
+  const DeviceIndex device = stream.device;
   (void)deviceRecord(device);  // checks the index
   if (stream.id == kDefaultStreamId) return defaultQueue(device);
   if (stream.id >= kExternalStreamBase) return QueueRegistry::instance().external(stream);
@@ -166,15 +163,16 @@ cl_command_queue nativeQueue(Stream stream) {
       }
     }
   }
-  ACCEL_CHECK(queue != nullptr, InvalidArgument, "stream id ", stream.id, " of ",
-              stream.device.str(), " is not a stream of the opencl backend; use ",
-              hookInfo(HookId::getNewStream).name, " or wrapExternalQueue");
+  ACCEL_ADAPTER_CHECK(queue != nullptr, InvalidArgument, "stream id ", stream.id, " of ",
+                      DeviceName{device}, " is not a stream of the opencl backend; use ",
+                      name(HookId::getNewStream), " or wrapExternalQueue");
   return queue;
 }
 
 Stream wrapExternalQueue(cl_command_queue queue, DeviceIndex device) {
-  ACCEL_CHECK(queue != nullptr, InvalidArgument,
-              "wrapExternalQueue: null is not a queue (the default stream is id 0)");
+  ACCEL_ADAPTER_CHECK(
+      queue != nullptr, InvalidArgument,
+      "wrapExternalQueue: null is not a queue (the default stream is id 0)");
   DeviceRecord& record = deviceRecord(device);
   const Loader& l = loader();
   cl_context context = nullptr;
@@ -189,16 +187,17 @@ Stream wrapExternalQueue(cl_command_queue queue, DeviceIndex device) {
   checkCl(l.clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties,
                                   &properties, nullptr),
           "clGetCommandQueueInfo (wrapExternalQueue)", device);
-  ACCEL_CHECK(queue_device == record.device && context == deviceContext(device),
-              InvalidArgument,
-              "wrapExternalQueue: the queue belongs to another device "
-              "or context than ",
-              deviceLabel(device), "; create it on nativeContext(",
-              static_cast<int>(device), ")");
-  ACCEL_CHECK((properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0, InvalidArgument,
-              "wrapExternalQueue: the queue is out of order; a stream must run its "
-              "work in order (create the queue without "
-              "CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)");
+  ACCEL_ADAPTER_CHECK(queue_device == record.device && context == deviceContext(device),
+                      InvalidArgument,
+                      "wrapExternalQueue: the queue belongs to another device "
+                      "or context than ",
+                      deviceLabel(device), "; create it on nativeContext(",
+                      static_cast<int>(device), ")");
+  ACCEL_ADAPTER_CHECK(
+      (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0, InvalidArgument,
+      "wrapExternalQueue: the queue is out of order; a stream must run its "
+      "work in order (create the queue without "
+      "CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)");
   return QueueRegistry::instance().wrap(queue, device);
 }
 

@@ -1,6 +1,6 @@
 // Streams of the opencl backend: in-order command queues.
 //
-// Stream ids (accel::StreamId):
+// Stream ids:
 //   0                          the device's default queue
 //   1 + level * 8 + slot       pool queue `slot` of priority level `level`
 //   kExternalStreamBase + n    the n-th external queue wrapped
@@ -19,8 +19,8 @@
 
 #include <utility>
 
-#include "accel/stream.h"
 #include "cl_api.h"
+#include "types.h"
 
 namespace accel::opencl::detail {
 
@@ -35,11 +35,10 @@ std::pair<int, int> streamPriorityRange(DeviceIndex index);
 Stream newStream(DeviceIndex device, int priority);
 
 // The queue behind `stream`, created on first use for the default stream.
-// Throws InvalidArgument for an id that no pool or wrapped queue has, or a
-// stream of another device type.
+// Throws InvalidArgument for an id that no pool or wrapped queue has.
 cl_command_queue nativeQueue(Stream stream);
 
-// See accel::opencl::wrapExternalQueue.
+// See accel::opencl::wrapExternalQueue (accel/opencl/opencl.h).
 Stream wrapExternalQueue(cl_command_queue queue, DeviceIndex device);
 
 // clFinish on every queue of `device` that exists.

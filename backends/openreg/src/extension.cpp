@@ -1,10 +1,8 @@
 // The plugin's side of openreg's extension interface (extension.h).
 #include "extension.h"
 
-#include <exception>
 #include <limits>
 #include <memory>
-#include <new>
 #include <utility>
 
 #include "accel/adapter/tables.h"
@@ -46,20 +44,7 @@ OpenRegBackend& readyBackend(std::string_view what) {
 // its Status has none.
 template <typename Body>
 Status capture(Body&& body) noexcept {
-  try {
-    body();
-    return {};
-  } catch (const adapter::detail::CoreRefusal& e) {
-    return {e.status(), {}};
-  } catch (const adapter::Failure& e) {
-    return {e.status(), e.what()};
-  } catch (const std::bad_alloc&) {
-    return {ACCEL_ERROR_OUT_OF_MEMORY, "out of host memory in openreg"};
-  } catch (const std::exception& e) {
-    return {ACCEL_ERROR_INTERNAL, e.what()};
-  } catch (...) {
-    return {ACCEL_ERROR_INTERNAL, "openreg threw an unknown exception"};
-  }
+  return adapter::extensionGuard("openreg", std::forward<Body>(body));
 }
 
 // Bytes per element of a fill kind.

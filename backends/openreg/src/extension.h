@@ -5,9 +5,9 @@
 // Both sides are openreg, built together, so the interface is C++; nothing
 // of the core crosses it (streams are accel_stream, generators the core's
 // C handles), and nothing is thrown across it: each function returns a
-// Status with the plugin's message, which the API throws as the library's
-// error of that kind. The plugin exports these and the negotiation entry,
-// nothing else.
+// Status with the plugin's message (accel/adapter/extension_status.h), which
+// the API throws as the library's error of that kind. The plugin exports
+// these and the negotiation entry, nothing else.
 //
 // The plugin side reaches its state through the backend the plugin entry
 // registered (registered_backend.h), the one way in. It initialises
@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "accel/adapter/extension_status.h"
 #include "accel/openreg/config.h"
 #include "accel/openreg/execution_units.h"
 #include "accel/openreg/export.h"
@@ -34,11 +35,7 @@
 namespace accel::openreg::extension {
 
 // ACCEL_OK, or a failure's status and message.
-struct Status {
-  accel_status code = ACCEL_OK;
-  std::string message;
-  [[nodiscard]] bool ok() const noexcept { return code == ACCEL_OK; }
-};
+using Status = adapter::ExtensionStatus;
 
 // A buffer a kernel names: checked against the core's blocks and opened for
 // host access while the kernel runs.

@@ -29,6 +29,7 @@
 #include "accel/device.h"
 #include "accel/device_type.h"
 #include "accel/hooks.h"
+#include "accel/opencl/device_info.h"
 #include "accel/opencl/export.h"
 #include "accel/stream.h"
 
@@ -64,32 +65,7 @@ struct Availability {
 };
 ACCEL_OPENCL_API Availability availability();
 
-// What clGetDeviceInfo says about one used device, as typed fields.
-struct DeviceInfo {
-  int platform_index = 0;  // platform:device, as ACCEL_OPENCL_DEVICES names it
-  int device_index = 0;
-  std::string platform_name;
-  std::string name;
-  std::string vendor;
-  std::string version;         // CL_DEVICE_VERSION, "OpenCL 3.0 PoCL ..."
-  std::string driver_version;  // CL_DRIVER_VERSION
-  std::string type;            // "gpu", "accelerator", "cpu" or "other"
-  int version_major = 0;
-  int version_minor = 0;
-  std::uint64_t global_memory_bytes = 0;
-  std::uint64_t max_allocation_bytes = 0;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE
-  std::uint64_t local_memory_bytes = 0;
-  std::uint64_t global_cache_bytes = 0;
-  int compute_units = 0;
-  int max_clock_mhz = 0;
-  std::size_t max_work_group_size = 0;
-  bool coarse_grain_svm = false;
-  bool fine_grain_svm = false;
-  bool fp64 = false;
-  bool priority_hints = false;  // cl_khr_priority_hints
-  bool command_buffer = false;  // cl_khr_command_buffer
-  std::string extensions;       // CL_DEVICE_EXTENSIONS, space-separated
-};
+// What clGetDeviceInfo says about device `index` (accel/opencl/device_info.h).
 // Throws NotAvailable / InvalidArgument as above.
 ACCEL_OPENCL_API DeviceInfo deviceInfo(DeviceIndex index);
 
