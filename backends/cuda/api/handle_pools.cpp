@@ -3,6 +3,8 @@
 // of the program's side (the accel_cuda library): the handles belong to the
 // program's threads; the plugin makes the device's context current for their
 // creation and names the native stream to bind them to.
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -42,11 +44,20 @@ void checkCusolver(cusolverStatus_t status, const char* call) {
 }
 
 // The compute capability (major * 10 + minor) of `device`, for the default
-// workspace size.
+// workspace size: asked of the hooks once per device (a cuBLAS handle is
+// bound on every getter call, and a device's properties are a driver query).
 int computeCapability(DeviceIndex device) {
-  const DeviceProperties properties =
-      getHooks(DeviceType::CUDA).getDeviceProperties(device);
-  return properties.compute_capability_major * 10 + properties.compute_capability_minor;
+  static std::array<std::atomic<int>, 128> known{};  // 0: not asked yet
+  std::atomic<int>& slot = known[static_cast<std::uint8_t>(device) % known.size()];
+  int capability = slot.load(std::memory_order_relaxed);
+  if (capability == 0) {
+    const DeviceProperties properties =
+        getHooks(DeviceType::CUDA).getDeviceProperties(device);
+    capability =
+        properties.compute_capability_major * 10 + properties.compute_capability_minor;
+    slot.store(capability, std::memory_order_relaxed);
+  }
+  return capability;
 }
 
 // The CUDA stream of this thread's current stream of `device`.
