@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Line coverage of backends/cuda/src by the CUDA backend's tests, which run
+# Line coverage of backends/cuda/src (the plugin) and backends/cuda/api (the
+# program-side API library) by the CUDA backend's tests, which run
 # on the runtime double (docs/cuda.md): builds only those tests (the
 # coverage preset), runs them, prints gcovr's summary, then every source file
-# of backends/cuda/src the figure does not count and why (device code: gcov
+# of those directories the figure does not count and why (device code: gcov
 # cannot instrument what nvcc compiles for the GPU). Without the CUDA
 # toolkit the backend is not built, and this says so instead. The preset
 # counts with -fprofile-update=atomic: the tests run threads, and counters
@@ -25,12 +26,12 @@ find build/coverage -name '*.gcda' -delete
 # A failing test fails the stage, after the figure is printed.
 tests_status=0
 ctest --preset coverage || tests_status=$?
-gcovr --root . --filter 'backends/cuda/src/' --object-directory build/coverage \
+gcovr --root . --filter 'backends/cuda/src/' --filter 'backends/cuda/api/' --object-directory build/coverage \
   --print-summary \
   --txt build/coverage/cuda_coverage.txt
 cat build/coverage/cuda_coverage.txt
 # Nothing is left out silently: a source file without coverage data is named.
-for source in backends/cuda/src/*.cpp backends/cuda/src/*.cu; do
+for source in backends/cuda/src/*.cpp backends/cuda/src/*.cu backends/cuda/api/*.cpp; do
   if ! grep -q "^${source}\b" build/coverage/cuda_coverage.txt; then
     case "$source" in
       *.cu) echo "not counted: $source (device code and its <<<>>> launches; gcov cannot" \

@@ -53,7 +53,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/accel
 # In a plugin directory of its own, a plugin finds libaccel.so through its rpath.
 file(RELATIVE_PATH accel_plugin_to_libdir
   /prefix/${ACCEL_INSTALL_PLUGINDIR} /prefix/${CMAKE_INSTALL_LIBDIR})
-foreach(plugin IN ITEMS accel_openreg_plugin accel_cuda accel_opencl_plugin)
+foreach(plugin IN ITEMS accel_openreg_plugin accel_cuda_plugin accel_opencl_plugin)
   if(NOT TARGET ${plugin})
     continue()
   endif()
@@ -62,8 +62,8 @@ foreach(plugin IN ITEMS accel_openreg_plugin accel_cuda accel_opencl_plugin)
       INSTALL_RPATH "$ORIGIN/${accel_plugin_to_libdir}:$ORIGIN")
   endif()
 endforeach()
-if(TARGET accel_cuda)
-  install(TARGETS accel_cuda LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
+if(TARGET accel_cuda_plugin)
+  install(TARGETS accel_cuda_plugin LIBRARY DESTINATION ${ACCEL_INSTALL_PLUGINDIR} COMPONENT runtime)
 endif()
 if(TARGET accel_opencl)
   # OpenCL, as openreg: the plugin, and the API programs link

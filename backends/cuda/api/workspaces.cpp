@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "accel/allocator.h"
-#include "cuda_memory.h"
+#include "accel/hooks_table.h"
 
 namespace accel::cuda::detail {
 
@@ -18,7 +18,7 @@ WorkspaceBuffer workspaceFor(const void* handle, cudaStream_t stream, DeviceInde
   std::lock_guard lock(*mutex);
   auto& [buffer, size] = (*buffers)[{handle, stream}];
   if (!buffer) {
-    buffer = deviceAllocator(device).allocate(bytes);
+    buffer = getHooks(DeviceType::CUDA).getDeviceAllocator(device).allocate(bytes);
     size = bytes;
   }
   return {buffer.get(), size};

@@ -1,17 +1,21 @@
 // The CUDA libraries' handle pools (accel/cuda/handles.h): one traits type
-// per library for the core's DeviceThreadHandlePool, and the getters.
+// per library for the core's DeviceThreadHandlePool, and the getters. Part
+// of the program's side (the accel_cuda library): the handles belong to the
+// program's threads; the plugin makes the device's context current for their
+// creation and names the native stream to bind them to.
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <string>
 
+#include "accel/cuda/cuda.h"
 #include "accel/cuda/handles.h"
 #include "accel/error.h"
 #include "accel/handle_pool.h"
 #include "accel/hooks_table.h"
 #include "accel/kit/config.h"
-#include "cuda_error.h"
-#include "cuda_hooks.h"
-#include "current_device.h"
-#include "streams.h"
+#include "plugin_calls.h"
 #include "workspace_config.h"
 #include "workspaces.h"
 
@@ -40,15 +44,49 @@ void checkCusolver(cusolverStatus_t status, const char* call) {
 }
 
 // The compute capability (major * 10 + minor) of `device`, for the default
-// workspace size. Once per device.
+// workspace size: asked of the hooks once per device (a cuBLAS handle is
+// bound on every getter call, and a device's properties are a driver query).
 int computeCapability(DeviceIndex device) {
-  int major = 0;
-  int minor = 0;
-  checkCuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-            "cudaDeviceGetAttribute");
-  checkCuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device),
-            "cudaDeviceGetAttribute");
-  return major * 10 + minor;
+  static std::array<std::atomic<int>, 128> known{};  // 0: not asked yet
+  std::atomic<int>& slot = known[static_cast<std::uint8_t>(device) % known.size()];
+  int capability = slot.load(std::memory_order_relaxed);
+  if (capability == 0) {
+    const DeviceProperties properties =
+        getHooks(DeviceType::CUDA).getDeviceProperties(device);
+    capability =
+        properties.compute_capability_major * 10 + properties.compute_capability_minor;
+    slot.store(capability, std::memory_order_relaxed);
+  }
+  return capability;
+}
+
+// The CUDA stream of this thread's current stream of `device`.
+cudaStream_t currentNativeStream(DeviceIndex device) {
+  return nativeStream(getHooks(DeviceType::CUDA).getCurrentStream(device));
+}
+
+// Runs `create` with `device`'s context current (the plugin's DeviceContext:
+// the first work on the device makes its context real), passing on what it
+// throws.
+template <typename Create>
+void onDevice(DeviceIndex device, Create&& create) {
+  struct Call {
+    Create* create;
+    std::exception_ptr thrown;
+  } call{&create, nullptr};
+  api::check(extension::onDevice(
+                 device,
+                 [](void* arg) noexcept {
+                   auto* c = static_cast<Call*>(arg);
+                   try {
+                     (*c->create)();
+                   } catch (...) {
+                     c->thrown = std::current_exception();
+                   }
+                 },
+                 &call),
+             "onDevice");
+  if (call.thrown) std::rethrow_exception(call.thrown);
 }
 
 std::size_t cublasWorkspaceBytesFor(DeviceIndex device) {
@@ -70,7 +108,7 @@ std::size_t cublasLtWorkspaceBytes() {
 // PyTorch binds on every call too; it is a few stores in the library.
 template <typename Library, typename Bind>
 void bindToCurrentStream(DeviceIndex device, Bind&& bind) {
-  bind(nativeStream(currentStream(device)));
+  bind(currentNativeStream(device));
 }
 
 // The pool traits (accel/handle_pool.h) of a library described by `Library`:
@@ -85,9 +123,8 @@ struct LibraryPool {
   // Runs with `device` current (the pool's DeviceGuard); the context is
   // made real here, the first work on the device.
   static Handle create(DeviceIndex device) {
-    DeviceContext context(device);
     Handle handle{};
-    Library::check(Library::create(&handle), Library::kCreate);
+    onDevice(device, [&] { Library::check(Library::create(&handle), Library::kCreate); });
     return handle;
   }
   static void destroy(Handle handle) noexcept { (void)Library::destroy(handle); }
@@ -185,7 +222,10 @@ using CudssPool = StreamBoundPool<Cudss>;
 #endif
 
 DeviceIndex resolve(DeviceIndex index) {
-  requireAvailable();
+  // Without devices: NotAvailable with the probe's reason.
+  const Availability found = availability();
+  ACCEL_CHECK(found.device_count > 0, NotAvailable,
+              "the cuda backend is not available: ", found.reason);
   return getHooks(DeviceType::CUDA).resolveDeviceIndex(index);
 }
 
@@ -203,7 +243,7 @@ cublasLtHandle_t getCurrentCublasLtHandle(DeviceIndex index) {
 Workspace getCurrentCublasLtWorkspace(DeviceIndex index) {
   const DeviceIndex device = detail::resolve(index);
   const cublasLtHandle_t handle = reserveHandle<detail::CublasLtPool>(device);
-  const cudaStream_t stream = detail::nativeStream(detail::currentStream(device));
+  const cudaStream_t stream = detail::currentNativeStream(device);
   const detail::WorkspaceBuffer workspace =
       detail::workspaceFor(handle, stream, device, detail::cublasLtWorkspaceBytes());
   return {workspace.data, workspace.bytes};

@@ -1,0 +1,51 @@
+// registerBackend and the CUDA-specific public API (accel/cuda/cuda.h), over
+// the plugin's extension interface.
+#include "accel/cuda/cuda.h"
+#include "accel/error.h"
+#include "plugin_calls.h"
+
+namespace accel::cuda {
+
+Availability availability() {
+  Availability found;
+  api::check(extension::availability(found), "availability");
+  return found;
+}
+
+AcceleratorHooks& registerBackend() {
+  static AcceleratorHooks& hooks = []() -> AcceleratorHooks& {
+    AcceleratorHooks* registered = nullptr;
+    api::check(extension::registerBackend(
+                   "libaccel_cuda.so (accel::cuda::registerBackend)", registered),
+               "registerBackend");
+    return *registered;
+  }();
+  return hooks;
+}
+
+CUstream_st* nativeStream(Stream stream) {
+  CUstream_st* native = nullptr;
+  api::check(extension::nativeStream(api::pluginStream(stream, "nativeStream"), native),
+             "nativeStream");
+  return native;
+}
+
+Stream wrapExternalStream(CUstream_st* stream, DeviceIndex index) {
+  accel_stream wrapped{};
+  api::check(extension::wrapExternalStream(stream, index, wrapped), "wrapExternalStream");
+  return Stream(Device(DeviceType::CUDA, wrapped.device), wrapped.id);
+}
+
+namespace api {
+
+accel_stream pluginStream(Stream stream, std::string_view what) {
+  ACCEL_CHECK(stream.device.type() == DeviceType::CUDA, InvalidArgument, what, ": ",
+              stream.device.str(), " is not a cuda device");
+  accel_stream s{};
+  s.id = stream.id;
+  s.device = stream.device.index();
+  return s;
+}
+
+}  // namespace api
+}  // namespace accel::cuda

@@ -1,0 +1,104 @@
+// The plugin's side of the cuda backend's extension interface (extension.h).
+#include "extension.h"
+
+#include <cuda_runtime_api.h>
+
+#include <exception>
+#include <memory>
+#include <new>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/plugin.h"
+#include "cuda_hooks.h"
+#include "current_device.h"
+#include "device_fill.h"
+#include "driver.h"
+#include "streams.h"
+
+namespace accel::cuda::extension {
+namespace {
+
+// Runs `body`, turning what it throws into a Status of the error's kind.
+template <typename Body>
+Status capture(Body&& body) noexcept {
+  try {
+    body();
+    return {};
+  } catch (const InvalidArgument& e) {
+    return {ACCEL_ERROR_INVALID_ARGUMENT, e.message()};
+  } catch (const NotSupported& e) {
+    return {ACCEL_ERROR_NOT_SUPPORTED, e.message()};
+  } catch (const NotAvailable& e) {
+    return {ACCEL_ERROR_NOT_AVAILABLE, e.message()};
+  } catch (const OutOfMemory& e) {
+    return {ACCEL_ERROR_OUT_OF_MEMORY, e.message()};
+  } catch (const Error& e) {
+    return {ACCEL_ERROR_DEVICE, e.message()};
+  } catch (const std::bad_alloc&) {
+    return {ACCEL_ERROR_OUT_OF_MEMORY, "out of host memory in the cuda backend"};
+  } catch (const std::exception& e) {
+    return {ACCEL_ERROR_INTERNAL, e.what()};
+  } catch (...) {
+    return {ACCEL_ERROR_INTERNAL, "the cuda backend threw an unknown exception"};
+  }
+}
+
+// `device`, checked against the devices the probe found.
+void requireDevice(const char* api, int device) {
+  detail::requireAvailable();
+  const int count = detail::driver().device_count;
+  ACCEL_CHECK(device >= 0 && device < count, InvalidArgument, api, ": device index ",
+              device, " out of range [0, ", count, ") for 'cuda'");
+}
+
+}  // namespace
+
+Status registerBackend(std::string_view caller, AcceleratorHooks*& hooks) noexcept {
+  return capture([&] {
+    static AcceleratorHooks& registered =
+        accel::registerHooks(std::make_unique<detail::CudaHooks>(), std::string(caller));
+    hooks = &registered;
+  });
+}
+
+Status availability(Availability& out) noexcept {
+  return capture([&] {
+    const detail::Driver& d = detail::driver();
+    out = {d.device_count, d.reason, d.driver_version, CUDART_VERSION};
+  });
+}
+
+Status nativeStream(accel_stream stream, CUstream_st*& out) noexcept {
+  return capture([&] {
+    requireDevice("nativeStream", stream.device);
+    out =
+        detail::nativeStream(Stream(Device(DeviceType::CUDA, stream.device), stream.id));
+  });
+}
+
+Status wrapExternalStream(CUstream_st* stream, std::int8_t device,
+                          accel_stream& out) noexcept {
+  return capture([&] {
+    requireDevice("wrapExternalStream", device);
+    const Stream wrapped = detail::wrapExternalStream(stream, device);
+    out.device = wrapped.device.index();
+    out.id = wrapped.id;
+  });
+}
+
+Status onDevice(std::int8_t device, void (*work)(void*) noexcept, void* arg) noexcept {
+  return capture([&] {
+    requireDevice("onDevice", device);
+    detail::DeviceContext context(device);
+    work(arg);
+  });
+}
+
+Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
+            std::uint64_t count, double a, double b,
+            accel_generator* generator) noexcept {
+  return capture([&] { detail::fill(api, stream, kind, data, count, a, b, generator); });
+}
+
+}  // namespace accel::cuda::extension
