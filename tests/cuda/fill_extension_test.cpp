@@ -59,7 +59,7 @@ TEST_F(CudaFillExtension, AnUnknownKindIsAnInvalidArgumentStatus) {
 // through the public API as an InvalidArgument, before the generator moves.
 TEST_F(CudaFillExtension, RejectedParametersConsumeNothing) {
   try {
-    fillUniform(stream_, data_, kCount, 1.0f, 0.0f, generator_);
+    cuda::fillUniform(stream_, data_, kCount, 1.0f, 0.0f, generator_);
     ADD_FAILURE() << "fillUniform(low=1, high=0) was not refused";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("fillUniform(low=1, high=0)"), std::string::npos)
