@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "accel/accel.h"
-#include "accel/opencl/fill.h"
+#include "accel/device_fill.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
@@ -93,9 +93,9 @@ class OurSgemm {
     c_ = allocator.allocate(n * n * sizeof(float));
     accel::Generator g =
         accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
-    accel::opencl::fillUniform(stream_, static_cast<float*>(a_.get()), n * n, -1.0f, 1.0f,
+    accel::fillUniform(stream_, static_cast<float*>(a_.get()), n * n, -1.0f, 1.0f,
                                g);
-    accel::opencl::fillUniform(stream_, static_cast<float*>(b_.get()), n * n, -1.0f, 1.0f,
+    accel::fillUniform(stream_, static_cast<float*>(b_.get()), n * n, -1.0f, 1.0f,
                                g);
     temp_ = allocator.allocate(tempBytes(n, queue_));
   }

@@ -22,7 +22,7 @@
 #include "accel/handle_pool.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/segment_source.h"
-#include "accel/opencl/fill.h"
+#include "accel/device_fill.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
@@ -178,11 +178,11 @@ void BM_UniformFill_Device(benchmark::State& state) {
   const accel::Stream stream = hooks.getDefaultStream(0);
   accel::Generator g =
       accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
-  accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
+  accel::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
                              1.0f, g);
   hooks.synchronizeStream(stream);  // the build is not measured
   for (auto _ : state) {
-    accel::opencl::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
+    accel::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
                                1.0f, g);
     hooks.synchronizeStream(stream);
   }
@@ -214,7 +214,7 @@ void BM_UniformFill_Paired(benchmark::State& state) {
   accel::Generator device_gen =
       accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
   auto* device_out = static_cast<float*>(data.get());
-  accel::opencl::fillUniform(stream, device_out, kFillCount, 0.0f, 1.0f, device_gen);
+  accel::fillUniform(stream, device_out, kFillCount, 0.0f, 1.0f, device_gen);
   hooks.synchronizeStream(stream);  // the build is not measured
   std::vector<float> host_out(kFillCount);
   accel::Generator host_gen =
@@ -224,7 +224,7 @@ void BM_UniformFill_Paired(benchmark::State& state) {
   PairedTimes times;
   for (auto _ : state) {
     times.ours.push_back(PairedTimes::time([&] {
-      accel::opencl::fillUniform(stream, device_out, kFillCount, 0.0f, 1.0f, device_gen);
+      accel::fillUniform(stream, device_out, kFillCount, 0.0f, 1.0f, device_gen);
       hooks.synchronizeStream(stream);
     }));
     times.raw.push_back(PairedTimes::time([&] {

@@ -229,7 +229,7 @@ void FillUniformOnStream(benchmark::State& state) {
   const accel::Stream stream = hooks().getNewStream(0);
   accel::DataPtr data = accel::openreg::allocate(count * sizeof(float), 0);
   for (auto _ : state) {
-    accel::openreg::fillUniform(stream, static_cast<float*>(data.get()), count);
+    accel::fillUniform(stream, static_cast<float*>(data.get()), count);
     hooks().synchronizeStream(stream);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * count * 4));

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "accel/accel.h"
-#include "accel/opencl/fill.h"
+#include "accel/device_fill.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/stream_guard.h"
@@ -124,9 +124,9 @@ int run(int argc, char** argv) {
   // Inputs from the backend's Philox fills, on the stream.
   accel::Generator generator =
       accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0), 2026);
-  accel::opencl::fillUniform(stream, static_cast<float*>(a.get()), m * k, -1.0f, 1.0f,
+  accel::fillUniform(stream, static_cast<float*>(a.get()), m * k, -1.0f, 1.0f,
                              generator);
-  accel::opencl::fillUniform(stream, static_cast<float*>(b.get()), k * n, -1.0f, 1.0f,
+  accel::fillUniform(stream, static_cast<float*>(b.get()), k * n, -1.0f, 1.0f,
                              generator);
 
   // CLBlast's indirect GEMM needs scratch memory; it comes from our

@@ -48,7 +48,7 @@ int run() {
   auto* host_values = static_cast<float*>(host_buffer.get());
 
   // Both calls return at once; the stream runs them in order.
-  accel::openreg::fillUniform(stream, device_values, kCount);
+  accel::fillUniform(stream, device_values, kCount);
   accel::openreg::copyAsync(host_values, device_values, kCount * sizeof(float), stream);
   hooks.synchronizeStream(stream);
 
@@ -72,7 +72,7 @@ int run() {
     std::printf("inside a DeviceGuard: current device %s\n",
                 accel::Device(openreg, hooks.getCurrentDevice()).str().c_str());
     accel::DataPtr scratch = hooks.getDeviceAllocator().allocate(3 * 4096 + 100);
-    accel::openreg::fillNormal(hooks.getCurrentStream(),
+    accel::fillNormal(hooks.getCurrentStream(),
                                static_cast<float*>(scratch.get()), 100);
     float first = 0;
     accel::openreg::copy(&first, scratch.get(), sizeof(float));  // waits for the fill

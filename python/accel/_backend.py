@@ -323,6 +323,35 @@ class Backend(BackendRandom):
         """Makes `device` this thread's current device. Bad index: InvalidArgumentError."""
         self._hooks.set_device(self._index(device))
 
+    def fill_uniform(self, buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
+                     dtype: str = "float32", generator: Optional[_C.Generator] = None,
+                     stream: Optional[_C.Stream] = None) -> None:
+        """Enqueues a uniform fill of a device buffer of this backend (float32 or
+        float64 elements) on `stream` (default: the buffer device's current
+        stream), from `generator` (default: that device's default generator):
+        the host fill's numbers for the same (seed, offset) (accel._C.fill_uniform,
+        the one fill of every backend). A buffer of another device raises
+        InvalidArgumentError; a backend without the fill group, NotSupportedError."""
+        self._lazy.lazy_init()
+        _C.fill_uniform(self._own_buffer(buffer, "fill_uniform"), low, high, dtype=dtype,
+                        generator=generator, stream=stream)
+
+    def fill_normal(self, buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
+                    dtype: str = "float32", generator: Optional[_C.Generator] = None,
+                    stream: Optional[_C.Stream] = None) -> None:
+        """Like fill_uniform, normal(mean, std)."""
+        self._lazy.lazy_init()
+        _C.fill_normal(self._own_buffer(buffer, "fill_normal"), mean, std, dtype=dtype,
+                       generator=generator, stream=stream)
+
+    def _own_buffer(self, buffer: _C.Buffer, what: str) -> _C.Buffer:
+        device = buffer.device
+        if device.type != self.device_type:
+            raise _C.InvalidArgumentError(
+                f"{what}: the buffer is on {device}, not an {self.device_type} device; "
+                f"allocate it with accel.empty(n, device='{self.device_type}:0')")
+        return buffer
+
     def synchronize(self, device: DeviceLike = None) -> None:
         """Waits for all work on `device` (default: current). Releases the GIL."""
         self._lazy.lazy_init()

@@ -1,5 +1,5 @@
 // accel.opencl._native: the OpenCL backend's extras beyond the hooks
-// (registration, why there are no devices, device info, fills, native
+// (registration, why there are no devices, device info, native
 // handles as integers), a module of its own that accel/opencl/__init__.py
 // wraps (backend_modules.h). Buffer copies go through the backend's copies
 // hooks. Built only with the OpenCL backend.
@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "accel/error.h"
-#include "accel/opencl/fill.h"
 #include "accel/opencl/opencl.h"
 #include "backend_modules.h"
 #include "bindings.h"
@@ -22,61 +21,6 @@ Stream streamFrom(const py::object& stream) {
   const auto packed =
       stream.attr("pack3")().cast<std::tuple<long long, long long, long long>>();
   return Stream::unpack3(std::get<0>(packed), std::get<1>(packed), std::get<2>(packed));
-}
-
-template <bool kNormal>
-void openClFill(const py::handle& buffer, double a, double b, const std::string& dtype,
-                const std::optional<Generator>& generator, const py::object& stream) {
-  const char* what = kNormal ? "fill_normal" : "fill_uniform";
-  const BufferView view = bufferView(buffer, what);
-  ACCEL_CHECK(
-      view.device.type() == opencl::deviceType(), InvalidArgument, what,
-      ": the buffer is on ", view.device.str(),
-      ", not an opencl device; allocate it with accel.empty(n, device='opencl:0')");
-  const Stream s =
-      stream.is_none()
-          ? getHooks(opencl::deviceType()).getCurrentStream(view.device.index())
-          : streamFrom(stream);
-  ACCEL_CHECK(s.device == view.device, InvalidArgument, what, ": the stream is on ",
-              s.device.str(), " but the buffer on ", view.device.str());
-  const Generator g = generator.value_or(Generator{});
-  const std::size_t size = dtype == "float32" ? 4 : dtype == "float64" ? 8 : 0;
-  ACCEL_CHECK(size != 0, InvalidArgument, what, ": dtype '", dtype,
-              "': use 'float32' or 'float64'");
-  ACCEL_CHECK(view.nbytes % size == 0, InvalidArgument, what, ": ", view.nbytes,
-              " bytes is not a whole number of ", size, "-byte elements");
-  const std::size_t count = view.nbytes / size;
-  py::gil_scoped_release release;
-  if (size == 4) {
-    auto* data = static_cast<float*>(view.data);
-    if constexpr (kNormal) {
-      opencl::fillNormal(s, data, count, float(a), float(b), g);
-    } else {
-      opencl::fillUniform(s, data, count, float(a), float(b), g);
-    }
-  } else {
-    auto* data = static_cast<double*>(view.data);
-    if constexpr (kNormal) {
-      opencl::fillNormal(s, data, count, a, b, g);
-    } else {
-      opencl::fillUniform(s, data, count, a, b, g);
-    }
-  }
-}
-
-template <bool kNormal>
-void defOpenClFill(py::module_& o, const char* first, const char* second,
-                   const char* doc) {
-  o.def(
-      kNormal ? "fill_normal" : "fill_uniform",
-      [](const Typed<"accel._C.Buffer">& buffer, double a, double b,
-         const std::string& dtype, const std::optional<Generator>& generator,
-         const Typed<"Optional[accel._C.Stream]">& stream) {
-        openClFill<kNormal>(buffer, a, b, dtype, generator, stream);
-      },
-      py::arg("buffer"), py::arg(first) = 0.0, py::arg(second) = 1.0,
-      py::arg("dtype") = "float32", py::arg("generator") = py::none(),
-      py::arg("stream") = py::none(), doc);
 }
 
 void bindOpenClModule(py::module_& o) {
@@ -146,12 +90,6 @@ void bindOpenClModule(py::module_& o) {
         return reinterpret_cast<std::uintptr_t>(opencl::nativeQueue(streamFrom(stream)));
       },
       py::arg("stream"), "The cl_command_queue behind a stream, as an integer.");
-  defOpenClFill<false>(
-      o, "low", "high",
-      "Enqueues a uniform fill of an opencl buffer on `stream` (default: "
-      "the buffer device's current stream) from `generator` (default: "
-      "the device's default generator). Same numbers as the host fill.");
-  defOpenClFill<true>(o, "mean", "stddev", "Like fill_uniform, normal(mean, stddev).");
 }
 
 const BackendModuleRegistrar kOpenClModule{

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "accel/opencl/fill.h"
+#include "accel/device_fill.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "accel/stream_guard.h"
@@ -57,13 +57,13 @@ TEST_F(CapturedPhiloxTest, EveryReplayDrawsTheNextNumbersOfTheGenerator) {
 
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
-  opencl::fillUniform(stream_, static_cast<float*>(floats.get()), kFloats, -1.0f, 2.0f, gen);
-  opencl::fillBits(stream_, static_cast<std::uint32_t*>(words.get()), kWords, gen);
-  opencl::fillUniform(stream_, static_cast<float*>(floats.get()), 0, 0.0f, 1.0f, gen);  // empty
-  opencl::fillNormal(stream_, static_cast<float*>(normals.get()), kNormals, 0.5f, 2.0f, gen);
-  opencl::fillBernoulli(stream_, static_cast<std::uint8_t*>(bytes.get()), kBytes, 0.3, gen);
+  accel::fillUniform(stream_, static_cast<float*>(floats.get()), kFloats, -1.0f, 2.0f, gen);
+  accel::fillBits(stream_, static_cast<std::uint32_t*>(words.get()), kWords, gen);
+  accel::fillUniform(stream_, static_cast<float*>(floats.get()), 0, 0.0f, 1.0f, gen);  // empty
+  accel::fillNormal(stream_, static_cast<float*>(normals.get()), kNormals, 0.5f, 2.0f, gen);
+  accel::fillBernoulli(stream_, static_cast<std::uint8_t*>(bytes.get()), kBytes, 0.3, gen);
   if (fp64)
-    opencl::fillUniform(stream_, static_cast<double*>(doubles.get()), kDoubles, 0.0, 1.0, gen);
+    accel::fillUniform(stream_, static_cast<double*>(doubles.get()), kDoubles, 0.0, 1.0, gen);
   hooks().graphCaptureEnd(graph);
   EXPECT_EQ(gen.offset(), kStart) << "a capture runs nothing: no outputs drawn";
 
@@ -120,11 +120,11 @@ TEST_F(CapturedPhiloxTest, ReplaysAndUncapturedFillsDrawInProgramOrder) {
   Generator gen = generator();
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
-  opencl::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f, 1.0f, gen);
+  accel::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f, 1.0f, gen);
   hooks().graphCaptureEnd(graph);
 
   hooks().graphReplay(graph);  // kStart
-  opencl::fillUniform(stream_, static_cast<float*>(outside.get()), kCount, 0.0f, 1.0f,
+  accel::fillUniform(stream_, static_cast<float*>(outside.get()), kCount, 0.0f, 1.0f,
               gen);            // kStart + kCount
   hooks().graphReplay(graph);  // kStart + 2 kCount
   std::vector<float> wantOutside(kCount), wantCaptured(kCount);
@@ -147,9 +147,9 @@ TEST_F(CapturedPhiloxTest, EachGeneratorMovesByItsOwnDraw) {
   Generator b = generator(kSeed + 7);
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
-  opencl::fillBits(stream_, static_cast<std::uint32_t*>(first.get()), kCount, a);
-  opencl::fillBits(stream_, static_cast<std::uint32_t*>(other.get()), kCount, b);
-  opencl::fillBits(stream_, static_cast<std::uint32_t*>(second.get()), kCount, a);
+  accel::fillBits(stream_, static_cast<std::uint32_t*>(first.get()), kCount, a);
+  accel::fillBits(stream_, static_cast<std::uint32_t*>(other.get()), kCount, b);
+  accel::fillBits(stream_, static_cast<std::uint32_t*>(second.get()), kCount, a);
   hooks().graphCaptureEnd(graph);
   for (std::uint64_t replay = 0; replay < 2; ++replay) {
     SCOPED_TRACE(replay);
@@ -182,7 +182,7 @@ TEST_F(CapturedPhiloxTest, AReplayOnAnotherStreamWaitsForThePendingOne) {
   Generator gen = generator();
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
-  opencl::fillUniform(stream_, static_cast<float*>(out.get()), kCount, 0.0f, 1.0f, gen);
+  accel::fillUniform(stream_, static_cast<float*>(out.get()), kCount, 0.0f, 1.0f, gen);
   hooks().graphCaptureEnd(graph);
 
   const Stream other = hooks().getNewStream(0);
@@ -232,8 +232,8 @@ class FailedReplayTest : public CapturedPhiloxTest {
   // A fill from a_, then one from b_: a replay claims a_'s draw first.
   void capture() {
     hooks().graphCaptureBegin(graph_);
-    opencl::fillBits(stream_, static_cast<std::uint32_t*>(first_.get()), kCount, a_);
-    opencl::fillBits(stream_, static_cast<std::uint32_t*>(second_.get()), kCount, b_);
+    accel::fillBits(stream_, static_cast<std::uint32_t*>(first_.get()), kCount, a_);
+    accel::fillBits(stream_, static_cast<std::uint32_t*>(second_.get()), kCount, b_);
     hooks().graphCaptureEnd(graph_);
   }
   // A replay that throws after enqueueing a_'s write (behind a held queue).

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "accel/hook_catalogue.h"
-#include "accel/opencl/fill.h"
+#include "accel/device_fill.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "accel/stream_guard.h"
@@ -79,12 +79,12 @@ TEST_F(GraphTest, ReplaysRunTheCapturedFillsAndCopyOnlyWhenReplayed) {
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
   DataPtr scratch = hooks().getDeviceAllocator(0).allocate(kBytes);  // the graph's pool
-  opencl::fillUniform(stream_, static_cast<float*>(scratch.get()), kCount, -2.0f, 3.0f,
+  accel::fillUniform(stream_, static_cast<float*>(scratch.get()), kCount, -2.0f, 3.0f,
               generator);
   hooks().copyDeviceToDevice(out.get(), scratch.get(), kBytes, stream_);
   // The same kernel object again (the thread's), with other arguments: each
   // recorded launch must keep its own.
-  opencl::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 5.0f, 6.0f, generator);
+  accel::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 5.0f, 6.0f, generator);
   hooks().graphCaptureEnd(graph);
   EXPECT_EQ(generator.offset(), 40u) << "a capture draws nothing";
 
@@ -121,7 +121,7 @@ TEST_F(GraphTest, ReplayRunsInOrderOnTheCurrentStream) {
   zero(out.get());
   const GraphId graph = hooks().graphCreate(/*keep_graph=*/true);
   hooks().graphCaptureBegin(graph);
-  opencl::fillUniform(stream_, static_cast<float*>(out.get()), kCount);
+  accel::fillUniform(stream_, static_cast<float*>(out.get()), kCount);
   hooks().graphCaptureEnd(graph);
   hooks().graphInstantiate(graph);
 
@@ -159,7 +159,7 @@ TEST_F(GraphTest, QueryAfterAReplayWaitingForAnEarlierOneIsFalseUntilItRuns) {
   zero(out.get());
   const GraphId graph = hooks().graphCreate(/*keep_graph=*/true);
   hooks().graphCaptureBegin(graph);
-  opencl::fillUniform(stream_, static_cast<float*>(out.get()), kCount);
+  accel::fillUniform(stream_, static_cast<float*>(out.get()), kCount);
   hooks().graphCaptureEnd(graph);
   hooks().graphInstantiate(graph);
   const Stream first = hooks().getNewStream(0);
@@ -297,7 +297,7 @@ TEST_F(GraphTest, DestroyingACapturingGraphEndsTheCapture) {
   hooks().graphCaptureBegin(graph);
   hooks().graphDestroy(graph);
   // The stream runs fills again.
-  opencl::fillUniform(stream_, static_cast<float*>(out.get()), kCount);
+  accel::fillUniform(stream_, static_cast<float*>(out.get()), kCount);
   const std::vector<float> got = read(out.get());
   EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v != 0.0f; }));
 }
@@ -334,7 +334,7 @@ TEST_F(GraphTest, ThreadsCaptureAndReplayTheirOwnGraphsAtOnce) {
       Generator generator = makePhiloxGenerator(Device(deviceType(), 0), 100 + t);
       const GraphId graph = hooks().graphCreate();
       hooks().graphCaptureBegin(graph);
-      opencl::fillUniform(streams[t], static_cast<float*>(out.get()), kCount, 0.0f, 1.0f,
+      accel::fillUniform(streams[t], static_cast<float*>(out.get()), kCount, 0.0f, 1.0f,
                   generator);
       hooks().graphCaptureEnd(graph);
       Generator host = makePhiloxGenerator(Device(DeviceType::CPU, 0), 100 + t);

@@ -31,10 +31,10 @@ TEST_F(OpenRegGraphTest, EveryReplayDrawsTheNextNumbersOfTheGenerator) {
   generator.setOffset(40);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(noise.get()), kUniform, 0.0f,
+  accel::fillUniform(stream_, static_cast<float*>(noise.get()), kUniform, 0.0f,
                               1.0f, generator);
   accel::openreg::copyAsync(copy.get(), noise.get(), kUniform * sizeof(float), stream_);
-  accel::openreg::fillNormal(stream_, static_cast<double*>(normal.get()), kNormal, 1.0,
+  accel::fillNormal(stream_, static_cast<double*>(normal.get()), kNormal, 1.0,
                              2.0, generator);
   hooks().graphCaptureEnd(graph);
   EXPECT_EQ(generator.offset(), 40u);  // capturing draws nothing
@@ -72,11 +72,11 @@ TEST_F(OpenRegGraphTest, ReplaysAndUncapturedFillsDrawInProgramOrder) {
   generator.manualSeed(11);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f,
+  accel::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f,
                               1.0f, generator);
   hooks().graphCaptureEnd(graph);
   hooks().graphReplay(graph);  // draws [0, 64)
-  accel::openreg::fillUniform(stream_, static_cast<float*>(direct.get()), kCount, 0.0f,
+  accel::fillUniform(stream_, static_cast<float*>(direct.get()), kCount, 0.0f,
                               1.0f, generator);  // [64, 128)
   hooks().synchronizeStream(stream_);
   const std::vector<float> first = readBack<float>(captured.get(), kCount);
@@ -104,7 +104,7 @@ TEST_F(OpenRegGraphTest, AReplayOnAnotherStreamWaitsUntilThePendingOneReadItsPos
   generator.manualSeed(5);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(noise.get()), kCount, 0.0f,
+  accel::fillUniform(stream_, static_cast<float*>(noise.get()), kCount, 0.0f,
                               1.0f, generator);
   accel::openreg::launchKernel(stream_, "accumulate",
                                {{"noise", noise.get(), kCount * sizeof(float)},
@@ -172,9 +172,9 @@ TEST_F(OpenRegGraphTest, AFailedReplayKeepsItsClaimsAndTheNextReplayWaitsForItsW
   b.manualSeed(22);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(first.get()), kCount, 0.0f,
+  accel::fillUniform(stream_, static_cast<float*>(first.get()), kCount, 0.0f,
                               1.0f, a);
-  accel::openreg::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 0.0f,
+  accel::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 0.0f,
                               1.0f, b);
   hooks().graphCaptureEnd(graph);
   const accel::Stream other = hooks().getNewStream(1);

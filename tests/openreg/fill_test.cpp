@@ -18,7 +18,7 @@ std::vector<T> deviceUniform(accel::Stream stream, std::size_t count, T low, T h
                              accel::Generator generator) {
   accel::DataPtr buffer =
       accel::openreg::allocate(count * sizeof(T), stream.device.index());
-  accel::openreg::fillUniform(stream, static_cast<T*>(buffer.get()), count, low, high,
+  accel::fillUniform(stream, static_cast<T*>(buffer.get()), count, low, high,
                               std::move(generator));
   // readBack copies on the current stream, which need not be `stream`.
   openreg_test::openregHooks().synchronizeStream(stream);
@@ -56,9 +56,9 @@ TEST_F(OpenRegFillTest, NormalFillsMatchTheHostFillIncludingOddCounts) {
   device_gen.manualSeed(99);
   accel::DataPtr f = accel::openreg::allocate(257 * sizeof(float), 2);
   accel::DataPtr d = accel::openreg::allocate(64 * sizeof(double), 2);
-  accel::openreg::fillNormal(stream, static_cast<float*>(f.get()), 257, 1.0f, 2.0f,
+  accel::fillNormal(stream, static_cast<float*>(f.get()), 257, 1.0f, 2.0f,
                              device_gen);
-  accel::openreg::fillNormal(stream, static_cast<double*>(d.get()), 64, 0.0, 1.0,
+  accel::fillNormal(stream, static_cast<double*>(d.get()), 64, 0.0, 1.0,
                              device_gen);
   hooks().synchronizeStream(stream);
 
@@ -79,11 +79,11 @@ TEST_F(OpenRegFillTest,
   accel::DataPtr buffer = accel::openreg::allocate(100 * sizeof(float), 3);
   auto* data = static_cast<float*>(buffer.get());
   accel::globalContext().manualSeed(42);
-  accel::openreg::fillUniform(stream, data, 100);
+  accel::fillUniform(stream, data, 100);
   const std::vector<float> first = readBack<float>(data, 100);
   EXPECT_EQ(hooks().getDefaultGenerator(3).offset(), 100u);
   accel::globalContext().manualSeed(42);
-  accel::openreg::fillUniform(stream, data, 100);
+  accel::fillUniform(stream, data, 100);
   EXPECT_EQ(readBack<float>(data, 100), first);
   for (float v : first) {
     EXPECT_GE(v, 0.0f);
@@ -96,19 +96,19 @@ TEST_F(OpenRegFillTest, BadParametersAreRejectedWithoutConsumingTheGenerator) {
   accel::DataPtr buffer = accel::openreg::allocate(16 * sizeof(float), 4);
   auto* data = static_cast<float*>(buffer.get());
   accel::Generator generator = hooks().getNewGenerator(4);
-  EXPECT_THROW(accel::openreg::fillUniform(stream, data, 16, 1.0f, 1.0f, generator),
+  EXPECT_THROW(accel::fillUniform(stream, data, 16, 1.0f, 1.0f, generator),
                accel::InvalidArgument);
-  EXPECT_THROW(accel::openreg::fillNormal(stream, data, 16, 0.0f, -1.0f, generator),
+  EXPECT_THROW(accel::fillNormal(stream, data, 16, 0.0f, -1.0f, generator),
                accel::InvalidArgument);
-  EXPECT_THROW(accel::openreg::fillUniform(stream, data, 17, 0.0f, 1.0f, generator),
+  EXPECT_THROW(accel::fillUniform(stream, data, 17, 0.0f, 1.0f, generator),
                accel::InvalidArgument);  // one element past the allocation
   EXPECT_EQ(generator.offset(), 0u);
   accel::Generator cpu =
       accel::makePhiloxGenerator(accel::Device(accel::DeviceType::CPU, 0));
-  EXPECT_THROW(accel::openreg::fillUniform(stream, data, 16, 0.0f, 1.0f, cpu),
+  EXPECT_THROW(accel::fillUniform(stream, data, 16, 0.0f, 1.0f, cpu),
                accel::InvalidArgument);
   int host[4];
-  EXPECT_THROW(accel::openreg::fillUniform(stream, reinterpret_cast<float*>(host), 4,
+  EXPECT_THROW(accel::fillUniform(stream, reinterpret_cast<float*>(host), 4,
                                            0.0f, 1.0f, generator),
                accel::InvalidArgument);
 }

@@ -9,6 +9,7 @@
 #include "devices.h"
 #include "fill_kernels.h"
 #include "loader.h"
+#include "opencl_backend.h"
 #include "opencl_error.h"
 #include "queue_tails.h"
 #include "recording.h"
@@ -200,6 +201,20 @@ void enqueueFill(const adapter::Core& core, std::string_view api, Stream stream,
     if (slot) recording->unclaimSlot(*slot);  // not in the graph: no draw at replays
     throw;
   }
+}
+
+void OpenClBackend::fill(Stream stream, std::int32_t kind, void* data,
+                         std::uint64_t count, double a, double b,
+                         accel_generator* generator) {
+  requireAvailable();
+  (void)deviceRecord(stream.device);
+  const char* api = kind == ACCEL_FILL_BITS32 || kind == ACCEL_FILL_BITS64 ? "fillBits"
+                    : kind == ACCEL_FILL_UNIFORM_FLOAT || kind == ACCEL_FILL_UNIFORM_DOUBLE
+                        ? "fillUniform"
+                    : kind == ACCEL_FILL_NORMAL_FLOAT || kind == ACCEL_FILL_NORMAL_DOUBLE
+                        ? "fillNormal"
+                        : "fillBernoulli";
+  enqueueFill(core(), api, stream, kind, data, count, a, b, generator);
 }
 
 }  // namespace accel::opencl::detail

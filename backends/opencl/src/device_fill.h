@@ -1,5 +1,5 @@
-// The OpenCL device fill: one function for every random fill of
-// accel/opencl/fill.h, in the shape of the plugin ABI's fills (a kind, a
+// The OpenCL device fill (the fill group, OpenClBackend::fill): one
+// function for every random fill of accel/device_fill.h, in the shape of the plugin ABI's fills (a kind, a
 // and b as the kind says; ACCEL_FILL_* of accel/plugin_abi.h), bit-identical
 // to the core's host fill for the same (seed, offset).
 //

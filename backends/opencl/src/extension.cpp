@@ -4,7 +4,6 @@
 #include <optional>
 #include <utility>
 
-#include "device_fill.h"
 #include "devices.h"
 #include "loader.h"
 #include "opencl_backend.h"
@@ -116,16 +115,6 @@ Status copyBlocking(void* dst, const void* src, std::size_t bytes) noexcept {
     detail::checkCl(detail::loader().clEnqueueSVMMemcpy(queue, CL_TRUE, dst, src, bytes,
                                                         0, nullptr, nullptr),
                     "clEnqueueSVMMemcpy (copyBlocking)", index);
-  });
-}
-
-Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
-            std::size_t count, double a, double b, accel_generator* generator) noexcept {
-  return capture([&] {
-    detail::requireAvailable();
-    (void)detail::deviceRecord(stream.device);
-    detail::enqueueFill(detail::registeredBackend().core(), api, stream, kind, data,
-                        count, a, b, generator);
   });
 }
 

@@ -2,7 +2,7 @@
 // own API (accel/opencl/*.h, compiled into the programs that use it: the
 // static library accel_opencl, api/) asks of the plugin beyond the hooks the
 // core calls: availability, device information, native handles, external
-// queues, programs, blocking copies and the device fill.
+// queues, programs and blocking copies.
 //
 // Both sides are the OpenCL backend, built together, so the interface is
 // C++; nothing of the core crosses it (streams are accel_stream, generators
@@ -11,9 +11,6 @@
 // message (accel/adapter/extension_status.h), which the API throws as the
 // library's error of that kind. The plugin exports these and its
 // negotiation entries, nothing else.
-//
-// fill has the shape of the plugin ABI's device fill (a kind, a and b as
-// the kind says, a generator handle).
 //
 // Thread-safety: every function is thread-safe. Functions taking a device
 // or a stream need the plugin registered (the API registers it first:
@@ -64,12 +61,5 @@ ACCEL_OPENCL_API Status buildProgram(std::int8_t device, std::string_view source
                                      _cl_program*& out) noexcept;
 ACCEL_OPENCL_API Status copyBlocking(void* dst, const void* src,
                                      std::size_t bytes) noexcept;
-// Enqueues (or, on a captured stream, records) a fill of `count` elements of
-// `kind` (ACCEL_FILL_*) on `stream`, drawn from `generator` (null: the
-// stream's device's default generator), which the plugin keeps while a
-// captured fill needs it. `api` names the caller in messages.
-ACCEL_OPENCL_API Status fill(std::string_view api, accel_stream stream, std::int32_t kind,
-                             void* data, std::size_t count, double a, double b,
-                             accel_generator* generator) noexcept;
 
 }  // namespace accel::opencl::extension

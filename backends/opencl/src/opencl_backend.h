@@ -90,6 +90,10 @@ class OpenClBackend final : public adapter::Backend {
                         Stream stream) override;
   void copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
                           Stream stream) override;
+
+  // The fill group (device_fill.cpp).
+  void fill(Stream stream, std::int32_t kind, void* data, std::uint64_t count, double a,
+            double b, accel_generator* generator) override;
 };
 
 }  // namespace accel::opencl::detail

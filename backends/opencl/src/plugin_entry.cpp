@@ -17,7 +17,8 @@ void registerOpenCl(accel::adapter::Registrar& registrar) {
   registrar.registerBackend(
       "opencl", std::move(backend),
       ACCEL_GROUP_DEVICE | ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
-          ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS | ACCEL_GROUP_COPIES);
+          ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS | ACCEL_GROUP_COPIES |
+          ACCEL_GROUP_FILL);
   accel::opencl::detail::setRegisteredBackend(registered);
 }
 

@@ -47,25 +47,6 @@ Status capture(Body&& body) noexcept {
   return adapter::extensionGuard("openreg", std::forward<Body>(body));
 }
 
-// Bytes per element of a fill kind.
-std::size_t elementBytes(std::int32_t kind) {
-  switch (kind) {
-    case ACCEL_FILL_BITS32:
-    case ACCEL_FILL_UNIFORM_FLOAT:
-    case ACCEL_FILL_NORMAL_FLOAT:
-    case ACCEL_FILL_BERNOULLI_FLOAT:
-      return 4;
-    case ACCEL_FILL_BITS64:
-    case ACCEL_FILL_UNIFORM_DOUBLE:
-    case ACCEL_FILL_NORMAL_DOUBLE:
-      return 8;
-    case ACCEL_FILL_BERNOULLI_U8:
-      return 1;
-    default:
-      throw detail::InvalidArgument(detail::concat("openreg cannot fill kind ", kind));
-  }
-}
-
 }  // namespace
 
 Status copy(void* dst, const void* src, std::size_t bytes) noexcept {
@@ -85,58 +66,6 @@ bool isDevicePointer(const void* ptr) noexcept {
   const OpenRegBackend* backend = detail::registeredBackend();
   return backend != nullptr && backend->initialized() &&
          backend->devices().deviceOfAddress(ptr).has_value();
-}
-
-Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
-            std::uint64_t count, double a, double b,
-            accel_generator* generator) noexcept {
-  return capture([&] {
-    OpenRegBackend& backend = readyBackend(api);
-    const DeviceTable& devices = backend.devices();
-    StreamQueue& queue = devices.queue(stream, api);
-    DeviceState& device = devices.device(stream.device, api);
-    const adapter::Core& core = backend.core();
-    // The parameters are checked by the core's fill itself, on an empty
-    // output, so that device and host accept exactly the same values.
-    core.fillHost(kind, nullptr, 0, a, b, {});
-    if (count == 0) return;
-    const std::size_t element = elementBytes(kind);
-    ACCEL_ADAPTER_CHECK(count <= std::numeric_limits<std::size_t>::max() / element,
-                        detail::InvalidArgument, api, "(): ", count,
-                        " elements do not fit in memory");
-    Operation operation;
-    operation.name = std::string(api);
-    operation.buffers.push_back(
-        devices.resolveOn(device, data, count * element, detail::concat(api, "()")));
-    if (generator == nullptr) generator = core.defaultGenerator(stream.device);
-    device.faults.beginOperation(api);
-    const std::uint64_t outputs = core.fillOutputs(kind, count);
-    // Kernels run on one worker thread each: the core's fill runs on the
-    // calling thread, starting none of its own.
-    if (std::shared_ptr<detail::Capture> captured =
-            queue.capturing() ? queue.capture() : nullptr) {
-      // Captured: the fill claims nothing now; it reads its position from a
-      // slot each replay writes first (graphs.h), so every replay draws new
-      // numbers.
-      std::shared_ptr<const adapter::PhiloxPosition> slot =
-          captured->draws->claim(core, generator, outputs);
-      operation.body = [core, kind, data, count, a, b, slot] {
-        core.fillHost(kind, data, count, a, b, *slot);
-      };
-      try {
-        queue.record(captured, std::move(operation));
-      } catch (...) {
-        captured->draws->unclaim(slot);  // not in the graph: no draw at replays
-        throw;
-      }
-      return;
-    }
-    const adapter::PhiloxPosition from = core.reservePhilox(generator, outputs);
-    operation.body = [core, kind, data, count, a, b, from] {
-      core.fillHost(kind, data, count, a, b, from);
-    };
-    queue.enqueue(std::move(operation));
-  });
 }
 
 Status launchKernel(accel_stream stream, std::string_view name,

@@ -51,13 +51,6 @@ ACCEL_OPENREG_API Status copyAsync(void* dst, const void* src, std::size_t bytes
 // Whether ptr is in an openreg device's address range (false before init
 // and before registration).
 ACCEL_OPENREG_API bool isDevicePointer(const void* ptr) noexcept;
-// Enqueues a fill of `count` elements of `kind` (ACCEL_FILL_*; a, b as the
-// kind says) on `stream`, drawn from `generator` (null: the stream's device's
-// default generator), which the plugin keeps while a captured fill needs it.
-// `api` names the caller in messages.
-ACCEL_OPENREG_API Status fill(std::string_view api, accel_stream stream,
-                              std::int32_t kind, void* data, std::uint64_t count,
-                              double a, double b, accel_generator* generator) noexcept;
 ACCEL_OPENREG_API Status launchKernel(accel_stream stream, std::string_view name,
                                       std::vector<KernelBuffer> buffers,
                                       std::function<void()> body) noexcept;

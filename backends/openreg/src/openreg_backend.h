@@ -110,6 +110,11 @@ class OpenRegBackend final : public adapter::Backend {
   void copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
                           Stream stream) override;
 
+  // The fill group: the core's reference fill run as a kernel on the
+  // stream's worker (device_fill.cpp).
+  void fill(Stream stream, std::int32_t kind, void* data, std::uint64_t count, double a,
+            double b, accel_generator* generator) override;
+
   // ---- for openreg's extension interface (extension.cpp), which reaches
   // the registered backend through registered_backend.h, and the after-fork
   // handler there (forkState) ----

@@ -49,23 +49,6 @@ class OpenCl(Backend):
         self._lazy.lazy_init()
         return _native.native_queue(stream)
 
-    def fill_uniform(self, buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
-                     dtype: str = "float32", generator: Optional[_C.Generator] = None,
-                     stream: Optional[_C.Stream] = None) -> None:
-        """Enqueues a uniform fill of an opencl device buffer (float32 or float64
-        elements) on `stream` (default: the buffer device's current stream), from
-        `generator` (default: that device's default generator). The numbers equal
-        the host fill's for the same (seed, offset)."""
-        self._lazy.lazy_init()
-        _native.fill_uniform(buffer, low, high, dtype, generator, stream)
-
-    def fill_normal(self, buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
-                    dtype: str = "float32", generator: Optional[_C.Generator] = None,
-                    stream: Optional[_C.Stream] = None) -> None:
-        """Like fill_uniform, normal(mean, std)."""
-        self._lazy.lazy_init()
-        _native.fill_normal(buffer, mean, std, dtype, generator, stream)
-
 
 # Registered before the surface is made, which looks the hooks up.
 _native.register_backend()

@@ -1,6 +1,5 @@
 """The surface of accel.openreg: the backend API (accel._backend.Backend)
-plus openreg's extras: device fills from a generator, fault injection and
-execution units, over its native module (accel.openreg._native).
+plus openreg's extras: fault injection and execution units, over its native module (accel.openreg._native).
 
 Importing it registers the openreg hooks (bundled with the package) but
 touches no device. Thread-safety: every method is thread-safe.
@@ -18,24 +17,6 @@ from . import _native
 
 class OpenReg(Backend):
     """accel.openreg's API: every backend's, and openreg's extras."""
-
-    def fill_uniform(self, buffer: _C.Buffer, low: float = 0.0, high: float = 1.0, *,
-                     dtype: str = "float32", generator: Optional[_C.Generator] = None,
-                     stream: Optional[_C.Stream] = None) -> None:
-        """Enqueues a uniform fill of an openreg device buffer (float32 or float64
-        elements) on `stream` (default: the buffer device's current stream), from
-        `generator` (default: that device's default generator). The numbers equal
-        the host fill's for the same (seed, offset). A buffer on another device
-        raises InvalidArgumentError."""
-        self._lazy.lazy_init()
-        _native.fill_uniform(buffer, low, high, dtype, generator, stream)
-
-    def fill_normal(self, buffer: _C.Buffer, mean: float = 0.0, std: float = 1.0, *,
-                    dtype: str = "float32", generator: Optional[_C.Generator] = None,
-                    stream: Optional[_C.Stream] = None) -> None:
-        """Like fill_uniform, normal(mean, std)."""
-        self._lazy.lazy_init()
-        _native.fill_normal(buffer, mean, std, dtype, generator, stream)
 
     def fail_nth_allocation(self, nth: int) -> None:
         """The nth openreg allocation from now raises OutOfMemoryError (0 cancels)."""

@@ -34,7 +34,7 @@ void AcceleratorHooks::fillRandom(Stream stream, DeviceFill kind, void* data,
   } else {
     ACCEL_CHECK(generator.device().type() == deviceType(), InvalidArgument, api,
                 "(): the generator is on ", generator.device(), "; a fill on ",
-                stream.device, " needs a generator of '", name(), "' (",
+                stream.device, " needs a generator of ", name(), " (",
                 hookInfo(HookId::getDefaultGenerator).name, " or ",
                 hookInfo(HookId::getNewGenerator).name,
                 "), or none for the device's default");

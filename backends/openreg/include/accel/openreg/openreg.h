@@ -5,6 +5,6 @@
 #include "accel/openreg/config.h"
 #include "accel/openreg/execution_units.h"
 #include "accel/openreg/fault_injection.h"
-#include "accel/openreg/fill.h"
+#include "accel/device_fill.h"
 #include "accel/openreg/kernel.h"
 #include "accel/openreg/memory.h"
