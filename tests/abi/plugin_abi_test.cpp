@@ -288,6 +288,65 @@ TEST(PluginAbi, PluginSpeakingAnOlderVersionGetsNothingNewerFromLongTables) {
   EXPECT_EQ(askPlugin<std::uint32_t>("speaks_1_0", "abitest_negotiated_version"), 0u);
 }
 
+// The fill group came in 1.3: for a plugin speaking 1.2 it is an undeclared
+// group whose refusal names the backend, the hook and both versions (the
+// plugin's tables cannot hold it).
+TEST(PluginAbi, FillGroupOfAnOlderPluginIsNotSupportedNamingBothVersions) {
+  expectLoaded(load("v1_2"), kV1_2);
+  AcceleratorHooks& hooks = hooksOf("v1_2");
+  EXPECT_FALSE(hooks.supports(HookGroup::Fill));
+  const std::string hook(hookInfo(HookId::fillRandom).name);
+  try {
+    hooks.fillRandom(hooks.getCurrentStream(0), DeviceFill::Bits32, nullptr, 0, 0, 0);
+    ADD_FAILURE() << hook << " of a plugin speaking 1.2 returned";
+  } catch (const NotSupported& error) {
+    for (const std::string word : {"'abitest_v1_2'", hook.c_str(), "1.2", "1.3"}) {
+      EXPECT_NE(std::string(error.what()).find(word), std::string::npos)
+          << "'" << word << "' not in: " << error.what();
+    }
+  }
+}
+
+// join_capture (1.3): a stream that joined a capture allocates into the
+// capture's private pool until the capture ends; a stream that is not being
+// captured cannot be joined.
+TEST(PluginAbi, StreamThatJoinedACaptureAllocatesIntoItsPool) {
+  expectLoaded(load("v1_3"), kCoreNewest);
+  AcceleratorHooks& hooks = hooksOf("v1_3");
+  using Join = accel_status (*)(std::int8_t, std::int64_t, std::int64_t);
+  void* handle = dlopen(pluginPath("v1_3").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto join = reinterpret_cast<Join>(dlsym(handle, "abitest_join_capture"));
+  ASSERT_NE(join, nullptr);
+  hooks.setCurrentDevice(0);
+  const Stream captured = hooks.getNewStream(0);
+  const Stream joined = hooks.getNewStream(0);
+  EXPECT_NE(join(0, captured.id, joined.id), ACCEL_OK)
+      << "a stream that is not being captured was joined";
+  hooks.setCurrentStream(captured);
+  const GraphId graph = hooks.graphCreate();
+  hooks.graphCaptureBegin(graph);
+  ASSERT_EQ(join(0, captured.id, joined.id), ACCEL_OK);
+  ASSERT_EQ(join(0, captured.id, joined.id), ACCEL_OK) << "joining twice is one join";
+  hooks.setCurrentStream(joined);
+  DataPtr block = hooks.getDeviceAllocator(0).allocate(4096);
+  const MempoolId pool = hooks.graphPool(graph);
+  bool in_pool = false;
+  for (const MemorySegment& segment : hooks.memorySnapshot().segments) {
+    const auto ptr = reinterpret_cast<std::uint64_t>(block.get());
+    if (ptr >= segment.address && ptr < segment.address + segment.total_size)
+      in_pool = segment.pool == pool;
+  }
+  EXPECT_TRUE(in_pool) << "an allocation on the joined stream is not in the capture's pool";
+  block = DataPtr();
+  hooks.setCurrentStream(captured);
+  hooks.graphCaptureEnd(graph);
+  EXPECT_NE(join(0, captured.id, joined.id), ACCEL_OK)
+      << "a stream joined a capture that had ended";
+  hooks.graphDestroy(graph);
+  dlclose(handle);
+}
+
 // ---- headers newer than the core ----
 
 TEST(PluginAbi, NewerHeadersAcceptingTheCoreLoadSpeakingTheCoresNewest) {

@@ -3,12 +3,17 @@
 // and `accel check` survive a driver that crashes or hangs. Each is the
 // testdev backend (testdev/testdev_backend.h) with one testdev::Defect,
 // written on the adapter and linking nothing of libaccel.so. Built once
-// per defect; the build sets BROKEN_TYPE (the device type name) and
-// BROKEN_DEFECT (a testdev::Defect value).
+// per defect; the build sets BROKEN_TYPE (the device type name),
+// BROKEN_DEFECT (a testdev::Defect value) and, for a backend that declares
+// fewer than every group, BROKEN_GROUPS (ACCEL_GROUP_* bits).
 #include <memory>
 
 #include "accel/plugin_adapter.h"
 #include "testdev/testdev_backend.h"
+
+#ifndef BROKEN_GROUPS
+#define BROKEN_GROUPS testdev::kAllGroups
+#endif
 
 namespace {
 
@@ -19,7 +24,7 @@ void registerBroken(accel::adapter::Registrar& registrar) {
   options.keeps_current = options.defect == testdev::Defect::SetCurrentDeviceIgnored;
   registrar.registerBackend(BROKEN_TYPE,
                             std::make_unique<testdev::TestdevBackend>(options),
-                            testdev::kAllGroups);
+                            BROKEN_GROUPS);
 }
 
 }  // namespace

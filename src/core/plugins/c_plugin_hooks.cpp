@@ -690,7 +690,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
             "' group: its plugin answered ", function,
             " with ACCEL_ERROR_NOT_IMPLEMENTED", message.empty() ? "" : " (", message,
             message.empty() ? "" : ")",
-            ". This is a bug in the plugin: report it to its maintainers (`accel check "
+            ". This is a bug in the backend's plugin: report it to its maintainers (`accel check "
             "--backend ",
             name(), "` shows every such gap)"));
   }

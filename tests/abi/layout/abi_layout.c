@@ -138,6 +138,9 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_core_services, current_device),
     MEMBER(accel_core_services, current_stream),
 #endif
+#if SINCE(1, 3)
+    MEMBER(accel_core_services, join_capture),
+#endif
     MEMBER(accel_core_offer, struct_size),
     MEMBER(accel_core_offer, newest_version),
     MEMBER(accel_core_offer, oldest_version),

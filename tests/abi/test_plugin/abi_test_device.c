@@ -195,6 +195,27 @@ static accel_status device_to_device(void* ctx, void* dst, const void* src, size
   return copy("device_to_device", dst, src, bytes, stream);
 }
 
+#if ABITEST_HEADERS_HAVE_1_3
+/* ---- the fill group (1.3): the core's reference fill into the device's
+ * memory, which the host addresses; its draw reserved when it runs ---- */
+
+static accel_status fill(void* ctx, accel_stream stream, int32_t kind, void* data,
+                         uint64_t count, double a, double b, accel_generator* generator) {
+  (void)ctx;
+  if (!abitest_known_stream(stream)) return abitest_unknown_stream("fill", stream);
+  if (abitest_stream_is_capturing(stream)) {
+    return abitest_fail(ACCEL_ERROR_NOT_SUPPORTED,
+                        ABITEST_TYPE " records no fills in a graph");
+  }
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  accel_status status = abitest_services->reserve_philox(
+      generator, abitest_services->fill_outputs(kind, count), &seed, &offset);
+  if (status != ACCEL_OK) return status;
+  return abitest_services->fill_host(abitest_core, kind, data, count, a, b, seed, offset);
+}
+#endif
+
 /* ---- raw memory under the core's caches ---- */
 
 typedef struct memory_kind {
@@ -258,6 +279,9 @@ void abitest_device_tables(abitest_tables* tables) {
   abitest_graph_fns(&tables->graphs);
   tables->copies = (accel_copy_fns){sizeof tables->copies, host_to_device, device_to_host,
                                     device_to_device};
+#if ABITEST_HEADERS_HAVE_1_3
+  tables->fill = (accel_fill_fns){sizeof tables->fill, fill};
+#endif
   /* No page mapping and no events: a synchronous device. */
   accel_segment_fns* memory = &tables->device_memory;
   memory->struct_size = sizeof *memory;

@@ -20,6 +20,8 @@
   (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 1)
 #define ABITEST_HEADERS_HAVE_1_2 \
   (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 2)
+#define ABITEST_HEADERS_HAVE_1_3 \
+  (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 3)
 
 /* The core, as the offer gave it: set by the entry before anything else runs. */
 extern accel_core* abitest_core;
@@ -43,6 +45,9 @@ typedef struct abitest_tables {
   accel_event_fns events;
   accel_graph_fns graphs;
   accel_copy_fns copies;
+#if ABITEST_HEADERS_HAVE_1_3
+  accel_fill_fns fill;
+#endif
   accel_segment_fns device_memory;
   void* device_memory_ctx;
   accel_segment_fns pinned_memory;

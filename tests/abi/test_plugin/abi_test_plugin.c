@@ -97,6 +97,9 @@ enum {
   TABLE_COPIES,
   TABLE_DEVICE_MEMORY,
   TABLE_PINNED_MEMORY,
+#if ABITEST_HEADERS_HAVE_1_3
+  TABLE_FILL,
+#endif
   TABLE_COUNT
 };
 
@@ -120,7 +123,11 @@ static accel_status register_one_backend(accel_core* core, const char* type_name
       ABITEST_TABLE(t.device),       ABITEST_TABLE(t.streams),
       ABITEST_TABLE(t.events),       ABITEST_TABLE(t.graphs),
       ABITEST_TABLE(t.copies),       ABITEST_TABLE(t.device_memory),
-      ABITEST_TABLE(t.pinned_memory)};
+      ABITEST_TABLE(t.pinned_memory),
+#if ABITEST_HEADERS_HAVE_1_3
+      ABITEST_TABLE(t.fill),
+#endif
+  };
 #ifdef ABITEST_STREAMS_SIZE
   free(tables[TABLE_STREAMS]);
   tables[TABLE_STREAMS] = table_block(&t.streams, sizeof t.streams, ABITEST_STREAMS_SIZE);
@@ -155,6 +162,10 @@ static accel_status register_one_backend(accel_core* core, const char* type_name
     backend.device_memory_ctx = t.device_memory_ctx;
     backend.pinned_memory = tables[TABLE_PINNED_MEMORY];
     backend.pinned_memory_ctx = t.pinned_memory_ctx;
+#if ABITEST_HEADERS_HAVE_1_3
+    backend.groups |= ACCEL_GROUP_FILL;
+    backend.fill = tables[TABLE_FILL];
+#endif
     accel_backend* block = table_block(&backend, sizeof backend, sizeof backend);
     status = block != NULL
                  ? abitest_services->register_backend(core, block)
@@ -337,5 +348,16 @@ ABITEST_TEST_EXPORT int64_t abitest_current_stream(int8_t device) {
     return -2;
   }
   return stream;
+}
+#endif
+
+#if ABITEST_HEADERS_HAVE_1_3
+/* join_capture (1.3): stream `joined` of `device` joins the capture of
+ * stream `capturing`; the service's status. */
+ABITEST_TEST_EXPORT accel_status abitest_join_capture(int8_t device, int64_t capturing,
+                                                     int64_t joined) {
+  accel_stream from = {capturing, device};
+  accel_stream to = {joined, device};
+  return abitest_services->join_capture(abitest_core, atomic_load(&g_first_type), from, to);
 }
 #endif

@@ -118,7 +118,15 @@ void TestdevBackend::synchronizeDevice(std::int8_t device) {
   engine_->synchronizeDevice(device);
 }
 
+std::int64_t TestdevBackend::defaultStream(std::int8_t device) {
+  if (options_.defect == Defect::StreamsWithoutDefaultOrNewStream)
+    notWritten("defaultStream");
+  return Backend::defaultStream(device);
+}
+
 std::int64_t TestdevBackend::createStream(std::int8_t device, int priority) {
+  if (options_.defect == Defect::StreamsWithoutDefaultOrNewStream)
+    notWritten("createStream");
   return engine_->newStream(device, priority);
 }
 

@@ -50,6 +50,10 @@ enum class Defect {
   DiscoveryHangs,
   // Discovery answers, then init blocks for good.
   InitHangs,
+  // The streams group is declared, but defaultStream and createStream are
+  // left unwritten (the adapter's NotImplemented): `accel check` must blame
+  // getDefaultStream and getNewStream, not the hook a case is about.
+  StreamsWithoutDefaultOrNewStream,
 };
 
 // Every group a backend can declare.
@@ -104,6 +108,7 @@ class TestdevBackend final : public accel::adapter::Backend {
 
   // ---- device and streams ----
   void synchronizeDevice(std::int8_t device) override;
+  [[nodiscard]] std::int64_t defaultStream(std::int8_t device) override;
   [[nodiscard]] std::int64_t createStream(std::int8_t device, int priority) override;
   [[nodiscard]] bool queryStream(Stream stream) override;
   void synchronizeStream(Stream stream) override;

@@ -51,7 +51,7 @@
  *      fill_host, retain_generator, release_generator, divert_allocations,
  *      use_block, release_block_use, current_device, current_stream.
  * 1.3  ACCEL_ERROR_NOT_IMPLEMENTED; the fill group (ACCEL_GROUP_FILL,
- *      accel_fill_fns, accel_backend.fill).
+ *      accel_fill_fns, accel_backend.fill); accel_core_services.join_capture.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -456,6 +456,17 @@ typedef struct accel_core_services {
   accel_status (*current_device)(accel_core* core, int32_t device_type, int8_t* device);
   accel_status (*current_stream)(accel_core* core, int32_t device_type, int8_t device,
                                  int64_t* stream);
+  /* since 1.3: `joined`, a stream of the same device as `capturing`, has
+   * joined the capture that `capturing` is being captured into (it waited
+   * on an event recorded on a capturing stream, as CUDA's stream capture
+   * forks): until that capture ends, the device allocator sends
+   * allocations on `joined` to the capture's private pool too. Joining
+   * twice is one join. ACCEL_ERROR_INVALID_ARGUMENT when `capturing` is
+   * not being captured through the core's graphs group, or the streams are
+   * of different devices or the same stream; ACCEL_ERROR_NOT_SUPPORTED for
+   * a synchronous backend (its captures hold one stream). */
+  accel_status (*join_capture)(accel_core* core, int32_t device_type,
+                               accel_stream capturing, accel_stream joined);
 } accel_core_services;
 
 /* ---- the entry ---- */
