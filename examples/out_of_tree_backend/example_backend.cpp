@@ -8,14 +8,15 @@
 // (docs/plugin-abi.md):
 //  - a synchronous device's current device, streams, events, graph capture
 //    (phases, a private pool per capture, the errors a device gives for
-//    misuse) and copies (std::memcpy: this device's memory is host memory);
+//    misuse), copies (std::memcpy: this device's memory is host memory) and
+//    fills (the host fill written into that memory);
 //  - the caching device allocator and the pinned host memory cache over
 //    HostSegments, and with them getDeviceFromPtr, isPinnedPtr, the device
 //    allocators, the memory group (memoryStats, emptyCache, ...) and the
 //    memory_history group (recordMemoryHistory, memorySnapshot, ...);
 //  - Philox generators per device.
-// It passes `accel check` for all nine groups: low, high, device, streams,
-// events, memory, memory_history, graphs and copies.
+// It passes `accel check` for all ten groups: low, high, device, streams,
+// events, memory, memory_history, graphs, copies and fill.
 //
 // The plugin links nothing of libaccel.so and needs only C++17: built once,
 // with GCC or clang and either standard library, it loads into every core of
@@ -144,7 +145,7 @@ void registerExampleBackend(accel::adapter::Registrar& registrar) {
   registrar.registerSynchronous("example", std::make_unique<ExampleBackend>(),
                                 ACCEL_GROUP_DEVICE | ACCEL_GROUP_MEMORY |
                                     ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS |
-                                    ACCEL_GROUP_COPIES);
+                                    ACCEL_GROUP_COPIES | ACCEL_GROUP_FILL);
 }
 
 }  // namespace example
