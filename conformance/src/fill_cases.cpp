@@ -41,47 +41,6 @@ std::span<T> as(std::vector<unsigned char>& bytes) {
   return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
 }
 
-// The host fill of `kind` into `out`, from `from`.
-void hostFill(const KindCase& k, std::vector<unsigned char>& out, PhiloxPosition from) {
-  switch (k.kind) {
-    case DeviceFill::Bits32:
-      return fillBits(as<std::uint32_t>(out), from);
-    case DeviceFill::Bits64:
-      return fillBits(as<std::uint64_t>(out), from);
-    case DeviceFill::UniformFloat:
-      return fillUniform(as<float>(out), float(k.a), float(k.b), from);
-    case DeviceFill::UniformDouble:
-      return fillUniform(as<double>(out), k.a, k.b, from);
-    case DeviceFill::NormalFloat:
-      return fillNormal(as<float>(out), float(k.a), float(k.b), from);
-    case DeviceFill::NormalDouble:
-      return fillNormal(as<double>(out), k.a, k.b, from);
-    case DeviceFill::BernoulliU8:
-      return fillBernoulli(as<std::uint8_t>(out), k.a, from);
-    case DeviceFill::BernoulliFloat:
-      return fillBernoulli(as<float>(out), k.a, from);
-  }
-}
-
-FillKind hostKind(DeviceFill kind) {
-  switch (kind) {
-    case DeviceFill::Bits32:
-      return FillKind::Uint32;
-    case DeviceFill::Bits64:
-      return FillKind::Uint64;
-    case DeviceFill::UniformFloat:
-      return FillKind::UniformFloat;
-    case DeviceFill::UniformDouble:
-      return FillKind::UniformDouble;
-    case DeviceFill::NormalFloat:
-      return FillKind::NormalFloat;
-    case DeviceFill::NormalDouble:
-      return FillKind::NormalDouble;
-    default:
-      return FillKind::Bernoulli;
-  }
-}
-
 // A new generator of device `index` at (kSeed, kOffset).
 Generator placedGenerator(AcceleratorHooks& hooks, int index) {
   Generator g = hooks.getNewGenerator(DeviceIndex(index));
@@ -99,14 +58,15 @@ void fillsMatchTheHostFillBitForBit(AcceleratorHooks& hooks) {
         DataPtr device = deviceMemory(hooks, i, bytes);
         const Generator g = placedGenerator(hooks, i);
         hooks.fillRandom(stream, k.kind, device.get(), count, k.a, k.b, g);
-        EXPECT_EQ(g.offset(), kOffset + fillOutputs(hostKind(k.kind), count))
+        EXPECT_EQ(g.offset(), kOffset + deviceFillOutputs(k.kind, count))
             << deviceFillApiName(k.kind) << " of " << count << " elements of "
             << deviceFillElementBytes(k.kind)
             << " bytes moved the generator by another amount than it consumes";
         const std::vector<unsigned char> back =
             readBack(hooks, device.get(), bytes, stream);
         std::vector<unsigned char> expected(bytes);
-        hostFill(k, expected, PhiloxPosition{kSeed, kOffset});
+        fillHostReference(k.kind, expected.data(), count, k.a, k.b,
+                          PhiloxPosition{kSeed, kOffset});
         EXPECT_EQ(firstDifference(back.data(), expected.data(), bytes), -1)
             << hookName(HookId::fillRandom) << " (" << deviceFillApiName(k.kind)
             << ", kind " << static_cast<int>(k.kind) << ") of " << count

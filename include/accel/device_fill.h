@@ -37,6 +37,7 @@
 
 #include "accel/export.h"
 #include "accel/generator.h"
+#include "accel/philox.h"
 #include "accel/stream.h"
 
 namespace accel {
@@ -61,6 +62,19 @@ enum class DeviceFill : std::int32_t {
 
 // The bytes of one element of `kind`. Never throws.
 [[nodiscard]] ACCEL_API std::size_t deviceFillElementBytes(DeviceFill kind) noexcept;
+
+// The Philox outputs a fill of `count` elements of `kind` consumes (what the
+// generator moves by); 0 for a value that is no kind. Never throws.
+[[nodiscard]] ACCEL_API std::uint64_t deviceFillOutputs(DeviceFill kind,
+                                                        std::uint64_t count) noexcept;
+
+// The host reference of a device fill: writes `count` elements of `kind` to
+// host memory `data` from position `from`, bit for bit what a device fill
+// from that position writes. Throws InvalidArgument for a value that is no
+// kind and for a and b as the fill checks them (count 0 checks only).
+// Thread-safe; concurrent fills must write disjoint memory.
+ACCEL_API void fillHostReference(DeviceFill kind, void* data, std::size_t count, double a,
+                                 double b, PhiloxPosition from);
 
 // Raw 32-/64-bit outputs.
 ACCEL_API void fillBits(Stream stream, std::uint32_t* data, std::size_t count,

@@ -115,6 +115,15 @@ std::size_t deviceFillElementBytes(DeviceFill kind) noexcept {
   }
 }
 
+std::uint64_t deviceFillOutputs(DeviceFill kind, std::uint64_t count) noexcept {
+  return detail::philoxOutputsOfFill(static_cast<std::int32_t>(kind), count);
+}
+
+void fillHostReference(DeviceFill kind, void* data, std::size_t count, double a, double b,
+                       PhiloxPosition from) {
+  detail::fillHostByKind(static_cast<std::int32_t>(kind), data, count, a, b, from);
+}
+
 namespace {
 
 void fillOn(Stream stream, DeviceFill kind, void* data, std::size_t count, double a,
