@@ -1,4 +1,4 @@
-// Philox uniform fill of device memory: accel::cuda::fillUniform against
+// Philox uniform fill of device memory: accel::fillUniform against
 // cuRAND's Philox4_32_10 generator (curandGenerateUniform) and, as the
 // ceiling, a device-to-device copy of the same bytes. Targets:
 // >= cuRAND, >= 70% of the copy's bandwidth. bytes_per_second is written.
@@ -6,7 +6,7 @@
 #include <curand.h>
 
 #include "accel/accel.h"
-#include "accel/cuda/fill.h"
+#include "accel/device_fill.h"
 #include "gpu_bench_main.h"
 
 namespace {
@@ -20,11 +20,14 @@ struct DeviceBuffer {
 };
 
 void BM_AccelPhiloxUniform(benchmark::State& state) {
-  DeviceBuffer buffer;
   accel::AcceleratorHooks& cuda = accel::cuda::registerBackend();
+  // The core's fills write memory of its device cache only.
+  const accel::DataPtr block =
+      cuda.getDeviceAllocator(0).allocate(kCount * sizeof(float));
+  auto* data = static_cast<float*>(block.get());
   const accel::Stream stream = cuda.getCurrentStream(0);
   for (auto _ : state) {
-    accel::cuda::fillUniform(stream, buffer.data, kCount);
+    accel::fillUniform(stream, data, kCount);
     cuda.synchronizeStream(stream);
   }
   state.SetBytesProcessed(state.iterations() * kCount * sizeof(float));

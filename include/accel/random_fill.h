@@ -42,6 +42,7 @@
 #include <span>
 #include <string_view>
 
+#include "accel/adapter/fill_jobs.h"
 #include "accel/export.h"
 #include "accel/generator.h"
 #include "accel/philox.h"
@@ -89,7 +90,7 @@ namespace accel {
 // P(true) = threshold / 2^32, within 2^-32 of p. p must be in [0, 1]
 // (not checked here). Never throws.
 [[nodiscard]] constexpr std::uint64_t bernoulliThreshold(double p) noexcept {
-  return static_cast<std::uint64_t>(p * 0x1p32);
+  return adapter::bernoulliThreshold(p);  // the plugins' kernels use the same
 }
 [[nodiscard]] constexpr bool bernoulliFromBits(std::uint32_t bits,
                                                std::uint64_t threshold) noexcept {

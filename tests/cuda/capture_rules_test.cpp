@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "accel/cuda/fill.h"
+#include "accel/device_fill.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "cuda_memory.h"
@@ -82,7 +82,7 @@ TEST(CudaCaptureRules, PagesFreedDuringACaptureAreUnmappedAfterTheirWork) {
     {
       StreamGuard guard(stream);
       DataPtr block = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
-      cuda::fillUniform(stream, static_cast<float*>(block.get()), kMiB);
+      accel::fillUniform(stream, static_cast<float*>(block.get()), kMiB);
     }  // freed on its own stream: its fill still queued behind the gate
     StreamGuard guard(capturing);
     const GraphId graph = cuda().graphCreate();
@@ -134,13 +134,13 @@ TEST(CudaCaptureRules, PagesMappedAgainDuringACaptureAreTakenBackAsTheyAre) {
     again = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
   }
   EXPECT_EQ(again.get(), tail) << "the segment did not grow into its freed tail";
-  cuda::fillUniform(stream, static_cast<float*>(again.get()), kMiB);
+  accel::fillUniform(stream, static_cast<float*>(again.get()), kMiB);
   cuda().synchronizeStream(stream);
   EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
   cuda().graphDestroy(graph);
   EXPECT_EQ(detail::pageMapping().mappedPages(), mapped)
       << "the capture's end unmapped pages in use again";
-  cuda::fillUniform(stream, static_cast<float*>(again.get()), kMiB);  // still mapped
+  accel::fillUniform(stream, static_cast<float*>(again.get()), kMiB);  // still mapped
   cuda().synchronizeStream(stream);
   again = DataPtr();
   head = DataPtr();
@@ -215,7 +215,9 @@ TEST(CudaCaptureRules, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
   const Stream second = cuda().getNewStream(0);
   ReplayGate gate;
   gate.count = kCount;
-  ASSERT_EQ(cudaMalloc(&gate.out, kCount * sizeof(float)), cudaSuccess);
+  // The core's fills write memory of its device cache only.
+  const DataPtr out = cuda().getDeviceAllocator(0).allocate(kCount * sizeof(float));
+  gate.out = static_cast<float*>(out.get());
   Generator generator = makePhiloxGenerator(Device(DeviceType::CUDA, 0), kSeed);
   const GraphId graph = cuda().graphCreate();
   {
@@ -224,7 +226,7 @@ TEST(CudaCaptureRules, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
     cuda().graphCaptureBegin(graph);
     ASSERT_EQ(cudaLaunchHostFunc(nativeStream(stream), &ReplayGate::wait, &gate),
               cudaSuccess);
-    cuda::fillUniform(stream, gate.out, kCount, 0.f, 1.f, generator);
+    accel::fillUniform(stream, gate.out, kCount, 0.f, 1.f, generator);
     ASSERT_EQ(cudaLaunchHostFunc(nativeStream(stream), &ReplayGate::keep, &gate),
               cudaSuccess);
     cuda().graphCaptureEnd(graph);
@@ -256,7 +258,6 @@ TEST(CudaCaptureRules, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
         << "replay " << replay << " did not draw its own numbers";
   }
   cuda().graphDestroy(graph);
-  EXPECT_EQ(cudaFree(gate.out), cudaSuccess);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "accel/cuda/fill.h"
+#include "current_device.h"
 #include "double_support.h"
 #include "fill_kernels.h"
 
@@ -38,6 +38,17 @@ TEST(CudaDouble, AFillReadingAFreedPhiloxSlotIsAViolation) {
   cuda_double_reset_violations();
 }
 
+// Launches a fill kernel writing `count` floats at `out` on `stream` (the
+// kernel itself: the core's fills take memory of its caches only).
+void launchFillKernel(Stream stream, float* out, std::size_t count) {
+  accel::detail::FillJob job;
+  job.kind = FillKind::UniformFloat;
+  job.out = out;
+  job.count = count;
+  const detail::DeviceContext context(stream.device.index());
+  ASSERT_EQ(detail::launchFill(job, nullptr, nativeStream(stream)), cudaSuccess);
+}
+
 // A kernel on cuda:1 reaches cuda:0's cudaMalloc memory only once cuda:1
 // enabled peer access to cuda:0 (a copy needs no peer access).
 TEST(CudaDouble, AKernelReachesAnotherDevicesMemoryOnlyAsAnEnabledPeer) {
@@ -47,7 +58,7 @@ TEST(CudaDouble, AKernelReachesAnotherDevicesMemoryOnlyAsAnEnabledPeer) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&onZero), 64 * sizeof(float)),
             cudaSuccess);
-  cuda::fillUniform(onOne, onZero, 64);
+  launchFillKernel(onOne, onZero, 64);
   cuda().synchronizeStream(onOne);
   int count = 0;
   std::string text = lastViolation(&count);
@@ -58,7 +69,7 @@ TEST(CudaDouble, AKernelReachesAnotherDevicesMemoryOnlyAsAnEnabledPeer) {
   ASSERT_EQ(cudaDeviceEnablePeerAccess(0, 0), cudaSuccess);
   EXPECT_EQ(cudaDeviceEnablePeerAccess(0, 0), cudaErrorPeerAccessAlreadyEnabled);
   (void)cudaGetLastError();
-  cuda::fillUniform(onOne, onZero, 64);
+  launchFillKernel(onOne, onZero, 64);
   cuda().synchronizeStream(onOne);
   text = lastViolation(&count);
   EXPECT_EQ(count, 0) << text;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "accel/accel.h"
-#include "accel/cuda/fill.h"
+#include "accel/device_fill.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "gpu_support.h"
@@ -54,13 +54,15 @@ TEST(CudaGpuCapture, CapturesSurviveAnotherThreadsAllocatorAsTheyBegin) {
   });
   accel::StreamGuard guard(cuda().getNewStream(0));
   const accel::Stream stream = cuda().getCurrentStream(0);
-  float* out = nullptr;
-  ASSERT_EQ(cudaMalloc(&out, 1024 * sizeof(float)), cudaSuccess);
+  // The core's fills write memory of its device cache only.
+  const accel::DataPtr block =
+      cuda().getDeviceAllocator(0).allocate(1024 * sizeof(float));
+  auto* out = static_cast<float*>(block.get());
   int invalidated = 0;
   for (int i = 0; i < 20 || !done.load(); ++i) {
     const accel::GraphId graph = cuda().graphCreate();
     cuda().graphCaptureBegin(graph, {}, accel::CaptureMode::Global);
-    accel::cuda::fillUniform(stream, out, 1024);
+    accel::fillUniform(stream, out, 1024);
     try {
       cuda().graphCaptureEnd(graph);
     } catch (const accel::Error& e) {
@@ -71,7 +73,6 @@ TEST(CudaGpuCapture, CapturesSurviveAnotherThreadsAllocatorAsTheyBegin) {
     if (invalidated > 3) break;
   }
   churn.join();
-  EXPECT_EQ(cudaFree(out), cudaSuccess);
 }
 
 // Per replay, the fill's outputs copied to pinned memory and kept on the
@@ -98,9 +99,10 @@ TEST(CudaGpuCapture, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
   constexpr int kPairs = 8;
   const accel::Stream a = cuda().getNewStream(0);
   const accel::Stream b = cuda().getNewStream(0);
-  float* out = nullptr;
+  const accel::DataPtr block =
+      cuda().getDeviceAllocator(0).allocate(kCount * sizeof(float));
+  auto* out = static_cast<float*>(block.get());
   float* pinned = nullptr;
-  ASSERT_EQ(cudaMalloc(&out, kCount * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaHostAlloc(reinterpret_cast<void**>(&pinned), kCount * sizeof(float), 0),
             cudaSuccess);
   Kept kept;
@@ -114,7 +116,7 @@ TEST(CudaGpuCapture, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
     const accel::Stream stream = cuda().getCurrentStream(0);
     cudaStream_t native = accel::cuda::nativeStream(stream);
     cuda().graphCaptureBegin(graph);
-    accel::cuda::fillUniform(stream, out, kCount, 0.f, 1.f, generator);
+    accel::fillUniform(stream, out, kCount, 0.f, 1.f, generator);
     ASSERT_EQ(cudaMemcpyAsync(pinned, out, kCount * sizeof(float), cudaMemcpyDeviceToHost,
                               native),
               cudaSuccess);
@@ -140,7 +142,6 @@ TEST(CudaGpuCapture, ReplaysOnTwoStreamsDrawEachTheirOwnNumbers) {
   }
   cuda().graphDestroy(graph);
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
-  EXPECT_EQ(cudaFree(out), cudaSuccess);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "accel/accel.h"
-#include "accel/cuda/fill.h"
+#include "accel/device_fill.h"
 #include "gpu_support.h"
 
 namespace {
@@ -69,7 +69,7 @@ TEST(CudaGpuExpandable, PagesFreedDuringACaptureOutliveTheirKernels) {
     accel::StreamGuard guard(stream);
     accel::DataPtr block = cuda().getDeviceAllocator(0).allocate(64 * kMiB);
     for (int i = 0; i < 4; ++i)  // long enough to still run at the unmap
-      accel::cuda::fillNormal(stream, static_cast<float*>(block.get()), 16 * kMiB);
+      accel::fillNormal(stream, static_cast<float*>(block.get()), 16 * kMiB);
   }
   accel::StreamGuard guard(capturing);
   const accel::GraphId graph = cuda().graphCreate();

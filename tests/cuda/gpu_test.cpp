@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "accel/accel.h"
-#include "accel/cuda/fill.h"
 #include "accel/cuda/handles.h"
+#include "accel/device_fill.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "gpu_support.h"
@@ -108,8 +108,9 @@ template <typename T, typename DeviceFill, typename HostFill>
 void expectDeviceEqualsHost(std::size_t count, DeviceFill deviceFill, HostFill hostFill) {
   accel::Generator onDevice = accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 7);
   accel::Generator onHost = accel::makePhiloxGenerator(Device(), 7);
-  T* data = nullptr;
-  check(cudaMalloc(&data, count * sizeof(T)));
+  // The core's fills write memory of its device cache only.
+  const accel::DataPtr block = cuda().getDeviceAllocator(0).allocate(count * sizeof(T));
+  T* data = static_cast<T*>(block.get());
   const accel::Stream stream = cuda().getCurrentStream(0);
   std::vector<T> fromDevice(count), fromHost(count);
   // The first fill starts at offset 0 (the kernel's block-aligned fast
@@ -121,47 +122,36 @@ void expectDeviceEqualsHost(std::size_t count, DeviceFill deviceFill, HostFill h
     EXPECT_EQ(std::memcmp(fromDevice.data(), fromHost.data(), count * sizeof(T)), 0)
         << fill;
   }
-  check(cudaFree(data));
 }
 
 TEST(CudaGpu, FillsAreBitIdenticalWithTheHost) {
   ACCEL_SKIP_WITHOUT_GPU();
   constexpr std::size_t kCount = (1 << 20) + 3;
   expectDeviceEqualsHost<std::uint32_t>(
-      kCount, [](auto s, auto* d, auto n, auto g) { accel::cuda::fillBits(s, d, n, g); },
+      kCount, [](auto s, auto* d, auto n, auto g) { accel::fillBits(s, d, n, g); },
       [](auto out, auto& g) { accel::fillBits(out, g); });
   expectDeviceEqualsHost<std::uint64_t>(
-      kCount, [](auto s, auto* d, auto n, auto g) { accel::cuda::fillBits(s, d, n, g); },
+      kCount, [](auto s, auto* d, auto n, auto g) { accel::fillBits(s, d, n, g); },
       [](auto out, auto& g) { accel::fillBits(out, g); });
   expectDeviceEqualsHost<float>(
       kCount,
-      [](auto s, auto* d, auto n, auto g) {
-        accel::cuda::fillUniform(s, d, n, 0.f, 1.f, g);
-      },
+      [](auto s, auto* d, auto n, auto g) { accel::fillUniform(s, d, n, 0.f, 1.f, g); },
       [](auto out, auto& g) { accel::fillUniform(out, g); });
   expectDeviceEqualsHost<double>(
       kCount,
-      [](auto s, auto* d, auto n, auto g) {
-        accel::cuda::fillUniform(s, d, n, -2.0, 5.0, g);
-      },
+      [](auto s, auto* d, auto n, auto g) { accel::fillUniform(s, d, n, -2.0, 5.0, g); },
       [](auto out, auto& g) { accel::fillUniform(out, -2.0, 5.0, g); });
   expectDeviceEqualsHost<float>(
       kCount,
-      [](auto s, auto* d, auto n, auto g) {
-        accel::cuda::fillNormal(s, d, n, 1.f, 2.f, g);
-      },
+      [](auto s, auto* d, auto n, auto g) { accel::fillNormal(s, d, n, 1.f, 2.f, g); },
       [](auto out, auto& g) { accel::fillNormal(out, 1.f, 2.f, g); });
   expectDeviceEqualsHost<double>(
       kCount,
-      [](auto s, auto* d, auto n, auto g) {
-        accel::cuda::fillNormal(s, d, n, 0.0, 1.0, g);
-      },
+      [](auto s, auto* d, auto n, auto g) { accel::fillNormal(s, d, n, 0.0, 1.0, g); },
       [](auto out, auto& g) { accel::fillNormal(out, 0.0, 1.0, g); });
   expectDeviceEqualsHost<std::uint8_t>(
       kCount,
-      [](auto s, auto* d, auto n, auto g) {
-        accel::cuda::fillBernoulli(s, d, n, 0.25, g);
-      },
+      [](auto s, auto* d, auto n, auto g) { accel::fillBernoulli(s, d, n, 0.25, g); },
       [](auto out, auto& g) { accel::fillBernoulli(out, 0.25, g); });
 }
 
@@ -175,18 +165,20 @@ TEST(CudaGpu, CapturedFillsDrawNewNumbersOnEveryReplay) {
   constexpr std::uint64_t kSeed = 11;
   constexpr std::uint64_t kStart = 103;  // not a multiple of 4
   accel::StreamGuard guard(cuda().getNewStream(0));
-  float* floats = nullptr;
-  std::uint32_t* words = nullptr;
-  check(cudaMalloc(&floats, kFloats * sizeof(float)));
-  check(cudaMalloc(&words, kWords * sizeof(std::uint32_t)));
+  const accel::DataPtr floatBlock =
+      cuda().getDeviceAllocator(0).allocate(kFloats * sizeof(float));
+  const accel::DataPtr wordBlock =
+      cuda().getDeviceAllocator(0).allocate(kWords * sizeof(std::uint32_t));
+  auto* floats = static_cast<float*>(floatBlock.get());
+  auto* words = static_cast<std::uint32_t*>(wordBlock.get());
   accel::Generator generator =
       accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), kSeed);
   generator.setOffset(kStart);
   const accel::GraphId graph = cuda().graphCreate(/*keep_graph=*/false);
   cuda().graphCaptureBegin(graph);
   const accel::Stream stream = cuda().getCurrentStream(0);
-  accel::cuda::fillUniform(stream, floats, kFloats, 0.f, 1.f, generator);
-  accel::cuda::fillBits(stream, words, kWords, generator);
+  accel::fillUniform(stream, floats, kFloats, 0.f, 1.f, generator);
+  accel::fillBits(stream, words, kWords, generator);
   cuda().graphCaptureEnd(graph);
   EXPECT_EQ(generator.offset(), kStart) << "a capture runs nothing: no outputs drawn";
   constexpr std::uint64_t kPerReplay = kFloats + kWords;
@@ -222,8 +214,6 @@ TEST(CudaGpu, CapturedFillsDrawNewNumbersOnEveryReplay) {
       std::memcmp(wordsBack.data(), expectedWords.data(), kWords * sizeof(std::uint32_t)),
       0);
   cuda().graphDestroy(graph);
-  check(cudaFree(floats));
-  check(cudaFree(words));
 }
 
 // A replay that fails after claiming (the second generator's draw would
@@ -236,10 +226,12 @@ TEST(CudaGpu, AFailedReplayKeepsWhatItClaimed) {
   constexpr std::uint64_t kStart = 103;
   constexpr std::uint64_t kNearEnd = std::numeric_limits<std::uint64_t>::max() - 1;
   accel::StreamGuard guard(cuda().getNewStream(0));
-  std::uint32_t* first = nullptr;
-  std::uint32_t* second = nullptr;
-  check(cudaMalloc(&first, kWords * sizeof(std::uint32_t)));
-  check(cudaMalloc(&second, kWords * sizeof(std::uint32_t)));
+  const accel::DataPtr firstBlock =
+      cuda().getDeviceAllocator(0).allocate(kWords * sizeof(std::uint32_t));
+  const accel::DataPtr secondBlock =
+      cuda().getDeviceAllocator(0).allocate(kWords * sizeof(std::uint32_t));
+  auto* first = static_cast<std::uint32_t*>(firstBlock.get());
+  auto* second = static_cast<std::uint32_t*>(secondBlock.get());
   accel::Generator a = accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 21);
   accel::Generator b = accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), 22);
   a.setOffset(kStart);
@@ -247,8 +239,8 @@ TEST(CudaGpu, AFailedReplayKeepsWhatItClaimed) {
   const accel::GraphId graph = cuda().graphCreate(/*keep_graph=*/false);
   cuda().graphCaptureBegin(graph);
   const accel::Stream stream = cuda().getCurrentStream(0);
-  accel::cuda::fillBits(stream, first, kWords, a);
-  accel::cuda::fillBits(stream, second, kWords, b);
+  accel::fillBits(stream, first, kWords, a);
+  accel::fillBits(stream, second, kWords, b);
   cuda().graphCaptureEnd(graph);
   b.setOffset(kNearEnd);
   EXPECT_THROW(cuda().graphReplay(graph), accel::InvalidArgument);
@@ -268,8 +260,6 @@ TEST(CudaGpu, AFailedReplayKeepsWhatItClaimed) {
   EXPECT_EQ(back, expected);
   EXPECT_EQ(a.offset(), kStart + 2 * kWords);
   cuda().graphDestroy(graph);
-  check(cudaFree(first));
-  check(cudaFree(second));
 }
 
 // A generator belongs to its device type: a fill that drew from another
@@ -280,7 +270,7 @@ TEST(CudaGpu, AFillRefusesAGeneratorOfAnotherDeviceTypeAndLeavesItAlone) {
   const accel::Stream stream = cuda().getDefaultStream(0);
   accel::DataPtr data = cuda().getDeviceAllocator(0).allocate(8 * sizeof(float));
   try {
-    accel::cuda::fillUniform(stream, static_cast<float*>(data.get()), 8, 0.f, 1.f, cpu);
+    accel::fillUniform(stream, static_cast<float*>(data.get()), 8, 0.f, 1.f, cpu);
     ADD_FAILURE() << "a fill on cuda:0 drew from a cpu generator";
   } catch (const accel::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("the generator is on cpu:0"), std::string::npos)

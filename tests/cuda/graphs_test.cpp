@@ -7,7 +7,7 @@
 #include <future>
 #include <thread>
 
-#include "accel/cuda/fill.h"
+#include "accel/device_fill.h"
 #include "cuda_memory.h"
 #include "double_support.h"
 
@@ -21,14 +21,15 @@ TEST(CudaGraphs, ReplayRunsOnTheCurrentStream) {
   const Stream other = cuda().getNewStream(0);
   ASSERT_NE(captured, other);
   constexpr std::size_t kCount = 256;
-  float* data = nullptr;
-  ASSERT_EQ(cudaMalloc(&data, kCount * sizeof(float)), cudaSuccess);
+  // The core's fills write memory of its device cache only.
+  DataPtr block = cuda().getDeviceAllocator(0).allocate(kCount * sizeof(float));
+  auto* data = static_cast<float*>(block.get());
   GraphId graph = kNoGraph;
   {
     StreamGuard guard(captured);
     graph = cuda().graphCreate();
     cuda().graphCaptureBegin(graph);
-    cuda::fillUniform(captured, data, kCount);
+    accel::fillUniform(captured, data, kCount);
     cuda().graphCaptureEnd(graph);
   }
   // cudaMemset returns before the set ran (CUDA: "asynchronous with respect
@@ -45,7 +46,6 @@ TEST(CudaGraphs, ReplayRunsOnTheCurrentStream) {
   busy.open();
   cuda().synchronizeStream(captured);
   cuda().graphDestroy(graph);
-  EXPECT_EQ(cudaFree(data), cudaSuccess);
 }
 
 TEST(CudaGraphs, AllocationDuringCaptureComesFromThePrivatePool) {
@@ -55,7 +55,7 @@ TEST(CudaGraphs, AllocationDuringCaptureComesFromThePrivatePool) {
   cuda().graphCaptureBegin(graph);  // Global: cudaMalloc is prohibited here
   DataPtr block;
   EXPECT_NO_THROW(block = cuda().getDeviceAllocator(0).allocate(kMiB));
-  if (block) cuda::fillUniform(stream, static_cast<float*>(block.get()), 16);
+  if (block) accel::fillUniform(stream, static_cast<float*>(block.get()), 16);
   EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
   if (block) {
     static_cast<float*>(block.get())[0] = 0;
@@ -181,8 +181,8 @@ TEST(CudaGraphs, AnInvalidatedCaptureReleasesItsPool) {
   const GraphId graph = cuda().graphCreate();
   cuda().graphCaptureBegin(graph);
   {
-    DataPtr block = cuda().getDeviceAllocator(0).allocate(kMiB);  // the private pool
-    cuda::fillUniform(stream, static_cast<float*>(block.get()), 16);    // a Philox slot
+    DataPtr block = cuda().getDeviceAllocator(0).allocate(kMiB);       // the private pool
+    accel::fillUniform(stream, static_cast<float*>(block.get()), 16);  // a Philox slot
   }
   // Querying an event recorded in the capture is prohibited: CUDA
   // invalidates the capture.

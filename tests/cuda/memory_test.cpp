@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "accel/cuda/fill.h"
 #include "accel/cuda/handles.h"
+#include "accel/device_fill.h"
 #include "cuda_memory.h"
 #include "double_support.h"
 
@@ -29,7 +29,7 @@ TEST(CudaMemory, UnmappingPagesWaitsForQueuedWork) {
     StreamGate busy(nativeStream(stream));
     {
       DataPtr block = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
-      cuda::fillUniform(stream, static_cast<float*>(block.get()), kMiB);
+      accel::fillUniform(stream, static_cast<float*>(block.get()), kMiB);
     }  // freed on its own stream: reusable at once, its fill still queued
     std::atomic<bool> done{false};
     std::thread opener([&] {

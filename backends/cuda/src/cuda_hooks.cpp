@@ -12,6 +12,7 @@
 #include "cuda_error.h"
 #include "cuda_memory.h"
 #include "current_device.h"
+#include "device_fill.h"
 #include "driver.h"
 #include "events.h"
 #include "graphs.h"
@@ -31,7 +32,7 @@ CudaHooks::CudaHooks()
           DeviceType::CUDA,
           Capabilities{HookGroup::Device, HookGroup::Streams, HookGroup::Events,
                        HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs,
-                       HookGroup::Copies}) {}
+                       HookGroup::Copies, HookGroup::Fill}) {}
 
 memory::CachingAllocator& CudaHooks::cachingAllocator() const {
   requireAvailable();
@@ -323,6 +324,13 @@ void CudaHooks::graphResetImpl(GraphId graph) {
 MempoolId CudaHooks::graphPoolImpl(GraphId graph) const {
   requireAvailable();
   return detail::graphPool(graph);
+}
+
+void CudaHooks::fillRandomImpl(Stream stream, DeviceFill kind, void* data,
+                               std::size_t count, double a, double b,
+                               const Generator& generator) {
+  requireAvailable();
+  detail::fill(stream, static_cast<std::int32_t>(kind), data, count, a, b, generator);
 }
 
 }  // namespace accel::cuda::detail

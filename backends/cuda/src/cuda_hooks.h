@@ -8,7 +8,8 @@
 // device index errors (there is no valid index to name).
 //
 // Declared groups: device, streams, events, memory, memory_history (the core
-// caching allocator, cuda_memory.h), graphs and copies (copies.cpp). docs/cuda.md maps
+// caching allocator, cuda_memory.h), graphs, copies (copies.cpp) and fill
+// (fill.cpp: the core's accel::fillUniform etc. on CUDA). docs/cuda.md maps
 // each hook to the runtime/driver calls behind it.
 //
 // Thread-safety: every function is thread-safe. Lifetime: registered once,
@@ -88,6 +89,9 @@ class CudaHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks> {
                             Stream stream) override;
   void copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                               Stream stream) override;
+
+  void fillRandomImpl(Stream stream, DeviceFill kind, void* data, std::size_t count,
+                      double a, double b, const Generator& generator) override;
 
   // The memory groups: memory::CachingAllocatorHooks forwards to it.
   memory::CachingAllocator& cachingAllocator() const override;

@@ -1,25 +1,30 @@
-// The CUDA device fill behind extension::fill (extension.h): one function of
-// the shape of the plugin API's fill (a kind, its two parameters, a
-// generator's C handle), whatever public call it serves.
+// The CUDA device fill: the fill group's function (CudaHooks::fillRandomImpl,
+// behind the core's accel::fillUniform etc. of accel/device_fill.h).
 //
 // Thread-safety: thread-safe; fills from one generator on several threads get
 // disjoint parts of its stream.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <string_view>
 
-#include "accel/plugin_abi.h"
+#include "accel/generator.h"
+#include "accel/stream.h"
 
 namespace accel::cuda::detail {
 
-// Enqueues the fill (extension.h, fill). Throws InvalidArgument for
-// parameters the host fill rejects (nothing is consumed then), an unknown
-// kind, a bad device index or stream id, or (captured) a graph's draw that
-// would pass 2^64 - 1; NotAvailable without devices; DeviceError when the
-// launch fails; for the first captured fill of a generator, what the device
-// allocator throws for its slot (OutOfMemory).
-void fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
-          std::uint64_t count, double a, double b, accel_generator* generator);
+// Enqueues on `stream` a fill of `count` elements of `kind` (ACCEL_FILL_*;
+// a, b: low and high of a uniform fill, mean and stddev of a normal one, p
+// of a Bernoulli fill) into device memory `data`, drawn from `generator`,
+// bit-identical to the core's host fill from the same position. The core
+// has checked the stream's device, the kind, a and b, the range and the
+// generator (AcceleratorHooks::fillRandom). Outside a capture the
+// generator's range is claimed at once; captured, each replay claims it
+// (docs/cuda.md, "Fills"). Throws InvalidArgument for a stream id the
+// backend never handed out or (captured) a graph's draw that would pass
+// 2^64 - 1; DeviceError when the launch fails; for the first captured fill
+// of a generator, what the device allocator throws for its slot.
+void fill(Stream stream, std::int32_t kind, void* data, std::size_t count, double a,
+          double b, const Generator& generator);
 
 }  // namespace accel::cuda::detail

@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-#include "accel/kit/fork_safe_lazy.h"
+#include "accel/adapter/fork_safe_lazy.h"
 
 namespace accel::cuda::detail {
 namespace {
@@ -159,8 +159,9 @@ const Driver* driverAbandonedByFork() noexcept {
 
 // Not a function-local static: its guard, in progress while another thread
 // runs the probe (dlopen, cuInit), would leave a fork child waiting for ever
-// (docs/lifecycle.md; kit/fork_safe_lazy.h).
-constinit kit::ForkSafeLazy<Driver> g_driver;
+// (docs/lifecycle.md; accel/adapter/fork_safe_lazy.h: the plugin's own,
+// settled by its pthread_atfork child handler, nothing of libaccel.so).
+constinit adapter::ForkSafeLazy<Driver> g_driver;
 
 }  // namespace
 

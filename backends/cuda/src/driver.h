@@ -16,7 +16,7 @@
 // its first call).
 //
 // Thread-safety: driver() is thread-safe (the probe runs once, through
-// kit::ForkSafeLazy: a fork child whose parent was probing on another thread
+// adapter::ForkSafeLazy: a fork child whose parent was probing on another thread
 // gets a Driver without devices saying so, instead of waiting); the function
 // pointers are immutable after it.
 // Lifetime: never destroyed; the library is never closed.

@@ -12,7 +12,6 @@
 #include "accel/plugin.h"
 #include "cuda_hooks.h"
 #include "current_device.h"
-#include "device_fill.h"
 #include "driver.h"
 #include "streams.h"
 
@@ -93,12 +92,6 @@ Status onDevice(std::int8_t device, void (*work)(void*) noexcept, void* arg) noe
     detail::DeviceContext context(device);
     work(arg);
   });
-}
-
-Status fill(std::string_view api, accel_stream stream, std::int32_t kind, void* data,
-            std::uint64_t count, double a, double b,
-            accel_generator* generator) noexcept {
-  return capture([&] { detail::fill(api, stream, kind, data, count, a, b, generator); });
 }
 
 }  // namespace accel::cuda::extension

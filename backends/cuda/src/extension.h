@@ -56,15 +56,4 @@ ACCEL_CUDA_API Status wrapExternalStream(CUstream_st* stream, std::int8_t device
 ACCEL_CUDA_API Status onDevice(std::int8_t device, void (*work)(void*) noexcept,
                                void* arg) noexcept;
 
-// Enqueues a random fill of `count` elements of `kind` (ACCEL_FILL_*; a, b:
-// low and high of a uniform fill, mean and stddev of a normal one, p of a
-// Bernoulli fill) into device memory `data` on `stream`, drawn from
-// `generator` (null: the stream's device's default generator), bit-identical
-// to the core's host fill from the same position. `api` names the caller in
-// messages. Outside a capture the generator's range is claimed at once;
-// captured, each replay claims it (docs/cuda.md, "Fills").
-ACCEL_CUDA_API Status fill(std::string_view api, accel_stream stream, std::int32_t kind,
-                           void* data, std::uint64_t count, double a, double b,
-                           accel_generator* generator) noexcept;
-
 }  // namespace accel::cuda::extension

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "accel/adapter/fill_jobs.h"
 #include "accel/random_fill.h"
 #include "devices.h"
 #include "fill_kernels.h"
@@ -91,20 +92,16 @@ void setArg(cl_kernel kernel, cl_uint index, const T& value, DeviceIndex device)
           "clSetKernelArg (a fill)", device);
 }
 
-// The uniform mapping's parameters in the element type: [0, 1) without a
-// range (the host's unranged fill), else low + u * (high - low), clamped
-// below high.
+// The uniform mapping's parameters in the element type (the host fill's,
+// accel/adapter/fill_jobs.h).
 template <typename T>
 void setUniformArgs(cl_kernel kernel, double a, double b, DeviceIndex device) {
-  const bool ranged = !(a == 0.0 && b == 1.0);
-  const auto low = static_cast<T>(a);
-  const auto high = static_cast<T>(b);
-  setArg(kernel, 4, cl_int{ranged ? 1 : 0}, device);
-  setArg(kernel, 5, ranged ? low : T(0), device);
-  setArg(kernel, 6, ranged ? static_cast<T>(high - low) : T(1), device);
-  setArg(kernel, 7,
-         ranged ? std::nextafter(high, -std::numeric_limits<T>::infinity()) : T(1),
-         device);
+  const adapter::UniformMapping<T> m =
+      adapter::deviceUniform(static_cast<T>(a), static_cast<T>(b));
+  setArg(kernel, 4, cl_int{m.ranged ? 1 : 0}, device);
+  setArg(kernel, 5, m.low, device);
+  setArg(kernel, 6, m.range, device);
+  setArg(kernel, 7, m.below_high, device);
 }
 
 }  // namespace
@@ -174,7 +171,7 @@ void enqueueFill(const adapter::Core& core, std::string_view api, Stream stream,
         break;
       case ACCEL_FILL_BERNOULLI_U8:
       case ACCEL_FILL_BERNOULLI_FLOAT:
-        setArg(kernel, 4, cl_ulong{bernoulliThreshold(a)}, device);
+        setArg(kernel, 4, cl_ulong{adapter::bernoulliThreshold(a)}, device);
         break;
       default:
         break;

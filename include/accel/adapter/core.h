@@ -205,6 +205,18 @@ class Core {
     detail::check(services_->current_stream(core_, type_, device, &stream));
     return stream;
   }
+  // `joined` (a stream of `capturing`'s device that waited on an event
+  // recorded during the capture, as CUDA's capture forks) allocates into
+  // the private pool of the capture `capturing` is in until that capture
+  // ends; joining twice is one join (join_capture). Throws InvalidArgument
+  // when `capturing` is not being captured through the core's graphs group
+  // or the streams are the same or of different devices; NotSupported from
+  // a core older than plugin API 1.3.
+  void joinCapture(Stream capturing, Stream joined) const {
+    require(offsetof(accel_core_services, join_capture), sizeof(services_->join_capture),
+            "join_capture", 3);
+    detail::check(services_->join_capture(core_, type_, capturing, joined));
+  }
   // While `on`, allocations on `device` ask Memory::checkAllocation first.
   void divertAllocations(std::int8_t device, bool on) const {
     require(offsetof(accel_core_services, divert_allocations),
@@ -216,11 +228,16 @@ class Core {
   [[nodiscard]] bool has(std::size_t offset, std::size_t size) const noexcept {
     return services_->struct_size >= offset + size;
   }
-  void require(std::size_t offset, std::size_t size, const char* service) const {
-    if (!has(offset, size) || version() < ACCEL_PLUGIN_ABI_VERSION(1, 2)) {
+  // Throws NotSupported unless the core has `service`, which plugin API
+  // 1.`since_minor` added.
+  void require(std::size_t offset, std::size_t size, const char* service,
+               std::uint32_t since_minor = 2) const {
+    if (!has(offset, size) ||
+        version() < ACCEL_PLUGIN_ABI_VERSION(ACCEL_PLUGIN_ABI_MAJOR, since_minor)) {
       throw NotSupported(concat("the core this plugin is loaded into speaks plugin API ",
                                 version() >> 16, ".", version() & 0xffffu,
-                                ", which has no ", service, " (since 1.2)"));
+                                ", which has no ", service, " (since 1.", since_minor,
+                                ")"));
     }
   }
 

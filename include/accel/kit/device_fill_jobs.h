@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "accel/adapter/fill_jobs.h"
 #include "accel/random_fill.h"
 #include "accel/random_fill_elements.h"
 
@@ -55,7 +56,7 @@ template <typename Bits>
 template <typename Real>
 [[nodiscard]] accel::detail::FillJob uniformFillJob(Real* data, std::size_t count,
                                                     Real low, Real high) {
-  return low == Real(0) && high == Real(1)
+  return !adapter::deviceUniform(low, high).ranged
              ? accel::detail::uniformFillJob(data, count)
              : accel::detail::uniformFillJob("fillUniform", data, count, low, high);
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "accel/adapter/fill_jobs.h"
 #include "accel/error.h"
 #include "accel/philox_generator.h"
 #include "hooks/enum_names.h"
@@ -260,10 +261,12 @@ FillJob uniformJob(const char* api, std::span<T> out, T low, T high) {
       std::isfinite(low) && std::isfinite(high) && low < high && std::isfinite(range),
       InvalidArgument, api, "(low=", low, ", high=", high,
       "): needs low < high, with low, high and high - low finite");
-  uniform.ranged = true;
-  uniform.low = low;
-  uniform.range = range;
-  uniform.belowHigh = std::nextafter(high, -std::numeric_limits<T>::infinity());
+  // The mapping device fills use too (accel/adapter/fill_jobs.h).
+  const adapter::UniformMapping<T> mapping = adapter::rangedUniform(low, high);
+  uniform.ranged = mapping.ranged;
+  uniform.low = mapping.low;
+  uniform.range = mapping.range;
+  uniform.belowHigh = mapping.below_high;
   return uniform;
 }
 
