@@ -288,8 +288,9 @@ TEST_F(HooksContractTest, TestBackendDeclaresEveryGroup) {
   for (int g = 0; g < kNumHookGroups; ++g) {
     EXPECT_TRUE(hooks_.supports(static_cast<HookGroup>(g))) << g;
   }
-  EXPECT_EQ(hooks_.capabilities().str(),
-            "low, high, device, streams, events, memory, memory_history, graphs, copies, fill");
+  EXPECT_EQ(
+      hooks_.capabilities().str(),
+      "low, high, device, streams, events, memory, memory_history, graphs, copies, fill");
   EXPECT_EQ(hooks_.name(), "testdev");
 }
 
@@ -545,7 +546,8 @@ TEST(CapabilitiesTest, LowAndHighAreAlwaysPresent) {
 
 TEST(CapabilitiesTest, GroupNamesAreSpelledOut) {
   const char* names[] = {"low",    "high",           "device", "streams", "events",
-                         "memory", "memory_history", "graphs", "copies"};
+                         "memory", "memory_history", "graphs", "copies",  "fill"};
+  static_assert(std::size(names) == kNumHookGroups, "a name for every group");
   for (int g = 0; g < kNumHookGroups; ++g) {
     EXPECT_EQ(hookGroupName(static_cast<HookGroup>(g)), names[g]);
   }
