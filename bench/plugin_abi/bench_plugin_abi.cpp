@@ -1,6 +1,6 @@
 // What the C plugin boundary costs on the hot paths: the same calls on
-// openreg (the C++ entry: the hooks object is the backend's own), on a C
-// plugin whose backend keeps its current device and stream behind the
+// openreg (an asynchronous C plugin whose current device and streams the
+// core keeps), on a C plugin whose backend keeps its current device and stream behind the
 // boundary (tests/abi's abitest: every such call crosses it), and on a C
 // plugin with ACCEL_BACKEND_SYNCHRONOUS (examples/out_of_tree_backend on the
 // C++ adapter: the core's kit keeps them, nothing crosses), in one run.
@@ -43,7 +43,7 @@ accel::DeviceType backend(int which) {
 }
 
 void label(benchmark::State& state) {
-  static const char* const kNames[] = {"openreg (C++ entry)",
+  static const char* const kNames[] = {"openreg (C, asynchronous: core keeps current)",
                                        "abitest (C, backend keeps current)",
                                        "example (C, synchronous: core keeps current)"};
   state.SetLabel(kNames[state.range(0)]);
