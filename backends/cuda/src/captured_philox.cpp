@@ -6,6 +6,7 @@
 
 #include "accel/error.h"
 #include "accel/philox_generator.h"
+#include "capture_deferrals.h"
 #include "capture_registry.h"
 #include "cuda_error.h"
 #include "cuda_memory.h"

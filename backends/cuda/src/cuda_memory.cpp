@@ -10,6 +10,7 @@
 #include "accel/kit/per_device.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/memory/segment_source.h"
+#include "capture_deferrals.h"
 #include "capture_registry.h"
 #include "cuda_error.h"
 #include "current_device.h"
@@ -22,7 +23,7 @@ namespace accel::cuda::detail {
 namespace {
 
 // Events for the allocators: the backend's own (events.h), without timing,
-// aware of captures (capture_registry.h): a record on a capturing stream
+// aware of captures (capture_deferrals.h): a record on a capturing stream
 // waits for the captures to end, and no event is queried while one is
 // underway.
 class EventSource : public memory::SegmentSource {

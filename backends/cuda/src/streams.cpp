@@ -179,6 +179,14 @@ Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
   return Stream(Device(DeviceType::CUDA, device), id);
 }
 
+bool isCapturing(Stream stream, unsigned long long* capture_id) {
+  if (stream.id == kDefaultStreamId) return false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamGetCaptureInfo(nativeStream(stream), &status, capture_id),
+            "cudaStreamGetCaptureInfo");
+  return status != cudaStreamCaptureStatusNone;
+}
+
 Stream currentStream(DeviceIndex device) {
   return Stream(Device(DeviceType::CUDA, device), threadCurrent().stream(device));
 }

@@ -63,6 +63,11 @@ cudaStream_t nativeStream(Stream stream);
 // CUDA does not know.
 Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device);
 
+// Whether `stream` belongs to a capture (cudaStreamGetCaptureInfo: active or
+// invalidated), setting `*capture_id` to CUDA's id of it when it does. The
+// default stream never does. Throws what nativeStream and checkCuda throw.
+bool isCapturing(Stream stream, unsigned long long* capture_id);
+
 // This thread's current stream of `device` (the default stream until set),
 // kept in a kit::ThreadCurrent. Setting throws only std::bad_alloc.
 Stream currentStream(DeviceIndex device);
