@@ -5,7 +5,7 @@
 // API: FAKE_VMM=yes; without it: FAKE_VMM=no). Run by hand, it skips.
 //
 // The caching allocator runs over a segment source that delegates page
-// mapping exactly as cuda_memory.cpp's does (which also makes the device's
+// mapping exactly as device_memory.cpp's DevicePages does (which also makes the device's
 // context current through the CUDA runtime, which the fake cannot start).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
