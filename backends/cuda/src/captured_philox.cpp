@@ -4,7 +4,7 @@
 #include <mutex>
 #include <utility>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/philox_generator.h"
 #include "capture_deferrals.h"
 #include "capture_registry.h"
@@ -101,8 +101,9 @@ const std::uint64_t* claimFillPosition(cudaStream_t native, Stream stream,
     return deviceCachingAllocator().allocate(stream.device.index(),
                                              kit::CapturedPhilox::kSlotBytes, stream);
   });
-  ACCEL_CHECK(capturedGraph(id) == graph, InvalidArgument, "a fill captured on ",
-              stream.device.str(), ": the capture ended while the fill was enqueued");
+  ACCEL_ADAPTER_CHECK(capturedGraph(id) == graph, adapter::InvalidArgument,
+                      "a fill captured on ", stream.device.str(),
+                      ": the capture ended while the fill was enqueued");
   *offset = at.offset;
   return at.slot;
 }

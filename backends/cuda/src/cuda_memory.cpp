@@ -1,11 +1,12 @@
 #include "cuda_memory.h"
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/kit/caching_device_allocator.h"
 #include "accel/kit/per_device.h"
 #include "accel/memory/allocator_settings.h"
 #include "accel/memory/segment_source.h"
 #include "capture_registry.h"
+#include "cxx_boundary.h"
 #include "driver.h"
 #include "streams.h"
 
@@ -13,14 +14,15 @@ namespace accel::cuda::detail {
 namespace {
 
 // The core's segment source over the backend's memory (device_memory.h),
-// for the core's allocators this backend creates itself.
+// for the core's allocators this backend creates itself, the backend's
+// failures thrown as the library's errors (cxx_boundary.h).
 class SegmentsOf final : public memory::SegmentSource {
  public:
   explicit SegmentsOf(adapter::Memory& memory) noexcept
       : memory_(memory), events_(memory.streamEvents()), pages_(memory.pages()) {}
 
   void* allocateSegment(DeviceIndex index, std::size_t bytes) override {
-    return memory_.allocate(index, bytes);
+    return asLibraryErrors([&] { return memory_.allocate(index, bytes); });
   }
   void freeSegment(DeviceIndex index, void* ptr, std::size_t bytes) noexcept override {
     memory_.free(index, ptr, bytes);
@@ -34,14 +36,14 @@ class SegmentsOf final : public memory::SegmentSource {
     return pages_ != nullptr ? pages_->pageSize() : 0;
   }
   void* reserveAddressRange(DeviceIndex index, std::size_t bytes) override {
-    return pages_->reserve(index, bytes);
+    return asLibraryErrors([&] { return pages_->reserve(index, bytes); });
   }
   void releaseAddressRange(DeviceIndex index, void* base,
                            std::size_t bytes) noexcept override {
     pages_->release(index, base, bytes);
   }
   bool mapPages(DeviceIndex index, void* address, std::size_t bytes) override {
-    return pages_->map(index, address, bytes);
+    return asLibraryErrors([&] { return pages_->map(index, address, bytes); });
   }
   void unmapPages(DeviceIndex index, void* address, std::size_t bytes) noexcept override {
     pages_->unmap(index, address, bytes);
@@ -49,16 +51,20 @@ class SegmentsOf final : public memory::SegmentSource {
 
   bool hasEvents() const noexcept override { return true; }
   EventId recordEvent(Stream stream) override {
-    return events_->record({stream.id, stream.device.index()});
+    return asLibraryErrors([&] {
+      return events_->record({stream.id, stream.device.index()});
+    });
   }
   bool eventCompleted(EventId event) noexcept override {
     return events_->completed(event);
   }
   void streamWaitEvent(Stream stream, EventId event) override {
-    events_->wait({stream.id, stream.device.index()}, event);
+    asLibraryErrors([&] { events_->wait({stream.id, stream.device.index()}, event); });
   }
   void releaseEvent(EventId event) noexcept override { events_->release(event); }
-  void synchronizeEvent(EventId event) override { events_->synchronize(event); }
+  void synchronizeEvent(EventId event) override {
+    asLibraryErrors([&] { events_->synchronize(event); });
+  }
 
  private:
   adapter::Memory& memory_;
@@ -73,7 +79,7 @@ class CaptureRouting final : public kit::CachingDeviceAllocator::Detour {
  public:
   DataPtr allocate(kit::CachingDeviceAllocator& allocator, std::size_t bytes) override {
     const DeviceIndex index = allocator.device().index();
-    routeToCapturePool(index, currentStream(index));
+    asLibraryErrors([&] { routeToCapturePool(index, currentStream(index)); });
     return allocator.allocateFromCache(bytes);
   }
 };
@@ -84,8 +90,8 @@ memory::CachingAllocator& deviceCachingAllocator() {
   // Never destroyed: blocks may be freed during static destruction.
   static memory::CachingAllocator* const allocator = [] {
     const Driver& d = driver();
-    ACCEL_CHECK(d.available(), NotAvailable,
-                "the cuda backend is not available: ", d.reason);
+    ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable,
+                        "the cuda backend is not available: ", d.reason);
     static SegmentsOf* const source = new SegmentsOf(deviceMemory());
     const memory::AllocatorSettings settings = memory::allocatorSettingsFromEnvironment();
     checkExpandableSegments(settings, deviceMemory().mapping());

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/hook_catalogue.h"
 #include "cuda_error.h"
 #include "current_device.h"
@@ -32,9 +32,10 @@ EventRecord findEvent(EventId event) {
 
 EventRecord onStreamDevice(EventId event, Stream stream) {
   EventRecord record = findEvent(event);
-  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, "event ", event,
-              " belongs to cuda:", static_cast<int>(record.device), ", the stream to ",
-              stream.device.str(), "; create the event on the stream's device");
+  ACCEL_ADAPTER_CHECK(
+      record.device == stream.device.index(), adapter::InvalidArgument, "event ", event,
+      " belongs to cuda:", static_cast<int>(record.device), ", the stream to ",
+      stream.device.str(), "; create the event on the stream's device");
   return record;
 }
 
@@ -42,10 +43,10 @@ EventRecord onStreamDevice(EventId event, Stream stream) {
 
 EventId createEvent(DeviceIndex device, EventFlags flags) {
   // CUDA requires cudaEventDisableTiming with cudaEventInterprocess.
-  ACCEL_CHECK(!(flags.interprocess && flags.enable_timing), InvalidArgument,
-              hookInfo(HookId::createEvent).name,
-              "(): cuda events cannot be both interprocess and timed (EventFlags "
-              "interprocess and enable_timing); drop one of them");
+  ACCEL_ADAPTER_CHECK(!(flags.interprocess && flags.enable_timing),
+                      adapter::InvalidArgument, hookInfo(HookId::createEvent).name,
+                      "(): cuda events cannot be both interprocess and timed (EventFlags "
+                      "interprocess and enable_timing); drop one of them");
   DeviceContext context(device);
   unsigned int cudaFlags =
       flags.enable_timing ? cudaEventDefault : cudaEventDisableTiming;

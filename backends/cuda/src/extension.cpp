@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 
+#include "accel/adapter/failure.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/plugin.h"
@@ -24,6 +25,8 @@ Status capture(Body&& body) noexcept {
   try {
     body();
     return {};
+  } catch (const adapter::Failure& e) {
+    return {e.status(), e.what()};
   } catch (const InvalidArgument& e) {
     return {ACCEL_ERROR_INVALID_ARGUMENT, e.message()};
   } catch (const NotSupported& e) {
@@ -47,8 +50,9 @@ Status capture(Body&& body) noexcept {
 void requireDevice(const char* api, int device) {
   detail::requireAvailable();
   const int count = detail::driver().device_count;
-  ACCEL_CHECK(device >= 0 && device < count, InvalidArgument, api, ": device index ",
-              device, " out of range [0, ", count, ") for 'cuda'");
+  ACCEL_ADAPTER_CHECK(device >= 0 && device < count, adapter::InvalidArgument, api,
+                      ": device index ", device, " out of range [0, ", count,
+                      ") for 'cuda'");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/kit/per_device.h"
 #include "accel/kit/thread_current.h"
 #include "cuda_error.h"
@@ -135,8 +135,9 @@ cudaStream_t nativeStream(Stream stream) {
   if (isExternal(stream.id)) {
     const auto device =
         static_cast<int>((stream.id & ~kExternalStreamTag) >> kExternalDeviceShift);
-    ACCEL_CHECK(device == stream.device.index(), InvalidArgument, "stream id ", stream.id,
-                " was wrapped for cuda:", device, ", not ", stream.device.str());
+    ACCEL_ADAPTER_CHECK(device == stream.device.index(), adapter::InvalidArgument,
+                        "stream id ", stream.id, " was wrapped for cuda:", device,
+                        ", not ", stream.device.str());
     return reinterpret_cast<cudaStream_t>(
         static_cast<std::uintptr_t>(stream.id & kExternalAddressMask));
   }
@@ -144,23 +145,24 @@ cudaStream_t nativeStream(Stream stream) {
   if (stream.id > 0) {
     native = StreamRegistry::instance().poolStream(stream.device.index(), stream.id);
   }
-  ACCEL_CHECK(native != nullptr, InvalidArgument, "stream id ", stream.id, " of ",
-              stream.device.str(),
-              " is not a stream of the cuda backend; use a pool stream or "
-              "wrapExternalStream");
+  ACCEL_ADAPTER_CHECK(native != nullptr, adapter::InvalidArgument, "stream id ",
+                      stream.id, " of ", stream.device.str(),
+                      " is not a stream of the cuda backend; use a pool stream or "
+                      "wrapExternalStream");
   return native;
 }
 
 Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
-  ACCEL_CHECK(
-      stream != nullptr, InvalidArgument,
+  ACCEL_ADAPTER_CHECK(
+      stream != nullptr, adapter::InvalidArgument,
       "wrapExternalStream: null is the default stream (id 0), not an external one");
   const auto address = reinterpret_cast<std::uintptr_t>(stream);
-  ACCEL_CHECK(address <= static_cast<std::uintptr_t>(kExternalAddressMask) &&
-                  device < (kExternalStreamTag >> kExternalDeviceShift),
-              InvalidArgument, "wrapExternalStream: the CUDA stream ", stream,
-              " of cuda:", static_cast<int>(device),
-              " does not fit a stream id (an address below 2^56 on a device below 64)");
+  ACCEL_ADAPTER_CHECK(
+      address <= static_cast<std::uintptr_t>(kExternalAddressMask) &&
+          device < (kExternalStreamTag >> kExternalDeviceShift),
+      adapter::InvalidArgument, "wrapExternalStream: the CUDA stream ", stream,
+      " of cuda:", static_cast<int>(device),
+      " does not fit a stream id (an address below 2^56 on a device below 64)");
   // The stream's own device, asked of CUDA: an id names the stream that
   // lives at the address now, so a stream destroyed and another created at
   // the same address (on any device) is wrapped as what it is now.
@@ -170,9 +172,9 @@ Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
     checkCuda(cudaStreamGetDevice(stream, &actual),
               "cudaStreamGetDevice (wrapExternalStream: is it a live CUDA stream?)");
   }
-  ACCEL_CHECK(actual == device, InvalidArgument, "wrapExternalStream: the CUDA stream ",
-              stream, " belongs to cuda:", actual,
-              ", not cuda:", static_cast<int>(device));
+  ACCEL_ADAPTER_CHECK(
+      actual == device, adapter::InvalidArgument, "wrapExternalStream: the CUDA stream ",
+      stream, " belongs to cuda:", actual, ", not cuda:", static_cast<int>(device));
   const StreamId id = kExternalStreamTag |
                       (static_cast<StreamId>(device) << kExternalDeviceShift) |
                       static_cast<StreamId>(address);
