@@ -28,7 +28,7 @@ struct DeferredPages {
 
 struct DeferredRecord {
   EventId event = 0;
-  Stream stream;
+  adapter::Stream stream;
 };
 
 struct Deferrals {
@@ -191,7 +191,7 @@ bool deferRelease(DeviceIndex device, void* base, std::size_t bytes) noexcept {
   return true;
 }
 
-bool deferRecord(EventId event, Stream stream) {
+bool deferRecord(EventId event, adapter::Stream stream) {
   unsigned long long id = 0;
   if (!capturesUnderway() || !isCapturing(stream, &id)) return false;
   Deferrals& r = deferrals();

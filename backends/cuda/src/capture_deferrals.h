@@ -25,8 +25,9 @@
 #include <utility>
 #include <vector>
 
+#include "accel/adapter/core.h"
+#include "accel/device.h"
 #include "accel/event.h"
-#include "accel/stream.h"
 
 namespace accel::cuda::detail {
 
@@ -69,7 +70,7 @@ bool deferRelease(DeviceIndex device, void* base, std::size_t bytes) noexcept;
 // When `stream` is capturing: keeps `event` to be recorded on it when the
 // captures end, and returns true; otherwise false. Throws std::bad_alloc and
 // what isCapturing throws.
-bool deferRecord(EventId event, Stream stream);
+bool deferRecord(EventId event, adapter::Stream stream);
 
 // Whether `event` waits for its deferred record; forgetDeferred drops it
 // (the event is being destroyed). Never throw.

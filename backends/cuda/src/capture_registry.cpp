@@ -5,6 +5,7 @@
 
 #include "capture_deferrals.h"
 #include "cuda_memory.h"
+#include "cxx_boundary.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -90,7 +91,7 @@ void divertWhileCapturing(kit::CachingDeviceAllocator& allocator) {
 
 void routeToCapturePool(DeviceIndex device, Stream stream) {
   unsigned long long id = 0;
-  if (!capturesUnderway() || !isCapturing(stream, &id)) return;
+  if (!capturesUnderway() || !isCapturing(toAdapter(stream), &id)) return;
   Registry& r = registry();
   MempoolId pool;
   {

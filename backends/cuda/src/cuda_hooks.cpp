@@ -251,7 +251,7 @@ DeviceProperties CudaHooks::getDevicePropertiesImpl(DeviceIndex index) const {
 Stream CudaHooks::getCurrentStreamImpl(DeviceIndex index) const {
   return asLibraryErrors([&]() -> Stream {
     requireAvailable();
-    return detail::currentStream(index);
+    return toLibrary(detail::currentStream(index));
   });
 }
 
@@ -265,15 +265,15 @@ Stream CudaHooks::getDefaultStreamImpl(DeviceIndex index) const {
 Stream CudaHooks::getNewStreamImpl(DeviceIndex index, int priority) {
   return asLibraryErrors([&]() -> Stream {
     requireAvailable();
-    return detail::newStream(index, priority);
+    return toLibrary(detail::newStream(index, priority));
   });
 }
 
 void CudaHooks::setCurrentStreamImpl(Stream stream) {
   return asLibraryErrors([&]() -> void {
     requireAvailable();
-    (void)nativeStream(stream);  // refuses ids the backend never handed out
-    detail::setCurrentStream(stream);
+    (void)nativeStream(toAdapter(stream));  // refuses ids the backend never handed out
+    detail::setCurrentStream(toAdapter(stream));
   });
 }
 
@@ -281,7 +281,7 @@ bool CudaHooks::queryStreamImpl(Stream stream) const {
   return asLibraryErrors([&]() -> bool {
     requireAvailable();
     DeviceContext context(stream.device.index());
-    const cudaError_t status = cudaStreamQuery(nativeStream(stream));
+    const cudaError_t status = cudaStreamQuery(nativeStream(toAdapter(stream)));
     if (status == cudaErrorNotReady) {
       (void)cudaGetLastError();
       return false;
@@ -295,7 +295,8 @@ void CudaHooks::synchronizeStreamImpl(Stream stream) const {
   return asLibraryErrors([&]() -> void {
     requireAvailable();
     DeviceContext context(stream.device.index());
-    checkCuda(cudaStreamSynchronize(nativeStream(stream)), "cudaStreamSynchronize");
+    checkCuda(cudaStreamSynchronize(nativeStream(toAdapter(stream))),
+              "cudaStreamSynchronize");
   });
 }
 
@@ -324,13 +325,13 @@ void CudaHooks::destroyEventImpl(EventId event) noexcept {
 void CudaHooks::recordEventImpl(EventId event, Stream stream) {
   return asLibraryErrors([&]() -> void {
     requireAvailable();
-    detail::recordEvent(event, stream);
+    detail::recordEvent(event, toAdapter(stream));
   });
 }
 void CudaHooks::blockStreamImpl(EventId event, Stream stream) {
   return asLibraryErrors([&]() -> void {
     requireAvailable();
-    detail::blockStream(event, stream);
+    detail::blockStream(event, toAdapter(stream));
   });
 }
 bool CudaHooks::queryEventImpl(EventId event) const {
@@ -406,7 +407,8 @@ void CudaHooks::fillRandomImpl(Stream stream, DeviceFill kind, void* data,
                                const Generator& generator) {
   return asLibraryErrors([&]() -> void {
     requireAvailable();
-    detail::fill(stream, static_cast<std::int32_t>(kind), data, count, a, b, generator);
+    detail::fill(toAdapter(stream), static_cast<std::int32_t>(kind), data, count, a, b,
+                 generator);
   });
 }
 

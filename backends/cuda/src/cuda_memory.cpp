@@ -51,15 +51,13 @@ class SegmentsOf final : public memory::SegmentSource {
 
   bool hasEvents() const noexcept override { return true; }
   EventId recordEvent(Stream stream) override {
-    return asLibraryErrors([&] {
-      return events_->record({stream.id, stream.device.index()});
-    });
+    return asLibraryErrors([&] { return events_->record(toAdapter(stream)); });
   }
   bool eventCompleted(EventId event) noexcept override {
     return events_->completed(event);
   }
   void streamWaitEvent(Stream stream, EventId event) override {
-    asLibraryErrors([&] { events_->wait({stream.id, stream.device.index()}, event); });
+    asLibraryErrors([&] { events_->wait(toAdapter(stream), event); });
   }
   void releaseEvent(EventId event) noexcept override { events_->release(event); }
   void synchronizeEvent(EventId event) override {
@@ -79,7 +77,7 @@ class CaptureRouting final : public kit::CachingDeviceAllocator::Detour {
  public:
   DataPtr allocate(kit::CachingDeviceAllocator& allocator, std::size_t bytes) override {
     const DeviceIndex index = allocator.device().index();
-    asLibraryErrors([&] { routeToCapturePool(index, currentStream(index)); });
+    asLibraryErrors([&] { routeToCapturePool(index, toLibrary(currentStream(index))); });
     return allocator.allocateFromCache(bytes);
   }
 };

@@ -10,8 +10,10 @@
 
 #include <utility>
 
+#include "accel/adapter/core.h"
 #include "accel/adapter/failure.h"
 #include "accel/plugin_status.h"
+#include "accel/stream.h"
 
 namespace accel::cuda::detail {
 
@@ -25,6 +27,14 @@ decltype(auto) asLibraryErrors(Fn&& fn) {
   } catch (const adapter::Failure& e) {
     throwPluginFailure(e.status(), "cuda", "", e.what());
   }
+}
+
+// The backend's stream of the library's, and back. Never throw.
+[[nodiscard]] inline adapter::Stream toAdapter(const Stream& stream) noexcept {
+  return {stream.id, stream.device.index()};
+}
+[[nodiscard]] inline Stream toLibrary(adapter::Stream stream) noexcept {
+  return Stream(Device::unchecked(DeviceType::CUDA, stream.device), stream.id);
 }
 
 }  // namespace accel::cuda::detail

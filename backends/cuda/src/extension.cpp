@@ -75,8 +75,7 @@ Status availability(Availability& out) noexcept {
 Status nativeStream(accel_stream stream, CUstream_st*& out) noexcept {
   return capture([&] {
     requireDevice("nativeStream", stream.device);
-    out =
-        detail::nativeStream(Stream(Device(DeviceType::CUDA, stream.device), stream.id));
+    out = detail::nativeStream(stream);
   });
 }
 
@@ -84,9 +83,7 @@ Status wrapExternalStream(CUstream_st* stream, std::int8_t device,
                           accel_stream& out) noexcept {
   return capture([&] {
     requireDevice("wrapExternalStream", device);
-    const Stream wrapped = detail::wrapExternalStream(stream, device);
-    out.device = wrapped.device.index();
-    out.id = wrapped.id;
+    out = detail::wrapExternalStream(stream, device);
   });
 }
 

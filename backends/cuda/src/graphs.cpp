@@ -10,6 +10,7 @@
 #include "cuda_error.h"
 #include "cuda_memory.h"
 #include "current_device.h"
+#include "cxx_boundary.h"
 #include "record_table.h"
 #include "streams.h"
 
@@ -109,7 +110,7 @@ void graphDestroy(GraphId graph) {
 
 void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
   const DeviceIndex device = currentDevice();
-  const Stream stream = currentStream(device);
+  const Stream stream = toLibrary(currentStream(device));
   ACCEL_ADAPTER_CHECK(
       stream.id != kDefaultStreamId, adapter::InvalidArgument,
       "capture: the current stream of cuda:", static_cast<int>(device),
@@ -139,7 +140,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
     // once the capture exists, even before its id is known here.
     captureBeginning();
     try {
-      checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
+      checkCuda(cudaStreamBeginCapture(nativeStream(toAdapter(stream)), toCuda(mode)),
                 "cudaStreamBeginCapture");
     } catch (...) {
       captureAbandoned();
@@ -151,9 +152,9 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     bool registered = false;
     try {
-      checkCuda(
-          cudaStreamGetCaptureInfo(nativeStream(stream), &status, &record.capture_id),
-          "cudaStreamGetCaptureInfo");
+      checkCuda(cudaStreamGetCaptureInfo(nativeStream(toAdapter(stream)), &status,
+                                         &record.capture_id),
+                "cudaStreamGetCaptureInfo");
       captureBegan(record.capture_id, device, chosen, stream);
       registered = true;
       capturedPhiloxBegan(record.capture_id);
@@ -164,7 +165,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
         captureAbandoned();
       }
       cudaGraph_t abandoned = nullptr;
-      if (succeeded(cudaStreamEndCapture(nativeStream(stream), &abandoned)) &&
+      if (succeeded(cudaStreamEndCapture(nativeStream(toAdapter(stream)), &abandoned)) &&
           abandoned != nullptr) {
         (void)succeeded(cudaGraphDestroy(abandoned));
       }
@@ -184,7 +185,7 @@ void graphCaptureEnd(GraphId graph) {
     DeviceContext context(record.device);
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
-        cudaStreamEndCapture(nativeStream(record.stream), &captured);
+        cudaStreamEndCapture(nativeStream(toAdapter(record.stream)), &captured);
     if (status == cudaErrorStreamCaptureWrongThread) {
       // The capture goes on (CUDA keeps it open): nothing changes here.
       checkCuda(status,

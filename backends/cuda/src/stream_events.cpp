@@ -1,22 +1,13 @@
 #include "stream_events.h"
 
-#include "accel/stream.h"
 #include "capture_deferrals.h"
 #include "events.h"
 
 namespace accel::cuda::detail {
-namespace {
-
-Stream cudaStream(adapter::Stream stream) {
-  return Stream(Device(DeviceType::CUDA, stream.device), stream.id);
-}
-
-}  // namespace
-
 std::uint64_t CudaStreamEvents::record(adapter::Stream stream) {
   const EventId event = createEvent(stream.device, EventFlags{});
   try {
-    if (!deferRecord(event, cudaStream(stream))) recordEvent(event, cudaStream(stream));
+    if (!deferRecord(event, stream)) recordEvent(event, stream);
   } catch (...) {
     destroyEvent(event);
     throw;
@@ -34,7 +25,7 @@ bool CudaStreamEvents::completed(std::uint64_t event) noexcept {
 }
 
 void CudaStreamEvents::wait(adapter::Stream stream, std::uint64_t event) {
-  blockStream(event, cudaStream(stream));
+  blockStream(event, stream);
 }
 
 void CudaStreamEvents::release(std::uint64_t event) noexcept {
