@@ -3,9 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include <exception>
 #include <memory>
-#include <new>
+#include <utility>
 
 #include "accel/adapter/failure.h"
 #include "accel/error.h"
@@ -19,31 +18,9 @@
 namespace accel::cuda::extension {
 namespace {
 
-// Runs `body`, turning what it throws into a Status of the error's kind.
 template <typename Body>
 Status capture(Body&& body) noexcept {
-  try {
-    body();
-    return {};
-  } catch (const adapter::Failure& e) {
-    return {e.status(), e.what()};
-  } catch (const InvalidArgument& e) {
-    return {ACCEL_ERROR_INVALID_ARGUMENT, e.message()};
-  } catch (const NotSupported& e) {
-    return {ACCEL_ERROR_NOT_SUPPORTED, e.message()};
-  } catch (const NotAvailable& e) {
-    return {ACCEL_ERROR_NOT_AVAILABLE, e.message()};
-  } catch (const OutOfMemory& e) {
-    return {ACCEL_ERROR_OUT_OF_MEMORY, e.message()};
-  } catch (const Error& e) {
-    return {ACCEL_ERROR_DEVICE, e.message()};
-  } catch (const std::bad_alloc&) {
-    return {ACCEL_ERROR_OUT_OF_MEMORY, "out of host memory in the cuda backend"};
-  } catch (const std::exception& e) {
-    return {ACCEL_ERROR_INTERNAL, e.what()};
-  } catch (...) {
-    return {ACCEL_ERROR_INTERNAL, "the cuda backend threw an unknown exception"};
-  }
+  return adapter::extensionGuard("the cuda backend", std::forward<Body>(body));
 }
 
 // `device`, checked against the devices the probe found.
@@ -59,9 +36,22 @@ void requireDevice(const char* api, int device) {
 
 Status registerBackend(std::string_view caller, AcceleratorHooks*& hooks) noexcept {
   return capture([&] {
-    static AcceleratorHooks& registered =
-        accel::registerHooks(std::make_unique<detail::CudaHooks>(), std::string(caller));
-    hooks = &registered;
+    // The C++ entry's registration throws the library's errors.
+    try {
+      static AcceleratorHooks& registered = accel::registerHooks(
+          std::make_unique<detail::CudaHooks>(), std::string(caller));
+      hooks = &registered;
+    } catch (const InvalidArgument& e) {
+      throw adapter::InvalidArgument(e.message());
+    } catch (const NotSupported& e) {
+      throw adapter::NotSupported(e.message());
+    } catch (const NotAvailable& e) {
+      throw adapter::NotAvailable(e.message());
+    } catch (const OutOfMemory& e) {
+      throw adapter::OutOfMemory(e.message());
+    } catch (const Error& e) {
+      throw adapter::DeviceError(e.message());
+    }
   });
 }
 
