@@ -164,7 +164,9 @@ TEST(CudaCaptureRules, ACaptureBegunWithCudaSurvivesASegmentAllocation) {
   cudaGraph_t graph = nullptr;
   EXPECT_EQ(cudaStreamEndCapture(mine, &graph), cudaSuccess)
       << "the capture was invalidated";
-  if (graph != nullptr) EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  if (graph != nullptr) {
+    EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  }
   block = DataPtr();
   EXPECT_EQ(cudaStreamSynchronize(mine), cudaSuccess);
   EXPECT_EQ(cudaStreamDestroy(mine), cudaSuccess);

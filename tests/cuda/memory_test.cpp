@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "accel/cuda/handles.h"
@@ -83,6 +84,23 @@ TEST(CudaHandlePools, CublasWorkspaceKeepsTheSizeItWasAllocatedWith) {
     ASSERT_EQ(cuda_double_cublas_workspace(handle, &again, &bytes), 0);
     EXPECT_EQ(again, workspace);
     EXPECT_EQ(bytes, kMiB) << "cuBLAS was told the workspace is larger than it is";
+    ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
+  }).join();
+}
+
+// The API reads CUBLAS_WORKSPACE_CONFIG in the program: a malformed value is
+// the library's InvalidArgument naming the variable.
+TEST(CudaHandlePools, MalformedWorkspaceConfigIsTheLibrarysInvalidArgument) {
+  std::thread([] {
+    ::setenv("CUBLAS_WORKSPACE_CONFIG", "nonsense", 1);
+    StreamGuard guard(cuda().getNewStream(0));
+    try {
+      (void)getCurrentCublasHandle(0);
+      ADD_FAILURE() << "a malformed CUBLAS_WORKSPACE_CONFIG was accepted";
+    } catch (const accel::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("CUBLAS_WORKSPACE_CONFIG"), std::string::npos)
+          << e.what();
+    }
     ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
   }).join();
 }

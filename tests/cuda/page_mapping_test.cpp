@@ -5,8 +5,10 @@
 // API: FAKE_VMM=yes; without it: FAKE_VMM=no). Run by hand, it skips.
 //
 // The caching allocator runs over a segment source that delegates page
-// mapping exactly as cuda_memory.cpp's does (which also makes the device's
-// context current through the CUDA runtime, which the fake cannot start).
+// mapping exactly as device_memory.cpp's DevicePages does, the backend's
+// failures thrown as the library's errors as cuda_memory.cpp's source does (which also
+// makes the device's context current through the CUDA runtime, which the fake cannot
+// start).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -14,14 +16,17 @@
 #include <memory>
 #include <string>
 
+#include "accel/adapter/failure.h"
 #include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/segment_source.h"
+#include "cxx_boundary.h"
 #include "driver.h"
 #include "page_mapping.h"
 
 namespace {
 
+using accel::cuda::detail::asLibraryErrors;
 using accel::cuda::detail::driver;
 using accel::cuda::detail::PageMapping;
 
@@ -62,14 +67,14 @@ class MappingSource final : public accel::memory::SegmentSource {
   }
   std::size_t pageSize() const noexcept override { return mapping_.pageSize(); }
   void* reserveAddressRange(accel::DeviceIndex index, std::size_t bytes) override {
-    return mapping_.reserve(index, bytes);
+    return asLibraryErrors([&] { return mapping_.reserve(index, bytes); });
   }
   void releaseAddressRange(accel::DeviceIndex, void* base,
                            std::size_t bytes) noexcept override {
     mapping_.release(base, bytes);
   }
   bool mapPages(accel::DeviceIndex index, void* address, std::size_t bytes) override {
-    return mapping_.map(index, address, bytes);
+    return asLibraryErrors([&] { return mapping_.map(index, address, bytes); });
   }
   void unmapPages(accel::DeviceIndex, void* address,
                   std::size_t bytes) noexcept override {
@@ -134,8 +139,9 @@ TEST(CudaPageMapping, MapsAndUnmapsWholePages) {
   // The tail page alone: each page has its own allocation.
   mapping.unmap(bytes + 4 * kMiB, 2 * kMiB);
   EXPECT_EQ(fakeCount("fake_cuda_live_handles"), 2);
-  EXPECT_THROW((void)mapping.map(0, bytes + kMiB, 2 * kMiB), accel::InvalidArgument);
-  EXPECT_THROW((void)mapping.reserve(0, 3 * kMiB), accel::InvalidArgument);
+  EXPECT_THROW((void)mapping.map(0, bytes + kMiB, 2 * kMiB),
+               accel::adapter::InvalidArgument);
+  EXPECT_THROW((void)mapping.reserve(0, 3 * kMiB), accel::adapter::InvalidArgument);
   mapping.unmap(base, 4 * kMiB);
   mapping.release(base, 8 * kMiB);
   EXPECT_EQ(fakeCount("fake_cuda_mapped_pages"), 0);
@@ -195,7 +201,7 @@ TEST(CudaPageMapping, DriverWithoutTheApiRefusesExpandableSegments) {
   try {
     accel::cuda::detail::checkExpandableSegments(expandable(), mapping);
     FAIL() << "expandable_segments:true was accepted without the virtual memory API";
-  } catch (const accel::InvalidArgument& e) {
+  } catch (const accel::adapter::InvalidArgument& e) {
     const std::string what = e.what();
     for (const char* missing : {"cuMemAddressReserve", "cuMemCreate", "cuMemMap",
                                 "cuMemSetAccess", "cuMemUnmap", "cuMemRelease"}) {
@@ -203,7 +209,7 @@ TEST(CudaPageMapping, DriverWithoutTheApiRefusesExpandableSegments) {
     }
     EXPECT_NE(what.find("expandable_segments:false"), std::string::npos) << what;
   }
-  EXPECT_THROW((void)mapping.reserve(0, 2 * kMiB), accel::NotSupported);
+  EXPECT_THROW((void)mapping.reserve(0, 2 * kMiB), accel::adapter::NotSupported);
 }
 
 }  // namespace

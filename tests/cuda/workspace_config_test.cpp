@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "workspace_config.h"
 
 namespace {
@@ -25,7 +25,7 @@ TEST(CublasWorkspaceConfig, MalformedTextIsRejectedNamingTheVariable) {
     try {
       (void)parseCublasWorkspaceConfig(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const accel::InvalidArgument& e) {
+    } catch (const accel::adapter::InvalidArgument& e) {
       EXPECT_NE(std::string(e.what()).find("CUBLAS_WORKSPACE_CONFIG"), std::string::npos);
       EXPECT_NE(std::string(e.what()).find(":4096:8"), std::string::npos) << e.what();
     }
@@ -40,7 +40,7 @@ TEST(CublasWorkspaceConfig, DefaultsDependOnTheArchitectureAndTheVariableWins) {
   ::setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8", 1);
   EXPECT_EQ(cublasWorkspaceBytes(90), 16u * 1024 * 8);
   ::setenv("CUBLAS_WORKSPACE_CONFIG", "nonsense", 1);
-  EXPECT_THROW((void)cublasWorkspaceBytes(90), accel::InvalidArgument);
+  EXPECT_THROW((void)cublasWorkspaceBytes(90), accel::adapter::InvalidArgument);
   ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
 }
 

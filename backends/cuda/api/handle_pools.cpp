@@ -9,6 +9,7 @@
 #include <exception>
 #include <string>
 
+#include "accel/adapter/failure.h"
 #include "accel/cuda/cuda.h"
 #include "accel/cuda/handles.h"
 #include "accel/error.h"
@@ -89,8 +90,16 @@ void onDevice(DeviceIndex device, Create&& create) {
   if (call.thrown) std::rethrow_exception(call.thrown);
 }
 
+// A malformed CUBLAS_WORKSPACE_CONFIG is the library's InvalidArgument here,
+// in the program (workspace_config.cpp throws the adapter's, as the plugin's
+// code does).
 std::size_t cublasWorkspaceBytesFor(DeviceIndex device) {
-  return cublasWorkspaceBytes(computeCapability(device));
+  const int capability = computeCapability(device);
+  try {
+    return cublasWorkspaceBytes(capability);
+  } catch (const adapter::Failure& e) {
+    throwPluginFailure(e.status(), "cuda", "CUBLAS_WORKSPACE_CONFIG", e.what());
+  }
 }
 
 // CUBLASLT_WORKSPACE_SIZE, in KiB (PyTorch's variable); 1 MiB without it.

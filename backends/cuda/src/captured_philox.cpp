@@ -4,11 +4,13 @@
 #include <mutex>
 #include <utility>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/philox_generator.h"
+#include "capture_deferrals.h"
 #include "capture_registry.h"
 #include "cuda_error.h"
 #include "cuda_memory.h"
+#include "cxx_boundary.h"
 #include "fill_kernels.h"
 
 namespace accel::cuda::detail {
@@ -66,7 +68,7 @@ std::shared_ptr<kit::CapturedPhilox> capturedPhiloxEnded(
   return taken;
 }
 
-const std::uint64_t* claimFillPosition(cudaStream_t native, Stream stream,
+const std::uint64_t* claimFillPosition(cudaStream_t native, adapter::Stream stream,
                                        const Generator& generator, std::uint64_t outputs,
                                        std::uint64_t* seed, std::uint64_t* offset) {
   const auto claimNow = [&] {
@@ -96,12 +98,13 @@ const std::uint64_t* claimFillPosition(cudaStream_t native, Stream stream,
   // graph is reset. The kit allocates without its lock: the allocator may
   // call back into the capture registry.
   const kit::CapturedPhilox::Position at = graph->claim(generator, outputs, [&] {
-    routeToCapturePool(stream.device.index(), stream);
-    return deviceCachingAllocator().allocate(stream.device.index(),
-                                             kit::CapturedPhilox::kSlotBytes, stream);
+    routeToCapturePool(stream.device, toLibrary(stream));
+    return deviceCachingAllocator().allocate(
+        stream.device, kit::CapturedPhilox::kSlotBytes, toLibrary(stream));
   });
-  ACCEL_CHECK(capturedGraph(id) == graph, InvalidArgument, "a fill captured on ",
-              stream.device.str(), ": the capture ended while the fill was enqueued");
+  ACCEL_ADAPTER_CHECK(capturedGraph(id) == graph, adapter::InvalidArgument,
+                      "a fill captured on cuda:", static_cast<int>(stream.device),
+                      ": the capture ended while the fill was enqueued");
   *offset = at.offset;
   return at.slot;
 }

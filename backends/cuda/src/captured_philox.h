@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "accel/adapter/core.h"
 #include "accel/generator.h"
 #include "accel/kit/captured_philox.h"
 #include "accel/stream.h"
@@ -56,7 +57,7 @@ void capturedPhiloxBegan(unsigned long long capture_id);
 // A capture the backend did not begin (cudaStreamBeginCapture called on a
 // wrapped stream directly) is treated as not capturing: its graph replays
 // the same numbers. Throws what reservePhilox, CUDA and the allocator throw.
-const std::uint64_t* claimFillPosition(cudaStream_t native, Stream stream,
+const std::uint64_t* claimFillPosition(cudaStream_t native, adapter::Stream stream,
                                        const Generator& generator, std::uint64_t outputs,
                                        std::uint64_t* seed, std::uint64_t* offset);
 

@@ -22,11 +22,12 @@
 // enqueued).
 #include <cuda_runtime_api.h>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/memory/pinned_caching_allocator.h"
 #include "cuda_error.h"
 #include "cuda_hooks.h"
 #include "current_device.h"
+#include "cxx_boundary.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -43,11 +44,11 @@ bool requireHostMemory(HookId hook, const char* which, const void* ptr) {
     (void)cudaGetLastError();  // not the runtime's memory at all: host memory
     return true;
   }
-  ACCEL_CHECK(attributes.type != cudaMemoryTypeDevice, InvalidArgument,
-              hookInfo(hook).name, "(): ", which, " (", ptr,
-              ") is memory of cuda:", attributes.device,
-              ", not host memory; copy between devices with ",
-              hookInfo(HookId::copyDeviceToDevice).name, "()");
+  ACCEL_ADAPTER_CHECK(attributes.type != cudaMemoryTypeDevice, adapter::InvalidArgument,
+                      hookInfo(hook).name, "(): ", which, " (", ptr,
+                      ") is memory of cuda:", attributes.device,
+                      ", not host memory; copy between devices with ",
+                      hookInfo(HookId::copyDeviceToDevice).name, "()");
   return attributes.type == cudaMemoryTypeUnregistered;
 }
 
@@ -60,38 +61,40 @@ bool requireHostMemory(HookId hook, const char* which, const void* ptr) {
 // capture stays valid. Memory of the backend's pinned cache needs no
 // synchronisation (the core records the stream on its block) and is copied.
 void refuseForeignPinnedWhileCapturing(HookId hook, const char* which, const void* ptr,
-                                       Stream stream, cudaStream_t native) {
+                                       adapter::Stream stream, cudaStream_t native) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   checkCuda(cudaStreamIsCapturing(native, &status), "cudaStreamIsCapturing");
-  ACCEL_CHECK(status == cudaStreamCaptureStatusNone, InvalidArgument, hookInfo(hook).name,
-              "(): ", which, " (", ptr, ") is pinned host memory that did not come from ",
-              hookInfo(HookId::getPinnedMemoryAllocator).name, "() (cudaHostAlloc, ",
-              "cudaHostRegister or another library's), and ", stream,
-              " is capturing a graph: the call would have to synchronise the stream "
-              "before returning, which a capture forbids. Copy from memory of ",
-              hookInfo(HookId::getPinnedMemoryAllocator).name,
-              "() while capturing, or make this copy outside the capture");
+  ACCEL_ADAPTER_CHECK(
+      status == cudaStreamCaptureStatusNone, adapter::InvalidArgument,
+      hookInfo(hook).name, "(): ", which, " (", ptr,
+      ") is pinned host memory that did not come from ",
+      hookInfo(HookId::getPinnedMemoryAllocator).name, "() (cudaHostAlloc, ",
+      "cudaHostRegister or another library's), and ", describe(stream),
+      " is capturing a graph: the call would have to synchronise the stream "
+      "before returning, which a capture forbids. Copy from memory of ",
+      hookInfo(HookId::getPinnedMemoryAllocator).name,
+      "() while capturing, or make this copy outside the capture");
 }
 
 // `host` names the host side ("src"/"dst") and `host_ptr` is it; null for
 // device-to-device copies. `foreign_pinned`: the host side is pinned memory
 // the core's pinned cache does not hold.
-void copyOn(HookId hook, void* dst, const void* src, std::size_t bytes, Stream stream,
-            cudaMemcpyKind kind, const char* host, const void* host_ptr,
-            bool foreign_pinned) {
+void copyOn(HookId hook, void* dst, const void* src, std::size_t bytes,
+            adapter::Stream stream, cudaMemcpyKind kind, const char* host,
+            const void* host_ptr, bool foreign_pinned) {
   requireAvailable();
-  DeviceContext context(stream.device.index());
+  DeviceContext context(stream.device);
   const bool pageable = host != nullptr && requireHostMemory(hook, host, host_ptr);
   const cudaStream_t native = nativeStream(stream);
   if (!pageable && foreign_pinned)
     refuseForeignPinnedWhileCapturing(hook, host, host_ptr, stream, native);
   checkCuda(cudaMemcpyAsync(dst, src, bytes, kind, native),
-            accel::detail::concat("cudaMemcpyAsync (", hookInfo(hook).name, " on ",
-                                  stream, ")"));
+            adapter::concat("cudaMemcpyAsync (", hookInfo(hook).name, " on ",
+                            describe(stream), ")"));
   if (pageable) {
     checkCuda(cudaStreamSynchronize(native),
-              accel::detail::concat("cudaStreamSynchronize (", hookInfo(hook).name,
-                                    " from or to pageable memory, on ", stream, ")"));
+              adapter::concat("cudaStreamSynchronize (", hookInfo(hook).name,
+                              " from or to pageable memory, on ", describe(stream), ")"));
   }
 }
 
@@ -106,20 +109,28 @@ bool foreignPinned(bool pinned, const memory::PinnedCachingAllocator* cache,
 
 void CudaHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                      Stream stream) {
-  copyOn(HookId::copyHostToDevice, dst, src, bytes, stream, cudaMemcpyHostToDevice, "src",
-         src, foreignPinned(isPinnedPtr(src), corePinnedCache(), src));
+  asLibraryErrors([&] {
+    copyOn(HookId::copyHostToDevice, dst, src, bytes, toAdapter(stream),
+           cudaMemcpyHostToDevice, "src", src,
+           foreignPinned(isPinnedPtr(src), corePinnedCache(), src));
+  });
 }
 
 void CudaHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
                                      Stream stream) {
-  copyOn(HookId::copyDeviceToHost, dst, src, bytes, stream, cudaMemcpyDeviceToHost, "dst",
-         dst, foreignPinned(isPinnedPtr(dst), corePinnedCache(), dst));
+  asLibraryErrors([&] {
+    copyOn(HookId::copyDeviceToHost, dst, src, bytes, toAdapter(stream),
+           cudaMemcpyDeviceToHost, "dst", dst,
+           foreignPinned(isPinnedPtr(dst), corePinnedCache(), dst));
+  });
 }
 
 void CudaHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                        Stream stream) {
-  copyOn(HookId::copyDeviceToDevice, dst, src, bytes, stream, cudaMemcpyDeviceToDevice,
-         nullptr, nullptr, false);
+  asLibraryErrors([&] {
+    copyOn(HookId::copyDeviceToDevice, dst, src, bytes, toAdapter(stream),
+           cudaMemcpyDeviceToDevice, nullptr, nullptr, false);
+  });
 }
 
 }  // namespace accel::cuda::detail

@@ -2,11 +2,11 @@
 
 #include <string>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 
 namespace accel::cuda::detail {
 
-void checkCuda(cudaError_t status, std::string_view what, std::source_location where) {
+void checkCuda(cudaError_t status, std::string_view what) {
   if (status == cudaSuccess) [[likely]] {
     return;
   }
@@ -15,16 +15,16 @@ void checkCuda(cudaError_t status, std::string_view what, std::source_location w
                         " (" + cudaGetErrorString(status) + ")";
   switch (status) {
     case cudaErrorMemoryAllocation:
-      throw OutOfMemory(message + "; free device memory or use smaller sizes", where);
+      throw adapter::OutOfMemory(message + "; free device memory or use smaller sizes");
     case cudaErrorInvalidValue:
     case cudaErrorInvalidResourceHandle:
     case cudaErrorInvalidDevice:
-      throw InvalidArgument(message, where);
+      throw adapter::InvalidArgument(message);
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
-      throw NotAvailable(message, where);
+      throw adapter::NotAvailable(message);
     default:
-      throw DeviceError(message, where);
+      throw adapter::DeviceError(message);
   }
 }
 

@@ -1,5 +1,6 @@
-// checkCuda: turns a CUDA runtime status into the accelhooks error a caller
-// can act on.
+// checkCuda: turns a CUDA runtime status into the failure a caller can act
+// on (accel/adapter/failure.h; the core hands it on as the library's error of
+// that kind).
 //
 // cudaErrorMemoryAllocation becomes OutOfMemory, cudaErrorInvalidValue and
 // cudaErrorInvalidResourceHandle InvalidArgument, driver/device absence
@@ -13,15 +14,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <source_location>
 #include <string_view>
 
 namespace accel::cuda::detail {
 
 // Throws as above unless status is cudaSuccess. `what` names the runtime call
 // and its purpose ("cudaStreamCreateWithPriority (getNewStream on cuda:1)").
-void checkCuda(cudaError_t status, std::string_view what,
-               std::source_location where = std::source_location::current());
+void checkCuda(cudaError_t status, std::string_view what);
 
 // Like checkCuda, but never throws; returns status == cudaSuccess (for
 // destructors and noexcept paths).

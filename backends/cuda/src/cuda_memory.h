@@ -1,7 +1,8 @@
-// Memory of the cuda backend: the core caching allocator over cudaMalloc /
-// cudaFree, and the core pinned caching allocator over cudaHostAlloc /
-// cudaFreeHost, with CUDA events so that a block freed while a stream still
-// uses it is reused only after that work (accel/memory/segment_source.h).
+// The caching allocators of the cuda backend: the core caching allocator and
+// the core pinned caching allocator, over the backend's memory
+// (device_memory.h: cudaMalloc / cudaFree, cudaHostAlloc / cudaFreeHost, and
+// CUDA events so that a block freed while a stream still uses it is reused
+// only after that work).
 //
 // Expandable segments map pages through the driver's virtual memory API
 // (page_mapping.h) where the driver has it; elsewhere
@@ -16,7 +17,7 @@
 #include "accel/allocator.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/pinned_caching_allocator.h"
-#include "page_mapping.h"
+#include "device_memory.h"
 
 namespace accel::cuda::detail {
 
@@ -26,8 +27,5 @@ memory::CachingAllocator& deviceCachingAllocator();
 // thread's current stream of that device.
 Allocator& deviceAllocator(DeviceIndex index);
 memory::PinnedCachingAllocator& pinnedAllocator();
-// The page mapping behind expandable segments (queried once; creates no
-// context). Never throws.
-PageMapping& pageMapping() noexcept;
 
 }  // namespace accel::cuda::detail

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "cuda_error.h"
 #include "driver.h"
 
@@ -17,8 +17,8 @@ thread_local DeviceIndex t_target = -1;
 
 const Driver& usableDriver() {
   const Driver& d = driver();
-  ACCEL_CHECK(d.available(), NotAvailable,
-              "the cuda backend is not available: ", d.reason);
+  ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable,
+                      "the cuda backend is not available: ", d.reason);
   return d;
 }
 
@@ -46,9 +46,10 @@ CUcontext retainedPrimaryContext(const Driver& d, DeviceIndex index) {
   CUdevice device = 0;
   CUresult result = d.deviceGet(&device, index);
   if (result == CUDA_SUCCESS) result = d.primaryCtxRetain(&context, device);
-  ACCEL_CHECK(result == CUDA_SUCCESS, DeviceError,
-              "cuDevicePrimaryCtxRetain (making cuda:", static_cast<int>(index),
-              "'s context current for work there) failed: ", driverErrorName(d, result));
+  ACCEL_ADAPTER_CHECK(
+      result == CUDA_SUCCESS, adapter::DeviceError,
+      "cuDevicePrimaryCtxRetain (making cuda:", static_cast<int>(index),
+      "'s context current for work there) failed: ", driverErrorName(d, result));
   return context;
 }
 
@@ -100,9 +101,9 @@ DeviceContext::DeviceContext(DeviceIndex index) {
   // runtime call on a thread without a context would go to this device.
   if (CUcontext primary = retainedPrimaryContext(d, index)) {
     const CUresult result = d.ctxSetCurrent(primary);
-    ACCEL_CHECK(result == CUDA_SUCCESS, DeviceError,
-                "cuCtxSetCurrent (making cuda:", static_cast<int>(index),
-                "'s context current) failed: ", driverErrorName(d, result));
+    ACCEL_ADAPTER_CHECK(result == CUDA_SUCCESS, adapter::DeviceError,
+                        "cuCtxSetCurrent (making cuda:", static_cast<int>(index),
+                        "'s context current) failed: ", driverErrorName(d, result));
   } else {
     checkCuda(cudaSetDevice(index),
               "cudaSetDevice (making the device's context current)");

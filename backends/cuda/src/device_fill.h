@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "accel/adapter/core.h"
 #include "accel/generator.h"
-#include "accel/stream.h"
 
 namespace accel::cuda::detail {
 
@@ -24,7 +24,7 @@ namespace accel::cuda::detail {
 // backend never handed out or (captured) a graph's draw that would pass
 // 2^64 - 1; DeviceError when the launch fails; for the first captured fill
 // of a generator, what the device allocator throws for its slot.
-void fill(Stream stream, std::int32_t kind, void* data, std::size_t count, double a,
-          double b, const Generator& generator);
+void fill(adapter::Stream stream, std::int32_t kind, void* data, std::size_t count,
+          double a, double b, const Generator& generator);
 
 }  // namespace accel::cuda::detail

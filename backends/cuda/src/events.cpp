@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/hook_catalogue.h"
 #include "cuda_error.h"
 #include "current_device.h"
@@ -30,11 +30,12 @@ EventRecord findEvent(EventId event) {
   return eventTable().with(event, [](const EventRecord& record) { return record; });
 }
 
-EventRecord onStreamDevice(EventId event, Stream stream) {
+EventRecord onStreamDevice(EventId event, adapter::Stream stream) {
   EventRecord record = findEvent(event);
-  ACCEL_CHECK(record.device == stream.device.index(), InvalidArgument, "event ", event,
-              " belongs to cuda:", static_cast<int>(record.device), ", the stream to ",
-              stream.device.str(), "; create the event on the stream's device");
+  ACCEL_ADAPTER_CHECK(record.device == stream.device, adapter::InvalidArgument, "event ",
+                      event, " belongs to cuda:", static_cast<int>(record.device),
+                      ", the stream to cuda:", static_cast<int>(stream.device),
+                      "; create the event on the stream's device");
   return record;
 }
 
@@ -42,10 +43,10 @@ EventRecord onStreamDevice(EventId event, Stream stream) {
 
 EventId createEvent(DeviceIndex device, EventFlags flags) {
   // CUDA requires cudaEventDisableTiming with cudaEventInterprocess.
-  ACCEL_CHECK(!(flags.interprocess && flags.enable_timing), InvalidArgument,
-              hookInfo(HookId::createEvent).name,
-              "(): cuda events cannot be both interprocess and timed (EventFlags "
-              "interprocess and enable_timing); drop one of them");
+  ACCEL_ADAPTER_CHECK(!(flags.interprocess && flags.enable_timing),
+                      adapter::InvalidArgument, hookInfo(HookId::createEvent).name,
+                      "(): cuda events cannot be both interprocess and timed (EventFlags "
+                      "interprocess and enable_timing); drop one of them");
   DeviceContext context(device);
   unsigned int cudaFlags =
       flags.enable_timing ? cudaEventDefault : cudaEventDisableTiming;
@@ -74,15 +75,15 @@ void destroyEvent(EventId event) noexcept {
   }
 }
 
-void recordEvent(EventId event, Stream stream) {
+void recordEvent(EventId event, adapter::Stream stream) {
   const EventRecord record = onStreamDevice(event, stream);
   DeviceContext context(record.device);
   checkCuda(cudaEventRecord(record.event, nativeStream(stream)), "cudaEventRecord");
 }
 
-void blockStream(EventId event, Stream stream) {
+void blockStream(EventId event, adapter::Stream stream) {
   const EventRecord record = findEvent(event);
-  DeviceContext context(stream.device.index());
+  DeviceContext context(stream.device);
   checkCuda(cudaStreamWaitEvent(nativeStream(stream), record.event, 0),
             "cudaStreamWaitEvent");
 }

@@ -9,15 +9,16 @@
 // outside it). Lifetime: the table is never destroyed.
 #pragma once
 
+#include "accel/adapter/core.h"
+#include "accel/device.h"
 #include "accel/event.h"
-#include "accel/stream.h"
 
 namespace accel::cuda::detail {
 
 EventId createEvent(DeviceIndex device, EventFlags flags);
 void destroyEvent(EventId event) noexcept;
-void recordEvent(EventId event, Stream stream);
-void blockStream(EventId event, Stream stream);
+void recordEvent(EventId event, adapter::Stream stream);
+void blockStream(EventId event, adapter::Stream stream);
 bool queryEvent(EventId event);
 void synchronizeEvent(EventId event);
 double elapsedTime(EventId start, EventId end);

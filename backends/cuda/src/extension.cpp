@@ -3,10 +3,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include <exception>
 #include <memory>
-#include <new>
+#include <utility>
 
+#include "accel/adapter/failure.h"
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/plugin.h"
@@ -18,46 +18,40 @@
 namespace accel::cuda::extension {
 namespace {
 
-// Runs `body`, turning what it throws into a Status of the error's kind.
 template <typename Body>
 Status capture(Body&& body) noexcept {
-  try {
-    body();
-    return {};
-  } catch (const InvalidArgument& e) {
-    return {ACCEL_ERROR_INVALID_ARGUMENT, e.message()};
-  } catch (const NotSupported& e) {
-    return {ACCEL_ERROR_NOT_SUPPORTED, e.message()};
-  } catch (const NotAvailable& e) {
-    return {ACCEL_ERROR_NOT_AVAILABLE, e.message()};
-  } catch (const OutOfMemory& e) {
-    return {ACCEL_ERROR_OUT_OF_MEMORY, e.message()};
-  } catch (const Error& e) {
-    return {ACCEL_ERROR_DEVICE, e.message()};
-  } catch (const std::bad_alloc&) {
-    return {ACCEL_ERROR_OUT_OF_MEMORY, "out of host memory in the cuda backend"};
-  } catch (const std::exception& e) {
-    return {ACCEL_ERROR_INTERNAL, e.what()};
-  } catch (...) {
-    return {ACCEL_ERROR_INTERNAL, "the cuda backend threw an unknown exception"};
-  }
+  return adapter::extensionGuard("the cuda backend", std::forward<Body>(body));
 }
 
 // `device`, checked against the devices the probe found.
 void requireDevice(const char* api, int device) {
   detail::requireAvailable();
   const int count = detail::driver().device_count;
-  ACCEL_CHECK(device >= 0 && device < count, InvalidArgument, api, ": device index ",
-              device, " out of range [0, ", count, ") for 'cuda'");
+  ACCEL_ADAPTER_CHECK(device >= 0 && device < count, adapter::InvalidArgument, api,
+                      ": device index ", device, " out of range [0, ", count,
+                      ") for 'cuda'");
 }
 
 }  // namespace
 
 Status registerBackend(std::string_view caller, AcceleratorHooks*& hooks) noexcept {
   return capture([&] {
-    static AcceleratorHooks& registered =
-        accel::registerHooks(std::make_unique<detail::CudaHooks>(), std::string(caller));
-    hooks = &registered;
+    // The C++ entry's registration throws the library's errors.
+    try {
+      static AcceleratorHooks& registered = accel::registerHooks(
+          std::make_unique<detail::CudaHooks>(), std::string(caller));
+      hooks = &registered;
+    } catch (const InvalidArgument& e) {
+      throw adapter::InvalidArgument(e.message());
+    } catch (const NotSupported& e) {
+      throw adapter::NotSupported(e.message());
+    } catch (const NotAvailable& e) {
+      throw adapter::NotAvailable(e.message());
+    } catch (const OutOfMemory& e) {
+      throw adapter::OutOfMemory(e.message());
+    } catch (const Error& e) {
+      throw adapter::DeviceError(e.message());
+    }
   });
 }
 
@@ -71,8 +65,7 @@ Status availability(Availability& out) noexcept {
 Status nativeStream(accel_stream stream, CUstream_st*& out) noexcept {
   return capture([&] {
     requireDevice("nativeStream", stream.device);
-    out =
-        detail::nativeStream(Stream(Device(DeviceType::CUDA, stream.device), stream.id));
+    out = detail::nativeStream(stream);
   });
 }
 
@@ -80,9 +73,7 @@ Status wrapExternalStream(CUstream_st* stream, std::int8_t device,
                           accel_stream& out) noexcept {
   return capture([&] {
     requireDevice("wrapExternalStream", device);
-    const Stream wrapped = detail::wrapExternalStream(stream, device);
-    out.device = wrapped.device.index();
-    out.id = wrapped.id;
+    out = detail::wrapExternalStream(stream, device);
   });
 }
 

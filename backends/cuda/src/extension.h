@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "accel/adapter/extension_status.h"
 #include "accel/cuda/cuda.h"
 #include "accel/cuda/export.h"
 #include "accel/hooks.h"
@@ -25,11 +26,7 @@
 namespace accel::cuda::extension {
 
 // ACCEL_OK, or a failure's status and message.
-struct Status {
-  accel_status code = ACCEL_OK;
-  std::string message;
-  [[nodiscard]] bool ok() const noexcept { return code == ACCEL_OK; }
-};
+using Status = adapter::ExtensionStatus;
 
 // Registers the cuda hooks once per process (the C++ entry's hooks, until
 // the plugin speaks the C boundary) and sets `hooks` to them; `caller` names

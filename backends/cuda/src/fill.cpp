@@ -60,11 +60,11 @@ FillJob jobOf(std::int32_t kind, void* data, std::size_t count, double a, double
 
 }  // namespace
 
-void fill(Stream stream, std::int32_t kind, void* data, std::size_t count, double a,
-          double b, const Generator& generator) {
+void fill(adapter::Stream stream, std::int32_t kind, void* data, std::size_t count,
+          double a, double b, const Generator& generator) {
   FillJob job = jobOf(kind, data, count, a, b);
   const cudaStream_t native = nativeStream(stream);  // refuses unknown ids first
-  DeviceContext context(stream.device.index());
+  DeviceContext context(stream.device);
   // Outside a capture the position is claimed now; inside one of the
   // backend's captures the kernel reads it at each replay (captured_philox.h).
   const std::uint64_t* replayPosition =

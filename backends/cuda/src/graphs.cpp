@@ -4,12 +4,13 @@
 
 #include <memory>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "capture_registry.h"
 #include "captured_philox.h"
 #include "cuda_error.h"
 #include "cuda_memory.h"
 #include "current_device.h"
+#include "cxx_boundary.h"
 #include "record_table.h"
 #include "streams.h"
 
@@ -100,22 +101,24 @@ GraphId graphCreate(bool keep_graph) {
 
 void graphDestroy(GraphId graph) {
   graphTable().removeWith(graph, [&](GraphRecord& record) {
-    ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
-                " is capturing; end the capture before destroying it");
+    ACCEL_ADAPTER_CHECK(record.state != GraphState::Capturing, adapter::InvalidArgument,
+                        "graph ", graph,
+                        " is capturing; end the capture before destroying it");
     release(record);
   });
 }
 
 void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
   const DeviceIndex device = currentDevice();
-  const Stream stream = currentStream(device);
-  ACCEL_CHECK(stream.id != kDefaultStreamId, InvalidArgument,
-              "capture: the current stream of cuda:", static_cast<int>(device),
-              " is the default stream, which CUDA cannot capture; make a stream from "
-              "the stream pool current first (StreamGuard)");
+  const Stream stream = toLibrary(currentStream(device));
+  ACCEL_ADAPTER_CHECK(
+      stream.id != kDefaultStreamId, adapter::InvalidArgument,
+      "capture: the current stream of cuda:", static_cast<int>(device),
+      " is the default stream, which CUDA cannot capture; make a stream from "
+      "the stream pool current first (StreamGuard)");
   graphTable().with(graph, [&](GraphRecord& record) {
-    ACCEL_CHECK(record.state == GraphState::Empty, InvalidArgument, "graph ", graph,
-                " already holds a capture; reset it first");
+    ACCEL_ADAPTER_CHECK(record.state == GraphState::Empty, adapter::InvalidArgument,
+                        "graph ", graph, " already holds a capture; reset it first");
     // The capture's allocations come from a private pool (the one given, to
     // share it with other graphs, or a new one), kept until the graph is
     // reset or destroyed: replays write to the addresses captured.
@@ -137,7 +140,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
     // once the capture exists, even before its id is known here.
     captureBeginning();
     try {
-      checkCuda(cudaStreamBeginCapture(nativeStream(stream), toCuda(mode)),
+      checkCuda(cudaStreamBeginCapture(nativeStream(toAdapter(stream)), toCuda(mode)),
                 "cudaStreamBeginCapture");
     } catch (...) {
       captureAbandoned();
@@ -149,9 +152,9 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     bool registered = false;
     try {
-      checkCuda(
-          cudaStreamGetCaptureInfo(nativeStream(stream), &status, &record.capture_id),
-          "cudaStreamGetCaptureInfo");
+      checkCuda(cudaStreamGetCaptureInfo(nativeStream(toAdapter(stream)), &status,
+                                         &record.capture_id),
+                "cudaStreamGetCaptureInfo");
       captureBegan(record.capture_id, device, chosen, stream);
       registered = true;
       capturedPhiloxBegan(record.capture_id);
@@ -162,7 +165,7 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
         captureAbandoned();
       }
       cudaGraph_t abandoned = nullptr;
-      if (succeeded(cudaStreamEndCapture(nativeStream(stream), &abandoned)) &&
+      if (succeeded(cudaStreamEndCapture(nativeStream(toAdapter(stream)), &abandoned)) &&
           abandoned != nullptr) {
         (void)succeeded(cudaGraphDestroy(abandoned));
       }
@@ -177,12 +180,12 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
 
 void graphCaptureEnd(GraphId graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
-    ACCEL_CHECK(record.state == GraphState::Capturing, InvalidArgument, "graph ", graph,
-                " is not capturing; begin a capture first");
+    ACCEL_ADAPTER_CHECK(record.state == GraphState::Capturing, adapter::InvalidArgument,
+                        "graph ", graph, " is not capturing; begin a capture first");
     DeviceContext context(record.device);
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
-        cudaStreamEndCapture(nativeStream(record.stream), &captured);
+        cudaStreamEndCapture(nativeStream(toAdapter(record.stream)), &captured);
     if (status == cudaErrorStreamCaptureWrongThread) {
       // The capture goes on (CUDA keeps it open): nothing changes here.
       checkCuda(status,
@@ -215,16 +218,17 @@ void graphCaptureEnd(GraphId graph) {
 void graphInstantiate(GraphId graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
     if (record.state == GraphState::Instantiated) return;  // done at capture end
-    ACCEL_CHECK(record.state == GraphState::Captured, InvalidArgument, "graph ", graph,
-                " has no finished capture to instantiate");
+    ACCEL_ADAPTER_CHECK(record.state == GraphState::Captured, adapter::InvalidArgument,
+                        "graph ", graph, " has no finished capture to instantiate");
     instantiate(record);
   });
 }
 
 void graphReplay(GraphId graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
-    ACCEL_CHECK(record.state == GraphState::Instantiated, InvalidArgument, "graph ",
-                graph, " is not instantiated; instantiate it after the capture");
+    ACCEL_ADAPTER_CHECK(record.state == GraphState::Instantiated,
+                        adapter::InvalidArgument, "graph ", graph,
+                        " is not instantiated; instantiate it after the capture");
     // On the thread's current stream of the graph's device, like any other
     // work (the stream captured on may be busy with unrelated work now).
     // Captured fills draw new numbers: their positions are claimed from
@@ -254,8 +258,9 @@ void graphReplay(GraphId graph) {
 
 void graphReset(GraphId graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
-    ACCEL_CHECK(record.state != GraphState::Capturing, InvalidArgument, "graph ", graph,
-                " is capturing; end the capture before resetting it");
+    ACCEL_ADAPTER_CHECK(record.state != GraphState::Capturing, adapter::InvalidArgument,
+                        "graph ", graph,
+                        " is capturing; end the capture before resetting it");
     release(record);
   });
 }

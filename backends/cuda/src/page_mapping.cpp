@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 
 namespace accel::cuda::detail {
 namespace {
@@ -19,8 +19,9 @@ CUmemAllocationProp deviceProp(DeviceIndex index) noexcept {
 
 [[noreturn]] void failCall(const Driver& d, CUresult result, const char* call,
                            DeviceIndex index, std::size_t bytes) {
-  ACCEL_CHECK(false, DeviceError, call, " failed on cuda:", static_cast<int>(index), " (",
-              bytes, " bytes of an expandable segment): ", driverErrorName(d, result));
+  ACCEL_ADAPTER_CHECK(false, adapter::DeviceError, call,
+                      " failed on cuda:", static_cast<int>(index), " (", bytes,
+                      " bytes of an expandable segment): ", driverErrorName(d, result));
   __builtin_unreachable();
 }
 
@@ -85,11 +86,11 @@ PageMapping::PageMapping(const Driver& driver) noexcept : driver_(driver) {
 }
 
 void* PageMapping::reserve(DeviceIndex index, std::size_t bytes) {
-  ACCEL_CHECK(page_size_ > 0, NotSupported,
-              "cuda: page mapping is unavailable: ", reason_);
-  ACCEL_CHECK(bytes > 0 && bytes % page_size_ == 0, InvalidArgument,
-              "cuda: an address range of ", bytes, " bytes is not whole pages of ",
-              page_size_, " bytes");
+  ACCEL_ADAPTER_CHECK(page_size_ > 0, adapter::NotSupported,
+                      "cuda: page mapping is unavailable: ", reason_);
+  ACCEL_ADAPTER_CHECK(bytes > 0 && bytes % page_size_ == 0, adapter::InvalidArgument,
+                      "cuda: an address range of ", bytes,
+                      " bytes is not whole pages of ", page_size_, " bytes");
   CUdeviceptr base = 0;
   const CUresult result = driver_.memAddressReserve(&base, bytes, page_size_, 0, 0);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
@@ -104,12 +105,12 @@ void PageMapping::release(void* base, std::size_t bytes) noexcept {
 }
 
 bool PageMapping::map(DeviceIndex index, void* address, std::size_t bytes) {
-  ACCEL_CHECK(page_size_ > 0, NotSupported,
-              "cuda: page mapping is unavailable: ", reason_);
+  ACCEL_ADAPTER_CHECK(page_size_ > 0, adapter::NotSupported,
+                      "cuda: page mapping is unavailable: ", reason_);
   const auto begin = reinterpret_cast<std::uintptr_t>(address);
-  ACCEL_CHECK(bytes > 0 && bytes % page_size_ == 0 && begin % page_size_ == 0,
-              InvalidArgument, "cuda: mapping ", bytes, " bytes at ", address,
-              " is not whole pages of ", page_size_, " bytes");
+  ACCEL_ADAPTER_CHECK(bytes > 0 && bytes % page_size_ == 0 && begin % page_size_ == 0,
+                      adapter::InvalidArgument, "cuda: mapping ", bytes, " bytes at ",
+                      address, " is not whole pages of ", page_size_, " bytes");
   const CUmemAllocationProp prop = deviceProp(index);
   std::lock_guard<std::mutex> lock(mutex_);
   std::uintptr_t at = begin;
@@ -169,10 +170,11 @@ std::size_t PageMapping::mappedPages() const {
 
 void checkExpandableSegments(const memory::AllocatorSettings& settings,
                              const PageMapping& mapping) {
-  ACCEL_CHECK(!settings.expandable_segments || mapping.pageSize() > 0, InvalidArgument,
-              "allocator setting 'expandable_segments:true' needs page mapping, which "
-              "cuda cannot offer here: ",
-              mapping.unavailableReason(), " (or set expandable_segments:false)");
+  ACCEL_ADAPTER_CHECK(
+      !settings.expandable_segments || mapping.pageSize() > 0, adapter::InvalidArgument,
+      "allocator setting 'expandable_segments:true' needs page mapping, which "
+      "cuda cannot offer here: ",
+      mapping.unavailableReason(), " (or set expandable_segments:false)");
 }
 
 }  // namespace accel::cuda::detail

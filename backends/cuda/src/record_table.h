@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 
 namespace accel::cuda::detail {
 
@@ -67,9 +67,9 @@ class RecordTable {
   // The record of `id`; the lock is held. Throws InvalidArgument.
   Record& live(Id id) {
     auto found = records_.find(id);
-    ACCEL_CHECK(found != records_.end(), InvalidArgument, kind_, " id ", id,
-                " is not a live ", kind_,
-                " of the cuda backend (never created, or destroyed)");
+    ACCEL_ADAPTER_CHECK(found != records_.end(), adapter::InvalidArgument, kind_, " id ",
+                        id, " is not a live ", kind_,
+                        " of the cuda backend (never created, or destroyed)");
     return found->second;
   }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 #include "accel/kit/per_device.h"
 #include "accel/kit/thread_current.h"
 #include "cuda_error.h"
@@ -103,7 +103,7 @@ std::pair<int, int> streamPriorityRange(DeviceIndex device) {
   return {0, level >= 0 ? level : queryGreatestLevel(device)};
 }
 
-Stream newStream(DeviceIndex device, int priority) {
+adapter::Stream newStream(DeviceIndex device, int priority) {
   PriorityPool& pool = StreamRegistry::instance().pools(device).levels[priority];
   std::call_once(pool.created, [&] {
     DeviceContext context(device);
@@ -118,7 +118,7 @@ Stream newStream(DeviceIndex device, int priority) {
   const std::uint32_t ticket = pool.next.fetch_add(1, std::memory_order_relaxed) - 1;
   const StreamId id = 1 + static_cast<StreamId>(priority) * kStreamsPerPool +
                       static_cast<StreamId>(ticket % kStreamsPerPool);
-  return Stream(Device(DeviceType::CUDA, device), id);
+  return {id, device};
 }
 
 namespace {
@@ -130,37 +130,39 @@ bool isExternal(StreamId id) noexcept { return id > 0 && (id & kExternalStreamTa
 
 }  // namespace
 
-cudaStream_t nativeStream(Stream stream) {
+cudaStream_t nativeStream(adapter::Stream stream) {
   if (stream.id == kDefaultStreamId) return nullptr;  // the legacy default stream
   if (isExternal(stream.id)) {
     const auto device =
         static_cast<int>((stream.id & ~kExternalStreamTag) >> kExternalDeviceShift);
-    ACCEL_CHECK(device == stream.device.index(), InvalidArgument, "stream id ", stream.id,
-                " was wrapped for cuda:", device, ", not ", stream.device.str());
+    ACCEL_ADAPTER_CHECK(device == stream.device, adapter::InvalidArgument, "stream id ",
+                        stream.id, " was wrapped for cuda:", device,
+                        ", not cuda:", static_cast<int>(stream.device));
     return reinterpret_cast<cudaStream_t>(
         static_cast<std::uintptr_t>(stream.id & kExternalAddressMask));
   }
   cudaStream_t native = nullptr;
   if (stream.id > 0) {
-    native = StreamRegistry::instance().poolStream(stream.device.index(), stream.id);
+    native = StreamRegistry::instance().poolStream(stream.device, stream.id);
   }
-  ACCEL_CHECK(native != nullptr, InvalidArgument, "stream id ", stream.id, " of ",
-              stream.device.str(),
-              " is not a stream of the cuda backend; use a pool stream or "
-              "wrapExternalStream");
+  ACCEL_ADAPTER_CHECK(native != nullptr, adapter::InvalidArgument, "stream id ",
+                      stream.id, " of cuda:", static_cast<int>(stream.device),
+                      " is not a stream of the cuda backend; use a pool stream or "
+                      "wrapExternalStream");
   return native;
 }
 
-Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
-  ACCEL_CHECK(
-      stream != nullptr, InvalidArgument,
+adapter::Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
+  ACCEL_ADAPTER_CHECK(
+      stream != nullptr, adapter::InvalidArgument,
       "wrapExternalStream: null is the default stream (id 0), not an external one");
   const auto address = reinterpret_cast<std::uintptr_t>(stream);
-  ACCEL_CHECK(address <= static_cast<std::uintptr_t>(kExternalAddressMask) &&
-                  device < (kExternalStreamTag >> kExternalDeviceShift),
-              InvalidArgument, "wrapExternalStream: the CUDA stream ", stream,
-              " of cuda:", static_cast<int>(device),
-              " does not fit a stream id (an address below 2^56 on a device below 64)");
+  ACCEL_ADAPTER_CHECK(
+      address <= static_cast<std::uintptr_t>(kExternalAddressMask) &&
+          device < (kExternalStreamTag >> kExternalDeviceShift),
+      adapter::InvalidArgument, "wrapExternalStream: the CUDA stream ", stream,
+      " of cuda:", static_cast<int>(device),
+      " does not fit a stream id (an address below 2^56 on a device below 64)");
   // The stream's own device, asked of CUDA: an id names the stream that
   // lives at the address now, so a stream destroyed and another created at
   // the same address (on any device) is wrapped as what it is now.
@@ -170,21 +172,34 @@ Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device) {
     checkCuda(cudaStreamGetDevice(stream, &actual),
               "cudaStreamGetDevice (wrapExternalStream: is it a live CUDA stream?)");
   }
-  ACCEL_CHECK(actual == device, InvalidArgument, "wrapExternalStream: the CUDA stream ",
-              stream, " belongs to cuda:", actual,
-              ", not cuda:", static_cast<int>(device));
+  ACCEL_ADAPTER_CHECK(
+      actual == device, adapter::InvalidArgument, "wrapExternalStream: the CUDA stream ",
+      stream, " belongs to cuda:", actual, ", not cuda:", static_cast<int>(device));
   const StreamId id = kExternalStreamTag |
                       (static_cast<StreamId>(device) << kExternalDeviceShift) |
                       static_cast<StreamId>(address);
-  return Stream(Device(DeviceType::CUDA, device), id);
+  return {id, device};
 }
 
-Stream currentStream(DeviceIndex device) {
-  return Stream(Device(DeviceType::CUDA, device), threadCurrent().stream(device));
+std::string describe(adapter::Stream stream) {
+  return adapter::concat("stream ", stream.id,
+                         " on cuda:", static_cast<int>(stream.device));
 }
 
-void setCurrentStream(Stream stream) {
-  threadCurrent().setStream(stream.device.index(), stream.id);
+bool isCapturing(adapter::Stream stream, unsigned long long* capture_id) {
+  if (stream.id == kDefaultStreamId) return false;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamGetCaptureInfo(nativeStream(stream), &status, capture_id),
+            "cudaStreamGetCaptureInfo");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+adapter::Stream currentStream(DeviceIndex device) {
+  return {threadCurrent().stream(device), device};
+}
+
+void setCurrentStream(adapter::Stream stream) {
+  threadCurrent().setStream(stream.device, stream.id);
 }
 
 }  // namespace accel::cuda::detail

@@ -1,4 +1,5 @@
-// Streams of the cuda backend: the default stream, pools of streams per
+// Streams of the cuda backend (adapter::Stream: the C plugin ABI's device
+// and id): the default stream, pools of streams per
 // priority per device, wrapped external streams, and the per-thread current
 // stream.
 //
@@ -27,8 +28,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <utility>
 
+#include "accel/adapter/core.h"
 #include "accel/kit/thread_current.h"
 #include "accel/stream.h"
 
@@ -48,12 +51,12 @@ std::pair<int, int> streamPriorityRange();
 std::pair<int, int> streamPriorityRange(DeviceIndex device);
 
 // A pool stream of `device` at `priority` (already checked against the range).
-Stream newStream(DeviceIndex device, int priority);
+adapter::Stream newStream(DeviceIndex device, int priority);
 
 // The CUDA stream behind `stream`. Throws InvalidArgument for an id that no
 // pool or wrapped external stream has, or an external stream used with
 // another device than it was wrapped for.
-cudaStream_t nativeStream(Stream stream);
+cudaStream_t nativeStream(adapter::Stream stream);
 
 // A Stream naming an existing CUDA stream of `device` (created elsewhere);
 // wrapping the same stream twice gives the same id. The caller keeps the
@@ -61,14 +64,22 @@ cudaStream_t nativeStream(Stream stream);
 // current for cudaStreamGetDevice. Throws InvalidArgument for a null stream
 // (use the default stream, id 0), a stream of another device, or a handle
 // CUDA does not know.
-Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device);
+adapter::Stream wrapExternalStream(cudaStream_t stream, DeviceIndex device);
+
+// Whether `stream` belongs to a capture (cudaStreamGetCaptureInfo: active or
+// invalidated), setting `*capture_id` to CUDA's id of it when it does. The
+// default stream never does. Throws what nativeStream and checkCuda throw.
+bool isCapturing(adapter::Stream stream, unsigned long long* capture_id);
+
+// "stream <id> on cuda:<device>", for messages. Throws std::bad_alloc.
+std::string describe(adapter::Stream stream);
 
 // This thread's current stream of `device` (the default stream until set),
 // kept in a kit::ThreadCurrent. Setting throws only std::bad_alloc.
-Stream currentStream(DeviceIndex device);
+adapter::Stream currentStream(DeviceIndex device);
 // The ThreadCurrent behind currentStream (never destroyed), which the device
 // allocators read on every allocation. Throws only std::bad_alloc on first use.
 kit::ThreadCurrent& threadCurrent();
-void setCurrentStream(Stream stream);
+void setCurrentStream(adapter::Stream stream);
 
 }  // namespace accel::cuda::detail

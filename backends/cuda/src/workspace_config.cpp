@@ -5,13 +5,13 @@
 #include <limits>
 #include <string>
 
-#include "accel/error.h"
+#include "accel/adapter/failure.h"
 
 namespace accel::cuda::detail {
 namespace {
 
 [[noreturn]] void malformed(std::string_view text, std::string_view why) {
-  throw InvalidArgument(
+  throw adapter::InvalidArgument(
       "CUBLAS_WORKSPACE_CONFIG='" + std::string(text) + "' is malformed (" +
       std::string(why) +
       "); expected ':SIZE_KIB:COUNT' one or more times, e.g. ':4096:8'");

@@ -18,8 +18,9 @@ namespace accel::cuda::detail {
 inline constexpr std::string_view kDefaultWorkspaceConfig = ":4096:2:16:8";
 inline constexpr std::string_view kHopperWorkspaceConfig = ":4096:8";
 
-// Bytes described by a CUBLAS_WORKSPACE_CONFIG value. Throws InvalidArgument
-// naming the variable, the text and the expected form for anything else
+// Bytes described by a CUBLAS_WORKSPACE_CONFIG value. Throws
+// adapter::InvalidArgument (the plugin compiles this file too) naming the
+// variable, the text and the expected form for anything else
 // (empty, missing ':', non-numbers, zero counts, overflow).
 std::size_t parseCublasWorkspaceConfig(std::string_view text);
 

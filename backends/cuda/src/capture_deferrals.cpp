@@ -1,0 +1,218 @@
+#include "capture_deferrals.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "cuda_error.h"
+#include "cuda_memory.h"
+#include "current_device.h"
+#include "events.h"
+#include "page_mapping.h"
+#include "streams.h"
+
+namespace accel::cuda::detail {
+namespace {
+
+struct DeferredFree {
+  DeviceIndex device = 0;
+  void* ptr = nullptr;
+};
+
+struct DeferredPages {
+  DeviceIndex device = 0;
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+};
+
+struct DeferredRecord {
+  EventId event = 0;
+  adapter::Stream stream;
+};
+
+struct Deferrals {
+  std::mutex mutex;
+  std::atomic<int> underway{0};  // read without the lock on fast paths
+  std::vector<DeferredFree> frees;
+  std::vector<DeferredPages> unmaps;    // disjoint
+  std::vector<DeferredPages> releases;  // after their unmaps
+  std::vector<DeferredRecord> records;
+};
+
+Deferrals& deferrals() {
+  static auto* const d = new Deferrals();  // never destroyed
+  return *d;
+}
+
+// The lock is held; the last capture has ended. What was deferred runs now,
+// on streams that no longer capture.
+void flush(Deferrals& r) noexcept {
+  for (const DeferredRecord& record : r.records) {
+    try {
+      recordEvent(record.event, record.stream);
+    } catch (...) {
+      // The event or stream is gone; the allocator's query then fails and
+      // the block waits for emptyCache's synchronisation.
+    }
+  }
+  r.records.clear();
+  for (const DeferredFree& free : r.frees) {
+    try {
+      DeviceContext context(free.device);
+      (void)succeeded(cudaFree(free.ptr));
+    } catch (...) {
+      (void)succeeded(cudaFree(free.ptr));  // UVA: any context frees it
+    }
+  }
+  r.frees.clear();
+  // Pages are unmapped after their device's queued work, which may still
+  // use them (cudaFree waits for it; cuMemUnmap does not).
+  std::vector<DeviceIndex> synchronised;
+  for (const DeferredPages& pages : r.unmaps) {
+    try {
+      DeviceContext context(pages.device);
+      if (std::find(synchronised.begin(), synchronised.end(), pages.device) ==
+          synchronised.end()) {
+        (void)succeeded(cudaDeviceSynchronize());
+        synchronised.push_back(pages.device);
+      }
+      pageMapping().unmap(reinterpret_cast<void*>(pages.begin), pages.end - pages.begin);
+    } catch (...) {
+      // No context: the pages stay mapped (a leak, never a fault).
+    }
+  }
+  r.unmaps.clear();
+  for (const DeferredPages& range : r.releases) {
+    try {
+      DeviceContext context(range.device);
+      pageMapping().release(reinterpret_cast<void*>(range.begin),
+                            range.end - range.begin);
+    } catch (...) {
+      pageMapping().release(reinterpret_cast<void*>(range.begin),
+                            range.end - range.begin);
+    }
+  }
+  r.releases.clear();
+}
+
+}  // namespace
+
+void deferWhileCapturing() noexcept {
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  r.underway.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool captureNoLongerUnderway() noexcept {
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  if (r.underway.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  flush(r);
+  return true;
+}
+
+bool capturesUnderway() noexcept {
+  return deferrals().underway.load(std::memory_order_acquire) > 0;
+}
+
+bool deferFree(DeviceIndex device, void* ptr) noexcept {
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  if (r.underway.load(std::memory_order_acquire) == 0) return false;
+  try {
+    r.frees.push_back({device, ptr});
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+bool deferUnmap(DeviceIndex device, void* address, std::size_t bytes) noexcept {
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  if (r.underway.load(std::memory_order_acquire) == 0) return false;
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  try {
+    r.unmaps.push_back({device, begin, begin + bytes});
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<void*, std::size_t>> takeBackDeferredUnmaps(void* address,
+                                                                  std::size_t bytes) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(address);
+  const std::uintptr_t end = begin + bytes;
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  // The pages of the range still mapped, in address order.
+  std::vector<DeferredPages> kept;
+  std::vector<DeferredPages> pending;
+  for (const DeferredPages& pages : r.unmaps) {
+    if (pages.end <= begin || pages.begin >= end) {
+      pending.push_back(pages);
+      continue;
+    }
+    kept.push_back(
+        {pages.device, std::max(pages.begin, begin), std::min(pages.end, end)});
+    if (pages.begin < begin) pending.push_back({pages.device, pages.begin, begin});
+    if (pages.end > end) pending.push_back({pages.device, end, pages.end});
+  }
+  std::sort(kept.begin(), kept.end(), [](const DeferredPages& a, const DeferredPages& b) {
+    return a.begin < b.begin;
+  });
+  std::vector<std::pair<void*, std::size_t>> unmapped;
+  std::uintptr_t at = begin;
+  for (const DeferredPages& pages : kept) {
+    if (pages.begin > at)
+      unmapped.emplace_back(reinterpret_cast<void*>(at), pages.begin - at);
+    at = pages.end;
+  }
+  if (at < end) unmapped.emplace_back(reinterpret_cast<void*>(at), end - at);
+  r.unmaps.swap(pending);
+  return unmapped;
+}
+
+bool deferRelease(DeviceIndex device, void* base, std::size_t bytes) noexcept {
+  const auto begin = reinterpret_cast<std::uintptr_t>(base);
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  const bool waits = std::any_of(
+      r.unmaps.begin(), r.unmaps.end(),
+      [&](const DeferredPages& p) { return p.begin < begin + bytes && begin < p.end; });
+  if (!waits) return false;
+  try {
+    r.releases.push_back({device, begin, begin + bytes});
+  } catch (...) {
+    return false;  // released now: its pages stay mapped until the unmap
+  }
+  return true;
+}
+
+bool deferRecord(EventId event, adapter::Stream stream) {
+  unsigned long long id = 0;
+  if (!capturesUnderway() || !isCapturing(stream, &id)) return false;
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  // The capture may have ended meanwhile, and with it the last flush.
+  if (r.underway.load(std::memory_order_acquire) == 0) return false;
+  r.records.push_back({event, stream});
+  return true;
+}
+
+bool recordDeferred(EventId event) noexcept {
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  return std::any_of(r.records.begin(), r.records.end(),
+                     [&](const DeferredRecord& d) { return d.event == event; });
+}
+
+void forgetDeferred(EventId event) noexcept {
+  Deferrals& r = deferrals();
+  std::lock_guard lock(r.mutex);
+  std::erase_if(r.records, [&](const DeferredRecord& d) { return d.event == event; });
+}
+
+}  // namespace accel::cuda::detail
