@@ -13,6 +13,7 @@
 #include "accel/export.h"
 #include "accel/generator.h"
 #include "accel/plugin_abi.h"
+#include "accel/stream.h"
 
 namespace accel {
 
@@ -26,6 +27,22 @@ namespace accel {
     accel_status status, std::string_view backend, std::string_view function,
     std::string_view message,
     std::source_location where = std::source_location::current());
+
+// Throws the library's error for a failed `status` of a plugin's extension
+// function (anything with `code` and `message`, as adapter::ExtensionStatus),
+// naming `backend` and `what`; returns for a status that is ACCEL_OK.
+template <typename Status>
+inline void throwIfPluginFailed(
+    const Status& status, std::string_view backend, std::string_view what,
+    std::source_location where = std::source_location::current()) {
+  if (status.code != ACCEL_OK) [[unlikely]]
+    throwPluginFailure(status.code, backend, what, status.message, where);
+}
+
+// `stream` as a plugin of device type `type` names it. Throws
+// InvalidArgument naming `what` for a stream of another device type.
+[[nodiscard]] ACCEL_API accel_stream pluginStreamOf(Stream stream, DeviceType type,
+                                                    std::string_view what);
 
 // The plugin ABI's handle of `generator`, to pass to a plugin's own
 // function: valid while `generator` lives; a plugin that draws from it

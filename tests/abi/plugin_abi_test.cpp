@@ -23,6 +23,7 @@
 #include "accel/memory_stats.h"
 #include "accel/plugin.h"
 #include "accel/plugin_abi.h"
+#include "accel/plugin_status.h"
 #include "accel/random_fill.h"
 
 namespace accel {
@@ -337,7 +338,8 @@ TEST(PluginAbi, StreamThatJoinedACaptureAllocatesIntoItsPool) {
     if (ptr >= segment.address && ptr < segment.address + segment.total_size)
       in_pool = segment.pool == pool;
   }
-  EXPECT_TRUE(in_pool) << "an allocation on the joined stream is not in the capture's pool";
+  EXPECT_TRUE(in_pool)
+      << "an allocation on the joined stream is not in the capture's pool";
   block = DataPtr();
   hooks.setCurrentStream(captured);
   hooks.graphCaptureEnd(graph);
@@ -527,6 +529,25 @@ TEST(PluginAbi, LinkedPluginRegistersOnceAndReportsARefusedEntry) {
   LinkedPlugin null{"abitest_null", nullptr, "abitest::registerNull"};
   EXPECT_THROW((void)null.hooks(), InvalidArgument);
   EXPECT_EQ(linkedPluginPath(nullptr), "");
+}
+
+// A backend's C++ API names streams to its plugin with pluginStreamOf, and
+// refuses another device type's stream by the caller's name.
+TEST(PluginAbi, PluginStreamOfRefusesAnotherDeviceTypesStream) {
+  expectLoaded(load("v1_3"), kCoreNewest);
+  const DeviceType type = deviceTypeFromName("abitest_v1_3");
+  const accel_stream s =
+      pluginStreamOf(Stream(Device(type, 1), 7), type, "abitest::fill");
+  EXPECT_EQ(s.id, 7);
+  EXPECT_EQ(s.device, 1);
+  try {
+    (void)pluginStreamOf(Stream(Device(DeviceType::CPU, 0), 0), type, "abitest::fill");
+    ADD_FAILURE() << "a cpu stream was taken for an abitest_v1_3 one";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("abitest::fill: "), std::string::npos) << message;
+    EXPECT_NE(message.find("'abitest_v1_3'"), std::string::npos) << message;
+  }
 }
 
 // The services register only while register_backends runs.

@@ -39,12 +39,7 @@ Stream wrapExternalStream(CUstream_st* stream, DeviceIndex index) {
 namespace api {
 
 accel_stream pluginStream(Stream stream, std::string_view what) {
-  ACCEL_CHECK(stream.device.type() == DeviceType::CUDA, InvalidArgument, what, ": ",
-              stream.device.str(), " is not a cuda device");
-  accel_stream s{};
-  s.id = stream.id;
-  s.device = stream.device.index();
-  return s;
+  return pluginStreamOf(stream, DeviceType::CUDA, what);
 }
 
 }  // namespace api

@@ -18,8 +18,7 @@ namespace accel::cuda::api {
 // Throws the library's error for a failed Status, naming `what`.
 inline void check(const extension::Status& status, std::string_view what,
                   std::source_location where = std::source_location::current()) {
-  if (!status.ok()) [[unlikely]]
-    throwPluginFailure(status.code, "cuda", what, status.message, where);
+  throwIfPluginFailed(status, "cuda", what, where);
 }
 
 // `stream` as the plugin names it; throws InvalidArgument, naming `what`,

@@ -105,12 +105,7 @@ namespace api {
 void ensureRegistered() { (void)registerBackend(); }
 
 accel_stream pluginStream(Stream stream, std::string_view what) {
-  ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, what, ": ", stream,
-              " is not an opencl stream; pass a stream of the opencl backend");
-  accel_stream s{};
-  s.id = stream.id;
-  s.device = stream.device.index();
-  return s;
+  return pluginStreamOf(stream, deviceType(), what);
 }
 
 }  // namespace api

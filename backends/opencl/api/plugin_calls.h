@@ -20,8 +20,7 @@ void ensureRegistered();
 // Throws the library's error for a failed Status, naming `what`.
 inline void check(const extension::Status& status, std::string_view what,
                   std::source_location where = std::source_location::current()) {
-  if (!status.ok()) [[unlikely]]
-    throwPluginFailure(status.code, "opencl", what, status.message, where);
+  throwIfPluginFailed(status, "opencl", what, where);
 }
 
 // `stream` as the plugin names it; throws InvalidArgument, naming `what`,

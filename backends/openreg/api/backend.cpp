@@ -63,12 +63,7 @@ AcceleratorHooks& ensureInitialized() {
 }
 
 accel_stream pluginStream(Stream stream, std::string_view what) {
-  ACCEL_CHECK(stream.device.type() == deviceType(), InvalidArgument, what, ": ", stream,
-              " is not an openreg stream; pass a stream from getHooks(openreg)");
-  accel_stream s{};
-  s.id = stream.id;
-  s.device = stream.device.index();
-  return s;
+  return pluginStreamOf(stream, deviceType(), what);
 }
 
 DeviceIndex resolveDevice(DeviceIndex index) {

@@ -28,8 +28,7 @@ AcceleratorHooks& ensureInitialized();
 // Throws the library's error for a failed Status, naming `what`.
 inline void check(const extension::Status& status, std::string_view what,
                   std::source_location where = std::source_location::current()) {
-  if (!status.ok()) [[unlikely]]
-    throwPluginFailure(status.code, "openreg", what, status.message, where);
+  throwIfPluginFailed(status, "openreg", what, where);
 }
 
 // `stream` as the plugin names it; throws InvalidArgument, naming `what`,

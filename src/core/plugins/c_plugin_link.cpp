@@ -388,6 +388,16 @@ void throwPluginFailure(accel_status status, std::string_view backend,
   detail::throwOfKind(status, std::string(message), where);
 }
 
+accel_stream pluginStreamOf(Stream stream, DeviceType type, std::string_view what) {
+  ACCEL_CHECK(stream.device.type() == type, InvalidArgument, what, ": ", stream,
+              " is not a stream of '", deviceTypeName(type),
+              "'; pass one of its streams");
+  accel_stream s{};
+  s.id = stream.id;
+  s.device = stream.device.index();
+  return s;
+}
+
 }  // namespace accel
 
 namespace accel::detail {
