@@ -153,14 +153,24 @@ void refusalsConsumeNothing(AcceleratorHooks& hooks) {
   // A count of 0 checks and writes nothing.
   hooks.fillRandom(stream, DeviceFill::UniformFloat, nullptr, 0, 0, 1, g);
   EXPECT_EQ(g.offset(), kOffset) << hook << " of 0 elements moved the generator";
+}
+
+void streamOfAnotherDeviceIsRefused(AcceleratorHooks& hooks) {
   if (hooks.deviceCount() < 2) {
-    GTEST_SKIP() << "a stream and a generator of another device of '" << hooks.name()
-                 << "' need two devices; this backend has one";
+    GTEST_SKIP() << "a stream of another device of '" << hooks.name()
+                 << "' needs two devices; this backend has one";
   }
-  refused("a stream of another device than the data's", [&] {
-    hooks.fillRandom(hooks.getCurrentStream(1), DeviceFill::UniformFloat, data, kCount, 0,
-                     1, g);
-  });
+  constexpr std::size_t kCount = 64;
+  DataPtr device = deviceMemory(hooks, 0, kCount * sizeof(float));
+  const Generator g = placedGenerator(hooks, 0);
+  EXPECT_TRUE(throwsContaining<InvalidArgument>(
+      [&] {
+        hooks.fillRandom(hooks.getCurrentStream(1), DeviceFill::UniformFloat,
+                         device.get(), kCount, 0, 1, g);
+      },
+      {"memory of"}))
+      << hookName(HookId::fillRandom) << " of device 0's memory on a stream of device 1";
+  EXPECT_EQ(g.offset(), kOffset) << "a refused fill moved the generator";
 }
 
 }  // namespace
@@ -178,6 +188,8 @@ std::vector<ConformanceCase> fillCases() {
                  {fillRandom, copyDeviceToHost, getDefaultGenerator}),
       deviceCase("RefusalsConsumeNothing", refusalsConsumeNothing,
                  {fillRandom, getDeviceAllocator, getNewGenerator}),
+      deviceCase("FillOnAStreamOfAnotherDeviceIsRefused", streamOfAnotherDeviceIsRefused,
+                 {fillRandom, getCurrentStream, getDeviceAllocator}),
   };
 }
 
