@@ -122,9 +122,9 @@ void enqueueFill(const adapter::Core& core, std::string_view api, Stream stream,
       count <= std::numeric_limits<std::uint64_t>::max() / info.element_bytes,
       InvalidArgument, api, "(): ", count, " elements do not fit in memory");
   if (count > 0) checkOutput(core, api, data, count * info.element_bytes, stream);
-  // The kernels are built (or leased) before anything is drawn: a build
+  // The kernels are built (or borrowed) before anything is drawn: a build
   // that fails consumes nothing.
-  const FillKernelLease lease(device);
+  const BorrowedFillKernels borrowed(device);
   if (generator == nullptr) generator = core.defaultGenerator(device);
   const std::uint64_t outputs = core.fillOutputs(kind, count);
   // A captured fill reads its position at each replay (recording.h); any
@@ -140,8 +140,8 @@ void enqueueFill(const adapter::Core& core, std::string_view api, Stream stream,
     if (count == 0) return;
   }
   try {
-    const cl_kernel kernel = slot ? lease.kernels().getCaptured(info.kernel)
-                                  : lease.kernels().get(info.kernel);
+    const cl_kernel kernel = slot ? borrowed.kernels().getCaptured(info.kernel)
+                                  : borrowed.kernels().get(info.kernel);
     checkCl(loader().clSetKernelArgSVMPointer(kernel, 0, data),
             "clSetKernelArgSVMPointer (a fill)", device);
     setArg(kernel, 1, cl_ulong{count}, device);

@@ -6,7 +6,7 @@
 // It checks the parameters with the core's own fill (so that device and host
 // accept exactly the same values), the output against the core's block map
 // (one live allocation of the stream's device: a kernel writing elsewhere
-// would corrupt memory the driver cannot check), leases the device's
+// would corrupt memory the driver cannot check), borrows the device's
 // kernels (building them on first use, before anything is drawn), then
 // either claims the draw from the generator at once (in program order) and
 // enqueues the kernel on the stream's queue, or, while a graph captures the

@@ -118,8 +118,8 @@ std::string fillProgramOptions(bool fp64) {
 
 namespace {
 
-// The sets of a device not leased now. Never destroyed: kernels may be
-// leased during static destruction.
+// The sets of a device not borrowed now. Never destroyed: kernels may be
+// borrowed during static destruction.
 struct FreeSets {
   std::mutex mutex;
   std::vector<FillKernels*> sets;
@@ -132,7 +132,7 @@ FreeSets& freeSets(DeviceIndex device) {
 
 }  // namespace
 
-FillKernelLease::FillKernelLease(DeviceIndex device)
+BorrowedFillKernels::BorrowedFillKernels(DeviceIndex device)
     : device_(device), kernels_(nullptr) {
   FreeSets& free = freeSets(device);
   {
@@ -146,7 +146,7 @@ FillKernelLease::FillKernelLease(DeviceIndex device)
   kernels_ = KernelSets::create(device);
 }
 
-FillKernelLease::~FillKernelLease() {
+BorrowedFillKernels::~BorrowedFillKernels() {
   FreeSets& free = freeSets(device_);
   try {
     std::lock_guard lock(free.mutex);

@@ -1,14 +1,14 @@
 // The fill kernels of one device, as one thread holds them.
 //
 // FillKernels is the set of cl_kernel objects of src/fill*.cl for one device;
-// a fill leases a set of its own for as long as it sets the arguments and
-// enqueues (FillKernelLease), because clSetKernelArg on one cl_kernel from
+// a fill borrows a set of its own for as long as it sets the arguments and
+// enqueues (BorrowedFillKernels), because clSetKernelArg on one cl_kernel from
 // two threads at once is a race (OpenCL 2.0 §A.2: kernel objects are not
 // thread-safe for clSetKernelArg). Sets are made on demand (as many as fills
-// run at once) and go back to the device's pool when the lease ends. The
+// run at once) and go back to the device's pool when the fill gives it back. The
 // program behind them is built once per device (programs.h).
 //
-// Thread-safety: leases are thread-safe; a leased set is the holder's alone.
+// Thread-safety: borrowing is thread-safe; a borrowed set is the holder's alone.
 #pragma once
 
 #include <string>
@@ -54,14 +54,14 @@ std::string fillProgramSource();
 // division and sqrt).
 std::string fillProgramOptions(bool fp64);
 
-// A set of `device`'s kernels, the holder's alone until the lease ends.
+// A set of `device`'s kernels, the holder's alone until it is given back.
 // Making one throws what the build throws.
-class FillKernelLease {
+class BorrowedFillKernels {
  public:
-  explicit FillKernelLease(DeviceIndex device);
-  ~FillKernelLease();
-  FillKernelLease(const FillKernelLease&) = delete;
-  FillKernelLease& operator=(const FillKernelLease&) = delete;
+  explicit BorrowedFillKernels(DeviceIndex device);
+  ~BorrowedFillKernels();
+  BorrowedFillKernels(const BorrowedFillKernels&) = delete;
+  BorrowedFillKernels& operator=(const BorrowedFillKernels&) = delete;
   [[nodiscard]] const FillKernels& kernels() const noexcept { return *kernels_; }
 
  private:
