@@ -93,10 +93,8 @@ class OurSgemm {
     c_ = allocator.allocate(n * n * sizeof(float));
     accel::Generator g =
         accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
-    accel::fillUniform(stream_, static_cast<float*>(a_.get()), n * n, -1.0f, 1.0f,
-                               g);
-    accel::fillUniform(stream_, static_cast<float*>(b_.get()), n * n, -1.0f, 1.0f,
-                               g);
+    accel::fillUniform(stream_, static_cast<float*>(a_.get()), n * n, -1.0f, 1.0f, g);
+    accel::fillUniform(stream_, static_cast<float*>(b_.get()), n * n, -1.0f, 1.0f, g);
     temp_ = allocator.allocate(tempBytes(n, queue_));
   }
   // One GEMM, waited for, wrapping the allocations for the call.

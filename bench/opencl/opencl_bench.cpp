@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "accel/accel.h"
+#include "accel/device_fill.h"
 #include "accel/handle_pool.h"
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/segment_source.h"
-#include "accel/device_fill.h"
 #include "accel/opencl/opencl.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
@@ -178,12 +178,11 @@ void BM_UniformFill_Device(benchmark::State& state) {
   const accel::Stream stream = hooks.getDefaultStream(0);
   accel::Generator g =
       accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
-  accel::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
-                             1.0f, g);
+  accel::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f, 1.0f, g);
   hooks.synchronizeStream(stream);  // the build is not measured
   for (auto _ : state) {
-    accel::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f,
-                               1.0f, g);
+    accel::fillUniform(stream, static_cast<float*>(data.get()), kFillCount, 0.0f, 1.0f,
+                       g);
     hooks.synchronizeStream(stream);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kFillCount * 4));

@@ -124,10 +124,8 @@ int run(int argc, char** argv) {
   // Inputs from the backend's Philox fills, on the stream.
   accel::Generator generator =
       accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0), 2026);
-  accel::fillUniform(stream, static_cast<float*>(a.get()), m * k, -1.0f, 1.0f,
-                             generator);
-  accel::fillUniform(stream, static_cast<float*>(b.get()), k * n, -1.0f, 1.0f,
-                             generator);
+  accel::fillUniform(stream, static_cast<float*>(a.get()), m * k, -1.0f, 1.0f, generator);
+  accel::fillUniform(stream, static_cast<float*>(b.get()), k * n, -1.0f, 1.0f, generator);
 
   // CLBlast's indirect GEMM needs scratch memory; it comes from our
   // allocator too, rather than from a clCreateBuffer inside CLBlast.

@@ -72,8 +72,7 @@ int run() {
     std::printf("inside a DeviceGuard: current device %s\n",
                 accel::Device(openreg, hooks.getCurrentDevice()).str().c_str());
     accel::DataPtr scratch = hooks.getDeviceAllocator().allocate(3 * 4096 + 100);
-    accel::fillNormal(hooks.getCurrentStream(),
-                               static_cast<float*>(scratch.get()), 100);
+    accel::fillNormal(hooks.getCurrentStream(), static_cast<float*>(scratch.get()), 100);
     float first = 0;
     accel::openreg::copy(&first, scratch.get(), sizeof(float));  // waits for the fill
     std::printf("first normal value on %s: %.6f\n",

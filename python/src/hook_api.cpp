@@ -141,7 +141,8 @@ constexpr PythonApiOfHook kPythonApiOfHooks[] = {
     {HookId::copyHostToDevice, "_C.Buffer.copy_", {}},
     {HookId::copyDeviceToHost, "_C.Buffer.copy_to _C.Buffer.tobytes", {}},
     {HookId::copyDeviceToDevice, "_C.Buffer.copy_ _C.Buffer.to", {}},
-    {HookId::fillRandom, "_C.fill_uniform _C.fill_normal _C.fill_bernoulli _C.fill_bits",
+    {HookId::fillRandom,
+     "_C.fill_uniform _C.fill_normal _C.fill_bernoulli _C.fill_bits",
      {}},
 };
 

@@ -21,9 +21,9 @@ namespace accel::python {
 namespace {
 
 constexpr HookGroup kAllGroups[] = {
-    HookGroup::Low,           HookGroup::High,   HookGroup::Device,
-    HookGroup::Streams,       HookGroup::Events, HookGroup::Memory,
-    HookGroup::MemoryHistory, HookGroup::Graphs, HookGroup::Copies, HookGroup::Fill};
+    HookGroup::Low,    HookGroup::High,   HookGroup::Device,        HookGroup::Streams,
+    HookGroup::Events, HookGroup::Memory, HookGroup::MemoryHistory, HookGroup::Graphs,
+    HookGroup::Copies, HookGroup::Fill};
 static_assert(std::size(kAllGroups) == kNumHookGroups, "every group, in order");
 
 HookGroup groupFromName(std::string_view name) {

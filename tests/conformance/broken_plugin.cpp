@@ -22,9 +22,8 @@ void registerBroken(accel::adapter::Registrar& registrar) {
   options.defect = testdev::Defect::BROKEN_DEFECT;
   // Ignoring setCurrentDevice needs a backend that keeps the current device.
   options.keeps_current = options.defect == testdev::Defect::SetCurrentDeviceIgnored;
-  registrar.registerBackend(BROKEN_TYPE,
-                            std::make_unique<testdev::TestdevBackend>(options),
-                            BROKEN_GROUPS);
+  registrar.registerBackend(
+      BROKEN_TYPE, std::make_unique<testdev::TestdevBackend>(options), BROKEN_GROUPS);
 }
 
 }  // namespace

@@ -57,13 +57,18 @@ TEST_F(CapturedPhiloxTest, EveryReplayDrawsTheNextNumbersOfTheGenerator) {
 
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
-  accel::fillUniform(stream_, static_cast<float*>(floats.get()), kFloats, -1.0f, 2.0f, gen);
+  accel::fillUniform(stream_, static_cast<float*>(floats.get()), kFloats, -1.0f, 2.0f,
+                     gen);
   accel::fillBits(stream_, static_cast<std::uint32_t*>(words.get()), kWords, gen);
-  accel::fillUniform(stream_, static_cast<float*>(floats.get()), 0, 0.0f, 1.0f, gen);  // empty
-  accel::fillNormal(stream_, static_cast<float*>(normals.get()), kNormals, 0.5f, 2.0f, gen);
-  accel::fillBernoulli(stream_, static_cast<std::uint8_t*>(bytes.get()), kBytes, 0.3, gen);
+  accel::fillUniform(stream_, static_cast<float*>(floats.get()), 0, 0.0f, 1.0f,
+                     gen);  // empty
+  accel::fillNormal(stream_, static_cast<float*>(normals.get()), kNormals, 0.5f, 2.0f,
+                    gen);
+  accel::fillBernoulli(stream_, static_cast<std::uint8_t*>(bytes.get()), kBytes, 0.3,
+                       gen);
   if (fp64)
-    accel::fillUniform(stream_, static_cast<double*>(doubles.get()), kDoubles, 0.0, 1.0, gen);
+    accel::fillUniform(stream_, static_cast<double*>(doubles.get()), kDoubles, 0.0, 1.0,
+                       gen);
   hooks().graphCaptureEnd(graph);
   EXPECT_EQ(gen.offset(), kStart) << "a capture runs nothing: no outputs drawn";
 
@@ -120,12 +125,13 @@ TEST_F(CapturedPhiloxTest, ReplaysAndUncapturedFillsDrawInProgramOrder) {
   Generator gen = generator();
   const GraphId graph = hooks().graphCreate();
   hooks().graphCaptureBegin(graph);
-  accel::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f, 1.0f, gen);
+  accel::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f, 1.0f,
+                     gen);
   hooks().graphCaptureEnd(graph);
 
   hooks().graphReplay(graph);  // kStart
   accel::fillUniform(stream_, static_cast<float*>(outside.get()), kCount, 0.0f, 1.0f,
-              gen);            // kStart + kCount
+                     gen);     // kStart + kCount
   hooks().graphReplay(graph);  // kStart + 2 kCount
   std::vector<float> wantOutside(kCount), wantCaptured(kCount);
   accel::fillUniform(std::span(wantOutside), 0.0f, 1.0f,

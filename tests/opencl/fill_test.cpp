@@ -158,7 +158,8 @@ TEST_F(FillTest, ThreadsFillConcurrentlyWithTheirOwnKernels) {
       g.manualSeed(static_cast<std::uint64_t>(t));
       const Stream stream = hooks().getNewStream(0);
       for (int round = 0; round < 5; ++round) {
-        accel::fillNormal(stream, static_cast<float*>(buffers[t].get()), kCount, 0.0f, 1.0f, g);
+        accel::fillNormal(stream, static_cast<float*>(buffers[t].get()), kCount, 0.0f,
+                          1.0f, g);
       }
       hooks().synchronizeStream(stream);
     });
@@ -183,11 +184,12 @@ TEST_F(FillTest, BadOutputsAndParametersAreRefusedBeforeConsuming) {
   EXPECT_THROW(accel::fillUniform(stream, host.data(), host.size(), 0.0f, 1.0f, g),
                InvalidArgument);  // not device memory
   DataPtr small = hooks().getDeviceAllocator(0).allocate(8 * sizeof(float));
+  EXPECT_THROW(accel::fillUniform(stream, static_cast<float*>(small.get()), 1 << 20, 0.0f,
+                                  1.0f, g),
+               InvalidArgument);  // past the allocation's end
   EXPECT_THROW(
-      accel::fillUniform(stream, static_cast<float*>(small.get()), 1 << 20, 0.0f, 1.0f, g),
-      InvalidArgument);  // past the allocation's end
-  EXPECT_THROW(accel::fillUniform(stream, static_cast<float*>(small.get()), 8, 2.0f, 1.0f, g),
-               InvalidArgument);  // low >= high
+      accel::fillUniform(stream, static_cast<float*>(small.get()), 8, 2.0f, 1.0f, g),
+      InvalidArgument);  // low >= high
   EXPECT_EQ(g.offset(), 0u);
   // The one fill API goes to the hooks of the stream's device type: a cpu
   // stream never reaches opencl's fill (the cpu has no fill group).
@@ -203,8 +205,9 @@ TEST_F(FillTest, AGeneratorOfAnotherDeviceTypeIsRefusedAndNotAdvanced) {
   Generator cpu = makePhiloxGenerator(Device(DeviceType::CPU, 0));
   const Stream stream = hooks().getDefaultStream(0);
   DataPtr data = hooks().getDeviceAllocator(0).allocate(8 * sizeof(float));
-  const std::string message = accel::testing::errorOf<InvalidArgument>(
-      [&] { accel::fillUniform(stream, static_cast<float*>(data.get()), 8, 0.0f, 1.0f, cpu); });
+  const std::string message = accel::testing::errorOf<InvalidArgument>([&] {
+    accel::fillUniform(stream, static_cast<float*>(data.get()), 8, 0.0f, 1.0f, cpu);
+  });
   EXPECT_NE(message.find("the generator is on cpu:0; a fill on opencl:0 needs a "
                          "generator of opencl"),
             std::string::npos)

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "accel/hook_catalogue.h"
 #include "accel/device_fill.h"
+#include "accel/hook_catalogue.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
 #include "accel/stream_guard.h"
@@ -80,11 +80,12 @@ TEST_F(GraphTest, ReplaysRunTheCapturedFillsAndCopyOnlyWhenReplayed) {
   hooks().graphCaptureBegin(graph);
   DataPtr scratch = hooks().getDeviceAllocator(0).allocate(kBytes);  // the graph's pool
   accel::fillUniform(stream_, static_cast<float*>(scratch.get()), kCount, -2.0f, 3.0f,
-              generator);
+                     generator);
   hooks().copyDeviceToDevice(out.get(), scratch.get(), kBytes, stream_);
   // The same kernel object again (the thread's), with other arguments: each
   // recorded launch must keep its own.
-  accel::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 5.0f, 6.0f, generator);
+  accel::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 5.0f, 6.0f,
+                     generator);
   hooks().graphCaptureEnd(graph);
   EXPECT_EQ(generator.offset(), 40u) << "a capture draws nothing";
 
@@ -335,7 +336,7 @@ TEST_F(GraphTest, ThreadsCaptureAndReplayTheirOwnGraphsAtOnce) {
       const GraphId graph = hooks().graphCreate();
       hooks().graphCaptureBegin(graph);
       accel::fillUniform(streams[t], static_cast<float*>(out.get()), kCount, 0.0f, 1.0f,
-                  generator);
+                         generator);
       hooks().graphCaptureEnd(graph);
       Generator host = makePhiloxGenerator(Device(DeviceType::CPU, 0), 100 + t);
       std::vector<float> want(kCount), got(kCount);

@@ -31,11 +31,11 @@ TEST_F(OpenRegGraphTest, EveryReplayDrawsTheNextNumbersOfTheGenerator) {
   generator.setOffset(40);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::fillUniform(stream_, static_cast<float*>(noise.get()), kUniform, 0.0f,
-                              1.0f, generator);
+  accel::fillUniform(stream_, static_cast<float*>(noise.get()), kUniform, 0.0f, 1.0f,
+                     generator);
   accel::openreg::copyAsync(copy.get(), noise.get(), kUniform * sizeof(float), stream_);
-  accel::fillNormal(stream_, static_cast<double*>(normal.get()), kNormal, 1.0,
-                             2.0, generator);
+  accel::fillNormal(stream_, static_cast<double*>(normal.get()), kNormal, 1.0, 2.0,
+                    generator);
   hooks().graphCaptureEnd(graph);
   EXPECT_EQ(generator.offset(), 40u);  // capturing draws nothing
   const std::uint64_t uniform_draw =
@@ -72,12 +72,12 @@ TEST_F(OpenRegGraphTest, ReplaysAndUncapturedFillsDrawInProgramOrder) {
   generator.manualSeed(11);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f,
-                              1.0f, generator);
+  accel::fillUniform(stream_, static_cast<float*>(captured.get()), kCount, 0.0f, 1.0f,
+                     generator);
   hooks().graphCaptureEnd(graph);
   hooks().graphReplay(graph);  // draws [0, 64)
-  accel::fillUniform(stream_, static_cast<float*>(direct.get()), kCount, 0.0f,
-                              1.0f, generator);  // [64, 128)
+  accel::fillUniform(stream_, static_cast<float*>(direct.get()), kCount, 0.0f, 1.0f,
+                     generator);  // [64, 128)
   hooks().synchronizeStream(stream_);
   const std::vector<float> first = readBack<float>(captured.get(), kCount);
   hooks().graphReplay(graph);  // [128, 192)
@@ -104,8 +104,8 @@ TEST_F(OpenRegGraphTest, AReplayOnAnotherStreamWaitsUntilThePendingOneReadItsPos
   generator.manualSeed(5);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::fillUniform(stream_, static_cast<float*>(noise.get()), kCount, 0.0f,
-                              1.0f, generator);
+  accel::fillUniform(stream_, static_cast<float*>(noise.get()), kCount, 0.0f, 1.0f,
+                     generator);
   accel::openreg::launchKernel(stream_, "accumulate",
                                {{"noise", noise.get(), kCount * sizeof(float)},
                                 {"sum", sum.get(), kCount * sizeof(float)}},
@@ -172,10 +172,8 @@ TEST_F(OpenRegGraphTest, AFailedReplayKeepsItsClaimsAndTheNextReplayWaitsForItsW
   b.manualSeed(22);
   const accel::GraphId graph = newGraph();
   hooks().graphCaptureBegin(graph);
-  accel::fillUniform(stream_, static_cast<float*>(first.get()), kCount, 0.0f,
-                              1.0f, a);
-  accel::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 0.0f,
-                              1.0f, b);
+  accel::fillUniform(stream_, static_cast<float*>(first.get()), kCount, 0.0f, 1.0f, a);
+  accel::fillUniform(stream_, static_cast<float*>(second.get()), kCount, 0.0f, 1.0f, b);
   hooks().graphCaptureEnd(graph);
   const accel::Stream other = hooks().getNewStream(1);
   accel::openreg::setStreamLatency(stream_, std::chrono::milliseconds(30));

@@ -19,7 +19,7 @@ std::vector<T> deviceUniform(accel::Stream stream, std::size_t count, T low, T h
   accel::DataPtr buffer =
       accel::openreg::allocate(count * sizeof(T), stream.device.index());
   accel::fillUniform(stream, static_cast<T*>(buffer.get()), count, low, high,
-                              std::move(generator));
+                     std::move(generator));
   // readBack copies on the current stream, which need not be `stream`.
   openreg_test::openregHooks().synchronizeStream(stream);
   return readBack<T>(buffer.get(), count);
@@ -56,10 +56,8 @@ TEST_F(OpenRegFillTest, NormalFillsMatchTheHostFillIncludingOddCounts) {
   device_gen.manualSeed(99);
   accel::DataPtr f = accel::openreg::allocate(257 * sizeof(float), 2);
   accel::DataPtr d = accel::openreg::allocate(64 * sizeof(double), 2);
-  accel::fillNormal(stream, static_cast<float*>(f.get()), 257, 1.0f, 2.0f,
-                             device_gen);
-  accel::fillNormal(stream, static_cast<double*>(d.get()), 64, 0.0, 1.0,
-                             device_gen);
+  accel::fillNormal(stream, static_cast<float*>(f.get()), 257, 1.0f, 2.0f, device_gen);
+  accel::fillNormal(stream, static_cast<double*>(d.get()), 64, 0.0, 1.0, device_gen);
   hooks().synchronizeStream(stream);
 
   accel::Generator host_gen =
@@ -108,8 +106,8 @@ TEST_F(OpenRegFillTest, BadParametersAreRejectedWithoutConsumingTheGenerator) {
   EXPECT_THROW(accel::fillUniform(stream, data, 16, 0.0f, 1.0f, cpu),
                accel::InvalidArgument);
   int host[4];
-  EXPECT_THROW(accel::fillUniform(stream, reinterpret_cast<float*>(host), 4,
-                                           0.0f, 1.0f, generator),
+  EXPECT_THROW(accel::fillUniform(stream, reinterpret_cast<float*>(host), 4, 0.0f, 1.0f,
+                                  generator),
                accel::InvalidArgument);
 }
 

@@ -205,12 +205,13 @@ void OpenClBackend::fill(Stream stream, std::int32_t kind, void* data,
                          accel_generator* generator) {
   requireAvailable();
   (void)deviceRecord(stream.device);
-  const char* api = kind == ACCEL_FILL_BITS32 || kind == ACCEL_FILL_BITS64 ? "fillBits"
-                    : kind == ACCEL_FILL_UNIFORM_FLOAT || kind == ACCEL_FILL_UNIFORM_DOUBLE
-                        ? "fillUniform"
-                    : kind == ACCEL_FILL_NORMAL_FLOAT || kind == ACCEL_FILL_NORMAL_DOUBLE
-                        ? "fillNormal"
-                        : "fillBernoulli";
+  const char* api =
+      kind == ACCEL_FILL_BITS32 || kind == ACCEL_FILL_BITS64 ? "fillBits"
+      : kind == ACCEL_FILL_UNIFORM_FLOAT || kind == ACCEL_FILL_UNIFORM_DOUBLE
+          ? "fillUniform"
+      : kind == ACCEL_FILL_NORMAL_FLOAT || kind == ACCEL_FILL_NORMAL_DOUBLE
+          ? "fillNormal"
+          : "fillBernoulli";
   enqueueFill(core(), api, stream, kind, data, count, a, b, generator);
 }
 

@@ -1,7 +1,7 @@
 // The OpenCL device fill (the fill group, OpenClBackend::fill): one
-// function for every random fill of accel/device_fill.h, in the shape of the plugin ABI's fills (a kind, a
-// and b as the kind says; ACCEL_FILL_* of accel/plugin_abi.h), bit-identical
-// to the core's host fill for the same (seed, offset).
+// function for every random fill of accel/device_fill.h, in the shape of the plugin ABI's
+// fills (a kind, a and b as the kind says; ACCEL_FILL_* of accel/plugin_abi.h),
+// bit-identical to the core's host fill for the same (seed, offset).
 //
 // It checks the parameters with the core's own fill (so that device and host
 // accept exactly the same values), the output against the core's block map

@@ -14,11 +14,11 @@ namespace {
 void registerOpenCl(accel::adapter::Registrar& registrar) {
   auto backend = std::make_unique<accel::opencl::detail::OpenClBackend>();
   accel::opencl::detail::OpenClBackend& registered = *backend;
-  registrar.registerBackend(
-      "opencl", std::move(backend),
-      ACCEL_GROUP_DEVICE | ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
-          ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS | ACCEL_GROUP_COPIES |
-          ACCEL_GROUP_FILL);
+  registrar.registerBackend("opencl", std::move(backend),
+                            ACCEL_GROUP_DEVICE | ACCEL_GROUP_STREAMS |
+                                ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
+                                ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS |
+                                ACCEL_GROUP_COPIES | ACCEL_GROUP_FILL);
   accel::opencl::detail::setRegisteredBackend(registered);
 }
 

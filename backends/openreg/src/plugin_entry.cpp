@@ -20,11 +20,11 @@ void registerOpenReg(accel::adapter::Registrar& registrar) {
       [](const char* variable) -> const char* { return std::getenv(variable); });
   OpenRegBackend& registered = *backend;
   // Throws, having destroyed the backend, when the core refuses it.
-  registrar.registerBackend(
-      "openreg", std::move(backend),
-      ACCEL_GROUP_DEVICE | ACCEL_GROUP_STREAMS | ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
-          ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS | ACCEL_GROUP_COPIES |
-          ACCEL_GROUP_FILL);
+  registrar.registerBackend("openreg", std::move(backend),
+                            ACCEL_GROUP_DEVICE | ACCEL_GROUP_STREAMS |
+                                ACCEL_GROUP_EVENTS | ACCEL_GROUP_MEMORY |
+                                ACCEL_GROUP_MEMORY_HISTORY | ACCEL_GROUP_GRAPHS |
+                                ACCEL_GROUP_COPIES | ACCEL_GROUP_FILL);
   accel::openreg::detail::publishRegisteredBackend(registered);
 }
 

@@ -684,15 +684,15 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     if (!hook) throwPluginStatus(ACCEL_ERROR_NOT_SUPPORTED, name(), function);
     throw HookNotImplemented(
         *hook,
-        concat(
-            "'", name(), "' does not implement ", hookInfo(*hook).name,
-            "() although it declares the '", hookGroupName(hookInfo(*hook).group),
-            "' group: its plugin answered ", function,
-            " with ACCEL_ERROR_NOT_IMPLEMENTED", message.empty() ? "" : " (", message,
-            message.empty() ? "" : ")",
-            ". This is a bug in the backend's plugin: report it to its maintainers (`accel check "
-            "--backend ",
-            name(), "` shows every such gap)"));
+        concat("'", name(), "' does not implement ", hookInfo(*hook).name,
+               "() although it declares the '", hookGroupName(hookInfo(*hook).group),
+               "' group: its plugin answered ", function,
+               " with ACCEL_ERROR_NOT_IMPLEMENTED", message.empty() ? "" : " (", message,
+               message.empty() ? "" : ")",
+               ". This is a bug in the backend's plugin: report it to its maintainers "
+               "(`accel check "
+               "--backend ",
+               name(), "` shows every such gap)"));
   }
   // graph_mutex_ held.
   void releasePool(GraphPool& g) {

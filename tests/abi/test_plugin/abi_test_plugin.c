@@ -119,13 +119,17 @@ static accel_status register_one_backend(accel_core* core, const char* type_name
   t.graphs.replay = NULL;
 #endif
   void* tables[TABLE_COUNT] = {
-      ABITEST_TABLE(t.low),          ABITEST_TABLE(t.high),
-      ABITEST_TABLE(t.device),       ABITEST_TABLE(t.streams),
-      ABITEST_TABLE(t.events),       ABITEST_TABLE(t.graphs),
-      ABITEST_TABLE(t.copies),       ABITEST_TABLE(t.device_memory),
-      ABITEST_TABLE(t.pinned_memory),
+    ABITEST_TABLE(t.low),
+    ABITEST_TABLE(t.high),
+    ABITEST_TABLE(t.device),
+    ABITEST_TABLE(t.streams),
+    ABITEST_TABLE(t.events),
+    ABITEST_TABLE(t.graphs),
+    ABITEST_TABLE(t.copies),
+    ABITEST_TABLE(t.device_memory),
+    ABITEST_TABLE(t.pinned_memory),
 #if ABITEST_HEADERS_HAVE_1_3
-      ABITEST_TABLE(t.fill),
+    ABITEST_TABLE(t.fill),
 #endif
   };
 #ifdef ABITEST_STREAMS_SIZE
@@ -355,9 +359,10 @@ ABITEST_TEST_EXPORT int64_t abitest_current_stream(int8_t device) {
 /* join_capture (1.3): stream `joined` of `device` joins the capture of
  * stream `capturing`; the service's status. */
 ABITEST_TEST_EXPORT accel_status abitest_join_capture(int8_t device, int64_t capturing,
-                                                     int64_t joined) {
+                                                      int64_t joined) {
   accel_stream from = {capturing, device};
   accel_stream to = {joined, device};
-  return abitest_services->join_capture(abitest_core, atomic_load(&g_first_type), from, to);
+  return abitest_services->join_capture(abitest_core, atomic_load(&g_first_type), from,
+                                        to);
 }
 #endif
