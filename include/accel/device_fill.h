@@ -21,7 +21,8 @@
 // Every function: `generator` defaults to the default generator of the
 // stream's device, and must otherwise be one of the stream's device type.
 // Throws InvalidArgument for parameters the host fill rejects (nothing is
-// consumed then), a stream of a device the backend does not have, a null
+// consumed then), a host (cpu) stream, a stream of a device the backend
+// does not have, a null
 // `data` with count > 0, or a range [data, data + count) that is not inside
 // one live allocation of the stream's device; NotSupported naming the backend
 // and AcceleratorHooks::fillRandom when the backend does not declare the fill

@@ -61,6 +61,9 @@ void fill(const py::handle& buffer, DeviceFill kind, double a, double b,
           const std::optional<Generator>& generator, const py::object& stream,
           const char* what) {
   const BufferView view = bufferView(buffer, what);
+  ACCEL_CHECK(view.device.type() != DeviceType::CPU, InvalidArgument, what,
+              "(): the buffer is host memory; a device fill needs a device buffer "
+              "(accel.empty(n, device='openreg:0'))");
   const std::size_t element = deviceFillElementBytes(kind);
   ACCEL_CHECK(view.nbytes % element == 0, InvalidArgument, what, "(): ", view.nbytes,
               " bytes is not a whole number of ", element, "-byte elements");

@@ -192,10 +192,10 @@ TEST_F(FillTest, BadOutputsAndParametersAreRefusedBeforeConsuming) {
       InvalidArgument);  // low >= high
   EXPECT_EQ(g.offset(), 0u);
   // The one fill API goes to the hooks of the stream's device type: a cpu
-  // stream never reaches opencl's fill (the cpu has no fill group).
+  // stream never reaches opencl's fill, and is refused as a host stream.
   EXPECT_THROW(accel::fillBits(Stream(Device(DeviceType::CPU, 0), 0),
                                static_cast<std::uint32_t*>(small.get()), 8, g),
-               Error);
+               InvalidArgument);
   EXPECT_EQ(g.offset(), 0u);
 }
 

@@ -89,6 +89,10 @@ def test_bad_buffer_input_is_clear() -> None:
         accel.empty(8, device="openreg:0").copy_(bytes(9))
     with pytest.raises(accel.InvalidArgumentError, match="not an openreg device"):
         accel.openreg.fill_uniform(accel.empty(16))
+    with pytest.raises(accel.InvalidArgumentError, match="host memory"):
+        accel._C.fill_uniform(accel.empty(16))
+    with pytest.raises(accel.InvalidArgumentError, match="dtype 'int8'"):
+        accel._C.fill_uniform(accel.empty(16, device="openreg:0"), dtype="int8")
     with pytest.raises(accel.InvalidArgumentError, match="stream is on"):
         accel.openreg.fill_uniform(accel.empty(16, device="openreg:0"),
                                    stream=accel.openreg.Stream(1))

@@ -128,6 +128,11 @@ namespace {
 
 void fillOn(Stream stream, DeviceFill kind, void* data, std::size_t count, double a,
             double b, Generator generator) {
+  // The host has no backend to ask: say what to call instead.
+  ACCEL_CHECK(stream.device.type() != DeviceType::CPU, InvalidArgument,
+              deviceFillApiName(kind), "(): ", stream,
+              " is a host stream; a device fill needs a stream of a device backend. "
+              "Fill host memory with the span overloads of accel/random_fill.h");
   getHooks(stream.device.type())
       .fillRandom(stream, kind, data, count, a, b, std::move(generator));
 }
