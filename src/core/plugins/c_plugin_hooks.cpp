@@ -73,19 +73,30 @@ constexpr FunctionHook kFunctionHooks[] = {
     {"fill.fill", HookId::fillRandom},
 };
 
-// A hook of a group that came after the version the plugin speaks (the fill
-// group, 1.3): NotSupported naming the backend, the hook and both versions.
-// Returns for any other hook.
+// The groups a minor version added, with that version: a plugin speaking an
+// older one cannot declare them. A new group appends its row.
+struct GroupSince {
+  HookGroup group;
+  std::uint32_t version;
+};
+constexpr GroupSince kGroupsSince[] = {
+    {HookGroup::Fill, ACCEL_PLUGIN_ABI_VERSION(1, 3)},
+};
+
+// A hook of a group that came after the version the plugin speaks:
+// NotSupported naming the backend, the hook and both versions. Returns for
+// any other hook.
 void refuseGroupAfterVersion(const CPluginTables& t, std::string_view backend,
                              HookId hook) {
   const HookInfo& info = hookInfo(hook);
-  constexpr std::uint32_t kFillSince = ACCEL_PLUGIN_ABI_VERSION(1, 3);
-  if (info.group != HookGroup::Fill || t.version >= kFillSince) return;
-  throw NotSupported(concat("'", backend, "' does not support ", info.name,
-                            "(): its plugin '", t.plugin, "' speaks plugin API ",
-                            abiVersionText(t.version), ", and the '",
-                            hookGroupName(info.group), "' group came in plugin API ",
-                            abiVersionText(kFillSince)));
+  for (const GroupSince& added : kGroupsSince) {
+    if (info.group != added.group || t.version >= added.version) continue;
+    throw NotSupported(concat("'", backend, "' does not support ", info.name,
+                              "(): its plugin '", t.plugin, "' speaks plugin API ",
+                              abiVersionText(t.version), ", and the '",
+                              hookGroupName(info.group), "' group came in plugin API ",
+                              abiVersionText(added.version)));
+  }
 }
 
 std::optional<HookId> hookOfFunction(std::string_view function) noexcept {
