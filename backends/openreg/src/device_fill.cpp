@@ -6,49 +6,15 @@
 #include <string>
 #include <utility>
 
+#include "accel/adapter/fill_jobs.h"
 #include "device_table.h"
 #include "openreg_backend.h"
 
 namespace accel::openreg::detail {
-namespace {
-
-// The public function a kind is filled with, for messages and the fault
-// injection's operation names.
-const char* fillName(std::int32_t kind) {
-  switch (kind) {
-    case ACCEL_FILL_BITS32:
-    case ACCEL_FILL_BITS64:
-      return "fillBits";
-    case ACCEL_FILL_UNIFORM_FLOAT:
-    case ACCEL_FILL_UNIFORM_DOUBLE:
-      return "fillUniform";
-    case ACCEL_FILL_NORMAL_FLOAT:
-    case ACCEL_FILL_NORMAL_DOUBLE:
-      return "fillNormal";
-    default:
-      return "fillBernoulli";
-  }
-}
-
-std::size_t elementBytes(std::int32_t kind) {
-  switch (kind) {
-    case ACCEL_FILL_BITS64:
-    case ACCEL_FILL_UNIFORM_DOUBLE:
-    case ACCEL_FILL_NORMAL_DOUBLE:
-      return 8;
-    case ACCEL_FILL_BERNOULLI_U8:
-      return 1;
-    default:
-      return 4;
-  }
-}
-
-}  // namespace
-
 void OpenRegBackend::fill(Stream stream, std::int32_t kind, void* data,
                           std::uint64_t count, double a, double b,
                           accel_generator* generator) {
-  const char* api = fillName(kind);
+  const char* api = adapter::fillApiName(kind);
   checkNotForkedChild(HookId::fillRandom);
   StreamQueue& queue = devices_.queue(stream, api);
   DeviceState& device = devices_.device(stream.device, api);
@@ -57,7 +23,7 @@ void OpenRegBackend::fill(Stream stream, std::int32_t kind, void* data,
   operation.name = api;
   // The queued fill keeps its block from reuse until it ran.
   operation.buffers.push_back(devices_.resolveOn(
-      device, data, static_cast<std::size_t>(count) * elementBytes(kind),
+      device, data, static_cast<std::size_t>(count) * adapter::fillElementBytes(kind),
       detail::concat(api, "()")));
   device.faults.beginOperation(api);
   const std::uint64_t outputs = core.fillOutputs(kind, count);

@@ -14,6 +14,7 @@
 #define ACCEL_ADAPTER_FILL_JOBS_H
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -47,6 +48,43 @@ template <typename Real>
 [[nodiscard]] UniformMapping<Real> deviceUniform(Real low, Real high) noexcept {
   return low == Real(0) && high == Real(1) ? UniformMapping<Real>{}
                                            : rangedUniform(low, high);
+}
+
+// "fillBits", "fillUniform", "fillNormal" or "fillBernoulli": the public
+// function (accel/device_fill.h) a fill of `kind` is written with, for
+// messages; "fill" for a value that is no kind.
+[[nodiscard]] constexpr const char* fillApiName(std::int32_t kind) noexcept {
+  switch (kind) {
+    case ACCEL_FILL_BITS32:
+    case ACCEL_FILL_BITS64:
+      return "fillBits";
+    case ACCEL_FILL_UNIFORM_FLOAT:
+    case ACCEL_FILL_UNIFORM_DOUBLE:
+      return "fillUniform";
+    case ACCEL_FILL_NORMAL_FLOAT:
+    case ACCEL_FILL_NORMAL_DOUBLE:
+      return "fillNormal";
+    case ACCEL_FILL_BERNOULLI_U8:
+    case ACCEL_FILL_BERNOULLI_FLOAT:
+      return "fillBernoulli";
+    default:
+      return "fill";
+  }
+}
+
+// The bytes of one element of a fill of `kind` (4 for a value that is no
+// kind).
+[[nodiscard]] constexpr std::size_t fillElementBytes(std::int32_t kind) noexcept {
+  switch (kind) {
+    case ACCEL_FILL_BITS64:
+    case ACCEL_FILL_UNIFORM_DOUBLE:
+    case ACCEL_FILL_NORMAL_DOUBLE:
+      return 8;
+    case ACCEL_FILL_BERNOULLI_U8:
+      return 1;
+    default:
+      return 4;
+  }
 }
 
 // floor(p * 2^32), in [0, 2^32], for p in [0, 1]: an output x gives true

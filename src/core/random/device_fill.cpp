@@ -8,6 +8,7 @@
 #include <span>
 #include <utility>
 
+#include "accel/adapter/fill_jobs.h"
 #include "accel/error.h"
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
@@ -85,34 +86,11 @@ void fillHostByKind(std::int32_t kind, void* data, std::uint64_t count, double a
 namespace accel {
 
 std::string_view deviceFillApiName(DeviceFill kind) noexcept {
-  switch (kind) {
-    case DeviceFill::Bits32:
-    case DeviceFill::Bits64:
-      return "fillBits";
-    case DeviceFill::UniformFloat:
-    case DeviceFill::UniformDouble:
-      return "fillUniform";
-    case DeviceFill::NormalFloat:
-    case DeviceFill::NormalDouble:
-      return "fillNormal";
-    case DeviceFill::BernoulliU8:
-    case DeviceFill::BernoulliFloat:
-      return "fillBernoulli";
-  }
-  return "fill";
+  return adapter::fillApiName(static_cast<std::int32_t>(kind));
 }
 
 std::size_t deviceFillElementBytes(DeviceFill kind) noexcept {
-  switch (kind) {
-    case DeviceFill::Bits64:
-    case DeviceFill::UniformDouble:
-    case DeviceFill::NormalDouble:
-      return 8;
-    case DeviceFill::BernoulliU8:
-      return 1;
-    default:
-      return 4;
-  }
+  return adapter::fillElementBytes(static_cast<std::int32_t>(kind));
 }
 
 std::uint64_t deviceFillOutputs(DeviceFill kind, std::uint64_t count) noexcept {
