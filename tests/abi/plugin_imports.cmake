@@ -1,14 +1,10 @@
 # Which symbols a plugin imports from the core, read from ELF dynamic
 # symbols: the symbols libaccel.so defines that the plugin leaves undefined.
 #   cmake -DNM=... -DREADELF=... -DCORE=<libaccel.so> -DPLUGIN=<.so>
-#         -DEXPECT=<nothing|c_only|cxx_until_c_boundary> -P plugin_imports.cmake
-# nothing                the plugin imports no symbol of the core and does not
-#                        even name libaccel.so as a needed library;
-# c_only                 it imports only C functions named accel_*;
-# cxx_until_c_boundary   the expected failure of a plugin still on the C++
-#                        entry: it must still import mangled C++ symbols, so
-#                        that the day it stops, this fails and says to move
-#                        it to c_only.
+#         -DEXPECT=<nothing|c_only> -P plugin_imports.cmake
+# nothing   the plugin imports no symbol of the core and does not even name
+#           libaccel.so as a needed library;
+# c_only    it imports only C functions named accel_*.
 cmake_minimum_required(VERSION 3.25)
 function(dynamic_symbols file which out)
   execute_process(COMMAND ${NM} -D ${which} ${file}
@@ -40,12 +36,9 @@ foreach(symbol IN LISTS plugin_undefined)
     list(APPEND imported "${symbol}")
   endif()
 endforeach()
-set(cxx "${imported}")
-list(FILTER cxx INCLUDE REGEX "^_Z")
 set(not_c_accel "${imported}")
 list(FILTER not_c_accel EXCLUDE REGEX "^accel_")
 list(LENGTH imported imported_count)
-list(LENGTH cxx cxx_count)
 get_filename_component(name ${PLUGIN} NAME)
 
 if(EXPECT STREQUAL "nothing")
@@ -69,14 +62,6 @@ elseif(EXPECT STREQUAL "c_only")
                         "functions (a C++ ABI couples it to this core's compiler):\n  ${list}")
   endif()
   message(STATUS "${name} imports ${imported_count} symbols of the core, all C accel_*")
-elseif(EXPECT STREQUAL "cxx_until_c_boundary")
-  if(cxx_count EQUAL 0)
-    message(FATAL_ERROR "${name} no longer imports C++ symbols from the core: move it "
-                        "from the expected-failure list to the c_only list in "
-                        "tests/abi/CMakeLists.txt")
-  endif()
-  message(STATUS "${name} still imports ${cxx_count} C++ symbols from the core "
-                 "(expected while it uses the C++ entry)")
 else()
-  message(FATAL_ERROR "EXPECT must be nothing, c_only or cxx_until_c_boundary, not '${EXPECT}'")
+  message(FATAL_ERROR "EXPECT must be nothing or c_only, not '${EXPECT}'")
 endif()

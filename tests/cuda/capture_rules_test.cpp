@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "accel/device_fill.h"
+#include "accel/memory/record_stream.h"
 #include "accel/philox_generator.h"
 #include "accel/random_fill.h"
-#include "cuda_memory.h"
+#include "device_memory.h"
 #include "double_support.h"
 
 namespace accel::cuda::testing {
@@ -38,7 +39,7 @@ TEST(CudaCaptureRules, ABlockFreedDuringACaptureWaitsForTheCapturingStreamsWork)
   StreamGate busy(nativeStream(capturing));  // work queued before the capture
   const GraphId graph = cuda().graphCreate();
   cuda().graphCaptureBegin(graph);
-  detail::deviceCachingAllocator().recordStream(block, capturing);
+  ASSERT_TRUE(memory::recordStreamUse(block, capturing));
   block = DataPtr();
   EXPECT_NO_THROW(cuda().graphCaptureEnd(graph));
   {
@@ -70,7 +71,7 @@ TEST(CudaCaptureRules, FreeingCacheAsACaptureBeginsLeavesTheCaptureValid) {
 // the work queued before that still uses them (cuMemUnmap does not wait, and
 // synchronising is prohibited during the capture).
 TEST(CudaCaptureRules, PagesFreedDuringACaptureAreUnmappedAfterTheirWork) {
-  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  memory::CachingAllocator& allocator = deviceCache();
   const memory::AllocatorSettings before = allocator.settings();
   memory::AllocatorSettings expandable = before;
   expandable.expandable_segments = true;
@@ -106,7 +107,7 @@ TEST(CudaCaptureRules, PagesFreedDuringACaptureAreUnmappedAfterTheirWork) {
 // when the segment grows into them again meanwhile, they are taken back as
 // they are (still mapped), and the end of the capture leaves them mapped.
 TEST(CudaCaptureRules, PagesMappedAgainDuringACaptureAreTakenBackAsTheyAre) {
-  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  memory::CachingAllocator& allocator = deviceCache();
   const memory::AllocatorSettings before = allocator.settings();
   memory::AllocatorSettings expandable = before;
   expandable.expandable_segments = true;

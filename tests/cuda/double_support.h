@@ -10,15 +10,31 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "accel/accel.h"
 #include "accel/cuda/cuda.h"
+#include "accel/memory/caching_allocator.h"
+#include "accel/memory/pinned_caching_allocator.h"
 #include "cuda_double.h"
 
 namespace accel::cuda::testing {
 
 inline AcceleratorHooks& cuda() { return registerBackend(); }
+
+// The core's caches behind the cuda hooks: the device cache found through a
+// block it hands out, the pinned cache as the pinned allocator it is.
+inline memory::CachingAllocator& deviceCache() {
+  const DataPtr probe = cuda().getDeviceAllocator(0).allocate(1);
+  memory::CachingAllocator* cache = memory::CachingAllocator::owning(probe);
+  if (cache == nullptr)
+    throw std::logic_error("cuda's device memory is not the core's cache");
+  return *cache;
+}
+inline memory::PinnedCachingAllocator& pinnedCache() {
+  return dynamic_cast<memory::PinnedCachingAllocator&>(cuda().getPinnedMemoryAllocator());
+}
 
 // Holds `stream`: work enqueued after the gate waits until open() (or the
 // gate's destruction). A host function on the stream, as a kernel that has

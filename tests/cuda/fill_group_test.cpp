@@ -1,4 +1,4 @@
-// CUDA's device fill is the fill group's (CudaHooks::fillRandomImpl), reached
+// CUDA's device fill is the fill group's (CudaBackend::fill), reached
 // through the core's fills (accel/device_fill.h), on the runtime double: the
 // core checks the call before the backend sees it, so a refused fill
 // consumes nothing of its generator, and a fill writes the host fill's bits.

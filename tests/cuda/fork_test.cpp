@@ -12,7 +12,6 @@
 
 #include <atomic>
 
-#include "cuda_memory.h"
 #include "double_support.h"
 
 namespace {
@@ -62,7 +61,8 @@ int waitForChild(pid_t child) {
 }
 
 TEST(CudaFork, AChildsFreesOfInheritedMemoryNeverCallCudaFree) {
-  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  memory::CachingAllocator& allocator = deviceCache();
+  allocator.emptyCache();  // the counts below are of this test's segments only
   DataPtr kept = cuda().getDeviceAllocator(0).allocate(4 * kMiB);
   { DataPtr cached = cuda().getDeviceAllocator(0).allocate(30 * kMiB); }  // cached
   const pid_t child = fork();
@@ -89,7 +89,7 @@ TEST(CudaFork, AChildsFreesOfInheritedMemoryNeverCallCudaFree) {
 // free of pinned memory it inherited, and its emptyCache, never call
 // cudaFreeHost.
 TEST(CudaFork, AChildsFreesOfInheritedPinnedMemoryNeverCallCudaFreeHost) {
-  memory::PinnedCachingAllocator& pinned = detail::pinnedAllocator();
+  memory::PinnedCachingAllocator& pinned = pinnedCache();
   DataPtr kept = pinned.allocate(4096);
   { DataPtr cached = pinned.allocate(64 * 1024); }  // cached
   const pid_t child = fork();

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "accel/device_fill.h"
-#include "cuda_memory.h"
+#include "accel/memory/record_stream.h"
 #include "double_support.h"
 
 namespace accel::cuda::testing {
@@ -102,7 +102,7 @@ TEST(CudaGraphs, BlockUsedByACapturingStreamIsNotReusedEarly) {
   const Stream capturing = cuda().getCurrentStream(0);
   const GraphId graph = cuda().graphCreate();
   cuda().graphCaptureBegin(graph);
-  detail::deviceCachingAllocator().recordStream(block, capturing);
+  ASSERT_TRUE(memory::recordStreamUse(block, capturing));
   block = DataPtr();  // the allocator records an event on the capturing stream
   {
     StreamGuard onSide(side);

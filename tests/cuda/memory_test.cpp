@@ -9,7 +9,6 @@
 
 #include "accel/cuda/handles.h"
 #include "accel/device_fill.h"
-#include "cuda_memory.h"
 #include "double_support.h"
 
 namespace accel::cuda::testing {
@@ -18,7 +17,7 @@ namespace {
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 TEST(CudaMemory, UnmappingPagesWaitsForQueuedWork) {
-  memory::CachingAllocator& allocator = detail::deviceCachingAllocator();
+  memory::CachingAllocator& allocator = deviceCache();
   const memory::AllocatorSettings before = allocator.settings();
   memory::AllocatorSettings expandable = before;
   expandable.expandable_segments = true;

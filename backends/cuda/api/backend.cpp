@@ -2,7 +2,12 @@
 // the plugin's extension interface.
 #include "accel/cuda/cuda.h"
 #include "accel/error.h"
+#include "accel/linked_plugin.h"
 #include "plugin_calls.h"
+
+// The plugin's entry under its own name (src/plugin_entry.cpp).
+extern "C" accel_status accel_cuda_negotiate(const accel_core_offer* offer,
+                                             accel_plugin_answer* answer);
 
 namespace accel::cuda {
 
@@ -13,14 +18,9 @@ Availability availability() {
 }
 
 AcceleratorHooks& registerBackend() {
-  static AcceleratorHooks& hooks = []() -> AcceleratorHooks& {
-    AcceleratorHooks* registered = nullptr;
-    api::check(extension::registerBackend(
-                   "libaccel_cuda.so (accel::cuda::registerBackend)", registered),
-               "registerBackend");
-    return *registered;
-  }();
-  return hooks;
+  static LinkedPlugin plugin{"cuda", &accel_cuda_negotiate,
+                             "accel::cuda::registerBackend"};
+  return plugin.hooks();
 }
 
 CUstream_st* nativeStream(Stream stream) {

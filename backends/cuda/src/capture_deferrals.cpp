@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "cuda_error.h"
-#include "cuda_memory.h"
 #include "current_device.h"
+#include "device_memory.h"
 #include "events.h"
 #include "page_mapping.h"
 #include "streams.h"

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "capture_deferrals.h"
-#include "cuda_memory.h"
-#include "cxx_boundary.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -13,19 +13,18 @@ namespace {
 
 struct Capture {
   unsigned long long id = 0;
-  DeviceIndex device = 0;
-  MempoolId pool;
-  Stream origin;
-  std::vector<Stream> routed;  // streams forked into it that allocated
+  adapter::Stream origin{};
+  std::vector<adapter::Stream> joined;  // forked streams that joined its pool
 };
 
 struct Registry {
   // Held while the count of captures underway (capture_deferrals.h)
-  // changes, so that the allocators' diversion changes with it.
+  // changes, so that the diversion changes with it.
   std::mutex mutex;
   std::vector<Capture> captures;
-  // Diverted while captures are underway (divertWhileCapturing).
-  std::vector<kit::CachingDeviceAllocator*> allocators;
+  // The core the captures run under, and its devices (captureBeginning).
+  std::optional<adapter::Core> core;
+  int device_count = 0;
 };
 
 Registry& registry() {
@@ -33,31 +32,42 @@ Registry& registry() {
   return *r;
 }
 
+void divert(Registry& r, bool on) {
+  for (int device = 0; device < r.device_count; ++device)
+    r.core->divertAllocations(static_cast<std::int8_t>(device), on);
+}
+
 // The lock is held. One capture fewer underway; the last one's end runs
-// what was deferred and lets the allocators go straight to the cache.
+// what was deferred and lets the core's allocations go straight to its cache.
 void oneFewer(Registry& r) noexcept {
-  if (captureNoLongerUnderway()) {
-    for (kit::CachingDeviceAllocator* allocator : r.allocators) {
-      allocator->setDiverted(false);
-    }
+  if (!captureNoLongerUnderway() || !r.core) return;
+  try {
+    divert(r, false);
+  } catch (...) {
+    // Left diverted: each allocation asks checkAllocation, which finds no
+    // capture underway and allows it.
   }
+}
+
+bool sameStream(adapter::Stream a, adapter::Stream b) noexcept {
+  return a.device == b.device && a.id == b.id;
 }
 
 }  // namespace
 
-void captureBeginning() noexcept {
+void captureBeginning(const adapter::Core& core, int device_count) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
+  r.core = core;
+  r.device_count = device_count;
+  divert(r, true);
   deferWhileCapturing();
-  for (kit::CachingDeviceAllocator* allocator : r.allocators)
-    allocator->setDiverted(true);
 }
 
-void captureBegan(unsigned long long capture_id, DeviceIndex device, MempoolId pool,
-                  Stream origin) {
+void captureBegan(unsigned long long capture_id, adapter::Stream origin) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  r.captures.push_back({capture_id, device, pool, origin, {}});
+  r.captures.push_back({capture_id, origin, {}});
 }
 
 void captureAbandoned() noexcept {
@@ -66,48 +76,44 @@ void captureAbandoned() noexcept {
   oneFewer(r);
 }
 
-std::vector<Stream> captureEnded(unsigned long long capture_id) noexcept {
+void captureEnded(unsigned long long capture_id) noexcept {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  std::vector<Stream> routed;
   auto found = std::find_if(r.captures.begin(), r.captures.end(),
                             [&](const Capture& c) { return c.id == capture_id; });
-  if (found == r.captures.end()) return routed;
-  routed.swap(found->routed);
+  if (found == r.captures.end()) return;
   r.captures.erase(found);
   oneFewer(r);
-  return routed;
 }
 
-void divertWhileCapturing(kit::CachingDeviceAllocator& allocator) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (std::find(r.allocators.begin(), r.allocators.end(), &allocator) ==
-      r.allocators.end()) {
-    r.allocators.push_back(&allocator);
-  }
-  allocator.setDiverted(capturesUnderway());
-}
-
-void routeToCapturePool(DeviceIndex device, Stream stream) {
+void routeToCapturePool(std::int8_t device, adapter::Stream stream) {
   unsigned long long id = 0;
-  if (!capturesUnderway() || !isCapturing(toAdapter(stream), &id)) return;
+  if (!capturesUnderway() || !isCapturing(stream, &id)) return;
   Registry& r = registry();
-  MempoolId pool;
+  adapter::Stream origin{};
+  std::optional<adapter::Core> core;
   {
     std::lock_guard lock(r.mutex);
     auto found = std::find_if(r.captures.begin(), r.captures.end(),
                               [&](const Capture& c) { return c.id == id; });
-    if (found == r.captures.end() || found->device != device || found->origin == stream ||
-        std::find(found->routed.begin(), found->routed.end(), stream) !=
-            found->routed.end()) {
+    if (found == r.captures.end() || found->origin.device != device ||
+        sameStream(found->origin, stream) ||
+        std::any_of(found->joined.begin(), found->joined.end(),
+                    [&](adapter::Stream s) { return sameStream(s, stream); })) {
       return;
     }
-    found->routed.push_back(stream);
-    pool = found->pool;
+    found->joined.push_back(stream);
+    origin = found->origin;
+    core = r.core;
   }
-  // Outside the lock: the allocator calls deferFree under its own lock.
-  deviceCachingAllocator().beginAllocateToPool(device, pool, stream);
+  // Outside the lock: the core takes its own.
+  try {
+    core->joinCapture(origin, stream);
+  } catch (const adapter::Failure& e) {
+    // The capture ended between the query and the join: nothing to route.
+    if (e.status() == ACCEL_ERROR_INVALID_ARGUMENT && !isCapturing(stream, &id)) return;
+    throw;
+  }
 }
 
 }  // namespace accel::cuda::detail

@@ -23,11 +23,11 @@
 #include <cuda_runtime_api.h>
 
 #include "accel/adapter/failure.h"
-#include "accel/memory/pinned_caching_allocator.h"
+#include "accel/hook_catalogue.h"
+#include "cuda_backend.h"
 #include "cuda_error.h"
-#include "cuda_hooks.h"
 #include "current_device.h"
-#include "cxx_boundary.h"
+#include "device_memory.h"
 #include "streams.h"
 
 namespace accel::cuda::detail {
@@ -98,39 +98,30 @@ void copyOn(HookId hook, void* dst, const void* src, std::size_t bytes,
   }
 }
 
-// Whether `host`, pinned as the backend says (`pinned`), is memory the core's
-// pinned cache `cache` does not hold.
-bool foreignPinned(bool pinned, const memory::PinnedCachingAllocator* cache,
-                   const void* host) noexcept {
-  return pinned && (cache == nullptr || !cache->findBlock(host));
+// Whether `host` is pinned memory (as the driver says) that the core's
+// pinned cache does not hold (its segments are the pinned memory's).
+bool foreignPinned(const void* host) noexcept {
+  return isPinnedPerDriver(host) && !pinnedMemory().holds(host);
 }
 
 }  // namespace
 
-void CudaHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
-                                     Stream stream) {
-  asLibraryErrors([&] {
-    copyOn(HookId::copyHostToDevice, dst, src, bytes, toAdapter(stream),
-           cudaMemcpyHostToDevice, "src", src,
-           foreignPinned(isPinnedPtr(src), corePinnedCache(), src));
-  });
+void CudaBackend::copyHostToDevice(void* dst, const void* src, std::size_t bytes,
+                                   adapter::Stream stream) {
+  copyOn(HookId::copyHostToDevice, dst, src, bytes, stream, cudaMemcpyHostToDevice, "src",
+         src, foreignPinned(src));
 }
 
-void CudaHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
-                                     Stream stream) {
-  asLibraryErrors([&] {
-    copyOn(HookId::copyDeviceToHost, dst, src, bytes, toAdapter(stream),
-           cudaMemcpyDeviceToHost, "dst", dst,
-           foreignPinned(isPinnedPtr(dst), corePinnedCache(), dst));
-  });
+void CudaBackend::copyDeviceToHost(void* dst, const void* src, std::size_t bytes,
+                                   adapter::Stream stream) {
+  copyOn(HookId::copyDeviceToHost, dst, src, bytes, stream, cudaMemcpyDeviceToHost, "dst",
+         dst, foreignPinned(dst));
 }
 
-void CudaHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
-                                       Stream stream) {
-  asLibraryErrors([&] {
-    copyOn(HookId::copyDeviceToDevice, dst, src, bytes, toAdapter(stream),
-           cudaMemcpyDeviceToDevice, nullptr, nullptr, false);
-  });
+void CudaBackend::copyDeviceToDevice(void* dst, const void* src, std::size_t bytes,
+                                     adapter::Stream stream) {
+  copyOn(HookId::copyDeviceToDevice, dst, src, bytes, stream, cudaMemcpyDeviceToDevice,
+         nullptr, nullptr, false);
 }
 
 }  // namespace accel::cuda::detail

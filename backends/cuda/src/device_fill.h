@@ -1,5 +1,5 @@
-// The CUDA device fill: the fill group's function (CudaHooks::fillRandomImpl,
-// behind the core's accel::fillUniform etc. of accel/device_fill.h).
+// The CUDA device fill: the fill group's function (CudaBackend::fill, behind
+// the core's accel::fillUniform etc. of accel/device_fill.h).
 //
 // Thread-safety: thread-safe; fills from one generator on several threads get
 // disjoint parts of its stream.
@@ -9,7 +9,6 @@
 #include <cstdint>
 
 #include "accel/adapter/core.h"
-#include "accel/generator.h"
 
 namespace accel::cuda::detail {
 
@@ -19,12 +18,12 @@ namespace accel::cuda::detail {
 // bit-identical to the core's host fill from the same position. The core
 // has checked the stream's device, the kind, a and b, the range and the
 // generator (AcceleratorHooks::fillRandom). Outside a capture the
-// generator's range is claimed at once; captured, each replay claims it
-// (docs/cuda.md, "Fills"). Throws InvalidArgument for a stream id the
-// backend never handed out or (captured) a graph's draw that would pass
-// 2^64 - 1; DeviceError when the launch fails; for the first captured fill
-// of a generator, what the device allocator throws for its slot.
-void fill(adapter::Stream stream, std::int32_t kind, void* data, std::size_t count,
-          double a, double b, const Generator& generator);
+// generator's range is reserved from `core` at once; captured, each replay
+// reserves it (docs/cuda.md, "Fills"). Throws InvalidArgument for a stream
+// id the backend never handed out or (captured) a graph's draw that would
+// pass 2^64 - 1; DeviceError when the launch fails; for a captured fill,
+// OutOfMemory when its slot finds no room.
+void fill(const adapter::Core& core, adapter::Stream stream, std::int32_t kind,
+          void* data, std::size_t count, double a, double b, accel_generator* generator);
 
 }  // namespace accel::cuda::detail

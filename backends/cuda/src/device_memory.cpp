@@ -5,9 +5,11 @@
 #include <cstdint>
 
 #include "capture_deferrals.h"
+#include "capture_registry.h"
 #include "cuda_error.h"
 #include "current_device.h"
 #include "driver.h"
+#include "streams.h"
 
 namespace accel::cuda::detail {
 namespace {
@@ -137,6 +139,10 @@ void DeviceMemory::free(std::int8_t device, void* data, std::size_t) noexcept {
   withContext(device, [&] { (void)succeeded(cudaFree(data)); });
 }
 
+void DeviceMemory::checkAllocation(std::int8_t device, std::size_t) {
+  routeToCapturePool(device, currentStream(device));
+}
+
 adapter::MemoryInfo DeviceMemory::info(std::int8_t device) const noexcept {
   try {
     DeviceContext context(device);
@@ -155,16 +161,56 @@ void* PinnedMemory::allocate(std::int8_t, std::size_t bytes) {
   DeviceContext context(currentDevice());
   void* ptr = nullptr;
   const cudaError_t status = cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault);
-  return allocatedOrNull(status, ptr, "cudaHostAlloc (a pinned cache block)");
+  void* segment = allocatedOrNull(status, ptr, "cudaHostAlloc (a pinned cache block)");
+  if (segment == nullptr) return nullptr;
+  try {
+    segments_.insert({segment, bytes, 0});
+  } catch (...) {
+    (void)succeeded(cudaFreeHost(segment));
+    throw;
+  }
+  return segment;
 }
 
 void PinnedMemory::free(std::int8_t, void* data, std::size_t) noexcept {
+  segments_.erase(data);
   try {
     DeviceContext context(currentDevice());
     (void)succeeded(cudaFreeHost(data));
   } catch (...) {
     (void)succeeded(cudaFreeHost(data));
   }
+}
+
+namespace {
+
+// The memory type of `ptr` per the driver (0 when CUDA does not know it).
+unsigned int memoryType(const Driver& d, const void* ptr) noexcept {
+  unsigned int type = 0;
+  if (!d.available() ||
+      d.pointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                            reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) {
+    return 0;
+  }
+  return type;
+}
+
+}  // namespace
+
+bool isPinnedPerDriver(const void* ptr) noexcept {
+  return memoryType(driver(), ptr) == CU_MEMORYTYPE_HOST;
+}
+
+int deviceOfPerDriver(const void* ptr) noexcept {
+  const Driver& d = driver();
+  if (memoryType(d, ptr) == 0) return -1;
+  int ordinal = -1;
+  if (d.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                            reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS ||
+      ordinal < 0 || ordinal >= d.device_count) {
+    return -1;
+  }
+  return ordinal;
 }
 
 PageMapping& pageMapping() noexcept {

@@ -6,8 +6,13 @@
 //    its pages (DevicePages) back expandable segments where the driver has
 //    the virtual memory API (page_mapping.h);
 //  - PinnedMemory: cudaHostAlloc / cudaFreeHost with the thread's current
-//    device current.
+//    device current; it keeps its segments, which are exactly the core's
+//    pinned cache's, so that the copies can tell the cache's pinned memory
+//    from pinned memory the core does not know.
 // Both hand out the backend's stream events (stream_events.h).
+// DeviceMemory's checkAllocation, asked while a capture is underway (the
+// capture registry diverts the core's allocations then), joins a stream
+// forked into a capture to the capture's private pool (capture_registry.h).
 //
 // Thread-safety: thread-safe. Lifetime: created on first use, never
 // destroyed (blocks may be freed during static destruction).
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "accel/adapter/backend.h"
+#include "accel/adapter/segment_map.h"
 #include "page_mapping.h"
 #include "stream_events.h"
 
@@ -71,6 +77,9 @@ class DeviceMemory final : public adapter::Memory {
     return mapping_.pageSize() > 0 ? &pages_ : nullptr;
   }
   [[nodiscard]] const detail::PageMapping& mapping() const noexcept { return mapping_; }
+  // Routes an allocation on the thread's current stream of `device` to the
+  // private pool of the capture the stream was forked into, if any.
+  void checkAllocation(std::int8_t device, std::size_t bytes) override;
 
  private:
   detail::PageMapping& mapping_;
@@ -88,12 +97,25 @@ class PinnedMemory final : public adapter::Memory {
   [[nodiscard]] adapter::StreamEvents* streamEvents() noexcept override {
     return &events_;
   }
+  // Whether `ptr` lies in a segment of this memory (the core's pinned
+  // cache). Never throws.
+  [[nodiscard]] bool holds(const void* ptr) const noexcept {
+    return segments_.find(ptr).has_value();
+  }
 
  private:
   CudaStreamEvents& events_;
+  adapter::SegmentMap segments_;
 };
 
 #pragma GCC visibility pop
+
+// Pointer queries the driver answers (cuPointerGetAttribute), for any
+// memory CUDA knows, whoever allocated or registered it: whether `ptr` is
+// page-locked host memory; the device whose memory holds `ptr` (-1 when
+// none does). Create no context; never throw.
+[[nodiscard]] bool isPinnedPerDriver(const void* ptr) noexcept;
+[[nodiscard]] int deviceOfPerDriver(const void* ptr) noexcept;
 
 // The page mapping behind expandable segments (queried once; creates no
 // context). Never throws.

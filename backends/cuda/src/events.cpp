@@ -41,17 +41,18 @@ EventRecord onStreamDevice(EventId event, adapter::Stream stream) {
 
 }  // namespace
 
-EventId createEvent(DeviceIndex device, EventFlags flags) {
+EventId createEvent(DeviceIndex device, std::uint32_t flags) {
+  const bool timed = (flags & ACCEL_EVENT_ENABLE_TIMING) != 0;
+  const bool interprocess = (flags & ACCEL_EVENT_INTERPROCESS) != 0;
   // CUDA requires cudaEventDisableTiming with cudaEventInterprocess.
-  ACCEL_ADAPTER_CHECK(!(flags.interprocess && flags.enable_timing),
-                      adapter::InvalidArgument, hookInfo(HookId::createEvent).name,
+  ACCEL_ADAPTER_CHECK(!(interprocess && timed), adapter::InvalidArgument,
+                      hookInfo(HookId::createEvent).name,
                       "(): cuda events cannot be both interprocess and timed (EventFlags "
                       "interprocess and enable_timing); drop one of them");
   DeviceContext context(device);
-  unsigned int cudaFlags =
-      flags.enable_timing ? cudaEventDefault : cudaEventDisableTiming;
-  if (flags.blocking_sync) cudaFlags |= cudaEventBlockingSync;
-  if (flags.interprocess) cudaFlags |= cudaEventInterprocess | cudaEventDisableTiming;
+  unsigned int cudaFlags = timed ? cudaEventDefault : cudaEventDisableTiming;
+  if ((flags & ACCEL_EVENT_BLOCKING_SYNC) != 0) cudaFlags |= cudaEventBlockingSync;
+  if (interprocess) cudaFlags |= cudaEventInterprocess | cudaEventDisableTiming;
   cudaEvent_t event = nullptr;
   checkCuda(cudaEventCreateWithFlags(&event, cudaFlags), "cudaEventCreateWithFlags");
   try {

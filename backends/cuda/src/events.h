@@ -2,8 +2,9 @@
 //
 // Ids come from a counter and are never reused; an event remembers its
 // device, so recording it on another device's stream is refused with
-// InvalidArgument instead of CUDA's error. EventFlags map to
-// cudaEventDisableTiming (unless enable_timing) and cudaEventBlockingSync.
+// InvalidArgument instead of CUDA's error. The flags (ACCEL_EVENT_*) map to
+// cudaEventDisableTiming (unless ENABLE_TIMING), cudaEventBlockingSync and
+// cudaEventInterprocess.
 //
 // Thread-safety: thread-safe (one mutex around the table; CUDA calls run
 // outside it). Lifetime: the table is never destroyed.
@@ -12,10 +13,11 @@
 #include "accel/adapter/core.h"
 #include "accel/device.h"
 #include "accel/event.h"
+#include "accel/plugin_abi.h"
 
 namespace accel::cuda::detail {
 
-EventId createEvent(DeviceIndex device, EventFlags flags);
+EventId createEvent(DeviceIndex device, std::uint32_t flags);
 void destroyEvent(EventId event) noexcept;
 void recordEvent(EventId event, adapter::Stream stream);
 void blockStream(EventId event, adapter::Stream stream);

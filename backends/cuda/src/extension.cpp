@@ -3,14 +3,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include <memory>
 #include <utility>
 
 #include "accel/adapter/failure.h"
-#include "accel/error.h"
-#include "accel/hooks_table.h"
-#include "accel/plugin.h"
-#include "cuda_hooks.h"
+#include "cuda_backend.h"
 #include "current_device.h"
 #include "driver.h"
 #include "streams.h"
@@ -33,27 +29,6 @@ void requireDevice(const char* api, int device) {
 }
 
 }  // namespace
-
-Status registerBackend(std::string_view caller, AcceleratorHooks*& hooks) noexcept {
-  return capture([&] {
-    // The C++ entry's registration throws the library's errors.
-    try {
-      static AcceleratorHooks& registered = accel::registerHooks(
-          std::make_unique<detail::CudaHooks>(), std::string(caller));
-      hooks = &registered;
-    } catch (const InvalidArgument& e) {
-      throw adapter::InvalidArgument(e.message());
-    } catch (const NotSupported& e) {
-      throw adapter::NotSupported(e.message());
-    } catch (const NotAvailable& e) {
-      throw adapter::NotAvailable(e.message());
-    } catch (const OutOfMemory& e) {
-      throw adapter::OutOfMemory(e.message());
-    } catch (const Error& e) {
-      throw adapter::DeviceError(e.message());
-    }
-  });
-}
 
 Status availability(Availability& out) noexcept {
   return capture([&] {

@@ -15,24 +15,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 #include "accel/adapter/extension_status.h"
 #include "accel/cuda/cuda.h"
 #include "accel/cuda/export.h"
-#include "accel/hooks.h"
 #include "accel/plugin_abi.h"
 
 namespace accel::cuda::extension {
 
 // ACCEL_OK, or a failure's status and message.
 using Status = adapter::ExtensionStatus;
-
-// Registers the cuda hooks once per process (the C++ entry's hooks, until
-// the plugin speaks the C boundary) and sets `hooks` to them; `caller` names
-// the registration in the load report.
-ACCEL_CUDA_API Status registerBackend(std::string_view caller,
-                                      AcceleratorHooks*& hooks) noexcept;
 
 // What the driver probe found (it runs once per process; no context).
 ACCEL_CUDA_API Status availability(Availability& out) noexcept;

@@ -6,7 +6,7 @@
 #include "accel/adapter/fill_jobs.h"
 #include "accel/plugin_abi.h"
 #include "accel/random_fill_elements.h"
-#include "captured_philox.h"
+#include "captured_fills.h"
 #include "cuda_error.h"
 #include "current_device.h"
 #include "fill_kernels.h"
@@ -60,16 +60,18 @@ FillJob jobOf(std::int32_t kind, void* data, std::size_t count, double a, double
 
 }  // namespace
 
-void fill(adapter::Stream stream, std::int32_t kind, void* data, std::size_t count,
-          double a, double b, const Generator& generator) {
+void fill(const adapter::Core& core, adapter::Stream stream, std::int32_t kind,
+          void* data, std::size_t count, double a, double b, accel_generator* generator) {
   FillJob job = jobOf(kind, data, count, a, b);
   const cudaStream_t native = nativeStream(stream);  // refuses unknown ids first
   DeviceContext context(stream.device);
   // Outside a capture the position is claimed now; inside one of the
-  // backend's captures the kernel reads it at each replay (captured_philox.h).
-  const std::uint64_t* replayPosition =
-      claimFillPosition(native, stream, generator, fillOutputs(job.kind, job.count),
-                        &job.seed, &job.offset);
+  // backend's captures the kernel reads it at each replay (captured_fills.h).
+  adapter::PhiloxPosition from;
+  const std::uint64_t* replayPosition = claimFillPosition(
+      core, native, stream, generator, fillOutputs(job.kind, job.count), &from);
+  job.seed = from.seed;
+  job.offset = from.offset;
   checkCuda(launchFill(job, replayPosition, native), "a fill's kernel launch");
 }
 

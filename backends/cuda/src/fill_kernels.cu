@@ -2,7 +2,7 @@
 // grid-stride loop over Philox blocks for block-aligned jobs, else over
 // tiles staged in shared memory and stored coalesced: fill_mapping.h) and
 // the one-thread write of a graph replay's Philox position
-// (captured_philox.h). Everything computed per element comes from
+// (captured_fills.h). Everything computed per element comes from
 // accel/random_fill_elements.h, the code the host fills run; which kernel a
 // fill takes, and its grid, is host code in fill_launch.cpp. Only device
 // code and the <<<>>> launches are here: gcov cannot count them.

@@ -1,5 +1,5 @@
 // The CUDA fill kernels: their launcher (fill_launch.cpp, called by fill.cpp
-// and captured_philox.cpp), which chooses the kernel and its grid, and the
+// and captured_fills.cpp), which chooses the kernel and its grid, and the
 // kernels' own launches (fill_kernels.cu, device code and the <<<>>> lines
 // only; the runtime double's tests replace them with the kernels' steps run
 // on the host, tests/cuda/double/fill_kernels_double.cpp).
@@ -19,7 +19,7 @@ namespace accel::cuda::detail {
 // Enqueues `job` (out in device memory of the current device) on `stream`.
 // Without `replay_position`, the job's seed and offset are the position; with
 // it (device memory: seed, base offset, read when the kernel runs; see
-// captured_philox.h), the kernel draws from its seed at its base offset plus
+// captured_fills.h), the kernel draws from its seed at its base offset plus
 // the job's offset. Returns the launch status (cudaSuccess for count 0).
 cudaError_t launchFill(const accel::detail::FillJob& job,
                        const std::uint64_t* replay_position,

@@ -6,11 +6,9 @@
 
 #include "accel/adapter/failure.h"
 #include "capture_registry.h"
-#include "captured_philox.h"
+#include "captured_fills.h"
 #include "cuda_error.h"
-#include "cuda_memory.h"
 #include "current_device.h"
-#include "cxx_boundary.h"
 #include "record_table.h"
 #include "streams.h"
 
@@ -22,31 +20,29 @@ enum class GraphState { Empty, Capturing, Captured, Instantiated };
 struct GraphRecord {
   bool keep_graph = false;
   GraphState state = GraphState::Empty;
-  DeviceIndex device = 0;
-  Stream stream;
-  MempoolId pool;
-  bool pool_retained = false;         // allocations of the capture are in `pool`
+  std::int8_t device = 0;
+  adapter::Stream stream{};
   unsigned long long capture_id = 0;  // CUDA's, while capturing
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   // Captured fills' positions, advanced per replay (shared: records copy).
-  std::shared_ptr<kit::CapturedPhilox> philox;
+  std::shared_ptr<CapturedFills> fills;
   // Recorded after each replay of a graph with captured fills; the next
   // replay waits for it (graphReplay).
   cudaEvent_t replayed = nullptr;
 };
 
-RecordTable<GraphId, GraphRecord>& graphTable() {
+RecordTable<std::uint64_t, GraphRecord>& graphTable() {
   static auto* const table =
-      new RecordTable<GraphId, GraphRecord>("graph");  // never destroyed
+      new RecordTable<std::uint64_t, GraphRecord>("graph");  // never destroyed
   return *table;
 }
 
-cudaStreamCaptureMode toCuda(CaptureMode mode) {
+cudaStreamCaptureMode toCuda(int mode) {
   switch (mode) {
-    case CaptureMode::ThreadLocal:
+    case ACCEL_CAPTURE_THREAD_LOCAL:
       return cudaStreamCaptureModeThreadLocal;
-    case CaptureMode::Relaxed:
+    case ACCEL_CAPTURE_RELAXED:
       return cudaStreamCaptureModeRelaxed;
     default:
       return cudaStreamCaptureModeGlobal;
@@ -68,15 +64,7 @@ void release(GraphRecord& record) noexcept {
   record.exec = nullptr;
   record.graph = nullptr;
   record.state = GraphState::Empty;
-  record.philox.reset();  // its slots are in the pool: freed first
-  if (record.pool_retained) {
-    record.pool_retained = false;
-    try {
-      deviceCachingAllocator().releasePool(record.device, record.pool);
-    } catch (...) {
-      // The pool's memory stays cached; nothing else depends on it.
-    }
-  }
+  record.fills.reset();
 }
 
 // Makes the executable graph of a finished capture (the table is locked);
@@ -93,13 +81,13 @@ void instantiate(GraphRecord& record) {
 
 }  // namespace
 
-GraphId graphCreate(bool keep_graph) {
+std::uint64_t graphCreate(bool keep_graph) {
   GraphRecord record;
   record.keep_graph = keep_graph;
   return graphTable().add(record);
 }
 
-void graphDestroy(GraphId graph) {
+void graphDestroy(std::uint64_t graph) {
   graphTable().removeWith(graph, [&](GraphRecord& record) {
     ACCEL_ADAPTER_CHECK(record.state != GraphState::Capturing, adapter::InvalidArgument,
                         "graph ", graph,
@@ -108,69 +96,48 @@ void graphDestroy(GraphId graph) {
   });
 }
 
-void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
-  const DeviceIndex device = currentDevice();
-  const Stream stream = toLibrary(currentStream(device));
+void graphCaptureBegin(const adapter::Core& core, int device_count, std::uint64_t graph,
+                       adapter::Stream stream, int mode) {
   ACCEL_ADAPTER_CHECK(
       stream.id != kDefaultStreamId, adapter::InvalidArgument,
-      "capture: the current stream of cuda:", static_cast<int>(device),
+      "capture: the current stream of cuda:", static_cast<int>(stream.device),
       " is the default stream, which CUDA cannot capture; make a stream from "
       "the stream pool current first (StreamGuard)");
+  const cudaStream_t native = nativeStream(stream);
   graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_ADAPTER_CHECK(record.state == GraphState::Empty, adapter::InvalidArgument,
                         "graph ", graph, " already holds a capture; reset it first");
-    // The capture's allocations come from a private pool (the one given, to
-    // share it with other graphs, or a new one), kept until the graph is
-    // reset or destroyed: replays write to the addresses captured.
-    memory::CachingAllocator& allocator = deviceCachingAllocator();
-    const MempoolId chosen = pool.isDefault() ? allocator.createPool() : pool;
-    allocator.retainPool(device, chosen);
-    record.device = device;
-    record.pool = chosen;
-    record.pool_retained = true;
-    DeviceContext context(device);
-    try {
-      allocator.beginAllocateToPool(device, chosen, stream);
-    } catch (...) {
-      release(record);
-      throw;
-    }
+    record.device = stream.device;
+    DeviceContext context(stream.device);
     // Captures count as underway before CUDA's begins: another thread's
     // allocator must not call cudaMalloc or cudaFree, nor query an event,
     // once the capture exists, even before its id is known here.
-    captureBeginning();
+    captureBeginning(core, device_count);
     try {
-      checkCuda(cudaStreamBeginCapture(nativeStream(toAdapter(stream)), toCuda(mode)),
-                "cudaStreamBeginCapture");
+      checkCuda(cudaStreamBeginCapture(native, toCuda(mode)), "cudaStreamBeginCapture");
     } catch (...) {
       captureAbandoned();
-      allocator.endAllocateToPool(device, chosen, stream);
-      release(record);
       throw;
     }
-    // The allocator's view of the capture (capture_registry.h).
+    // The memory's view of the capture (capture_registry.h), and its fills'.
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     bool registered = false;
     try {
-      checkCuda(cudaStreamGetCaptureInfo(nativeStream(toAdapter(stream)), &status,
-                                         &record.capture_id),
+      checkCuda(cudaStreamGetCaptureInfo(native, &status, &record.capture_id),
                 "cudaStreamGetCaptureInfo");
-      captureBegan(record.capture_id, device, chosen, stream);
+      captureBegan(record.capture_id, stream);
       registered = true;
-      capturedPhiloxBegan(record.capture_id);
+      capturedFillsBegan(record.capture_id, stream.device);
     } catch (...) {
       if (registered) {
-        (void)captureEnded(record.capture_id);
+        captureEnded(record.capture_id);
       } else {
         captureAbandoned();
       }
       cudaGraph_t abandoned = nullptr;
-      if (succeeded(cudaStreamEndCapture(nativeStream(toAdapter(stream)), &abandoned)) &&
-          abandoned != nullptr) {
+      if (succeeded(cudaStreamEndCapture(native, &abandoned)) && abandoned != nullptr) {
         (void)succeeded(cudaGraphDestroy(abandoned));
       }
-      allocator.endAllocateToPool(device, chosen, stream);
-      release(record);
       throw;
     }
     record.state = GraphState::Capturing;
@@ -178,31 +145,26 @@ void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode) {
   });
 }
 
-void graphCaptureEnd(GraphId graph) {
+void graphCaptureEnd(std::uint64_t graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_ADAPTER_CHECK(record.state == GraphState::Capturing, adapter::InvalidArgument,
                         "graph ", graph, " is not capturing; begin a capture first");
     DeviceContext context(record.device);
     cudaGraph_t captured = nullptr;
     const cudaError_t status =
-        cudaStreamEndCapture(nativeStream(toAdapter(record.stream)), &captured);
+        cudaStreamEndCapture(nativeStream(record.stream), &captured);
     if (status == cudaErrorStreamCaptureWrongThread) {
       // The capture goes on (CUDA keeps it open): nothing changes here.
       checkCuda(status,
                 "cudaStreamEndCapture (end the capture on the thread that began "
                 "it, or capture in CaptureMode::Relaxed)");
     }
-    memory::CachingAllocator& allocator = deviceCachingAllocator();
-    record.philox = capturedPhiloxEnded(record.capture_id);
-    for (const Stream& forked : captureEnded(record.capture_id)) {
-      allocator.endAllocateToPool(record.device, record.pool, forked);
-    }
-    allocator.endAllocateToPool(record.device, record.pool, record.stream);
+    record.fills = capturedFillsEnded(record.capture_id);
+    captureEnded(record.capture_id);
     record.state = GraphState::Empty;
     if (status != cudaSuccess) {
-      // Nothing to replay: the pool and the Philox slots go now, as a reset
-      // would (a next capture would otherwise retain another pool and never
-      // release this one).
+      // Nothing to replay: the Philox slots go now, as a reset would (the
+      // core gives the pool up when the plugin refuses the end).
       if (captured != nullptr) (void)succeeded(cudaGraphDestroy(captured));
       release(record);
       checkCuda(status, "cudaStreamEndCapture (the capture was invalidated)");
@@ -215,7 +177,7 @@ void graphCaptureEnd(GraphId graph) {
   });
 }
 
-void graphInstantiate(GraphId graph) {
+void graphInstantiate(std::uint64_t graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
     if (record.state == GraphState::Instantiated) return;  // done at capture end
     ACCEL_ADAPTER_CHECK(record.state == GraphState::Captured, adapter::InvalidArgument,
@@ -224,7 +186,7 @@ void graphInstantiate(GraphId graph) {
   });
 }
 
-void graphReplay(GraphId graph) {
+void graphReplay(const adapter::Core& core, std::uint64_t graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_ADAPTER_CHECK(record.state == GraphState::Instantiated,
                         adapter::InvalidArgument, "graph ", graph,
@@ -235,7 +197,7 @@ void graphReplay(GraphId graph) {
     // their generators and written ahead of the graph, in stream order.
     DeviceContext context(record.device);
     const cudaStream_t stream = nativeStream(currentStream(record.device));
-    if (!record.philox) {
+    if (!record.fills) {
       checkCuda(cudaGraphLaunch(record.exec, stream), "cudaGraphLaunch");
       return;
     }
@@ -249,24 +211,20 @@ void graphReplay(GraphId graph) {
       checkCuda(cudaStreamWaitEvent(stream, record.replayed, 0),
                 "cudaStreamWaitEvent (after the graph's previous replay)");
     }
-    advanceCapturedPhilox(*record.philox, stream);
+    record.fills->advance(core, stream);
     checkCuda(cudaGraphLaunch(record.exec, stream), "cudaGraphLaunch");
     checkCuda(cudaEventRecord(record.replayed, stream),
               "cudaEventRecord (a graph's replay order)");
   });
 }
 
-void graphReset(GraphId graph) {
+void graphReset(std::uint64_t graph) {
   graphTable().with(graph, [&](GraphRecord& record) {
     ACCEL_ADAPTER_CHECK(record.state != GraphState::Capturing, adapter::InvalidArgument,
                         "graph ", graph,
                         " is capturing; end the capture before resetting it");
     release(record);
   });
-}
-
-MempoolId graphPool(GraphId graph) {
-  return graphTable().with(graph, [](GraphRecord& record) { return record.pool; });
 }
 
 }  // namespace accel::cuda::detail

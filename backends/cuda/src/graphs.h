@@ -1,35 +1,39 @@
 // CUDA graphs of the cuda backend, by stream capture.
 //
-// graphCaptureBegin captures the calling thread's current stream of its
-// current device (cudaStreamBeginCapture with the CaptureMode mapped to
-// cudaStreamCaptureMode{Global,ThreadLocal,Relaxed}); the default stream
-// cannot be captured, so capture needs a current stream from getNewStream.
-// graphCaptureEnd ends it (cudaStreamEndCapture) and, for a graph created
-// without keep_graph, instantiates it at once (dropping the captured graph);
-// a kept graph is instantiated by graphInstantiate. graphReplay launches the
-// executable graph on the calling thread's current stream of the graph's
-// device, like any other work.
+// captureBegin captures the stream the core names (the calling thread's
+// current stream of its current device; cudaStreamBeginCapture with the
+// mode mapped to cudaStreamCaptureMode{Global,ThreadLocal,Relaxed}); the
+// default stream cannot be captured, so capture needs a current stream from
+// getNewStream. captureEnd ends it (cudaStreamEndCapture) and, for a graph
+// created without keep_graph, instantiates it at once (dropping the captured
+// graph); a kept graph is instantiated by instantiateGraph. replayGraph
+// launches the executable graph on the calling thread's current stream of
+// the graph's device, like any other work, after the positions of its
+// captured fills (captured_fills.h).
 //
-// Memory pools: allocations made through the caching allocator on the
-// capturing stream come from a private pool (the MempoolId given at capture,
-// which graphs may share, or a new one), retained until the graph is reset
-// or destroyed, so replays find their memory where the capture left it.
+// Memory pools are the core's: it routes the capturing stream's allocations
+// to the graph's private pool around these calls, and a stream forked into
+// the capture joins it (capture_registry.h).
 //
 // Thread-safety: thread-safe (a mutex around the table; CUDA calls run
 // outside it except where the state must change with them).
 #pragma once
 
-#include "accel/graph.h"
+#include <cstdint>
+
+#include "accel/adapter/core.h"
 
 namespace accel::cuda::detail {
 
-GraphId graphCreate(bool keep_graph);
-void graphDestroy(GraphId graph);
-void graphCaptureBegin(GraphId graph, MempoolId pool, CaptureMode mode);
-void graphCaptureEnd(GraphId graph);
-void graphInstantiate(GraphId graph);
-void graphReplay(GraphId graph);
-void graphReset(GraphId graph);
-MempoolId graphPool(GraphId graph);
+std::uint64_t graphCreate(bool keep_graph);
+void graphDestroy(std::uint64_t graph);
+// mode: ACCEL_CAPTURE_*. `device_count`: the devices the core's
+// allocations are diverted on while the capture is underway.
+void graphCaptureBegin(const adapter::Core& core, int device_count, std::uint64_t graph,
+                       adapter::Stream stream, int mode);
+void graphCaptureEnd(std::uint64_t graph);
+void graphInstantiate(std::uint64_t graph);
+void graphReplay(const adapter::Core& core, std::uint64_t graph);
+void graphReset(std::uint64_t graph);
 
 }  // namespace accel::cuda::detail

@@ -168,13 +168,4 @@ std::size_t PageMapping::mappedPages() const {
   return pages_.size();
 }
 
-void checkExpandableSegments(const memory::AllocatorSettings& settings,
-                             const PageMapping& mapping) {
-  ACCEL_ADAPTER_CHECK(
-      !settings.expandable_segments || mapping.pageSize() > 0, adapter::InvalidArgument,
-      "allocator setting 'expandable_segments:true' needs page mapping, which "
-      "cuda cannot offer here: ",
-      mapping.unavailableReason(), " (or set expandable_segments:false)");
-}
-
 }  // namespace accel::cuda::detail

@@ -14,7 +14,7 @@
 //
 // Only the driver is used (driver.h): no runtime call, so the fake
 // libcuda.so.1 of tests/cuda exercises all of it. Callers make the device's
-// context current first where the driver needs one (cuda_memory.cpp).
+// context current first where the driver needs one (device_memory.cpp).
 //
 // Thread-safety: thread-safe (one mutex around the page table).
 // Lifetime: must outlive every mapping it made; the backend never destroys
@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "accel/device.h"
-#include "accel/memory/allocator_settings.h"
 #include "driver.h"
 
 namespace accel::cuda::detail {
@@ -77,11 +76,5 @@ class PageMapping {
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, CUmemGenericAllocationHandle> pages_;  // by address
 };
-
-// Refuses `settings` when they ask for expandable segments that `mapping`
-// cannot give: InvalidArgument naming the reason (the missing driver entry
-// points) and the way out. Throws nothing otherwise.
-void checkExpandableSegments(const memory::AllocatorSettings& settings,
-                             const PageMapping& mapping);
 
 }  // namespace accel::cuda::detail

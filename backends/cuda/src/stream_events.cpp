@@ -5,7 +5,7 @@
 
 namespace accel::cuda::detail {
 std::uint64_t CudaStreamEvents::record(adapter::Stream stream) {
-  const EventId event = createEvent(stream.device, EventFlags{});
+  const EventId event = createEvent(stream.device, 0);
   try {
     if (!deferRecord(event, stream)) recordEvent(event, stream);
   } catch (...) {

@@ -8,7 +8,6 @@
 
 #include "accel/adapter/failure.h"
 #include "accel/kit/per_device.h"
-#include "accel/kit/thread_current.h"
 #include "cuda_error.h"
 #include "current_device.h"
 #include "driver.h"
@@ -55,12 +54,12 @@ class StreamRegistry {
 };
 }  // namespace
 
-kit::ThreadCurrent& threadCurrent() {
-  static kit::ThreadCurrent* const current = new kit::ThreadCurrent();
-  return *current;
-}
-
 namespace {
+
+// The calling thread's current stream id per device; zero-initialised: every
+// device's default stream. Trivially destructible, so readable at any point
+// of a thread's or the process's exit.
+constinit thread_local std::array<StreamId, 128> t_current_streams{};
 
 // The greatest level, once known (-1: not yet). Every CUDA device reports the
 // same range; the query needs a context, so it is asked of a device that has
@@ -194,12 +193,12 @@ bool isCapturing(adapter::Stream stream, unsigned long long* capture_id) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-adapter::Stream currentStream(DeviceIndex device) {
-  return {threadCurrent().stream(device), device};
+adapter::Stream currentStream(DeviceIndex device) noexcept {
+  return {t_current_streams[static_cast<std::size_t>(device)], device};
 }
 
-void setCurrentStream(adapter::Stream stream) {
-  threadCurrent().setStream(stream.device, stream.id);
+void setCurrentStream(adapter::Stream stream) noexcept {
+  t_current_streams[static_cast<std::size_t>(stream.device)] = stream.id;
 }
 
 }  // namespace accel::cuda::detail

@@ -32,7 +32,6 @@
 #include <utility>
 
 #include "accel/adapter/core.h"
-#include "accel/kit/thread_current.h"
 #include "accel/stream.h"
 
 namespace accel::cuda::detail {
@@ -74,12 +73,10 @@ bool isCapturing(adapter::Stream stream, unsigned long long* capture_id);
 // "stream <id> on cuda:<device>", for messages. Throws std::bad_alloc.
 std::string describe(adapter::Stream stream);
 
-// This thread's current stream of `device` (the default stream until set),
-// kept in a kit::ThreadCurrent. Setting throws only std::bad_alloc.
-adapter::Stream currentStream(DeviceIndex device);
-// The ThreadCurrent behind currentStream (never destroyed), which the device
-// allocators read on every allocation. Throws only std::bad_alloc on first use.
-kit::ThreadCurrent& threadCurrent();
-void setCurrentStream(adapter::Stream stream);
+// This thread's current stream of `device` (the default stream until set).
+// The backend keeps it (CudaBackend::keepsCurrent): a wrapped external
+// stream must be usable as the current one. Never throw.
+adapter::Stream currentStream(DeviceIndex device) noexcept;
+void setCurrentStream(adapter::Stream stream) noexcept;
 
 }  // namespace accel::cuda::detail

@@ -20,7 +20,7 @@
 #include "accel/adapter/backend.h"
 #include "cl_api.h"
 #include "queue_events.h"
-#include "segment_map.h"
+#include "accel/adapter/segment_map.h"
 #include "types.h"
 
 namespace accel::opencl::detail {

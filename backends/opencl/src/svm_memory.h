@@ -28,7 +28,7 @@
 
 #include "accel/adapter/backend.h"
 #include "queue_events.h"
-#include "segment_map.h"
+#include "accel/adapter/segment_map.h"
 #include "types.h"
 
 namespace accel::opencl::detail {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "accel/adapter/failure.h"
+#include "accel/adapter/segment_map.h"
 #include "accel/hook_catalogue.h"
 #include "accel/plugin_abi.h"
 
@@ -24,6 +25,8 @@ using adapter::InvalidArgument;
 using adapter::NotAvailable;
 using adapter::NotSupported;
 using adapter::OutOfMemory;
+using adapter::Segment;
+using adapter::SegmentMap;
 
 inline constexpr std::string_view kTypeName = "opencl";
 // The most devices one type may have (the core's kMaxDevicesPerType).

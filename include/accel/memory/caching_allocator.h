@@ -131,6 +131,10 @@ class ACCEL_API CachingAllocator {
   // it calls it with the DataPtr's
   // context. Never throws.
   [[nodiscard]] static DeleterFn blockDeleter() noexcept;
+  // The allocator that handed out `data` (any backend's, the core's caches
+  // behind a plugin included), or null for memory no CachingAllocator
+  // handed out. Never throws.
+  [[nodiscard]] static CachingAllocator* owning(const DataPtr& data) noexcept;
 
   // ---- lookups: what a backend's checks read instead of keeping a record
   // of every allocation (each costs a search of the device's segments, then

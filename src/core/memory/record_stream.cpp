@@ -6,12 +6,16 @@
 
 namespace accel::memory {
 
+CachingAllocator* CachingAllocator::owning(const DataPtr& data) noexcept {
+  if (data.deleter() != blockDeleter() || data.context() == nullptr) return nullptr;
+  return &static_cast<detail::Block*>(data.context())->owner->allocator();
+}
+
 bool recordStreamUse(const DataPtr& data, Stream stream) {
-  if (data.deleter() != CachingAllocator::blockDeleter() || data.context() == nullptr)
-    return false;
   // The block knows its allocator: asking it keeps the checks in one place.
-  auto* block = static_cast<detail::Block*>(data.context());
-  block->owner->allocator().recordStream(data, stream);
+  CachingAllocator* allocator = CachingAllocator::owning(data);
+  if (allocator == nullptr) return false;
+  allocator->recordStream(data, stream);
   return true;
 }
 

@@ -35,9 +35,12 @@ struct Availability {
 // Throws only std::bad_alloc.
 ACCEL_CUDA_API Availability availability();
 
-// Registers the cuda hooks once per process and returns them; later calls
-// return the same object. Throws what registerHooks throws (another library
-// already registered hooks for 'cuda').
+// Registers the cuda plugin this program links (libaccel_cuda.so) once per
+// process, through its entry, and returns the cuda hooks; later calls, and
+// calls after the plugin was loaded from that same file (ACCEL_PLUGINS,
+// loadBackend), return the same object. Thread-safe. Throws NotAvailable
+// when the core refuses the plugin or 'cuda' has a backend from another
+// file (accel/linked_plugin.h).
 ACCEL_CUDA_API AcceleratorHooks& registerBackend();
 
 // The CUDA stream behind `stream` (nullptr for the default stream, id 0).

@@ -1,9 +1,13 @@
-// SegmentMap: the segments a memory handed the core, by address, so that a
-// pointer anywhere inside one finds it (the SVM allocation behind a device
-// pointer, whether a host pointer is pinned).
+// SegmentMap: the segments a plugin's memory handed the core, by address, so
+// that a pointer anywhere inside one finds it (OpenCL: the SVM allocation
+// behind a device pointer; OpenCL and CUDA: whether host memory came from the
+// core's pinned cache, whose segments are exactly what the plugin's pinned
+// memory allocated). Part of the plugin adapter (accel/plugin_adapter.h):
+// header-only, C++17.
 //
 // Thread-safety: thread-safe (a shared mutex; lookups share it).
-#pragma once
+#ifndef ACCEL_ADAPTER_SEGMENT_MAP_H
+#define ACCEL_ADAPTER_SEGMENT_MAP_H
 
 #include <cstddef>
 #include <cstdint>
@@ -13,14 +17,14 @@
 #include <optional>
 #include <shared_mutex>
 
-#include "types.h"
+#pragma GCC visibility push(hidden)
 
-namespace accel::opencl::detail {
+namespace accel::adapter {
 
 struct Segment {
   void* base = nullptr;
   std::size_t bytes = 0;
-  DeviceIndex device = 0;
+  std::int8_t device = 0;
 };
 
 class SegmentMap {
@@ -51,4 +55,8 @@ class SegmentMap {
   std::map<std::uintptr_t, Segment> segments_;
 };
 
-}  // namespace accel::opencl::detail
+}  // namespace accel::adapter
+
+#pragma GCC visibility pop
+
+#endif  // ACCEL_ADAPTER_SEGMENT_MAP_H
