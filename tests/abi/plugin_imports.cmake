@@ -1,14 +1,13 @@
 # Which symbols a plugin imports from the core, read from ELF dynamic
 # symbols: the symbols libaccel.so defines that the plugin leaves undefined.
 #   cmake -DNM=... -DREADELF=... -DCORE=<libaccel.so> -DPLUGIN=<.so>
-#         -DEXPECT=<nothing|c_only|cxx_until_c_boundary> -P plugin_imports.cmake
+#         -DEXPECT=<nothing|cxx_until_c_boundary> -P plugin_imports.cmake
 # nothing                the plugin imports no symbol of the core and does not
 #                        even name libaccel.so as a needed library;
-# c_only                 it imports only C functions named accel_*;
 # cxx_until_c_boundary   the expected failure of a plugin still on the C++
 #                        entry: it must still import mangled C++ symbols, so
 #                        that the day it stops, this fails and says to move
-#                        it to c_only.
+#                        it to nothing.
 cmake_minimum_required(VERSION 3.25)
 function(dynamic_symbols file which out)
   execute_process(COMMAND ${NM} -D ${which} ${file}
@@ -42,8 +41,6 @@ foreach(symbol IN LISTS plugin_undefined)
 endforeach()
 set(cxx "${imported}")
 list(FILTER cxx INCLUDE REGEX "^_Z")
-set(not_c_accel "${imported}")
-list(FILTER not_c_accel EXCLUDE REGEX "^accel_")
 list(LENGTH imported imported_count)
 list(LENGTH cxx cxx_count)
 get_filename_component(name ${PLUGIN} NAME)
@@ -62,21 +59,14 @@ if(EXPECT STREQUAL "nothing")
     message(FATAL_ERROR "${name} imports ${imported_count} symbols of the core:\n  ${list}")
   endif()
   message(STATUS "${name} imports nothing from the core")
-elseif(EXPECT STREQUAL "c_only")
-  if(not_c_accel)
-    string(REPLACE ";" "\n  " list "${not_c_accel}")
-    message(FATAL_ERROR "${name} imports symbols of the core other than C accel_* "
-                        "functions (a C++ ABI couples it to this core's compiler):\n  ${list}")
-  endif()
-  message(STATUS "${name} imports ${imported_count} symbols of the core, all C accel_*")
 elseif(EXPECT STREQUAL "cxx_until_c_boundary")
   if(cxx_count EQUAL 0)
-    message(FATAL_ERROR "${name} no longer imports C++ symbols from the core: move it "
-                        "from the expected-failure list to the c_only list in "
+    message(FATAL_ERROR "${name} no longer imports C++ symbols from the core: expect "
+                        "nothing of it (accel_add_imports_test's last argument) in "
                         "tests/abi/CMakeLists.txt")
   endif()
   message(STATUS "${name} still imports ${cxx_count} C++ symbols from the core "
                  "(expected while it uses the C++ entry)")
 else()
-  message(FATAL_ERROR "EXPECT must be nothing, c_only or cxx_until_c_boundary, not '${EXPECT}'")
+  message(FATAL_ERROR "EXPECT must be nothing or cxx_until_c_boundary, not '${EXPECT}'")
 endif()
