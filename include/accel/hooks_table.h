@@ -208,8 +208,9 @@ ACCEL_API AcceleratorHooks& absentHooks(DeviceType type) noexcept;
 // Helper for ACCEL_REGISTER_HOOKS: registers at static-initialisation time,
 // into a Registrar of its own committed to the process table at once; its
 // origin names the library the registration object lives in (or "the
-// program"). A registration error is printed to stderr and kept for diagnostics, since an
-// exception cannot leave a static initialiser without terminating.
+// program"). A registration error is printed to stderr and kept for
+// diagnostics, since an exception cannot leave a static initialiser without
+// terminating.
 struct ACCEL_API HooksRegistration {
   HooksRegistration(std::string_view type_name, HooksFactory factory,
                     RegistryPriority priority = RegistryPriority::Default) noexcept;
