@@ -32,12 +32,14 @@ set(ACCEL_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig
     CACHE STRING "Where accelhooks.pc is installed (relative to the prefix)")
 
 # ---- the core ----
-file(STRINGS ${PROJECT_SOURCE_DIR}/include/accel/version.h accel_api_line
-  REGEX "kPluginApiVersion = [0-9]+")
-if(NOT accel_api_line MATCHES "kPluginApiVersion = ([0-9]+)")
-  message(FATAL_ERROR "cannot read kPluginApiVersion from include/accel/version.h")
+# The plugin API (accel/plugin_abi.h) the installed headers speak, "1.3".
+file(STRINGS ${PROJECT_SOURCE_DIR}/include/accel/plugin_abi.h accel_abi_lines
+  REGEX "#define ACCEL_PLUGIN_ABI_(MAJOR|MINOR) [0-9]+")
+if(NOT accel_abi_lines MATCHES "ACCEL_PLUGIN_ABI_MAJOR ([0-9]+);.*ACCEL_PLUGIN_ABI_MINOR ([0-9]+)")
+  message(FATAL_ERROR "cannot read ACCEL_PLUGIN_ABI_MAJOR and _MINOR from "
+                      "include/accel/plugin_abi.h")
 endif()
-set(ACCEL_PLUGIN_API_VERSION ${CMAKE_MATCH_1})
+set(ACCEL_PLUGIN_ABI_VERSION ${CMAKE_MATCH_1}.${CMAKE_MATCH_2})
 install(TARGETS accel EXPORT accelhooksTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     COMPONENT runtime

@@ -33,7 +33,7 @@ std::string pluginSuffix(DeviceType type) {
   std::string name = record->plugin_name.empty()
                          ? record->path
                          : record->plugin_name + " " + record->plugin_version;
-  std::string api = pluginApiPhrase(pluginAbiJson(*record), record->plugin_api_version);
+  std::string api = pluginApiPhrase(pluginAbiJson(*record));
   return " from " + name + (api.empty() ? "" : ", " + api);
 }
 

@@ -60,7 +60,6 @@ json pluginJson(const PluginRecord& r) {
           {"registered", registered},
           {"name", r.plugin_name},
           {"version", r.plugin_version},
-          {"api_version", r.plugin_api_version},
           {"abi", pluginAbiJson(r)}};
 }
 
@@ -279,8 +278,7 @@ void printPlugin(const json& p, std::ostream& out) {
   if (!p["name"].get<std::string>().empty()) {
     out << ": " << p["name"].get<std::string>() << ' ' << p["version"].get<std::string>();
   }
-  if (std::string api = pluginApiPhrase(p["abi"], p["api_version"].get<int>());
-      !api.empty()) {
+  if (std::string api = pluginApiPhrase(p["abi"]); !api.empty()) {
     out << (p["name"].get<std::string>().empty() ? ": " : ", ") << api;
   }
   if (!p["registered"].empty()) {
@@ -300,8 +298,6 @@ void printPlugin(const json& p, std::ostream& out) {
 json collectInfo(const PluginSetup& setup, const InfoOptions& options) {
   json info;
   info["version"] = {{"library", std::string(libraryVersion())},
-                     {"plugin_api", libraryPluginApiVersion()},
-                     {"oldest_plugin_api", kOldestSupportedPluginApiVersion},
                      {"c_plugin_api", coreAbiRangeJson()}};
   AutoloadConfig env = autoloadConfigFromEnvironment();
   info["autoload"] = {{"state", std::string(autoloadStateName(autoloadState()))},
@@ -335,7 +331,6 @@ json collectInfo(const PluginSetup& setup, const InfoOptions& options) {
 void printInfoText(const json& info, std::ostream& out) {
   const json& version = info["version"];
   out << "accelhooks " << version["library"].get<std::string>() << " (plugin API "
-      << version["plugin_api"].get<int>() << "; C plugin API "
       << version["c_plugin_api"]["oldest"].get<std::string>() << "\u2013"
       << version["c_plugin_api"]["newest"].get<std::string>() << ")\n";
   const json& current = info["current_accelerator"];

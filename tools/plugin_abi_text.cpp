@@ -17,8 +17,8 @@ nlohmann::ordered_json coreAbiRangeJson() {
 }
 
 nlohmann::ordered_json pluginAbiJson(const PluginRecord& record) {
-  // A C plugin's entry fills its range before anything can go wrong with the
-  // negotiation; all three zero is a C++ plugin or a file that never got there.
+  // A plugin's entry fills its range before anything can go wrong with the
+  // negotiation; all three zero is a file that never got there.
   if (record.abi_newest == 0 && record.abi_oldest == 0 && record.abi_negotiated == 0)
     return nullptr;
   return {{"newest", abiVersionText(record.abi_newest)},
@@ -29,15 +29,12 @@ nlohmann::ordered_json pluginAbiJson(const PluginRecord& record) {
                : nlohmann::ordered_json(abiVersionText(record.abi_negotiated))}};
 }
 
-std::string pluginApiPhrase(const nlohmann::ordered_json& abi, int cxx_api_version) {
-  if (abi.is_object()) {
-    const std::string speaks = "(speaks " + abi["oldest"].get<std::string>() + "\u2013" +
-                               abi["newest"].get<std::string>() + ")";
-    if (abi["negotiated"].is_null()) return "no plugin API agreed " + speaks;
-    return "plugin API " + abi["negotiated"].get<std::string>() + " " + speaks;
-  }
-  if (cxx_api_version != 0) return "C++ plugin API " + std::to_string(cxx_api_version);
-  return {};
+std::string pluginApiPhrase(const nlohmann::ordered_json& abi) {
+  if (!abi.is_object()) return {};
+  const std::string speaks = "(speaks " + abi["oldest"].get<std::string>() + "\u2013" +
+                             abi["newest"].get<std::string>() + ")";
+  if (abi["negotiated"].is_null()) return "no plugin API agreed " + speaks;
+  return "plugin API " + abi["negotiated"].get<std::string>() + " " + speaks;
 }
 
 }  // namespace accel::tool

@@ -1,7 +1,6 @@
 // A plugin's API versions as the accel tool shows them (`accel info`, its
-// JSON, `accel check`): for a plugin of the C boundary (accel/plugin_abi.h)
-// the range it speaks and the version it and the core agreed on, for one of
-// the C++ entry its API number.
+// JSON, `accel check`): the range a plugin (accel/plugin_abi.h) speaks and
+// the version it and the core agreed on.
 //
 // Thread-safety: pure functions. Throw only std::bad_alloc.
 #pragma once
@@ -24,14 +23,12 @@ namespace accel::tool {
 
 // A record's C plugin API versions: {"newest", "oldest", "negotiated"}, each
 // "1.1", negotiated null when the two sides agreed on none; null for a
-// plugin that is not a C plugin, or whose entry did not say what it speaks.
+// file that is not a plugin, or whose entry did not say what it speaks.
 [[nodiscard]] nlohmann::ordered_json pluginAbiJson(const PluginRecord& record);
 
-// The phrase for a plugin's API, from pluginAbiJson's object and the C++
-// entry's api_version (0 when not a C++ plugin): "plugin API 1.1 (speaks
-// 1.0–1.1)", "no plugin API agreed (speaks 1.2–1.2)", "C++ plugin API 3";
-// empty when neither is known (a file that did not open).
-[[nodiscard]] std::string pluginApiPhrase(const nlohmann::ordered_json& abi,
-                                          int cxx_api_version);
+// The phrase for a plugin's API, from pluginAbiJson's object: "plugin API
+// 1.1 (speaks 1.0–1.1)", "no plugin API agreed (speaks 1.2–1.2)"; empty
+// when it is null (a file that did not open, or is no plugin).
+[[nodiscard]] std::string pluginApiPhrase(const nlohmann::ordered_json& abi);
 
 }  // namespace accel::tool

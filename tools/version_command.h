@@ -1,6 +1,7 @@
 // `accel version`: the versions that decide whether a plugin loads: the
-// loaded libaccel.so's version and plugin API, the oldest plugin API it
-// accepts, and the headers the tool was built with.
+// loaded libaccel.so's version and the range of plugin API versions it
+// speaks (accel_core_plugin_abi_range), and the plugin API of the headers
+// the tool was built with.
 #pragma once
 
 #include <string>

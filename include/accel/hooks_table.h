@@ -16,9 +16,10 @@
 //  - registerHooks(std::make_unique<MyHooks>(type), "origin"): an instance, now.
 //  - ACCEL_REGISTER_HOOKS(MyHooks, "name"): a factory, run on the first
 //    getHooks of that type (lazily created singleton), registered when the
-//    library's static initialisers run. Inside a plugin load it is held back
-//    until the loader has checked the plugin's version (registrar.h).
-//  - a plugin's register function, through the Registrar it is given.
+//    library's static initialisers run (for programs and the libraries they
+//    link; a plugin registers through its entry instead).
+//  - a plugin's register_backends (accel/plugin_abi.h), into the Registrar
+//    the loader keeps for its load (registrar.h).
 //
 // Thread-safety: every member and function is thread-safe. get()/getHooks()
 // is one acquire load on its fast path (a registered type).
@@ -205,12 +206,11 @@ ACCEL_API std::string hooksOrigin(DeviceType type);
 ACCEL_API AcceleratorHooks& absentHooks(DeviceType type) noexcept;
 
 // Helper for ACCEL_REGISTER_HOOKS: registers at static-initialisation time,
-// into a Registrar of its own committed to the process table at once, or,
-// when the library it belongs to is being opened by the plugin loader, held
-// with that load (committed after the version handshake, or dropped). The
-// registration object's own address tells which library it belongs to. A
-// registration error is printed to stderr and kept for diagnostics, since an
-// exception cannot leave a static initialiser without terminating.
+// into a Registrar of its own committed to the process table at once; its
+// origin names the library the registration object lives in (or "the
+// program"). A registration error is printed to stderr and kept for
+// diagnostics, since an exception cannot leave a static initialiser without
+// terminating.
 struct ACCEL_API HooksRegistration {
   HooksRegistration(std::string_view type_name, HooksFactory factory,
                     RegistryPriority priority = RegistryPriority::Default) noexcept;

@@ -4,25 +4,25 @@
 //
 //   accel::PluginRecord r = accel::loadBackend("/opt/vendor/lib/libaccel_npu.so");
 //
-// A plugin is a shared library that exports one C function, ACCEL_PLUGIN_ENTRY
-// (accel_plugin_entry_v2), returning a PluginEntry. Plugin authors include
-// accel/plugin_entry.h, which holds that contract and ACCEL_DEFINE_PLUGIN;
-// this header includes it, so code that includes only accel/plugin.h keeps
-// compiling.
+// A plugin is a shared library that exports one C function,
+// accel_plugin_negotiate: the entry of the C plugin ABI (accel/plugin_abi.h,
+// docs/plugin-abi.md; plugin authors in C++ write it with
+// accel/plugin_adapter.h's ACCEL_DEFINE_PLUGIN_ADAPTER).
 //
 // loadBackend(path) refuses anything that is not a regular file (a FIFO would
 // block dlopen forever), dlopens the file (RTLD_NOW | RTLD_LOCAL), finds the
-// entry in that very file, checks the API version in both directions (the
-// core must still speak the plugin's API: api_version >=
-// kOldestSupportedPluginApiVersion; the plugin must speak the core's:
-// libraryPluginApiVersion() >= min_core_api_version), and only then lets the
-// plugin register, into a Registrar (registrar.h) whose origin is
-// "plugin <path>": first the factories its static initialisers
-// (ACCEL_REGISTER_HOOKS) registered inside dlopen, which were held back, then
-// whatever its register function registers. The loader commits the
-// registrar to the process hooks table when the register function returned
-// normally, and drops it whole otherwise: a failed load registers nothing.
-// The record lists exactly the types the registrar committed.
+// entry in that very file, negotiates a plugin API version both sides speak,
+// and only then lets the plugin register its backends, into a Registrar
+// (registrar.h) whose origin is "plugin <path>". The loader commits the
+// registrar to the process hooks table when registration succeeded, and
+// drops it whole otherwise: a failed load registers nothing. The record
+// lists exactly the types the registrar committed. A file that exports only
+// the retired C++ entry (accel_plugin_entry_v2, or API 1's
+// accel_plugin_entry_v1) is refused with VersionMismatch, telling its author
+// to rebuild it against the C plugin ABI; nothing in it is called. Static
+// registrations (ACCEL_REGISTER_HOOKS) in a library that links the core are
+// a program's: they register as the library is opened, outside any load.
+//
 // Every attempt, failed or not, is recorded as a PluginRecord; pluginReport()
 // returns them for `accel info`, and the absent-backend errors (getHooks(t)
 // for a type without a backend) quote the records that explain why t has none.
@@ -47,7 +47,7 @@
 // why not.
 //
 // Thread-safety: all functions are thread-safe. Loads are serialised; the
-// report may be read during a load. A plugin's register function must not
+// report may be read during a load. A plugin's register_backends must not
 // call loadBackend() (it is refused: it would wait for itself), and its
 // autoloadPlugins() calls return at once.
 // Lifetime: loaded plugins are never unloaded; their hooks live forever.
@@ -63,25 +63,8 @@
 #include "accel/error.h"
 #include "accel/export.h"
 #include "accel/plugin_abi.h"
-#include "accel/plugin_entry.h"
 
 namespace accel {
-
-// ---- What this core accepts of the entry contract (plugin_entry.h) ----
-
-// The oldest plugin API version this core still loads (the value compiled
-// into libaccel.so is the one that counts). A plugin loads when its
-// api_version is at least this and its min_core_api_version is at most
-// libraryPluginApiVersion(); otherwise the load is refused with
-// PluginStatus::VersionMismatch. docs/plugins.md has the policy. API 2 gave
-// the register function its Registrar; API 1 plugins must be rebuilt. API 3
-// changed the AcceleratorHooks vtable (new hooks in the memory group, the
-// provisional-group probe, the per-device stream priority range), so an API 2
-// plugin would call the wrong virtuals: it is refused.
-inline constexpr int kOldestSupportedPluginApiVersion = 4;
-
-// The entry of plugin API 1, looked for only to tell its author to rebuild.
-inline constexpr const char kPluginEntrySymbolV1[] = "accel_plugin_entry_v1";
 
 // ---- Loading and diagnostics ----
 
@@ -91,12 +74,12 @@ enum class PluginStatus {
   NotFound,         // no such file or directory
   Refused,          // refused by autoload: relative path, writable by others, setuid
   OpenFailed,       // not a regular file, truncated, or dlopen failed (dlerror())
-  NotAPlugin,       // the file has no accel_plugin_entry_v2 of its own
-  VersionMismatch,  // API version handshake failed (either direction)
-  InitFailed,       // the entry or register function threw, or registered nothing
-  Duplicate,        // a device type it registers already had a backend
-  NoDevices,        // loaded, but a backend it registered reports zero devices
-  AlreadyLoaded,    // this file was loaded before; nothing done
+  NotAPlugin,       // the file has no accel_plugin_negotiate of its own
+  VersionMismatch,  // no plugin API both speak, or the retired C++ entry
+  InitFailed,     // the entry or register_backends failed or threw, or registered nothing
+  Duplicate,      // a device type it registers already had a backend
+  NoDevices,      // loaded, but a backend it registered reports zero devices
+  AlreadyLoaded,  // this file was loaded before; nothing done
 };
 
 // "loaded", "not found", "refused", "open failed", "not a plugin",
@@ -116,7 +99,6 @@ struct PluginRecord {
   std::vector<DeviceType> registered;  // device types it registered
   std::string plugin_name;             // what the plugin calls itself
   std::string plugin_version;          // the plugin's own version string
-  int plugin_api_version = 0;          // PluginEntry::api_version; 0 if unknown
   // A C plugin's (accel/plugin_abi.h) API versions, as
   // ACCEL_PLUGIN_ABI_VERSION numbers; 0 when unknown or not a C plugin: the
   // newest and the oldest it speaks, and the one it and the core agreed on
@@ -151,7 +133,7 @@ class ACCEL_API PluginLoadError : public NotAvailable {
 // status other than Loaded, NoDevices and AlreadyLoaded, so that a caller who
 // asked for a plugin explicitly cannot miss a failure; the process keeps
 // working either way. Throws InvalidArgument when called from a plugin's
-// register function or static initialiser. Thread-safe; loads are serialised.
+// register_backends or static initialiser. Thread-safe; loads are serialised.
 ACCEL_API PluginRecord loadBackend(const std::string& path);
 
 // The autoload settings, as read from the environment (or made up by a caller).
@@ -167,7 +149,7 @@ struct AutoloadConfig {
 ACCEL_API AutoloadConfig autoloadConfigFromEnvironment() noexcept;
 
 // Runs the environment-driven autoload once per process (later calls, and
-// calls from inside a plugin's register function, do nothing and return an
+// calls from inside a plugin's register_backends, do nothing and return an
 // empty vector) and returns the records it produced. Concurrent first callers
 // wait until the autoload is finished. Never throws; failures are recorded and
 // printed on stderr.

@@ -1,19 +1,20 @@
-// Registrar: what one registering party (a plugin's register function, a
-// static registration) registers, held until its owner commits it to a
+// Registrar: what one registering party (a plugin being loaded, a static
+// registration, a program) registers, held until its owner commits it to a
 // HooksTable as a whole or drops it as a whole.
 //
-// A plugin's register function receives one (plugin entry v2, plugin.h):
+// The plugin loader gives one to each plugin it loads (the C plugin ABI's
+// register_backend service records into it, plugin.h); a program registering
+// a backend itself uses one too:
 //
-//   void registerMyBackend(accel::Registrar& registrar) {   // may throw
-//     accel::DeviceType type = registrar.registerDeviceType("mydev");
-//     registrar.registerHooks(std::make_unique<MyHooks>(type));
-//   }
-//   ACCEL_DEFINE_PLUGIN("mydev", "1.2.0", registerMyBackend);
+//   accel::Registrar registrar("my program");
+//   accel::DeviceType type = registrar.registerDeviceType("mydev");
+//   registrar.registerHooks(std::make_unique<MyHooks>(type));   // may throw
+//   registrar.commitTo(accel::processHooksTable());
 //
 // Nothing a registrar holds is visible to getHooks() until its owner commits
-// it (the plugin loader does, after the version handshake and after the
-// register function returned normally). A register function that throws
-// half-way leaves nothing registered. The registrar records its origin ("plugin
+// it (the plugin loader does, after the version negotiation and after the
+// plugin's register_backends succeeded). A registration that fails half-way
+// leaves nothing registered. The registrar records its origin ("plugin
 // /path/libaccel_mydev.so") and the device types it registers, so the loader
 // knows exactly what a load registered and `accel info` can say where each
 // backend came from.
@@ -22,10 +23,10 @@
 // process-wide at once (the hooks' constructor needs the id). A reserved name
 // without hooks is an absent backend, as before the registration.
 //
-// Thread-safety: a registrar is used by one thread at a time (its register
-// function); commit and drop belong to its owner. Lifetime: a registrar
-// handed to a register function is closed when that function returns and
-// kept (closed) by the loader, so that late use gets a clear error instead of
+// Thread-safety: a registrar is used by one thread at a time (the registering
+// party's); commit and drop belong to its owner. Lifetime: the registrar of a
+// plugin's load is closed when its register_backends returns and kept
+// (closed) by the loader, so that late use gets a clear error instead of
 // touching freed memory.
 #pragma once
 
@@ -83,13 +84,9 @@ class ACCEL_API Registrar {
   [[nodiscard]] std::vector<DeviceType> types() const;
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
   // Refuses every later registration with InvalidArgument naming the origin.
-  // `why` ends "... after <why>", e.g. "its register function returned"; a
+  // `why` ends "... after <why>", e.g. "its register_backends returned"; a
   // second close keeps the first reason.
   void close(std::string why) noexcept;
-  // Moves everything `other` holds into this registrar (which keeps its own
-  // origin). Throws DuplicateRegistration if both hold the same type; then
-  // neither changes.
-  void absorb(Registrar& other);
   // Installs everything into `table`, all or nothing, and closes. Throws
   // DuplicateRegistration (naming the type and the first origin) if the
   // table already serves one of the types; then nothing is installed.

@@ -1,9 +1,9 @@
-// Library and plugin-API versions.
+// Library version.
 //
-// kVersion* follow the project version. kPluginApiVersion changes whenever
-// AcceleratorHooks or anything a plugin compiles against changes in a way
-// that breaks binary compatibility; the plugin loader refuses a plugin built
-// for another value (docs/plugins.md).
+// kVersion* follow the project version. A plugin's compatibility with the
+// core is not a number here: the C plugin ABI negotiates it
+// (accel/plugin_abi.h: ACCEL_PLUGIN_ABI_CURRENT, accel_core_plugin_abi_range,
+// docs/plugin-abi.md).
 #pragma once
 
 #include <string_view>
@@ -15,12 +15,9 @@ namespace accel {
 inline constexpr int kVersionMajor = 0;
 inline constexpr int kVersionMinor = 1;
 inline constexpr int kVersionPatch = 0;
-inline constexpr int kPluginApiVersion = 4;
 
 // The version of the loaded libaccel.so ("0.1.0"), which may differ from the
-// headers a plugin was compiled with.
+// headers a program was compiled with. Never throws.
 ACCEL_API std::string_view libraryVersion() noexcept;
-// The plugin API version of the loaded libaccel.so.
-ACCEL_API int libraryPluginApiVersion() noexcept;
 
 }  // namespace accel

@@ -43,7 +43,6 @@ py::dict recordDict(const PluginRecord& record) {
   out["registered"] = registered;
   out["plugin_name"] = record.plugin_name;
   out["plugin_version"] = record.plugin_version;
-  out["plugin_api_version"] = record.plugin_api_version;
   out["abi"] = abiDict(record);
   return out;
 }

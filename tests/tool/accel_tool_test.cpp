@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <initializer_list>
@@ -11,6 +12,7 @@
 
 #include "accel/conformance.h"
 #include "accel/hook_catalogue.h"
+#include "accel/plugin_abi.h"
 #include "accel/version.h"
 #include "tool_run.h"
 
@@ -55,13 +57,24 @@ const nlohmann::json* findBackend(const nlohmann::json& info, const std::string&
   return nullptr;
 }
 
+// The tool's headers' plugin API, and the range the loaded core speaks
+// (accel_core_plugin_abi_range), each written out here independently of the
+// tool's formatting.
 TEST(AccelTool, VersionPrintsLibraryAndPluginApiVersions) {
+  const auto text = [](std::uint32_t version) {
+    return std::to_string(version >> 16) + "." + std::to_string(version & 0xffffu);
+  };
+  std::uint32_t oldest = 0;
+  std::uint32_t newest = 0;
+  accel_core_plugin_abi_range(&oldest, &newest);
   ToolRun run = runTool("version");
   EXPECT_EQ(run.status, 0) << run.output;
-  EXPECT_TRUE(contains(run.output, "libaccel " + std::string(accel::libraryVersion())))
+  EXPECT_TRUE(contains(
+      run.output, "(built with plugin API " + text(ACCEL_PLUGIN_ABI_CURRENT) + ")\n"))
       << run.output;
-  EXPECT_TRUE(
-      contains(run.output, "plugin API " + std::to_string(accel::kPluginApiVersion)))
+  EXPECT_TRUE(contains(run.output, "libaccel " + std::string(accel::libraryVersion()) +
+                                       " (plugin API " + text(oldest) + "\u2013" +
+                                       text(newest) + ")"))
       << run.output;
 }
 

@@ -15,8 +15,7 @@ Registrar::~Registrar() = default;
 void Registrar::requireOpen(std::string_view what) const {
   ACCEL_CHECK(!closed_, InvalidArgument, what, ": the registrar of ", origin_,
               " was used after ", closed_why_,
-              "; register everything inside the register function, and do not keep "
-              "the Registrar& it is given");
+              "; register everything before the registrar is committed or closed");
 }
 
 void Registrar::requireNew(DeviceType type, std::string_view what) const {
@@ -81,14 +80,6 @@ void Registrar::close(std::string why) noexcept {
   if (closed_) return;  // the first reason is the one a late user needs
   closed_ = true;
   closed_why_ = std::move(why);
-}
-
-void Registrar::absorb(Registrar& other) {
-  for (const Entry& e : other.entries_) {
-    requireNew(e.type, detail::concat("registering '", deviceTypeName(e.type), "'"));
-  }
-  for (Entry& e : other.entries_) entries_.push_back(std::move(e));
-  other.entries_.clear();
 }
 
 std::vector<DeviceType> Registrar::commitTo(HooksTable& table) {

@@ -3,6 +3,5 @@
 namespace accel {
 
 std::string_view libraryVersion() noexcept { return ACCEL_VERSION_STRING; }
-int libraryPluginApiVersion() noexcept { return kPluginApiVersion; }
 
 }  // namespace accel

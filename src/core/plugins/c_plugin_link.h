@@ -16,6 +16,7 @@
 
 #include "accel/plugin.h"
 #include "accel/plugin_abi.h"
+#include "accel/registrar.h"
 
 // One load of a C plugin, as its services calls name it. Kept by the loader
 // for the rest of the process: the plugin may keep the pointer.

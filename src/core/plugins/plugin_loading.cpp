@@ -1,7 +1,8 @@
-// Loading one plugin file: checks on the file, dlopen, the entry and its
-// version handshake, the plugin's registrar, and the diagnosis of what the
-// load registered. The autoload policy (plugin_autoload.cpp) and the report
-// (plugin_report.cpp) build on it.
+// Loading one plugin file: checks on the file, dlopen, the entry (the C
+// plugin ABI's, c_plugin_link.h, which negotiates and registers), the
+// plugin's registrar, and the diagnosis of what the load registered. The
+// autoload policy (plugin_autoload.cpp) and the report (plugin_report.cpp)
+// build on it.
 #include "plugins/plugin_loading.h"
 
 #include <dlfcn.h>
@@ -20,7 +21,7 @@
 
 #include "accel/hooks_table.h"
 #include "accel/kit/library_file.h"
-#include "hooks/static_registration_hold.h"
+#include "accel/version.h"
 #include "plugins/c_plugin_link.h"
 #include "plugins/elf_image_check.h"
 #include "plugins/plugin_report.h"
@@ -49,9 +50,9 @@ struct Loader {
   std::vector<LoadedFile> loaded;
   // Every handle dlopen gave the loader, failed loads included.
   std::set<void*> opened;
-  // Every registrar handed to a register function, kept closed after it
-  // returned: a plugin that kept the reference gets a clear error, not a
-  // use-after-free.
+  // Every plugin load's registrar, kept (closed) after the load: its core
+  // handle points at it, and stays reachable from the plugin (the services
+  // stop handing the registrar out when register_backends returns).
   std::deque<std::unique_ptr<Registrar>> registrars;
   // Every C plugin's core handle (accel/plugin_abi.h), kept for the same
   // reason: a plugin may keep it, even one whose load was refused.
@@ -134,7 +135,6 @@ void copyPluginFields(PluginRecord& r, const PluginRecord& first) {
   r.registered = first.registered;
   r.plugin_name = first.plugin_name;
   r.plugin_version = first.plugin_version;
-  r.plugin_api_version = first.plugin_api_version;
 }
 
 // True (and r filled) if a successful earlier load matches.
@@ -168,101 +168,32 @@ void* ownSymbol(void* handle, const char* name) {
   return symbol != nullptr && symbolBelongsTo(symbol, handle) ? symbol : nullptr;
 }
 
-std::string rebuildAdvice() {
-  return detail::concat("rebuild the plugin against accelhooks ", libraryVersion());
-}
+// The entries of the retired C++ plugin mechanism (plugin API 1, and 2 to 4),
+// looked for only to tell the author of such a file to rebuild it: the
+// loader never calls them.
+constexpr const char* kRetiredEntrySymbols[] = {"accel_plugin_entry_v2",
+                                                "accel_plugin_entry_v1"};
 
-// Returns the reason the handshake fails, or empty when the versions agree.
-std::string checkVersions(const PluginEntry& entry, const PluginRecord& record) {
-  std::string who =
-      detail::concat("the plugin '", record.plugin_name, "' ", record.plugin_version);
-  if (entry.api_version < kOldestSupportedPluginApiVersion) {
-    return detail::concat(who, " was built for plugin API ", entry.api_version,
-                          ", but this libaccel.so (", libraryVersion(),
-                          ") loads plugin API ", kOldestSupportedPluginApiVersion, " to ",
-                          libraryPluginApiVersion(), "; ", rebuildAdvice());
+// A file without the C entry: refused as a plugin of the retired C++ entry,
+// or as no plugin at all (r filled).
+void refuseWithoutEntry(void* handle, PluginRecord& r) {
+  for (const char* retired : kRetiredEntrySymbols) {
+    if (ownSymbol(handle, retired) == nullptr) continue;
+    fail(r, PluginStatus::VersionMismatch,
+         detail::concat("it exports ", retired,
+                        ", the entry of the retired C++ plugin mechanism, which this "
+                        "libaccel.so (",
+                        libraryVersion(),
+                        ") no longer loads; rebuild the plugin against the C plugin ABI: "
+                        "export ",
+                        ACCEL_PLUGIN_ENTRY_NAME,
+                        " (ACCEL_DEFINE_PLUGIN_ADAPTER in accel/plugin_adapter.h), see "
+                        "docs/plugin-abi.md"));
+    return;
   }
-  if (entry.min_core_api_version > libraryPluginApiVersion()) {
-    return detail::concat(
-        who, " (built for plugin API ", entry.api_version,
-        ") needs a core implementing plugin API ", entry.min_core_api_version,
-        " or later, but this libaccel.so (", libraryVersion(), ") implements plugin API ",
-        libraryPluginApiVersion(), "; use a newer accelhooks or ", rebuildAdvice());
-  }
-  return {};
-}
-
-// Finds and calls the entry; fills the plugin fields of r. Null (r filled)
-// when the file is not a plugin of this API or its entry failed.
-const PluginEntry* readEntry(void* handle, PluginRecord& r) {
-  void* symbol = ownSymbol(handle, kPluginEntrySymbol);
-  if (symbol == nullptr) {
-    if (ownSymbol(handle, kPluginEntrySymbolV1) != nullptr) {
-      r.plugin_api_version = 1;
-      fail(r, PluginStatus::VersionMismatch,
-           detail::concat("the plugin was built for plugin API 1 (it exports ",
-                          kPluginEntrySymbolV1, "), but this libaccel.so (",
-                          libraryVersion(), ") loads plugin API ",
-                          kOldestSupportedPluginApiVersion, " to ",
-                          libraryPluginApiVersion(), "; ", rebuildAdvice(),
-                          " (its register function now takes an accel::Registrar&)"));
-      return nullptr;
-    }
-    fail(r, PluginStatus::NotAPlugin,
-         detail::concat("it exports neither ", ACCEL_PLUGIN_ENTRY_NAME, " nor ",
-                        kPluginEntrySymbol,
-                        ", so it is not an accelhooks plugin (see docs/plugin-abi.md)"));
-    return nullptr;
-  }
-  const PluginEntry* entry = nullptr;
-  try {
-    entry = reinterpret_cast<PluginEntryFn>(symbol)();
-  } catch (const std::exception& e) {
-    fail(r, PluginStatus::InitFailed,
-         detail::concat("its ", kPluginEntrySymbol, "() threw: ", e.what()));
-    return nullptr;
-  } catch (...) {
-    fail(r, PluginStatus::InitFailed,
-         detail::concat("its ", kPluginEntrySymbol,
-                        "() threw an exception not derived from std::exception"));
-    return nullptr;
-  }
-  if (entry == nullptr) {
-    fail(r, PluginStatus::NotAPlugin,
-         detail::concat("its ", kPluginEntrySymbol, "() returned no entry (null)"));
-    return nullptr;
-  }
-  r.plugin_name = entry->name != nullptr ? entry->name : "";
-  r.plugin_version = entry->version != nullptr ? entry->version : "";
-  r.plugin_api_version = entry->api_version;
-  if (std::string mismatch = checkVersions(*entry, r); !mismatch.empty()) {
-    fail(r, PluginStatus::VersionMismatch, std::move(mismatch));
-    return nullptr;
-  }
-  return entry;
-}
-
-// Runs the register function into `registrar`; false (r filled) if it threw.
-bool runRegisterFunction(const PluginEntry& entry, Registrar& registrar,
-                         PluginRecord& r) {
-  if (entry.register_fn == nullptr) return true;
-  try {
-    entry.register_fn(registrar);
-    return true;
-  } catch (const DuplicateRegistration& e) {
-    return fail(r, PluginStatus::Duplicate,
-                detail::concat("its registration was refused: ", e.message()));
-  } catch (const Error& e) {
-    return fail(r, PluginStatus::InitFailed,
-                detail::concat("its register function threw: ", e.message()));
-  } catch (const std::exception& e) {
-    return fail(r, PluginStatus::InitFailed,
-                detail::concat("its register function threw: ", e.what()));
-  } catch (...) {
-    return fail(r, PluginStatus::InitFailed,
-                "its register function threw an exception not derived from "
-                "std::exception");
-  }
+  fail(r, PluginStatus::NotAPlugin,
+       detail::concat("it does not export ", ACCEL_PLUGIN_ENTRY_NAME,
+                      ", so it is not an accelhooks plugin (see docs/plugin-abi.md)"));
 }
 
 // After a commit: every type must have hooks (a factory runs now) and, if
@@ -312,25 +243,8 @@ void attemptLoad(PluginRecord& r, detail::DeviceCheck devices) {
     ::dlclose(existing);  // drops only the reference RTLD_NOLOAD added
   }
 
-  // Kept for ever, closed once the load is over (see Loader::registrars).
-  Registrar& registrar =
-      *s.registrars.emplace_back(std::make_unique<Registrar>("plugin " + r.path));
-  std::vector<std::string> static_errors;
-  void* handle = nullptr;
-  {
-    // The library's static initialisers run inside dlopen, before anything
-    // is known about it: their registrations are held in the registrar,
-    // which is dropped on every way out that does not reach the commit.
-    detail::StaticRegistrationHold hold(st.st_dev, st.st_ino, registrar.origin());
-    ::dlerror();
-    handle = ::dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    registrar.absorb(hold.held());  // no duplicates: the hold refused those
-    static_errors = hold.errors();
-  }
-  auto finish = [&] {
-    registrar.drop();
-    registrar.close("its plugin's load ended");
-  };
+  ::dlerror();
+  void* handle = ::dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = ::dlerror();
     fail(r, PluginStatus::OpenFailed,
@@ -338,41 +252,33 @@ void attemptLoad(PluginRecord& r, detail::DeviceCheck devices) {
                         " (is it a shared library for this platform, with every library "
                         "it needs findable? try `ldd ",
                         r.path, "`)"));
-    return finish();
+    return;
   }
   s.opened.insert(handle);
   // Hard links and symlinks under other names reach an already-open library.
-  if (alreadyLoaded(r, [&](const LoadedFile& f) { return f.handle == handle; })) {
-    return finish();
+  if (alreadyLoaded(r, [&](const LoadedFile& f) { return f.handle == handle; })) return;
+  void* entry = ownSymbol(handle, ACCEL_PLUGIN_ENTRY_NAME);
+  if (entry == nullptr) {
+    refuseWithoutEntry(handle, r);
+    return;
   }
-  // A plugin of the C boundary (accel/plugin_abi.h) negotiates and
-  // registers through its entry; one of the C++ entry registers through
-  // its register function, after the static registrations it made.
-  void* c_entry = ownSymbol(handle, ACCEL_PLUGIN_ENTRY_NAME);
-  const PluginEntry* entry = c_entry != nullptr ? nullptr : readEntry(handle, r);
-  if (c_entry == nullptr && entry == nullptr) return finish();
-  if (!static_errors.empty()) {
-    std::string joined;
-    for (const std::string& e : static_errors) joined += (joined.empty() ? "" : "; ") + e;
-    fail(r, PluginStatus::InitFailed, "its static registration failed: " + joined);
-    return finish();
-  }
-  bool registered =
-      c_entry != nullptr
-          ? detail::loadCEntry(reinterpret_cast<accel_plugin_negotiate_fn>(c_entry),
-                               *s.cores.emplace_back(std::make_unique<accel_core>()),
-                               registrar, r)
-          : runRegisterFunction(*entry, registrar, r);
-  registrar.close("its register function returned");
+
+  // Kept for ever, closed once the load is over (see Loader::registrars).
+  Registrar& registrar =
+      *s.registrars.emplace_back(std::make_unique<Registrar>("plugin " + r.path));
+  const bool registered = detail::loadCEntry(
+      reinterpret_cast<accel_plugin_negotiate_fn>(entry),
+      *s.cores.emplace_back(std::make_unique<accel_core>()), registrar, r);
+  registrar.close("its register_backends returned");
+  auto finish = [&] {
+    registrar.drop();
+    registrar.close("its plugin's load ended");
+  };
   if (registered) {
     if (registrar.empty() && !resident) {
       fail(r, PluginStatus::InitFailed,
-           c_entry != nullptr
-               ? "its register_backends returned without registering a backend; it must "
-                 "call the services' register_backend for its device type"
-               : "its register function returned without registering any hooks; it must "
-                 "call registrar.registerHooks() or registrar.registerHooksFactory() for "
-                 "its device type");
+           "its register_backends returned without registering a backend; it must "
+           "call the services' register_backend for its device type");
       return finish();
     }
     try {
@@ -416,7 +322,7 @@ PluginRecord loadAndRecord(const std::string& path, std::string source,
                            DeviceCheck devices) {
   ACCEL_CHECK(!isLoadingOnThisThread(), InvalidArgument, "loadBackend(\"", path,
               "\") was called while the plugin ", loader().loading_path,
-              " is being loaded (from its static initialisers or register function); "
+              " is being loaded (from its static initialisers or register_backends); "
               "load plugins one after the other, from the program");
   PluginRecord r;
   r.source = std::move(source);
@@ -455,7 +361,7 @@ void attemptEntryLoad(PluginRecord& r, accel_plugin_negotiate_fn entry) {
       *s.registrars.emplace_back(std::make_unique<Registrar>("plugin entry " + r.path));
   const bool registered = detail::loadCEntry(
       entry, *s.cores.emplace_back(std::make_unique<accel_core>()), registrar, r);
-  registrar.close("its register function returned");
+  registrar.close("its register_backends returned");
   if (registered) {
     try {
       r.registered = registrar.commitTo(processHooksTable());

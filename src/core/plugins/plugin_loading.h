@@ -19,7 +19,7 @@ enum class DeviceCheck : bool { Skip, Ask };
 // Loads `path` (as loadBackend does, without throwing for a failed load),
 // records the attempt with `source` ("loadBackend", "ACCEL_PLUGINS", ...) in
 // the report and returns the record. Throws InvalidArgument when called from
-// inside a load (a plugin's register function or static initialiser).
+// inside a load (a plugin's register_backends or static initialiser).
 PluginRecord loadAndRecord(const std::string& path, std::string source,
                            DeviceCheck devices);
 
@@ -31,7 +31,7 @@ std::vector<PluginRecord> autoloadDirectories(const std::string& directories,
                                               const std::string& source) noexcept;
 
 // True while this thread runs a plugin load (its static initialisers, entry
-// or register function). Never throws.
+// or register_backends). Never throws.
 bool isLoadingOnThisThread() noexcept;
 
 }  // namespace accel::detail

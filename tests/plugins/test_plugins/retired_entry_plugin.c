@@ -5,7 +5,7 @@
  *
  * Built twice: PLUGTEST_ENTRY_V1 exports accel_plugin_entry_v1 (plugin API
  * 1), otherwise it exports accel_plugin_entry_v2 (the C++ entry of plugin
- * API 2 and 3). The struct is the layout those entries returned; its
+ * API 2 to 4). The struct is the layout those entries returned; its
  * register function aborts, so a loader that calls into the plugin beyond
  * the entry kills the test. */
 #include <stdlib.h>
