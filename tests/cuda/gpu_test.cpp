@@ -216,6 +216,45 @@ TEST(CudaGpu, CapturedFillsDrawNewNumbersOnEveryReplay) {
   cuda().graphDestroy(graph);
 }
 
+// A graph with more captured fills than one write of their positions holds
+// (64) and than one chunk of slots (256): every fill draws its own part of
+// the generator's stream at each replay, in capture order.
+TEST(CudaGpu, ManyCapturedFillsEachDrawTheirOwnNumbers) {
+  ACCEL_SKIP_WITHOUT_GPU();
+  constexpr std::size_t kFills = 300;
+  constexpr std::size_t kWords = 5;
+  constexpr std::uint64_t kSeed = 29;
+  accel::StreamGuard guard(cuda().getNewStream(0));
+  const accel::DataPtr block =
+      cuda().getDeviceAllocator(0).allocate(kFills * kWords * sizeof(std::uint32_t));
+  auto* words = static_cast<std::uint32_t*>(block.get());
+  accel::Generator generator =
+      accel::makePhiloxGenerator(Device(DeviceType::CUDA, 0), kSeed);
+  const accel::GraphId graph = cuda().graphCreate(/*keep_graph=*/false);
+  cuda().graphCaptureBegin(graph);
+  const accel::Stream stream = cuda().getCurrentStream(0);
+  for (std::size_t i = 0; i < kFills; ++i)
+    accel::fillBits(stream, words + i * kWords, kWords, generator);
+  cuda().graphCaptureEnd(graph);
+  std::vector<std::uint32_t> back(kFills * kWords), expected(kWords);
+  for (std::uint64_t replay = 0; replay < 2; ++replay) {
+    cuda().graphReplay(graph);
+    cuda().synchronizeStream(stream);
+    check(cudaMemcpy(back.data(), words, back.size() * sizeof(std::uint32_t),
+                     cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < kFills; ++i) {
+      const std::uint64_t at = (replay * kFills + i) * kWords;
+      accel::fillBits(std::span(expected), accel::PhiloxPosition{kSeed, at});
+      ASSERT_EQ(std::memcmp(back.data() + i * kWords, expected.data(),
+                            kWords * sizeof(std::uint32_t)),
+                0)
+          << "replay " << replay << ", fill " << i;
+    }
+  }
+  EXPECT_EQ(generator.offset(), 2 * kFills * kWords);
+  cuda().graphDestroy(graph);
+}
+
 // A replay that fails after claiming (the second generator's draw would
 // pass 2^64 - 1) keeps what it claimed, as the OpenCL and openreg backends'
 // do: the first generator stays moved, the second does not, and the graph

@@ -88,15 +88,22 @@ void CapturedFills::unclaim(const std::uint64_t* slot) noexcept {
 }
 
 void CapturedFills::advance(const adapter::Core& core, cudaStream_t stream) {
+  PhiloxWrites writes;
+  const auto flush = [&] {
+    checkCuda(launchWritePhilox(writes, stream),
+              "a graph replay's Philox positions (kernel launch)");
+    writes.count = 0;
+  };
   for (const auto& [position, from] : draws_.advance(core)) {
-    std::uint64_t* slot = nullptr;
     {
       std::lock_guard lock(mutex_);
-      slot = slots_.at(position.get()).words;
+      writes.slot[writes.count] = slots_.at(position.get()).words;
     }
-    checkCuda(launchWritePhilox(slot, from.seed, from.offset, stream),
-              "a graph replay's Philox position (kernel launch)");
+    writes.seed[writes.count] = from.seed;
+    writes.offset[writes.count] = from.offset;
+    if (++writes.count == PhiloxWrites::kMax) flush();
   }
+  flush();
 }
 
 void capturedFillsBegan(unsigned long long capture_id, std::int8_t device) {

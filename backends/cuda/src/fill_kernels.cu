@@ -1,7 +1,7 @@
 // The CUDA kernels of the random fills and their launches: the fill (a
 // grid-stride loop over Philox blocks for block-aligned jobs, else over
 // tiles staged in shared memory and stored coalesced: fill_mapping.h) and
-// the one-thread write of a graph replay's Philox position
+// the write of a graph replay's Philox positions, a thread per slot
 // (captured_fills.h). Everything computed per element comes from
 // accel/random_fill_elements.h, the code the host fills run; which kernel a
 // fill takes, and its grid, is host code in fill_launch.cpp. Only device
@@ -39,10 +39,11 @@ __global__ void __launch_bounds__(kFillThreads)
   }
 }
 
-__global__ void writePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
-                                  std::uint64_t offset) {
-  position[0] = seed;
-  position[1] = offset;
+__global__ void writePhiloxKernel(PhiloxWrites writes) {
+  const unsigned i = threadIdx.x;
+  if (i >= writes.count) return;
+  writes.slot[i][0] = writes.seed[i];
+  writes.slot[i][1] = writes.offset[i];
 }
 
 }  // namespace
@@ -90,9 +91,9 @@ cudaError_t launchFillGroupsKernel(const accel::detail::FillJob& job, std::size_
   return cudaGetLastError();
 }
 
-cudaError_t launchWritePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
-                                    std::uint64_t offset, cudaStream_t stream) noexcept {
-  writePhiloxKernel<<<1, 1, 0, stream>>>(position, seed, offset);
+cudaError_t launchWritePhiloxKernel(const PhiloxWrites& writes,
+                                    cudaStream_t stream) noexcept {
+  writePhiloxKernel<<<1, PhiloxWrites::kMax, 0, stream>>>(writes);
   return cudaGetLastError();
 }
 

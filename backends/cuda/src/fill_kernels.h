@@ -25,10 +25,21 @@ cudaError_t launchFill(const accel::detail::FillJob& job,
                        const std::uint64_t* replay_position,
                        cudaStream_t stream) noexcept;
 
-// Enqueues a one-thread kernel writing {seed, offset} to `position` (device
-// memory) on `stream`: a graph replay's Philox position, ahead of the graph.
-cudaError_t launchWritePhilox(std::uint64_t* position, std::uint64_t seed,
-                              std::uint64_t offset, cudaStream_t stream) noexcept;
+// A graph replay's Philox positions: slot[i] (device memory, two words)
+// gets {seed[i], offset[i]}, for i < count. Passed to the kernel by value
+// (1.5 KiB of parameters, within every CUDA version's 4 KiB).
+struct PhiloxWrites {
+  static constexpr unsigned kMax = 64;
+  unsigned count = 0;
+  std::uint64_t* slot[kMax] = {};
+  std::uint64_t seed[kMax] = {};
+  std::uint64_t offset[kMax] = {};
+};
+
+// Enqueues one kernel writing `writes` on `stream`, ahead of the graph: one
+// launch per kMax captured fills instead of one per fill. Returns the launch
+// status (cudaSuccess for count 0).
+cudaError_t launchWritePhilox(const PhiloxWrites& writes, cudaStream_t stream) noexcept;
 
 // The kernels' launches, as launchFill chose them (fill_mapping.h): `blocks`
 // blocks of kFillThreads threads over `tiles` tiles, or over `groups`
@@ -40,7 +51,7 @@ cudaError_t launchFillTilesKernel(const accel::detail::FillJob& job, std::size_t
 cudaError_t launchFillGroupsKernel(const accel::detail::FillJob& job, std::size_t groups,
                                    unsigned blocks, bool vectors,
                                    cudaStream_t stream) noexcept;
-cudaError_t launchWritePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
-                                    std::uint64_t offset, cudaStream_t stream) noexcept;
+cudaError_t launchWritePhiloxKernel(const PhiloxWrites& writes,
+                                    cudaStream_t stream) noexcept;
 
 }  // namespace accel::cuda::detail

@@ -36,9 +36,9 @@ cudaError_t launchFill(const accel::detail::FillJob& job,
                                stream);
 }
 
-cudaError_t launchWritePhilox(std::uint64_t* position, std::uint64_t seed,
-                              std::uint64_t offset, cudaStream_t stream) noexcept {
-  return launchWritePhiloxKernel(position, seed, offset, stream);
+cudaError_t launchWritePhilox(const PhiloxWrites& writes, cudaStream_t stream) noexcept {
+  if (writes.count == 0) return cudaSuccess;
+  return launchWritePhiloxKernel(writes, stream);
 }
 
 }  // namespace accel::cuda::detail

@@ -46,16 +46,12 @@ void runFill(const void* args) {
   }
 }
 
-struct WriteArgs {
-  std::uint64_t* position;
-  std::uint64_t seed;
-  std::uint64_t offset;
-};
-
 void runWrite(const void* args) {
-  const auto& write = *static_cast<const WriteArgs*>(args);
-  write.position[0] = write.seed;
-  write.position[1] = write.offset;
+  const auto& writes = *static_cast<const PhiloxWrites*>(args);
+  for (unsigned i = 0; i < writes.count; ++i) {
+    writes.slot[i][0] = writes.seed[i];
+    writes.slot[i][1] = writes.offset[i];
+  }
 }
 
 }  // namespace
@@ -79,11 +75,14 @@ cudaError_t launchFillGroupsKernel(const accel::detail::FillJob& job, std::size_
   return cuda_double_launch(stream, runFill, &args, sizeof args, memory, 1);
 }
 
-cudaError_t launchWritePhiloxKernel(std::uint64_t* position, std::uint64_t seed,
-                                    std::uint64_t offset, cudaStream_t stream) noexcept {
-  const WriteArgs args{position, seed, offset};
-  const cuda_double_range memory[] = {{position, 2 * sizeof(std::uint64_t)}};
-  return cuda_double_launch(stream, runWrite, &args, sizeof args, memory, 1);
+cudaError_t launchWritePhiloxKernel(const PhiloxWrites& writes,
+                                    cudaStream_t stream) noexcept {
+  // The kernel writes each slot.
+  cuda_double_range memory[PhiloxWrites::kMax];
+  for (unsigned i = 0; i < writes.count; ++i)
+    memory[i] = {writes.slot[i], 2 * sizeof(std::uint64_t)};
+  return cuda_double_launch(stream, runWrite, &writes, sizeof writes, memory,
+                            writes.count);
 }
 
 }  // namespace accel::cuda::detail
