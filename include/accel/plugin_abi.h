@@ -52,6 +52,7 @@
  *      use_block, release_block_use, current_device, current_stream.
  * 1.3  ACCEL_ERROR_NOT_IMPLEMENTED; the fill group (ACCEL_GROUP_FILL,
  *      accel_fill_fns, accel_backend.fill); accel_core_services.join_capture.
+ * 1.4  accel_segment_fns.device_of.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -70,7 +71,7 @@ extern "C" {
 /* ---- versions ---- */
 
 #define ACCEL_PLUGIN_ABI_MAJOR 1
-#define ACCEL_PLUGIN_ABI_MINOR 3
+#define ACCEL_PLUGIN_ABI_MINOR 4
 /* One number per version, ordered as the versions are: (major << 16) | minor.
  * Not for #if (the casts): compare ACCEL_PLUGIN_ABI_MAJOR/MINOR there. */
 #define ACCEL_PLUGIN_ABI_VERSION(major, minor) \
@@ -224,6 +225,24 @@ typedef struct accel_segment_fns {
    * to such an out-of-memory message. Only read from device_memory, and only
    * with memory_info. Optional (NULL). */
   const char* out_of_memory_advice;
+  /* since 1.4: a pointer probe for memory of this table's kind that the
+   * backend's runtime knows but the core's caches did not hand out (a
+   * framework's own device allocation; host memory it page-locked or
+   * registered itself). Returns 1 when `ptr` (interior pointers count)
+   * lies in such memory: device memory for device_memory, with *device
+   * set to its device; page-locked host memory for pinned_memory (*device
+   * is then ignored: the core asks only whether it is pinned). Returns 0
+   * otherwise (*device is then not read); any other answer counts as 0.
+   * It may answer 1 for the segments it handed the core too (the core asks
+   * its caches first). The core asks it from getDeviceFromPtr and
+   * isPinnedPtr when its caches do not hold `ptr`, from any thread, also
+   * before init (isPinnedPtr never initialises): it is a probe that never
+   * fails (a message given through set_error is dropped), never blocks on
+   * the device and never creates a device context (a runtime not started
+   * yet knows no memory: 0). A device outside [0, the backend's device
+   * count) is not trusted: the pointer counts as unknown. Optional (NULL:
+   * the core's caches answer alone). */
+  int32_t (*device_of)(void* ctx, const void* ptr, int8_t* device);
 } accel_segment_fns;
 
 /* ---- the plugin's tables, one per group ---- */

@@ -2,8 +2,11 @@
 // the tables cannot refuse at registration: a device count that changes
 // after init, a message given with a call that did not fail, an init the
 // core's part of initialisation fails after, a second capture of a stream
-// that is being captured. Each plugin here is a C entry linked into the
-// test (accel_core_load_entry), written with the plugin ABI's C types only.
+// that is being captured, a device_of that answers a device the backend
+// does not have; and pointer queries for memory of the plugin's runtime that
+// the core's caches did not hand out (device_of, 1.4). Each plugin here is a C entry
+// linked into the test (accel_core_load_entry), written with the plugin ABI's C types
+// only.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -39,6 +42,10 @@ struct Plugin {
   accel_status (*check_allocation)(void*, int8_t, size_t) = nullptr;
   const char* out_of_memory_advice = nullptr;
   size_t largest_segment = SIZE_MAX;  // allocate_segment gives null above it
+  // device_of (1.4) of device_memory and of pinned_memory (null: not provided).
+  int32_t (*device_of)(void*, const void*, int8_t*) = nullptr;
+  int32_t (*pinned_device_of)(void*, const void*, int8_t*) = nullptr;
+  uint32_t flags = 0;  // accel_backend.flags
 };
 Plugin g_plugin;
 
@@ -70,6 +77,9 @@ accel_status registerBackends(accel_core* core) {
   memory.memory_info = g_plugin.memory_info;
   memory.check_allocation = g_plugin.check_allocation;
   memory.out_of_memory_advice = g_plugin.out_of_memory_advice;
+  accel_segment_fns pinned = memory;
+  memory.device_of = g_plugin.device_of;
+  pinned.device_of = g_plugin.pinned_device_of;
   accel_backend backend{};
   backend.struct_size = sizeof(backend);
   backend.device_type = type;
@@ -77,8 +87,9 @@ accel_status registerBackends(accel_core* core) {
   backend.low = &low;
   backend.high = &high;
   backend.device = &device;
+  backend.flags = g_plugin.flags;
   backend.device_memory = &memory;
-  backend.pinned_memory = &memory;
+  backend.pinned_memory = &pinned;
   return g_services->register_backend(core, &backend);
 }
 
@@ -265,6 +276,126 @@ TEST(CBackendHooks, TheOutOfMemoryAdviceIsAddedWhenTheCapacityRefuses) {
     EXPECT_NE(std::string(e.what()).find("(raise ADVISES_MEMORY)"), std::string::npos)
         << e.what();
   }
+}
+
+// ---- memory of the plugin's runtime outside the core's caches (1.4) ----
+
+// What the plugin's runtime knows besides the caches: device memory (on
+// the device g_runtime_answer says) and page-locked host memory.
+char g_runtime_device[256];
+char g_runtime_pinned[256];
+std::atomic<int> g_runtime_answer{1};     // the device device_of answers
+std::atomic<int32_t> g_runtime_known{1};  // what device_of returns for a known ptr
+
+bool inside(const char (&region)[256], const void* ptr) {
+  const auto base = reinterpret_cast<std::uintptr_t>(region);
+  const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  return address >= base && address - base < sizeof region;
+}
+int32_t runtimeDeviceOf(void*, const void* ptr, int8_t* device) {
+  if (!inside(g_runtime_device, ptr)) return 0;
+  *device = static_cast<int8_t>(g_runtime_answer.load());
+  return g_runtime_known.load();
+}
+int32_t runtimePinnedOf(void*, const void* ptr, int8_t*) {
+  return inside(g_runtime_pinned, ptr) ? g_runtime_known.load() : 0;
+}
+
+Plugin runtimePlugin(const char* name, uint32_t flags) {
+  Plugin plugin;
+  plugin.name = name;
+  plugin.device_count = [](void*) -> int32_t { return 2; };
+  plugin.device_of = runtimeDeviceOf;
+  plugin.pinned_device_of = runtimePinnedOf;
+  plugin.flags = flags;
+  return plugin;
+}
+
+// getDeviceFromPtr and isPinnedPtr ask the caches, then the runtime:
+// interior pointers count, each kind is asked of its own table, and memory
+// neither knows is still refused (and not pinned).
+void expectRuntimeMemoryResolves(AcceleratorHooks& hooks) {
+  const accel::Device device1(hooks.deviceType(), 1);
+  EXPECT_EQ(hooks.getDeviceFromPtr(g_runtime_device), device1);
+  EXPECT_EQ(hooks.getDeviceFromPtr(g_runtime_device + 255), device1);
+  EXPECT_TRUE(hooks.isPinnedPtr(g_runtime_pinned + 17));
+  EXPECT_FALSE(hooks.isPinnedPtr(g_runtime_device));
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(g_runtime_pinned), accel::InvalidArgument);
+  int unknown = 0;
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(&unknown), accel::InvalidArgument);
+  EXPECT_FALSE(hooks.isPinnedPtr(&unknown));
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(64);
+  EXPECT_EQ(hooks.getDeviceFromPtr(data.get()), accel::Device(hooks.deviceType(), 0));
+  accel::DataPtr pinned = hooks.getPinnedMemoryAllocator().allocate(64);
+  EXPECT_TRUE(hooks.isPinnedPtr(pinned.get()));
+}
+
+TEST(CBackendHooks, MemoryTheRuntimeKnowsResolvesPastTheCaches) {
+  expectRuntimeMemoryResolves(loaded(runtimePlugin("runtimememory", 0)));
+}
+
+TEST(CBackendHooks, MemoryTheRuntimeKnowsResolvesPastASynchronousBackendsCaches) {
+  expectRuntimeMemoryResolves(
+      loaded(runtimePlugin("syncruntimememory", ACCEL_BACKEND_SYNCHRONOUS)));
+}
+
+// isPinnedPtr never initialises, and memory the runtime page-locked before
+// the backend was initialised is pinned all the same.
+TEST(CBackendHooks, IsPinnedPtrAsksTheRuntimeWithoutInitialising) {
+  AcceleratorHooks& hooks = loaded(runtimePlugin("pinnedbeforeinit", 0));
+  EXPECT_EQ(hooks.deviceCount(), 2);
+  EXPECT_TRUE(hooks.isPinnedPtr(g_runtime_pinned));
+  EXPECT_FALSE(hooks.isInitialized());
+}
+
+// A device the plugin answers outside the backend's devices is not
+// trusted: the pointer is refused as unknown, with the plugin's answer
+// named, on either kind of backend.
+void expectDeviceOutsideTheBackendIgnored(AcceleratorHooks& hooks) {
+  for (const int answer : {2, 7, -1}) {
+    g_runtime_answer = answer;
+    try {
+      const accel::Device device = hooks.getDeviceFromPtr(g_runtime_device);
+      ADD_FAILURE() << "device " << answer << " of 2 was trusted: " << device;
+    } catch (const accel::InvalidArgument& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("answered device " + std::to_string(answer)),
+                std::string::npos)
+          << message;
+    }
+  }
+  g_runtime_answer = 1;
+}
+
+TEST(CBackendHooks, ADeviceThePluginAnswersOutsideItsDevicesIsIgnored) {
+  expectDeviceOutsideTheBackendIgnored(loaded(runtimePlugin("runtimebadindex", 0)));
+}
+
+TEST(CBackendHooks, ADeviceOutsideASynchronousBackendsDevicesIsIgnored) {
+  expectDeviceOutsideTheBackendIgnored(
+      loaded(runtimePlugin("syncruntimebadindex", ACCEL_BACKEND_SYNCHRONOUS)));
+}
+
+// device_of is a probe answering 1 or 0: anything else is no.
+TEST(CBackendHooks, ADeviceOfAnswerOtherThanOneIsNo) {
+  AcceleratorHooks& hooks = loaded(runtimePlugin("runtimeanswers2", 0));
+  g_runtime_known = 2;
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(g_runtime_device), accel::InvalidArgument);
+  EXPECT_FALSE(hooks.isPinnedPtr(g_runtime_pinned));
+  g_runtime_known = -1;
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(g_runtime_device), accel::InvalidArgument);
+  EXPECT_FALSE(hooks.isPinnedPtr(g_runtime_pinned));
+  g_runtime_known = 1;
+}
+
+// A plugin that answered 1.3 is not asked device_of, though its tables
+// hold it.
+TEST(CBackendHooks, APluginSpeaking1_3IsNotAskedDeviceOf) {
+  Plugin plugin = runtimePlugin("runtimespeaks13", 0);
+  plugin.version = ACCEL_PLUGIN_ABI_VERSION(1, 3);
+  AcceleratorHooks& hooks = loaded(plugin);
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(g_runtime_device), accel::InvalidArgument);
+  EXPECT_FALSE(hooks.isPinnedPtr(g_runtime_pinned));
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ constexpr std::uint32_t kCoreNewest = ACCEL_PLUGIN_ABI_CURRENT;
 constexpr std::uint32_t kV1_0 = ACCEL_PLUGIN_ABI_VERSION(1, 0);
 constexpr std::uint32_t kV1_1 = ACCEL_PLUGIN_ABI_VERSION(1, 1);
 constexpr std::uint32_t kV1_2 = ACCEL_PLUGIN_ABI_VERSION(1, 2);
+constexpr std::uint32_t kV1_3 = ACCEL_PLUGIN_ABI_VERSION(1, 3);
 
 std::string versionText(std::uint32_t version) {
   return std::to_string(ACCEL_PLUGIN_ABI_MAJOR_OF(version)) + "." +
@@ -312,7 +313,7 @@ TEST(PluginAbi, FillGroupOfAnOlderPluginIsNotSupportedNamingBothVersions) {
 // capture's private pool until the capture ends; a stream that is not being
 // captured cannot be joined.
 TEST(PluginAbi, StreamThatJoinedACaptureAllocatesIntoItsPool) {
-  expectLoaded(load("v1_3"), kCoreNewest);
+  expectLoaded(load("v1_3"), kV1_3);
   AcceleratorHooks& hooks = hooksOf("v1_3");
   using Join = accel_status (*)(std::int8_t, std::int64_t, std::int64_t);
   void* handle = dlopen(pluginPath("v1_3").c_str(), RTLD_NOW | RTLD_NOLOAD);
@@ -347,6 +348,116 @@ TEST(PluginAbi, StreamThatJoinedACaptureAllocatesIntoItsPool) {
       << "a stream joined a capture that had ended";
   hooks.graphDestroy(graph);
   dlclose(handle);
+}
+
+// ---- memory of the plugin's runtime outside the core's caches (1.4) ----
+
+// The test plugin's runtime regions (device memory on its device 1, and
+// page-locked host memory), which the core's caches did not hand out.
+// ABITEST_RUNTIME_DEVICE (test_plugin/abi_test_device.h).
+constexpr DeviceIndex kRuntimeDevice = 1;
+struct RuntimeMemory {
+  char* device = nullptr;
+  char* pinned = nullptr;
+  std::size_t bytes = 0;
+};
+RuntimeMemory runtimeMemoryOf(const std::string& build) {
+  RuntimeMemory memory;
+  void* handle = dlopen(pluginPath(build).c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr) << build << " is not loaded";
+  if (handle == nullptr) return memory;
+  using Regions = void (*)(void**, void**, std::size_t*);
+  auto* regions = reinterpret_cast<Regions>(dlsym(handle, "abitest_runtime_memory"));
+  EXPECT_NE(regions, nullptr) << build << " has no abitest_runtime_memory";
+  if (regions != nullptr) {
+    void* device = nullptr;
+    void* pinned = nullptr;
+    regions(&device, &pinned, &memory.bytes);
+    memory.device = static_cast<char*>(device);
+    memory.pinned = static_cast<char*>(pinned);
+  }
+  dlclose(handle);
+  return memory;
+}
+
+// What the core says of memory its caches do not hold when the plugin's
+// runtime is not asked: not device memory, not pinned.
+void expectRuntimeMemoryUnknown(const std::string& build) {
+  AcceleratorHooks& hooks = hooksOf(build);
+  const RuntimeMemory memory = runtimeMemoryOf(build);
+  ASSERT_NE(memory.device, nullptr);
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(memory.device + 100), InvalidArgument);
+  EXPECT_FALSE(hooks.isPinnedPtr(memory.pinned + 100));
+  EXPECT_EQ(askPlugin<std::uint64_t>(build, "abitest_device_of_calls"), 0u)
+      << "the core asked device_of of a plugin speaking "
+      << versionText(load(build).abi_negotiated);
+}
+
+// Since 1.4 the core asks the plugin's runtime about memory its caches did
+// not hand out (device_of): device memory resolves to the device the
+// plugin answers, page-locked host memory is pinned, interior pointers
+// count, and each kind is asked only of its own table.
+TEST(PluginAbi, MemoryThePluginsRuntimeKnowsResolvesThroughDeviceOf) {
+  expectLoaded(load("v1_4"), kCoreNewest);
+  AcceleratorHooks& hooks = hooksOf("v1_4");
+  const RuntimeMemory memory = runtimeMemoryOf("v1_4");
+  ASSERT_NE(memory.device, nullptr);
+  EXPECT_EQ(hooks.getDeviceFromPtr(memory.device),
+            Device(hooks.deviceType(), kRuntimeDevice));
+  EXPECT_EQ(hooks.getDeviceFromPtr(memory.device + memory.bytes - 1),
+            Device(hooks.deviceType(), kRuntimeDevice));
+  EXPECT_TRUE(hooks.isPinnedPtr(memory.pinned));
+  EXPECT_TRUE(hooks.isPinnedPtr(memory.pinned + memory.bytes - 1));
+  EXPECT_FALSE(hooks.isPinnedPtr(memory.device)) << "device memory taken for pinned";
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(memory.pinned), InvalidArgument)
+      << "pinned host memory taken for device memory";
+  EXPECT_THROW((void)hooks.getDeviceFromPtr(memory.device + memory.bytes),
+               InvalidArgument)
+      << "the byte past the runtime's region";
+}
+
+// Memory neither the caches nor the runtime know stays a clear error (and
+// not pinned); memory the caches hold is answered without asking the
+// plugin.
+TEST(PluginAbi, MemoryNeitherTheCachesNorTheRuntimeKnowIsStillRefused) {
+  expectLoaded(load("v1_4"), kCoreNewest);
+  AcceleratorHooks& hooks = hooksOf("v1_4");
+  int unknown = 0;
+  try {
+    (void)hooks.getDeviceFromPtr(&unknown);
+    ADD_FAILURE() << "a stack variable was taken for device memory";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("is not device memory of 'abitest_v1_4'"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("its plugin's runtime does not know it"), std::string::npos)
+        << message;
+  }
+  EXPECT_FALSE(hooks.isPinnedPtr(&unknown));
+  DataPtr data = hooks.getDeviceAllocator(1).allocate(4096);
+  DataPtr pinned = hooks.getPinnedMemoryAllocator().allocate(4096);
+  const auto before = askPlugin<std::uint64_t>("v1_4", "abitest_device_of_calls");
+  EXPECT_EQ(hooks.getDeviceFromPtr(data.get()).index(), 1);
+  EXPECT_TRUE(hooks.isPinnedPtr(pinned.get()));
+  EXPECT_EQ(askPlugin<std::uint64_t>("v1_4", "abitest_device_of_calls"), before)
+      << "the core asked device_of about memory of its own caches";
+}
+
+// A plugin built on the 1.3 headers has no device_of: its table ends
+// before it (and the block the core reads is exactly that long, which
+// AddressSanitizer holds the core to), so the runtime's memory is unknown.
+TEST(PluginAbi, PluginOlderThanDeviceOfAnswersFromTheCachesAlone) {
+  expectLoaded(load("v1_3"), kV1_3);
+  useBackend("v1_3");
+  expectRuntimeMemoryUnknown("v1_3");
+}
+
+// A plugin on the current headers that answered 1.3: its segment tables
+// hold device_of, but the core does not read what came after the version
+// it speaks.
+TEST(PluginAbi, PluginSpeaking1_3IsNotAskedDeviceOfFromItsLongTables) {
+  expectLoaded(load("speaks_1_3"), kV1_3);
+  expectRuntimeMemoryUnknown("speaks_1_3");
 }
 
 // ---- headers newer than the core ----
@@ -534,7 +645,7 @@ TEST(PluginAbi, LinkedPluginRegistersOnceAndReportsARefusedEntry) {
 // A backend's C++ API names streams to its plugin with pluginStreamOf, and
 // refuses another device type's stream by the caller's name.
 TEST(PluginAbi, PluginStreamOfRefusesAnotherDeviceTypesStream) {
-  expectLoaded(load("v1_3"), kCoreNewest);
+  expectLoaded(load("v1_3"), kV1_3);
   const DeviceType type = deviceTypeFromName("abitest_v1_3");
   const accel_stream s =
       pluginStreamOf(Stream(Device(type, 1), 7), type, "abitest::fill");

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -101,6 +102,19 @@ class Memory {
   // diverted (Core::divertAllocations): throws to refuse it (a lost
   // device, an injected fault). Default: allows.
   virtual void checkAllocation(std::int8_t /*device*/, std::size_t /*bytes*/) {}
+  // Memory of this kind that the backend's runtime knows but the core's
+  // caches did not hand out (a framework's own device allocation; host
+  // memory it page-locked or registered itself): for device memory, the
+  // device holding `ptr`; for pinned memory, any value (only whether it
+  // answers counts). std::nullopt when `ptr` is not such memory. Asked by
+  // getDeviceFromPtr and isPinnedPtr after the core's caches, from any
+  // thread and also before init(): it must not block on the device nor
+  // create a device context. A throw counts as std::nullopt. Default:
+  // the runtime knows nothing beyond the caches. Plugin API 1.4; a core
+  // older than that never asks.
+  [[nodiscard]] virtual std::optional<std::int8_t> deviceOf(const void* /*ptr*/) const {
+    return std::nullopt;
+  }
 };
 
 // Shared by both kinds of backend: the probes, init, the description and

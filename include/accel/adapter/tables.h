@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "accel/adapter/backend.h"
@@ -171,6 +172,16 @@ inline accel_segment_fns segmentFns(Memory& memory) {
     return guard([&] { memoryOf(ctx).checkAllocation(device, bytes); });
   };
   fns.out_of_memory_advice = memory.outOfMemoryAdvice();
+  // Always filled: the default knows nothing, and the core then answers
+  // from its caches alone, as without the function.
+  fns.device_of = [](void* ctx, const void* ptr, int8_t* device) noexcept -> int32_t {
+    return probe(0, [&] {
+      const std::optional<std::int8_t> known = memoryOf(ctx).deviceOf(ptr);
+      if (!known) return 0;
+      *device = *known;
+      return 1;
+    });
+  };
   if (PageMapping* pages = memory.pages()) {
     fns.page_size = pages->pageSize();
     fns.reserve_range = [](void* ctx, int8_t device, size_t bytes,

@@ -340,12 +340,20 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
   Device getDeviceFromPtrImpl(const void* ptr) const override {
     if (std::optional<DeviceIndex> device = caches_.device().deviceOf(ptr))
       return Device(deviceType(), *device);
+    // Past the caches: memory the plugin's runtime knows (since 1.4).
+    if (std::optional<DeviceIndex> device = caches_.runtimeDeviceOf(
+            name(), ptr, built_count_.load(std::memory_order_acquire)))
+      return Device(deviceType(), *device);
     throw InvalidArgument(concat(ptr, " is not device memory of '", name(),
-                                 "' (no segment of its caching allocator holds it)"));
+                                 "' (no segment of its caching allocator holds it",
+                                 caches_.asksRuntimeForDevices()
+                                     ? ", and its plugin's runtime does not know it)"
+                                     : ")"));
   }
   Allocator& getPinnedMemoryAllocatorImpl() override { return caches_.pinned(); }
   bool isPinnedPtrImpl(const void* ptr) const override {
-    return caches_.ready() && caches_.pinned().isPinnedPtr(ptr);
+    return (caches_.ready() && caches_.pinned().isPinnedPtr(ptr)) ||
+           caches_.runtimePinned(ptr);
   }
   Allocator& getDeviceAllocatorImpl(DeviceIndex index) override {
     const auto slot = static_cast<std::size_t>(index);
@@ -809,6 +817,20 @@ class CSynchronousPluginHooks final : public kit::SynchronousCachingHooks,
     if (t_.high.has_primary_context != nullptr)
       return askProbe(t_.high.has_primary_context, t_.ctx, static_cast<int8_t>(index));
     return SynchronousCachingHooks::hasPrimaryContextImpl(index);
+  }
+  Device getDeviceFromPtrImpl(const void* ptr) const override {
+    // The kit's map holds the caches' segments, and its refusals tell pinned
+    // and freed memory apart; past it, memory the plugin's runtime knows
+    // (since 1.4).
+    if (caches_.asksRuntimeForDevices() && !addresses().find(ptr)) {
+      if (std::optional<DeviceIndex> device =
+              caches_.runtimeDeviceOf(name(), ptr, deviceCount()))
+        return Device(deviceType(), *device);
+    }
+    return SynchronousCachingHooks::getDeviceFromPtrImpl(ptr);
+  }
+  bool isPinnedPtrImpl(const void* ptr) const override {
+    return SynchronousCachingHooks::isPinnedPtrImpl(ptr) || caches_.runtimePinned(ptr);
   }
   Allocator& getPinnedMemoryAllocatorImpl() override { return caches_.pinned(); }
   std::string showConfigImpl() const override { return showConfigOf(t_, name()); }

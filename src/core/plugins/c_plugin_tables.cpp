@@ -93,6 +93,7 @@ void readSegments(accel_segment_fns& out, const accel_segment_fns* fns,
     out.check_allocation = nullptr;
     out.out_of_memory_advice = nullptr;
   }
+  if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 4)) out.device_of = nullptr;
   requireFunctions(t.plugin, what,
                    {{"allocate_segment", out.allocate_segment != nullptr},
                     {"free_segment", out.free_segment != nullptr}});
@@ -104,6 +105,17 @@ void readSegments(accel_segment_fns& out, const accel_segment_fns* fns,
                    {out.record_event != nullptr, out.event_completed != nullptr,
                     out.stream_wait_event != nullptr, out.release_event != nullptr,
                     out.synchronize_event != nullptr});
+}
+
+// device_of (since 1.4) of `fns`: true, with `device`, when the plugin's
+// runtime knows `ptr` as memory of that kind; any answer but 1 is no. A
+// probe cannot fail: a message it gave is dropped.
+bool askDeviceOf(const accel_segment_fns& fns, void* ctx, const void* ptr,
+                 std::int8_t& device) noexcept {
+  if (fns.device_of == nullptr) return false;
+  const bool known = fns.device_of(ctx, ptr, &device) == 1;
+  dropStalePluginMessage();
+  return known;
 }
 
 }  // namespace
@@ -426,6 +438,26 @@ void CoreCaches::requireCapacity(std::string_view backend, HookId hook) const {
   throw NotSupported(concat("'", backend, "' cannot report its device capacity (",
                             hookInfo(hook).name, "): its plugin '", tables.plugin,
                             "' gives no device_memory.memory_info"));
+}
+
+std::optional<DeviceIndex> CoreCaches::runtimeDeviceOf(std::string_view backend,
+                                                       const void* ptr, int count) const {
+  std::int8_t device = -1;
+  if (!askDeviceOf(tables_.device_memory, tables_.device_memory_ctx, ptr, device))
+    return std::nullopt;
+  // The index goes into Device values and per-device tables: a plugin's
+  // answer is checked like a caller's.
+  ACCEL_CHECK(
+      device >= 0 && device < count, InvalidArgument, ptr, " is not device memory of '",
+      backend, "' that the core can place: its plugin '", tables_.plugin,
+      "' answered device ", int(device), " from device_memory.device_of, and '", backend,
+      "' has ", count, " devices; the answer is ignored (a bug in the plugin)");
+  return device;
+}
+
+bool CoreCaches::runtimePinned(const void* ptr) const noexcept {
+  std::int8_t device = -1;  // a pinned answer's device is not read
+  return askDeviceOf(tables_.pinned_memory, tables_.pinned_memory_ctx, ptr, device);
 }
 
 }  // namespace accel::detail

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -141,6 +142,26 @@ class CoreCaches {
   // Throws NotSupported for the capacity hooks when the plugin gives no
   // memory_info, naming its API version when memory_info came after it.
   void requireCapacity(std::string_view backend, HookId hook) const;
+
+  // Memory of the plugin's runtime that the caches did not hand out (a
+  // framework's own allocation, host memory it page-locked itself), as
+  // device_memory.device_of and pinned_memory.device_of (since 1.4) answer
+  // for it: asked only past the caches, one null check when the plugin
+  // gives no device_of. Thread-safe; also before build() (isPinnedPtr never
+  // initialises).
+  //
+  // The device of device memory the runtime knows; nullopt when it does not
+  // know `ptr` (or gives no device_of). An answer outside the backend's
+  // `count` devices is never trusted: InvalidArgument naming `backend`, the
+  // plugin and the device it answered.
+  [[nodiscard]] std::optional<DeviceIndex> runtimeDeviceOf(std::string_view backend,
+                                                           const void* ptr,
+                                                           int count) const;
+  // Whether the runtime knows `ptr` as page-locked host memory. Never throws.
+  [[nodiscard]] bool runtimePinned(const void* ptr) const noexcept;
+  [[nodiscard]] bool asksRuntimeForDevices() const noexcept {
+    return tables_.device_memory.device_of != nullptr;
+  }
 
  private:
   const CPluginTables& tables_;

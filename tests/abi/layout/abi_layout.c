@@ -53,6 +53,9 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_segment_fns, check_allocation),
     MEMBER(accel_segment_fns, out_of_memory_advice),
 #endif
+#if SINCE(1, 4)
+    MEMBER(accel_segment_fns, device_of),
+#endif
     MEMBER(accel_low_fns, struct_size),
     MEMBER(accel_low_fns, is_built),
     MEMBER(accel_low_fns, is_available),

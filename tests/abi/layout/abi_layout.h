@@ -37,6 +37,7 @@ extern const abi_layout abi_layout_v1_0;
 extern const abi_layout abi_layout_v1_1;
 extern const abi_layout abi_layout_v1_2;
 extern const abi_layout abi_layout_v1_3;
+extern const abi_layout abi_layout_v1_4;
 extern const abi_layout abi_layout_current;
 
 #ifdef __cplusplus

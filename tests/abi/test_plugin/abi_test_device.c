@@ -2,7 +2,9 @@
  * memory is host memory from aligned_alloc, so that work is done when the
  * call that enqueued it returns. It provides low, high, device, streams,
  * events, graphs and copies, and the raw segments under the core's device
- * and pinned caches (with their capacity since API 1.1). Plain C11 (and
+ * and pinned caches (with their capacity since API 1.1, and since 1.4
+ * device_of for a region of each kind that its runtime knows outside the
+ * caches, as a framework's own allocation would be). Plain C11 (and
  * POSIX threads), against the plugin ABI alone; abi_test_device.h says what
  * it shares with the entry. */
 #include "abi_test_device.h"
@@ -218,12 +220,25 @@ static accel_status fill(void* ctx, accel_stream stream, int32_t kind, void* dat
 
 /* ---- raw memory under the core's caches ---- */
 
+#define ABITEST_RUNTIME_REGION_BYTES 4096
+
 typedef struct memory_kind {
   int marks_context; /* device memory: a segment creates the device's context */
   _Atomic uint64_t used[ABITEST_DEVICE_SLOTS];
+  /* Memory of this kind the runtime knows outside the core's caches. */
+  unsigned char runtime_region[ABITEST_RUNTIME_REGION_BYTES];
 } memory_kind;
-static memory_kind g_device_memory = {1, {0}};
-static memory_kind g_pinned_memory = {0, {0}};
+static memory_kind g_device_memory = {1, {0}, {0}};
+static memory_kind g_pinned_memory = {0, {0}, {0}};
+static _Atomic uint64_t g_device_of_calls;
+
+void abitest_runtime_regions(void** device_region, void** pinned_region, size_t* bytes) {
+  *device_region = g_device_memory.runtime_region;
+  *pinned_region = g_pinned_memory.runtime_region;
+  *bytes = ABITEST_RUNTIME_REGION_BYTES;
+}
+
+uint64_t abitest_device_of_count(void) { return atomic_load(&g_device_of_calls); }
 
 static accel_status allocate_segment(void* ctx, int8_t device, size_t bytes, void** out) {
   memory_kind* kind = ctx;
@@ -262,6 +277,20 @@ __attribute__((unused)) static void memory_info(void* ctx, int8_t device, uint64
   *free_bytes = ABITEST_MEMORY_BYTES - atomic_load(&kind->used[device]);
 }
 
+#if ABITEST_HEADERS_HAVE_1_4
+/* device_of (1.4): the runtime region of the kind, interior pointers
+ * included. Compared as integers: the pointer may belong to anything. */
+static int32_t device_of(void* ctx, const void* ptr, int8_t* device) {
+  memory_kind* kind = ctx;
+  atomic_fetch_add(&g_device_of_calls, 1);
+  const uintptr_t base = (uintptr_t)kind->runtime_region;
+  const uintptr_t address = (uintptr_t)ptr;
+  if (address < base || address - base >= ABITEST_RUNTIME_REGION_BYTES) return 0;
+  *device = ABITEST_RUNTIME_DEVICE;
+  return 1;
+}
+#endif
+
 /* ---- the tables ---- */
 
 void abitest_device_tables(abitest_tables* tables) {
@@ -289,6 +318,9 @@ void abitest_device_tables(abitest_tables* tables) {
   memory->free_segment = free_segment;
 #if ABITEST_HEADERS_HAVE_1_1
   memory->memory_info = memory_info;
+#endif
+#if ABITEST_HEADERS_HAVE_1_4
+  memory->device_of = device_of;
 #endif
   tables->device_memory_ctx = &g_device_memory;
   tables->pinned_memory = *memory;

@@ -22,6 +22,8 @@
   (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 2)
 #define ABITEST_HEADERS_HAVE_1_3 \
   (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 3)
+#define ABITEST_HEADERS_HAVE_1_4 \
+  (ACCEL_PLUGIN_ABI_MAJOR > 1 || ACCEL_PLUGIN_ABI_MINOR >= 4)
 
 /* The core, as the offer gave it: set by the entry before anything else runs. */
 extern accel_core* abitest_core;
@@ -54,6 +56,16 @@ typedef struct abitest_tables {
   void* pinned_memory_ctx;
 } abitest_tables;
 void abitest_device_tables(abitest_tables* tables);
+
+/* Memory of the device's runtime that the core's caches did not hand out,
+ * as a framework's own allocation would be (abi_test_device.c): a region of
+ * `*bytes` bytes on device ABITEST_RUNTIME_DEVICE, and one of page-locked
+ * host memory. Builds on 1.4 headers or later answer device_of for them;
+ * every build has them, so that a test can ask an older build's backend. */
+#define ABITEST_RUNTIME_DEVICE 1
+void abitest_runtime_regions(void** device_region, void** pinned_region, size_t* bytes);
+/* How often the core asked device_of, of either kind (0 before 1.4). */
+uint64_t abitest_device_of_count(void);
 
 /* Streams (abi_test_device.c): stream 0 is each device's default, created
  * ones count up from 1. abitest_unknown_stream reports one that is not. */

@@ -283,6 +283,16 @@ ABITEST_TEST_EXPORT accel_status abitest_register_late(void) {
   return register_one_backend(abitest_core, ABITEST_TYPE "_late");
 }
 
+/* The runtime's own memory (abitest_runtime_regions) and how often the
+ * core asked device_of about a pointer. */
+ABITEST_TEST_EXPORT void abitest_runtime_memory(void** device_region, void** pinned_region,
+                                                size_t* bytes) {
+  abitest_runtime_regions(device_region, pinned_region, bytes);
+}
+ABITEST_TEST_EXPORT uint64_t abitest_device_of_calls(void) {
+  return abitest_device_of_count();
+}
+
 /* What the core's negotiated_version service answered; 0 when this build's
  * headers predate it or the core's table does not hold it. */
 ABITEST_TEST_EXPORT uint32_t abitest_negotiated_version(void) {
