@@ -109,7 +109,8 @@ class Registrar {
                             &detail::Shared::isAvailable,
                             &detail::Shared::deviceCount,
                             nullptr,
-                            nullptr};
+                            nullptr,
+                            &detail::Shared::unavailableReason};
     const accel_high_fns high{sizeof(high), &detail::Shared::init, nullptr};
     // synchronize: the core's kit answers it for a synchronous device.
     const accel_device_fns device{sizeof(device), nullptr, &detail::Shared::showConfig,

@@ -46,6 +46,8 @@ struct Plugin {
   int32_t (*device_of)(void*, const void*, int8_t*) = nullptr;
   int32_t (*pinned_device_of)(void*, const void*, int8_t*) = nullptr;
   uint32_t flags = 0;  // accel_backend.flags
+  // low.unavailable_reason (1.4; null: not provided).
+  void (*unavailable_reason)(void*, const accel_text_sink*) = nullptr;
 };
 Plugin g_plugin;
 
@@ -64,7 +66,8 @@ accel_status registerBackends(accel_core* core) {
                           g_plugin.is_available,
                           g_plugin.device_count,
                           nullptr,
-                          nullptr};
+                          nullptr,
+                          g_plugin.unavailable_reason};
   const accel_high_fns high{sizeof(high), g_plugin.init, nullptr};
   const accel_device_fns device{
       sizeof(device), [](void*, int8_t) -> accel_status { return ACCEL_OK; },
@@ -386,6 +389,63 @@ TEST(CBackendHooks, ADeviceOfAnswerOtherThanOneIsNo) {
   EXPECT_THROW((void)hooks.getDeviceFromPtr(g_runtime_device), accel::InvalidArgument);
   EXPECT_FALSE(hooks.isPinnedPtr(g_runtime_pinned));
   g_runtime_known = 1;
+}
+
+// Without devices, a hook that needs one says why the backend has none, in
+// the plugin's words (low.unavailable_reason, 1.4), and which hook asked:
+// NotAvailable, not "index 0 out of range [0, 0)". Without the function,
+// or from a plugin that answered 1.3, the range error stays.
+void sayNoDriver(void*, const accel_text_sink* sink) {
+  const char text[] = "no driver: libnodevice.so.1 not found\n";
+  sink->append(sink->sink, text, sizeof text - 1);
+}
+
+Plugin unavailablePlugin(const char* name) {
+  Plugin plugin;
+  plugin.name = name;
+  plugin.is_available = [](void*) -> int32_t { return 0; };
+  plugin.device_count = [](void*) -> int32_t { return 0; };
+  plugin.unavailable_reason = sayNoDriver;
+  return plugin;
+}
+
+TEST(CBackendHooks, AHookThatNeedsADeviceSaysWhyTheBackendHasNone) {
+  AcceleratorHooks& hooks = loaded(unavailablePlugin("unavailable"));
+  const std::string_view hook = accel::hookInfo(accel::HookId::setCurrentDevice).name;
+  try {
+    hooks.setCurrentDevice(0);
+    FAIL() << hook << "(0) was accepted without devices";
+  } catch (const accel::NotAvailable& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(accel::detail::concat(
+                  "'unavailable' is not available: no driver: libnodevice.so.1 not found (",
+                  hook, "() needs a device)")),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_THROW((void)hooks.getDefaultGenerator(0), accel::NotAvailable);
+  int local = 0;
+  try {
+    (void)hooks.getDeviceFromPtr(&local);
+    FAIL() << "a pointer resolved without devices";
+  } catch (const accel::NotAvailable& e) {
+    EXPECT_NE(std::string(e.what()).find("libnodevice.so.1"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CBackendHooks, WithoutAReasonADeviceIndexWithoutDevicesIsOutOfRange) {
+  Plugin plugin = unavailablePlugin("unavailablemute");
+  plugin.unavailable_reason = nullptr;
+  AcceleratorHooks& hooks = loaded(plugin);
+  EXPECT_THROW(hooks.setCurrentDevice(0), accel::InvalidArgument);
+}
+
+TEST(CBackendHooks, APluginSpeaking1_3IsNotAskedWhyItIsUnavailable) {
+  Plugin plugin = unavailablePlugin("unavailable13");
+  plugin.version = ACCEL_PLUGIN_ABI_VERSION(1, 3);
+  AcceleratorHooks& hooks = loaded(plugin);
+  EXPECT_THROW(hooks.setCurrentDevice(0), accel::InvalidArgument);
 }
 
 // A plugin that answered 1.3 is not asked device_of, though its tables

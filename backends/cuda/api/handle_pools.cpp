@@ -234,7 +234,7 @@ DeviceIndex resolve(DeviceIndex index) {
   // Without devices: NotAvailable with the probe's reason.
   const Availability found = availability();
   ACCEL_CHECK(found.device_count > 0, NotAvailable,
-              "the cuda backend is not available: ", found.reason);
+              "'cuda' is not available: ", found.reason);
   return getHooks(DeviceType::CUDA).resolveDeviceIndex(index);
 }
 

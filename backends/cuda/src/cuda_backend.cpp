@@ -21,11 +21,15 @@ namespace accel::cuda::detail {
 
 void requireAvailable() {
   const Driver& d = driver();
-  ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable,
-                      "the cuda backend is not available: ", d.reason);
+  ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable, "'cuda' is not available: ",
+                      d.reason);
 }
 
 bool CudaBackend::isAvailable() const { return driver().available(); }
+std::string CudaBackend::unavailableReason() const {
+  const Driver& d = driver();
+  return d.available() ? std::string() : d.reason;
+}
 int CudaBackend::deviceCount() const { return driver().device_count; }
 
 bool CudaBackend::hasPrimaryContext(std::int8_t device) const {

@@ -43,6 +43,8 @@ namespace accel::cuda::detail {
 class CudaBackend final : public adapter::Backend {
  public:
   [[nodiscard]] bool isAvailable() const override;
+  // The driver probe's reason (driver.h).
+  [[nodiscard]] std::string unavailableReason() const override;
   [[nodiscard]] int deviceCount() const override;
   [[nodiscard]] bool answersPrimaryContext() const override { return true; }
   [[nodiscard]] bool hasPrimaryContext(std::int8_t device) const override;

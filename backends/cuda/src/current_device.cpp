@@ -18,7 +18,7 @@ thread_local DeviceIndex t_target = -1;
 const Driver& usableDriver() {
   const Driver& d = driver();
   ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable,
-                      "the cuda backend is not available: ", d.reason);
+                      "'cuda' is not available: ", d.reason);
   return d;
 }
 

@@ -139,6 +139,17 @@ void DeviceMemory::free(std::int8_t device, void* data, std::size_t) noexcept {
   withContext(device, [&] { (void)succeeded(cudaFree(data)); });
 }
 
+std::optional<std::int8_t> DeviceMemory::deviceOf(const void* ptr) const {
+  const int device = deviceOfPerDriver(ptr);
+  if (device < 0) return std::nullopt;
+  return static_cast<std::int8_t>(device);
+}
+
+std::optional<std::int8_t> PinnedMemory::deviceOf(const void* ptr) const {
+  if (!isPinnedPerDriver(ptr)) return std::nullopt;
+  return std::int8_t{0};
+}
+
 void DeviceMemory::checkAllocation(std::int8_t device, std::size_t) {
   routeToCapturePool(device, currentStream(device));
 }
@@ -203,7 +214,8 @@ bool isPinnedPerDriver(const void* ptr) noexcept {
 
 int deviceOfPerDriver(const void* ptr) noexcept {
   const Driver& d = driver();
-  if (memoryType(d, ptr) == 0) return -1;
+  const unsigned int type = memoryType(d, ptr);
+  if (type == 0 || type == CU_MEMORYTYPE_HOST) return -1;
   int ordinal = -1;
   if (d.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                             reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS ||

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,9 @@ class DeviceMemory final : public adapter::Memory {
   // Routes an allocation on the thread's current stream of `device` to the
   // private pool of the capture the stream was forked into, if any.
   void checkAllocation(std::int8_t device, std::size_t bytes) override;
+  // Device memory CUDA knows that the core's cache did not hand out
+  // (another library's cudaMalloc): its device, per the driver.
+  [[nodiscard]] std::optional<std::int8_t> deviceOf(const void* ptr) const override;
 
  private:
   detail::PageMapping& mapping_;
@@ -97,6 +101,9 @@ class PinnedMemory final : public adapter::Memory {
   [[nodiscard]] adapter::StreamEvents* streamEvents() noexcept override {
     return &events_;
   }
+  // Pinned host memory CUDA knows that the core's cache did not hand out
+  // (cudaHostAlloc, cudaHostRegister): device 0, as the pinned cache's.
+  [[nodiscard]] std::optional<std::int8_t> deviceOf(const void* ptr) const override;
   // Whether `ptr` lies in a segment of this memory (the core's pinned
   // cache). Never throws.
   [[nodiscard]] bool holds(const void* ptr) const noexcept {
@@ -112,8 +119,9 @@ class PinnedMemory final : public adapter::Memory {
 
 // Pointer queries the driver answers (cuPointerGetAttribute), for any
 // memory CUDA knows, whoever allocated or registered it: whether `ptr` is
-// page-locked host memory; the device whose memory holds `ptr` (-1 when
-// none does). Create no context; never throw.
+// page-locked host memory; the device whose device (or managed) memory
+// holds `ptr` (-1 for host memory and memory CUDA does not know). Create no
+// context; never throw.
 [[nodiscard]] bool isPinnedPerDriver(const void* ptr) noexcept;
 [[nodiscard]] int deviceOfPerDriver(const void* ptr) noexcept;
 

@@ -64,6 +64,10 @@ bool markerSaysIdle(cl_command_queue queue, Stream stream) {
 }  // namespace
 
 bool OpenClBackend::isAvailable() const { return devices().available(); }
+std::string OpenClBackend::unavailableReason() const {
+  const Devices& d = devices();
+  return d.available() ? std::string() : d.reason;
+}
 int OpenClBackend::deviceCount() const { return devices().count(); }
 
 void OpenClBackend::init() {

@@ -42,6 +42,8 @@ namespace accel::opencl::detail {
 class OpenClBackend final : public adapter::Backend {
  public:
   [[nodiscard]] bool isAvailable() const override;
+  // What the discovery found missing (devices.h).
+  [[nodiscard]] std::string unavailableReason() const override;
   [[nodiscard]] int deviceCount() const override;
   void init() override;
   [[nodiscard]] bool answersPrimaryContext() const override { return true; }

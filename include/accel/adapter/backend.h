@@ -124,6 +124,11 @@ class BackendBase {
   virtual ~BackendBase() = default;
   [[nodiscard]] virtual bool isBuilt() const { return true; }
   [[nodiscard]] virtual bool isAvailable() const { return true; }
+  // Why isAvailable() is false, in one line ("no NVIDIA driver:
+  // libcuda.so.1 not found"): the core puts it in the NotAvailable error of
+  // every hook that needs a device. Empty when available or unknown. A
+  // probe: a throw says nothing.
+  [[nodiscard]] virtual std::string unavailableReason() const { return {}; }
   // Runs once before any hook that needs the device; a throw is retried by
   // the next such hook.
   virtual void init() {}

@@ -119,6 +119,15 @@ struct Shared {
   static accel_status init(void* ctx) noexcept {
     return guard([&] { baseOf(ctx).init(); });
   }
+  // low.unavailable_reason (since 1.4; a core older than that never asks).
+  static void unavailableReason(void* ctx, const accel_text_sink* sink) noexcept {
+    try {
+      const std::string text = baseOf(ctx).unavailableReason();
+      if (!text.empty()) sink->append(sink->sink, text.data(), text.size());
+    } catch (...) {
+      // A probe: a backend that throws says nothing.
+    }
+  }
   static accel_status showConfig(void* ctx, const accel_text_sink* sink) noexcept {
     return guard([&] {
       const std::string text = baseOf(ctx).showConfig();
@@ -238,6 +247,7 @@ struct AsyncTables {
     low.struct_size = sizeof(low);
     low.is_built = &Shared::isBuilt;
     low.is_available = &Shared::isAvailable;
+    low.unavailable_reason = &Shared::unavailableReason;
     low.device_count = &Shared::deviceCount;
     high.struct_size = sizeof(high);
     high.init = &Shared::init;

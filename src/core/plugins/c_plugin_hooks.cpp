@@ -272,6 +272,20 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     dropStalePluginMessage();
     return count < 0 ? 0 : std::min(count, static_cast<int>(kMaxDevicesPerType));
   }
+  // Without devices, a hook that needs one says why the backend has none
+  // when the plugin can tell (low.unavailable_reason, since 1.4): there is
+  // no index to name.
+  [[noreturn]] void failBadDeviceIndex(DeviceIndex index, int count,
+                                       HookId hook) const override {
+    if (count == 0) refuseUnavailable(hook);
+    AcceleratorHooks::failBadDeviceIndex(index, count, hook);
+  }
+  void refuseUnavailable(HookId hook) const {
+    if (std::string why = unavailableReasonOf(t_); !why.empty()) {
+      throw NotAvailable(concat("'", name(), "' is not available: ", why, " (",
+                                hookInfo(hook).name, "() needs a device)"));
+    }
+  }
   DeviceIndex getCurrentDeviceImpl() const override {
     if (!t_.ownsCurrentDevice()) return current_.device();
     std::int8_t device = 0;
@@ -344,6 +358,7 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     if (std::optional<DeviceIndex> device = caches_.runtimeDeviceOf(
             name(), ptr, built_count_.load(std::memory_order_acquire)))
       return Device(deviceType(), *device);
+    if (deviceCountImpl() == 0) refuseUnavailable(HookId::getDeviceFromPtr);
     throw InvalidArgument(concat(ptr, " is not device memory of '", name(),
                                  "' (no segment of its caching allocator holds it",
                                  caches_.asksRuntimeForDevices()

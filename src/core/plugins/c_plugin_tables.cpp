@@ -164,6 +164,7 @@ CPluginTables readCPluginTables(const accel_core& core, const accel_backend& bac
 
   t.synchronous = (b.flags & ACCEL_BACKEND_SYNCHRONOUS) != 0;
   copyTable(t.low, b.low, t.plugin, "low");
+  if (t.version < ACCEL_PLUGIN_ABI_VERSION(1, 4)) t.low.unavailable_reason = nullptr;
   requireFunctions(t.plugin, "low",
                    {{"is_built", t.low.is_built != nullptr},
                     {"is_available", t.low.is_available != nullptr},
@@ -362,16 +363,39 @@ void CSegmentSource::synchronizeEvent(EventId event) {
 
 // ---- answered alike by both kinds of hooks ----
 
+namespace {
+
+// A sink appending to `text`.
+accel_text_sink sinkInto(std::string& text) noexcept {
+  return {&text, [](void* out, const char* piece, size_t length) {
+            if (piece == nullptr) return;
+            try {
+              static_cast<std::string*>(out)->append(piece, length);
+            } catch (...) {
+              // A shorter text: the sink has no way to fail.
+            }
+          }};
+}
+
+}  // namespace
+
+std::string unavailableReasonOf(const CPluginTables& tables) noexcept {
+  if (tables.low.unavailable_reason == nullptr) return {};
+  try {
+    std::string text;
+    const accel_text_sink sink = sinkInto(text);
+    tables.low.unavailable_reason(tables.ctx, &sink);
+    dropStalePluginMessage();
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+  } catch (...) {
+    return {};
+  }
+}
+
 std::string showConfigOf(const CPluginTables& tables, std::string_view backend) {
   std::string text;
-  const accel_text_sink sink{&text, [](void* out, const char* piece, size_t length) {
-                               if (piece == nullptr) return;
-                               try {
-                                 static_cast<std::string*>(out)->append(piece, length);
-                               } catch (...) {
-                                 // A shorter text: the sink has no way to fail.
-                               }
-                             }};
+  const accel_text_sink sink = sinkInto(text);
   const accel_status status = tables.device.show_config(tables.ctx, &sink);
   if (status != ACCEL_OK) throwPluginStatus(status, backend, "device.show_config");
   dropStalePluginMessage();

@@ -186,6 +186,9 @@ template <typename... Args>
 // showConfig through a text sink; the device's properties; the refusal of
 // the capacity hooks when the plugin gives no memory_info (naming its API
 // version when memory_info came after it). `backend` names the device type.
+// Why the plugin's backend is not available (low.unavailable_reason, since
+// 1.4); empty when it has no such function or says nothing. Never throws.
+[[nodiscard]] std::string unavailableReasonOf(const CPluginTables& tables) noexcept;
 [[nodiscard]] std::string showConfigOf(const CPluginTables& tables,
                                        std::string_view backend);
 [[nodiscard]] DeviceProperties propertiesOf(const CPluginTables& tables,

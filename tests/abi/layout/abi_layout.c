@@ -62,6 +62,9 @@ static const abi_layout_member kMembers[] = {
     MEMBER(accel_low_fns, device_count),
     MEMBER(accel_low_fns, get_current_device),
     MEMBER(accel_low_fns, set_current_device),
+#if SINCE(1, 4)
+    MEMBER(accel_low_fns, unavailable_reason),
+#endif
     MEMBER(accel_high_fns, struct_size),
     MEMBER(accel_high_fns, init),
     MEMBER(accel_high_fns, has_primary_context),

@@ -295,9 +295,14 @@ static int32_t device_of(void* ctx, const void* ptr, int8_t* device) {
 
 void abitest_device_tables(abitest_tables* tables) {
   memset(tables, 0, sizeof *tables);
-  tables->low =
-      (accel_low_fns){sizeof tables->low, is_built,           is_available,
-                      device_count,       get_current_device, set_current_device};
+  /* Named members: the headers of 1.4 on have more (unavailable_reason),
+   * which this device, always available, leaves null. */
+  tables->low = (accel_low_fns){.struct_size = sizeof tables->low,
+                                .is_built = is_built,
+                                .is_available = is_available,
+                                .device_count = device_count,
+                                .get_current_device = get_current_device,
+                                .set_current_device = set_current_device};
   tables->high = (accel_high_fns){sizeof tables->high, init, has_primary_context};
   tables->device = (accel_device_fns){sizeof tables->device, device_synchronize,
                                       show_config, properties};

@@ -52,7 +52,7 @@
  *      use_block, release_block_use, current_device, current_stream.
  * 1.3  ACCEL_ERROR_NOT_IMPLEMENTED; the fill group (ACCEL_GROUP_FILL,
  *      accel_fill_fns, accel_backend.fill); accel_core_services.join_capture.
- * 1.4  accel_segment_fns.device_of.
+ * 1.4  accel_segment_fns.device_of; accel_low_fns.unavailable_reason.
  *
  * Thread-safety: the core may call any backend function from any thread at
  * any time, except where a comment says otherwise; plugins make that true.
@@ -258,6 +258,14 @@ typedef struct accel_low_fns {
    * core keeps the current device per thread (0 until set). */
   accel_status (*get_current_device)(void* ctx, int8_t* out);
   accel_status (*set_current_device)(void* ctx, int8_t device);
+  /* since 1.4: why is_available answers 0 (no driver, a driver too old, no
+   * device), in one line appended to `sink` ("no NVIDIA driver: libcuda.so.1
+   * not found"); nothing when the backend is available or cannot say. The
+   * core puts it in the NotAvailable error of every hook that needs a
+   * device of a backend without devices. A probe: from any thread, also
+   * before init, never creates a device context. Optional (NULL: such hooks
+   * say only that the backend reports no devices). */
+  void (*unavailable_reason)(void* ctx, const accel_text_sink* sink);
 } accel_low_fns;
 
 /* high (required). Generators, the device and pinned allocators and the
