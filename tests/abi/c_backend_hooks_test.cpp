@@ -417,10 +417,11 @@ TEST(CBackendHooks, AHookThatNeedsADeviceSaysWhyTheBackendHasNone) {
     FAIL() << hook << "(0) was accepted without devices";
   } catch (const accel::NotAvailable& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find(accel::detail::concat(
-                  "'unavailable' is not available: no driver: libnodevice.so.1 not found (",
-                  hook, "() needs a device)")),
-              std::string::npos)
+    EXPECT_NE(
+        what.find(accel::detail::concat(
+            "'unavailable' is not available: no driver: libnodevice.so.1 not found (",
+            hook, "() needs a device)")),
+        std::string::npos)
         << what;
   }
   EXPECT_THROW((void)hooks.getDefaultGenerator(0), accel::NotAvailable);

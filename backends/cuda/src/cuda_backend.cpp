@@ -21,8 +21,8 @@ namespace accel::cuda::detail {
 
 void requireAvailable() {
   const Driver& d = driver();
-  ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable, "'cuda' is not available: ",
-                      d.reason);
+  ACCEL_ADAPTER_CHECK(d.available(), adapter::NotAvailable,
+                      "'cuda' is not available: ", d.reason);
 }
 
 bool CudaBackend::isAvailable() const { return driver().available(); }

@@ -18,9 +18,9 @@
 #include <unordered_map>
 
 #include "accel/adapter/backend.h"
+#include "accel/adapter/segment_map.h"
 #include "cl_api.h"
 #include "queue_events.h"
-#include "accel/adapter/segment_map.h"
 #include "types.h"
 
 namespace accel::opencl::detail {

@@ -27,8 +27,8 @@
 #include <optional>
 
 #include "accel/adapter/backend.h"
-#include "queue_events.h"
 #include "accel/adapter/segment_map.h"
+#include "queue_events.h"
 #include "types.h"
 
 namespace accel::opencl::detail {

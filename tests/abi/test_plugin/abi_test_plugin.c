@@ -285,8 +285,8 @@ ABITEST_TEST_EXPORT accel_status abitest_register_late(void) {
 
 /* The runtime's own memory (abitest_runtime_regions) and how often the
  * core asked device_of about a pointer. */
-ABITEST_TEST_EXPORT void abitest_runtime_memory(void** device_region, void** pinned_region,
-                                                size_t* bytes) {
+ABITEST_TEST_EXPORT void abitest_runtime_memory(void** device_region,
+                                                void** pinned_region, size_t* bytes) {
   abitest_runtime_regions(device_region, pinned_region, bytes);
 }
 ABITEST_TEST_EXPORT uint64_t abitest_device_of_calls(void) {
