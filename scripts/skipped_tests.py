@@ -17,7 +17,11 @@ read) and reports:
 - each test that ctest skipped through its SKIP_REGULAR_EXPRESSION, with
   GTEST_SKIP's message or pytest's skip reasons (pytest runs with -rs);
 - each pytest file that ran (passed or failed) with skipped cases, with
-  their reasons.
+  their reasons;
+- each GoogleTest case that a whole program skipped (the sanitizer builds
+  run one ctest per program, ACCEL_TESTS_PER_PROGRAM, without a skip
+  expression: the program passes or fails by its other cases), with
+  GTEST_SKIP's message.
 A test skipped through SKIP_RETURN_CODE alone cannot be told from a pass in
 the log, so this project's skipping tests also match a skip expression.
 Always exits 0: ctest counts a failing post-test command as an error.
@@ -26,6 +30,7 @@ Always exits 0: ctest counts a failing post-test command as an error.
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple, Optional
 
 _BLOCK = re.compile(r"^\d+/\d+ Testing: (?P<name>.*?)\n(?P<body>.*?)(?=^\d+/\d+ Testing: |\Z)",
                     re.S | re.M)
@@ -33,18 +38,41 @@ _OUTPUT = re.compile(r"\nOutput:\n-+\n(?P<output>.*?)<end of output>\n", re.S)
 _GTEST_SKIP = re.compile(r": Skipped\n(?P<reason>.*?)(?:\n\[  SKIPPED \]|\nGoogle Test trace:|\Z)",
                          re.S)
 _PYTEST_SKIP = re.compile(r"^SKIPPED \[(?P<count>\d+)\] [^:\n]+:\d+: (?P<reason>.*)$", re.M)
+# One case of a whole program's output, from its start to its skip line.
+_GTEST_SKIPPED_CASE = re.compile(
+    r"^\[ RUN      \] (?P<case>\S+)\n(?P<body>(?:(?!^\[ RUN      \] ).)*?)"
+    r"^\[  SKIPPED \] (?P=case) \(", re.S | re.M)
+_GTEST_CASE_REASON = re.compile(r": Skipped\n(?P<reason>.*?)(?:\nGoogle Test trace:|\Z)", re.S)
 _REGEX_SKIPPED = "Skip regular expression found in output."
 # LastTest.log, LastTest_<date>.log, each with .tmp while ctest writes it
 # (not LastTestsFailed.log, which lists names only).
 _LOG_NAME = re.compile(r"LastTest(_[^.]*)?\.log(\.tmp)?")
 
 
+class Skip(NamedTuple):
+    """A skipped test, or cases skipped in a test that ran."""
+    test: str  # ctest's name
+    cases: Optional[int]  # None: the whole test skipped; else how many of its cases
+    reason: str
+    gtest_case: str = ""  # the GoogleTest case a whole program skipped
+
+
 def one_line(text):
     return " ".join(text.split())
 
 
+def gtest_case_skips(name, output):
+    """The cases a whole GoogleTest program skipped, each with its reason."""
+    found = []
+    for case in _GTEST_SKIPPED_CASE.finditer(output):
+        reason = _GTEST_CASE_REASON.search(case.group("body"))
+        text = one_line(reason.group("reason")) if reason else ""
+        found.append(Skip(name, 1, text or "(the test gave no reason)", case.group("case")))
+    return found
+
+
 def skips_in_log(log):
-    """(test name, number of skipped cases or None for the whole test, reason)."""
+    """The Skips of the log, in its order."""
     found = []
     for block in _BLOCK.finditer(log):
         name, body = block.group("name").strip(), block.group("body")
@@ -58,10 +86,11 @@ def skips_in_log(log):
                 reasons = [one_line(gtest.group("reason"))]
             else:
                 reasons = [reason for _, reason in pytest]
-            found.append((name, None, "; ".join(reasons) or "(the test gave no reason)"))
+            found.append(Skip(name, None, "; ".join(reasons) or "(the test gave no reason)"))
         else:
             for count, reason in pytest:
-                found.append((name, count, reason))
+                found.append(Skip(name, count, reason))
+            found += gtest_case_skips(name, output)
     return found
 
 
@@ -69,17 +98,25 @@ def report(skips):
     """The lines printed after ctest's summary (none when nothing skipped)."""
     if not skips:
         return []
-    whole = sum(1 for _, count, _ in skips if count is None)
-    cases = sum(count for _, count, _ in skips if count is not None)
+    whole = sum(1 for skip in skips if skip.cases is None)
+    pytest = sum(skip.cases for skip in skips if skip.cases is not None and not skip.gtest_case)
+    gtest = sum(1 for skip in skips if skip.gtest_case)
     parts = []
     if whole:
         parts.append(f"{whole} test(s) skipped")
-    if cases:
-        parts.append(f"{cases} pytest case(s) skipped in tests that ran")
+    if pytest:
+        parts.append(f"{pytest} pytest case(s) skipped in tests that ran")
+    if gtest:
+        parts.append(f"{gtest} GoogleTest case(s) skipped in programs that ran")
     lines = [", ".join(parts) + ", with the reasons they gave:"]
-    for name, count, reason in skips:
-        where = name if count is None else f"{name} ({count} case{'s' if count > 1 else ''})"
-        lines.append(f"  {where}: {reason}")
+    for skip in skips:
+        if skip.gtest_case:
+            where = f"{skip.test} {skip.gtest_case}"
+        elif skip.cases is None:
+            where = skip.test
+        else:
+            where = f"{skip.test} ({skip.cases} case{'s' if skip.cases > 1 else ''})"
+        lines.append(f"  {where}: {skip.reason}")
     return lines
 
 

@@ -30,12 +30,17 @@ def test_ctest_output_ends_with_each_skip_and_its_reason(tmp_path):
     summary = out.index("The following tests did not run:")
     listing = out[summary:]
     assert "Gtest.Skips (Skipped)" in listing and "python.all_skipped (Skipped)" in listing
-    assert "2 test(s) skipped, 2 pytest case(s) skipped in tests that ran" in listing
+    assert ("2 test(s) skipped, 2 pytest case(s) skipped in tests that ran, "
+            "1 GoogleTest case(s) skipped in programs that ran" in listing)
     assert "  Gtest.Skips: no CUDA device: cudaErrorNoDevice\n" in listing
     assert ("  python.all_skipped: torch is not installed (apt-get install python3-torch)\n"
             in listing)
     assert "  python.some_skipped (1 case): no CUDA device\n" in listing
     assert "Gtest.Passes" not in listing
+    # A whole program passes by its other cases and names the case it skipped.
+    assert "gtest_program (Skipped)" not in listing and "gtest_program (Failed)" not in out
+    assert "  gtest_program Program.Skips: needs two devices\n" in listing
+    assert "Program.Passes" not in listing and "Program.AlsoPasses" not in listing
     assert "python.skipped_and_error (Skipped)" not in listing
 
 
@@ -49,7 +54,8 @@ def test_a_skip_without_a_message_says_so():
     log = ("1/1 Testing: A.B\n1/1 Test: A.B\nOutput:\n----------\nx.cpp:3: Skipped\n\n"
            "[  SKIPPED ] A.B (0 ms)\n<end of output>\nTest Pass Reason:\n"
            "Skip regular expression found in output. Regex=[x]\n")
-    assert skipped_tests.skips_in_log(log) == [("A.B", None, "(the test gave no reason)")]
+    assert skipped_tests.skips_in_log(log) == [
+        skipped_tests.Skip("A.B", None, "(the test gave no reason)")]
 
 
 def test_a_build_directory_without_a_log_is_not_an_error(tmp_path, capsys):

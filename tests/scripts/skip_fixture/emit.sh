@@ -4,6 +4,14 @@ gtest_skip)
   printf '%s\n' 'Note: Google Test filter = Gtest.Skips' '[ RUN      ] Gtest.Skips' \
     'tests/cuda/x_test.cpp:12: Skipped' 'no CUDA device: cudaErrorNoDevice' \
     '[  SKIPPED ] Gtest.Skips (0 ms)' '[  PASSED  ] 0 tests.' ;;
+gtest_program)
+  printf '%s\n' '[==========] Running 3 tests from 1 test suite.' '[ RUN      ] Program.Passes' \
+    '[       OK ] Program.Passes (0 ms)' '[ RUN      ] Program.Skips' \
+    'tests/x_test.cpp:40: Skipped' 'needs two devices' 'Google Test trace:' \
+    'tests/x_test.cpp:38: on the test backend' '' '[  SKIPPED ] Program.Skips (0 ms)' \
+    '[ RUN      ] Program.AlsoPasses' '[       OK ] Program.AlsoPasses (1 ms)' \
+    '[==========] 3 tests from 1 test suite ran. (1 ms total)' '[  PASSED  ] 2 tests.' \
+    '[  SKIPPED ] 1 test, listed below:' '[  SKIPPED ] Program.Skips' ;;
 gtest_pass)
   printf '%s\n' '[ RUN      ] Gtest.Passes' '[       OK ] Gtest.Passes (0 ms)' ;;
 pytest_all_skipped)
