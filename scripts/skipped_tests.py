@@ -86,6 +86,11 @@ def skips_in_log(log):
                 reasons = [one_line(gtest.group("reason"))]
             else:
                 reasons = [reason for _, reason in pytest]
+            # A test that is only a message (`cmake -E echo "not run under
+            # ...: why"` with a skip expression) gives that line as its reason.
+            lines = [line for line in output.strip().splitlines() if line.strip()]
+            if not reasons and len(lines) == 1 and "[  SKIPPED ]" not in lines[0]:
+                reasons = [one_line(lines[0])]
             found.append(Skip(name, None, "; ".join(reasons) or "(the test gave no reason)"))
         else:
             for count, reason in pytest:

@@ -73,3 +73,13 @@ def test_a_log_with_a_date_in_its_name_is_read(tmp_path, capsys):
         "Skip regular expression found in output. Regex=[x]\n")
     assert skipped_tests.main(["skipped_tests.py", str(tmp_path)]) == 0
     assert "  A.B: no GPU\n" in capsys.readouterr().out
+
+
+def test_a_skip_that_is_one_message_gives_it_as_the_reason():
+    log = ("1/1 Testing: clang.check\n1/1 Test: clang.check\nOutput:\n----------\n"
+           "not run under ThreadSanitizer: the plugin is not instrumented\n"
+           "<end of output>\nTest Pass Reason:\n"
+           "Skip regular expression found in output. Regex=[not run under]\n")
+    assert skipped_tests.skips_in_log(log) == [
+        skipped_tests.Skip("clang.check", None,
+                           "not run under ThreadSanitizer: the plugin is not instrumented")]
