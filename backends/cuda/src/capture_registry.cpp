@@ -49,10 +49,6 @@ void oneFewer(Registry& r) noexcept {
   }
 }
 
-bool sameStream(adapter::Stream a, adapter::Stream b) noexcept {
-  return a.device == b.device && a.id == b.id;
-}
-
 }  // namespace
 
 void captureBeginning(const adapter::Core& core, int device_count) {
@@ -97,9 +93,9 @@ void routeToCapturePool(std::int8_t device, adapter::Stream stream) {
     auto found = std::find_if(r.captures.begin(), r.captures.end(),
                               [&](const Capture& c) { return c.id == id; });
     if (found == r.captures.end() || found->origin.device != device ||
-        sameStream(found->origin, stream) ||
+        adapter::sameStream(found->origin, stream) ||
         std::any_of(found->joined.begin(), found->joined.end(),
-                    [&](adapter::Stream s) { return sameStream(s, stream); })) {
+                    [&](adapter::Stream s) { return adapter::sameStream(s, stream); })) {
       return;
     }
     found->joined.push_back(stream);
@@ -112,6 +108,16 @@ void routeToCapturePool(std::int8_t device, adapter::Stream stream) {
   } catch (const adapter::Failure& e) {
     // The capture ended between the query and the join: nothing to route.
     if (e.status() == ACCEL_ERROR_INVALID_ARGUMENT && !isCapturing(stream, &id)) return;
+    // Not joined: the stream's next allocation tries again.
+    std::lock_guard lock(r.mutex);
+    for (Capture& c : r.captures) {
+      if (c.id != id) continue;
+      c.joined.erase(std::remove_if(c.joined.begin(), c.joined.end(),
+                                    [&](adapter::Stream s) {
+                                      return adapter::sameStream(s, stream);
+                                    }),
+                     c.joined.end());
+    }
     throw;
   }
 }

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string_view>
 
+#include "accel/adapter/core.h"
 #include "accel/adapter/failure.h"
 #include "accel/adapter/segment_map.h"
 #include "accel/hook_catalogue.h"
@@ -46,9 +47,7 @@ using Stream = accel_stream;
   s.device = device;
   return s;
 }
-[[nodiscard]] constexpr bool sameStream(Stream a, Stream b) noexcept {
-  return a.device == b.device && a.id == b.id;
-}
+using adapter::sameStream;
 
 // "opencl:1" and "stream 3 on opencl:1", as the core writes devices and
 // streams in its own messages.

@@ -26,6 +26,11 @@ namespace accel::adapter {
 // A stream of the backend's device type: its device and the backend's id.
 using Stream = accel_stream;
 
+// Whether `a` and `b` name the same stream. Never throws.
+[[nodiscard]] constexpr bool sameStream(Stream a, Stream b) noexcept {
+  return a.device == b.device && a.id == b.id;
+}
+
 // Where draws start in a generator's Philox stream.
 struct PhiloxPosition {
   std::uint64_t seed = 0;
