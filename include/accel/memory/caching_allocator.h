@@ -133,7 +133,8 @@ class ACCEL_API CachingAllocator {
   [[nodiscard]] static DeleterFn blockDeleter() noexcept;
   // The allocator that handed out `data` (any backend's, the core's caches
   // behind a plugin included), or null for memory no CachingAllocator
-  // handed out. Never throws.
+  // handed out. Thread-safe (reads only the block the DataPtr holds); never
+  // throws.
   [[nodiscard]] static CachingAllocator* owning(const DataPtr& data) noexcept;
 
   // ---- lookups: what a backend's checks read instead of keeping a record
