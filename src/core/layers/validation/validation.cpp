@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "layers/hook_layer.h"
+#include "layers/layer_settings.h"
 #include "layers/validation/validation_layer.h"
 #include "layers/validation/validation_report.h"
 
@@ -23,7 +24,13 @@ struct Validation {
 };
 
 Validation& validation() {
-  static Validation* v = new Validation();  // never destroyed: hooks run during exit
+  static Validation* v = [] {
+    auto* made = new Validation();  // never destroyed: hooks run during exit
+    const detail::LayerSettings& settings = detail::layerSettings();
+    made->layer.setQuarantineLimits(
+        detail::QuarantineLimits{settings.quarantine_blocks, settings.quarantine_bytes});
+    return made;
+  }();
   return *v;
 }
 
@@ -79,6 +86,10 @@ void setValidationMode(ValidationMode mode) {
   detail::resetViolationCount();
   detail::addHookLayer(v.layer);
   v.added = true;
+}
+
+void setValidationQuarantine(std::size_t blocks, std::size_t bytes) noexcept {
+  validation().layer.setQuarantineLimits(detail::QuarantineLimits{blocks, bytes});
 }
 
 ValidationMode validationMode() noexcept {

@@ -32,7 +32,7 @@ bool synchronises(HookId hook) noexcept {
 
 }  // namespace
 
-void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) {
+void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   memory_.setLimits(limits);
 }

@@ -37,7 +37,7 @@ class ValidationLayer final : public HookLayer {
   [[nodiscard]] ValidationMode mode() const noexcept {
     return mode_.load(std::memory_order_relaxed);
   }
-  void setQuarantineLimits(QuarantineLimits limits);
+  void setQuarantineLimits(QuarantineLimits limits) noexcept;
 
   void before(const HookCall& call) override;
   void after(const HookCall& call, bool failed) noexcept override;
