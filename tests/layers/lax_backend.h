@@ -41,6 +41,9 @@ class LaxHooks final : public AcceleratorHooks {
     pinned_ = std::make_unique<MallocAllocator>(Device(DeviceType::CPU, 0));
   }
 
+  // Frees of device memory that reached this backend.
+  [[nodiscard]] static int devicesFrees() noexcept { return frees_.load(); }
+
   // Calls that reached this backend (the hooks' *Impls), by hook.
   [[nodiscard]] int reached(HookId hook) const noexcept {
     return reached_[static_cast<std::size_t>(hook)].load();
@@ -160,7 +163,7 @@ class LaxHooks final : public AcceleratorHooks {
     }
 
    private:
-    static void freeNothing(void*) noexcept {}
+    static void freeNothing(void*) noexcept { ++frees_; }
     Device device_;
     char* base_ = nullptr;
     std::atomic<std::size_t> next_{0};
@@ -184,6 +187,7 @@ class LaxHooks final : public AcceleratorHooks {
   void count(HookId hook) const noexcept { ++reached_[static_cast<std::size_t>(hook)]; }
 
   static inline thread_local DeviceIndex current_ = 0;
+  static inline std::atomic<int> frees_{0};
   DefaultGenerators generators_;
   std::unique_ptr<ArenaAllocator> allocators_[kDevices];
   std::unique_ptr<MallocAllocator> pinned_;

@@ -214,16 +214,28 @@ TEST_F(ValidationRules, LogModePrintsTheLineAndLetsTheCallThrough) {
   served().destroyEvent(event);
 }
 
-TEST_F(ValidationRules, TheQuarantineIsBoundedAndLetsOldFreesGo) {
+TEST_F(ValidationRules, TheQuarantineHoldsFreesBackWithinItsBounds) {
   setValidationMode(ValidationMode::Throw);
-  DataPtr first = served().getDeviceAllocator(0).allocate(256);
-  const void* oldest = first.get();
-  first.reset();
-  // The default quarantine holds 1024 blocks: the oldest leaves it.
-  for (int i = 0; i < 1100; ++i) (void)served().getDeviceAllocator(0).allocate(256);
-  const int reached = lax().reached(HookId::getDeviceFromPtr);
-  EXPECT_NO_THROW((void)served().getDeviceFromPtr(oldest));
-  EXPECT_EQ(lax().reached(HookId::getDeviceFromPtr), reached + 1);
+  setValidationQuarantine(4, std::size_t{1} << 20);
+  std::vector<const void*> freed;
+  const int frees_before = testing::LaxHooks::devicesFrees();
+  for (int i = 0; i < 6; ++i) {
+    DataPtr data = served().getDeviceAllocator(0).allocate(256);
+    freed.push_back(data.get());
+  }
+  // Four frees wait in the quarantine; the two oldest went back.
+  EXPECT_EQ(testing::LaxHooks::devicesFrees(), frees_before + 2);
+  // The four held back are known as freed; the two that went back are not.
+  for (std::size_t i = 0; i < freed.size(); ++i) {
+    if (i < 2) {
+      EXPECT_NO_THROW((void)served().getDeviceFromPtr(freed[i])) << i;
+    } else {
+      EXPECT_THROW((void)served().getDeviceFromPtr(freed[i]), InvalidArgument) << i;
+    }
+  }
+  setValidationMode(ValidationMode::Off);  // gives the held frees back
+  EXPECT_EQ(testing::LaxHooks::devicesFrees(), frees_before + 6);
+  setValidationQuarantine(1024, std::size_t{256} << 20);
 }
 
 TEST_F(ValidationRules, TheLeakReportNamesWhatWasNeverReleasedAndWhereItWasMade) {

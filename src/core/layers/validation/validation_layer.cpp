@@ -44,7 +44,7 @@ void ValidationLayer::checkMemory(const HookCall& call, const void* ptr,
                                   std::vector<Violation>& found) const {
   if (ptr == nullptr) return;
   const std::uintptr_t begin = address(ptr);
-  if (const TrackedBlock* old = memory_.quarantined(begin)) {
+  if (const TrackedBlock* old = memory_.freedBlock(begin)) {
     found.push_back({concat("use after free: ", which, " lies in a block of ", old->bytes,
                             " bytes at ", hexAddress(old->base), " of '",
                             deviceTypeName(old->type), "' that was freed"),
@@ -199,9 +199,6 @@ void ValidationLayer::before(const HookCall& call) {
         checkEvent(call, call.object, true, found);
         checkEvent(call, call.object2, true, found);
         break;
-      case HookId::destroyEvent:
-        checkEvent(call, call.object, false, found);
-        break;
       default:
         break;
     }
@@ -332,7 +329,7 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     if (memory_.freed(address(ptr), std::move(where), token, released)) {
       held = true;
-    } else if (const TrackedBlock* old = memory_.quarantinedAt(address(ptr));
+    } else if (const TrackedBlock* old = memory_.heldAt(address(ptr));
                old != nullptr && old->token == token) {
       // The deleter ran twice for one allocation: the first free holds it.
       held = true;
@@ -361,11 +358,7 @@ void ValidationLayer::forgetAll() noexcept {
   std::vector<const void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    try {
-      memory_.drain(released);
-    } catch (...) {
-    }
-    memory_.forgetLive();
+    memory_.clear(released);
     events_.clear();
     destroyed_events_.clear();
     graphs_.clear();
