@@ -71,4 +71,9 @@ ACCEL_API void setValidationQuarantine(std::size_t blocks, std::size_t bytes) no
 // registers the traceback of the calling Python frame. Null: none.
 ACCEL_API void setValidationHostStack(HostStackCapture capture);
 
+// Resolves now the host stacks of everything tracked, so that the leak
+// report at exit can still name them once the host language has shut down
+// (the Python package calls it from its own atexit). Never throws.
+ACCEL_API void resolveValidationHostStacks() noexcept;
+
 }  // namespace accel

@@ -71,6 +71,11 @@ class TrackedMemory {
       const noexcept {
     return live_;
   }
+  // Calls `visit` with each live block (which may change its stacks).
+  template <typename Visit>
+  void forEachLive(Visit&& visit) {
+    for (auto& [base, block] : live_) visit(block);
+  }
 
  private:
   static const TrackedBlock* holding(const std::map<std::uintptr_t, TrackedBlock>& blocks,

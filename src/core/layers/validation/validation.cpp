@@ -102,6 +102,8 @@ std::uint64_t validationViolations() noexcept { return detail::countedViolations
 
 std::string validationLeakReport() { return validation().layer.leakReport(); }
 
+void resolveValidationHostStacks() noexcept { validation().layer.resolveHostStacks(); }
+
 void setValidationHostStack(HostStackCapture capture) {
   detail::setHostStackProvider(std::move(capture));
 }

@@ -370,6 +370,58 @@ void ValidationLayer::forgetAll() noexcept {
 
 // ---- reports ----
 
+namespace {
+
+// A host stack resolved once, kept as its frames.
+class ResolvedHostStack final : public HostStack {
+ public:
+  explicit ResolvedHostStack(std::vector<MemoryFrame> frames)
+      : frames_(std::move(frames)) {}
+  [[nodiscard]] std::vector<MemoryFrame> frames() const override { return frames_; }
+
+ private:
+  std::vector<MemoryFrame> frames_;
+};
+
+// `stack` with its host part resolved (`stack` itself when it has none).
+CapturedStack resolvedHost(const CapturedStack& stack) {
+  if (!stack || !stack->host) return stack;
+  auto record = std::make_shared<memory::detail::StackRecord>();
+  record->host = std::make_shared<const ResolvedHostStack>(stack->host->frames());
+  record->addresses = stack->addresses;
+  return record;
+}
+
+}  // namespace
+
+void ValidationLayer::resolveHostStacks() noexcept {
+  try {
+    // Resolved without the lock (resolving takes the host's lock), then
+    // put back where the same stack still is.
+    std::vector<CapturedStack> stacks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& [base, block] : memory_.liveBlocks()) stacks.push_back(block.made);
+      for (const auto& [key, event] : events_) stacks.push_back(event.made);
+      for (const auto& [key, made] : graphs_) stacks.push_back(made);
+    }
+    std::map<const memory::detail::StackRecord*, CapturedStack> resolved;
+    for (const CapturedStack& stack : stacks) {
+      if (stack && stack->host) resolved.emplace(stack.get(), resolvedHost(stack));
+    }
+    auto replace = [&](CapturedStack& stack) {
+      auto found = resolved.find(stack.get());
+      if (found != resolved.end()) stack = found->second;
+    };
+    std::lock_guard<std::mutex> lock(mutex_);
+    memory_.forEachLive([&](TrackedBlock& block) { replace(block.made); });
+    for (auto& [key, event] : events_) replace(event.made);
+    for (auto& [key, made] : graphs_) replace(made);
+  } catch (...) {
+    // No memory: the report names C++ frames only.
+  }
+}
+
 void ValidationLayer::report(const std::string& call, std::vector<Violation>& found,
                              bool may_throw) const {
   // Every violation but the last is printed; the last decides what follows
