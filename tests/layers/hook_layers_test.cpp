@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/context.h"
@@ -165,6 +166,37 @@ TEST(HookLayers, TheContextsReadySlotFollowsTheLayers) {
     EXPECT_TRUE(getHooks(own.deviceType()).isInitialized());
   }
   EXPECT_EQ(detail::g_context_ready[slot].load(), &own);
+}
+
+// Threads keep calling hooks and allocating while layers are added and
+// removed: every call goes through the backend or the decorator whole, and
+// a layer sees only calls it can count (the ThreadSanitizer build runs it).
+TEST(HookLayers, LayersComeAndGoWhileOtherThreadsCall) {
+  AcceleratorHooks& own = backend();
+  own.init();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      const DeviceIndex device = static_cast<DeviceIndex>(t % 2);
+      while (!stop.load()) {
+        AcceleratorHooks& served = getHooks(own.deviceType());
+        (void)served.getCurrentStream(device);
+        DataPtr data = served.getDeviceAllocator(device).allocate(128);
+        const EventId event = served.createEvent(device);
+        served.recordEvent(event, served.getCurrentStream(device));
+        served.destroyEvent(event);
+      }
+    });
+  }
+  for (int round = 0; round < 200; ++round) {
+    RecordingLayer layer;
+    detail::addHookLayer(layer);
+    detail::removeHookLayer(layer);
+  }
+  stop.store(true);
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(&getHooks(own.deviceType()), &own);
 }
 
 }  // namespace

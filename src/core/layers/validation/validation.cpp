@@ -29,6 +29,7 @@ Validation& validation() {
     const detail::LayerSettings& settings = detail::layerSettings();
     made->layer.setQuarantineLimits(
         detail::QuarantineLimits{settings.quarantine_blocks, settings.quarantine_bytes});
+    detail::setRecordedStacks(settings.validate_stacks);
     return made;
   }();
   return *v;
@@ -101,6 +102,8 @@ ValidationMode validationMode() noexcept {
 std::uint64_t validationViolations() noexcept { return detail::countedViolations(); }
 
 std::string validationLeakReport() { return validation().layer.leakReport(); }
+
+void setValidationStacks(bool on) noexcept { detail::setRecordedStacks(on); }
 
 void resolveValidationHostStacks() noexcept { validation().layer.resolveHostStacks(); }
 

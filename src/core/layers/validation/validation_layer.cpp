@@ -215,7 +215,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
   try {
     switch (call.hook) {
       case HookId::createEvent: {
-        CapturedStack made = captureHere();
+        CapturedStack made = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         const Key key{call.type, call.result};
         destroyed_events_.erase(key);  // an id may be handed out again
@@ -224,7 +224,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
       }
       case HookId::destroyEvent: {
         if (call.object == 0) break;
-        CapturedStack where = captureHere();
+        CapturedStack where = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         const Key key{call.type, call.object};
         if (events_.erase(key) != 0) destroyed_events_[key] = std::move(where);
@@ -246,7 +246,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
         break;
       }
       case HookId::graphCreate: {
-        CapturedStack made = captureHere();
+        CapturedStack made = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         graphs_[{call.type, call.result}] = std::move(made);
         break;
@@ -310,7 +310,7 @@ void ValidationLayer::allocating(DeviceType type, Device device, std::size_t byt
 void ValidationLayer::allocated(DeviceType type, Device device, const void* ptr,
                                 std::size_t bytes, bool pinned) noexcept {
   try {
-    CapturedStack made = captureHere();
+    CapturedStack made = recordedStack();
     std::lock_guard<std::mutex> lock(mutex_);
     memory_.allocated(TrackedBlock{address(ptr), bytes, type, device, pinned,
                                    std::move(made), nullptr, nullptr});
@@ -325,7 +325,7 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
   std::string call;
   bool held = false;
   try {
-    CapturedStack where = captureHere();
+    CapturedStack where = recordedStack();
     std::lock_guard<std::mutex> lock(mutex_);
     if (memory_.freed(address(ptr), std::move(where), token, released)) {
       held = true;
