@@ -34,7 +34,9 @@ class RecordingLayer final : public detail::HookLayer {
     afters.push_back(call.hook);
     if (failed) ++failures;
     last_result = call.result;
+    last_begin_ns = call.begin_ns;
   }
+  [[nodiscard]] bool wantsTimes() const noexcept override { return wants_times; }
   void allocated(DeviceType, Device, const void* ptr, std::size_t bytes,
                  bool pinned) noexcept override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -56,6 +58,8 @@ class RecordingLayer final : public detail::HookLayer {
   std::vector<Memory> allocations, frees;
   int failures = 0;
   std::uint64_t last_result = 0;
+  std::int64_t last_begin_ns = -1;
+  bool wants_times = true;
   std::optional<HookId> refuse;
 };
 
@@ -103,6 +107,22 @@ TEST(HookLayers, AddedLayerSeesEachCallAroundTheBackend) {
   std::erase(befores, HookId::init);
   EXPECT_EQ(befores, expected);
   EXPECT_EQ(layer.failures, 0);
+}
+
+TEST(HookLayers, TheClockIsReadOnlyWhenALayerWantsTimes) {
+  AcceleratorHooks& own = backend();
+  RecordingLayer timeless;
+  timeless.wants_times = false;
+  {
+    Added added(timeless);
+    (void)getHooks(own.deviceType()).getCurrentStream(0);
+    EXPECT_EQ(timeless.last_begin_ns, 0);
+    RecordingLayer timed;
+    Added also(timed);
+    (void)getHooks(own.deviceType()).getCurrentStream(0);
+    EXPECT_GT(timed.last_begin_ns, 0);
+    EXPECT_EQ(timeless.last_begin_ns, timed.last_begin_ns);  // one call, one reading
+  }
 }
 
 TEST(HookLayers, AThrowingBeforeKeepsTheCallFromTheBackend) {

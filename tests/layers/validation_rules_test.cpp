@@ -216,6 +216,18 @@ TEST_F(ValidationRules, LogModePrintsTheLineAndLetsTheCallThrough) {
   served().destroyEvent(event);
 }
 
+TEST_F(ValidationRules, AbortModePrintsTheLineThenAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setValidationMode(ValidationMode::Abort);
+        const EventId event = served().createEvent(0);
+        served().blockStream(event, served().getCurrentStream(0));
+      },
+      "accel validation: blockStream\\(event=[0-9]+, stream=laxdev:0 #0\\) on 'laxdev' "
+      "device 0: event [0-9]+ was never recorded");
+}
+
 TEST_F(ValidationRules, TheQuarantineHoldsFreesBackWithinItsBounds) {
   setValidationMode(ValidationMode::Throw);
   setValidationQuarantine(4, std::size_t{1} << 20);

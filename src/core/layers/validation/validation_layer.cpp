@@ -35,6 +35,8 @@ bool synchronises(HookId hook) noexcept {
 void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   memory_.setLimits(limits);
+  quarantine_holds_.store(limits.blocks != 0 && limits.bytes != 0,
+                          std::memory_order_relaxed);
 }
 
 // ---- the rules ----
@@ -157,7 +159,35 @@ void ValidationLayer::checkCapture(const HookCall& call,
   }
 }
 
+namespace {
+
+// Whether a rule reads the call: one with a stream, a pointer, an event, or
+// one that synchronises. The others pass without taking the layer's lock.
+bool checked(const HookCall& call) noexcept {
+  if (call.stream >= 0) return true;
+  switch (call.hook) {
+    case HookId::copyHostToDevice:
+    case HookId::copyDeviceToHost:
+    case HookId::copyDeviceToDevice:
+    case HookId::fillRandom:
+    case HookId::getDeviceFromPtr:
+    case HookId::isPinnedPtr:
+    case HookId::recordEvent:
+    case HookId::queryEvent:
+    case HookId::blockStream:
+    case HookId::synchronizeEvent:
+    case HookId::elapsedTime:
+    case HookId::deviceSynchronize:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void ValidationLayer::before(const HookCall& call) {
+  if (!checked(call)) return;
   std::vector<Violation> found;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -264,14 +294,16 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
         captures_[call.type].push_back(Capture{call.object, device, stream.id,
                                                std::this_thread::get_id(),
                                                call.capture_mode});
+        captures_running_.fetch_add(1, std::memory_order_release);
         break;
       }
       case HookId::graphCaptureEnd: {
         std::lock_guard<std::mutex> lock(mutex_);
         auto of_type = captures_.find(call.type);
         if (of_type == captures_.end()) break;
-        std::erase_if(of_type->second,
-                      [&](const Capture& c) { return c.graph == call.object; });
+        const std::size_t ended = std::erase_if(
+            of_type->second, [&](const Capture& c) { return c.graph == call.object; });
+        captures_running_.fetch_sub(static_cast<int>(ended), std::memory_order_release);
         if (of_type->second.empty()) captures_.erase(of_type);
         break;
       }
@@ -287,7 +319,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
 
 void ValidationLayer::allocating(DeviceType type, Device device, std::size_t bytes,
                                  bool pinned) {
-  if (pinned) return;
+  if (pinned || captures_running_.load(std::memory_order_acquire) == 0) return;
   std::vector<Violation> found;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -325,10 +357,14 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
   std::string call;
   bool held = false;
   try {
-    CapturedStack where = recordedStack();
+    // Where it was freed matters only for a free the quarantine holds.
+    CapturedStack where =
+        quarantine_holds_.load(std::memory_order_relaxed) ? recordedStack() : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (memory_.freed(address(ptr), std::move(where), token, released)) {
-      held = true;
+    const TrackedMemory::Free free =
+        memory_.freed(address(ptr), std::move(where), token, released);
+    if (free != TrackedMemory::Free::NotLive) {
+      held = free == TrackedMemory::Free::Held;
     } else if (const TrackedBlock* old = memory_.heldAt(address(ptr));
                old != nullptr && old->token == token) {
       // The deleter ran twice for one allocation: the first free holds it.
@@ -363,6 +399,7 @@ void ValidationLayer::forgetAll() noexcept {
     destroyed_events_.clear();
     graphs_.clear();
     captures_.clear();
+    captures_running_.store(0, std::memory_order_release);
     streams_.clear();
   }
   release(released);

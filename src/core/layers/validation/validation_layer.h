@@ -46,6 +46,8 @@ class ValidationLayer final : public HookLayer {
   void allocated(DeviceType type, Device device, const void* ptr, std::size_t bytes,
                  bool pinned) noexcept override;
   bool holdsFree(const void* ptr, const void* token) noexcept override;
+  // Its rules read no times.
+  [[nodiscard]] bool wantsTimes() const noexcept override { return false; }
 
   // Forgets everything tracked (the layer was turned off); the frees held in
   // the quarantine are given back. Never throws.
@@ -101,6 +103,10 @@ class ValidationLayer final : public HookLayer {
   std::map<Key, CapturedStack> destroyed_events_;  // where each was destroyed
   std::map<Key, CapturedStack> graphs_;            // live graphs, where made
   std::map<DeviceType, std::vector<Capture>> captures_;
+  // captures_' size, read without the lock by allocations.
+  std::atomic<int> captures_running_{0};
+  // Whether the quarantine's limits let it hold anything (read unlocked).
+  std::atomic<bool> quarantine_holds_{true};
   // Streams getNewStream made: (type, id) -> the devices it was made on.
   std::map<Key, std::set<int>> streams_;
 };
