@@ -209,8 +209,10 @@ TEST(HookLayers, LayersComeAndGoWhileOtherThreadsCall) {
       }
     });
   }
+  // One layer for the whole test: a layer must outlive the calls in flight
+  // when it is removed (hook_layer.h), and these threads are always in one.
+  RecordingLayer layer;
   for (int round = 0; round < 200; ++round) {
-    RecordingLayer layer;
     detail::addHookLayer(layer);
     detail::removeHookLayer(layer);
   }

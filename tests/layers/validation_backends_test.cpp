@@ -70,7 +70,8 @@ TEST_P(ValidationOnBackends, CopyOfAFreedBlockIsAUseAfterFree) {
   const std::string message = expectReport("use after free", [&] {
     hooks().copyHostToDevice(freed, host.data(), host.size(), stream);
   });
-  EXPECT_THAT(message, HasSubstr("copyHostToDevice(dst="));
+  EXPECT_THAT(message,
+              HasSubstr(std::string(hookInfo(HookId::copyHostToDevice).name) + "(dst="));
   EXPECT_THAT(message, HasSubstr("freed at "));
 }
 

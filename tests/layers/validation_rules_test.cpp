@@ -22,6 +22,11 @@ namespace {
 using ::testing::HasSubstr;
 
 testing::LaxHooks& lax() { return testing::laxBackend(); }
+
+// "accel validation: copyDeviceToHost": how a report begins for `hook`.
+std::string reportOf(HookId hook) {
+  return "accel validation: " + std::string(hookInfo(hook).name);
+}
 AcceleratorHooks& served() { return getHooks(lax().deviceType()); }
 
 class ValidationRules : public ::testing::Test {
@@ -64,7 +69,7 @@ TEST_F(ValidationRules, CopyFromAFreedBlockIsAUseAfterFree) {
         served().copyDeviceToHost(host.data(), freed, host.size(), stream);
       });
   // The report names the hook, its arguments, the backend and the device.
-  EXPECT_THAT(message, HasSubstr("accel validation: copyDeviceToHost(dst="));
+  EXPECT_THAT(message, HasSubstr(reportOf(HookId::copyDeviceToHost) + "(dst="));
   EXPECT_THAT(message, HasSubstr("bytes=64, stream=laxdev:0 #0) on 'laxdev' device 0"));
   EXPECT_THAT(message, HasSubstr("freed at "));
   EXPECT_THAT(message, HasSubstr("; called at "));
@@ -209,7 +214,7 @@ TEST_F(ValidationRules, LogModePrintsTheLineAndLetsTheCallThrough) {
   ::testing::internal::CaptureStderr();
   served().blockStream(event, served().getCurrentStream(0));
   const std::string printed = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(printed, HasSubstr("accel validation: blockStream(event="));
+  EXPECT_THAT(printed, HasSubstr(reportOf(HookId::blockStream) + "(event="));
   EXPECT_THAT(printed, HasSubstr("on 'laxdev' device 0: event"));
   EXPECT_THAT(printed, HasSubstr("was never recorded"));
   EXPECT_EQ(lax().reached(HookId::blockStream), reached + 1);
@@ -224,8 +229,9 @@ TEST_F(ValidationRules, AbortModePrintsTheLineThenAborts) {
         const EventId event = served().createEvent(0);
         served().blockStream(event, served().getCurrentStream(0));
       },
-      "accel validation: blockStream\\(event=[0-9]+, stream=laxdev:0 #0\\) on 'laxdev' "
-      "device 0: event [0-9]+ was never recorded");
+      reportOf(HookId::blockStream) +
+          "\\(event=[0-9]+, stream=laxdev:0 #0\\) on 'laxdev' device 0: event [0-9]+ was "
+          "never recorded");
 }
 
 TEST_F(ValidationRules, TheQuarantineHoldsFreesBackWithinItsBounds) {

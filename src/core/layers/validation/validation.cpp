@@ -85,6 +85,7 @@ void setValidationMode(ValidationMode mode) {
     v.exit_report_registered = std::atexit(&printLeaksAtExit) == 0;
   }
   detail::resetViolationCount();
+  v.layer.activate();
   detail::addHookLayer(v.layer);
   v.added = true;
 }

@@ -105,7 +105,8 @@ void ValidationLayer::checkEvent(const HookCall& call, std::uint64_t event,
   if (must_be_recorded && !state.recorded) {
     found.push_back({concat("event ", event,
                             " was never recorded: waiting on it or timing it waits for "
-                            "nothing (recordEvent it on a stream first)"),
+                            "nothing (",
+                            hookInfo(HookId::recordEvent).name, " it on a stream first)"),
                      state.made, nullptr});
   }
   if (call.hook == HookId::queryEvent && state.recorded) {
@@ -344,6 +345,7 @@ void ValidationLayer::allocated(DeviceType type, Device device, const void* ptr,
   try {
     CapturedStack made = recordedStack();
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!active_) return;  // turned off meanwhile
     memory_.allocated(TrackedBlock{address(ptr), bytes, type, device, pinned,
                                    std::move(made), nullptr, nullptr});
   } catch (...) {
@@ -361,6 +363,8 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
     CapturedStack where =
         quarantine_holds_.load(std::memory_order_relaxed) ? recordedStack() : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
+    // Turned off meanwhile (this free began before): the memory goes back now.
+    if (!active_) return false;
     const TrackedMemory::Free free =
         memory_.freed(address(ptr), std::move(where), token, released);
     if (free != TrackedMemory::Free::NotLive) {
@@ -390,10 +394,16 @@ void ValidationLayer::release(const std::vector<const void*>& tokens) noexcept {
   for (const void* token : tokens) releaseHeldFree(token);
 }
 
+void ValidationLayer::activate() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  active_ = true;
+}
+
 void ValidationLayer::forgetAll() noexcept {
   std::vector<const void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    active_ = false;
     memory_.clear(released);
     events_.clear();
     destroyed_events_.clear();
