@@ -89,7 +89,7 @@ void ValidationLayer::checkEvent(const HookCall& call, std::uint64_t event,
   if (auto destroyed = destroyed_events_.find(key);
       destroyed != destroyed_events_.end()) {
     found.push_back(
-        {concat("event ", event, " was destroyed"), nullptr, destroyed->second});
+        {concat("event ", event, " was destroyed"), nullptr, destroyed->second.where});
     return;
   }
   auto known = events_.find(key);
@@ -190,6 +190,7 @@ bool checked(const HookCall& call) noexcept {
 void ValidationLayer::before(const HookCall& call) {
   if (!checked(call)) return;
   std::vector<Violation> found;
+  int event_device = -1;  // for a report of an event hook, which names no device
   {
     std::lock_guard<std::mutex> lock(mutex_);
     checkStream(call, found);
@@ -234,11 +235,23 @@ void ValidationLayer::before(const HookCall& call) {
         break;
     }
     checkCapture(call, found);
+    if (!found.empty() && call.device < 0 && call.object != 0 &&
+        hookInfo(call.hook).group == HookGroup::Events) {
+      if (auto made = events_.find({call.type, call.object}); made != events_.end()) {
+        event_device = made->second.device;
+      } else if (auto gone = destroyed_events_.find({call.type, call.object});
+                 gone != destroyed_events_.end()) {
+        event_device = gone->second.device;
+      }
+    }
   }
   if (found.empty()) [[likely]]
     return;
   const HookInfo& info = hookInfo(call.hook);
-  report(describeCall(call), found, !info.probe && call.hook != HookId::destroyEvent);
+  HookCall described = call;
+  if (event_device >= 0) described.device = event_device;
+  report(describeCall(described), found,
+         !info.probe && call.hook != HookId::destroyEvent);
 }
 
 void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
@@ -258,7 +271,10 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
         CapturedStack where = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         const Key key{call.type, call.object};
-        if (events_.erase(key) != 0) destroyed_events_[key] = std::move(where);
+        if (auto known = events_.find(key); known != events_.end()) {
+          destroyed_events_[key] = DestroyedEvent{known->second.device, std::move(where)};
+          events_.erase(known);
+        }
         break;
       }
       case HookId::recordEvent: {

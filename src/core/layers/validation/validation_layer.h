@@ -104,8 +104,12 @@ class ValidationLayer final : public HookLayer {
   TrackedMemory memory_;
   bool active_ = false;  // between activate() and forgetAll()
   std::map<Key, EventState> events_;
-  std::map<Key, CapturedStack> destroyed_events_;  // where each was destroyed
-  std::map<Key, CapturedStack> graphs_;            // live graphs, where made
+  struct DestroyedEvent {
+    int device = -1;
+    CapturedStack where;  // where it was destroyed
+  };
+  std::map<Key, DestroyedEvent> destroyed_events_;
+  std::map<Key, CapturedStack> graphs_;  // live graphs, where made
   std::map<DeviceType, std::vector<Capture>> captures_;
   // captures_' size, read without the lock by allocations.
   std::atomic<int> captures_running_{0};
