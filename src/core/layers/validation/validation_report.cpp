@@ -65,6 +65,12 @@ std::atomic<std::uint64_t> g_violations{0};
 
 }  // namespace
 
+std::string hexAddress(std::uintptr_t address) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%" PRIxPTR, address);
+  return text;
+}
+
 std::uint64_t countedViolations() noexcept {
   return g_violations.load(std::memory_order_relaxed);
 }

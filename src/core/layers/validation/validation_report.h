@@ -12,6 +12,7 @@
 // Thread-safety: the functions are thread-safe; none takes the layer's lock.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,9 @@
 #include "layers/validation/tracked_memory.h"
 
 namespace accel::detail {
+
+// "0x7f3a14000100". Throws std::bad_alloc only.
+[[nodiscard]] std::string hexAddress(std::uintptr_t address);
 
 // The hook, its arguments, the backend and the device of `call`:
 // "copyDeviceToHost(dst=0x.., src=0x.., bytes=64, stream=openreg:0 #3) on
