@@ -291,9 +291,10 @@ int runCheck(const CheckOptions& options) {
   }
   if (!options.junit.empty()) std::cout << "JUnit report: " << options.junit << '\n';
   if (options.validate) {
-    std::cout << "accel check: validation layer on (throw mode): "
-              << validationViolations()
-              << " violation(s) reported (each failed its case, see above)\n";
+    const std::uint64_t violations = validationViolations();
+    std::cout << "accel check: validation layer on (throw mode): " << violations
+              << " violation(s) reported"
+              << (violations != 0 ? "; each failed its case (see above)" : "") << '\n';
   }
 
   // The last line names every backend asked for, by outcome, and the exit
