@@ -118,6 +118,16 @@ class ForkKey {
   ForkKey() noexcept = default;
   friend class accel::HooksTable;
 };
+// Lets only the hook layers' decorator (src/core/layers/layered_hooks.h)
+// answer the copies' cache questions for the backend it wraps: the
+// decorator must see the same caches as the backend, or the copies it
+// forwards would lose their guarantees. A key rather than friendship.
+class LayeredHooks;
+class LayerKey {
+ private:
+  LayerKey() noexcept = default;
+  friend class LayeredHooks;
+};
 }  // namespace detail
 
 class ACCEL_API AcceleratorHooks {
@@ -422,6 +432,14 @@ class ACCEL_API AcceleratorHooks {
   [[nodiscard]] Capabilities capabilitiesForFork(detail::ForkKey) const noexcept {
     return capabilities_settled_.load(std::memory_order_acquire) ? capabilities_ : firm_;
   }
+  // For the hook layers' decorator only (see LayerKey): this backend's
+  // coreDeviceCache() and corePinnedCache(). Never throw.
+  [[nodiscard]] memory::CachingAllocator* coreDeviceCache(detail::LayerKey) const {
+    return coreDeviceCache();
+  }
+  [[nodiscard]] memory::PinnedCachingAllocator* corePinnedCache(detail::LayerKey) const {
+    return corePinnedCache();
+  }
 
  protected:
   // Raises the error for a device index out of range [0, count) in `hook`.
@@ -562,6 +580,13 @@ class ACCEL_API AcceleratorHooks {
   // answers both from cachingAllocator() and pinnedCachingAllocator().
   [[nodiscard]] virtual memory::CachingAllocator* coreDeviceCache() const;
   [[nodiscard]] virtual memory::PinnedCachingAllocator* corePinnedCache() const;
+  // The pointer questions the copies' checks ask (whose device memory, and
+  // whether pinned): getDeviceFromPtrImpl and isPinnedPtr by default. The
+  // hook layers' decorator answers them from the backend it wraps without
+  // showing them to its layers: they are the core's questions, not calls the
+  // program made.
+  [[nodiscard]] virtual Device deviceQueryForChecks(const void* ptr) const;
+  [[nodiscard]] virtual bool pinnedQueryForChecks(const void* ptr) const noexcept;
 
  private:
   enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused, Forked };

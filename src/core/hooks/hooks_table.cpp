@@ -12,6 +12,7 @@
 #include "hooks/fork_handlers.h"
 #include "hooks/host_type.h"
 #include "hooks/refusing_hooks.h"
+#include "layers/layer_registry.h"
 
 namespace accel {
 
@@ -203,7 +204,8 @@ AcceleratorHooks& HooksTable::getSlow(DeviceType type) noexcept {
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
-  return *raw;
+  if (this == &processHooksTable()) detail::layerInstalledHooks(type);
+  return *slots_[slot].load(std::memory_order_acquire);
 }
 
 namespace {
@@ -241,6 +243,8 @@ void HooksTable::install(DeviceType type, std::unique_ptr<AcceleratorHooks> hook
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
+  // While a hook layer is added, its decorator goes in front at once.
+  if (this == &processHooksTable()) detail::layerInstalledHooks(type);
 }
 
 AcceleratorHooks& HooksTable::registerHooks(std::unique_ptr<AcceleratorHooks> hooks,
@@ -367,10 +371,12 @@ void HooksTable::prepareForkStandIns(InitStartedProbe started) noexcept {
     // fork may have come while its discovery was still running (no devices
     // counted, provisional groups unsettled). The previous stand-in was
     // never handed out in this process.
+    // Behind a hook layers' decorator, the backend's own figures.
+    const AcceleratorHooks& own = detail::ownHooks(*hooks);
     try {
       s.stand_ins[i] = std::make_unique<detail::ForkStandInHooks>(
-          hooks->deviceType(), hooks->capabilitiesForFork(detail::ForkKey{}),
-          hooks->isBuilt(), hooks->lastDeviceCount(detail::ForkKey{}));
+          own.deviceType(), own.capabilitiesForFork(detail::ForkKey{}), own.isBuilt(),
+          own.lastDeviceCount(detail::ForkKey{}));
     } catch (...) {
       // No memory: the stand-in of an earlier fork, if any, serves (its values
       // may be stale); without one this backend stays unpoisoned in the
@@ -392,6 +398,10 @@ void HooksTable::poisonStartedBackends(InitStartedProbe started) noexcept {
     // fork bypasses the table (and without a stand-in, for want of memory
     // before the fork, the table keeps handing it out).
     hooks->refuseAfterFork(detail::ForkKey{});
+    // Behind a hook layers' decorator, the backend refuses too: its own
+    // objects (allocators kept across the fork) ask it.
+    auto& own = const_cast<AcceleratorHooks&>(detail::ownHooks(*hooks));
+    if (&own != hooks) own.refuseAfterFork(detail::ForkKey{});
     if (stand_in != nullptr) slots_[i].store(stand_in, std::memory_order_release);
   }
 }
