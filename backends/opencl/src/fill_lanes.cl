@@ -162,7 +162,9 @@ ACCEL_INLINE uint16 below(uint16 bits, ulong threshold) {
 // each test a branch and sank the Philox rounds of the vectors after the
 // first past it, so the two halves of philox_lanes ran one after the other
 // instead of interleaved (10 % slower on pocl here).
-ACCEL_INLINE float16 unit_lanes(uint16 bits) { return convert_float16(bits >> 8) * 0x1p-24f; }
+ACCEL_INLINE float16 unit_lanes(uint16 bits) {
+  return convert_float16(bits >> 8) * 0x1p-24f;
+}
 ACCEL_INLINE float16 ranged_lanes(uint16 bits, float low, float range, float below_high) {
   const float16 x = unit_lanes(bits) * range + low;
   return x < below_high ? x : (float16)(below_high);
