@@ -3,6 +3,7 @@
 //     clWaitForEvents;
 //   - cached device alloc + free pair vs clSVMAlloc + clSVMFree;
 //   - uniform fill on the device vs the host fill on the same cores (bytes/s);
+//   - uniform fill on the device vs a store-only kernel of the same shape;
 //   - one kernel (same program, same work) from a per-thread handle pool vs
 //     clCreateKernel + clReleaseKernel per call.
 // Ratios are read from medians (docs/performance.md); the machine is shared.
@@ -235,6 +236,72 @@ void BM_UniformFill_Paired(benchmark::State& state) {
   times.report(state, "device_ns", "host_ns");
 }
 BENCHMARK(BM_UniformFill_Paired)->UseRealTime();
+
+// The store-only baseline of the one-word fills: the shape of
+// fill_uniform_f32 (src/fill_lanes.cl: one work-item per 64 floats,
+// work-groups of 64, four 16-wide stores where the whole 64 fit, element by
+// element at the end) storing a constant, so that what separates the two is
+// drawing the numbers, not how the bytes are written.
+cl_program storeOnlyProgram() {
+  static const cl_program program = accel::opencl::buildProgram(0, R"(
+typedef float16 __attribute__((aligned(4))) unaligned_float16;
+kernel void store_only(global float* out, ulong count, float value) {
+  const ulong first = 64 * get_global_id(0);
+  if (first + 64 <= count) {
+    for (int k = 0; k < 4; ++k)
+      *(global unaligned_float16*)(out + first + 16 * k) = (float16)(value);
+    return;
+  }
+  for (ulong e = first; e < count; ++e) out[e] = value;
+})");
+  return program;
+}
+
+// Device fill and store-only kernel alternated on one buffer and queue (see
+// PairedTimes): ns per call, and bandwidth_ratio = store / fill time (the
+// fill's share of the store-only bandwidth).
+void BM_UniformFill_VsStoreOnly(benchmark::State& state) {
+  if (!openClReady(state)) return;
+  const auto count = static_cast<std::size_t>(state.range(0));
+  accel::AcceleratorHooks& hooks = registerBackend();
+  accel::DataPtr data = hooks.getDeviceAllocator(0).allocate(count * sizeof(float));
+  auto* out = static_cast<float*>(data.get());
+  const accel::Stream stream = hooks.getDefaultStream(0);
+  cl_command_queue queue = accel::opencl::nativeQueue(stream);
+  accel::Generator g =
+      accel::makePhiloxGenerator(accel::Device(accel::opencl::deviceType(), 0));
+  cl_kernel store = clCreateKernel(storeOnlyProgram(), "store_only", nullptr);
+  const cl_ulong elements = count;
+  const float value = 0.5f;
+  clSetKernelArgSVMPointer(store, 0, out);
+  clSetKernelArg(store, 1, sizeof elements, &elements);
+  clSetKernelArg(store, 2, sizeof value, &value);
+  const std::size_t local = 64;  // the fills' work-group size
+  const std::size_t global = ((count + 63) / 64 + local - 1) / local * local;
+  const auto storeOnly = [&] {
+    clEnqueueNDRangeKernel(queue, store, 1, nullptr, &global, &local, 0, nullptr,
+                           nullptr);
+    clFinish(queue);
+  };
+  const auto fill = [&] {
+    accel::fillUniform(stream, out, count, 0.0f, 1.0f, g);
+    hooks.synchronizeStream(stream);
+  };
+  fill();  // the builds are not measured
+  storeOnly();
+  PairedTimes times;
+  for (auto _ : state) {
+    times.ours.push_back(PairedTimes::time(fill));
+    times.raw.push_back(PairedTimes::time(storeOnly));
+  }
+  clReleaseKernel(store);
+  times.report(state, "fill_ns", "store_ns");
+  if (times.ours.empty()) return;
+  state.counters["bandwidth_ratio"] = 1.0 / state.counters["ratio"];
+  state.counters["fill_GBps"] =
+      static_cast<double>(count * sizeof(float)) / state.counters["fill_ns"];
+}
+BENCHMARK(BM_UniformFill_VsStoreOnly)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
 
 // The kernel both sides of the pool comparison run: the same program, the
 // same 16-element store, so they differ only in where the cl_kernel comes

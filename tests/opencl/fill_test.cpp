@@ -37,7 +37,9 @@ std::vector<T> readBack(Stream stream, const void* data, std::size_t count) {
 constexpr std::size_t kSizes[] = {0,  1,  7,  15,  16,   17,   61,
                                   63, 64, 65, 128, 1023, 1025, 100'003};
 constexpr std::uint64_t kSeeds[] = {0, 42, 0xFFFFFFFFFFFFFFFFull};
-constexpr std::uint64_t kOffsets[] = {0, 3, (1ull << 32) + 5};
+// The last offset puts Philox blocks 2^32 - 8 .. 2^32 + 7 in the second
+// vectorised work-item: the counters' high word differs across its lanes.
+constexpr std::uint64_t kOffsets[] = {0, 3, (1ull << 32) + 5, (1ull << 34) - 94};
 
 // Runs `device_fill(stream, ptr, n, generator)` and `host_fill(span,
 // generator)` from generators at the same (seed, offset); expects equal bits.

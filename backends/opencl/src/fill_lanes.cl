@@ -10,18 +10,17 @@
 
 // ---- The vector path ----
 //
-// Vectorised by hand in OpenCL vector types: 16 blocks side by side in
-// uint16 lanes (one AVX-512 register on pocl, two AVX2 ones), transposed
-// with shuffles into 64 consecutive outputs, stored as four 16-wide vectors
-// (the host fill's AVX-512 path, random_fill_avx512.cpp, in OpenCL C). pocl's
-// own vectoriser (LLVM's loop vectoriser over a work-group's work-items)
-// does not get there from a scalar kernel of one block per work-item: its
-// four adjacent stores are merged by the SLP vectoriser into one 4-wide
-// store before the work-item loop exists, and a loop holding a vector store
-// is not vectorised; with the stores kept apart it vectorises them as
-// scatters (vscatterqps), 2.5 GB/s here against 9 GB/s for the host fill.
-// POCL_VECTORIZER_REMARKS=1 shows both. Helpers and bodies are inlined by
-// force (ACCEL_INLINE, fill.cl).
+// Vectorised by hand in OpenCL vector types: 16 blocks side by side, each
+// Philox word in the low half of a ulong16 lane (two AVX-512 registers on
+// pocl), shuffled into 64 consecutive outputs, stored as four 16-wide
+// vectors. pocl's own vectoriser (LLVM's loop vectoriser over a
+// work-group's work-items) does not get there from a scalar kernel of one
+// block per work-item: its four adjacent stores are merged by the SLP
+// vectoriser into one 4-wide store before the work-item loop exists, and a
+// loop holding a vector store is not vectorised; with the stores kept apart
+// it vectorises them as scatters (vscatterqps), 2.5 GB/s here against 9 GB/s
+// for the host fill. POCL_VECTORIZER_REMARKS=1 shows both. Helpers and
+// bodies are inlined by force (ACCEL_INLINE, fill.cl).
 #define ACCEL_LANES 16  // Philox blocks per work-item
 
 // Vectors that may sit at any element boundary: an output starts wherever
@@ -31,37 +30,35 @@ typedef uint16 __attribute__((aligned(4))) unaligned_uint16;
 typedef float16 __attribute__((aligned(4))) unaligned_float16;
 typedef uchar16 __attribute__((aligned(1))) unaligned_uchar16;
 
-// hi:lo = a * m per 32-bit lane, written so that it compiles to the host
-// fill's instructions (random_fill_avx512.cpp): two 32x32->64 multiplies of
-// the even and odd lanes (vpmuludq) and lane-wise masks, no cross-lane
-// packing (a ulong16 product and convert_uint16 cost twice as much here).
-ACCEL_INLINE void mul_hi_lo(uint16 a, uint m, uint16* hi, uint16* lo) {
-  const ulong8 pairs = as_ulong8(a);
-  const ulong8 even = (pairs & 0xFFFFFFFFul) * m;
-  const ulong8 odd = (pairs >> 32) * m;
-  *lo = as_uint16((even & 0xFFFFFFFFul) | (odd << 32));
-  *hi = as_uint16((even >> 32) | (odd & 0xFFFFFFFF00000000ul));
-}
-
-// The 16 Philox4x32-10 blocks block0 + 0 .. block0 + 15 under key `seed`,
-// lane 4L + e holding block 4e + L (as the host fill's lanes, so that the
-// transpose in stream_order stays within 128-bit lanes); word j in *wj.
-ACCEL_INLINE void philox_lanes(ulong seed, ulong block0, uint16* w0, uint16* w1,
-                               uint16* w2, uint16* w3) {
+// The 16 Philox4x32-10 blocks block0 + 0 .. block0 + 15 under key `seed`:
+// word j of block b in the low 32 bits of lane b of *wj; the high 32 bits
+// are left over from the arithmetic and mean nothing.
+//
+// A round is then, per register of 8 blocks, two 32x32->64 multiplies
+// (vpmuludq reads only the low halves, so nothing is masked), two shifts
+// that bring the high products down and two three-way xors (vpternlog): 12
+// vector instructions for the 16 blocks, 4 of them multiplies. With the
+// words packed in uint16 lanes (as the host fill's AVX-512 path keeps
+// them), the even and odd lanes are multiplied apart and put back together
+// every round: 14 instructions, 6 of them multiplies (LLVM takes a 64x64
+// vpmullq for the odd lanes' low products) and 2 cross-lane permutes; that
+// kernel took 1.5x as long here (docs/performance.md). The words are
+// packed once, in stream_order.
+ACCEL_INLINE void philox_lanes(ulong seed, ulong block0, ulong16* w0, ulong16* w1,
+                               ulong16* w2, ulong16* w3) {
   const ulong16 counter =
-      (ulong16)(block0) + (ulong16)(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  uint16 c0 = convert_uint16(counter), c1 = convert_uint16(counter >> 32);
-  uint16 c2 = (uint16)(0), c3 = (uint16)(0);
+      (ulong16)(block0) + (ulong16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  ulong16 c0 = counter, c1 = counter >> 32;
+  ulong16 c2 = (ulong16)(0), c3 = (ulong16)(0);
   uint k0 = (uint)seed, k1 = (uint)(seed >> 32);
 #pragma unroll
   for (int round = 0; round < ACCEL_PHILOX_ROUNDS; ++round) {
-    uint16 high0, low0, high1, low1;
-    mul_hi_lo(c0, ACCEL_PHILOX_M0, &high0, &low0);
-    mul_hi_lo(c2, ACCEL_PHILOX_M1, &high1, &low1);
-    c0 = high1 ^ c1 ^ k0;
-    c1 = low1;
-    c2 = high0 ^ c3 ^ k1;
-    c3 = low0;
+    const ulong16 product0 = (c0 & 0xFFFFFFFFul) * (ulong)ACCEL_PHILOX_M0;
+    const ulong16 product1 = (c2 & 0xFFFFFFFFul) * (ulong)ACCEL_PHILOX_M1;
+    c0 = (product1 >> 32) ^ c1 ^ (ulong)k0;
+    c1 = product1;
+    c2 = (product0 >> 32) ^ c3 ^ (ulong)k1;
+    c3 = product0;
     k0 += ACCEL_PHILOX_W0;
     k1 += ACCEL_PHILOX_W1;
   }
@@ -71,31 +68,38 @@ ACCEL_INLINE void philox_lanes(ulong seed, ulong block0, uint16* w0, uint16* w1,
   *w3 = c3;
 }
 
-// The 64 words of philox_lanes in stream order (block 0 words 0..3, block
-// 1 ...): stream word 16k + n in lane n of *qk. A 4x4 transpose within each
-// 128-bit lane (the masks of unpacklo/unpackhi). With clang (pocl's
-// compiler, and most vendors') it is written with __builtin_shufflevector:
-// pocl lowers shuffle2 element by element, which costs here as much as the
-// Philox rounds.
+// Two-source shuffles. With clang (pocl's compiler, and most vendors') they
+// are written with __builtin_shufflevector: pocl lowers shuffle2 element by
+// element, which costs here as much as the Philox rounds.
 #if defined(__clang__)
 #define ACCEL_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
 #define ACCEL_SHUFFLE(a, b, ...) shuffle2(a, b, (uint16)(__VA_ARGS__))
 #endif
-ACCEL_INLINE void stream_order(uint16 w0, uint16 w1, uint16 w2, uint16 w3, uint16* q0,
-                               uint16* q1, uint16* q2, uint16* q3) {
-#define ACCEL_LOW32 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29
-#define ACCEL_HIGH32 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31
-#define ACCEL_LOW64 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
-#define ACCEL_HIGH64 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
-  const uint16 t0 = ACCEL_SHUFFLE(w0, w1, ACCEL_LOW32);
-  const uint16 t1 = ACCEL_SHUFFLE(w0, w1, ACCEL_HIGH32);
-  const uint16 t2 = ACCEL_SHUFFLE(w2, w3, ACCEL_LOW32);
-  const uint16 t3 = ACCEL_SHUFFLE(w2, w3, ACCEL_HIGH32);
-  *q0 = ACCEL_SHUFFLE(t0, t2, ACCEL_LOW64);
-  *q1 = ACCEL_SHUFFLE(t0, t2, ACCEL_HIGH64);
-  *q2 = ACCEL_SHUFFLE(t1, t3, ACCEL_LOW64);
-  *q3 = ACCEL_SHUFFLE(t1, t3, ACCEL_HIGH64);
+
+// The low halves of a's and b's 8 lanes, interleaved: a0 b0 a1 b1 ...
+#define ACCEL_LOW_HALVES 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+// Pairs 0..3 (then 4..7) of a and b, alternating: a0 a1 b0 b1 a2 a3 ...
+#define ACCEL_PAIRS_0_3 0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23
+#define ACCEL_PAIRS_4_7 8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31
+
+// Blocks 0..7 of philox_lanes' layout (their words j in w<j>) in stream
+// order: block 0 words 0..3, block 1 ... in *first (blocks 0..3) and
+// *second (blocks 4..7).
+ACCEL_INLINE void stream_order8(ulong8 w0, ulong8 w1, ulong8 w2, ulong8 w3,
+                                uint16* first, uint16* second) {
+  const uint16 words01 = ACCEL_SHUFFLE(as_uint16(w0), as_uint16(w1), ACCEL_LOW_HALVES);
+  const uint16 words23 = ACCEL_SHUFFLE(as_uint16(w2), as_uint16(w3), ACCEL_LOW_HALVES);
+  *first = ACCEL_SHUFFLE(words01, words23, ACCEL_PAIRS_0_3);
+  *second = ACCEL_SHUFFLE(words01, words23, ACCEL_PAIRS_4_7);
+}
+
+// The 64 words of philox_lanes in stream order: stream word 16k + n in
+// lane n of *qk.
+ACCEL_INLINE void stream_order(ulong16 w0, ulong16 w1, ulong16 w2, ulong16 w3,
+                               uint16* q0, uint16* q1, uint16* q2, uint16* q3) {
+  stream_order8(w0.lo, w1.lo, w2.lo, w3.lo, q0, q1);
+  stream_order8(w0.hi, w1.hi, w2.hi, w3.hi, q2, q3);
 }
 
 // The element that work-item t's first word fills (negative for the
@@ -107,7 +111,7 @@ ACCEL_INLINE long first_element(ulong t, ulong offset) {
 // Work-item t's 64 words in stream order.
 ACCEL_INLINE void lane_words(ulong seed, ulong offset, ulong t, uint16* q0, uint16* q1,
                              uint16* q2, uint16* q3) {
-  uint16 w0, w1, w2, w3;
+  ulong16 w0, w1, w2, w3;
   philox_lanes(seed, offset / 4 + ACCEL_LANES * t, &w0, &w1, &w2, &w3);
   stream_order(w0, w1, w2, w3, q0, q1, q2, q3);
 }
@@ -153,11 +157,17 @@ ACCEL_INLINE uint16 below(uint16 bits, ulong threshold) {
   return convert_uint16(-(convert_ulong16(bits) < threshold));
 }
 
-ACCEL_INLINE float16 uniform_lanes(uint16 bits, int ranged, float low, float range,
-                                   float below_high) {
-  const float16 u = convert_float16(bits >> 8) * 0x1p-24f;
-  const float16 x = u * range + low;
-  return ranged ? (x < below_high ? x : (float16)(below_high)) : u;
+// The uniform mapping of 16 words, without and with a range. The caller
+// tests `ranged` once for its four vectors: tested per vector, LLVM made
+// each test a branch and sank the Philox rounds of the vectors after the
+// first past it, so the two halves of philox_lanes ran one after the other
+// instead of interleaved (10 % slower on pocl here).
+ACCEL_INLINE float16 unit_lanes(uint16 bits) {
+  return convert_float16(bits >> 8) * 0x1p-24f;
+}
+ACCEL_INLINE float16 ranged_lanes(uint16 bits, float low, float range, float below_high) {
+  const float16 x = unit_lanes(bits) * range + low;
+  return x < below_high ? x : (float16)(below_high);
 }
 
 // The scalar tail of a fill kernel: the blocks of thread t that reach into
@@ -200,14 +210,17 @@ ACCEL_INLINE void uniform_f32(global float* out, ulong count, ulong seed, ulong 
     uint16 q0, q1, q2, q3;
     lane_words(seed, offset, t, &q0, &q1, &q2, &q3);
     global float* p = out + first;
-    *(global unaligned_float16*)(p + 0) =
-        uniform_lanes(q0, ranged, low, range, below_high);
-    *(global unaligned_float16*)(p + 16) =
-        uniform_lanes(q1, ranged, low, range, below_high);
-    *(global unaligned_float16*)(p + 32) =
-        uniform_lanes(q2, ranged, low, range, below_high);
-    *(global unaligned_float16*)(p + 48) =
-        uniform_lanes(q3, ranged, low, range, below_high);
+    if (ranged) {
+      *(global unaligned_float16*)(p + 0) = ranged_lanes(q0, low, range, below_high);
+      *(global unaligned_float16*)(p + 16) = ranged_lanes(q1, low, range, below_high);
+      *(global unaligned_float16*)(p + 32) = ranged_lanes(q2, low, range, below_high);
+      *(global unaligned_float16*)(p + 48) = ranged_lanes(q3, low, range, below_high);
+    } else {
+      *(global unaligned_float16*)(p + 0) = unit_lanes(q0);
+      *(global unaligned_float16*)(p + 16) = unit_lanes(q1);
+      *(global unaligned_float16*)(p + 32) = unit_lanes(q2);
+      *(global unaligned_float16*)(p + 48) = unit_lanes(q3);
+    }
     return;
   }
   ACCEL_TAIL_BLOCKS(uniform_in(word, ranged, low, range, below_high));
