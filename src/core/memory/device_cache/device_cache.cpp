@@ -79,16 +79,16 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
   if (!pending_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
   // Only the default small and uniform pools' blocks are held: a miss there
-  // takes one of the device's; a miss of small_ also returns the others
-  // (but a uniform pool's), with this thread's, so that best fit chooses
-  // among merged blocks. Held blocks cannot serve, nor merge into, another
+  // takes one of the device's; a miss of small_ also returns the others of
+  // its stream (but a uniform pool's), with this thread's, so that best fit
+  // chooses among merged blocks. Held blocks cannot serve, nor merge into, another
   // pool's; in a uniform pool every block serves every request.
   if (pool.holds) {
     if (Block* block = reuse_.take(stream, rounded)) {
       markAllocated(block, bytes);
       return block;
     }
-    if (&pool == &small_) releaseHeld();
+    if (&pool == &small_) releaseHeld(stream);
   }
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
@@ -367,10 +367,13 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
 // calls were a fifth of the training trace's replay). Only the small and
 // uniform pools' blocks are ever held (hold, holdLocal), so a large miss
 // has nothing to return; a uniform pool's stay held (they cannot merge into
-// small_'s blocks).
-void DeviceCache::releaseHeld() noexcept {
-  reuse_.releaseMixed([this](Block* held) { returnBlock(held, 0, false); });
-  if (ThreadCache* mine = findThreadCache(this)) drainThreadCacheButUniform(*mine);
+// small_'s blocks), and so do other streams' (best fit searches the miss's
+// stream's blocks only, and a block merges only within its segment, which
+// is its stream's): requests rotating over streams keep their blocks.
+void DeviceCache::releaseHeld(StreamId stream) noexcept {
+  reuse_.releaseMixed(stream, [this](Block* held) { returnBlock(held, 0, false); });
+  if (ThreadCache* mine = findThreadCache(this))
+    drainThreadCacheButUniform(*mine, stream);
 }
 
 void DeviceCache::releaseHeldWithUniform() noexcept {
@@ -385,13 +388,15 @@ void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
   absorbFigures(cache);
 }
 
-void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache) noexcept {
+void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache,
+                                             StreamId stream) noexcept {
   if (cache.lists.mixedEmpty()) return;  // the figures may wait
   std::size_t returned = 0;
-  cache.lists.releaseMixed([&](Block* held) {
+  cache.lists.releaseMixed(stream, [&](Block* held) {
     returned += held->size;
     returnBlock(held, 0, false);
   });
+  if (returned == 0) return;  // only other streams' blocks: the figures may wait
   cache.held_bytes -= returned;
   absorbFiguresButHeld(cache, cache.lists.count() + cache.quanta.count());
 }

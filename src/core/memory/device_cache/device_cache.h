@@ -188,13 +188,14 @@ class DeviceCache {
   // that holds (the default small and uniform pools; false when its list is
   // full; large-pool blocks are never held, see docs/design-notes.md "Large
   // blocks are not held").
-  // releaseHeld returns the device's held blocks and the calling thread's
-  // cache's, all but the uniform pool's, to the free set (a miss of
-  // small_: no other thread is stopped; a uniform pool's blocks cannot merge
-  // into small_'s); releaseAllHeld every block of every thread's (stats,
+  // releaseHeld returns the device's held blocks of `stream` and the calling
+  // thread's cache's, all but the uniform pool's, to the free set (a miss of
+  // small_ on `stream`: no other thread is stopped; a uniform pool's blocks
+  // cannot merge into small_'s, nor another stream's serve or merge with
+  // this one's); releaseAllHeld every block of every thread's (stats,
   // snapshots, settings, emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
-  void releaseHeld() noexcept;
+  void releaseHeld(StreamId stream) noexcept;
   // Before a uniform pool grows: the device's held blocks and the calling
   // thread's, all of them.
   void releaseHeldWithUniform() noexcept;
@@ -208,9 +209,10 @@ class DeviceCache {
   // Empties a cache the caller may touch (its own, or claimed): its blocks
   // to the free set, its figures absorbed.
   void drainThreadCache(ThreadCache& cache) noexcept;
-  // The same for the blocks of the non-uniform sizes only: a uniform pool's
-  // stay held, and so does their part of the figures.
-  void drainThreadCacheButUniform(ThreadCache& cache) noexcept;
+  // The same for `stream`'s blocks of the non-uniform sizes only: a uniform
+  // pool's and other streams' stay held, and so does their part of the
+  // figures.
+  void drainThreadCacheButUniform(ThreadCache& cache, StreamId stream) noexcept;
   // Adds a cache's figures to the device's (block_stats_) and clears them:
   // the device's figures are then exact (a claim, to raise a peak).
   void absorbFigures(ThreadCache& cache) noexcept;
