@@ -4,6 +4,7 @@
 // (and construction), stream events, statistics, history and snapshots are
 // in the device_*.cpp files beside this one.
 #include "memory/device_cache/device_cache.h"
+#include "memory/device_cache/parked_block.h"
 
 #include <algorithm>
 #include <bit>
@@ -32,7 +33,8 @@ using Action = MemoryTraceEntry::Action;
 // entries). Anything else is allocateSlow, with the lock held. Flattened:
 // kit::CachingDeviceAllocator calls it directly (takeLocal inline).
 ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
-  if (ThreadCache* cache = findThreadCache(this)) [[likely]] {
+  ThreadCache* cache = bytes <= kSmallSize ? findThreadCache(this) : nullptr;
+  if (cache != nullptr) [[likely]] {
     if (Block* block = takeLocal(*cache, bytes, stream)) [[likely]]
       return block;
   }
@@ -47,7 +49,11 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes
   if (plain_) [[likely]] {
     const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
     if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
-      if (Block* block = reuse_.take(stream, rounded)) {
+      if (!isSmallSize(rounded)) {      // never held; maybe parked (parked_block.h)
+        if (parked_ != nullptr) {
+          if (Block* block = unpark(rounded, bytes, stream)) return block;
+        }
+      } else if (Block* block = reuse_.take(stream, rounded)) {
         block->requested = bytes;
         countAllocation(/*small=*/true, block->size, bytes);  // held: small
         if (tracing_) [[unlikely]]
@@ -78,6 +84,8 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
     captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
+  if (parked_ != nullptr && &pool == &large_)
+    settleParked();  // it may not serve (parked_block.h)
   // Only the default small and uniform pools' blocks are held: a miss there
   // takes one of the device's; a miss of small_ also returns the others of
   // its stream (but a uniform pool's), with this thread's, so that best fit
@@ -153,6 +161,11 @@ Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rou
   }
   free_block->prev = block;
   pool.reshape(free_block, free_block->ptr + rounded, free_size - rounded);
+  if (&pool == &large_ && !block->segment->expandable) {
+    // Freed before large_ changes again, it is parked (parked_block.h).
+    last_cut_ = block;
+    last_cut_changes_ = pool.changes();
+  }
   // The rest is split now (the block before it): it replaces the free block
   // in the inactive-split figures, or joins them.
   if (was_split) {
@@ -208,6 +221,10 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 // Everything but the thread cache's hold is a tail call, so the hold pays
 // no frame or register saves.
 void DeviceCache::free(Block* block) noexcept {
+  // A block of a pool that never holds (large, private) takes the device's
+  // lock at once, as holdLocal would refuse it.
+  if (!block->pool->holds) [[unlikely]]
+    return freeLocked(block);
   ThreadCache* cache = findThreadCache(this);
   if (cache != nullptr && holdLocal(*cache, block)) [[likely]]
     return;
@@ -238,6 +255,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept 
       return;
     }
   }
+  if (block == last_cut_ && park(block)) return;  // parked_block.h
   freeSlow(block);
 }
 
@@ -278,6 +296,8 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
 void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
                               bool record_completion) noexcept {
   BlockPool& pool = *block->pool;
+  if (parked_ != nullptr && &pool == &large_)
+    settleParked();  // first, as its free did (parked_block.h)
   const std::size_t size = block->size;
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
   const StreamId stream = block->stream;
@@ -570,6 +590,7 @@ Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
 }
 
 void DeviceCache::recycle(Block* block) noexcept {
+  if (block == last_cut_) last_cut_ = nullptr;
   // The vector keeps its capacity; makeBlock sets the other fields.
   block->clearStreamUses();
   block->resetStack();
@@ -602,8 +623,17 @@ ACCEL_HOT DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t byte
     detail::DeviceCache& cache = *devices_[static_cast<std::size_t>(index)];
     if (detail::Block* block = cache.allocateFromThreadCache(bytes, stream.id)) [[likely]]
       return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
+    return detail::DeviceCache::allocateChecked(cache, bytes, stream.id, where);
   }
   return detail::DeviceCache::allocateUncommon(*this, index, bytes, stream);
+}
+
+[[gnu::noinline]] DataPtr detail::DeviceCache::allocateChecked(DeviceCache& cache,
+                                                               std::size_t bytes,
+                                                               StreamId stream,
+                                                               Device where) {
+  Block* block = cache.allocateLocked(bytes, stream);
+  return DataPtr(block->ptr, block, &freeCachedBlock, where);
 }
 
 [[gnu::noinline]] DataPtr detail::DeviceCache::allocateUncommon(

@@ -21,7 +21,8 @@
 // out-of-memory path), device_history.cpp, device_snapshot.cpp,
 // device_settings.cpp (settings, limit, private pools), device_fork.cpp
 // (fork(): every live device's lock held across it, and the child's rule
-// for inherited memory), device_thread_caches.cpp, device_lookup.cpp.
+// for inherited memory), device_thread_caches.cpp, device_lookup.cpp,
+// parked_block.{h,cpp} (the large pool's one-deep cache).
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -75,12 +76,18 @@ class DeviceCache {
   // allocateLocked (throws as allocate does).
   [[nodiscard]] Block* allocateFromThreadCache(std::size_t bytes,
                                                StreamId stream) noexcept {
+    if (bytes > kSmallSize) return nullptr;  // a cache holds small-pool blocks only
     ThreadCache* cache = findThreadCache(this);
     return cache != nullptr ? takeLocal(*cache, bytes, stream) : nullptr;
   }
   [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
-  // CachingAllocator::allocate for everything but a thread cache's hit: a
-  // bad device or stream (throws), 0 bytes, allocateLocked.
+  // CachingAllocator::allocate when the thread cache did not serve a
+  // request it checked (device, stream, bytes): allocateLocked, as a DataPtr
+  // on `where`.
+  [[nodiscard]] static DataPtr allocateChecked(DeviceCache& cache, std::size_t bytes,
+                                               StreamId stream, Device where);
+  // CachingAllocator::allocate for anything else: a bad device or stream
+  // (throws), 0 bytes.
   [[nodiscard]] static DataPtr allocateUncommon(CachingAllocator& allocator,
                                                 DeviceIndex index, std::size_t bytes,
                                                 Stream stream);
@@ -195,6 +202,16 @@ class DeviceCache {
   // this one's); releaseAllHeld every block of every thread's (stats,
   // snapshots, settings, emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
+  // The large pool's parked block (parked_block.h): park takes a freed
+  // block that its cut can be undone for (last_cut_) and does the free's
+  // work but the merge; unpark hands it back for a request the undone cut
+  // would serve again, doing the allocation's work but the search and the
+  // split; settleParked merges it, as the free would have. Each returns
+  // false, or does nothing, when that does not apply.
+  [[nodiscard]] bool park(Block* block) noexcept;
+  // unpark: parked_ is not null.
+  [[nodiscard]] Block* unpark(std::size_t rounded, std::size_t bytes, StreamId stream);
+  void settleParked() noexcept;
   void releaseHeld(StreamId stream) noexcept;
   // Before a uniform pool grows: the device's held blocks and the calling
   // thread's, all of them.
@@ -305,6 +322,14 @@ class DeviceCache {
   DeviceCache* live_next_ = nullptr;
   Block* spare_blocks_ = nullptr;  // recycled Block objects, linked by `next`
   ReuseLists reuse_;               // the device's held blocks
+  // The large pool's one-deep cache (parked_block.h): the block last cut
+  // from the front of one of large_'s free blocks, with large_'s change
+  // count just after the cut; and that block once freed with nothing else
+  // changed in large_: parked, counted and recorded as freed and merged,
+  // its rest still in the free set (null: none).
+  Block* last_cut_ = nullptr;
+  std::uint64_t last_cut_changes_ = 0;
+  Block* parked_ = nullptr;
 
   // Thread caches: the caches (linked by
   // device_next; changed under the registry's lock and this lock), and
