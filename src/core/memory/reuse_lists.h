@@ -41,7 +41,7 @@ class ReuseLists {
   // again.
   static constexpr int kUniformDepth = 64;
 
-  // The size's hash, turned by the stream id's low 18 bits folded into six:
+  // The size's hash, turned by the stream id's low 12 bits folded into six:
   // the default stream (0) keeps the size's own list, and one size on streams
   // 0..63 (or on 64 ids a multiple of 64 apart) gets 64 different lists, so
   // that requests rotating over streams do not evict each other.
@@ -49,8 +49,7 @@ class ReuseLists {
     const std::uint64_t hashed =
         ((static_cast<std::uint64_t>(size) >> 9) * 0x9E3779B97F4A7C15ULL) >> 58;
     const auto id = static_cast<std::uint64_t>(stream);
-    return static_cast<std::size_t>((hashed ^ id ^ (id >> 6) ^ (id >> 12)) &
-                                    (kLists - 1));
+    return static_cast<std::size_t>((hashed ^ id ^ (id >> 6)) & (kLists - 1));
   }
   [[nodiscard]] ReuseList& list(std::size_t index) noexcept { return lists_[index]; }
   // True when `block` can go on list `index` now: it is free, or holds

@@ -33,8 +33,7 @@ using Action = MemoryTraceEntry::Action;
 // entries). Anything else is allocateSlow, with the lock held. Flattened:
 // kit::CachingDeviceAllocator calls it directly (takeLocal inline).
 ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
-  ThreadCache* cache = bytes <= kSmallSize ? findThreadCache(this) : nullptr;
-  if (cache != nullptr) [[likely]] {
+  if (ThreadCache* cache = findThreadCache(this)) [[likely]] {
     if (Block* block = takeLocal(*cache, bytes, stream)) [[likely]]
       return block;
   }
@@ -221,10 +220,6 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 // Everything but the thread cache's hold is a tail call, so the hold pays
 // no frame or register saves.
 void DeviceCache::free(Block* block) noexcept {
-  // A block of a pool that never holds (large, private) takes the device's
-  // lock at once, as holdLocal would refuse it.
-  if (!block->pool->holds) [[unlikely]]
-    return freeLocked(block);
   ThreadCache* cache = findThreadCache(this);
   if (cache != nullptr && holdLocal(*cache, block)) [[likely]]
     return;
@@ -500,8 +495,9 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
       cache.inside.store(false, std::memory_order_release);
       return block;
     }
+    // A cache holds small-pool blocks only: a larger request is not looked up.
     const std::size_t rounded = roundSize(bytes, cache.divisions);
-    if (rounded >= bytes) [[likely]]
+    if (rounded >= bytes && bytes <= kSmallSize) [[likely]]
       block = cache.lists.take(stream, rounded);
     if (block != nullptr) [[likely]] {
       if (coversRequest(cache, bytes)) [[likely]] {
@@ -623,17 +619,8 @@ ACCEL_HOT DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t byte
     detail::DeviceCache& cache = *devices_[static_cast<std::size_t>(index)];
     if (detail::Block* block = cache.allocateFromThreadCache(bytes, stream.id)) [[likely]]
       return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
-    return detail::DeviceCache::allocateChecked(cache, bytes, stream.id, where);
   }
   return detail::DeviceCache::allocateUncommon(*this, index, bytes, stream);
-}
-
-[[gnu::noinline]] DataPtr detail::DeviceCache::allocateChecked(DeviceCache& cache,
-                                                               std::size_t bytes,
-                                                               StreamId stream,
-                                                               Device where) {
-  Block* block = cache.allocateLocked(bytes, stream);
-  return DataPtr(block->ptr, block, &freeCachedBlock, where);
 }
 
 [[gnu::noinline]] DataPtr detail::DeviceCache::allocateUncommon(

@@ -76,18 +76,12 @@ class DeviceCache {
   // allocateLocked (throws as allocate does).
   [[nodiscard]] Block* allocateFromThreadCache(std::size_t bytes,
                                                StreamId stream) noexcept {
-    if (bytes > kSmallSize) return nullptr;  // a cache holds small-pool blocks only
     ThreadCache* cache = findThreadCache(this);
     return cache != nullptr ? takeLocal(*cache, bytes, stream) : nullptr;
   }
   [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
-  // CachingAllocator::allocate when the thread cache did not serve a
-  // request it checked (device, stream, bytes): allocateLocked, as a DataPtr
-  // on `where`.
-  [[nodiscard]] static DataPtr allocateChecked(DeviceCache& cache, std::size_t bytes,
-                                               StreamId stream, Device where);
-  // CachingAllocator::allocate for anything else: a bad device or stream
-  // (throws), 0 bytes.
+  // CachingAllocator::allocate for everything but a thread cache's hit: a
+  // bad device or stream (throws), 0 bytes, allocateLocked.
   [[nodiscard]] static DataPtr allocateUncommon(CachingAllocator& allocator,
                                                 DeviceIndex index, std::size_t bytes,
                                                 Stream stream);
