@@ -109,6 +109,27 @@ BENCHMARK(BM_Cached_AllocFree)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
 void BM_Cached_AllocFree_History(benchmark::State& state) { cachedPair(state, true); }
 BENCHMARK(BM_Cached_AllocFree_History)->Arg(256)->Arg(64 << 10)->Arg(4 << 20);
 
+// The 64 KiB pair with its requests rotating over `streams` streams (ids
+// 0..streams-1, one pair on each in turn), as a program that spreads its
+// work over several queues asks; 1 is the one-stream pair beside it. Goal:
+// at most 1.5x the one-stream pair.
+void BM_Cached_AllocFree_Streams(benchmark::State& state) {
+  const auto streams = static_cast<StreamId>(state.range(0));
+  constexpr std::size_t kSize = 64 << 10;
+  MappedPagesSource source;
+  CachingAllocator allocator(DeviceType::CUDA, 1, source);
+  const Device device = Device::unchecked(DeviceType::CUDA, 0);
+  for (StreamId id = 0; id < streams; ++id)  // warm: each stream has had its block
+    allocator.allocate(0, kSize, Stream(device, id)).reset();
+  StreamId next = 0;
+  for (auto _ : state) {
+    DataPtr p = allocator.allocate(0, kSize, Stream(device, next));
+    benchmark::DoNotOptimize(p.get());
+    if (++next == streams) next = 0;
+  }
+}
+BENCHMARK(BM_Cached_AllocFree_Streams)->Arg(1)->Arg(4)->Arg(16)->Arg(64);
+
 // Two threads allocating on one device: the lock's bias is withdrawn and
 // both take its inner mutex (with contention), the case a biased lock
 // does not speed up.

@@ -558,6 +558,64 @@ TEST_F(CachingAllocatorTest, UniformPoolBlocksStayHeldAcrossASmallPoolMiss) {
   EXPECT_EQ(stats.allocated_bytes.peak, 3 * 512 + 8 * 1024);
 }
 
+// A small-pool miss returns the held blocks of its own stream only: another
+// stream's could neither serve it nor merge with its blocks (each segment is
+// one stream's). Held, the block freed last (y3) serves stream 1's next
+// 64 KiB request; returned, best fit would pick the 64 KiB hole at y1. With
+// and without thread caches (the device's own reuse lists).
+TEST(StreamReuse, ASmallPoolMissLeavesOtherStreamsHeldBlocksHeld) {
+  for (const char* settings : {"", "thread_caches:false"}) {
+    SCOPED_TRACE(settings);
+    FakeSegmentSource source(std::size_t{1} << 30);
+    CachingAllocator allocator(DeviceType::CUDA, 1, source,
+                               parseAllocatorSettings(settings));
+    DataPtr y1 = allocator.allocate(0, 64 * kKiB, stream(1));
+    DataPtr y2 = allocator.allocate(0, 64 * kKiB, stream(1));
+    DataPtr y3 = allocator.allocate(0, 64 * kKiB, stream(1));
+    void* const third = y3.get();
+    ASSERT_EQ(static_cast<std::byte*>(third),
+              static_cast<std::byte*>(y1.get()) + 128 * kKiB);
+    DataPtr k = allocator.allocate(0, 256 * kKiB, stream(2));  // stream 2's segment
+    ASSERT_EQ(source.allocations.load(), 2);
+    y1.reset();
+    y3.reset();
+    k.reset();
+    DataPtr miss = allocator.allocate(0, 128 * kKiB, stream(2));  // a miss on stream 2
+    DataPtr again = allocator.allocate(0, 64 * kKiB, stream(1));
+    EXPECT_EQ(again.get(), third);
+    EXPECT_EQ(source.allocations.load(), 2);
+    const MemoryStats stats = allocator.stats(0);
+    EXPECT_EQ(stats.allocated_bytes.current, 2 * 64 * 1024 + 128 * 1024);
+    EXPECT_EQ(stats.allocations.current, 3);
+  }
+}
+
+// Requests rotating over 64 streams, one size: each stream's freed block is
+// held for it (their reuse lists are 64 different ones, and one stream's
+// miss returns no other's), so after one round that cuts each stream's block
+// from its segment, nothing is cut again.
+TEST(StreamReuse, RequestsRotatingOverSixtyFourStreamsKeepTheirHeldBlocks) {
+  for (const char* settings : {"", "thread_caches:false"}) {
+    SCOPED_TRACE(settings);
+    FakeSegmentSource source(std::size_t{1} << 30);
+    CachingAllocator allocator(DeviceType::CUDA, 1, source,
+                               parseAllocatorSettings(settings));
+    constexpr StreamId kStreams = 64;
+    for (StreamId id = 0; id < kStreams; ++id)
+      allocator.allocate(0, 64 * kKiB, stream(id)).reset();
+    const MemoryStats before = allocator.stats(0);  // every block merged back
+    for (int round = 0; round < 3; ++round) {
+      for (StreamId id = 0; id < kStreams; ++id)
+        allocator.allocate(0, 64 * kKiB, stream(id)).reset();
+    }
+    const MemoryStats after = allocator.stats(0);
+    EXPECT_EQ(after.inactive_split.allocated - before.inactive_split.allocated, kStreams)
+        << "splits in three rounds";
+    EXPECT_EQ(after.allocations.allocated - before.allocations.allocated, 3 * kStreams);
+    EXPECT_EQ(after.segments.current, kStreams);
+  }
+}
+
 // A full uniform pool takes back the blocks held for it before it grows: a
 // cache may hold blocks it cannot serve (freed with fewer requested bytes
 // than the next requests ask, LocalBlockFigures), and those must not cost a

@@ -7,6 +7,7 @@
 // Thread-safety: none; the owning DeviceCache's lock guards it.
 #pragma once
 
+#include <cstdint>
 #include <iterator>
 #include <memory>
 #include <utility>
@@ -44,6 +45,10 @@ struct BlockPool {
   // Calls visit(block) for every free block.
   template <typename Visit>
   void forEachFree(Visit&& visit) const;
+  // How many times a large pool's free set has changed (insert, erase,
+  // reshape): equal counts mean the same free blocks in the same places
+  // (DeviceCache's parked block). A small pool does not count.
+  [[nodiscard]] std::uint64_t changes() const noexcept { return changes_; }
 
   const bool small;
   PrivatePool* const owner;  // nullptr: the device's default pools
@@ -56,7 +61,8 @@ struct BlockPool {
   void keepNode(FreeSet::node_type node) noexcept;
   void reshapeInSet(Block* block, std::byte* ptr, std::size_t size) noexcept;
 
-  FreeSet blocks_;  // large pool: free blocks only
+  FreeSet blocks_;             // large pool: free blocks only
+  std::uint64_t changes_ = 0;  // large pool: changes of blocks_ (changes())
   std::vector<FreeSet::node_type> spare_nodes_;
   // Small pool: one per stream that has had a free block (kept when empty:
   // a stream frees again). Few streams, so found by a linear scan, after a
@@ -93,6 +99,7 @@ inline void BlockPool::insert(Block* block) {
     lists->insert(block);
     return;
   }
+  ++changes_;
   if (spare_nodes_.empty()) {
     block->in_free_set = blocks_.insert(block).first;
     return;
@@ -108,6 +115,7 @@ inline void BlockPool::erase(Block* block) noexcept {
     listsFor(block->stream)->erase(block);
     return;
   }
+  ++changes_;
   keepNode(blocks_.extract(block->in_free_set));
   block->in_free_set = {};
 }
@@ -161,6 +169,7 @@ inline void BlockPool::reshapeInSet(Block* block, std::byte* ptr,
   // node is unlinked (no comparisons) and relinked at the new rank. Sizes
   // only change with addresses inside one stream's blocks, so a block that
   // grew can only have passed later ones and one that shrank earlier ones.
+  ++changes_;
   const FreeSet::iterator at = block->in_free_set;
   const bool grew = size > block->size;
   block->ptr = ptr;

@@ -8,7 +8,8 @@
 // free. Before anything else looks at the free blocks (a request that
 // misses, stats, snapshots, emptyCache, the OOM path, settings) held blocks
 // are returned to the free set as if freed then: a small-pool miss returns
-// those of the "mixed" sizes (releaseMixed), the uniform pool's stay.
+// its stream's of the "mixed" sizes (releaseMixed), the uniform pool's and
+// other streams' stay.
 // The device keeps one set (under its lock) and each thread cache one
 // (thread_cache.h).
 //
@@ -40,10 +41,15 @@ class ReuseLists {
   // again.
   static constexpr int kUniformDepth = 64;
 
+  // The size's hash, turned by the stream id's low 12 bits folded into six:
+  // the default stream (0) keeps the size's own list, and one size on streams
+  // 0..63 (or on 64 ids a multiple of 64 apart) gets 64 different lists, so
+  // that requests rotating over streams do not evict each other.
   [[nodiscard]] static std::size_t indexOf(StreamId stream, std::size_t size) noexcept {
-    const std::uint64_t key = (static_cast<std::uint64_t>(size) >> 9) ^
-                              (static_cast<std::uint64_t>(stream) << 40);
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 58);
+    const std::uint64_t hashed =
+        ((static_cast<std::uint64_t>(size) >> 9) * 0x9E3779B97F4A7C15ULL) >> 58;
+    const auto id = static_cast<std::uint64_t>(stream);
+    return static_cast<std::size_t>((hashed ^ id ^ (id >> 6)) & (kLists - 1));
   }
   [[nodiscard]] ReuseList& list(std::size_t index) noexcept { return lists_[index]; }
   // True when `block` can go on list `index` now: it is free, or holds
@@ -106,12 +112,15 @@ class ReuseLists {
     used_ &= ~(std::uint64_t{1} << index);
     mixed_ &= ~(std::uint64_t{1} << index);
   }
-  // Empties every list of blocks of a size without a uniform pool
-  // (size_rules.h), handing each block to give(block).
+  // Empties every list of `stream`'s blocks of a size without a uniform pool
+  // (size_rules.h), handing each block to give(block). Other streams' lists
+  // stay: their blocks could neither serve nor merge with `stream`'s.
   template <typename Give>
-  void releaseMixed(Give&& give) noexcept {
-    while (mixed_ != 0)
-      releaseList(static_cast<std::size_t>(std::countr_zero(mixed_)), give);
+  void releaseMixed(StreamId stream, Give&& give) noexcept {
+    for (std::uint64_t todo = mixed_; todo != 0; todo &= todo - 1) {
+      const auto index = static_cast<std::size_t>(std::countr_zero(todo));
+      if (lists_[index].stream == stream) releaseList(index, give);
+    }
   }
   // How many blocks the lists hold.
   [[nodiscard]] std::int64_t count() const noexcept {

@@ -4,6 +4,7 @@
 // (and construction), stream events, statistics, history and snapshots are
 // in the device_*.cpp files beside this one.
 #include "memory/device_cache/device_cache.h"
+#include "memory/device_cache/parked_block.h"
 
 #include <algorithm>
 #include <bit>
@@ -47,7 +48,11 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes
   if (plain_) [[likely]] {
     const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
     if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
-      if (Block* block = reuse_.take(stream, rounded)) {
+      if (!isSmallSize(rounded)) {      // never held; maybe parked (parked_block.h)
+        if (parked_ != nullptr) {
+          if (Block* block = unpark(rounded, bytes, stream)) return block;
+        }
+      } else if (Block* block = reuse_.take(stream, rounded)) {
         block->requested = bytes;
         countAllocation(/*small=*/true, block->size, bytes);  // held: small
         if (tracing_) [[unlikely]]
@@ -78,17 +83,19 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard&
     captureHostStack(lock);  // first: the lock is released and taken again
   if (!pending_.empty()) processEvents();
   BlockPool& pool = poolFor(stream, rounded);
+  if (parked_ != nullptr && &pool == &large_)
+    settleParked();  // it may not serve (parked_block.h)
   // Only the default small and uniform pools' blocks are held: a miss there
-  // takes one of the device's; a miss of small_ also returns the others
-  // (but a uniform pool's), with this thread's, so that best fit chooses
-  // among merged blocks. Held blocks cannot serve, nor merge into, another
+  // takes one of the device's; a miss of small_ also returns the others of
+  // its stream (but a uniform pool's), with this thread's, so that best fit
+  // chooses among merged blocks. Held blocks cannot serve, nor merge into, another
   // pool's; in a uniform pool every block serves every request.
   if (pool.holds) {
     if (Block* block = reuse_.take(stream, rounded)) {
       markAllocated(block, bytes);
       return block;
     }
-    if (&pool == &small_) releaseHeld();
+    if (&pool == &small_) releaseHeld(stream);
   }
   if (Block* found = findFree(pool, stream, rounded))
     return takeFree(pool, found, rounded, bytes);
@@ -153,6 +160,11 @@ Block* DeviceCache::takeFree(BlockPool& pool, Block* free_block, std::size_t rou
   }
   free_block->prev = block;
   pool.reshape(free_block, free_block->ptr + rounded, free_size - rounded);
+  if (&pool == &large_ && !block->segment->expandable) {
+    // Freed before large_ changes again, it is parked (parked_block.h).
+    last_cut_ = block;
+    last_cut_changes_ = pool.changes();
+  }
   // The rest is split now (the block before it): it replaces the free block
   // in the inactive-split figures, or joins them.
   if (was_split) {
@@ -238,6 +250,7 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept 
       return;
     }
   }
+  if (block == last_cut_ && park(block)) return;  // parked_block.h
   freeSlow(block);
 }
 
@@ -278,6 +291,8 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeSlow(Block* block) noexcept {
 void DeviceCache::returnBlock(Block* block, std::int64_t stamp,
                               bool record_completion) noexcept {
   BlockPool& pool = *block->pool;
+  if (parked_ != nullptr && &pool == &large_)
+    settleParked();  // first, as its free did (parked_block.h)
   const std::size_t size = block->size;
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
   const StreamId stream = block->stream;
@@ -367,10 +382,13 @@ bool DeviceCache::hold(Block* block, std::int64_t stamp) noexcept {
 // calls were a fifth of the training trace's replay). Only the small and
 // uniform pools' blocks are ever held (hold, holdLocal), so a large miss
 // has nothing to return; a uniform pool's stay held (they cannot merge into
-// small_'s blocks).
-void DeviceCache::releaseHeld() noexcept {
-  reuse_.releaseMixed([this](Block* held) { returnBlock(held, 0, false); });
-  if (ThreadCache* mine = findThreadCache(this)) drainThreadCacheButUniform(*mine);
+// small_'s blocks), and so do other streams' (best fit searches the miss's
+// stream's blocks only, and a block merges only within its segment, which
+// is its stream's): requests rotating over streams keep their blocks.
+void DeviceCache::releaseHeld(StreamId stream) noexcept {
+  reuse_.releaseMixed(stream, [this](Block* held) { returnBlock(held, 0, false); });
+  if (ThreadCache* mine = findThreadCache(this))
+    drainThreadCacheButUniform(*mine, stream);
 }
 
 void DeviceCache::releaseHeldWithUniform() noexcept {
@@ -385,13 +403,15 @@ void DeviceCache::drainThreadCache(ThreadCache& cache) noexcept {
   absorbFigures(cache);
 }
 
-void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache) noexcept {
+void DeviceCache::drainThreadCacheButUniform(ThreadCache& cache,
+                                             StreamId stream) noexcept {
   if (cache.lists.mixedEmpty()) return;  // the figures may wait
   std::size_t returned = 0;
-  cache.lists.releaseMixed([&](Block* held) {
+  cache.lists.releaseMixed(stream, [&](Block* held) {
     returned += held->size;
     returnBlock(held, 0, false);
   });
+  if (returned == 0) return;  // only other streams' blocks: the figures may wait
   cache.held_bytes -= returned;
   absorbFiguresButHeld(cache, cache.lists.count() + cache.quanta.count());
 }
@@ -475,8 +495,9 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
       cache.inside.store(false, std::memory_order_release);
       return block;
     }
+    // A cache holds small-pool blocks only: a larger request is not looked up.
     const std::size_t rounded = roundSize(bytes, cache.divisions);
-    if (rounded >= bytes) [[likely]]
+    if (rounded >= bytes && bytes <= kSmallSize) [[likely]]
       block = cache.lists.take(stream, rounded);
     if (block != nullptr) [[likely]] {
       if (coversRequest(cache, bytes)) [[likely]] {
@@ -565,6 +586,7 @@ Block* DeviceCache::makeBlock(std::byte* ptr, std::size_t size, StreamId stream,
 }
 
 void DeviceCache::recycle(Block* block) noexcept {
+  if (block == last_cut_) last_cut_ = nullptr;
   // The vector keeps its capacity; makeBlock sets the other fields.
   block->clearStreamUses();
   block->resetStack();

@@ -21,7 +21,8 @@
 // out-of-memory path), device_history.cpp, device_snapshot.cpp,
 // device_settings.cpp (settings, limit, private pools), device_fork.cpp
 // (fork(): every live device's lock held across it, and the child's rule
-// for inherited memory), device_thread_caches.cpp, device_lookup.cpp.
+// for inherited memory), device_thread_caches.cpp, device_lookup.cpp,
+// parked_block.{h,cpp} (the large pool's one-deep cache).
 //
 // Thread-safety: every public member takes the device's mutex; OutOfMemory
 // observers are called after it is released.
@@ -188,13 +189,24 @@ class DeviceCache {
   // that holds (the default small and uniform pools; false when its list is
   // full; large-pool blocks are never held, see docs/design-notes.md "Large
   // blocks are not held").
-  // releaseHeld returns the device's held blocks and the calling thread's
-  // cache's, all but the uniform pool's, to the free set (a miss of
-  // small_: no other thread is stopped; a uniform pool's blocks cannot merge
-  // into small_'s); releaseAllHeld every block of every thread's (stats,
+  // releaseHeld returns the device's held blocks of `stream` and the calling
+  // thread's cache's, all but the uniform pool's, to the free set (a miss of
+  // small_ on `stream`: no other thread is stopped; a uniform pool's blocks
+  // cannot merge into small_'s, nor another stream's serve or merge with
+  // this one's); releaseAllHeld every block of every thread's (stats,
   // snapshots, settings, emptyCache, the OOM path).
   [[nodiscard]] bool hold(Block* block, std::int64_t stamp) noexcept;
-  void releaseHeld() noexcept;
+  // The large pool's parked block (parked_block.h): park takes a freed
+  // block that its cut can be undone for (last_cut_) and does the free's
+  // work but the merge; unpark hands it back for a request the undone cut
+  // would serve again, doing the allocation's work but the search and the
+  // split; settleParked merges it, as the free would have. Each returns
+  // false, or does nothing, when that does not apply.
+  [[nodiscard]] bool park(Block* block) noexcept;
+  // unpark: parked_ is not null.
+  [[nodiscard]] Block* unpark(std::size_t rounded, std::size_t bytes, StreamId stream);
+  void settleParked() noexcept;
+  void releaseHeld(StreamId stream) noexcept;
   // Before a uniform pool grows: the device's held blocks and the calling
   // thread's, all of them.
   void releaseHeldWithUniform() noexcept;
@@ -208,9 +220,10 @@ class DeviceCache {
   // Empties a cache the caller may touch (its own, or claimed): its blocks
   // to the free set, its figures absorbed.
   void drainThreadCache(ThreadCache& cache) noexcept;
-  // The same for the blocks of the non-uniform sizes only: a uniform pool's
-  // stay held, and so does their part of the figures.
-  void drainThreadCacheButUniform(ThreadCache& cache) noexcept;
+  // The same for `stream`'s blocks of the non-uniform sizes only: a uniform
+  // pool's and other streams' stay held, and so does their part of the
+  // figures.
+  void drainThreadCacheButUniform(ThreadCache& cache, StreamId stream) noexcept;
   // Adds a cache's figures to the device's (block_stats_) and clears them:
   // the device's figures are then exact (a claim, to raise a peak).
   void absorbFigures(ThreadCache& cache) noexcept;
@@ -303,6 +316,14 @@ class DeviceCache {
   DeviceCache* live_next_ = nullptr;
   Block* spare_blocks_ = nullptr;  // recycled Block objects, linked by `next`
   ReuseLists reuse_;               // the device's held blocks
+  // The large pool's one-deep cache (parked_block.h): the block last cut
+  // from the front of one of large_'s free blocks, with large_'s change
+  // count just after the cut; and that block once freed with nothing else
+  // changed in large_: parked, counted and recorded as freed and merged,
+  // its rest still in the free set (null: none).
+  Block* last_cut_ = nullptr;
+  std::uint64_t last_cut_changes_ = 0;
+  Block* parked_ = nullptr;
 
   // Thread caches: the caches (linked by
   // device_next; changed under the registry's lock and this lock), and

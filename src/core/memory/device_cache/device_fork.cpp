@@ -96,6 +96,7 @@ void DeviceCache::setAsideInherited() noexcept {
   // block (this thread's cache was drained before the fork and serves no
   // more in a child).
   reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  settleParked();
   for (auto& [base, segment] : segments_) {
     if (!inherited(segment.get())) continue;
     for (Block* block = segment->head; block != nullptr; block = block->next) {

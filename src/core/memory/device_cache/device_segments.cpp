@@ -65,6 +65,7 @@ DeviceCache::~DeviceCache() {
                                                                std::size_t rounded,
                                                                std::size_t bytes,
                                                                StreamId stream) {
+  settleParked();  // segments are looked at (parked_block.h)
   if (settings_.garbage_collection_threshold > 0.0) garbageCollect();
   Block* block = newSegment(pool, stream, rounded);
   if (block == nullptr) block = handOff(pool, stream, rounded);

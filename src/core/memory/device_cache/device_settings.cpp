@@ -13,6 +13,7 @@ void DeviceCache::setSettings(const AllocatorSettings& settings) {
   BiasedMutex::Guard lock(mutex_);
   ClaimedThreadCaches claimed(*this);  // and drained
   reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  settleParked();
   settings_ = settings;
   stats_.max_split_size = sized(settings.max_split_size);
   mutex_.allowBias(settings.biased_lock);

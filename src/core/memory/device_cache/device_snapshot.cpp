@@ -10,6 +10,7 @@ void DeviceCache::snapshotInto(MemorySnapshot& out, bool include_trace) {
   // free would otherwise write a block being read.
   ClaimedThreadCaches claimed(*this);
   reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  settleParked();
   const Device device = Device::unchecked(allocator_.deviceType(), index_);
   for (const auto& [base, segment] : segments_) {
     if (segment->head == nullptr) continue;

@@ -41,6 +41,7 @@ void setKeepOut(ThreadCache& cache, std::uint8_t bit, bool on,
 
 void DeviceCache::releaseAllHeld() noexcept {
   reuse_.releaseAll([this](Block* held) { returnBlock(held, 0, false); });
+  settleParked();
   if (thread_caches_ == nullptr) return;
   claimThreadCaches(true);
   releaseThreadCaches();

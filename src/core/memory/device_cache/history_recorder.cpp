@@ -81,8 +81,9 @@ void HistoryRecorder::record(Action action, const Block* block, std::uint64_t ad
 // only) keep their three actions, and the fast paths capture no stacks: once
 // the ring is full (its steady state) an entry is written in place; until
 // then record() grows it.
-void HistoryRecorder::append(Action action, const Block* block,
-                             std::int64_t stamp) noexcept {
+[[gnu::always_inline]] inline void HistoryRecorder::append(Action action,
+                                                           const Block* block,
+                                                           std::int64_t stamp) noexcept {
   const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
   if (ring_.size() != capacity_) [[unlikely]] {
     record(action, nullptr, address, block->size, block->stream, 0, stamp);
