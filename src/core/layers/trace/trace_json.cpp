@@ -1,0 +1,428 @@
+#include "layers/trace/trace_json.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "accel/memory/snapshot_json.h"
+#include "accel/version.h"
+
+namespace accel::trace::detail {
+namespace {
+
+constexpr int kHostProcess = 1;
+constexpr int kAllocatorTrack = 0;  // tid of a device's allocator instants
+
+void appendString(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// Microseconds with nanosecond precision: "12.345".
+void appendMicros(std::string& out, std::int64_t ns) {
+  char text[32];
+  const bool negative = ns < 0;
+  const std::uint64_t magnitude =
+      negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  std::snprintf(text, sizeof text, "%s%llu.%03llu", negative ? "-" : "",
+                static_cast<unsigned long long>(magnitude / 1000),
+                static_cast<unsigned long long>(magnitude % 1000));
+  out += text;
+}
+
+void appendAddress(std::string& out, std::uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "\"0x%llx\"",
+                static_cast<unsigned long long>(address));
+  out += text;
+}
+
+// Builds one event object; fields are appended in the order called.
+class EventText {
+ public:
+  EventText(std::string& out, bool& first) : out_(out) {
+    out_ += first ? "\n" : ",\n";
+    first = false;
+    out_ += '{';
+  }
+  ~EventText() {
+    if (in_args_) out_ += '}';
+    out_ += '}';
+  }
+  EventText(const EventText&) = delete;
+  EventText& operator=(const EventText&) = delete;
+
+  EventText& text(std::string_view key, std::string_view value) {
+    field(key);
+    appendString(out_, value);
+    return *this;
+  }
+  EventText& number(std::string_view key, std::int64_t value) {
+    field(key);
+    out_ += std::to_string(value);
+    return *this;
+  }
+  EventText& micros(std::string_view key, std::int64_t ns) {
+    field(key);
+    appendMicros(out_, ns);
+    return *this;
+  }
+  EventText& address(std::string_view key, std::uint64_t value) {
+    field(key);
+    appendAddress(out_, value);
+    return *this;
+  }
+  EventText& flag(std::string_view key, bool value) {
+    field(key);
+    out_ += value ? "true" : "false";
+    return *this;
+  }
+  // The fields after this one go into "args".
+  EventText& args() {
+    field("args");
+    out_ += '{';
+    in_args_ = true;
+    comma_ = false;
+    return *this;
+  }
+
+ private:
+  void field(std::string_view key) {
+    if (comma_) out_ += ',';
+    comma_ = true;
+    appendString(out_, key);
+    out_ += ':';
+  }
+  std::string& out_;
+  bool comma_ = false;
+  bool in_args_ = false;
+};
+
+struct DeviceKey {
+  DeviceType type;
+  int device;
+  friend auto operator<=>(const DeviceKey&, const DeviceKey&) = default;
+};
+
+std::string deviceName(DeviceKey key) {
+  return std::string(deviceTypeName(key.type)) + ":" + std::to_string(key.device);
+}
+
+// The processes and stream tracks of the devices, numbered in a stable
+// order (devices sorted; streams in order of first appearance).
+class Tracks {
+ public:
+  // Numbered by number(), once every device is known.
+  void process(DeviceKey key) { processes_.try_emplace(key, 0); }
+  int stream(DeviceKey key, StreamId stream) {
+    process(key);
+    auto& streams = streams_[key];
+    for (std::size_t i = 0; i < streams.size(); ++i)
+      if (streams[i] == stream) return static_cast<int>(i) + 1;
+    streams.push_back(stream);
+    return static_cast<int>(streams.size());
+  }
+  void number() {
+    int next = kHostProcess + 1;
+    for (auto& [key, pid] : processes_) pid = next++;
+  }
+  int pid(DeviceKey key) const { return processes_.at(key); }
+  const std::map<DeviceKey, int>& processes() const { return processes_; }
+  const std::vector<StreamId>& streamsOf(DeviceKey key) const {
+    static const std::vector<StreamId> none;
+    auto it = streams_.find(key);
+    return it == streams_.end() ? none : it->second;
+  }
+
+ private:
+  std::map<DeviceKey, int> processes_;
+  std::map<DeviceKey, std::vector<StreamId>> streams_;
+};
+
+bool isSegmentGrowth(MemoryTraceEntry::Action action) {
+  return action == MemoryTraceEntry::Action::SegmentAlloc ||
+         action == MemoryTraceEntry::Action::SegmentMap;
+}
+bool isSegmentRelease(MemoryTraceEntry::Action action) {
+  return action == MemoryTraceEntry::Action::SegmentFree ||
+         action == MemoryTraceEntry::Action::SegmentUnmap;
+}
+
+class Writer {
+ public:
+  explicit Writer(const TraceContents& contents) : c_(contents) {}
+
+  std::string write() {
+    for (const MemoryTrack& track : c_.memory)
+      history_.insert(DeviceKey{track.type, track.device});
+    // Number every track first: metadata events name them.
+    for (const TraceEvent& e : c_.events) {
+      if (e.kind == TraceEventKind::Hook) continue;
+      if (e.device >= 0) {
+        const DeviceKey key{e.type, e.device};
+        if (e.kind == TraceEventKind::DeviceWork)
+          tracks_.stream(key, e.stream);
+        else
+          tracks_.process(key);
+      }
+    }
+    for (const MemoryTrack& track : c_.memory)
+      tracks_.process(DeviceKey{track.type, track.device});
+    tracks_.number();
+
+    out_.reserve(c_.events.size() * 180 + 4096);
+    out_ += "{\"traceEvents\":[";
+    writeMetadata();
+    for (const TraceEvent& e : c_.events) writeEvent(e);
+    writeCaptures();
+    for (const MemoryTrack& track : c_.memory) writeMemory(track);
+    writeLooseAllocations();
+    out_ += "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"accelhooks ";
+    out_ += libraryVersion();
+    out_ +=
+        "\",\"clock\":\"steady\",\"origin_steady_ns\":" + std::to_string(c_.origin_ns) +
+        ",\"ring_capacity\":" + std::to_string(c_.capacity) +
+        ",\"dropped_events\":" + std::to_string(c_.dropped) + "}}\n";
+    return std::move(out_);
+  }
+
+ private:
+  void name(const char* what, int pid, int tid, const std::string& value) {
+    EventText(out_, first_)
+        .text("name", what)
+        .text("ph", "M")
+        .number("pid", pid)
+        .number("tid", tid)
+        .args()
+        .text("name", value);
+  }
+
+  void writeMetadata() {
+    name("process_name", kHostProcess, 0,
+         "host (pid " + std::to_string(c_.process_id) + ")");
+    for (const ThreadName& thread : c_.threads)
+      name("thread_name", kHostProcess, static_cast<int>(thread.thread), thread.name);
+    for (const auto& [key, pid] : tracks_.processes()) {
+      name("process_name", pid, 0, deviceName(key));
+      name("thread_name", pid, kAllocatorTrack, "allocator");
+      const auto& streams = tracks_.streamsOf(key);
+      for (std::size_t i = 0; i < streams.size(); ++i)
+        name("thread_name", pid, static_cast<int>(i) + 1,
+             "stream " + std::to_string(streams[i]));
+    }
+  }
+
+  std::int64_t rel(std::int64_t ns) const { return ns - c_.origin_ns; }
+
+  void writeEvent(const TraceEvent& e) {
+    const std::string_view hook = hookInfo(e.hook).name;
+    switch (e.kind) {
+      case TraceEventKind::Hook: {
+        EventText event(out_, first_);
+        event.text("name", hook)
+            .text("cat", "hook")
+            .text("ph", "X")
+            .micros("ts", rel(e.begin))
+            .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
+            .number("pid", kHostProcess)
+            .number("tid", e.thread)
+            .args()
+            .text("backend", deviceTypeName(e.type));
+        if (e.device >= 0) event.number("device", e.device);
+        if (e.stream >= 0) event.number("stream", e.stream);
+        if (e.bytes != 0) event.number("bytes", static_cast<std::int64_t>(e.bytes));
+        if (e.ptr != 0) event.address("ptr", e.ptr);
+        if (e.ptr2 != 0) event.address("src", e.ptr2);
+        if (e.object != 0) event.number("id", static_cast<std::int64_t>(e.object));
+        if (e.failed) event.flag("failed", true);
+        if (e.hook == HookId::graphCaptureBegin) captures_[{e.type, e.object}].begin = &e;
+        if (e.hook == HookId::graphCaptureEnd) captures_[{e.type, e.object}].end = &e;
+        if (e.hook == HookId::emptyCache && !e.failed) flushes_.push_back(&e);
+        break;
+      }
+      case TraceEventKind::DeviceWork: {
+        if (e.device < 0) break;
+        const DeviceKey key{e.type, e.device};
+        std::string label(hook);
+        if (e.hook == HookId::graphReplay)
+          label = "replay graph " + std::to_string(e.object);
+        EventText event(out_, first_);
+        event.text("name", label)
+            .text("cat", "device")
+            .text("ph", "X")
+            .micros("ts", rel(e.begin))
+            .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
+            .number("pid", tracks_.pid(key))
+            .number("tid", tracks_.stream(key, e.stream))
+            .args()
+            .text("timing", e.timing == WorkTiming::Events ? "events" : "host");
+        if (e.bytes != 0) event.number("bytes", static_cast<std::int64_t>(e.bytes));
+        break;
+      }
+      case TraceEventKind::Allocation:
+      case TraceEventKind::Free:
+        break;  // writeLooseAllocations
+    }
+  }
+
+  // A capture's span on its device: from its begin hook to its end hook.
+  void writeCaptures() {
+    for (const auto& [id, capture] : captures_) {
+      if (capture.begin == nullptr || capture.end == nullptr) continue;
+      const TraceEvent& begin = *capture.begin;
+      const int device = begin.device >= 0 ? begin.device : capture.end->device;
+      if (device < 0) continue;
+      const DeviceKey key{begin.type, device};
+      const StreamId stream = begin.stream >= 0 ? begin.stream : capture.end->stream;
+      EventText(out_, first_)
+          .text("name", "capture graph " + std::to_string(id.second))
+          .text("cat", "graph")
+          .text("ph", "X")
+          .micros("ts", rel(begin.begin))
+          .micros("dur", std::max<std::int64_t>(0, capture.end->end - begin.begin))
+          .number("pid", tracks_.pid(key))
+          .number("tid", tracks_.stream(key, stream))
+          .args()
+          .number("graph", static_cast<std::int64_t>(id.second));
+    }
+    // emptyCache names no device: the flush is drawn on each device of its backend.
+    for (const TraceEvent* flush : flushes_) {
+      for (const auto& [key, pid] : tracks_.processes()) {
+        if (key.type != flush->type) continue;
+        EventText(out_, first_)
+            .text("name", "empty_cache")
+            .text("cat", "allocator")
+            .text("ph", "i")
+            .text("s", "t")
+            .micros("ts", rel(flush->end))
+            .number("pid", pid)
+            .number("tid", kAllocatorTrack);
+      }
+    }
+  }
+
+  void counter(int pid, std::int64_t ns, const char* name, std::int64_t value) {
+    EventText(out_, first_)
+        .text("name", name)
+        .text("cat", "allocator")
+        .text("ph", "C")
+        .micros("ts", rel(ns))
+        .number("pid", pid)
+        .number("tid", kAllocatorTrack)
+        .args()
+        .number("bytes", value);
+  }
+
+  void writeMemory(const MemoryTrack& track) {
+    const int pid = tracks_.pid(DeviceKey{track.type, track.device});
+    std::int64_t allocated = track.base_allocated;
+    std::int64_t reserved = track.base_reserved;
+    if (!track.entries.empty()) {
+      counter(pid, track.entries.front().time_ns, "allocated bytes", allocated);
+      counter(pid, track.entries.front().time_ns, "reserved bytes", reserved);
+    }
+    for (const MemoryTraceEntry& entry : track.entries) {
+      using Action = MemoryTraceEntry::Action;
+      const auto size = static_cast<std::int64_t>(entry.size);
+      {
+        EventText event(out_, first_);
+        event.text("name", memory::traceActionName(entry.action))
+            .text("cat", "allocator")
+            .text("ph", "i")
+            .text("s", "t")
+            .micros("ts", rel(entry.time_ns))
+            .number("pid", pid)
+            .number("tid", kAllocatorTrack)
+            .args()
+            .address("addr", entry.address)
+            .number("size", size)
+            .number("stream", entry.stream.id);
+        if (entry.action == Action::Oom) {
+          event.number("device_free", static_cast<std::int64_t>(entry.device_free))
+              .number("allocated", allocated)
+              .number("reserved", reserved);
+        }
+      }
+      if (entry.action == Action::Alloc) {
+        allocated += size;
+      } else if (entry.action == Action::FreeCompleted) {
+        allocated -= size;
+      } else if (isSegmentGrowth(entry.action)) {
+        reserved += size;
+      } else if (isSegmentRelease(entry.action)) {
+        reserved -= size;
+      } else {
+        continue;
+      }
+      const bool segment =
+          isSegmentGrowth(entry.action) || isSegmentRelease(entry.action);
+      counter(pid, entry.time_ns, segment ? "reserved bytes" : "allocated bytes",
+              segment ? reserved : allocated);
+    }
+  }
+
+  // Allocation and Free events of devices without allocator history.
+  void writeLooseAllocations() {
+    std::map<DeviceKey, std::int64_t> allocated;
+    for (const TraceEvent& e : c_.events) {
+      if (e.kind != TraceEventKind::Allocation && e.kind != TraceEventKind::Free)
+        continue;
+      // Pinned host memory (failed set) belongs to no device track.
+      if (e.device < 0 || e.failed) continue;
+      const DeviceKey key{e.type, e.device};
+      if (history_.count(key) != 0) continue;
+      const bool is_alloc = e.kind == TraceEventKind::Allocation;
+      const int pid = tracks_.pid(key);
+      EventText(out_, first_)
+          .text("name", is_alloc ? "alloc" : "free_completed")
+          .text("cat", "allocator")
+          .text("ph", "i")
+          .text("s", "t")
+          .micros("ts", rel(e.begin))
+          .number("pid", pid)
+          .number("tid", kAllocatorTrack)
+          .args()
+          .address("addr", e.ptr)
+          .number("size", static_cast<std::int64_t>(e.bytes));
+      std::int64_t& value = allocated[key];
+      value += is_alloc ? static_cast<std::int64_t>(e.bytes)
+                        : -static_cast<std::int64_t>(e.bytes);
+      counter(pid, e.begin, "allocated bytes", value);
+    }
+  }
+
+  struct Capture {
+    const TraceEvent* begin = nullptr;
+    const TraceEvent* end = nullptr;
+  };
+  const TraceContents& c_;
+  std::string out_;
+  bool first_ = true;
+  Tracks tracks_;
+  std::set<DeviceKey> history_;
+  std::map<std::pair<DeviceType, std::uint64_t>, Capture> captures_;
+  std::vector<const TraceEvent*> flushes_;
+};
+
+}  // namespace
+
+std::string traceToJson(const TraceContents& contents) {
+  return Writer(contents).write();
+}
+
+}  // namespace accel::trace::detail
