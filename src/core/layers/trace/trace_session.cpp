@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -93,9 +94,15 @@ TraceSession& TraceSession::instance() {
   return *session;
 }
 
-std::int64_t TraceSession::toNs(std::int64_t ticks) const noexcept {
-  return clock_.scale().toNs(ticks);
+namespace {
+
+std::int64_t steadyNs() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
+
+}  // namespace
 
 void TraceSession::start(const TraceOptions& options) {
   std::lock_guard lock(mutex_);
@@ -119,7 +126,7 @@ void TraceSession::start(const TraceOptions& options) {
   }
   generation_.fetch_add(1, std::memory_order_relaxed);
   options_ = options;
-  origin_ticks_ = clock_.now();
+  origin_ns_ = steadyNs();
   if (!started_once_) {
     started_once_ = true;
     accel::detail::registerCoreForkCallbacks(
@@ -138,8 +145,10 @@ void TraceSession::start(const TraceOptions& options) {
 void TraceSession::stop() noexcept {
   std::lock_guard lock(mutex_);
   if (!recording()) return;
-  recording_.store(false, std::memory_order_release);
+  // The sources finish first (device work in flight is read) while the
+  // trace still counts as running.
   if (sources_ != nullptr) sources_->stopped();
+  recording_.store(false, std::memory_order_release);
 }
 
 void TraceSession::record(TraceEvent event) noexcept {
@@ -158,6 +167,10 @@ void TraceSession::record(TraceEvent event) noexcept {
   ring->push(event);
 }
 
+void TraceSession::pushFinished(const TraceEvent& event) noexcept {
+  if (TraceRing* ring = ring_.load(std::memory_order_acquire)) ring->push(event);
+}
+
 void TraceSession::noteThread(std::uint32_t thread) {
   std::string name = threadName(thread);
   std::lock_guard lock(threads_mutex_);
@@ -171,15 +184,10 @@ TraceContents TraceSession::collect() {
               "trace: no trace was started (ACCEL_TRACE=FILE, accel::trace::start, or "
               "accel.profiler.profile())");
   TraceRing::Contents ring_contents = ring->collect();
-  const memory::detail::TraceClock::Scale scale = clock_.scale();
-  for (TraceEvent& event : ring_contents.events) {
-    event.begin = scale.toNs(event.begin);
-    event.end = scale.toNs(event.end);
-  }
   contents.events = std::move(ring_contents.events);
   contents.dropped = ring_contents.dropped;
   contents.capacity = ring->capacity();
-  contents.origin_ns = scale.toNs(origin_ticks_);
+  contents.origin_ns = origin_ns_;
   contents.process_id = static_cast<int>(::getpid());
   {
     std::lock_guard names(threads_mutex_);

@@ -4,6 +4,8 @@
 // The session outlives everything (it is created on first use and never
 // destroyed) because hooks may run, and record, during static destruction.
 // Recording is one acquire load when off; when on, one push into the ring.
+// Times are steady-clock nanoseconds: the hook layers' clock, and the one
+// the memory history's entries are converted to (memory/trace_clock.h).
 //
 // Fork: the core's fork callbacks hold the session's mutex across fork(),
 // so that no write is half done in the child; the child stops recording,
@@ -24,7 +26,6 @@
 #include "accel/trace.h"
 #include "layers/trace/trace_json.h"
 #include "layers/trace/trace_ring.h"
-#include "memory/trace_clock.h"
 
 namespace accel::trace::detail {
 
@@ -51,11 +52,13 @@ class TraceSession {
   [[nodiscard]] bool recording() const noexcept {
     return recording_.load(std::memory_order_acquire);
   }
-  // Records `event` when tracing (with the calling thread's id). noexcept.
+  // Records `event` (times in steady-clock ns) when tracing, with the
+  // calling thread's id. noexcept.
   void record(TraceEvent event) noexcept;
-  [[nodiscard]] std::int64_t now() const noexcept { return clock_.now(); }
-  // Steady-clock ns of a reading of now().
-  [[nodiscard]] std::int64_t toNs(std::int64_t ticks) const noexcept;
+  // Stores an event finished later than its call (device work read from
+  // its timing events), while tracing or after: it belongs to the trace
+  // that began it. noexcept.
+  void pushFinished(const TraceEvent& event) noexcept;
 
   TraceWriteResult write(const std::string& path);
   std::string toJson();
@@ -82,8 +85,7 @@ class TraceSession {
   TraceOptions options_;
   bool started_once_ = false;
   bool exit_write_registered_ = false;
-  std::int64_t origin_ticks_ = 0;
-  memory::detail::TraceClock clock_;
+  std::int64_t origin_ns_ = 0;
   TraceSources* sources_ = nullptr;
   std::mutex threads_mutex_;
   std::vector<ThreadName> threads_;
