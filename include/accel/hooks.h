@@ -118,6 +118,16 @@ class ForkKey {
   ForkKey() noexcept = default;
   friend class accel::HooksTable;
 };
+// Lets only the hook layers' decorator (src/core/layers/layered_hooks.h)
+// answer the copies' cache questions for the backend it wraps: the
+// decorator must see the same caches as the backend, or the copies it
+// forwards would lose their guarantees. A key rather than friendship.
+class LayeredHooks;
+class LayerKey {
+ private:
+  LayerKey() noexcept = default;
+  friend class LayeredHooks;
+};
 }  // namespace detail
 
 class ACCEL_API AcceleratorHooks {
@@ -421,6 +431,14 @@ class ACCEL_API AcceleratorHooks {
   // settling may run the backend's discovery).
   [[nodiscard]] Capabilities capabilitiesForFork(detail::ForkKey) const noexcept {
     return capabilities_settled_.load(std::memory_order_acquire) ? capabilities_ : firm_;
+  }
+  // For the hook layers' decorator only (see LayerKey): this backend's
+  // coreDeviceCache() and corePinnedCache(). Never throw.
+  [[nodiscard]] memory::CachingAllocator* coreDeviceCache(detail::LayerKey) const {
+    return coreDeviceCache();
+  }
+  [[nodiscard]] memory::PinnedCachingAllocator* corePinnedCache(detail::LayerKey) const {
+    return corePinnedCache();
   }
 
  protected:

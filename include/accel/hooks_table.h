@@ -152,6 +152,16 @@ class ACCEL_API HooksTable {
   // True when `type` was swapped for its stand-in in this (child) process.
   [[nodiscard]] bool isPoisoned(DeviceType type) const noexcept;
 
+  // ---- hook layers: for the core's layer registry (src/core/layers), nobody else ----
+  // Puts `replacement` in the slot of `type` if the slot holds `expected`
+  // (a layers' decorator in front of the backend, or the backend back);
+  // true if it did. One compare-and-swap; never throws.
+  bool swapInstalled(DeviceType type, AcceleratorHooks* expected,
+                     AcceleratorHooks* replacement) noexcept {
+    return slots_[static_cast<std::uint8_t>(type)].compare_exchange_strong(
+        expected, replacement, std::memory_order_acq_rel);
+  }
+
  private:
   friend class detail::AbsentHooks;
   struct State;

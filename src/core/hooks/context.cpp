@@ -17,6 +17,7 @@
 #include "accel/philox_generator.h"
 #include "accel/plugin.h"
 #include "hooks/fork_handlers.h"
+#include "layers/layer_registry.h"
 
 namespace accel {
 
@@ -63,7 +64,10 @@ ContextState& contextState() {
 // driver may have started threads) or whose initialisation had begun (its
 // state may be half-built in the child). Only loads: it runs in a fork child.
 bool initializationStarted(const AcceleratorHooks& hooks) noexcept {
-  return hooks.discoveryStarted() || hooks.initializationStarted();
+  // Behind a hook layers' decorator it is the backend that started or not.
+  const AcceleratorHooks& own = detail::ownHooks(hooks);
+  return own.discoveryStarted() || own.initializationStarted() ||
+         hooks.discoveryStarted() || hooks.initializationStarted();
 }
 
 constexpr DeviceType kAcceleratorOrder[] = {DeviceType::CUDA, DeviceType::HIP,

@@ -12,6 +12,7 @@
 #include "hooks/fork_handlers.h"
 #include "hooks/host_type.h"
 #include "hooks/refusing_hooks.h"
+#include "layers/layer_registry.h"
 
 namespace accel {
 
@@ -203,7 +204,8 @@ AcceleratorHooks& HooksTable::getSlow(DeviceType type) noexcept {
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
-  return *raw;
+  if (this == &processHooksTable()) detail::layerInstalledHooks(type);
+  return *slots_[slot].load(std::memory_order_acquire);
 }
 
 namespace {
@@ -241,6 +243,8 @@ void HooksTable::install(DeviceType type, std::unique_ptr<AcceleratorHooks> hook
   s.owned[slot] = std::move(hooks);
   slots_[slot].store(raw, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
+  // While a hook layer is added, its decorator goes in front at once.
+  if (this == &processHooksTable()) detail::layerInstalledHooks(type);
 }
 
 AcceleratorHooks& HooksTable::registerHooks(std::unique_ptr<AcceleratorHooks> hooks,

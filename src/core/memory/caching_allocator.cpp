@@ -9,6 +9,7 @@
 #include "accel/error.h"
 #include "accel/hook_catalogue.h"
 #include "accel/memory/device_cache_handle.h"
+#include "layers/layered_allocator.h"
 #include "memory/device_cache/device_cache.h"
 
 namespace accel::memory {
@@ -97,9 +98,10 @@ void CachingAllocator::failAsOutOfMemory(DeviceIndex index, std::size_t bytes,
 }
 
 bool CachingAllocator::owns(const DataPtr& data) const noexcept {
-  if (data.deleter() != &detail::freeCachedBlock || data.context() == nullptr)
-    return false;
-  return &static_cast<Block*>(data.context())->owner->allocator() == this;
+  // Behind a hook layer's DataPtr (layers/layered_allocator.h) may be ours.
+  const accel::detail::DataPtrView view = accel::detail::innerView(data);
+  if (view.deleter != &detail::freeCachedBlock || view.context == nullptr) return false;
+  return &static_cast<Block*>(view.context)->owner->allocator() == this;
 }
 
 DeleterFn CachingAllocator::blockDeleter() noexcept { return &detail::freeCachedBlock; }
@@ -149,7 +151,7 @@ BlockUse::~BlockUse() {
 void CachingAllocator::recordStream(const DataPtr& data, Stream stream) {
   ACCEL_CHECK(owns(data), InvalidArgument,
               "recordStream(): the DataPtr was not allocated by this caching allocator");
-  auto* block = static_cast<Block*>(data.context());
+  auto* block = static_cast<Block*>(accel::detail::innerView(data).context);
   ACCEL_CHECK(stream.device == data.device(), InvalidArgument, "recordStream(): stream ",
               stream, " is not a stream of ", data.device(), " where the block lives");
   block->owner->recordStream(block, stream.id);

@@ -1,5 +1,7 @@
 #include "accel/memory/pinned_caching_allocator.h"
 
+#include "layers/layered_allocator.h"
+
 #include <bit>
 #include <vector>
 
@@ -126,12 +128,14 @@ void PinnedCachingAllocator::freeFromDataPtr(void* context) noexcept {
 }
 
 void PinnedCachingAllocator::recordStream(const DataPtr& data, Stream stream) {
-  ACCEL_CHECK(data.deleter() == &freeFromDataPtr && data.context() != nullptr &&
-                  static_cast<Block*>(data.context())->owner == this,
+  // Behind a hook layer's DataPtr (layers/layered_allocator.h) is ours.
+  const accel::detail::DataPtrView view = accel::detail::innerView(data);
+  ACCEL_CHECK(view.deleter == &freeFromDataPtr && view.context != nullptr &&
+                  static_cast<Block*>(view.context)->owner == this,
               InvalidArgument,
               "recordStream(): the DataPtr is not pinned memory of this cache");
   std::lock_guard<std::mutex> lock(mutex_);
-  auto* block = static_cast<Block*>(data.context());
+  auto* block = static_cast<Block*>(view.context);
   for (const Stream& used : block->streams) {
     if (used == stream) return;
   }

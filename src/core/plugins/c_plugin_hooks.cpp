@@ -27,8 +27,11 @@
 #include "accel/memory/size_rules.h"
 #include "accel/philox_generator.h"
 #include "accel/plugin_status.h"
+#include "layers/layer_settings.h"
+#include "layers/table_layer.h"
 #include "plugins/c_plugin_link.h"
 #include "plugins/c_plugin_tables.h"
+#include "plugins/c_table_layer.h"
 
 namespace accel::detail {
 namespace {
@@ -888,6 +891,10 @@ DataPtr CDeviceAllocator::allocate(std::size_t bytes) {
 std::unique_ptr<AcceleratorHooks> makeCPluginHooks(accel_core& core,
                                                    const accel_backend& backend) {
   CPluginTables tables = readCPluginTables(core, backend);
+  // The layers the environment turns on start before the first backend's
+  // tables are copied, so that their observers see this one's.
+  startEnvironmentLayers();
+  if (tableObserversAdded()) wrapTablesForObservers(tables);
   if (tables.synchronous)
     return std::make_unique<CSynchronousPluginHooks>(std::move(tables));
   return std::make_unique<CPluginHooks>(std::move(tables));

@@ -1,0 +1,66 @@
+// The validation layer: checks every hook call of every backend against the
+// hooks contract before the backend sees it, and reports at exit what was
+// never released (docs/validation.md).
+//
+// Turn it on with ACCEL_VALIDATE=1 (or log, throw, abort) before the first
+// backend registers, or at run time with setValidationMode(). Off (the
+// default), it is absent from every call path.
+//
+//   accel::setValidationMode(accel::ValidationMode::Throw);
+//   ... a violation now throws accel::InvalidArgument ...
+//   accel::setValidationMode(accel::ValidationMode::Off);
+//
+// Thread-safety: every function here is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "accel/export.h"
+#include "accel/memory_stats.h"
+
+namespace accel {
+
+// What follows a violation. Off: the layer is not in the path.
+enum class ValidationMode : std::uint8_t {
+  Off,
+  Log,    // one line on stderr, the call goes on
+  Throw,  // the line, then InvalidArgument from the call (the backend is not called)
+  Abort,  // the line on stderr, then std::abort()
+};
+
+// "off", "log", "throw", "abort".
+[[nodiscard]] ACCEL_API std::string_view validationModeName(ValidationMode mode) noexcept;
+
+// The mode `text` names, as ACCEL_VALIDATE takes it: empty or "0" off; "1"
+// or "log"; "throw"; "abort" (lower case). nullopt for anything else.
+[[nodiscard]] ACCEL_API std::optional<ValidationMode> parseValidationMode(
+    std::string_view text) noexcept;
+
+// Turns the layer on in `mode`, changes its mode, or (Off) turns it off:
+// held-back frees are released, and objects it tracked are forgotten.
+// Turned on at run time, the layer knows only what is made from then on
+// (older objects are not reported as foreign or leaked); the C plugin
+// tables are checked only when ACCEL_VALIDATE turned it on before they
+// were registered. Throws std::bad_alloc only.
+ACCEL_API void setValidationMode(ValidationMode mode);
+// The mode now. Never throws.
+[[nodiscard]] ACCEL_API ValidationMode validationMode() noexcept;
+
+// Violations reported since the layer was last turned on. Never throws.
+[[nodiscard]] ACCEL_API std::uint64_t validationViolations() noexcept;
+
+// The leak report now: one line per object made while the layer was on and
+// not released (blocks, events, graphs), each with where it was made.
+// Empty when nothing leaked. Printed on stderr at exit when not empty.
+// Throws std::bad_alloc only.
+[[nodiscard]] ACCEL_API std::string validationLeakReport();
+
+// Lets the host language add its stack to what the layer records (where a
+// violating call, an allocation, an event came from): the Python binding
+// registers the traceback of the calling Python frame. Null: none.
+ACCEL_API void setValidationHostStack(HostStackCapture capture);
+
+}  // namespace accel

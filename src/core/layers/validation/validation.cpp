@@ -1,0 +1,98 @@
+// The validation layer's public switch (include/accel/validation.h): one
+// ValidationLayer for the process, added to the hook layers while on, and
+// the leak report at exit.
+#include "accel/validation.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "layers/hook_layer.h"
+#include "layers/validation/validation_layer.h"
+#include "layers/validation/validation_report.h"
+
+namespace accel {
+
+namespace {
+
+struct Validation {
+  std::mutex mutex;  // serialises mode changes
+  detail::ValidationLayer layer;
+  bool added = false;
+  bool exit_report_registered = false;
+};
+
+Validation& validation() {
+  static Validation* v = new Validation();  // never destroyed: hooks run during exit
+  return *v;
+}
+
+void printLeaksAtExit() noexcept {
+  try {
+    if (validationMode() == ValidationMode::Off) return;
+    const std::string report = validationLeakReport();
+    if (!report.empty()) std::fputs(report.c_str(), stderr);
+  } catch (...) {
+    // No memory at exit: nothing more to say.
+  }
+}
+
+}  // namespace
+
+std::string_view validationModeName(ValidationMode mode) noexcept {
+  switch (mode) {
+    case ValidationMode::Off:
+      return "off";
+    case ValidationMode::Log:
+      return "log";
+    case ValidationMode::Throw:
+      return "throw";
+    case ValidationMode::Abort:
+      return "abort";
+  }
+  return "off";
+}
+
+std::optional<ValidationMode> parseValidationMode(std::string_view text) noexcept {
+  if (text.empty() || text == "0" || text == "off") return ValidationMode::Off;
+  if (text == "1" || text == "log") return ValidationMode::Log;
+  if (text == "throw") return ValidationMode::Throw;
+  if (text == "abort") return ValidationMode::Abort;
+  return std::nullopt;
+}
+
+void setValidationMode(ValidationMode mode) {
+  Validation& v = validation();
+  std::lock_guard<std::mutex> lock(v.mutex);
+  if (mode == ValidationMode::Off) {
+    if (!v.added) return;
+    detail::removeHookLayer(v.layer);
+    v.added = false;
+    v.layer.forgetAll();
+    return;
+  }
+  v.layer.setMode(mode);
+  if (v.added) return;
+  if (!v.exit_report_registered) {
+    v.exit_report_registered = std::atexit(&printLeaksAtExit) == 0;
+  }
+  detail::resetViolationCount();
+  detail::addHookLayer(v.layer);
+  v.added = true;
+}
+
+ValidationMode validationMode() noexcept {
+  Validation& v = validation();
+  std::lock_guard<std::mutex> lock(v.mutex);
+  return v.added ? v.layer.mode() : ValidationMode::Off;
+}
+
+std::uint64_t validationViolations() noexcept { return detail::countedViolations(); }
+
+std::string validationLeakReport() { return validation().layer.leakReport(); }
+
+void setValidationHostStack(HostStackCapture capture) {
+  detail::setHostStackProvider(std::move(capture));
+}
+
+}  // namespace accel

@@ -1,0 +1,431 @@
+#include "layers/validation/validation_layer.h"
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+
+#include "accel/error.h"
+#include "accel/hooks.h"
+#include "layers/hook_layer.h"
+#include "layers/validation/validation_report.h"
+
+namespace accel::detail {
+
+namespace {
+
+std::uintptr_t address(const void* ptr) noexcept {
+  return reinterpret_cast<std::uintptr_t>(ptr);
+}
+
+std::string hexAddress(std::uintptr_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%" PRIxPTR, value);
+  return text;
+}
+
+// Hooks that wait for the device: refused while a capture is running,
+// which they would invalidate (and could never finish inside a graph).
+bool synchronises(HookId hook) noexcept {
+  return hook == HookId::deviceSynchronize || hook == HookId::synchronizeStream ||
+         hook == HookId::synchronizeEvent;
+}
+
+}  // namespace
+
+void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  memory_.setLimits(limits);
+}
+
+// ---- the rules ----
+
+void ValidationLayer::checkMemory(const HookCall& call, const void* ptr,
+                                  std::size_t bytes, std::string_view which,
+                                  std::vector<Violation>& found) const {
+  if (ptr == nullptr) return;
+  const std::uintptr_t begin = address(ptr);
+  if (const TrackedBlock* old = memory_.quarantined(begin)) {
+    found.push_back({concat("use after free: ", which, " lies in a block of ", old->bytes,
+                            " bytes at ", hexAddress(old->base), " of '",
+                            deviceTypeName(old->type), "' that was freed"),
+                     old->made, old->freed});
+    return;
+  }
+  const TrackedBlock* block = memory_.live(begin);
+  if (block == nullptr) return;  // not made through the hooks while the layer was on
+  if (block->type != call.type) {
+    found.push_back({concat(which, " is memory of '", deviceTypeName(block->type),
+                            "', not of '", deviceTypeName(call.type), "'"),
+                     block->made, nullptr});
+    return;
+  }
+  const std::uintptr_t end = block->base + block->bytes;
+  if (bytes > end - begin) {
+    found.push_back({concat(which, " range [", hexAddress(begin), ", +", bytes,
+                            ") runs past the end of its block of ", block->bytes,
+                            " bytes at ", hexAddress(block->base)),
+                     block->made, nullptr});
+  }
+}
+
+void ValidationLayer::checkStream(const HookCall& call,
+                                  std::vector<Violation>& found) const {
+  if (call.stream < 0) return;
+  auto known = streams_.find({call.type, static_cast<std::uint64_t>(call.stream)});
+  if (known == streams_.end() || known->second.contains(call.device)) return;
+  found.push_back(
+      {concat("stream #", call.stream, " was made on device ", *known->second.begin(),
+              " of '", deviceTypeName(call.type), "', not on device ", call.device),
+       nullptr, nullptr});
+}
+
+void ValidationLayer::checkEvent(const HookCall& call, std::uint64_t event,
+                                 bool must_be_recorded,
+                                 std::vector<Violation>& found) const {
+  if (event == 0) return;
+  const Key key{call.type, event};
+  if (auto destroyed = destroyed_events_.find(key);
+      destroyed != destroyed_events_.end()) {
+    found.push_back(
+        {concat("event ", event, " was destroyed"), nullptr, destroyed->second});
+    return;
+  }
+  auto known = events_.find(key);
+  if (known == events_.end()) return;  // made before the layer was on
+  const EventState& state = known->second;
+  if (call.hook == HookId::recordEvent && call.device >= 0 &&
+      state.device != call.device) {
+    found.push_back(
+        {concat("event ", event, " was made on device ", state.device,
+                "; it cannot be recorded on a stream of device ", call.device),
+         state.made, nullptr});
+  }
+  if (must_be_recorded && !state.recorded) {
+    found.push_back({concat("event ", event,
+                            " was never recorded: waiting on it or timing it waits for "
+                            "nothing (recordEvent it on a stream first)"),
+                     state.made, nullptr});
+  }
+  if (call.hook == HookId::queryEvent && state.recorded) {
+    const Capture* capture = captureFor(call.type, state.stream_device);
+    if (capture != nullptr && capture->stream == state.stream) {
+      found.push_back({concat("event ", event, " was recorded on stream #", state.stream,
+                              ", which graph ", capture->graph,
+                              " is capturing: an event query on a capturing stream "
+                              "invalidates the capture"),
+                       state.made, nullptr});
+    }
+  }
+}
+
+const ValidationLayer::Capture* ValidationLayer::captureFor(DeviceType type,
+                                                            int device) const noexcept {
+  auto of_type = captures_.find(type);
+  if (of_type == captures_.end()) return nullptr;
+  const std::thread::id me = std::this_thread::get_id();
+  for (const Capture& capture : of_type->second) {
+    if (device >= 0 && capture.device != device) continue;
+    if (capture.mode == CaptureMode::Relaxed) continue;
+    if (capture.mode == CaptureMode::ThreadLocal && capture.thread != me) continue;
+    return &capture;
+  }
+  return nullptr;
+}
+
+void ValidationLayer::checkCapture(const HookCall& call,
+                                   std::vector<Violation>& found) const {
+  if (captures_.empty()) return;
+  int device = call.device;
+  if (call.hook == HookId::synchronizeEvent) {
+    auto known = events_.find({call.type, call.object});
+    device = known != events_.end() ? known->second.device : -1;
+  }
+  if (synchronises(call.hook)) {
+    if (const Capture* capture = captureFor(call.type, device)) {
+      found.push_back({concat("a synchronising call while graph ", capture->graph,
+                              " captures stream #", capture->stream, " of device ",
+                              capture->device, " (it would invalidate the capture)"),
+                       nullptr, nullptr});
+    }
+  } else if (call.hook == HookId::queryStream) {
+    const Capture* capture = captureFor(call.type, call.device);
+    if (capture != nullptr && capture->stream == call.stream) {
+      found.push_back({concat("a query of stream #", call.stream, ", which graph ",
+                              capture->graph, " is capturing"),
+                       nullptr, nullptr});
+    }
+  }
+}
+
+void ValidationLayer::before(const HookCall& call) {
+  std::vector<Violation> found;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    checkStream(call, found);
+    switch (call.hook) {
+      case HookId::copyHostToDevice:
+        checkMemory(call, call.ptr, call.bytes, "dst", found);
+        checkMemory(call, call.ptr2, call.bytes, "src", found);
+        break;
+      case HookId::copyDeviceToHost:
+        checkMemory(call, call.ptr2, call.bytes, "src", found);
+        checkMemory(call, call.ptr, call.bytes, "dst", found);
+        break;
+      case HookId::copyDeviceToDevice:
+        checkMemory(call, call.ptr2, call.bytes, "src", found);
+        checkMemory(call, call.ptr, call.bytes, "dst", found);
+        break;
+      case HookId::fillRandom:
+        checkMemory(call, call.ptr, 1, "data", found);
+        if (call.device2 >= 0 && call.device >= 0 && call.device2 != call.device) {
+          found.push_back({concat("the generator is device ", call.device2,
+                                  "'s; the stream is of device ", call.device),
+                           nullptr, nullptr});
+        }
+        break;
+      case HookId::getDeviceFromPtr:
+      case HookId::isPinnedPtr:
+        checkMemory(call, call.ptr, 1, "ptr", found);
+        break;
+      case HookId::recordEvent:
+      case HookId::queryEvent:
+        checkEvent(call, call.object, false, found);
+        break;
+      case HookId::blockStream:
+      case HookId::synchronizeEvent:
+        checkEvent(call, call.object, true, found);
+        break;
+      case HookId::elapsedTime:
+        checkEvent(call, call.object, true, found);
+        checkEvent(call, call.object2, true, found);
+        break;
+      case HookId::destroyEvent:
+        checkEvent(call, call.object, false, found);
+        break;
+      default:
+        break;
+    }
+    checkCapture(call, found);
+  }
+  if (found.empty()) [[likely]]
+    return;
+  const HookInfo& info = hookInfo(call.hook);
+  report(describeCall(call), found, !info.probe && call.hook != HookId::destroyEvent);
+}
+
+void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
+  if (failed) return;
+  try {
+    switch (call.hook) {
+      case HookId::createEvent: {
+        CapturedStack made = captureHere();
+        std::lock_guard<std::mutex> lock(mutex_);
+        const Key key{call.type, call.result};
+        destroyed_events_.erase(key);  // an id may be handed out again
+        events_[key] = EventState{call.device, false, -1, -1, std::move(made)};
+        break;
+      }
+      case HookId::destroyEvent: {
+        if (call.object == 0) break;
+        CapturedStack where = captureHere();
+        std::lock_guard<std::mutex> lock(mutex_);
+        const Key key{call.type, call.object};
+        if (events_.erase(key) != 0) destroyed_events_[key] = std::move(where);
+        break;
+      }
+      case HookId::recordEvent: {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto known = events_.find({call.type, call.object});
+        if (known != events_.end()) {
+          known->second.recorded = true;
+          known->second.stream_device = call.device;
+          known->second.stream = call.stream;
+        }
+        break;
+      }
+      case HookId::getNewStream: {
+        std::lock_guard<std::mutex> lock(mutex_);
+        streams_[{call.type, call.result}].insert(call.device);
+        break;
+      }
+      case HookId::graphCreate: {
+        CapturedStack made = captureHere();
+        std::lock_guard<std::mutex> lock(mutex_);
+        graphs_[{call.type, call.result}] = std::move(made);
+        break;
+      }
+      case HookId::graphDestroy: {
+        std::lock_guard<std::mutex> lock(mutex_);
+        graphs_.erase({call.type, call.object});
+        break;
+      }
+      case HookId::graphCaptureBegin: {
+        // The capture is of this thread's current stream of its current device.
+        const DeviceIndex device = call.inner->getCurrentDevice();
+        const Stream stream = call.inner->getCurrentStream(device);
+        std::lock_guard<std::mutex> lock(mutex_);
+        captures_[call.type].push_back(Capture{call.object, device, stream.id,
+                                               std::this_thread::get_id(),
+                                               call.capture_mode});
+        break;
+      }
+      case HookId::graphCaptureEnd: {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto of_type = captures_.find(call.type);
+        if (of_type == captures_.end()) break;
+        std::erase_if(of_type->second,
+                      [&](const Capture& c) { return c.graph == call.object; });
+        if (of_type->second.empty()) captures_.erase(of_type);
+        break;
+      }
+      default:
+        break;
+    }
+  } catch (...) {
+    // No memory to remember the object: the layer checks less, never fails the call.
+  }
+}
+
+// ---- memory ----
+
+void ValidationLayer::allocating(DeviceType type, Device device, std::size_t bytes,
+                                 bool pinned) {
+  if (pinned) return;
+  std::vector<Violation> found;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (captures_.empty()) return;
+    auto of_type = captures_.find(type);
+    const Capture* capture = nullptr;
+    if (of_type != captures_.end()) capture = captureFor(type, -1);
+    if (capture != nullptr && capture->device != device.index()) {
+      found.push_back(
+          {concat("an allocation on device ", int(device.index()), " while graph ",
+                  capture->graph, " captures on device ", capture->device,
+                  ": the memory comes from a pool foreign to the graph"),
+           nullptr, nullptr});
+    }
+  }
+  if (!found.empty())
+    report(describeMemoryCall("allocate", type, device, nullptr, bytes), found, true);
+}
+
+void ValidationLayer::allocated(DeviceType type, Device device, const void* ptr,
+                                std::size_t bytes, bool pinned) noexcept {
+  try {
+    CapturedStack made = captureHere();
+    std::lock_guard<std::mutex> lock(mutex_);
+    memory_.allocated(TrackedBlock{address(ptr), bytes, type, device, pinned,
+                                   std::move(made), nullptr, nullptr});
+  } catch (...) {
+    // Not tracked: the layer checks less, never fails the allocation.
+  }
+}
+
+bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
+  std::vector<const void*> released;
+  std::vector<Violation> found;
+  std::string call;
+  bool held = false;
+  try {
+    CapturedStack where = captureHere();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (memory_.freed(address(ptr), std::move(where), token, released)) {
+      held = true;
+    } else if (const TrackedBlock* old = memory_.quarantinedAt(address(ptr));
+               old != nullptr && old->token == token) {
+      // The deleter ran twice for one allocation: the first free holds it.
+      held = true;
+      call = describeMemoryCall("free", old->type, old->device, ptr, old->bytes);
+      found.push_back(
+          {"double free: the block was freed already", old->made, old->freed});
+    }
+  } catch (...) {
+    // No memory for the stack: not held, the memory goes back now.
+  }
+  release(released);
+  if (!found.empty()) {
+    try {
+      report(call, found, /*may_throw=*/false);
+    } catch (...) {
+    }
+  }
+  return held;
+}
+
+void ValidationLayer::release(const std::vector<const void*>& tokens) noexcept {
+  for (const void* token : tokens) releaseHeldFree(token);
+}
+
+void ValidationLayer::forgetAll() noexcept {
+  std::vector<const void*> released;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      memory_.drain(released);
+    } catch (...) {
+    }
+    memory_.forgetLive();
+    events_.clear();
+    destroyed_events_.clear();
+    graphs_.clear();
+    captures_.clear();
+    streams_.clear();
+  }
+  release(released);
+}
+
+// ---- reports ----
+
+void ValidationLayer::report(const std::string& call, std::vector<Violation>& found,
+                             bool may_throw) const {
+  // Every violation but the last is printed; the last decides what follows
+  // (so that throw mode names them all before the exception).
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    Violation& v = found[i];
+    std::string rule = v.rule;
+    if (v.freed) rule += concat(" (freed at ", callerFrame(v.freed), ")");
+    if (v.made) rule += concat(" (made at ", callerFrame(v.made), ")");
+    const bool last = i + 1 == found.size();
+    reportViolation(last ? mode() : ValidationMode::Log, call, rule, captureHere(),
+                    may_throw && last);
+  }
+}
+
+std::string ValidationLayer::leakReport() {
+  struct Leak {
+    std::string what;
+    CapturedStack made;
+  };
+  std::vector<Leak> leaks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [base, block] : memory_.liveBlocks()) {
+      leaks.push_back(
+          {concat(block.pinned ? "pinned block " : "block ", hexAddress(base), " of ",
+                  block.bytes, " bytes, '", deviceTypeName(block.type), "'",
+                  block.pinned ? std::string()
+                               : concat(" device ", int(block.device.index()))),
+           block.made});
+    }
+    for (const auto& [key, event] : events_) {
+      leaks.push_back({concat("event ", key.second, ", '", deviceTypeName(key.first),
+                              "' device ", event.device),
+                       event.made});
+    }
+    for (const auto& [key, made] : graphs_) {
+      leaks.push_back(
+          {concat("graph ", key.second, ", '", deviceTypeName(key.first), "'"), made});
+    }
+  }
+  if (leaks.empty()) return {};
+  std::string out = concat("accel validation: ", leaks.size(),
+                           " object(s) made while validating were never released:\n");
+  for (const Leak& leak : leaks) {
+    out += concat("  ", leak.what, ", made at:\n");
+    out += callerFrames(leak.made, "      ");
+  }
+  return out;
+}
+
+}  // namespace accel::detail

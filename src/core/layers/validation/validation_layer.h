@@ -1,0 +1,105 @@
+// Internal: the validation layer (include/accel/validation.h): the rules
+// each hook call, allocation and free is checked against before the
+// backend sees it, and the state they need (what was made while the layer
+// was on: blocks, events, graphs, streams, captures).
+//
+// What the core's wrappers refuse on their own (hooks.h: index ranges,
+// stream types, copy ranges against the core's caches) never reaches this
+// layer; its rules are the ones the core cannot check without remembering
+// the history of the process (docs/validation.md lists both).
+//
+// Thread-safety: every member is thread-safe (one lock; reports are made
+// and stacks resolved outside it).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "accel/validation.h"
+#include "layers/hook_layer.h"
+#include "layers/validation/tracked_memory.h"
+
+namespace accel::detail {
+
+class ValidationLayer final : public HookLayer {
+ public:
+  void setMode(ValidationMode mode) noexcept {
+    mode_.store(mode, std::memory_order_relaxed);
+  }
+  [[nodiscard]] ValidationMode mode() const noexcept {
+    return mode_.load(std::memory_order_relaxed);
+  }
+  void setQuarantineLimits(QuarantineLimits limits);
+
+  void before(const HookCall& call) override;
+  void after(const HookCall& call, bool failed) noexcept override;
+  void allocating(DeviceType type, Device device, std::size_t bytes,
+                  bool pinned) override;
+  void allocated(DeviceType type, Device device, const void* ptr, std::size_t bytes,
+                 bool pinned) noexcept override;
+  bool holdsFree(const void* ptr, const void* token) noexcept override;
+
+  // Forgets everything tracked (the layer was turned off); the frees held in
+  // the quarantine are given back. Never throws.
+  void forgetAll() noexcept;
+  // The leak table (validation.h); empty when nothing leaked.
+  [[nodiscard]] std::string leakReport();
+
+ private:
+  // A broken rule found under the lock, reported after it.
+  struct Violation {
+    std::string rule;
+    CapturedStack made;   // where the object involved was made, if known
+    CapturedStack freed;  // where it was freed / destroyed, if it was
+  };
+  struct EventState {
+    int device = -1;
+    bool recorded = false;
+    int stream_device = -1;
+    StreamId stream = -1;
+    CapturedStack made;
+  };
+  struct Capture {
+    GraphId graph = 0;
+    int device = -1;
+    StreamId stream = -1;
+    std::thread::id thread;
+    CaptureMode mode = CaptureMode::Global;
+  };
+  using Key = std::pair<DeviceType, std::uint64_t>;
+
+  // The rules; each appends what it finds. Require mutex_.
+  void checkMemory(const HookCall& call, const void* ptr, std::size_t bytes,
+                   std::string_view which, std::vector<Violation>& found) const;
+  void checkStream(const HookCall& call, std::vector<Violation>& found) const;
+  void checkEvent(const HookCall& call, std::uint64_t event, bool must_be_recorded,
+                  std::vector<Violation>& found) const;
+  void checkCapture(const HookCall& call, std::vector<Violation>& found) const;
+  // The capture the call of `type` on this thread is subject to, if any.
+  [[nodiscard]] const Capture* captureFor(DeviceType type, int device) const noexcept;
+  // Reports each of `found` (no lock held), the first per the mode.
+  void report(const std::string& call, std::vector<Violation>& found,
+              bool may_throw) const;
+  // Gives frees back to their allocators (no lock held).
+  static void release(const std::vector<const void*>& tokens) noexcept;
+
+  std::atomic<ValidationMode> mode_{ValidationMode::Log};
+  mutable std::mutex mutex_;
+  TrackedMemory memory_;
+  std::map<Key, EventState> events_;
+  std::map<Key, CapturedStack> destroyed_events_;  // where each was destroyed
+  std::map<Key, CapturedStack> graphs_;            // live graphs, where made
+  std::map<DeviceType, std::vector<Capture>> captures_;
+  // Streams getNewStream made: (type, id) -> the devices it was made on.
+  std::map<Key, std::set<int>> streams_;
+};
+
+}  // namespace accel::detail
