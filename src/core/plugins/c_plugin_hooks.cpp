@@ -27,6 +27,7 @@
 #include "accel/memory/size_rules.h"
 #include "accel/philox_generator.h"
 #include "accel/plugin_status.h"
+#include "layers/layer_registry.h"
 #include "layers/layer_settings.h"
 #include "layers/table_layer.h"
 #include "plugins/c_plugin_link.h"
@@ -908,8 +909,9 @@ CBackendAccess& cBackendOf(std::int32_t device_type, const char* service) {
                   isValidDeviceType(static_cast<DeviceType>(device_type)),
               InvalidArgument, service, ": ", device_type,
               " is not a registered device type");
-  auto* hooks =
-      dynamic_cast<CBackendAccess*>(&getHooks(static_cast<DeviceType>(device_type)));
+  // The backend itself, not the hook layers' decorator in front of it.
+  auto* hooks = dynamic_cast<CBackendAccess*>(const_cast<AcceleratorHooks*>(
+      &ownHooks(getHooks(static_cast<DeviceType>(device_type)))));
   ACCEL_CHECK(hooks != nullptr, InvalidArgument, service, ": '",
               deviceTypeName(static_cast<DeviceType>(device_type)),
               "' has no backend registered through the plugin ABI");
