@@ -46,7 +46,8 @@ void AllocatorHistory::noteSlow(AcceleratorHooks& inner, std::uint64_t bit) noex
   }
 }
 
-void AllocatorHistory::collect(std::int64_t origin_ns, std::vector<MemoryTrack>& out) noexcept {
+void AllocatorHistory::collect(std::int64_t origin_ns,
+                               std::vector<MemoryTrack>& out) noexcept {
   std::vector<AcceleratorHooks*> backends;
   try {
     std::lock_guard lock(mutex_);

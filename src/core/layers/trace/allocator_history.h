@@ -30,7 +30,8 @@ class AllocatorHistory {
   // Turns recording on for `inner`'s backend once, when it is initialised.
   // One relaxed load when the backend was seen already. Never throws.
   void note(AcceleratorHooks& inner) noexcept {
-    const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(inner.deviceType()) & 63u);
+    const std::uint64_t bit = std::uint64_t{1}
+                              << (static_cast<unsigned>(inner.deviceType()) & 63u);
     if ((seen_.load(std::memory_order_relaxed) & bit) != 0) return;
     noteSlow(inner, bit);
   }

@@ -47,7 +47,8 @@ void DeviceTiming::giveBack(AcceleratorHooks& inner, DeviceIndex device,
   }
 }
 
-DeviceTiming::Started DeviceTiming::begin(AcceleratorHooks& inner, Stream stream) noexcept {
+DeviceTiming::Started DeviceTiming::begin(AcceleratorHooks& inner,
+                                          Stream stream) noexcept {
   const DeviceIndex device = stream.device.index();
   const EventId start = takeEvent(inner, device);
   if (start == kNoEvent) return {};
@@ -116,7 +117,8 @@ bool DeviceTiming::read(Pending& pending, bool wait) noexcept {
   } catch (...) {
     return false;
   }
-  const StreamKey key{inner.deviceType(), pending.stream.device.index(), pending.stream.id};
+  const StreamKey key{inner.deviceType(), pending.stream.device.index(),
+                      pending.stream.id};
   Reference reference;
   bool is_reference = false;
   {

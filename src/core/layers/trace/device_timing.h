@@ -100,7 +100,8 @@ class DeviceTiming {
 
   void finish(AcceleratorHooks& inner, Stream stream, Started started, TraceEvent work,
               std::vector<TraceEvent>& ready) noexcept;
-  void resolvePending(bool wait, bool flush_rest, std::vector<TraceEvent>& ready) noexcept;
+  void resolvePending(bool wait, bool flush_rest,
+                      std::vector<TraceEvent>& ready) noexcept;
   // Reads one pending work's times; false when its events are not done.
   bool read(Pending& pending, bool wait) noexcept;
   EventId takeEvent(AcceleratorHooks& inner, DeviceIndex device) noexcept;

@@ -8,6 +8,7 @@
 // Thread-safety: a value type.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "accel/device_type.h"
@@ -21,6 +22,10 @@ enum class TraceEventKind : std::uint8_t {
   DeviceWork,  // work a hook enqueued, on its stream's track (see timing)
   Allocation,  // an allocation through a hooks allocator (bytes, ptr; pinned flag)
   Free,        // its free
+  // A C plugin's table function (layers/table_layer.h), nested in its hook:
+  // ptr and bytes are the function's name ("streams.query", static storage),
+  // object the status or answer it returned.
+  PluginCall,
 };
 
 // How a DeviceWork event was timed.
@@ -28,6 +33,14 @@ enum class WorkTiming : std::uint8_t {
   HostSide,  // the hook call's own times: the backend has no timing events
   Events,    // the backend's timing events: begin_ns / end_ns are event ids
 };
+
+// Now, on the trace's timeline: steady-clock ns, the clock the hook layers
+// stamp calls with.
+inline std::int64_t traceNowNs() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 struct TraceEvent {
   TraceEventKind kind = TraceEventKind::Hook;

@@ -172,7 +172,8 @@ class Writer {
       history_.insert(DeviceKey{track.type, track.device});
     // Number every track first: metadata events name them.
     for (const TraceEvent& e : c_.events) {
-      if (e.kind == TraceEventKind::Hook) continue;
+      if (e.kind == TraceEventKind::Hook || e.kind == TraceEventKind::PluginCall)
+        continue;
       if (e.device >= 0) {
         const DeviceKey key{e.type, e.device};
         if (e.kind == TraceEventKind::DeviceWork)
@@ -245,7 +246,9 @@ class Writer {
             .text("backend", deviceTypeName(e.type));
         if (e.device >= 0) event.number("device", e.device);
         if (e.stream >= 0) event.number("stream", e.stream);
-        if (e.bytes != 0) event.number("bytes", static_cast<std::int64_t>(e.bytes));
+        if (e.bytes != 0)
+          event.number(e.hook == HookId::fillRandom ? "elements" : "bytes",
+                       static_cast<std::int64_t>(e.bytes));
         if (e.ptr != 0) event.address("ptr", e.ptr);
         if (e.ptr2 != 0) event.address("src", e.ptr2);
         if (e.object != 0) event.number("id", static_cast<std::int64_t>(e.object));
@@ -272,6 +275,21 @@ class Writer {
             .args()
             .text("timing", e.timing == WorkTiming::Events ? "events" : "host");
         if (e.bytes != 0) event.number("bytes", static_cast<std::int64_t>(e.bytes));
+        break;
+      }
+      case TraceEventKind::PluginCall: {
+        const std::string_view function(reinterpret_cast<const char*>(e.ptr), e.bytes);
+        EventText(out_, first_)
+            .text("name", "plugin " + std::string(function))
+            .text("cat", "plugin")
+            .text("ph", "X")
+            .micros("ts", rel(e.begin))
+            .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
+            .number("pid", kHostProcess)
+            .number("tid", e.thread)
+            .args()
+            .text("backend", deviceTypeName(e.type))
+            .number("status", static_cast<std::int32_t>(e.object));
         break;
       }
       case TraceEventKind::Allocation:

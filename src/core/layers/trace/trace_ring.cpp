@@ -44,9 +44,12 @@ TraceEvent unpack(const std::uint64_t (&w)[9]) noexcept {
 
 }  // namespace
 
+std::size_t TraceRing::roundedCapacity(std::size_t capacity) noexcept {
+  return std::bit_ceil(capacity < 1024 ? std::size_t{1024} : capacity);
+}
+
 TraceRing::TraceRing(std::size_t capacity)
-    : mask_(std::bit_ceil(capacity < 1024 ? std::size_t{1024} : capacity) - 1),
-      slots_(std::make_unique<Slot[]>(mask_ + 1)) {}
+    : mask_(roundedCapacity(capacity) - 1), slots_(std::make_unique<Slot[]>(mask_ + 1)) {}
 
 void TraceRing::push(const TraceEvent& event) noexcept {
   std::uint64_t words[kWords];

@@ -46,6 +46,8 @@ class TraceRing {
   void reset() noexcept { first_ = next_.load(std::memory_order_acquire); }
 
   [[nodiscard]] std::size_t capacity() const noexcept { return mask_ + 1; }
+  // What a ring made for `capacity` holds.
+  [[nodiscard]] static std::size_t roundedCapacity(std::size_t capacity) noexcept;
 
  private:
   static constexpr int kWords = 9;

@@ -94,16 +94,6 @@ TraceSession& TraceSession::instance() {
   return *session;
 }
 
-namespace {
-
-std::int64_t steadyNs() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 void TraceSession::start(const TraceOptions& options) {
   std::lock_guard lock(mutex_);
   ACCEL_CHECK(!recording(), InvalidArgument,
@@ -114,7 +104,10 @@ void TraceSession::start(const TraceOptions& options) {
                 options.path, "': ", reason);
   }
   TraceRing* ring = ring_.load(std::memory_order_acquire);
-  if (ring == nullptr || ring->capacity() < options.capacity) {
+  // A ring of the capacity asked for (rings are kept, never freed: a hook
+  // still pushing into an old one must find it).
+  if (ring == nullptr ||
+      ring->capacity() != TraceRing::roundedCapacity(options.capacity)) {
     rings_.push_back(std::make_unique<TraceRing>(options.capacity));
     ring = rings_.back().get();
     ring_.store(ring, std::memory_order_release);
@@ -126,7 +119,7 @@ void TraceSession::start(const TraceOptions& options) {
   }
   generation_.fetch_add(1, std::memory_order_relaxed);
   options_ = options;
-  origin_ns_ = steadyNs();
+  origin_ns_ = traceNowNs();
   if (!started_once_) {
     started_once_ = true;
     accel::detail::registerCoreForkCallbacks(
