@@ -1,0 +1,196 @@
+"""accel.profiler and the tracing layer from Python: the training-loop
+example (python/examples/training_loop.py) under the profiler gives a trace
+that passes the trace-format check, holds its hooks, stream work, graph and
+allocator, and opens in headless Chromium as `accel trace view`'s page;
+key_averages() counts the calls; ACCEL_TRACE writes a trace at exit; bad
+values and paths are clear errors, the program otherwise unaffected."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import accel
+import accel.profiler
+
+sys.path.insert(0, str(Path(__file__).parent))
+import trace_format  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = 4
+
+
+def _training_loop() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "training_loop", ROOT / "python" / "examples" / "training_loop.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    path = tmp_path_factory.mktemp("profile") / "training.json"
+    with accel.profiler.profile() as prof:
+        _training_loop().train("openreg", STEPS)
+    prof.export_chrome_trace(str(path))
+    return {"prof": prof, "path": path, "trace": json.loads(path.read_text())}
+
+
+def _named(trace: Dict[str, Any], name: str, cat: str) -> List[Dict[str, Any]]:
+    return [e for e in trace["traceEvents"] if e.get("name") == name and e.get("cat") == cat]
+
+
+def test_the_training_loops_trace_passes_the_format_check(profiled: Dict[str, Any]) -> None:
+    assert trace_format.problems(profiled["trace"]) == []
+    assert profiled["trace"]["otherData"]["dropped_events"] == 0
+
+
+def test_the_format_check_catches_what_breaks_the_format() -> None:
+    broken = {"traceEvents": [
+        {"name": "a", "ph": "X", "ts": 1, "pid": 1, "tid": 1},  # no dur
+        {"name": "b", "ph": "Q", "ts": 1, "pid": 1, "tid": 1},  # no such phase
+        {"name": "c", "ph": "C", "ts": 1, "pid": 1, "args": {"v": "x"}},
+        {"name": "d", "ph": "X", "cat": "hook", "ts": 0, "dur": 10, "pid": 1, "tid": 2},
+        {"name": "e", "ph": "X", "cat": "hook", "ts": 5, "dur": 10, "pid": 1, "tid": 2},
+    ]}
+    found = "\n".join(trace_format.problems(broken))
+    for rule in ("dropped_events", "needs a dur", "phase 'Q'", "counter's args",
+                 "no process_name", "no thread_name", "without nesting"):
+        assert rule in found
+
+
+def test_the_trace_holds_hooks_stream_work_graphs_and_the_allocator(
+        profiled: Dict[str, Any]) -> None:
+    trace = profiled["trace"]
+    fills = _named(trace, "fillRandom", "hook")
+    assert len(fills) == 2 + 4 * STEPS  # weights, the captured noise, 4 per step
+    assert all(f["args"]["backend"] == "openreg" for f in fills)
+    copies = _named(trace, "copyHostToDevice", "device")
+    assert len(copies) == STEPS
+    assert {c["args"]["timing"] for c in copies} == {"events"}
+    captures = [e for e in trace["traceEvents"] if e.get("cat") == "graph"]
+    assert len(captures) == 1 and captures[0]["name"].startswith("capture graph ")
+    replays = [e for e in trace["traceEvents"]
+               if e.get("cat") == "device" and e["name"].startswith("replay graph")]
+    assert len(replays) == STEPS
+    allocated = [e["args"]["bytes"] for e in trace["traceEvents"]
+                 if e.get("name") == "allocated bytes"]
+    assert max(allocated) >= 4 * 256 * 1024
+    assert any(e.get("name") == "empty_cache" for e in trace["traceEvents"])
+    assert any(e.get("name") == "segment_alloc" for e in trace["traceEvents"])
+
+
+def test_key_averages_counts_the_calls_and_makes_a_table(profiled: Dict[str, Any]) -> None:
+    averages = profiled["prof"].key_averages()
+    rows = {row.key: row for row in averages}
+    assert rows["fillRandom"].count == 2 + 4 * STEPS
+    assert rows["graphReplay"].count == STEPS
+    assert rows["fillRandom"].max_us >= rows["fillRandom"].mean_us > 0
+    totals = [row.total_us for row in averages]
+    assert totals == sorted(totals, reverse=True)
+    table = averages.table(row_limit=5)
+    assert table.splitlines()[0].split() == ["Hook", "Calls", "Total", "Mean", "Max"]
+    assert "openreg:0 · stream" in table
+    with pytest.raises(ValueError, match="sort_by='bogus'"):
+        averages.table(sort_by="bogus")
+
+
+def test_a_second_profile_inside_the_first_is_refused() -> None:
+    with accel.profiler.profile():
+        with pytest.raises(accel.InvalidArgumentError, match="already running"):
+            with accel.profiler.profile():
+                pass
+    # The first one ended cleanly: a new one starts.
+    with accel.profiler.profile() as again:
+        accel.openreg.current_stream()
+    assert again.key_averages().hooks
+
+
+def test_export_to_an_unwritable_path_names_it(tmp_path: Path) -> None:
+    with accel.profiler.profile() as prof:
+        accel.openreg.current_stream()
+        with pytest.raises(accel.Error, match="no_such_dir"):
+            prof.export_chrome_trace(str(tmp_path / "no_such_dir" / "t.json"))
+    with pytest.raises(OSError):
+        prof.export_chrome_trace(str(tmp_path / "no_such_dir" / "t.json"))
+
+
+def _run(code: str, env: Dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+PROGRAM = ("import accel; b = accel.empty(4096, device='openreg:0'); "
+           "accel.openreg.fill_uniform(b); accel.openreg.synchronize(); print('done')")
+
+
+def test_accel_trace_writes_the_programs_trace_at_exit(tmp_path: Path) -> None:
+    path = tmp_path / "env.json"
+    run = _run(PROGRAM, {"ACCEL_TRACE": str(path)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "done"
+    trace = json.loads(path.read_text())
+    assert trace_format.problems(trace) == []
+    assert _named(trace, "fillRandom", "hook")
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("1", "is not a file path"),
+    ("/no/such/dir/t.json", "does not exist"),
+    (".", "it is a directory"),
+])
+def test_a_bad_accel_trace_is_one_line_naming_it_and_the_program_runs(
+        value: str, expected: str) -> None:
+    run = _run(PROGRAM, {"ACCEL_TRACE": value})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "done"
+    lines = [line for line in run.stderr.splitlines() if "ACCEL_TRACE" in line]
+    assert len(lines) == 1, run.stderr
+    assert expected in lines[0] and value in lines[0] and "tracing stays off" in lines[0]
+
+
+def _tool() -> str:
+    tool = os.environ.get("ACCEL_TEST_TOOL")
+    if not tool:
+        pytest.skip("the accel tool is not built")
+    return tool
+
+
+def test_accel_trace_summary_reads_the_exported_trace(profiled: Dict[str, Any]) -> None:
+    run = subprocess.run([_tool(), "trace", "summary", str(profiled["path"])],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    fill_row = next(line for line in run.stdout.splitlines() if line.startswith("fillRandom"))
+    assert fill_row.split()[1] == str(2 + 4 * STEPS)
+
+
+def test_the_trace_view_page_opens_in_headless_chromium(profiled: Dict[str, Any],
+                                                        tmp_path: Path) -> None:
+    browser = os.environ.get("ACCEL_CHROMIUM") or shutil.which("chromium") or shutil.which(
+        "chromium-browser")
+    if not browser:
+        pytest.skip("chromium is not installed (Debian 'chromium')")
+    page = tmp_path / "training.html"
+    run = subprocess.run([_tool(), "trace", "view", str(profiled["path"]), "-o", str(page)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    dom = subprocess.run(
+        [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+         "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}",
+         "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr
+    assert "Uncaught" not in dom.stderr and ":CONSOLE" not in dom.stderr, dom.stderr
+    assert "Drew " in dom.stdout and " memory charts" in dom.stdout
+    assert 'id="error" hidden=""' in dom.stdout
+    assert "<td>fillRandom</td>" in dom.stdout
