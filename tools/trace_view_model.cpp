@@ -141,7 +141,13 @@ nlohmann::json buildTraceViewModel(const TraceFile& file, const std::string& tit
   }
   nlohmann::json memory_json = nlohmann::json::array();
   for (auto& [pid, m] : memory) {
-    if (m.allocated.empty() && m.reserved.empty() && m.marks.empty()) continue;
+    // A device whose figures never left 0 and that had no OOM has nothing
+    // to draw (a flush of its backend alone is no reason for a chart).
+    bool drawn = false;
+    for (const nlohmann::json& mark : m.marks) drawn = drawn || mark[1] == "oom";
+    for (const auto* series : {&m.allocated, &m.reserved})
+      for (const nlohmann::json& point : *series) drawn = drawn || point[1].get<double>() != 0;
+    if (!drawn) continue;
     memory_json.push_back({{"label", processName(pid)},
                            {"allocated", std::move(m.allocated)},
                            {"reserved", std::move(m.reserved)},

@@ -61,7 +61,7 @@ def train(backend_name: str, steps: int) -> None:
         del activations
         compute.synchronize()
     be.synchronize()
-    accel.memory.empty_cache()
+    be.empty_cache()
 
 
 def main(argv: List[str]) -> int:
