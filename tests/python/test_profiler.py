@@ -194,3 +194,64 @@ def test_the_trace_view_page_opens_in_headless_chromium(profiled: Dict[str, Any]
     assert "Drew " in dom.stdout and " memory charts" in dom.stdout
     assert 'id="error" hidden=""' in dom.stdout
     assert "<td>fillRandom</td>" in dom.stdout
+
+
+def test_an_opencl_trace_has_its_work_timed_by_opencl_profiling() -> None:
+    opencl = pytest.importorskip("accel.opencl",
+                                 reason="accel built without the OpenCL backend")
+    if not opencl.is_available():
+        pytest.skip("no usable OpenCL device: " + opencl.availability()["reason"])
+    with accel.profiler.profile() as prof:
+        device = accel.empty(1 << 16, device="opencl:0")
+        opencl.fill_uniform(device)
+        host = accel.empty(1 << 16, device="opencl", pinned=True)
+        host.copy_(device)
+        opencl.synchronize()
+    trace = prof.trace()
+    assert trace_format.problems(trace) == []
+    work = {e["name"]: e for e in trace["traceEvents"] if e.get("cat") == "device"}
+    assert work["fillRandom"]["args"]["timing"] == "events"
+    assert work["copyDeviceToHost"]["args"]["timing"] == "events"
+    assert [e for e in trace["traceEvents"] if e.get("name") == "allocated bytes"]
+    assert any(e.get("name") == "process_name" and e["args"]["name"] == "opencl:0"
+               for e in trace["traceEvents"])
+
+
+EXAMPLE_PROGRAM = """
+import sys
+import accel
+accel.load_backend(sys.argv[1])
+be = accel.backend("example")
+device = accel.empty(4096, device="example:0")
+be.fill_uniform(device)
+host = accel.empty(4096, device="example", pinned=True)
+host.copy_(device)
+be.synchronize()
+print("done")
+"""
+
+
+def test_accel_trace_traces_an_out_of_tree_plugin_down_to_its_own_functions(
+        tmp_path: Path) -> None:
+    plugin = os.environ.get("ACCEL_TEST_EXAMPLE_PLUGIN")
+    if not plugin:
+        pytest.skip("the out-of-tree example plugin is not built")
+    path = tmp_path / "example.json"
+    run = subprocess.run([sys.executable, "-c", EXAMPLE_PROGRAM, plugin],
+                         env={**os.environ, "ACCEL_TRACE": str(path)},
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    trace = json.loads(path.read_text())
+    assert trace_format.problems(trace) == []
+    hooks = [e for e in trace["traceEvents"]
+             if e.get("cat") == "hook" and e["args"]["backend"] == "example"]
+    assert {"fillRandom", "copyDeviceToHost"} <= {e["name"] for e in hooks}
+    # The plugin's own functions, each inside the hook that called it.
+    plugin_calls = [e for e in trace["traceEvents"] if e.get("cat") == "plugin"]
+    assert any(e["name"] == "plugin device_memory.allocate_segment" for e in plugin_calls)
+    init = next(e for e in hooks if e["name"] == "init")
+    inner = next(e for e in plugin_calls if e["name"] == "plugin high.init")
+    assert init["tid"] == inner["tid"]
+    assert init["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= init["ts"] + init["dur"] + 1
+    work = {e["name"]: e for e in trace["traceEvents"] if e.get("cat") == "device"}
+    assert work["fillRandom"]["args"] == {"timing": "events", "elements": 1024}

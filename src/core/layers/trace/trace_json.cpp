@@ -274,7 +274,9 @@ class Writer {
             .number("tid", tracks_.stream(key, e.stream))
             .args()
             .text("timing", e.timing == WorkTiming::Events ? "events" : "host");
-        if (e.bytes != 0) event.number("bytes", static_cast<std::int64_t>(e.bytes));
+        if (e.bytes != 0)
+          event.number(e.hook == HookId::fillRandom ? "elements" : "bytes",
+                       static_cast<std::int64_t>(e.bytes));
         break;
       }
       case TraceEventKind::PluginCall: {
