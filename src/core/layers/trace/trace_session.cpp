@@ -95,6 +95,16 @@ TraceSession& TraceSession::instance() {
 }
 
 void TraceSession::start(const TraceOptions& options) {
+  // Before the session's lock: fork() runs these callbacks while holding the
+  // fork handlers' lock, which registering takes too (the reverse order
+  // would deadlock a start racing a fork).
+  static std::once_flag fork_callbacks;
+  std::call_once(fork_callbacks, [] {
+    accel::detail::registerCoreForkCallbacks(
+        ForkCallbacks{[]() noexcept { instance().beforeFork(); },
+                      []() noexcept { instance().afterForkInParent(); },
+                      []() noexcept { instance().afterForkInChild(); }});
+  });
   std::lock_guard lock(mutex_);
   ACCEL_CHECK(!recording(), InvalidArgument,
               "trace: a trace is already running; stop it first (accel::trace::stop)");
@@ -120,13 +130,7 @@ void TraceSession::start(const TraceOptions& options) {
   generation_.fetch_add(1, std::memory_order_relaxed);
   options_ = options;
   origin_ns_ = traceNowNs();
-  if (!started_once_) {
-    started_once_ = true;
-    accel::detail::registerCoreForkCallbacks(
-        ForkCallbacks{[]() noexcept { instance().beforeFork(); },
-                      []() noexcept { instance().afterForkInParent(); },
-                      []() noexcept { instance().afterForkInChild(); }});
-  }
+  started_once_ = true;
   if (options.write_at_exit && !options.path.empty() && !exit_write_registered_) {
     exit_write_registered_ = true;
     std::atexit([] { instance().writeAtExit(); });
