@@ -14,6 +14,7 @@
 #include "accel/context.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
+#include "accel/validation.h"
 #include "check_reporter.h"
 #include "isolated_discovery.h"
 #include "plugin_setup.h"
@@ -124,6 +125,27 @@ int runCheck(const CheckOptions& options) {
       std::cerr << "accel check: --junit " << options.junit << ": " << problem
                 << "; give a writable file path\n";
       return 2;
+    }
+  }
+  if (options.validate) {
+    // Before any plugin loads, so that every backend is checked from its
+    // first call. A check that asked for the layer must not pass without it.
+    std::string problem;
+    try {
+      // The suite checks the caches' figures right after frees: the
+      // quarantine holds none back (freed blocks are still remembered until
+      // their address is reused, docs/validation.md).
+      setValidationQuarantine(0, 0);
+      setValidationMode(ValidationMode::Throw);
+      if (validationMode() != ValidationMode::Throw) problem = "it did not turn on";
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      std::cout
+          << "accel check: FAILED: --validate: the validation layer failed to start ("
+          << problem << "), so nothing was checked; exit status 1\n";
+      return 1;
     }
   }
   PluginSetup setup = setUpPlugins(options.plugins, !options.in_process);
@@ -268,6 +290,11 @@ int runCheck(const CheckOptions& options) {
     std::cout << '\n';
   }
   if (!options.junit.empty()) std::cout << "JUnit report: " << options.junit << '\n';
+  if (options.validate) {
+    std::cout << "accel check: validation layer on (throw mode): "
+              << validationViolations()
+              << " violation(s) reported (each failed its case, see above)\n";
+  }
 
   // The last line names every backend asked for, by outcome, and the exit
   // status, so that a log's tail says what a CI gate saw.

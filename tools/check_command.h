@@ -11,6 +11,8 @@
 // no device (its device cases could not run). The last line printed names
 // the backends that passed, failed and were not checked on a device, and
 // the exit status.
+// With --validate the validation layer (accel/validation.h) checks every
+// call in throw mode; violations it reported are counted in the last lines.
 // With --list it loads nothing and prints the groups and their cases instead.
 #pragma once
 
@@ -29,6 +31,9 @@ struct CheckOptions {
   // --in-process: no first discovery of each backend in a separate process
   // (isolated_discovery.h); a driver that crashes takes the check down.
   bool in_process = false;
+  // --validate: the validation layer on (throw mode) before any plugin
+  // loads; the check fails, without running, when the layer cannot start.
+  bool validate = false;
 };
 
 int runCheck(const CheckOptions& options);

@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
       "--in-process", check.in_process,
       "Discover the backends in this process only, not first each in a separate "
       "process (a driver that crashes takes accel down)");
+  CLI::Option* validateOption = checkCommand->add_flag(
+      "--validate", check.validate,
+      "Run the suite with the validation layer on in throw mode (docs/validation.md): "
+      "a call that breaks the contract fails its case before the backend sees it");
   // --list loads and runs nothing: an option that chooses what to load or
   // where to report would be ignored, so together they are a usage error.
   checkCommand
@@ -142,7 +146,8 @@ int main(int argc, char** argv) {
       ->excludes(backendOption)
       ->excludes(pluginOption)
       ->excludes(junitOption)
-      ->excludes(inProcessOption);
+      ->excludes(inProcessOption)
+      ->excludes(validateOption);
   checkCommand->footer(
       std::string(kPluginSources) +
       " Exit status: 0 every backend passed; 1 a case failed or a backend did not start "

@@ -580,6 +580,13 @@ class ACCEL_API AcceleratorHooks {
   // answers both from cachingAllocator() and pinnedCachingAllocator().
   [[nodiscard]] virtual memory::CachingAllocator* coreDeviceCache() const;
   [[nodiscard]] virtual memory::PinnedCachingAllocator* corePinnedCache() const;
+  // The pointer questions the copies' checks ask (whose device memory, and
+  // whether pinned): getDeviceFromPtrImpl and isPinnedPtr by default. The
+  // hook layers' decorator answers them from the backend it wraps without
+  // showing them to its layers: they are the core's questions, not calls the
+  // program made.
+  [[nodiscard]] virtual Device deviceQueryForChecks(const void* ptr) const;
+  [[nodiscard]] virtual bool pinnedQueryForChecks(const void* ptr) const noexcept;
 
  private:
   enum class InitState : std::uint8_t { NotStarted, Running, Done, Refused, Forked };

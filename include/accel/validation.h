@@ -13,6 +13,7 @@
 // Thread-safety: every function here is thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +47,13 @@ enum class ValidationMode : std::uint8_t {
 // tables are checked only when ACCEL_VALIDATE turned it on before they
 // were registered. Throws std::bad_alloc only.
 ACCEL_API void setValidationMode(ValidationMode mode);
+// Bounds the quarantine of freed blocks (docs/validation.md): at most
+// `blocks` blocks and `bytes` bytes are held back; past either the oldest
+// goes back to its allocator. 0 holds nothing back. Defaults: 1024 blocks,
+// 256 MiB, or ACCEL_VALIDATE_QUARANTINE_BLOCKS / _BYTES. Applies to frees
+// from now on. Never throws.
+ACCEL_API void setValidationQuarantine(std::size_t blocks, std::size_t bytes) noexcept;
+
 // The mode now. Never throws.
 [[nodiscard]] ACCEL_API ValidationMode validationMode() noexcept;
 
@@ -62,5 +70,10 @@ ACCEL_API void setValidationMode(ValidationMode mode);
 // violating call, an allocation, an event came from): the Python binding
 // registers the traceback of the calling Python frame. Null: none.
 ACCEL_API void setValidationHostStack(HostStackCapture capture);
+
+// Resolves now the host stacks of everything tracked, so that the leak
+// report at exit can still name them once the host language has shut down
+// (the Python package calls it from its own atexit). Never throws.
+ACCEL_API void resolveValidationHostStacks() noexcept;
 
 }  // namespace accel

@@ -14,6 +14,7 @@ docs/python.md tells the whole story.
 
 from __future__ import annotations as _annotations
 
+import atexit as _atexit
 import os as _os
 import sys as _sys
 import types as _types
@@ -88,6 +89,29 @@ def empty(nbytes: int, device: _Union[None, str, Device] = None, *,
         if name is not None:
             _state(name).lazy_init()
     return _C._empty(nbytes, device, pinned)
+
+
+def validate(mode: _Union[None, bool, str] = None) -> str:
+    """Turns the validation layer on or off and returns the mode now.
+
+    ``mode``: ``"log"`` (or ``True``) prints each violation and lets the call
+    go on; ``"throw"`` raises ``ValueError`` before the backend sees the call;
+    ``"abort"`` prints and aborts; ``"off"`` (or ``False``) turns it off.
+    ``None`` changes nothing. Each report names the hook, its arguments, the
+    backend, the device, the rule broken and the Python line it came from;
+    at exit, what was never released is listed with where it was made
+    (docs/validation.md). ``ACCEL_VALIDATE`` turns it on at start-up.
+    """
+    if mode is True:
+        mode = "log"
+    elif mode is False:
+        mode = "off"
+    return _C._validate(mode)
+
+
+# The leak report is printed once the interpreter is gone (libaccel's exit
+# handler): the Python lines of what is still tracked are resolved before.
+_atexit.register(_C._resolve_validation_stacks)
 
 
 def registered_backends() -> _List[str]:
@@ -169,7 +193,7 @@ __all__ = [
     "memory_reserved", "memory_stats", "memory_stats_as_nested_dict", "openreg", "plugin_report",
     "registered_backends", "reset_accumulated_memory_stats", "reset_peak_memory_stats",
     "set_current_accelerator", "set_device_idx", "set_device_index", "set_stream",
-    "synchronize",
+    "synchronize", "validate",
 ]
 # Not "opencl": `from accel import *` (and anything else that walks __all__)
 # would import accel.opencl, registering its hooks and so changing the

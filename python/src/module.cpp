@@ -20,6 +20,7 @@ PYBIND11_MODULE(_C, m) {
   bindBuffer(m);
   bindDeviceFills(m);
   bindPlugins(m);
+  bindValidation(m);
   bindHookApi(m);
   bindDeviceIndexCalls(m);
   bindTrace(m);

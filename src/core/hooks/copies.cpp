@@ -69,6 +69,14 @@ std::size_t bytesLeft(const void* base, std::size_t allocated, const void* ptr) 
 }  // namespace
 
 memory::CachingAllocator* AcceleratorHooks::coreDeviceCache() const { return nullptr; }
+
+Device AcceleratorHooks::deviceQueryForChecks(const void* ptr) const {
+  return getDeviceFromPtrImpl(ptr);
+}
+
+bool AcceleratorHooks::pinnedQueryForChecks(const void* ptr) const noexcept {
+  return isPinnedPtr(ptr);
+}
 memory::PinnedCachingAllocator* AcceleratorHooks::corePinnedCache() const {
   return nullptr;
 }
@@ -93,12 +101,12 @@ std::string AcceleratorHooks::ownerElsewhere(const void* ptr,
           if (const std::optional<DeviceIndex> index = cache->deviceOf(ptr))
             device = Device(other->deviceType(), *index);
         }
-        if (!device && other->isPinnedPtr(ptr)) {
+        if (!device && other->pinnedQueryForChecks(ptr)) {
           if (device_only) continue;
           return detail::concat("pinned host memory of '", other->name(), "'");
         }
         if (!device && cache == nullptr) {
-          const Device resolved = other->getDeviceFromPtrImpl(ptr);
+          const Device resolved = other->deviceQueryForChecks(ptr);
           if (resolved.type() == other->deviceType()) device = resolved;
         }
         if (device)
@@ -117,8 +125,8 @@ Device AcceleratorHooks::deviceOfCopyRange(HookId hook, const char* which,
                                            const void* ptr, std::size_t bytes) const {
   // CUDA and others resolve pinned host memory to a device; it is still host
   // memory, and the other direction's hook is the one to call.
-  ACCEL_CHECK(!isPinnedPtr(ptr), InvalidArgument, nameOf(hook), "(): ", which, " (", ptr,
-              ") is pinned host memory of '", name(),
+  ACCEL_CHECK(!pinnedQueryForChecks(ptr), InvalidArgument, nameOf(hook), "(): ", which,
+              " (", ptr, ") is pinned host memory of '", name(),
               "', not device memory; pass it as the host side of ",
               nameOf(HookId::copyHostToDevice), " or ", nameOf(HookId::copyDeviceToHost));
   if (memory::CachingAllocator* cache = coreDeviceCache()) {
@@ -151,8 +159,8 @@ Device AcceleratorHooks::deviceOfCopyRange(HookId hook, const char* which,
   Device first_device;
   Device last_device;
   try {
-    first_device = getDeviceFromPtrImpl(ptr);
-    last_device = getDeviceFromPtrImpl(last);
+    first_device = deviceQueryForChecks(ptr);
+    last_device = deviceQueryForChecks(last);
   } catch (const InvalidArgument& e) {
     refuseNotDeviceMemory(hook, name(), which, ptr, bytes,
                           ownerElsewhere(ptr, /*device_only=*/false), e.what());
@@ -183,7 +191,7 @@ AcceleratorHooks::HostSide AcceleratorHooks::hostSideOf(HookId hook, const char*
       return HostSide::CorePinned;
     }
   }
-  if (isPinnedPtr(ptr)) return HostSide::BackendPinned;
+  if (pinnedQueryForChecks(ptr)) return HostSide::BackendPinned;
   // A device pointer as the host side would be read or written as if it
   // were host memory: wrong bytes, or a crash where the device's memory is
   // not mapped in the process.
@@ -193,7 +201,7 @@ AcceleratorHooks::HostSide AcceleratorHooks::hostSideOf(HookId hook, const char*
       own = Device(deviceType(), *index);
   } else {
     try {
-      const Device resolved = getDeviceFromPtrImpl(ptr);
+      const Device resolved = deviceQueryForChecks(ptr);
       if (resolved.type() == deviceType()) own = resolved;
     } catch (const Error&) {
       // Not this backend's memory: host memory, as far as it can tell.

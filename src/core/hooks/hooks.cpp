@@ -7,6 +7,7 @@
 #include "accel/error.h"
 #include "hooks/destructor_error.h"
 #include "hooks/fork_handlers.h"
+#include "layers/layered_allocator.h"
 
 namespace accel {
 
@@ -273,8 +274,11 @@ Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
   requireInit(HookId::getPinnedMemoryAllocator);
   Allocator& allocator = getPinnedMemoryAllocatorImpl();
   // Remembered so that a fork child refuses it if this backend is poisoned
-  // (fork.cpp), also through a reference kept from before the fork.
-  detail::notePinnedAllocator(type_, allocator);
+  // (fork.cpp), also through a reference kept from before the fork. A hook
+  // layers' allocator refuses on its own: the backend's, behind it, stays
+  // the one remembered.
+  if (dynamic_cast<const detail::LayeredAllocator*>(&allocator) == nullptr)
+    detail::notePinnedAllocator(type_, allocator);
   return allocator;
 }
 

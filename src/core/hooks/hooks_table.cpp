@@ -396,6 +396,10 @@ void HooksTable::poisonStartedBackends(InitStartedProbe started) noexcept {
     // fork bypasses the table (and without a stand-in, for want of memory
     // before the fork, the table keeps handing it out).
     hooks->refuseAfterFork(detail::ForkKey{});
+    // Behind a hook layers' decorator, the backend refuses too: its own
+    // objects (allocators kept across the fork) ask it.
+    auto& own = const_cast<AcceleratorHooks&>(detail::ownHooks(*hooks));
+    if (&own != hooks) own.refuseAfterFork(detail::ForkKey{});
     if (stand_in != nullptr) slots_[i].store(stand_in, std::memory_order_release);
   }
 }

@@ -27,11 +27,15 @@ struct Registry {
   std::atomic<const LayerList*> current{nullptr};
   // Every snapshot published: a caller may still walk an old one.
   std::vector<std::unique_ptr<const LayerList>> published;
-  // One decorator per type, made when first needed, reused after, never
-  // destroyed (a thread may still be inside one taken out of the path).
-  std::array<std::atomic<LayeredHooks*>, kSlots> decorators{};
+  // The decorators (g_decorators), owned: never destroyed.
   std::vector<std::unique_ptr<LayeredHooks>> owned;
 };
+
+// One decorator per type, made when first needed, reused after, never
+// destroyed (a thread may still be inside one taken out of the path).
+// Constant-initialised, apart from the registry: ownHooks reads it in a
+// fork child, where nothing may be allocated.
+constinit std::atomic<LayeredHooks*> g_decorators[kSlots] = {};
 
 Registry& registry() noexcept {
   static Registry* r = new Registry();  // never destroyed: hooks run during exit
@@ -47,10 +51,10 @@ void publish(Registry& r) {
 // The decorator of `backend`'s type, made on first need. Requires r.mutex.
 LayeredHooks& decoratorFor(Registry& r, AcceleratorHooks& backend) {
   const auto slot = static_cast<std::uint8_t>(backend.deviceType());
-  if (LayeredHooks* made = r.decorators[slot].load(std::memory_order_acquire))
+  if (LayeredHooks* made = g_decorators[slot].load(std::memory_order_acquire))
     return *made;
   r.owned.push_back(std::make_unique<LayeredHooks>(backend));
-  r.decorators[slot].store(r.owned.back().get(), std::memory_order_release);
+  g_decorators[slot].store(r.owned.back().get(), std::memory_order_release);
   return *r.owned.back();
 }
 
@@ -62,7 +66,7 @@ LayeredHooks* interpose(Registry& r, DeviceType type) {
   AcceleratorHooks* installed = table.installed(type);
   if (installed == nullptr || table.isPoisoned(type)) return nullptr;
   const auto slot = static_cast<std::uint8_t>(type);
-  if (installed == r.decorators[slot].load(std::memory_order_acquire)) return nullptr;
+  if (installed == g_decorators[slot].load(std::memory_order_acquire)) return nullptr;
   LayeredHooks& decorator = decoratorFor(r, *installed);
   if (&decorator.inner() != installed) return nullptr;  // never: one backend per type
   // The decorator starts as far as its backend got, so that isInitialized
@@ -84,7 +88,7 @@ LayeredHooks* interpose(Registry& r, DeviceType type) {
 
 // Takes the decorator of `type` out of the path. Requires r.mutex.
 void withdraw(Registry& r, int slot) noexcept {
-  LayeredHooks* decorator = r.decorators[slot].load(std::memory_order_acquire);
+  LayeredHooks* decorator = g_decorators[slot].load(std::memory_order_acquire);
   if (decorator == nullptr) return;
   const auto type = static_cast<DeviceType>(slot);
   (void)processHooksTable().swapInstalled(type, decorator, &decorator->inner());
@@ -154,8 +158,7 @@ void layerInstalledHooks(DeviceType type) noexcept {
 
 const AcceleratorHooks& ownHooks(const AcceleratorHooks& hooks) noexcept {
   const auto slot = static_cast<std::uint8_t>(hooks.deviceType());
-  const LayeredHooks* decorator =
-      registry().decorators[slot].load(std::memory_order_acquire);
+  const LayeredHooks* decorator = g_decorators[slot].load(std::memory_order_acquire);
   if (decorator != nullptr && decorator == &hooks) return decorator->inner();
   return hooks;
 }

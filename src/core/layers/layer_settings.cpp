@@ -4,13 +4,13 @@
 #include <cstdlib>
 
 #include "accel/error.h"
+#include "accel/kit/config.h"
 
 namespace accel::detail {
 
-LayerSettings parseLayerSettings(const char* validate, const char* trace,
-                                 std::string& errors) {
+LayerSettings parseLayerSettings(const EnvironmentLookup& get, std::string& errors) {
   LayerSettings settings;
-  if (validate != nullptr) {
+  if (const char* validate = get("ACCEL_VALIDATE")) {
     if (std::optional<ValidationMode> mode = parseValidationMode(validate)) {
       settings.validate = *mode;
     } else {
@@ -19,7 +19,26 @@ LayerSettings parseLayerSettings(const char* validate, const char* trace,
                        "log, throw, abort. The validation layer stays off\n");
     }
   }
-  if (trace != nullptr) settings.trace_path = trace;
+  if (const char* blocks = get("ACCEL_VALIDATE_QUARANTINE_BLOCKS")) {
+    if (std::optional<std::uint64_t> count = kit::parseUnsigned(blocks)) {
+      settings.quarantine_blocks = static_cast<std::size_t>(*count);
+    } else {
+      errors += concat("accel: ACCEL_VALIDATE_QUARANTINE_BLOCKS='", blocks,
+                       "' is not a count of blocks (digits, 0 to hold none back); the "
+                       "quarantine keeps its default of ",
+                       settings.quarantine_blocks, " blocks\n");
+    }
+  }
+  if (const char* bytes = get("ACCEL_VALIDATE_QUARANTINE_BYTES")) {
+    try {
+      settings.quarantine_bytes = static_cast<std::size_t>(
+          kit::parseByteSize(bytes, "ACCEL_VALIDATE_QUARANTINE_BYTES"));
+    } catch (const Error& e) {
+      errors += concat("accel: ", e.message(), "; the quarantine keeps its default of ",
+                       kit::formatByteSize(settings.quarantine_bytes), "\n");
+    }
+  }
+  if (const char* trace = get("ACCEL_TRACE")) settings.trace_path = trace;
   return settings;
 }
 
@@ -27,8 +46,8 @@ const LayerSettings& layerSettings() noexcept {
   static const LayerSettings* settings = [] {
     try {
       std::string errors;
-      auto* parsed = new LayerSettings(parseLayerSettings(
-          std::getenv("ACCEL_VALIDATE"), std::getenv("ACCEL_TRACE"), errors));
+      auto* parsed = new LayerSettings(
+          parseLayerSettings([](const char* name) { return std::getenv(name); }, errors));
       if (!errors.empty()) std::fputs(errors.c_str(), stderr);
       return static_cast<const LayerSettings*>(parsed);  // never destroyed
     } catch (...) {

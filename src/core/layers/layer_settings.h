@@ -2,6 +2,7 @@
 // docs/tracing.md).
 //
 //  - ACCEL_VALIDATE: unset, empty or 0 off; 1 or log; throw; abort.
+//    ACCEL_VALIDATE_QUARANTINE_BLOCKS / _BYTES bound its quarantine.
 //  - ACCEL_TRACE: a file path; unset or empty off. (What the path must be
 //    is the tracing layer's to check; here it is only read.)
 //
@@ -11,16 +12,24 @@
 // Thread-safety: layerSettings() is thread-safe (read once, immutable).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "accel/export.h"
 #include "accel/validation.h"
 
 namespace accel::detail {
 
 struct LayerSettings {
   ValidationMode validate = ValidationMode::Off;
+  // The validation layer's quarantine of freed blocks: at most this many
+  // blocks and bytes (ACCEL_VALIDATE_QUARANTINE_BLOCKS, a count, and
+  // ACCEL_VALIDATE_QUARANTINE_BYTES, a size as "256MiB"); 0 holds nothing.
+  std::size_t quarantine_blocks = 1024;
+  std::size_t quarantine_bytes = std::size_t{256} << 20;
   std::string trace_path;  // empty: off
 };
 
@@ -28,11 +37,14 @@ struct LayerSettings {
 // Never throws (no memory: the layers stay off).
 [[nodiscard]] const LayerSettings& layerSettings() noexcept;
 
-// What layerSettings() does with one pair of values (for tests): null
-// values count as unset. Malformed values are reported to `errors` (one
-// line each, naming the variable) and leave that layer off.
-[[nodiscard]] LayerSettings parseLayerSettings(const char* validate, const char* trace,
-                                               std::string& errors);
+// What layerSettings() does with an environment (for tests): `get` returns
+// a variable's value, null when unset. Malformed values are reported to
+// `errors` (one line each, naming the variable, what it held and what it
+// accepts) and leave that layer off (a malformed quarantine bound keeps
+// its default). Throws std::bad_alloc only.
+using EnvironmentLookup = std::function<const char*(const char* name)>;
+[[nodiscard]] ACCEL_API LayerSettings parseLayerSettings(const EnvironmentLookup& get,
+                                                         std::string& errors);
 
 // Starts the layers the environment asks for, once per process, before the
 // first backend's hooks are installed (the process hooks table calls it

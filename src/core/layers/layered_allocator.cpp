@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "accel/context.h"
 #include "layers/layered_hooks.h"
 
 namespace accel::detail {
@@ -35,6 +36,9 @@ struct LayeredBlock {
 
 DataPtr LayeredAllocator::allocate(std::size_t bytes) {
   if (bytes == 0) return inner_.allocate(0);
+  // In a fork child of a process that had started the backend, as the
+  // backend's own pinned cache would (fork.cpp remembers that one, not this).
+  if (pinned_) refuseIfPoisonedByFork(type_, "pinned allocate()");
   const LayerList* list = currentLayers();
   if (list != nullptr) {
     for (HookLayer* layer : list->layers)

@@ -380,5 +380,11 @@ memory::CachingAllocator* LayeredHooks::coreDeviceCache() const {
 memory::PinnedCachingAllocator* LayeredHooks::corePinnedCache() const {
   return inner_.corePinnedCache(LayerKey{});
 }
+Device LayeredHooks::deviceQueryForChecks(const void* ptr) const {
+  return inner_.getDeviceFromPtr(ptr);
+}
+bool LayeredHooks::pinnedQueryForChecks(const void* ptr) const noexcept {
+  return inner_.isPinnedPtr(ptr);
+}
 
 }  // namespace accel::detail

@@ -121,6 +121,8 @@ class LayeredHooks final : public AcceleratorHooks {
 
   [[nodiscard]] memory::CachingAllocator* coreDeviceCache() const override;
   [[nodiscard]] memory::PinnedCachingAllocator* corePinnedCache() const override;
+  [[nodiscard]] Device deviceQueryForChecks(const void* ptr) const override;
+  [[nodiscard]] bool pinnedQueryForChecks(const void* ptr) const noexcept override;
 
  private:
   // A HookCall of `hook` for this backend, begin time taken.

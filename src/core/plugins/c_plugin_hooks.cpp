@@ -909,7 +909,7 @@ CBackendAccess& cBackendOf(std::int32_t device_type, const char* service) {
                   isValidDeviceType(static_cast<DeviceType>(device_type)),
               InvalidArgument, service, ": ", device_type,
               " is not a registered device type");
-  // The backend itself, not the hook layers' decorator in front of it.
+  // The backend's own hooks, behind the hook layers' decorator when a layer is on.
   auto* hooks = dynamic_cast<CBackendAccess*>(const_cast<AcceleratorHooks*>(
       &ownHooks(getHooks(static_cast<DeviceType>(device_type)))));
   ACCEL_CHECK(hooks != nullptr, InvalidArgument, service, ": '",

@@ -1,5 +1,6 @@
 #include "layers/validation/tracked_memory.h"
 
+#include <iterator>
 #include <utility>
 
 namespace accel::detail {
@@ -12,6 +13,21 @@ const TrackedBlock* TrackedMemory::holding(
   // A pointer one past the end belongs to no block (an empty range there
   // is not a use).
   return ptr - block.base < block.bytes ? &block : nullptr;
+}
+
+void TrackedMemory::letGo(TrackedBlock& block,
+                          std::vector<const void*>& release) noexcept {
+  if (block.token == nullptr) return;
+  release.push_back(block.token);
+  block.token = nullptr;
+  --held_blocks_;
+  held_bytes_ -= block.bytes;
+}
+
+void TrackedMemory::forget(std::map<std::uintptr_t, TrackedBlock>::iterator it,
+                           std::vector<const void*>& release) {
+  letGo(it->second, release);
+  freed_.erase(it);
 }
 
 void TrackedMemory::allocated(TrackedBlock block) {
@@ -27,44 +43,39 @@ bool TrackedMemory::freed(std::uintptr_t base, CapturedStack where, const void* 
   live_.erase(found);
   block.freed = std::move(where);
   block.token = token;
-  // A quarantine of no blocks or no bytes holds nothing back.
-  if (limits_.blocks == 0 || limits_.bytes == 0) {
-    release.push_back(token);
-    return true;
-  }
-  quarantine_bytes_ += block.bytes;
-  quarantine_order_.push_back(base);
-  quarantine_.insert_or_assign(base, std::move(block));
-  while (!quarantine_order_.empty() && (quarantine_order_.size() > limits_.blocks ||
-                                        quarantine_bytes_ > limits_.bytes)) {
-    auto oldest = quarantine_.find(quarantine_order_.front());
-    quarantine_order_.pop_front();
-    if (oldest == quarantine_.end()) continue;
-    quarantine_bytes_ -= oldest->second.bytes;
-    release.push_back(oldest->second.token);
-    quarantine_.erase(oldest);
+  ++held_blocks_;
+  held_bytes_ += block.bytes;
+  freed_.insert_or_assign(base, std::move(block));
+  held_order_.push_back(base);
+  // The quarantine's bounds: the oldest blocks go back first.
+  while (!held_order_.empty() &&
+         (held_blocks_ > limits_.blocks || held_bytes_ > limits_.bytes)) {
+    auto oldest = freed_.find(held_order_.front());
+    held_order_.pop_front();
+    if (oldest != freed_.end()) forget(oldest, release);
   }
   return true;
 }
 
-const TrackedBlock* TrackedMemory::quarantinedAt(std::uintptr_t base) const noexcept {
-  auto found = quarantine_.find(base);
-  return found != quarantine_.end() ? &found->second : nullptr;
+const TrackedBlock* TrackedMemory::heldAt(std::uintptr_t base) const noexcept {
+  auto found = freed_.find(base);
+  return found != freed_.end() && found->second.token != nullptr ? &found->second
+                                                                 : nullptr;
 }
 
 const TrackedBlock* TrackedMemory::live(std::uintptr_t ptr) const noexcept {
   return holding(live_, ptr);
 }
 
-const TrackedBlock* TrackedMemory::quarantined(std::uintptr_t ptr) const noexcept {
-  return holding(quarantine_, ptr);
+const TrackedBlock* TrackedMemory::freedBlock(std::uintptr_t ptr) const noexcept {
+  return holding(freed_, ptr);
 }
 
-void TrackedMemory::drain(std::vector<const void*>& release) {
-  for (auto& [base, block] : quarantine_) release.push_back(block.token);
-  quarantine_.clear();
-  quarantine_order_.clear();
-  quarantine_bytes_ = 0;
+void TrackedMemory::clear(std::vector<const void*>& release) {
+  for (auto& [base, block] : freed_) letGo(block, release);
+  freed_.clear();
+  held_order_.clear();
+  live_.clear();
 }
 
 }  // namespace accel::detail

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "layers/hook_layer.h"
+#include "layers/layer_settings.h"
 #include "layers/validation/validation_layer.h"
 #include "layers/validation/validation_report.h"
 
@@ -23,7 +24,13 @@ struct Validation {
 };
 
 Validation& validation() {
-  static Validation* v = new Validation();  // never destroyed: hooks run during exit
+  static Validation* v = [] {
+    auto* made = new Validation();  // never destroyed: hooks run during exit
+    const detail::LayerSettings& settings = detail::layerSettings();
+    made->layer.setQuarantineLimits(
+        detail::QuarantineLimits{settings.quarantine_blocks, settings.quarantine_bytes});
+    return made;
+  }();
   return *v;
 }
 
@@ -81,6 +88,10 @@ void setValidationMode(ValidationMode mode) {
   v.added = true;
 }
 
+void setValidationQuarantine(std::size_t blocks, std::size_t bytes) noexcept {
+  validation().layer.setQuarantineLimits(detail::QuarantineLimits{blocks, bytes});
+}
+
 ValidationMode validationMode() noexcept {
   Validation& v = validation();
   std::lock_guard<std::mutex> lock(v.mutex);
@@ -90,6 +101,8 @@ ValidationMode validationMode() noexcept {
 std::uint64_t validationViolations() noexcept { return detail::countedViolations(); }
 
 std::string validationLeakReport() { return validation().layer.leakReport(); }
+
+void resolveValidationHostStacks() noexcept { validation().layer.resolveHostStacks(); }
 
 void setValidationHostStack(HostStackCapture capture) {
   detail::setHostStackProvider(std::move(capture));

@@ -32,7 +32,7 @@ bool synchronises(HookId hook) noexcept {
 
 }  // namespace
 
-void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) {
+void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   memory_.setLimits(limits);
 }
@@ -44,7 +44,7 @@ void ValidationLayer::checkMemory(const HookCall& call, const void* ptr,
                                   std::vector<Violation>& found) const {
   if (ptr == nullptr) return;
   const std::uintptr_t begin = address(ptr);
-  if (const TrackedBlock* old = memory_.quarantined(begin)) {
+  if (const TrackedBlock* old = memory_.freedBlock(begin)) {
     found.push_back({concat("use after free: ", which, " lies in a block of ", old->bytes,
                             " bytes at ", hexAddress(old->base), " of '",
                             deviceTypeName(old->type), "' that was freed"),
@@ -199,9 +199,6 @@ void ValidationLayer::before(const HookCall& call) {
         checkEvent(call, call.object, true, found);
         checkEvent(call, call.object2, true, found);
         break;
-      case HookId::destroyEvent:
-        checkEvent(call, call.object, false, found);
-        break;
       default:
         break;
     }
@@ -332,7 +329,7 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     if (memory_.freed(address(ptr), std::move(where), token, released)) {
       held = true;
-    } else if (const TrackedBlock* old = memory_.quarantinedAt(address(ptr));
+    } else if (const TrackedBlock* old = memory_.heldAt(address(ptr));
                old != nullptr && old->token == token) {
       // The deleter ran twice for one allocation: the first free holds it.
       held = true;
@@ -361,11 +358,7 @@ void ValidationLayer::forgetAll() noexcept {
   std::vector<const void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    try {
-      memory_.drain(released);
-    } catch (...) {
-    }
-    memory_.forgetLive();
+    memory_.clear(released);
     events_.clear();
     destroyed_events_.clear();
     graphs_.clear();
@@ -376,6 +369,58 @@ void ValidationLayer::forgetAll() noexcept {
 }
 
 // ---- reports ----
+
+namespace {
+
+// A host stack resolved once, kept as its frames.
+class ResolvedHostStack final : public HostStack {
+ public:
+  explicit ResolvedHostStack(std::vector<MemoryFrame> frames)
+      : frames_(std::move(frames)) {}
+  [[nodiscard]] std::vector<MemoryFrame> frames() const override { return frames_; }
+
+ private:
+  std::vector<MemoryFrame> frames_;
+};
+
+// `stack` with its host part resolved (`stack` itself when it has none).
+CapturedStack resolvedHost(const CapturedStack& stack) {
+  if (!stack || !stack->host) return stack;
+  auto record = std::make_shared<memory::detail::StackRecord>();
+  record->host = std::make_shared<const ResolvedHostStack>(stack->host->frames());
+  record->addresses = stack->addresses;
+  return record;
+}
+
+}  // namespace
+
+void ValidationLayer::resolveHostStacks() noexcept {
+  try {
+    // Resolved without the lock (resolving takes the host's lock), then
+    // put back where the same stack still is.
+    std::vector<CapturedStack> stacks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& [base, block] : memory_.liveBlocks()) stacks.push_back(block.made);
+      for (const auto& [key, event] : events_) stacks.push_back(event.made);
+      for (const auto& [key, made] : graphs_) stacks.push_back(made);
+    }
+    std::map<const memory::detail::StackRecord*, CapturedStack> resolved;
+    for (const CapturedStack& stack : stacks) {
+      if (stack && stack->host) resolved.emplace(stack.get(), resolvedHost(stack));
+    }
+    auto replace = [&](CapturedStack& stack) {
+      auto found = resolved.find(stack.get());
+      if (found != resolved.end()) stack = found->second;
+    };
+    std::lock_guard<std::mutex> lock(mutex_);
+    memory_.forEachLive([&](TrackedBlock& block) { replace(block.made); });
+    for (auto& [key, event] : events_) replace(event.made);
+    for (auto& [key, made] : graphs_) replace(made);
+  } catch (...) {
+    // No memory: the report names C++ frames only.
+  }
+}
 
 void ValidationLayer::report(const std::string& call, std::vector<Violation>& found,
                              bool may_throw) const {

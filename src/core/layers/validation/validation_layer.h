@@ -37,7 +37,7 @@ class ValidationLayer final : public HookLayer {
   [[nodiscard]] ValidationMode mode() const noexcept {
     return mode_.load(std::memory_order_relaxed);
   }
-  void setQuarantineLimits(QuarantineLimits limits);
+  void setQuarantineLimits(QuarantineLimits limits) noexcept;
 
   void before(const HookCall& call) override;
   void after(const HookCall& call, bool failed) noexcept override;
@@ -50,6 +50,9 @@ class ValidationLayer final : public HookLayer {
   // Forgets everything tracked (the layer was turned off); the frees held in
   // the quarantine are given back. Never throws.
   void forgetAll() noexcept;
+  // Replaces the host part of every tracked stack by its frames, resolved
+  // now (validation.h: resolveValidationHostStacks). Never throws.
+  void resolveHostStacks() noexcept;
   // The leak table (validation.h); empty when nothing leaked.
   [[nodiscard]] std::string leakReport();
 

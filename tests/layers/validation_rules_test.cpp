@@ -1,0 +1,268 @@
+// The validation layer's rules (docs/validation.md), one deliberately wrong
+// program per rule, run against a backend that checks nothing (LaxHooks):
+// with the layer off the wrong call reaches the backend; in throw mode it
+// is refused with the rule's report and the backend never sees it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "accel/error.h"
+#include "accel/hooks_table.h"
+#include "accel/validation.h"
+#include "layers/lax_backend.h"
+
+namespace accel {
+namespace {
+
+using ::testing::HasSubstr;
+
+testing::LaxHooks& lax() { return testing::laxBackend(); }
+AcceleratorHooks& served() { return getHooks(lax().deviceType()); }
+
+class ValidationRules : public ::testing::Test {
+ protected:
+  void TearDown() override { setValidationMode(ValidationMode::Off); }
+
+  // Runs `wrong` with the layer off: it must reach the backend's `hook`.
+  // Then in throw mode: it must throw InvalidArgument whose message holds
+  // `rule`, and the backend's `hook` must not be reached. Returns the message.
+  std::string expectRefused(HookId hook, const std::string& rule,
+                            const std::function<void()>& wrong) {
+    setValidationMode(ValidationMode::Off);
+    const int before_off = lax().reached(hook);
+    EXPECT_NO_THROW(wrong());
+    EXPECT_GT(lax().reached(hook), before_off)
+        << "the wrong call did not reach the backend";
+    setValidationMode(ValidationMode::Throw);
+    const int before_on = lax().reached(hook);
+    std::string message;
+    try {
+      wrong();
+      ADD_FAILURE() << "the layer let the wrong call through: " << rule;
+    } catch (const InvalidArgument& e) {
+      message = e.what();
+    }
+    EXPECT_THAT(message, HasSubstr(rule));
+    EXPECT_EQ(lax().reached(hook), before_on) << "the backend saw the refused call";
+    return message;
+  }
+};
+
+TEST_F(ValidationRules, CopyFromAFreedBlockIsAUseAfterFree) {
+  const std::string message =
+      expectRefused(HookId::copyDeviceToHost, "use after free", [] {
+        const Stream stream = served().getCurrentStream(0);
+        DataPtr data = served().getDeviceAllocator(0).allocate(256);
+        const void* freed = data.get();
+        data.reset();
+        std::vector<char> host(64);
+        served().copyDeviceToHost(host.data(), freed, host.size(), stream);
+      });
+  // The report names the hook, its arguments, the backend and the device.
+  EXPECT_THAT(message, HasSubstr("accel validation: copyDeviceToHost(dst="));
+  EXPECT_THAT(message, HasSubstr("bytes=64, stream=laxdev:0 #0) on 'laxdev' device 0"));
+  EXPECT_THAT(message, HasSubstr("freed at "));
+  EXPECT_THAT(message, HasSubstr("; called at "));
+}
+
+TEST_F(ValidationRules, PointerQueryOfAFreedBlockIsAUseAfterFree) {
+  expectRefused(HookId::getDeviceFromPtr, "use after free", [] {
+    DataPtr data = served().getDeviceAllocator(1).allocate(128);
+    const void* freed = data.get();
+    data.reset();
+    (void)served().getDeviceFromPtr(freed);
+  });
+}
+
+TEST_F(ValidationRules, CopyMustStayInsideItsBlock) {
+  expectRefused(HookId::copyHostToDevice, "runs past the end of its block of 256 bytes",
+                [] {
+                  const Stream stream = served().getCurrentStream(0);
+                  DataPtr data = served().getDeviceAllocator(0).allocate(256);
+                  std::vector<char> host(512);
+                  served().copyHostToDevice(data.get(), host.data(), host.size(), stream);
+                });
+}
+
+TEST_F(ValidationRules, WaitingOnAnEventNeverRecordedIsRefused) {
+  expectRefused(HookId::blockStream, "was never recorded", [] {
+    const EventId event = served().createEvent(0);
+    served().blockStream(event, served().getCurrentStream(0));
+    served().destroyEvent(event);
+  });
+}
+
+TEST_F(ValidationRules, TimingAnEventNeverRecordedIsRefused) {
+  expectRefused(HookId::elapsedTime, "was never recorded", [] {
+    const EventId start = served().createEvent(0, EventFlags{true});
+    const EventId end = served().createEvent(0, EventFlags{true});
+    served().recordEvent(start, served().getCurrentStream(0));
+    (void)served().elapsedTime(start, end);
+  });
+}
+
+TEST_F(ValidationRules, AnEventIsRecordedOnlyOnItsOwnDevice) {
+  expectRefused(HookId::recordEvent, "was made on device 0", [] {
+    const EventId event = served().createEvent(0);
+    served().recordEvent(event, served().getCurrentStream(1));
+  });
+}
+
+TEST_F(ValidationRules, ADestroyedEventIsNotUsedAgain) {
+  expectRefused(HookId::recordEvent, "was destroyed", [] {
+    const EventId event = served().createEvent(0);
+    served().destroyEvent(event);
+    served().recordEvent(event, served().getCurrentStream(0));
+  });
+}
+
+TEST_F(ValidationRules, AStreamIsUsedOnlyWithItsOwnDevice) {
+  expectRefused(HookId::queryStream, "was made on device 1", [] {
+    const Stream made = served().getNewStream(1);
+    (void)served().queryStream(Stream{Device(lax().deviceType(), 0), made.id});
+  });
+}
+
+TEST_F(ValidationRules, AGeneratorIsUsedOnlyWithItsOwnDevice) {
+  expectRefused(HookId::fillRandom, "the generator is device 1's", [] {
+    DataPtr data = served().getDeviceAllocator(0).allocate(256);
+    served().fillRandom(served().getCurrentStream(0), DeviceFill::UniformFloat,
+                        data.get(), 16, 0.0, 1.0, served().getDefaultGenerator(1));
+  });
+}
+
+// Runs `during` inside a capture of device 0's current stream, ending the
+// capture whatever `during` throws.
+void whileCapturing(const std::function<void()>& during) {
+  const GraphId graph = served().graphCreate();
+  served().graphCaptureBegin(graph);
+  try {
+    during();
+  } catch (...) {
+    served().graphCaptureEnd(graph);
+    served().graphDestroy(graph);
+    throw;
+  }
+  served().graphCaptureEnd(graph);
+  served().graphDestroy(graph);
+}
+
+TEST_F(ValidationRules, NoSynchronisingCallWhileCapturing) {
+  expectRefused(HookId::synchronizeStream, "a synchronising call while graph", [] {
+    whileCapturing([] { served().synchronizeStream(served().getNewStream(0)); });
+  });
+}
+
+TEST_F(ValidationRules, NoQueryOfTheCapturingStream) {
+  expectRefused(HookId::queryStream, "which graph", [] {
+    whileCapturing([] { (void)served().queryStream(served().getCurrentStream(0)); });
+  });
+}
+
+TEST_F(ValidationRules, NoEventQueryOnACapturingStream) {
+  expectRefused(HookId::queryEvent, "an event query on a capturing stream", [] {
+    const EventId event = served().createEvent(0);
+    whileCapturing([&] {
+      served().recordEvent(event, served().getCurrentStream(0));
+      (void)served().queryEvent(event);
+    });
+  });
+}
+
+TEST_F(ValidationRules, NoAllocationFromAForeignPoolWhileCapturing) {
+  setValidationMode(ValidationMode::Off);
+  EXPECT_NO_THROW(
+      whileCapturing([] { (void)served().getDeviceAllocator(1).allocate(64); }));
+  setValidationMode(ValidationMode::Throw);
+  try {
+    whileCapturing([] { (void)served().getDeviceAllocator(1).allocate(64); });
+    ADD_FAILURE() << "the foreign allocation was let through";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("allocate(bytes=64) on 'laxdev' device 1"));
+    EXPECT_THAT(e.what(), HasSubstr("a pool foreign to the graph"));
+  }
+}
+
+TEST_F(ValidationRules, AFreeTwiceIsReportedAndFreesOnce) {
+  setValidationMode(ValidationMode::Throw);
+  const std::uint64_t before = validationViolations();
+  DataPtr data = served().getDeviceAllocator(0).allocate(64);
+  auto [context, deleter] = data.releaseContext();
+  ::testing::internal::CaptureStderr();
+  deleter(context);
+  deleter(context);  // frees never throw: reported on stderr
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(printed, HasSubstr("free(ptr="));
+  EXPECT_THAT(printed, HasSubstr("double free"));
+  EXPECT_EQ(validationViolations(), before + 1);
+}
+
+TEST_F(ValidationRules, LogModePrintsTheLineAndLetsTheCallThrough) {
+  setValidationMode(ValidationMode::Log);
+  const int reached = lax().reached(HookId::blockStream);
+  const EventId event = served().createEvent(0);
+  ::testing::internal::CaptureStderr();
+  served().blockStream(event, served().getCurrentStream(0));
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(printed, HasSubstr("accel validation: blockStream(event="));
+  EXPECT_THAT(printed, HasSubstr("on 'laxdev' device 0: event"));
+  EXPECT_THAT(printed, HasSubstr("was never recorded"));
+  EXPECT_EQ(lax().reached(HookId::blockStream), reached + 1);
+  served().destroyEvent(event);
+}
+
+TEST_F(ValidationRules, TheQuarantineHoldsFreesBackWithinItsBounds) {
+  setValidationMode(ValidationMode::Throw);
+  setValidationQuarantine(4, std::size_t{1} << 20);
+  std::vector<const void*> freed;
+  const int frees_before = testing::LaxHooks::devicesFrees();
+  for (int i = 0; i < 6; ++i) {
+    DataPtr data = served().getDeviceAllocator(0).allocate(256);
+    freed.push_back(data.get());
+  }
+  // Four frees wait in the quarantine; the two oldest went back.
+  EXPECT_EQ(testing::LaxHooks::devicesFrees(), frees_before + 2);
+  // The four held back are known as freed; the two that went back are not.
+  for (std::size_t i = 0; i < freed.size(); ++i) {
+    if (i < 2) {
+      EXPECT_NO_THROW((void)served().getDeviceFromPtr(freed[i])) << i;
+    } else {
+      EXPECT_THROW((void)served().getDeviceFromPtr(freed[i]), InvalidArgument) << i;
+    }
+  }
+  setValidationMode(ValidationMode::Off);  // gives the held frees back
+  EXPECT_EQ(testing::LaxHooks::devicesFrees(), frees_before + 6);
+  setValidationQuarantine(1024, std::size_t{256} << 20);
+}
+
+TEST_F(ValidationRules, TheLeakReportNamesWhatWasNeverReleasedAndWhereItWasMade) {
+  setValidationMode(ValidationMode::Log);
+  DataPtr kept = served().getDeviceAllocator(1).allocate(512);
+  const EventId event = served().createEvent(1);
+  const GraphId graph = served().graphCreate();
+  const std::string report = validationLeakReport();
+  EXPECT_THAT(report, HasSubstr("3 object(s) made while validating were never released"));
+  EXPECT_THAT(report, HasSubstr("of 512 bytes, 'laxdev' device 1, made at:"));
+  EXPECT_THAT(report,
+              HasSubstr("event " + std::to_string(event) + ", 'laxdev' device 1"));
+  EXPECT_THAT(report, HasSubstr("graph " + std::to_string(graph) + ", 'laxdev'"));
+  served().destroyEvent(event);
+  served().graphDestroy(graph);
+  kept.reset();
+  EXPECT_EQ(validationLeakReport(), "");
+}
+
+TEST_F(ValidationRules, TurnedOffTheLayerLeavesThePath) {
+  setValidationMode(ValidationMode::Throw);
+  EXPECT_NE(&served(), &lax());
+  EXPECT_EQ(validationMode(), ValidationMode::Throw);
+  setValidationMode(ValidationMode::Off);
+  EXPECT_EQ(&served(), &lax());
+  EXPECT_EQ(validationMode(), ValidationMode::Off);
+}
+
+}  // namespace
+}  // namespace accel
