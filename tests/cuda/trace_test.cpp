@@ -16,6 +16,8 @@
 namespace accel::cuda::testing {
 namespace {
 
+std::string hookName(HookId id) { return std::string(hookInfo(id).name); }
+
 using nlohmann::json;
 
 std::vector<json> events(const json& trace, const std::string& name,
@@ -50,13 +52,15 @@ TEST(CudaTrace, HooksStreamWorkTimedByCudaEventsGraphsAndTheAllocator) {
   trace::stop();
   const json trace = json::parse(trace::toJson());
 
-  const std::vector<json> copies = events(trace, "copyHostToDevice", "hook");
+  const std::vector<json> copies =
+      events(trace, hookName(HookId::copyHostToDevice), "hook");
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0]["args"]["backend"], "cuda");
-  const std::vector<json> work = events(trace, "copyHostToDevice", "device");
+  const std::vector<json> work =
+      events(trace, hookName(HookId::copyHostToDevice), "device");
   ASSERT_EQ(work.size(), 1u);
   EXPECT_EQ(work[0]["args"]["timing"], "events");
-  const std::vector<json> fills = events(trace, "fillRandom", "device");
+  const std::vector<json> fills = events(trace, hookName(HookId::fillRandom), "device");
   ASSERT_EQ(fills.size(), 1u) << "the captured fill runs in the replay";
   EXPECT_EQ(fills[0]["args"]["timing"], "events");
   EXPECT_EQ(events(trace, "capture graph " + std::to_string(graph), "graph").size(), 1u);

@@ -32,10 +32,10 @@ const char* const kTrace = R"trace({"traceEvents":[
  {"name":"thread_name","ph":"M","pid":1,"tid":9,"args":{"name":"main thread"}},
  {"name":"process_name","ph":"M","pid":2,"tid":0,"args":{"name":"openreg:0"}},
  {"name":"thread_name","ph":"M","pid":2,"tid":1,"args":{"name":"stream 0"}},
- {"name":"copyHostToDevice","cat":"hook","ph":"X","ts":0,"dur":4,"pid":1,"tid":9,"args":{"bytes":64}},
- {"name":"copyHostToDevice","cat":"hook","ph":"X","ts":10,"dur":8,"pid":1,"tid":9},
- {"name":"copyHostToDevice","cat":"device","ph":"X","ts":1,"dur":10,"pid":2,"tid":1},
- {"name":"copyHostToDevice","cat":"device","ph":"X","ts":6,"dur":10,"pid":2,"tid":1},
+ {"name":"upload","cat":"hook","ph":"X","ts":0,"dur":4,"pid":1,"tid":9,"args":{"bytes":64}},
+ {"name":"upload","cat":"hook","ph":"X","ts":10,"dur":8,"pid":1,"tid":9},
+ {"name":"upload","cat":"device","ph":"X","ts":1,"dur":10,"pid":2,"tid":1},
+ {"name":"upload","cat":"device","ph":"X","ts":6,"dur":10,"pid":2,"tid":1},
  {"name":"allocated bytes","cat":"allocator","ph":"C","ts":2,"pid":2,"tid":0,"args":{"bytes":3000}},
  {"name":"allocated bytes","cat":"allocator","ph":"C","ts":3,"pid":2,"tid":0,"args":{"bytes":1000}},
  {"name":"oom","cat":"allocator","ph":"i","s":"t","ts":4,"pid":2,"tid":0}
@@ -46,10 +46,9 @@ TEST(TraceCommand, SummaryPrintsHooksStreamsMemoryAndTheDroppedCount) {
   int status = -1;
   const std::string out = run("trace summary " + path, status);
   ASSERT_EQ(status, 0) << out;
-  // copyHostToDevice: 2 calls, total 12 us, mean 6 us, max 8 us.
-  EXPECT_NE(
-      out.find("copyHostToDevice         2     12.000 us      6.000 us      8.000 us"),
-      std::string::npos)
+  // upload: 2 calls, total 12 us, mean 6 us, max 8 us.
+  EXPECT_NE(out.find("upload         2     12.000 us      6.000 us      8.000 us"),
+            std::string::npos)
       << out;
   // The stream: 2 spans, 20 us in all, busy 15 us (they overlap).
   EXPECT_NE(out.find("openreg:0 · stream 0"), std::string::npos) << out;
@@ -131,7 +130,7 @@ TEST(TraceCommand, ViewPageDrawsInChromiumWithoutErrors) {
             std::string::npos)
       << dom.output;
   EXPECT_NE(dom.output.find("events dropped by the recorder: 5"), std::string::npos);
-  EXPECT_NE(dom.output.find("<td>copyHostToDevice</td><td>2</td>"), std::string::npos)
+  EXPECT_NE(dom.output.find("<td>upload</td><td>2</td>"), std::string::npos)
       << dom.output;
   EXPECT_EQ(dom.output.find("id=\"error\" hidden=\"\"") == std::string::npos, false)
       << "the page reported an error";

@@ -11,6 +11,8 @@
 namespace accel::trace::detail {
 namespace {
 
+std::string hookName(HookId id) { return std::string(hookInfo(id).name); }
+
 using nlohmann::json;
 
 constexpr std::int64_t kOrigin = 1'000'000'000;
@@ -96,7 +98,7 @@ TraceContents sample() {
 
 TEST(TraceJson, HookCallsAreSpansOnTheCallingThreadWithTheirArguments) {
   const json trace = json::parse(traceToJson(sample()));
-  const std::vector<json> copies = named(trace, "copyHostToDevice");
+  const std::vector<json> copies = named(trace, hookName(HookId::copyHostToDevice));
   ASSERT_EQ(copies.size(), 2u);  // the call and its device work
   const json& call = copies[0]["cat"] == "hook" ? copies[0] : copies[1];
   EXPECT_EQ(call["ph"], "X");
@@ -110,14 +112,14 @@ TEST(TraceJson, HookCallsAreSpansOnTheCallingThreadWithTheirArguments) {
   EXPECT_EQ(call["args"]["bytes"], 4096);
   EXPECT_EQ(call["args"]["ptr"], "0x1000");
   EXPECT_EQ(call["args"]["src"], "0x2000");
-  EXPECT_EQ(named(trace, "getNewStream").at(0)["args"]["failed"], true);
+  EXPECT_EQ(named(trace, hookName(HookId::getNewStream)).at(0)["args"]["failed"], true);
   EXPECT_EQ(metadataName(trace, "thread_name", 1, 42), "main thread");
   EXPECT_EQ(metadataName(trace, "process_name", 1, 0), "host (pid 4321)");
 }
 
 TEST(TraceJson, DeviceWorkLiesOnItsStreamsTrackInTheDevicesProcess) {
   const json trace = json::parse(traceToJson(sample()));
-  const std::vector<json> copies = named(trace, "copyHostToDevice");
+  const std::vector<json> copies = named(trace, hookName(HookId::copyHostToDevice));
   const json& work = copies[0]["cat"] == "device" ? copies[0] : copies[1];
   EXPECT_EQ(work["cat"], "device");
   EXPECT_DOUBLE_EQ(work["ts"].get<double>(), 12.5);

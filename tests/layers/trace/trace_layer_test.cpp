@@ -26,6 +26,8 @@
 namespace accel {
 namespace {
 
+std::string hookName(HookId id) { return std::string(hookInfo(id).name); }
+
 using nlohmann::json;
 
 DeviceType openregType() {
@@ -105,7 +107,8 @@ TEST_F(TraceTest, ATraceOfOpenregHoldsHooksStreamWorkGraphsAndTheAllocator) {
   EXPECT_EQ(written.dropped, 0u);
   const json trace = readJson(path);
 
-  const std::vector<json> copies = eventsNamed(trace, "copyHostToDevice", "hook");
+  const std::vector<json> copies =
+      eventsNamed(trace, hookName(HookId::copyHostToDevice), "hook");
   ASSERT_EQ(copies.size(), 1u);
   EXPECT_EQ(copies[0]["ph"], "X");
   EXPECT_EQ(copies[0]["args"]["backend"], std::string(deviceTypeName(type_)));
@@ -113,16 +116,17 @@ TEST_F(TraceTest, ATraceOfOpenregHoldsHooksStreamWorkGraphsAndTheAllocator) {
   EXPECT_EQ(copies[0]["args"]["stream"], stream.id);
   EXPECT_EQ(metadataName(trace, "thread_name", 1, copies[0]["tid"]), "main thread");
 
-  const std::vector<json> work = eventsNamed(trace, "copyHostToDevice", "device");
+  const std::vector<json> work =
+      eventsNamed(trace, hookName(HookId::copyHostToDevice), "device");
   ASSERT_EQ(work.size(), 1u);
   EXPECT_EQ(work[0]["args"]["timing"], "events");  // openreg's events time it
   EXPECT_EQ(metadataName(trace, "process_name", work[0]["pid"], 0),
             std::string(deviceTypeName(type_)) + ":0");
   EXPECT_EQ(metadataName(trace, "thread_name", work[0]["pid"], work[0]["tid"]),
             "stream " + std::to_string(stream.id));
-  EXPECT_EQ(eventsNamed(trace, "fillRandom", "device").size(), 1u)
+  EXPECT_EQ(eventsNamed(trace, hookName(HookId::fillRandom), "device").size(), 1u)
       << "the captured fill is in the replay, not device work of its own";
-  EXPECT_EQ(eventsNamed(trace, "synchronizeStream", "device").size(), 2u);
+  EXPECT_EQ(eventsNamed(trace, hookName(HookId::synchronizeStream), "device").size(), 2u);
   EXPECT_EQ(eventsNamed(trace, "capture graph " + std::to_string(graph), "graph").size(),
             1u);
   EXPECT_EQ(eventsNamed(trace, "replay graph " + std::to_string(graph), "device").size(),
@@ -151,8 +155,8 @@ TEST_F(TraceTest, StopTakesTheLayerOutOfThePathAndRecordsNothingMore) {
   EXPECT_EQ(detail::unlayeredHooks(type_), &hooks());
   (void)hooks().getNewStream(0);
   const json trace = json::parse(trace::toJson());
-  EXPECT_EQ(eventsNamed(trace, "getCurrentStream", "hook").size(), 1u);
-  EXPECT_TRUE(eventsNamed(trace, "getNewStream", "hook").empty());
+  EXPECT_EQ(eventsNamed(trace, hookName(HookId::getCurrentStream), "hook").size(), 1u);
+  EXPECT_TRUE(eventsNamed(trace, hookName(HookId::getNewStream), "hook").empty());
 }
 
 TEST_F(TraceTest, AnUnusablePathIsRefusedNamingItAndTracingStaysOff) {
@@ -206,7 +210,7 @@ TEST_F(TraceTest, AFailedWriteNamesTheFileAndTheTraceCanBeWrittenAgain) {
     EXPECT_EQ(entry.path().filename().string().find("trace_full_disk.json.tmp"),
               std::string::npos);
   EXPECT_GE(trace::write().events, 200u);
-  EXPECT_EQ(eventsNamed(readJson(path), "getCurrentStream").size(), 200u);
+  EXPECT_EQ(eventsNamed(readJson(path), hookName(HookId::getCurrentStream)).size(), 200u);
 }
 
 // A fork child neither traces nor writes the parent's file, at exit or
@@ -234,7 +238,7 @@ TEST_F(TraceTest, AForkChildStopsTracingAndNeverWritesTheParentsFile) {
   EXPECT_FALSE(std::filesystem::exists(path)) << "the child wrote the parent's trace";
   EXPECT_TRUE(trace::isTracing());
   (void)trace::write();
-  EXPECT_EQ(eventsNamed(readJson(path), "getCurrentStream").size(), 1u);
+  EXPECT_EQ(eventsNamed(readJson(path), hookName(HookId::getCurrentStream)).size(), 1u);
 }
 
 // Threads calling hooks at once, while another writes: every call is in the
@@ -254,7 +258,8 @@ TEST_F(TraceTest, ManyThreadsAreTracedTogetherEachOnItsOwnTrack) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_NO_THROW((void)json::parse(during));
   const json trace = json::parse(trace::toJson());
-  const std::vector<json> calls = eventsNamed(trace, "getCurrentStream", "hook");
+  const std::vector<json> calls =
+      eventsNamed(trace, hookName(HookId::getCurrentStream), "hook");
   EXPECT_EQ(calls.size(), static_cast<std::size_t>(kThreads * kCalls));
   std::set<int> tids;
   for (const json& call : calls) tids.insert(call["tid"].get<int>());
@@ -266,7 +271,7 @@ TEST_F(TraceTest, ARingSmallerThanTheTraceKeepsTheNewestAndCountsTheRest) {
   trace::start({.capacity = 1024});
   for (int i = 0; i < 3000; ++i) (void)hooks().getCurrentStream(0);
   const json trace = json::parse(trace::toJson());
-  const std::size_t kept = eventsNamed(trace, "getCurrentStream").size();
+  const std::size_t kept = eventsNamed(trace, hookName(HookId::getCurrentStream)).size();
   EXPECT_LE(kept, 1024u);
   EXPECT_EQ(kept + trace["otherData"]["dropped_events"].get<std::size_t>(), 3000u);
 }
