@@ -1,9 +1,9 @@
 // TraceEvent: one record of the trace ring, a plain value.
 //
-// Times are TraceClock readings (memory/trace_clock.h: counter ticks where the
-// CPU has an invariant counter, else steady-clock ns); the writer converts
-// them to steady-clock nanoseconds, the timeline the memory history's
-// entries already lie on.
+// Times are steady-clock nanoseconds (traceNowNs), the clock the hook layers
+// stamp calls with and the one the memory history's entries are converted
+// to (memory/trace_clock.h), so hooks, device work and the allocator lie on
+// one timeline.
 //
 // Thread-safety: a value type.
 #pragma once
@@ -31,7 +31,7 @@ enum class TraceEventKind : std::uint8_t {
 // How a DeviceWork event was timed.
 enum class WorkTiming : std::uint8_t {
   HostSide,  // the hook call's own times: the backend has no timing events
-  Events,    // the backend's timing events: begin_ns / end_ns are event ids
+  Events,    // the backend's timing events measured it (device_timing.h)
 };
 
 // Now, on the trace's timeline: steady-clock ns, the clock the hook layers
@@ -55,8 +55,8 @@ struct TraceEvent {
   std::uint64_t bytes = 0;
   std::uint64_t ptr = 0;
   std::uint64_t ptr2 = 0;
-  std::int64_t begin = 0;  // clock ticks (Events timing: the start event's id)
-  std::int64_t end = 0;    // clock ticks (Events timing: the end event's id)
+  std::int64_t begin = 0;  // steady-clock ns
+  std::int64_t end = 0;
 };
 
 }  // namespace accel::trace::detail
