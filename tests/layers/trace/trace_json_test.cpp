@@ -189,6 +189,24 @@ TEST(TraceJson, AllocationsOfADeviceWithoutHistoryMakeTheAllocatedCounter) {
   EXPECT_EQ(named(trace, "alloc").at(0)["args"]["addr"], "0xabc");
 }
 
+TEST(TraceJson, EveryThreadWithEventsHasANameTheUnnamedTheirId) {
+  TraceContents c;
+  c.threads.push_back({7, "main thread"});
+  c.threads.push_back({7, "main thread"});  // named twice: one name event
+  TraceEvent call = hook(HookId::getCurrentStream, 1, 2);
+  call.thread = 7;
+  c.events.push_back(call);
+  call.thread = 8;  // a thread past the session's bound on names
+  c.events.push_back(call);
+  const json trace = json::parse(traceToJson(c));
+  EXPECT_EQ(metadataName(trace, "thread_name", 1, 7), "main thread");
+  EXPECT_EQ(metadataName(trace, "thread_name", 1, 8), "thread 8");
+  int names_of_7 = 0;
+  for (const json& e : trace["traceEvents"])
+    names_of_7 += e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] == 7;
+  EXPECT_EQ(names_of_7, 1);
+}
+
 TEST(TraceJson, NamesWithQuotesAndControlCharactersStayValidJson) {
   TraceContents c;
   c.threads.push_back({7, "a \"quoted\"\n\\ name"});

@@ -216,8 +216,19 @@ class Writer {
   void writeMetadata() {
     name("process_name", kHostProcess, 0,
          "host (pid " + std::to_string(c_.process_id) + ")");
-    for (const ThreadName& thread : c_.threads)
+    std::set<std::uint32_t> named;
+    for (const ThreadName& thread : c_.threads) {
+      if (!named.insert(thread.thread).second) continue;
       name("thread_name", kHostProcess, static_cast<int>(thread.thread), thread.name);
+    }
+    // Threads the session did not name (past its bound): their id.
+    for (const TraceEvent& e : c_.events) {
+      if (e.kind != TraceEventKind::Hook && e.kind != TraceEventKind::PluginCall)
+        continue;
+      if (named.insert(e.thread).second)
+        name("thread_name", kHostProcess, static_cast<int>(e.thread),
+             "thread " + std::to_string(e.thread));
+    }
     for (const auto& [key, pid] : tracks_.processes()) {
       name("process_name", pid, 0, deviceName(key));
       name("thread_name", pid, kAllocatorTrack, "allocator");

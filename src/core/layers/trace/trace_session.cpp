@@ -171,7 +171,10 @@ void TraceSession::pushFinished(const TraceEvent& event) noexcept {
 void TraceSession::noteThread(std::uint32_t thread) {
   std::string name = threadName(thread);
   std::lock_guard lock(threads_mutex_);
-  threads_.push_back(ThreadName{thread, std::move(name)});
+  // Bounded like the ring: a program that starts threads without end has
+  // the later ones drawn under their id (trace_json.cpp names them so).
+  if (threads_.size() < kMaxNamedThreads)
+    threads_.push_back(ThreadName{thread, std::move(name)});
 }
 
 TraceContents TraceSession::collect() {

@@ -88,7 +88,8 @@ class TraceSession {
   std::int64_t origin_ns_ = 0;
   TraceSources* sources_ = nullptr;
   std::mutex threads_mutex_;
-  std::vector<ThreadName> threads_;
+  std::vector<ThreadName> threads_;  // at most kMaxNamedThreads
+  static constexpr std::size_t kMaxNamedThreads = 4096;
   std::atomic<std::uint32_t> generation_{1};  // threads name themselves once per trace
 };
 
