@@ -268,3 +268,28 @@ def test_accel_trace_traces_an_out_of_tree_plugin_down_to_its_own_functions(
         "the plugin's init runs inside the hook that initialised the backend"
     work = {e["name"]: e for e in trace["traceEvents"] if e.get("cat") == "device"}
     assert work[FILL]["args"] == {"timing": "events", "elements": 1024}
+
+
+def _small_file_limit() -> None:
+    """In the child: files past 2 KiB cannot be written (a full disk, as the
+    program sees it), and writing past it is an error, not a signal."""
+    import resource
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, hard))
+
+
+def test_a_full_disk_at_exit_is_one_line_naming_the_file_and_the_exit_status_stays(
+        tmp_path: Path) -> None:
+    path = tmp_path / "full.json"
+    run = subprocess.run([sys.executable, "-c", PROGRAM],
+                         env={**os.environ, "ACCEL_TRACE": str(path)},
+                         capture_output=True, text=True, timeout=120,
+                         preexec_fn=_small_file_limit)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "done"
+    lines = [line for line in run.stderr.splitlines() if "ACCEL_TRACE" in line]
+    assert len(lines) == 1, run.stderr
+    assert str(path) in lines[0] and "File too large" in lines[0]
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial one
