@@ -82,7 +82,11 @@ def problems(trace: Any) -> List[str]:
             if not _number(e.get("dur")) or e["dur"] < 0:
                 out.append(f"{where}: a complete event needs a dur of at least 0")
                 continue
-            if e.get("cat") in ("hook", "plugin"):
+            # A thread's calls, and a stream's work as its events timed it,
+            # nest (host-timed spans of a stream have a track of their own:
+            # two threads may wait for one stream at once).
+            timed = e.get("cat") == "device" and e.get("args", {}).get("timing") == "events"
+            if e.get("cat") in ("hook", "plugin") or timed:
                 host_spans.setdefault(key, []).append((e["ts"], e["ts"] + e["dur"], where))
         elif ph in ("i", "I"):
             if e.get("s", "t") not in ("g", "p", "t"):
@@ -102,8 +106,8 @@ def problems(trace: Any) -> List[str]:
             out.append(f"process {pid} has events but no process_name")
         if tid is not None and (pid, tid) not in named_threads:
             out.append(f"track {(pid, tid)} has events but no thread_name")
-    # A thread's calls nest: a span that begins inside another ends inside it.
-    # (Nanosecond rounding of two clocks allows a microsecond's slack.)
+    # Spans of one track nest: a span that begins inside another ends inside
+    # it. (Nanosecond rounding of two clocks allows a microsecond's slack.)
     slack = 1.0
     for key, spans in host_spans.items():
         spans.sort(key=lambda s: (s[0], -s[1]))
@@ -112,6 +116,6 @@ def problems(trace: Any) -> List[str]:
             while stack and stack[-1][1] <= begin + slack:
                 stack.pop()
             if stack and end > stack[-1][1] + slack:
-                out.append(f"{where} overlaps {stack[-1][2]} on thread {key} without nesting")
+                out.append(f"{where} overlaps {stack[-1][2]} on track {key} without nesting")
             stack.append((begin, end, where))
     return out

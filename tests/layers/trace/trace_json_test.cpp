@@ -131,6 +131,31 @@ TEST(TraceJson, DeviceWorkLiesOnItsStreamsTrackInTheDevicesProcess) {
   EXPECT_EQ(metadataName(trace, "thread_name", pid, tid), "stream 3");
 }
 
+// Host-timed spans of a stream (waits, captures, work no event timed) have a
+// track of their own: they overlap the device's spans, and spans of one
+// track must nest. A capture on a stream with no other work still has its
+// track named.
+TEST(TraceJson, HostTimedSpansOfAStreamHaveATrackOfTheirOwn) {
+  TraceContents c = sample();
+  TraceEvent wait = hook(HookId::synchronizeStream, 11, 40);
+  wait.kind = TraceEventKind::DeviceWork;
+  wait.stream = 3;
+  c.events.push_back(wait);
+  for (TraceEvent& e : c.events)
+    if (e.hook == HookId::graphCaptureBegin) e.stream = 5;  // a stream with nothing else
+  const json trace = json::parse(traceToJson(c));
+  const json waited = named(trace, hookName(HookId::synchronizeStream)).at(0);
+  const std::vector<json> copies = named(trace, hookName(HookId::copyHostToDevice));
+  const json& work = copies[0]["cat"] == "device" ? copies[0] : copies[1];
+  EXPECT_EQ(waited["pid"], work["pid"]);
+  EXPECT_NE(waited["tid"], work["tid"]);
+  EXPECT_EQ(metadataName(trace, "thread_name", waited["pid"], waited["tid"]),
+            "stream 3 (host times)");
+  const json capture = named(trace, "capture graph 9").at(0);
+  EXPECT_EQ(metadataName(trace, "thread_name", capture["pid"], capture["tid"]),
+            "stream 5 (host times)");
+}
+
 TEST(TraceJson, AGraphCaptureIsASpanFromItsBeginToItsEnd) {
   const json trace = json::parse(traceToJson(sample()));
   const std::vector<json> captures = named(trace, "capture graph 9");

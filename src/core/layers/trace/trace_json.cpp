@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -123,19 +124,30 @@ std::string deviceName(DeviceKey key) {
   return std::string(deviceTypeName(key.type)) + ":" + std::to_string(key.device);
 }
 
+// One stream's track: the work its timing events measured, or what only
+// host times place (waits, captures, work of a backend without timing
+// events). Two tracks per stream because spans of one track must nest, and
+// a host-timed span (a synchronisation, say) overlaps the device's spans.
+struct StreamTrack {
+  StreamId id = 0;
+  bool host_times = false;
+  friend bool operator==(const StreamTrack&, const StreamTrack&) = default;
+};
+
 // The processes and stream tracks of the devices, numbered in a stable
-// order (devices sorted; streams in order of first appearance).
+// order (devices sorted; tracks in order of first appearance). Every track
+// is made before the metadata is written (Writer::write's first pass).
 class Tracks {
  public:
   // Numbered by number(), once every device is known.
   void process(DeviceKey key) { processes_.try_emplace(key, 0); }
-  int stream(DeviceKey key, StreamId stream) {
+  int stream(DeviceKey key, StreamTrack track) {
     process(key);
-    auto& streams = streams_[key];
-    for (std::size_t i = 0; i < streams.size(); ++i)
-      if (streams[i] == stream) return static_cast<int>(i) + 1;
-    streams.push_back(stream);
-    return static_cast<int>(streams.size());
+    auto& tracks = streams_[key];
+    for (std::size_t i = 0; i < tracks.size(); ++i)
+      if (tracks[i] == track) return static_cast<int>(i) + 1;
+    tracks.push_back(track);
+    return static_cast<int>(tracks.size());
   }
   void number() {
     int next = kHostProcess + 1;
@@ -143,16 +155,39 @@ class Tracks {
   }
   int pid(DeviceKey key) const { return processes_.at(key); }
   const std::map<DeviceKey, int>& processes() const { return processes_; }
-  const std::vector<StreamId>& streamsOf(DeviceKey key) const {
-    static const std::vector<StreamId> none;
+  const std::vector<StreamTrack>& streamsOf(DeviceKey key) const {
+    static const std::vector<StreamTrack> none;
     auto it = streams_.find(key);
     return it == streams_.end() ? none : it->second;
   }
 
  private:
   std::map<DeviceKey, int> processes_;
-  std::map<DeviceKey, std::vector<StreamId>> streams_;
+  std::map<DeviceKey, std::vector<StreamTrack>> streams_;
 };
+
+// The track of a work event.
+StreamTrack workTrack(const TraceEvent& e) {
+  return StreamTrack{e.stream, e.timing != WorkTiming::Events};
+}
+
+struct Capture {
+  const TraceEvent* begin = nullptr;
+  const TraceEvent* end = nullptr;
+};
+
+// The device a whole capture (begin and end seen) was made on.
+std::optional<DeviceKey> captureDevice(const Capture& capture) {
+  if (capture.begin == nullptr || capture.end == nullptr) return std::nullopt;
+  const int device =
+      capture.begin->device >= 0 ? capture.begin->device : capture.end->device;
+  if (device < 0) return std::nullopt;
+  return DeviceKey{capture.begin->type, device};
+}
+
+StreamId captureStream(const Capture& capture) {
+  return capture.begin->stream >= 0 ? capture.begin->stream : capture.end->stream;
+}
 
 bool isSegmentGrowth(MemoryTraceEntry::Action action) {
   return action == MemoryTraceEntry::Action::SegmentAlloc ||
@@ -172,15 +207,22 @@ class Writer {
       history_.insert(DeviceKey{track.type, track.device});
     // Number every track first: metadata events name them.
     for (const TraceEvent& e : c_.events) {
-      if (e.kind == TraceEventKind::Hook || e.kind == TraceEventKind::PluginCall)
+      if (e.kind == TraceEventKind::Hook) {
+        if (e.hook == HookId::graphCaptureBegin) captures_[{e.type, e.object}].begin = &e;
+        if (e.hook == HookId::graphCaptureEnd) captures_[{e.type, e.object}].end = &e;
         continue;
-      if (e.device >= 0) {
-        const DeviceKey key{e.type, e.device};
-        if (e.kind == TraceEventKind::DeviceWork)
-          tracks_.stream(key, e.stream);
-        else
-          tracks_.process(key);
       }
+      if (e.kind == TraceEventKind::PluginCall || e.device < 0) continue;
+      const DeviceKey key{e.type, e.device};
+      if (e.kind == TraceEventKind::DeviceWork) {
+        tracks_.stream(key, workTrack(e));
+      } else {
+        tracks_.process(key);
+      }
+    }
+    for (const auto& [id, capture] : captures_) {
+      if (const std::optional<DeviceKey> key = captureDevice(capture))
+        tracks_.stream(*key, StreamTrack{captureStream(capture), true});
     }
     for (const MemoryTrack& track : c_.memory)
       tracks_.process(DeviceKey{track.type, track.device});
@@ -235,7 +277,8 @@ class Writer {
       const auto& streams = tracks_.streamsOf(key);
       for (std::size_t i = 0; i < streams.size(); ++i)
         name("thread_name", pid, static_cast<int>(i) + 1,
-             "stream " + std::to_string(streams[i]));
+             "stream " + std::to_string(streams[i].id) +
+                 (streams[i].host_times ? " (host times)" : ""));
     }
   }
 
@@ -264,8 +307,6 @@ class Writer {
         if (e.ptr2 != 0) event.address("src", e.ptr2);
         if (e.object != 0) event.number("id", static_cast<std::int64_t>(e.object));
         if (e.failed) event.flag("failed", true);
-        if (e.hook == HookId::graphCaptureBegin) captures_[{e.type, e.object}].begin = &e;
-        if (e.hook == HookId::graphCaptureEnd) captures_[{e.type, e.object}].end = &e;
         if (e.hook == HookId::emptyCache && !e.failed) flushes_.push_back(&e);
         break;
       }
@@ -282,7 +323,7 @@ class Writer {
             .micros("ts", rel(e.begin))
             .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
             .number("pid", tracks_.pid(key))
-            .number("tid", tracks_.stream(key, e.stream))
+            .number("tid", tracks_.stream(key, workTrack(e)))
             .args()
             .text("timing", e.timing == WorkTiming::Events ? "events" : "host");
         if (e.bytes != 0)
@@ -314,20 +355,17 @@ class Writer {
   // A capture's span on its device: from its begin hook to its end hook.
   void writeCaptures() {
     for (const auto& [id, capture] : captures_) {
-      if (capture.begin == nullptr || capture.end == nullptr) continue;
-      const TraceEvent& begin = *capture.begin;
-      const int device = begin.device >= 0 ? begin.device : capture.end->device;
-      if (device < 0) continue;
-      const DeviceKey key{begin.type, device};
-      const StreamId stream = begin.stream >= 0 ? begin.stream : capture.end->stream;
+      const std::optional<DeviceKey> key = captureDevice(capture);
+      if (!key) continue;
       EventText(out_, first_)
           .text("name", "capture graph " + std::to_string(id.second))
           .text("cat", "graph")
           .text("ph", "X")
-          .micros("ts", rel(begin.begin))
-          .micros("dur", std::max<std::int64_t>(0, capture.end->end - begin.begin))
-          .number("pid", tracks_.pid(key))
-          .number("tid", tracks_.stream(key, stream))
+          .micros("ts", rel(capture.begin->begin))
+          .micros("dur",
+                  std::max<std::int64_t>(0, capture.end->end - capture.begin->begin))
+          .number("pid", tracks_.pid(*key))
+          .number("tid", tracks_.stream(*key, StreamTrack{captureStream(capture), true}))
           .args()
           .number("graph", static_cast<std::int64_t>(id.second));
     }
@@ -437,10 +475,6 @@ class Writer {
     }
   }
 
-  struct Capture {
-    const TraceEvent* begin = nullptr;
-    const TraceEvent* end = nullptr;
-  };
   const TraceContents& c_;
   std::string out_;
   bool first_ = true;
