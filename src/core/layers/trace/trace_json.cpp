@@ -135,8 +135,8 @@ struct StreamTrack {
 };
 
 // The processes and stream tracks of the devices, numbered in a stable
-// order (devices sorted; tracks in order of first appearance). Every track
-// is made before the metadata is written (Writer::write's first pass).
+// order (devices and tracks sorted). Every track is made before number()
+// and the metadata (Writer::write's first pass).
 class Tracks {
  public:
   // Numbered by number(), once every device is known.
@@ -149,9 +149,17 @@ class Tracks {
     tracks.push_back(track);
     return static_cast<int>(tracks.size());
   }
+  // Numbers the processes, and each device's tracks by stream, the
+  // events-timed track before the host-timed one.
   void number() {
     int next = kHostProcess + 1;
     for (auto& [key, pid] : processes_) pid = next++;
+    for (auto& [key, tracks] : streams_) {
+      std::sort(tracks.begin(), tracks.end(),
+                [](const StreamTrack& a, const StreamTrack& b) {
+                  return std::pair(a.id, a.host_times) < std::pair(b.id, b.host_times);
+                });
+    }
   }
   int pid(DeviceKey key) const { return processes_.at(key); }
   const std::map<DeviceKey, int>& processes() const { return processes_; }
