@@ -54,6 +54,13 @@ ACCEL_API void setValidationMode(ValidationMode mode);
 // from now on. Never throws.
 ACCEL_API void setValidationQuarantine(std::size_t blocks, std::size_t bytes) noexcept;
 
+// Whether the layer records where each block, event and graph was made and
+// freed (a C++ stack, and the host's): on by default, off with
+// ACCEL_VALIDATE_STACKS=0. Off, reports and the leak table say "(no stack)"
+// for them, and an allocation or free costs a fraction (docs/validation.md,
+// "Cost"); the call site of a violation is still named. Never throws.
+ACCEL_API void setValidationStacks(bool on) noexcept;
+
 // The mode now. Never throws.
 [[nodiscard]] ACCEL_API ValidationMode validationMode() noexcept;
 

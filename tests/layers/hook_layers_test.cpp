@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/context.h"
@@ -33,7 +34,9 @@ class RecordingLayer final : public detail::HookLayer {
     afters.push_back(call.hook);
     if (failed) ++failures;
     last_result = call.result;
+    last_begin_ns = call.begin_ns;
   }
+  [[nodiscard]] bool wantsTimes() const noexcept override { return wants_times; }
   void allocated(DeviceType, Device, const void* ptr, std::size_t bytes,
                  bool pinned) noexcept override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -55,6 +58,8 @@ class RecordingLayer final : public detail::HookLayer {
   std::vector<Memory> allocations, frees;
   int failures = 0;
   std::uint64_t last_result = 0;
+  std::int64_t last_begin_ns = -1;
+  bool wants_times = true;
   std::optional<HookId> refuse;
 };
 
@@ -102,6 +107,22 @@ TEST(HookLayers, AddedLayerSeesEachCallAroundTheBackend) {
   std::erase(befores, HookId::init);
   EXPECT_EQ(befores, expected);
   EXPECT_EQ(layer.failures, 0);
+}
+
+TEST(HookLayers, TheClockIsReadOnlyWhenALayerWantsTimes) {
+  AcceleratorHooks& own = backend();
+  RecordingLayer timeless;
+  timeless.wants_times = false;
+  {
+    Added added(timeless);
+    (void)getHooks(own.deviceType()).getCurrentStream(0);
+    EXPECT_EQ(timeless.last_begin_ns, 0);
+    RecordingLayer timed;
+    Added also(timed);
+    (void)getHooks(own.deviceType()).getCurrentStream(0);
+    EXPECT_GT(timed.last_begin_ns, 0);
+    EXPECT_EQ(timeless.last_begin_ns, timed.last_begin_ns);  // one call, one reading
+  }
 }
 
 TEST(HookLayers, AThrowingBeforeKeepsTheCallFromTheBackend) {
@@ -165,6 +186,39 @@ TEST(HookLayers, TheContextsReadySlotFollowsTheLayers) {
     EXPECT_TRUE(getHooks(own.deviceType()).isInitialized());
   }
   EXPECT_EQ(detail::g_context_ready[slot].load(), &own);
+}
+
+// Threads keep calling hooks and allocating while layers are added and
+// removed: every call goes through the backend or the decorator whole, and
+// a layer sees only calls it can count (the ThreadSanitizer build runs it).
+TEST(HookLayers, LayersComeAndGoWhileOtherThreadsCall) {
+  AcceleratorHooks& own = backend();
+  own.init();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      const DeviceIndex device = static_cast<DeviceIndex>(t % 2);
+      while (!stop.load()) {
+        AcceleratorHooks& served = getHooks(own.deviceType());
+        (void)served.getCurrentStream(device);
+        DataPtr data = served.getDeviceAllocator(device).allocate(128);
+        const EventId event = served.createEvent(device);
+        served.recordEvent(event, served.getCurrentStream(device));
+        served.destroyEvent(event);
+      }
+    });
+  }
+  // One layer for the whole test: a layer must outlive the calls in flight
+  // when it is removed (hook_layer.h), and these threads are always in one.
+  RecordingLayer layer;
+  for (int round = 0; round < 200; ++round) {
+    detail::addHookLayer(layer);
+    detail::removeHookLayer(layer);
+  }
+  stop.store(true);
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(&getHooks(own.deviceType()), &own);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/error.h"
@@ -20,6 +22,11 @@ namespace {
 using ::testing::HasSubstr;
 
 testing::LaxHooks& lax() { return testing::laxBackend(); }
+
+// "accel validation: copyDeviceToHost": how a report begins for `hook`.
+std::string reportOf(HookId hook) {
+  return "accel validation: " + std::string(hookInfo(hook).name);
+}
 AcceleratorHooks& served() { return getHooks(lax().deviceType()); }
 
 class ValidationRules : public ::testing::Test {
@@ -62,7 +69,7 @@ TEST_F(ValidationRules, CopyFromAFreedBlockIsAUseAfterFree) {
         served().copyDeviceToHost(host.data(), freed, host.size(), stream);
       });
   // The report names the hook, its arguments, the backend and the device.
-  EXPECT_THAT(message, HasSubstr("accel validation: copyDeviceToHost(dst="));
+  EXPECT_THAT(message, HasSubstr(reportOf(HookId::copyDeviceToHost) + "(dst="));
   EXPECT_THAT(message, HasSubstr("bytes=64, stream=laxdev:0 #0) on 'laxdev' device 0"));
   EXPECT_THAT(message, HasSubstr("freed at "));
   EXPECT_THAT(message, HasSubstr("; called at "));
@@ -207,11 +214,24 @@ TEST_F(ValidationRules, LogModePrintsTheLineAndLetsTheCallThrough) {
   ::testing::internal::CaptureStderr();
   served().blockStream(event, served().getCurrentStream(0));
   const std::string printed = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(printed, HasSubstr("accel validation: blockStream(event="));
+  EXPECT_THAT(printed, HasSubstr(reportOf(HookId::blockStream) + "(event="));
   EXPECT_THAT(printed, HasSubstr("on 'laxdev' device 0: event"));
   EXPECT_THAT(printed, HasSubstr("was never recorded"));
   EXPECT_EQ(lax().reached(HookId::blockStream), reached + 1);
   served().destroyEvent(event);
+}
+
+TEST_F(ValidationRules, AbortModePrintsTheLineThenAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setValidationMode(ValidationMode::Abort);
+        const EventId event = served().createEvent(0);
+        served().blockStream(event, served().getCurrentStream(0));
+      },
+      reportOf(HookId::blockStream) +
+          "\\(event=[0-9]+, stream=laxdev:0 #0\\) on 'laxdev' device 0: event [0-9]+ was "
+          "never recorded");
 }
 
 TEST_F(ValidationRules, TheQuarantineHoldsFreesBackWithinItsBounds) {
@@ -253,6 +273,42 @@ TEST_F(ValidationRules, TheLeakReportNamesWhatWasNeverReleasedAndWhereItWasMade)
   served().graphDestroy(graph);
   kept.reset();
   EXPECT_EQ(validationLeakReport(), "");
+}
+
+// The layer's state is shared by every calling thread (the
+// ThreadSanitizer build runs this): threads make and free blocks, events
+// and streams while the layer is on, one of them breaking a rule now and
+// then, and the layer is turned off and on meanwhile.
+TEST_F(ValidationRules, ThreadsShareTheLayer) {
+  setValidationMode(ValidationMode::Log);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      const DeviceIndex device = static_cast<DeviceIndex>(t % 2);
+      std::vector<char> host(64);
+      while (!stop.load()) {
+        const Stream stream = served().getCurrentStream(device);
+        DataPtr data = served().getDeviceAllocator(device).allocate(256);
+        served().copyHostToDevice(data.get(), host.data(), host.size(), stream);
+        const EventId event = served().createEvent(device);
+        served().recordEvent(event, stream);
+        served().blockStream(event, stream);
+        served().destroyEvent(event);
+      }
+    });
+  }
+  ::testing::internal::CaptureStderr();
+  for (int round = 0; round < 20; ++round) {
+    const EventId never_recorded = served().createEvent(0);
+    served().blockStream(never_recorded, served().getCurrentStream(0));  // reported
+    served().destroyEvent(never_recorded);
+    setValidationMode(round % 2 == 0 ? ValidationMode::Off : ValidationMode::Log);
+  }
+  stop.store(true);
+  for (std::thread& thread : threads) thread.join();
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(printed, HasSubstr("was never recorded"));
 }
 
 TEST_F(ValidationRules, TurnedOffTheLayerLeavesThePath) {

@@ -138,6 +138,19 @@ TEST(AccelTool, CheckPassesOnTheTestBackendPlugin) {
       << run.output;
 }
 
+// --validate: the suite runs with the validation layer on in throw mode, and
+// the backend still passes; the summary says the layer was on.
+TEST(AccelTool, CheckValidatePassesOnTheTestBackendPluginWithTheLayerOn) {
+  ToolRun run = runTool("check --validate --plugin " ACCEL_TESTDEV_PLUGIN_PATH);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, " 0 failed")) << run.output;
+  EXPECT_TRUE(contains(run.output,
+                       "accel check: validation layer on (throw mode): 0 violation(s)"))
+      << run.output;
+  EXPECT_EQ(lastLine(run.output), "accel check: passed: 'testdev'; exit status 0")
+      << run.output;
+}
+
 #ifdef ACCEL_NODEVICE_PLUGIN_PATH
 TEST(AccelTool, CheckLastLineNamesWhatPassedAndWhatHadNoDeviceWithStatusThree) {
   // A built plugin whose driver finds no device (CUDA on a machine without

@@ -7,7 +7,7 @@
 #include "accel/error.h"
 #include "hooks/destructor_error.h"
 #include "hooks/fork_handlers.h"
-#include "layers/layered_allocator.h"
+#include "layers/layer_registry.h"
 
 namespace accel {
 
@@ -277,8 +277,7 @@ Allocator& AcceleratorHooks::getPinnedMemoryAllocator() {
   // (fork.cpp), also through a reference kept from before the fork. A hook
   // layers' allocator refuses on its own: the backend's, behind it, stays
   // the one remembered.
-  if (dynamic_cast<const detail::LayeredAllocator*>(&allocator) == nullptr)
-    detail::notePinnedAllocator(type_, allocator);
+  if (&detail::ownHooks(*this) == this) detail::notePinnedAllocator(type_, allocator);
   return allocator;
 }
 

@@ -371,10 +371,12 @@ void HooksTable::prepareForkStandIns(InitStartedProbe started) noexcept {
     // fork may have come while its discovery was still running (no devices
     // counted, provisional groups unsettled). The previous stand-in was
     // never handed out in this process.
+    // Behind a hook layers' decorator, the backend's own figures.
+    const AcceleratorHooks& own = detail::ownHooks(*hooks);
     try {
       s.stand_ins[i] = std::make_unique<detail::ForkStandInHooks>(
-          hooks->deviceType(), hooks->capabilitiesForFork(detail::ForkKey{}),
-          hooks->isBuilt(), hooks->lastDeviceCount(detail::ForkKey{}));
+          own.deviceType(), own.capabilitiesForFork(detail::ForkKey{}), own.isBuilt(),
+          own.lastDeviceCount(detail::ForkKey{}));
     } catch (...) {
       // No memory: the stand-in of an earlier fork, if any, serves (its values
       // may be stale); without one this backend stays unpoisoned in the

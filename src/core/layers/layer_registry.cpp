@@ -44,7 +44,11 @@ Registry& registry() noexcept {
 
 // Publishes r.layers as the snapshot the decorators read. Requires r.mutex.
 void publish(Registry& r) {
-  r.published.push_back(std::make_unique<const LayerList>(LayerList{r.layers}));
+  const bool wants_times =
+      std::any_of(r.layers.begin(), r.layers.end(),
+                  [](const HookLayer* l) { return l->wantsTimes(); });
+  r.published.push_back(
+      std::make_unique<const LayerList>(LayerList{r.layers, wants_times}));
   r.current.store(r.published.back().get(), std::memory_order_release);
 }
 

@@ -38,6 +38,15 @@ LayerSettings parseLayerSettings(const EnvironmentLookup& get, std::string& erro
                        kit::formatByteSize(settings.quarantine_bytes), "\n");
     }
   }
+  if (const char* stacks = get("ACCEL_VALIDATE_STACKS")) {
+    const std::string_view text(stacks);
+    if (text == "0" || text == "1") {
+      settings.validate_stacks = text == "1";
+    } else {
+      errors += concat("accel: ACCEL_VALIDATE_STACKS='", stacks,
+                       "' is neither 0 nor 1; the validation layer records stacks\n");
+    }
+  }
   if (const char* trace = get("ACCEL_TRACE")) settings.trace_path = trace;
   return settings;
 }

@@ -30,6 +30,8 @@ struct LayerSettings {
   // ACCEL_VALIDATE_QUARANTINE_BYTES, a size as "256MiB"); 0 holds nothing.
   std::size_t quarantine_blocks = 1024;
   std::size_t quarantine_bytes = std::size_t{256} << 20;
+  // ACCEL_VALIDATE_STACKS: 0 records no stacks of blocks, events, graphs.
+  bool validate_stacks = true;
   std::string trace_path;  // empty: off
 };
 

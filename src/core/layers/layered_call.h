@@ -29,6 +29,7 @@ template <typename Forward>
 std::invoke_result_t<Forward&> runLayered(HookCall& call, Forward&& forward) {
   const LayerList* list = currentLayers();
   if (list == nullptr || list->layers.empty()) return forward();
+  if (list->wants_times) call.begin_ns = steadyNowNs();
   const std::vector<HookLayer*>& layers = list->layers;
   std::size_t began = 0;
   auto finish = [&](bool failed) noexcept {

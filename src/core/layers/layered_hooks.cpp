@@ -32,9 +32,8 @@ LayeredHooks::LayeredHooks(AcceleratorHooks& inner)
 LayeredHooks::~LayeredHooks() = default;
 
 HookCall LayeredHooks::callOf(HookId hook) const noexcept {
-  HookCall call{hook, deviceType(), &inner_};
-  call.begin_ns = steadyNowNs();
-  return call;
+  // begin_ns: set by runLayered when a layer wants it.
+  return HookCall{hook, deviceType(), &inner_};
 }
 
 Capabilities LayeredHooks::settleCapabilitiesImpl() const {

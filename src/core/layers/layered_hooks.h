@@ -34,6 +34,7 @@ namespace accel::detail {
 // store and never freed (a caller may still walk an old one).
 struct LayerList {
   std::vector<HookLayer*> layers;
+  bool wants_times = false;  // any layer's wantsTimes()
 };
 
 // The current snapshot; null or empty when no layer is added. One acquire load.

@@ -35,10 +35,15 @@ void TrackedMemory::allocated(TrackedBlock block) {
   live_.insert_or_assign(base, std::move(block));
 }
 
-bool TrackedMemory::freed(std::uintptr_t base, CapturedStack where, const void* token,
-                          std::vector<const void*>& release) {
+TrackedMemory::Free TrackedMemory::freed(std::uintptr_t base, CapturedStack where,
+                                         const void* token,
+                                         std::vector<const void*>& release) {
   auto found = live_.find(base);
-  if (found == live_.end()) return false;
+  if (found == live_.end()) return Free::NotLive;
+  if (limits_.blocks == 0 || limits_.bytes == 0) {
+    live_.erase(found);
+    return Free::NotHeld;
+  }
   TrackedBlock block = std::move(found->second);
   live_.erase(found);
   block.freed = std::move(where);
@@ -54,7 +59,7 @@ bool TrackedMemory::freed(std::uintptr_t base, CapturedStack where, const void* 
     held_order_.pop_front();
     if (oldest != freed_.end()) forget(oldest, release);
   }
-  return true;
+  return Free::Held;
 }
 
 const TrackedBlock* TrackedMemory::heldAt(std::uintptr_t base) const noexcept {

@@ -48,13 +48,14 @@ class TrackedMemory {
 
   // A new live block.
   void allocated(TrackedBlock block);
-  // The free of the live block at `base`: it goes to the quarantine. The
-  // tokens of frees that must go back now (this one when the quarantine
-  // holds nothing, older ones pushed out) are appended to `release`: give
-  // them back after unlocking. False when no
-  // live block starts at base (freed twice, or allocated before the layer
-  // was on): nothing changes.
-  bool freed(std::uintptr_t base, CapturedStack where, const void* token,
+  // The free of the live block at `base`. Held: it went to the quarantine,
+  // and the tokens of older frees pushed out of it were appended to
+  // `release` (give them back after unlocking). NotHeld: the quarantine
+  // holds nothing (limits of 0), the block is forgotten and its free goes
+  // on now. NotLive: no live block starts at base (freed twice, or
+  // allocated before the layer was on); nothing changed.
+  enum class Free : std::uint8_t { Held, NotHeld, NotLive };
+  Free freed(std::uintptr_t base, CapturedStack where, const void* token,
              std::vector<const void*>& release);
   // The quarantined block that starts at `base` (a second free of an
   // allocation whose first free the quarantine holds), null if none.

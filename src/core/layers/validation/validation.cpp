@@ -29,6 +29,7 @@ Validation& validation() {
     const detail::LayerSettings& settings = detail::layerSettings();
     made->layer.setQuarantineLimits(
         detail::QuarantineLimits{settings.quarantine_blocks, settings.quarantine_bytes});
+    detail::setRecordedStacks(settings.validate_stacks);
     return made;
   }();
   return *v;
@@ -84,6 +85,7 @@ void setValidationMode(ValidationMode mode) {
     v.exit_report_registered = std::atexit(&printLeaksAtExit) == 0;
   }
   detail::resetViolationCount();
+  v.layer.activate();
   detail::addHookLayer(v.layer);
   v.added = true;
 }
@@ -101,6 +103,8 @@ ValidationMode validationMode() noexcept {
 std::uint64_t validationViolations() noexcept { return detail::countedViolations(); }
 
 std::string validationLeakReport() { return validation().layer.leakReport(); }
+
+void setValidationStacks(bool on) noexcept { detail::setRecordedStacks(on); }
 
 void resolveValidationHostStacks() noexcept { validation().layer.resolveHostStacks(); }
 

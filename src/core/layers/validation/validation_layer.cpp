@@ -35,6 +35,8 @@ bool synchronises(HookId hook) noexcept {
 void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   memory_.setLimits(limits);
+  quarantine_holds_.store(limits.blocks != 0 && limits.bytes != 0,
+                          std::memory_order_relaxed);
 }
 
 // ---- the rules ----
@@ -103,7 +105,8 @@ void ValidationLayer::checkEvent(const HookCall& call, std::uint64_t event,
   if (must_be_recorded && !state.recorded) {
     found.push_back({concat("event ", event,
                             " was never recorded: waiting on it or timing it waits for "
-                            "nothing (recordEvent it on a stream first)"),
+                            "nothing (",
+                            hookInfo(HookId::recordEvent).name, " it on a stream first)"),
                      state.made, nullptr});
   }
   if (call.hook == HookId::queryEvent && state.recorded) {
@@ -157,7 +160,35 @@ void ValidationLayer::checkCapture(const HookCall& call,
   }
 }
 
+namespace {
+
+// Whether a rule reads the call: one with a stream, a pointer, an event, or
+// one that synchronises. The others pass without taking the layer's lock.
+bool checked(const HookCall& call) noexcept {
+  if (call.stream >= 0) return true;
+  switch (call.hook) {
+    case HookId::copyHostToDevice:
+    case HookId::copyDeviceToHost:
+    case HookId::copyDeviceToDevice:
+    case HookId::fillRandom:
+    case HookId::getDeviceFromPtr:
+    case HookId::isPinnedPtr:
+    case HookId::recordEvent:
+    case HookId::queryEvent:
+    case HookId::blockStream:
+    case HookId::synchronizeEvent:
+    case HookId::elapsedTime:
+    case HookId::deviceSynchronize:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void ValidationLayer::before(const HookCall& call) {
+  if (!checked(call)) return;
   std::vector<Violation> found;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -215,7 +246,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
   try {
     switch (call.hook) {
       case HookId::createEvent: {
-        CapturedStack made = captureHere();
+        CapturedStack made = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         const Key key{call.type, call.result};
         destroyed_events_.erase(key);  // an id may be handed out again
@@ -224,7 +255,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
       }
       case HookId::destroyEvent: {
         if (call.object == 0) break;
-        CapturedStack where = captureHere();
+        CapturedStack where = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         const Key key{call.type, call.object};
         if (events_.erase(key) != 0) destroyed_events_[key] = std::move(where);
@@ -246,7 +277,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
         break;
       }
       case HookId::graphCreate: {
-        CapturedStack made = captureHere();
+        CapturedStack made = recordedStack();
         std::lock_guard<std::mutex> lock(mutex_);
         graphs_[{call.type, call.result}] = std::move(made);
         break;
@@ -264,14 +295,16 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
         captures_[call.type].push_back(Capture{call.object, device, stream.id,
                                                std::this_thread::get_id(),
                                                call.capture_mode});
+        captures_running_.fetch_add(1, std::memory_order_release);
         break;
       }
       case HookId::graphCaptureEnd: {
         std::lock_guard<std::mutex> lock(mutex_);
         auto of_type = captures_.find(call.type);
         if (of_type == captures_.end()) break;
-        std::erase_if(of_type->second,
-                      [&](const Capture& c) { return c.graph == call.object; });
+        const std::size_t ended = std::erase_if(
+            of_type->second, [&](const Capture& c) { return c.graph == call.object; });
+        captures_running_.fetch_sub(static_cast<int>(ended), std::memory_order_release);
         if (of_type->second.empty()) captures_.erase(of_type);
         break;
       }
@@ -287,7 +320,7 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
 
 void ValidationLayer::allocating(DeviceType type, Device device, std::size_t bytes,
                                  bool pinned) {
-  if (pinned) return;
+  if (pinned || captures_running_.load(std::memory_order_acquire) == 0) return;
   std::vector<Violation> found;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -310,8 +343,9 @@ void ValidationLayer::allocating(DeviceType type, Device device, std::size_t byt
 void ValidationLayer::allocated(DeviceType type, Device device, const void* ptr,
                                 std::size_t bytes, bool pinned) noexcept {
   try {
-    CapturedStack made = captureHere();
+    CapturedStack made = recordedStack();
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!active_) return;  // turned off meanwhile
     memory_.allocated(TrackedBlock{address(ptr), bytes, type, device, pinned,
                                    std::move(made), nullptr, nullptr});
   } catch (...) {
@@ -325,10 +359,16 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token) noexcept {
   std::string call;
   bool held = false;
   try {
-    CapturedStack where = captureHere();
+    // Where it was freed matters only for a free the quarantine holds.
+    CapturedStack where =
+        quarantine_holds_.load(std::memory_order_relaxed) ? recordedStack() : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (memory_.freed(address(ptr), std::move(where), token, released)) {
-      held = true;
+    // Turned off meanwhile (this free began before): the memory goes back now.
+    if (!active_) return false;
+    const TrackedMemory::Free free =
+        memory_.freed(address(ptr), std::move(where), token, released);
+    if (free != TrackedMemory::Free::NotLive) {
+      held = free == TrackedMemory::Free::Held;
     } else if (const TrackedBlock* old = memory_.heldAt(address(ptr));
                old != nullptr && old->token == token) {
       // The deleter ran twice for one allocation: the first free holds it.
@@ -354,15 +394,22 @@ void ValidationLayer::release(const std::vector<const void*>& tokens) noexcept {
   for (const void* token : tokens) releaseHeldFree(token);
 }
 
+void ValidationLayer::activate() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  active_ = true;
+}
+
 void ValidationLayer::forgetAll() noexcept {
   std::vector<const void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    active_ = false;
     memory_.clear(released);
     events_.clear();
     destroyed_events_.clear();
     graphs_.clear();
     captures_.clear();
+    captures_running_.store(0, std::memory_order_release);
     streams_.clear();
   }
   release(released);

@@ -46,9 +46,14 @@ class ValidationLayer final : public HookLayer {
   void allocated(DeviceType type, Device device, const void* ptr, std::size_t bytes,
                  bool pinned) noexcept override;
   bool holdsFree(const void* ptr, const void* token) noexcept override;
+  // Its rules read no times.
+  [[nodiscard]] bool wantsTimes() const noexcept override { return false; }
 
+  // Before the layer is added: frees may be held from now on. Never throws.
+  void activate() noexcept;
   // Forgets everything tracked (the layer was turned off); the frees held in
-  // the quarantine are given back. Never throws.
+  // the quarantine are given back, and none is held until activate(), also
+  // by a thread still inside holdsFree. Never throws.
   void forgetAll() noexcept;
   // Replaces the host part of every tracked stack by its frames, resolved
   // now (validation.h: resolveValidationHostStacks). Never throws.
@@ -97,10 +102,15 @@ class ValidationLayer final : public HookLayer {
   std::atomic<ValidationMode> mode_{ValidationMode::Log};
   mutable std::mutex mutex_;
   TrackedMemory memory_;
+  bool active_ = false;  // between activate() and forgetAll()
   std::map<Key, EventState> events_;
   std::map<Key, CapturedStack> destroyed_events_;  // where each was destroyed
   std::map<Key, CapturedStack> graphs_;            // live graphs, where made
   std::map<DeviceType, std::vector<Capture>> captures_;
+  // captures_' size, read without the lock by allocations.
+  std::atomic<int> captures_running_{0};
+  // Whether the quarantine's limits let it hold anything (read unlocked).
+  std::atomic<bool> quarantine_holds_{true};
   // Streams getNewStream made: (type, id) -> the devices it was made on.
   std::map<Key, std::set<int>> streams_;
 };

@@ -125,6 +125,19 @@ CapturedStack captureHere() noexcept {
   }
 }
 
+namespace {
+std::atomic<bool> g_recorded_stacks{true};
+}  // namespace
+
+CapturedStack recordedStack() noexcept {
+  if (!g_recorded_stacks.load(std::memory_order_relaxed)) return nullptr;
+  return captureHere();
+}
+
+void setRecordedStacks(bool on) noexcept {
+  g_recorded_stacks.store(on, std::memory_order_relaxed);
+}
+
 void setHostStackProvider(HostStackCapture capture) {
   auto shared = capture ? std::make_shared<const HostStackCapture>(std::move(capture))
                         : std::shared_ptr<const HostStackCapture>();

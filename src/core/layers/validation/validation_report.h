@@ -36,6 +36,11 @@ namespace accel::detail {
 // provider is set: setValidationHostStack). Never throws (null then).
 [[nodiscard]] CapturedStack captureHere() noexcept;
 void setHostStackProvider(HostStackCapture capture);
+// captureHere() for what the layer records (where a block, an event or a
+// graph was made or freed), or null while stacks are off
+// (setRecordedStacks). Never throws.
+[[nodiscard]] CapturedStack recordedStack() noexcept;
+void setRecordedStacks(bool on) noexcept;
 
 // The first frame of `stack` that is the caller's (a host frame, else the
 // first C++ frame outside libaccel.so): "main (/path/prog)" or "test.py:12 in
