@@ -56,7 +56,15 @@ void TraceRing::push(const TraceEvent& event) noexcept {
   pack(event, words);
   const std::uint64_t sequence = next_.fetch_add(1, std::memory_order_relaxed);
   Slot& slot = slots_[sequence & mask_];
-  slot.lock.store(2 * sequence + 1, std::memory_order_relaxed);
+  // Take the slot: only from a whole, older event. Another writer still in
+  // it (a writer held up while `capacity` events went by), or one already
+  // past this sequence, keeps it, and this event is lost: the reader counts
+  // it as dropped, since the slot never shows this sequence whole.
+  std::uint64_t held = slot.lock.load(std::memory_order_relaxed);
+  if ((held & 1) != 0 || held >= 2 * sequence + 1 ||
+      !slot.lock.compare_exchange_strong(held, 2 * sequence + 1,
+                                         std::memory_order_relaxed))
+    return;
   // Orders the odd mark before the words: a reader that sees a new word
   // then sees the slot's lock changed.
   std::atomic_thread_fence(std::memory_order_release);

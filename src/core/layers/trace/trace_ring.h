@@ -9,10 +9,11 @@
 // stopping writers and drops a slot that changed while it read; every field
 // being atomic keeps that free of data races (TSan checks it).
 //
-// Two writers meet on one slot only when `capacity` events are written while
-// one of them is between its first and last store; the reader then may keep
-// either event or drop both, never a mixture that passes the check unless the
-// second writer's event is whole.
+// A writer takes its slot with one compare-and-swap, from a whole event of
+// an older sequence only, so two writers never write one slot at once. The
+// swap fails only when a writer was held up inside the slot while
+// `capacity` events went by (or a later one already took it): this event is
+// then lost, and counted as dropped like an overwritten one.
 //
 // Thread-safety: push and collect may run concurrently from any threads;
 // reset must not run concurrently with push (the session stops first).
