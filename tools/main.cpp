@@ -1,6 +1,7 @@
 // accel: inspect accelhooks backends and check them against the hooks
-// contract, and look at memory. Commands: info, check, version, memviz,
-// memreplay (docs/accel-tool.md, docs/memory.md).
+// contract, and look at memory and traces. Commands: info, check, version,
+// memviz, memreplay, trace (docs/accel-tool.md, docs/memory.md,
+// docs/tracing.md).
 //
 // Exit status 2 is every usage error, whatever CLI11's own code for it
 // (106, 109, ...): scripts test one number, and the message names the
@@ -17,6 +18,7 @@
 #include "isolated_discovery.h"
 #include "memreplay_command.h"
 #include "memviz_command.h"
+#include "trace_command.h"
 #include "version_command.h"
 
 namespace {
@@ -69,9 +71,13 @@ int reportParseError(CLI::App& app, const CLI::ParseError& e, int argc, char** a
 // A command's error on stderr as "accel COMMAND: what was wrong", like the
 // parse errors (the memory commands' messages begin with their name already).
 void reportCommandError(CLI::App& app, const std::string& message) {
+  // The chosen command and its chosen subcommands: "trace summary: ".
   std::string prefix;
-  for (const CLI::App* command : app.get_subcommands())
-    prefix = command->get_name() + ": ";
+  for (const CLI::App* command = &app; !command->get_subcommands().empty();) {
+    command = command->get_subcommands().front();
+    prefix += (prefix.empty() ? "" : " ") + command->get_name();
+  }
+  prefix += ": ";
   std::cerr << "accel " << (message.rfind(prefix, 0) == 0 ? "" : prefix) << message
             << '\n';
 }
@@ -198,6 +204,35 @@ int main(int argc, char** argv) {
       "status: 0 the trace was replayed (out-of-memory events in the replay are "
       "counted, not errors); 2 a usage error or a trace it cannot read.");
 
+  accel::tool::TraceCommandOptions traceOptions;
+  CLI::App* traceCommand = app.add_subcommand(
+      "trace",
+      "Summarise or draw a trace (ACCEL_TRACE, accel.profiler; Chrome trace JSON)");
+  traceCommand->require_subcommand(1);
+  CLI::App* traceSummaryCommand = traceCommand->add_subcommand(
+      "summary", "Print the hooks by total time, the streams by busy time, memory peaks");
+  CLI::App* traceViewCommand = traceCommand->add_subcommand(
+      "view",
+      "Draw the timeline (threads, streams, memory) as a self-contained HTML page");
+  for (CLI::App* command : {traceSummaryCommand, traceViewCommand}) {
+    command
+        ->add_option("trace", traceOptions.trace, "Trace file (Chrome trace-event JSON)")
+        ->required()
+        ->type_name("TRACE");
+    command
+        ->add_option("--max-input-size", traceOptions.max_input_size,
+                     "Refuse larger input files (default 1GiB)")
+        ->type_name("SIZE");
+  }
+  traceViewCommand
+      ->add_option("-o,--output", traceOptions.output,
+                   "HTML file to write (default trace.html)")
+      ->type_name("FILE");
+  traceCommand->footer(
+      "Loads no plugin. The format and how to read the page: docs/tracing.md. Exit "
+      "status: "
+      "0 done; 2 a usage error, a file that is not a trace or a FILE it cannot write.");
+
   CLI::App* versionCommand =
       app.add_subcommand("version", "Show the library and plugin API versions");
   versionCommand->footer(
@@ -215,6 +250,8 @@ int main(int argc, char** argv) {
     if (*versionCommand) return accel::tool::runVersion();
     if (*memvizCommand) return accel::tool::runMemviz(memviz);
     if (*memreplayCommand) return accel::tool::runMemreplay(memreplay);
+    if (*traceSummaryCommand) return accel::tool::runTraceSummary(traceOptions);
+    if (*traceViewCommand) return accel::tool::runTraceView(traceOptions);
   } catch (const accel::Error& e) {
     reportCommandError(app, e.message());
     return kUsageError;

@@ -69,6 +69,7 @@ void bindPlugins(py::module_& m);
 void bindValidation(py::module_& m);  // _validate: the validation layer's switch
 void bindHookApi(py::module_& m);           // _hook_catalogue, _python_api_of_hooks
 void bindDeviceIndexCalls(py::module_& m);  // set_device_index, device_index
+void bindTrace(py::module_& m);             // _trace_*: accel.profiler (accel/trace.h)
 
 // `cls` with __eq__ defined from T's operator==: two objects of the class
 // compare as their C++ values do, and an object of any other type compares

@@ -23,6 +23,7 @@ PYBIND11_MODULE(_C, m) {
   bindValidation(m);
   bindHookApi(m);
   bindDeviceIndexCalls(m);
+  bindTrace(m);
   // Each built backend's own module (accel.openreg._native, ...): this
   // module names no backend (backend_modules.h).
   createBackendModules();

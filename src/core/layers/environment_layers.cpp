@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "layers/layer_settings.h"
+#include "layers/trace/trace_layer.h"
 
 namespace accel::detail {
 
@@ -22,6 +23,7 @@ void startEnvironmentLayers() noexcept {
             stderr);
       }
     }
+    trace::detail::startTraceFromEnvironment(settings.trace_path);
   });
 }
 

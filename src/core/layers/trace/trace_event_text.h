@@ -1,0 +1,118 @@
+// EventText: one trace event's JSON object, written field by field straight
+// into the document (trace_json.cpp), with the few value forms a trace
+// needs: strings (escaped), integers, microseconds with nanosecond
+// decimals, addresses as hex strings, flags, and an "args" object.
+//
+//   EventText(out, first).text("name", "fillRandom").text("ph", "X")
+//       .micros("ts", ns).number("pid", 1).args().number("bytes", 64);
+//
+// The object is closed when the EventText is destroyed.
+//
+// Thread-safety: not thread-safe; one writer per document.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace accel::trace::detail {
+
+inline void appendString(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// Microseconds with nanosecond precision: "12.345".
+inline void appendMicros(std::string& out, std::int64_t ns) {
+  char text[32];
+  const bool negative = ns < 0;
+  const std::uint64_t magnitude =
+      negative ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  std::snprintf(text, sizeof text, "%s%llu.%03llu", negative ? "-" : "",
+                static_cast<unsigned long long>(magnitude / 1000),
+                static_cast<unsigned long long>(magnitude % 1000));
+  out += text;
+}
+
+inline void appendAddress(std::string& out, std::uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "\"0x%llx\"",
+                static_cast<unsigned long long>(address));
+  out += text;
+}
+
+// Builds one event object; fields are appended in the order called.
+class EventText {
+ public:
+  EventText(std::string& out, bool& first) : out_(out) {
+    out_ += first ? "\n" : ",\n";
+    first = false;
+    out_ += '{';
+  }
+  ~EventText() {
+    if (in_args_) out_ += '}';
+    out_ += '}';
+  }
+  EventText(const EventText&) = delete;
+  EventText& operator=(const EventText&) = delete;
+
+  EventText& text(std::string_view key, std::string_view value) {
+    field(key);
+    appendString(out_, value);
+    return *this;
+  }
+  EventText& number(std::string_view key, std::int64_t value) {
+    field(key);
+    out_ += std::to_string(value);
+    return *this;
+  }
+  EventText& micros(std::string_view key, std::int64_t ns) {
+    field(key);
+    appendMicros(out_, ns);
+    return *this;
+  }
+  EventText& address(std::string_view key, std::uint64_t value) {
+    field(key);
+    appendAddress(out_, value);
+    return *this;
+  }
+  EventText& flag(std::string_view key, bool value) {
+    field(key);
+    out_ += value ? "true" : "false";
+    return *this;
+  }
+  // The fields after this one go into "args".
+  EventText& args() {
+    field("args");
+    out_ += '{';
+    in_args_ = true;
+    comma_ = false;
+    return *this;
+  }
+
+ private:
+  void field(std::string_view key) {
+    if (comma_) out_ += ',';
+    comma_ = true;
+    appendString(out_, key);
+    out_ += ':';
+  }
+  std::string& out_;
+  bool comma_ = false;
+  bool in_args_ = false;
+};
+
+}  // namespace accel::trace::detail
