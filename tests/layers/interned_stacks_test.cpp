@@ -1,10 +1,12 @@
 // The stacks the validation layer records (interned_stacks.h): a call site
 // that records again and again gets the one record of its stack, different
 // call sites get different records, a stack with a host part is never
-// shared, and no record holds more than kRecordedFrames addresses.
+// shared, threads share records safely, and no record holds more than kRecordedFrames
+// addresses.
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "layers/validation/interned_stacks.h"
@@ -57,6 +59,24 @@ TEST(InternedStacks, AStackWithAHostPartIsItsOwn) {
   ASSERT_NE(first, nullptr);
   EXPECT_NE(first.get(), second.get());
   EXPECT_EQ(first->host, host);
+}
+
+// Threads running the same code record the same stack: after the first
+// captures (which may race to intern it), each gets the one record.
+TEST(InternedStacks, ThreadsAtOneCallSiteShareItsRecord) {
+  constexpr int kThreads = 4;
+  std::vector<CapturedStack> last(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&last, t] {
+      for (int i = 0; i < 200; ++i) last[t] = fromSiteB();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_NE(last[t], nullptr);
+    EXPECT_EQ(last[t].get(), last[0].get());
+  }
 }
 
 // Recursion deeper than the frames kept: the innermost are kept.
