@@ -4,14 +4,15 @@
 //
 // A capture walks at most kRecordedFrames return addresses with the
 // unwinder (_Unwind_Backtrace), not the 48 of the memory history's
-// backtrace(): walking costs per frame, and a report shows the caller's
-// first frame and, for leaks, the few below it. The addresses of a call
-// site that records often are the same each time, so they are interned:
-// an identical stack seen before is handed out again (one lookup, no
+// backtrace(): a report shows the caller's first frame and, for leaks, the
+// few below it, and each frame walked costs (though most of a walk's cost
+// is fixed: docs/validation.md has the figures). The addresses of a call
+// site that records often are the same each time, so they are interned: an
+// identical stack seen before is handed out again (one lookup, no
 // allocation, one record shared by every block made there). Stacks with a
 // host part (Python) are not interned: the host part differs each time.
-// The table keeps at most kInternedStacks; past that each capture gets a
-// record of its own, as before.
+// The table keeps at most kInternedStacks (never emptied: a record may be
+// in use anywhere); past that each capture gets a record of its own.
 //
 // Thread-safety: internedStack is thread-safe (sharded locks).
 #pragma once
@@ -24,7 +25,8 @@
 namespace accel::detail {
 
 inline constexpr int kRecordedFrames = 24;
-inline constexpr std::size_t kInternedStacks = std::size_t{1} << 16;
+// About 300 bytes each: at most about 5 MB, held for the life of the process.
+inline constexpr std::size_t kInternedStacks = std::size_t{1} << 14;
 
 // The caller's stack (the frames of this function's callers, innermost
 // first, at most kRecordedFrames) with `host` (may be null). Throws
