@@ -2,8 +2,9 @@
 // stream) and a device allocator pair (allocate + free of 256 B) on the
 // in-memory test backend, with the layer off and on, in the same program.
 // Off, the layer is absent from the path (getHooks returns the backend);
-// on, each hook call takes the layer's lock once, and each allocation and
-// free captures a C++ stack (on_no_stacks: ACCEL_VALIDATE_STACKS=0). The quarantine is
+// on, each hook call runs the layer's checks (the current stream takes no
+// lock: no rule reads it), and each allocation captures a C++ stack
+// (on_no_stacks: ACCEL_VALIDATE_STACKS=0). The quarantine is
 // off in the allocator pair with the layer on, so that each free goes back as it does
 // with the layer off (a held free would make every allocation a new block); the held case
 // is measured on its own, and the pair with 10000 blocks alive beside it
