@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "accel/error.h"
+#include "layers/validation/interned_stacks.h"
 
 namespace accel::detail {
 
@@ -115,17 +116,24 @@ std::string describeMemoryCall(std::string_view what, DeviceType type, Device de
   return text + concat(" device ", int(device.index()));
 }
 
+namespace {
+
+// The host stack here, when a provider is set (null otherwise).
+std::shared_ptr<const HostStack> hostStackHere() {
+  std::shared_ptr<const HostStackCapture> capture;
+  {
+    HostProvider& provider = hostProvider();
+    std::lock_guard<std::mutex> lock(provider.mutex);
+    capture = provider.capture;
+  }
+  return capture && *capture ? (*capture)() : nullptr;
+}
+
+}  // namespace
+
 CapturedStack captureHere() noexcept {
   try {
-    std::shared_ptr<const HostStackCapture> capture;
-    {
-      HostProvider& provider = hostProvider();
-      std::lock_guard<std::mutex> lock(provider.mutex);
-      capture = provider.capture;
-    }
-    std::shared_ptr<const HostStack> host;
-    if (capture && *capture) host = (*capture)();
-    return memory::detail::captureStack(kSkipNothing, /*native=*/true, std::move(host));
+    return memory::detail::captureStack(kSkipNothing, /*native=*/true, hostStackHere());
   } catch (...) {
     return nullptr;
   }
@@ -137,7 +145,11 @@ std::atomic<bool> g_recorded_stacks{true};
 
 CapturedStack recordedStack() noexcept {
   if (!g_recorded_stacks.load(std::memory_order_relaxed)) return nullptr;
-  return captureHere();
+  try {
+    return internedStack(hostStackHere());
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 void setRecordedStacks(bool on) noexcept {
