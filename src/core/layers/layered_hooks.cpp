@@ -22,6 +22,15 @@ HookCall& onStream(HookCall& call, Stream stream) noexcept {
   return call;
 }
 
+// A copy's call: its destination, source and size, on its stream.
+HookCall& asCopy(HookCall& call, void* dst, const void* src, std::size_t bytes,
+                 Stream stream) noexcept {
+  call.ptr = dst;
+  call.ptr2 = src;
+  call.bytes = bytes;
+  return onStream(call, stream);
+}
+
 }  // namespace
 
 LayeredHooks::LayeredHooks(AcceleratorHooks& inner)
@@ -338,28 +347,19 @@ MempoolId LayeredHooks::graphPoolImpl(GraphId graph) const {
 void LayeredHooks::copyHostToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                         Stream stream) {
   HookCall call = callOf(HookId::copyHostToDevice);
-  call.ptr = dst;
-  call.ptr2 = src;
-  call.bytes = bytes;
-  runLayered(onStream(call, stream),
+  runLayered(asCopy(call, dst, src, bytes, stream),
              [&] { inner_.copyHostToDevice(dst, src, bytes, stream); });
 }
 void LayeredHooks::copyDeviceToHostImpl(void* dst, const void* src, std::size_t bytes,
                                         Stream stream) {
   HookCall call = callOf(HookId::copyDeviceToHost);
-  call.ptr = dst;
-  call.ptr2 = src;
-  call.bytes = bytes;
-  runLayered(onStream(call, stream),
+  runLayered(asCopy(call, dst, src, bytes, stream),
              [&] { inner_.copyDeviceToHost(dst, src, bytes, stream); });
 }
 void LayeredHooks::copyDeviceToDeviceImpl(void* dst, const void* src, std::size_t bytes,
                                           Stream stream) {
   HookCall call = callOf(HookId::copyDeviceToDevice);
-  call.ptr = dst;
-  call.ptr2 = src;
-  call.bytes = bytes;
-  runLayered(onStream(call, stream),
+  runLayered(asCopy(call, dst, src, bytes, stream),
              [&] { inner_.copyDeviceToDevice(dst, src, bytes, stream); });
 }
 void LayeredHooks::fillRandomImpl(Stream stream, DeviceFill kind, void* data,

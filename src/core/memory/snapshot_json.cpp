@@ -1,46 +1,13 @@
 #include "accel/memory/snapshot_json.h"
 
-#include <cstdio>
-
 #include "hooks/enum_names.h"
+#include "hooks/json_text.h"
 
 namespace accel::memory {
 namespace {
 
-void appendString(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-
 void appendKey(std::string& out, std::string_view key) {
-  appendString(out, key);
+  accel::detail::appendJsonString(out, key);
   out += ':';
 }
 
@@ -58,11 +25,11 @@ void appendFrames(std::string& out, const std::vector<MemoryFrame>& frames) {
     if (i > 0) out += ',';
     out += '{';
     appendKey(out, "filename");
-    appendString(out, frames[i].filename);
+    accel::detail::appendJsonString(out, frames[i].filename);
     out += ',';
     appendField(out, "line", frames[i].line);
     appendKey(out, "name");
-    appendString(out, frames[i].name);
+    accel::detail::appendJsonString(out, frames[i].name);
     out += '}';
   }
   out += ']';
@@ -114,7 +81,7 @@ std::string memorySnapshotToJson(const MemorySnapshot& snapshot) {
     appendField(out, "requested_size", segment.requested_size);
     appendField(out, "stream", segment.stream.id);
     appendKey(out, "segment_type");
-    appendString(out, segment.is_large ? "large" : "small");
+    accel::detail::appendJsonString(out, segment.is_large ? "large" : "small");
     out += ',';
     appendKey(out, "segment_pool_id");
     out += '[' + std::to_string(segment.pool.first) + ',' +
@@ -133,7 +100,7 @@ std::string memorySnapshotToJson(const MemorySnapshot& snapshot) {
       appendField(out, "size", block.size);
       appendField(out, "requested_size", block.requested_size);
       appendKey(out, "state");
-      appendString(out, blockStateName(block.state));
+      accel::detail::appendJsonString(out, blockStateName(block.state));
       out += ',';
       appendFrames(out, block.frames);
       out += '}';
@@ -152,7 +119,7 @@ std::string memorySnapshotToJson(const MemorySnapshot& snapshot) {
       if (i > 0) out += ',';
       out += '{';
       appendKey(out, "action");
-      appendString(out, traceActionName(entry.action));
+      accel::detail::appendJsonString(out, traceActionName(entry.action));
       out += ',';
       appendField(out, "addr", entry.address);
       appendField(out, "size", entry.size);

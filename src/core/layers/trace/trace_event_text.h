@@ -16,24 +16,9 @@
 #include <string>
 #include <string_view>
 
-namespace accel::trace::detail {
+#include "hooks/json_text.h"
 
-inline void appendString(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
+namespace accel::trace::detail {
 
 // Microseconds with nanosecond precision: "12.345".
 inline void appendMicros(std::string& out, std::int64_t ns) {
@@ -71,7 +56,7 @@ class EventText {
 
   EventText& text(std::string_view key, std::string_view value) {
     field(key);
-    appendString(out_, value);
+    accel::detail::appendJsonString(out_, value);
     return *this;
   }
   EventText& number(std::string_view key, std::int64_t value) {
@@ -107,7 +92,7 @@ class EventText {
   void field(std::string_view key) {
     if (comma_) out_ += ',';
     comma_ = true;
-    appendString(out_, key);
+    accel::detail::appendJsonString(out_, key);
     out_ += ':';
   }
   std::string& out_;

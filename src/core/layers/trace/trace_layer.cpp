@@ -155,23 +155,20 @@ void TraceLayer::captureEnded(DeviceType type, std::uint64_t graph) noexcept {
 
 void TraceLayer::allocated(DeviceType type, Device device, const void* ptr,
                            std::size_t bytes, bool pinned) noexcept {
-  if (!session_.recording()) return;
-  TraceEvent event;
-  event.kind = TraceEventKind::Allocation;
-  event.type = type;
-  event.failed = pinned;
-  event.device = pinned ? std::int8_t{-1} : static_cast<std::int8_t>(device.index());
-  event.ptr = reinterpret_cast<std::uintptr_t>(ptr);
-  event.bytes = bytes;
-  event.begin = event.end = traceNowNs();
-  session_.record(event);
+  recordMemoryEvent(TraceEventKind::Allocation, type, device, ptr, bytes, pinned);
 }
 
 void TraceLayer::freed(DeviceType type, Device device, const void* ptr, std::size_t bytes,
                        bool pinned) noexcept {
+  recordMemoryEvent(TraceEventKind::Free, type, device, ptr, bytes, pinned);
+}
+
+void TraceLayer::recordMemoryEvent(TraceEventKind kind, DeviceType type, Device device,
+                                   const void* ptr, std::size_t bytes,
+                                   bool pinned) noexcept {
   if (!session_.recording()) return;
   TraceEvent event;
-  event.kind = TraceEventKind::Free;
+  event.kind = kind;
   event.type = type;
   event.failed = pinned;
   event.device = pinned ? std::int8_t{-1} : static_cast<std::int8_t>(device.index());

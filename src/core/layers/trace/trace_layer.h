@@ -63,6 +63,9 @@ class TraceLayer final : public accel::detail::HookLayer,
   [[nodiscard]] bool capturing(const Stream& stream) const noexcept;
   void captureBegan(std::uint64_t graph, const Stream& stream) noexcept;
   void captureEnded(DeviceType type, std::uint64_t graph) noexcept;
+  // An allocation or free through the hooks' allocators (pinned: host memory).
+  void recordMemoryEvent(TraceEventKind kind, DeviceType type, Device device,
+                         const void* ptr, std::size_t bytes, bool pinned) noexcept;
 
   TraceSession& session_;
   std::atomic<int> captures_{0};  // how many are in progress: the fast check
