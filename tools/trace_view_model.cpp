@@ -146,7 +146,8 @@ nlohmann::json buildTraceViewModel(const TraceFile& file, const std::string& tit
     bool drawn = false;
     for (const nlohmann::json& mark : m.marks) drawn = drawn || mark[1] == "oom";
     for (const auto* series : {&m.allocated, &m.reserved})
-      for (const nlohmann::json& point : *series) drawn = drawn || point[1].get<double>() != 0;
+      for (const nlohmann::json& point : *series)
+        drawn = drawn || point[1].get<double>() != 0;
     if (!drawn) continue;
     memory_json.push_back({{"label", processName(pid)},
                            {"allocated", std::move(m.allocated)},

@@ -66,7 +66,7 @@ void bindStreamObjects(py::module_& m);  // cached current/default stream object
 void bindBuffer(py::module_& m);         // Buffer, DLPack, copies, host fills
 void bindDeviceFills(py::module_& m);    // fill_uniform, ... (accel/device_fill.h)
 void bindPlugins(py::module_& m);
-void bindValidation(py::module_& m);  // _validate: the validation layer's switch
+void bindValidation(py::module_& m);        // _validate: the validation layer's switch
 void bindHookApi(py::module_& m);           // _hook_catalogue, _python_api_of_hooks
 void bindDeviceIndexCalls(py::module_& m);  // set_device_index, device_index
 void bindTrace(py::module_& m);             // _trace_*: accel.profiler (accel/trace.h)
