@@ -21,18 +21,22 @@ namespace accel::detail {
 
 class LayeredAllocator final : public Allocator {
  public:
+  // Reads the backend allocator's device once: an allocator's device never
+  // changes, and a backend's device() may cost more than a load (each
+  // allocation and free names it to the layers).
   LayeredAllocator(DeviceType type, Allocator& inner, bool pinned) noexcept
-      : type_(type), inner_(inner), pinned_(pinned) {}
+      : type_(type), inner_(inner), device_(inner.device()), pinned_(pinned) {}
 
   // Asks every layer's allocating() (which may throw), allocates from the
   // backend's allocator, tells allocated(). Throws what they throw.
   [[nodiscard]] DataPtr allocate(std::size_t bytes) override;
-  [[nodiscard]] Device device() const noexcept override { return inner_.device(); }
+  [[nodiscard]] Device device() const noexcept override { return device_; }
 
  private:
   friend struct LayeredBlock;
   DeviceType type_;
   Allocator& inner_;
+  Device device_;
   bool pinned_;
 };
 
