@@ -155,7 +155,7 @@ class ACCEL_API HooksTable {
   // ---- hook layers: for the core's layer registry (src/core/layers), nobody else ----
   // Puts `replacement` in the slot of `type` if the slot holds `expected`
   // (a layers' decorator in front of the backend, or the backend back);
-  // true if it did. One compare-and-swap; never throws.
+  // true if it did. One compare-and-swap: thread-safe; never throws.
   bool swapInstalled(DeviceType type, AcceleratorHooks* expected,
                      AcceleratorHooks* replacement) noexcept {
     return slots_[static_cast<std::uint8_t>(type)].compare_exchange_strong(

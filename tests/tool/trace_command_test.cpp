@@ -8,15 +8,10 @@
 #include <string>
 
 #include "memory/headless_chromium.h"
-#include "memory/run_command.h"
+#include "tool_run.h"
 
 namespace accel::tool {
 namespace {
-
-std::string run(const std::string& arguments, int& status) {
-  return memory::testing::runCommand(
-      std::string(ACCEL_TOOL_PATH) + " " + arguments + " 2>&1", status);
-}
 
 std::string writeFile(const std::string& name, const std::string& content) {
   const std::string path = ::testing::TempDir() + name;
@@ -43,9 +38,9 @@ const char* const kTrace = R"trace({"traceEvents":[
 
 TEST(TraceCommand, SummaryPrintsHooksStreamsMemoryAndTheDroppedCount) {
   const std::string path = writeFile("trace_summary.json", kTrace);
-  int status = -1;
-  const std::string out = run("trace summary " + path, status);
-  ASSERT_EQ(status, 0) << out;
+  const tooltest::ToolRun run = tooltest::runTool("trace summary " + path);
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::string& out = run.output;
   // upload: 2 calls, total 12 us, mean 6 us, max 8 us.
   EXPECT_NE(out.find("upload         2     12.000 us      6.000 us      8.000 us"),
             std::string::npos)
@@ -87,9 +82,9 @@ TEST(TraceCommand, WhatIsNotATraceIsRefusedNamingTheFile) {
     const std::string path = writeFile(c.name, c.content);
     for (const std::string command :
          {"summary " + path, "view " + path + " -o /dev/null"}) {
-      int status = -1;
-      const std::string out = run("trace " + command, status);
-      EXPECT_EQ(status, 2) << c.name << ": " << out;
+      const tooltest::ToolRun run = tooltest::runTool("trace " + command);
+      const std::string& out = run.output;
+      EXPECT_EQ(run.status, 2) << c.name << ": " << out;
       EXPECT_NE(
           out.find("accel trace " + command.substr(0, command.find(' ')) + ": " + path),
           std::string::npos)
@@ -100,16 +95,16 @@ TEST(TraceCommand, WhatIsNotATraceIsRefusedNamingTheFile) {
 }
 
 TEST(TraceCommand, AMissingFileAndAnUnwritablePageAreClearErrors) {
-  int status = -1;
-  std::string out =
-      run("trace summary " + ::testing::TempDir() + "no_such_trace.json", status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_NE(out.find("no_such_trace.json"), std::string::npos) << out;
+  tooltest::ToolRun run =
+      tooltest::runTool("trace summary " + ::testing::TempDir() + "no_such_trace.json");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("no_such_trace.json"), std::string::npos) << run.output;
   const std::string path = writeFile("trace_ok.json", kTrace);
-  out = run("trace view " + path + " -o /nonexistent_dir/page.html", status);
-  EXPECT_EQ(status, 2) << out;
-  EXPECT_NE(out.find("cannot write '/nonexistent_dir/page.html'"), std::string::npos)
-      << out;
+  run = tooltest::runTool("trace view " + path + " -o /nonexistent_dir/page.html");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("cannot write '/nonexistent_dir/page.html'"),
+            std::string::npos)
+      << run.output;
 }
 
 // The page in headless Chromium: it draws every span and the memory chart,
@@ -119,9 +114,8 @@ TEST(TraceCommand, ViewPageDrawsInChromiumWithoutErrors) {
   if (browser.empty()) GTEST_SKIP() << "chromium is not installed (Debian 'chromium')";
   const std::string path = writeFile("trace_view.json", kTrace);
   const std::string page = ::testing::TempDir() + "trace_view.html";
-  int status = -1;
-  const std::string out = run("trace view " + path + " -o " + page, status);
-  ASSERT_EQ(status, 0) << out;
+  const tooltest::ToolRun run = tooltest::runTool("trace view " + path + " -o " + page);
+  ASSERT_EQ(run.status, 0) << run.output;
   const memory::testing::ChromiumRun dom =
       memory::testing::runChromium(browser, page, ::testing::TempDir(), "trace_view");
   ASSERT_EQ(dom.status, 0) << dom.console;

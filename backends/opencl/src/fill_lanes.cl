@@ -19,8 +19,8 @@
 // vectoriser into one 4-wide store before the work-item loop exists, and a
 // loop holding a vector store is not vectorised; with the stores kept apart
 // it vectorises them as scatters (vscatterqps), 2.5 GB/s here against 9 GB/s
-// for the host fill. POCL_VECTORIZER_REMARKS=1 shows both. Helpers and
-// bodies are inlined by force (ACCEL_INLINE, fill.cl).
+// for the host fill. POCL_VECTORIZER_REMARKS=1 shows both. Called functions
+// and loop bodies are inlined by force (ACCEL_INLINE, fill.cl).
 #define ACCEL_LANES 16  // Philox blocks per work-item
 
 // Vectors that may sit at any element boundary: an output starts wherever

@@ -221,7 +221,7 @@ TEST(TraceJson, EveryThreadWithEventsHasANameTheUnnamedTheirId) {
   TraceEvent call = hook(HookId::getCurrentStream, 1, 2);
   call.thread = 7;
   c.events.push_back(call);
-  call.thread = 8;  // a thread past the session's bound on names
+  call.thread = 8;  // a thread past the recorder's bound on names
   c.events.push_back(call);
   const json trace = json::parse(traceToJson(c));
   EXPECT_EQ(metadataName(trace, "thread_name", 1, 7), "main thread");

@@ -54,6 +54,19 @@ class EventText {
   EventText(const EventText&) = delete;
   EventText& operator=(const EventText&) = delete;
 
+  // A complete event ("ph": "X"): its name and category, where it starts
+  // (`ts_ns`, relative to the document's origin), how long it lasted (never
+  // below 0), and the process and thread track it is drawn on.
+  EventText& span(std::string_view name, std::string_view cat, std::int64_t ts_ns,
+                  std::int64_t dur_ns, std::int64_t pid, std::int64_t tid) {
+    return text("name", name)
+        .text("cat", cat)
+        .text("ph", "X")
+        .micros("ts", ts_ns)
+        .micros("dur", dur_ns < 0 ? 0 : dur_ns)
+        .number("pid", pid)
+        .number("tid", tid);
+  }
   EventText& text(std::string_view key, std::string_view value) {
     field(key);
     accel::detail::appendJsonString(out_, value);

@@ -175,7 +175,7 @@ class Writer {
       if (!named.insert(thread.thread).second) continue;
       name("thread_name", kHostProcess, static_cast<int>(thread.thread), thread.name);
     }
-    // Threads the session did not name (past its bound): their id.
+    // Threads the recorder did not name (past its bound): their id.
     for (const TraceEvent& e : c_.events) {
       if (e.kind != TraceEventKind::Hook && e.kind != TraceEventKind::PluginCall)
         continue;
@@ -201,13 +201,7 @@ class Writer {
     switch (e.kind) {
       case TraceEventKind::Hook: {
         EventText event(out_, first_);
-        event.text("name", hook)
-            .text("cat", "hook")
-            .text("ph", "X")
-            .micros("ts", rel(e.begin))
-            .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
-            .number("pid", kHostProcess)
-            .number("tid", e.thread)
+        event.span(hook, "hook", rel(e.begin), e.end - e.begin, kHostProcess, e.thread)
             .args()
             .text("backend", deviceTypeName(e.type));
         if (e.device >= 0) event.number("device", e.device);
@@ -229,13 +223,9 @@ class Writer {
         if (e.hook == HookId::graphReplay)
           label = "replay graph " + std::to_string(e.object);
         EventText event(out_, first_);
-        event.text("name", label)
-            .text("cat", "device")
-            .text("ph", "X")
-            .micros("ts", rel(e.begin))
-            .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
-            .number("pid", tracks_.pid(key))
-            .number("tid", tracks_.stream(key, workTrack(e)))
+        event
+            .span(label, "device", rel(e.begin), e.end - e.begin, tracks_.pid(key),
+                  tracks_.stream(key, workTrack(e)))
             .args()
             .text("timing", e.timing == WorkTiming::Events ? "events" : "host");
         if (e.bytes != 0)
@@ -246,13 +236,8 @@ class Writer {
       case TraceEventKind::PluginCall: {
         const std::string_view function(reinterpret_cast<const char*>(e.ptr), e.bytes);
         EventText(out_, first_)
-            .text("name", "plugin " + std::string(function))
-            .text("cat", "plugin")
-            .text("ph", "X")
-            .micros("ts", rel(e.begin))
-            .micros("dur", std::max<std::int64_t>(0, e.end - e.begin))
-            .number("pid", kHostProcess)
-            .number("tid", e.thread)
+            .span("plugin " + std::string(function), "plugin", rel(e.begin),
+                  e.end - e.begin, kHostProcess, e.thread)
             .args()
             .text("backend", deviceTypeName(e.type))
             .number("status", static_cast<std::int32_t>(e.object));
@@ -270,14 +255,10 @@ class Writer {
       const std::optional<DeviceKey> key = captureDevice(capture);
       if (!key) continue;
       EventText(out_, first_)
-          .text("name", "capture graph " + std::to_string(id.second))
-          .text("cat", "graph")
-          .text("ph", "X")
-          .micros("ts", rel(capture.begin->begin))
-          .micros("dur",
-                  std::max<std::int64_t>(0, capture.end->end - capture.begin->begin))
-          .number("pid", tracks_.pid(*key))
-          .number("tid", tracks_.stream(*key, StreamTrack{captureStream(capture), true}))
+          .span("capture graph " + std::to_string(id.second), "graph",
+                rel(capture.begin->begin), capture.end->end - capture.begin->begin,
+                tracks_.pid(*key),
+                tracks_.stream(*key, StreamTrack{captureStream(capture), true}))
           .args()
           .number("graph", static_cast<std::int64_t>(id.second));
     }

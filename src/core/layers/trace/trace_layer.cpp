@@ -61,8 +61,8 @@ bool streamOf(const HookCall& call, Stream& stream) noexcept {
 
 TraceLayer& TraceLayer::instance() {
   static TraceLayer* const layer = [] {
-    auto* made = new TraceLayer(TraceSession::instance());
-    TraceSession::instance().setSources(made);
+    auto* made = new TraceLayer(TraceRecorder::instance());
+    TraceRecorder::instance().setSources(made);
     return made;
   }();
   return *layer;
@@ -70,7 +70,7 @@ TraceLayer& TraceLayer::instance() {
 
 void TraceLayer::before(const HookCall& call) {
   const bool streamed = isStreamWork(call.hook) || call.hook == HookId::graphCaptureBegin;
-  if (!streamed || !session_.recording() || t_depth >= kMaxNesting) return;
+  if (!streamed || !recorder_.recording() || t_depth >= kMaxNesting) return;
   InFlight& slot = t_in_flight[t_depth];
   slot = InFlight{&call, Stream(), {}};
   if (!streamOf(call, slot.stream)) return;
@@ -101,7 +101,7 @@ void TraceLayer::after(const HookCall& call, bool failed) noexcept {
     event.device = static_cast<std::int8_t>(in_flight.stream.device.index());
     event.stream = in_flight.stream.id;
   }
-  session_.record(event);
+  recorder_.record(event);
   history_.note(*call.inner);
 
   if (call.hook == HookId::graphCaptureBegin && in_flight.call != nullptr && !failed)
@@ -118,14 +118,14 @@ void TraceLayer::after(const HookCall& call, bool failed) noexcept {
     work.kind = TraceEventKind::DeviceWork;
     work.ptr = work.ptr2 = 0;
     timing_.end(*call.inner, in_flight.stream, in_flight.started, work,
-                [this](const TraceEvent& done) { session_.pushFinished(done); });
+                [this](const TraceEvent& done) { recorder_.pushFinished(done); });
   } else if (call.hook == HookId::synchronizeStream && call.stream >= 0 && !failed) {
     // The host's wait, drawn on the stream it waited for.
     TraceEvent wait = event;
     wait.kind = TraceEventKind::DeviceWork;
     wait.timing = WorkTiming::HostSide;
     wait.ptr = wait.ptr2 = 0;
-    session_.pushFinished(wait);
+    recorder_.pushFinished(wait);
   }
 }
 
@@ -166,7 +166,7 @@ void TraceLayer::freed(DeviceType type, Device device, const void* ptr, std::siz
 void TraceLayer::recordMemoryEvent(TraceEventKind kind, DeviceType type, Device device,
                                    const void* ptr, std::size_t bytes,
                                    bool pinned) noexcept {
-  if (!session_.recording()) return;
+  if (!recorder_.recording()) return;
   TraceEvent event;
   event.kind = kind;
   event.type = type;
@@ -175,14 +175,14 @@ void TraceLayer::recordMemoryEvent(TraceEventKind kind, DeviceType type, Device 
   event.ptr = reinterpret_cast<std::uintptr_t>(ptr);
   event.bytes = bytes;
   event.begin = event.end = traceNowNs();
-  session_.record(event);
+  recorder_.record(event);
 }
 
 void TraceLayer::before(const accel::detail::TableCall&) noexcept {}
 
 void TraceLayer::after(const accel::detail::TableCall& call,
                        std::int32_t status) noexcept {
-  if (!session_.recording()) return;
+  if (!recorder_.recording()) return;
   TraceEvent event;
   event.kind = TraceEventKind::PluginCall;
   event.type = call.type;
@@ -191,7 +191,7 @@ void TraceLayer::after(const accel::detail::TableCall& call,
   event.object = static_cast<std::uint32_t>(status);
   event.begin = call.begin_ns;
   event.end = traceNowNs();
-  session_.record(event);
+  recorder_.record(event);
 }
 
 void TraceLayer::started() {
@@ -212,7 +212,7 @@ void TraceLayer::stopped() noexcept {
   // The work still in flight is waited for: a profiler's stop is a
   // synchronisation point, and its spans belong to this trace.
   timing_.resolve(true, true,
-                  [this](const TraceEvent& done) { session_.pushFinished(done); });
+                  [this](const TraceEvent& done) { recorder_.pushFinished(done); });
   timing_.release();
   history_.stop(origin_ns_);
 }
@@ -225,7 +225,7 @@ void TraceLayer::complete(TraceContents& contents) noexcept {
     } catch (...) {
     }
   });
-  for (TraceEvent& event : late) session_.pushFinished(event);
+  for (TraceEvent& event : late) recorder_.pushFinished(event);
   try {
     contents.events.insert(contents.events.end(), late.begin(), late.end());
   } catch (...) {

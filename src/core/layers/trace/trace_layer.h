@@ -27,7 +27,7 @@
 #include "layers/table_layer.h"
 #include "layers/trace/allocator_history.h"
 #include "layers/trace/device_timing.h"
-#include "layers/trace/trace_session.h"
+#include "layers/trace/trace_recorder.h"
 
 namespace accel::trace::detail {
 
@@ -35,7 +35,7 @@ class TraceLayer final : public accel::detail::HookLayer,
                          public accel::detail::TableObserver,
                          public TraceSources {
  public:
-  // The process's layer, attached to TraceSession::instance(); never destroyed.
+  // The process's layer, attached to TraceRecorder::instance(); never destroyed.
   static TraceLayer& instance();
 
   void before(const accel::detail::HookCall& call) override;
@@ -55,7 +55,7 @@ class TraceLayer final : public accel::detail::HookLayer,
   void complete(TraceContents& contents) noexcept override;
 
  private:
-  explicit TraceLayer(TraceSession& session) : session_(session) {}
+  explicit TraceLayer(TraceRecorder& recorder) : recorder_(recorder) {}
 
   // Streams being captured (graphCaptureBegin .. graphCaptureEnd): work
   // enqueued there is recorded into the graph, not run, so it is no device
@@ -67,7 +67,7 @@ class TraceLayer final : public accel::detail::HookLayer,
   void recordMemoryEvent(TraceEventKind kind, DeviceType type, Device device,
                          const void* ptr, std::size_t bytes, bool pinned) noexcept;
 
-  TraceSession& session_;
+  TraceRecorder& recorder_;
   std::atomic<int> captures_{0};  // how many are in progress: the fast check
   mutable std::mutex captures_mutex_;
   std::map<std::pair<DeviceType, std::uint64_t>, Stream> capture_streams_;

@@ -16,7 +16,7 @@
 // then lost, and counted as dropped like an overwritten one.
 //
 // Thread-safety: push and collect may run concurrently from any threads;
-// reset must not run concurrently with push (the session stops first).
+// reset must not run concurrently with push (the recorder stops first).
 #pragma once
 
 #include <atomic>

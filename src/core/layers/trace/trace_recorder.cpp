@@ -1,4 +1,4 @@
-#include "layers/trace/trace_session.h"
+#include "layers/trace/trace_recorder.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -88,14 +88,14 @@ void writeFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-TraceSession& TraceSession::instance() {
+TraceRecorder& TraceRecorder::instance() {
   // Never destroyed: hooks may record during static destruction.
-  static TraceSession* const session = new TraceSession();
-  return *session;
+  static TraceRecorder* const recorder = new TraceRecorder();
+  return *recorder;
 }
 
-void TraceSession::start(const TraceOptions& options) {
-  // Before the session's lock: fork() runs these callbacks while holding the
+void TraceRecorder::start(const TraceOptions& options) {
+  // Before the recorder's lock: fork() runs these callbacks while holding the
   // fork handlers' lock, which registering takes too (the reverse order
   // would deadlock a start racing a fork).
   static std::once_flag fork_callbacks;
@@ -139,7 +139,7 @@ void TraceSession::start(const TraceOptions& options) {
   recording_.store(true, std::memory_order_release);
 }
 
-void TraceSession::stop() noexcept {
+void TraceRecorder::stop() noexcept {
   std::lock_guard lock(mutex_);
   if (!recording()) return;
   // The sources finish first (device work in flight is read) while the
@@ -148,7 +148,7 @@ void TraceSession::stop() noexcept {
   recording_.store(false, std::memory_order_release);
 }
 
-void TraceSession::record(TraceEvent event) noexcept {
+void TraceRecorder::record(TraceEvent event) noexcept {
   TraceRing* ring = ring_.load(std::memory_order_acquire);
   if (ring == nullptr || !recording()) return;
   event.thread = currentThreadId();
@@ -164,11 +164,11 @@ void TraceSession::record(TraceEvent event) noexcept {
   ring->push(event);
 }
 
-void TraceSession::pushFinished(const TraceEvent& event) noexcept {
+void TraceRecorder::pushFinished(const TraceEvent& event) noexcept {
   if (TraceRing* ring = ring_.load(std::memory_order_acquire)) ring->push(event);
 }
 
-void TraceSession::noteThread(std::uint32_t thread) {
+void TraceRecorder::noteThread(std::uint32_t thread) {
   std::string name = threadName(thread);
   std::lock_guard lock(threads_mutex_);
   // Bounded like the ring: a program that starts threads without end has
@@ -177,7 +177,7 @@ void TraceSession::noteThread(std::uint32_t thread) {
     threads_.push_back(ThreadName{thread, std::move(name)});
 }
 
-TraceContents TraceSession::collect() {
+TraceContents TraceRecorder::collect() {
   TraceContents contents;
   TraceRing* ring = ring_.load(std::memory_order_acquire);
   ACCEL_CHECK(ring != nullptr, InvalidArgument,
@@ -197,7 +197,7 @@ TraceContents TraceSession::collect() {
   return contents;
 }
 
-TraceWriteResult TraceSession::write(const std::string& path) {
+TraceWriteResult TraceRecorder::write(const std::string& path) {
   std::lock_guard lock(mutex_);
   const std::string target = path.empty() ? options_.path : path;
   ACCEL_CHECK(!target.empty(), InvalidArgument,
@@ -213,13 +213,13 @@ TraceWriteResult TraceSession::write(const std::string& path) {
   return result;
 }
 
-std::string TraceSession::toJson() {
+std::string TraceRecorder::toJson() {
   std::lock_guard lock(mutex_);
   TraceContents contents = collect();
   return traceToJson(contents);
 }
 
-void TraceSession::writeAtExit() noexcept {
+void TraceRecorder::writeAtExit() noexcept {
   std::string path;
   {
     std::lock_guard lock(mutex_);
@@ -236,17 +236,17 @@ void TraceSession::writeAtExit() noexcept {
   }
 }
 
-void TraceSession::beforeFork() noexcept {
+void TraceRecorder::beforeFork() noexcept {
   mutex_.lock();
   threads_mutex_.lock();
 }
 
-void TraceSession::afterForkInParent() noexcept {
+void TraceRecorder::afterForkInParent() noexcept {
   threads_mutex_.unlock();
   mutex_.unlock();
 }
 
-void TraceSession::afterForkInChild() noexcept {
+void TraceRecorder::afterForkInChild() noexcept {
   // Single-threaded here: no pusher can be inside the ring.
   recording_.store(false, std::memory_order_release);
   options_ = TraceOptions{};

@@ -1,13 +1,13 @@
-// TraceSession: the process's one trace (include/accel/trace.h): its ring,
+// TraceRecorder: the process's one trace (include/accel/trace.h): its ring,
 // its file, the exit write and what a fork child does with it.
 //
-// The session outlives everything (it is created on first use and never
+// The recorder outlives everything (it is created on first use and never
 // destroyed) because hooks may run, and record, during static destruction.
 // Recording is one acquire load when off; when on, one push into the ring.
 // Times are steady-clock nanoseconds: the hook layers' clock, and the one
 // the memory history's entries are converted to (memory/trace_clock.h).
 //
-// Fork: the core's fork callbacks hold the session's mutex across fork(),
+// Fork: the core's fork callbacks hold the recorder's mutex across fork(),
 // so that no write is half done in the child; the child stops recording,
 // forgets the parent's events and never writes the parent's file (at exit
 // or otherwise); it may start a trace of its own.
@@ -30,12 +30,12 @@
 namespace accel::trace::detail {
 
 // What the hooks' side of a trace adds at write time (the tracing layer:
-// device timing, allocator history), so the session stays independent of
+// device timing, allocator history), so the recorder stays independent of
 // where events come from.
 class TraceSources {
  public:
   virtual ~TraceSources() = default;
-  // Called by start and stop, under the session's mutex.
+  // Called by start and stop, under the recorder's mutex.
   virtual void started() = 0;
   virtual void stopped() noexcept = 0;
   // Completes `contents` (events in steady ns) before it is written: device
@@ -43,9 +43,9 @@ class TraceSources {
   virtual void complete(TraceContents& contents) noexcept = 0;
 };
 
-class TraceSession {
+class TraceRecorder {
  public:
-  static TraceSession& instance();
+  static TraceRecorder& instance();
 
   void start(const TraceOptions& options);
   void stop() noexcept;
@@ -72,7 +72,7 @@ class TraceSession {
   void afterForkInChild() noexcept;
 
  private:
-  TraceSession() = default;
+  TraceRecorder() = default;
   TraceContents collect();
   void writeAtExit() noexcept;
   void noteThread(std::uint32_t thread);
