@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -64,6 +65,55 @@ TEST(CudaCaptureRules, FreeingCacheAsACaptureBeginsLeavesTheCaptureValid) {
   cuda().graphCaptureBegin(graph, {}, CaptureMode::Global);
   EXPECT_NO_THROW(cuda().graphCaptureEnd(graph)) << "the capture was invalidated";
   cuda().graphDestroy(graph);
+  EXPECT_EQ(cuda_double_active_captures(), 0);
+}
+
+// The other order: another thread begins a Global capture after the
+// allocator saw none underway and before its cudaFree. The capture waits
+// for the free (a prohibited call once the capture has begun, which would
+// invalidate it). The double runs the other thread inside that cudaFree and
+// gives its capture up to half a second to begin; the capture ends only after
+// the free returned, so that the free lands inside it if it began.
+TEST(CudaCaptureRules, ACaptureBegunAsTheCacheFreesASegmentWaitsForTheFree) {
+  struct Race {
+    std::thread capturing;
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool freed = false;
+    bool invalidated = false;
+  } race;
+  { DataPtr cached = cuda().getDeviceAllocator(0).allocate(8 * kMiB); }
+  cuda_double_before_next_free(
+      [](void* arg) {
+        auto& r = *static_cast<Race*>(arg);
+        r.capturing = std::thread([&r] {
+          StreamGuard guard(cuda().getNewStream(0));
+          const GraphId graph = cuda().graphCreate();
+          cuda().graphCaptureBegin(graph, {}, CaptureMode::Global);
+          {
+            std::unique_lock lock(r.mutex);
+            r.changed.wait(lock, [&] { return r.freed; });
+          }
+          try {
+            cuda().graphCaptureEnd(graph);
+          } catch (const Error&) {
+            r.invalidated = true;
+          }
+          cuda().graphDestroy(graph);
+        });
+        for (int ms = 0; ms < 500 && cuda_double_active_captures() == 0; ++ms)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      },
+      &race);
+  cuda().emptyCache();
+  {
+    std::lock_guard lock(race.mutex);
+    race.freed = true;
+  }
+  race.changed.notify_all();
+  ASSERT_TRUE(race.capturing.joinable()) << "emptyCache called no cudaFree";
+  race.capturing.join();
+  EXPECT_FALSE(race.invalidated) << "the free landed inside the capture";
   EXPECT_EQ(cuda_double_active_captures(), 0);
 }
 

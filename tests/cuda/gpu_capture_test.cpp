@@ -52,25 +52,36 @@ TEST(CudaGpuCapture, CapturesSurviveAnotherThreadsAllocatorAsTheyBegin) {
     }
     done.store(true);
   });
-  accel::StreamGuard guard(cuda().getNewStream(0));
-  const accel::Stream stream = cuda().getCurrentStream(0);
-  // The core's fills write memory of its device cache only.
-  const accel::DataPtr block =
-      cuda().getDeviceAllocator(0).allocate(1024 * sizeof(float));
-  auto* out = static_cast<float*>(block.get());
-  int invalidated = 0;
-  for (int i = 0; i < 20 || !done.load(); ++i) {
-    const accel::GraphId graph = cuda().graphCreate();
-    cuda().graphCaptureBegin(graph, {}, accel::CaptureMode::Global);
-    accel::fillUniform(stream, out, 1024);
-    try {
-      cuda().graphCaptureEnd(graph);
-    } catch (const accel::Error& e) {
-      ++invalidated;
-      ADD_FAILURE() << "capture " << i << ": " << e.what();
+  // Whatever this thread throws, the allocating thread is joined before
+  // the test ends, and the error is the test's failure.
+  try {
+    accel::StreamGuard guard(cuda().getNewStream(0));
+    const accel::Stream stream = cuda().getCurrentStream(0);
+    // The core's fills write memory of its device cache only.
+    const accel::DataPtr block =
+        cuda().getDeviceAllocator(0).allocate(1024 * sizeof(float));
+    auto* out = static_cast<float*>(block.get());
+    int invalidated = 0;
+    for (int i = 0; i < 20 || !done.load(); ++i) {
+      const accel::GraphId graph = cuda().graphCreate();
+      try {
+        cuda().graphCaptureBegin(graph, {}, accel::CaptureMode::Global);
+        accel::fillUniform(stream, out, 1024);
+        cuda().graphCaptureEnd(graph);
+      } catch (const accel::Error& e) {
+        ++invalidated;
+        ADD_FAILURE() << "capture " << i << ": " << e.what();
+        try {
+          cuda().graphCaptureEnd(graph);  // ends an invalidated capture
+        } catch (const accel::Error&) {
+          // the failure is reported above; ending it was cleanup only
+        }
+      }
+      cuda().graphDestroy(graph);
+      if (invalidated > 3) break;
     }
-    cuda().graphDestroy(graph);
-    if (invalidated > 3) break;
+  } catch (const accel::Error& e) {
+    ADD_FAILURE() << "the capturing thread: " << e.what();
   }
   churn.join();
 }

@@ -45,6 +45,31 @@ Deferrals& deferrals() {
   return *d;
 }
 
+// Frees a cudaMalloc segment with its device's context current (any
+// context frees it, by unified addressing, when that one cannot be made).
+void freeNow(DeviceIndex device, void* ptr) noexcept {
+  try {
+    DeviceContext context(device);
+    (void)succeeded(cudaFree(ptr));
+  } catch (...) {
+    (void)succeeded(cudaFree(ptr));
+  }
+}
+
+// Unmaps pages after their device's queued work, which may still use them
+// (cudaFree waits for it; cuMemUnmap does not); `synchronise` false when
+// the caller waited for the device already.
+void unmapNow(DeviceIndex device, void* address, std::size_t bytes,
+              bool synchronise) noexcept {
+  try {
+    DeviceContext context(device);
+    if (synchronise) (void)succeeded(cudaDeviceSynchronize());
+    pageMapping().unmap(address, bytes);
+  } catch (...) {
+    // No context: the pages stay mapped (a leak, never a fault).
+  }
+}
+
 // The lock is held; the last capture has ended. What was deferred runs now,
 // on streams that no longer capture.
 void flush(Deferrals& r) noexcept {
@@ -57,30 +82,15 @@ void flush(Deferrals& r) noexcept {
     }
   }
   r.records.clear();
-  for (const DeferredFree& free : r.frees) {
-    try {
-      DeviceContext context(free.device);
-      (void)succeeded(cudaFree(free.ptr));
-    } catch (...) {
-      (void)succeeded(cudaFree(free.ptr));  // UVA: any context frees it
-    }
-  }
+  for (const DeferredFree& free : r.frees) freeNow(free.device, free.ptr);
   r.frees.clear();
-  // Pages are unmapped after their device's queued work, which may still
-  // use them (cudaFree waits for it; cuMemUnmap does not).
   std::vector<DeviceIndex> synchronised;
   for (const DeferredPages& pages : r.unmaps) {
-    try {
-      DeviceContext context(pages.device);
-      if (std::find(synchronised.begin(), synchronised.end(), pages.device) ==
-          synchronised.end()) {
-        (void)succeeded(cudaDeviceSynchronize());
-        synchronised.push_back(pages.device);
-      }
-      pageMapping().unmap(reinterpret_cast<void*>(pages.begin), pages.end - pages.begin);
-    } catch (...) {
-      // No context: the pages stay mapped (a leak, never a fault).
-    }
+    const bool first = std::find(synchronised.begin(), synchronised.end(),
+                                 pages.device) == synchronised.end();
+    unmapNow(pages.device, reinterpret_cast<void*>(pages.begin), pages.end - pages.begin,
+             first);
+    if (first) synchronised.push_back(pages.device);
   }
   r.unmaps.clear();
   for (const DeferredPages& range : r.releases) {
@@ -116,29 +126,36 @@ bool capturesUnderway() noexcept {
   return deferrals().underway.load(std::memory_order_acquire) > 0;
 }
 
-bool deferFree(DeviceIndex device, void* ptr) noexcept {
+// Both run the call now with the lock held: deferWhileCapturing waits for
+// it, so no capture begins between the check and the call (the race that
+// invalidated another thread's Global capture as it began).
+void freeSegment(DeviceIndex device, void* ptr) noexcept {
   Deferrals& r = deferrals();
   std::lock_guard lock(r.mutex);
-  if (r.underway.load(std::memory_order_acquire) == 0) return false;
-  try {
-    r.frees.push_back({device, ptr});
-  } catch (...) {
-    return false;
+  if (r.underway.load(std::memory_order_acquire) > 0) {
+    try {
+      r.frees.push_back({device, ptr});
+      return;
+    } catch (...) {
+      // The list cannot grow: freed now (a prohibited call, never a leak).
+    }
   }
-  return true;
+  freeNow(device, ptr);
 }
 
-bool deferUnmap(DeviceIndex device, void* address, std::size_t bytes) noexcept {
+void unmapPages(DeviceIndex device, void* address, std::size_t bytes) noexcept {
   Deferrals& r = deferrals();
   std::lock_guard lock(r.mutex);
-  if (r.underway.load(std::memory_order_acquire) == 0) return false;
-  const auto begin = reinterpret_cast<std::uintptr_t>(address);
-  try {
-    r.unmaps.push_back({device, begin, begin + bytes});
-  } catch (...) {
-    return false;
+  if (r.underway.load(std::memory_order_acquire) > 0) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(address);
+    try {
+      r.unmaps.push_back({device, begin, begin + bytes});
+      return;
+    } catch (...) {
+      // The list cannot grow: unmapped now.
+    }
   }
-  return true;
+  unmapNow(device, address, bytes, true);
 }
 
 std::vector<std::pair<void*, std::size_t>> takeBackDeferredUnmaps(void* address,

@@ -44,16 +44,18 @@ bool captureNoLongerUnderway() noexcept;
 // Whether any capture is underway. Never throws.
 bool capturesUnderway() noexcept;
 
-// While a capture is underway: keeps `ptr` (a cudaMalloc segment of device
-// `device`) to be freed when the captures end, and returns true; otherwise
-// false (free it now). Never throws (false when the list cannot grow).
-bool deferFree(DeviceIndex device, void* ptr) noexcept;
+// Frees `ptr` (a cudaMalloc segment of device `device`): while a capture is
+// underway, when the captures end; otherwise now, and no capture begins
+// until cudaFree has returned (deferWhileCapturing waits for it). Never
+// throws (freed now when the list cannot grow).
+void freeSegment(DeviceIndex device, void* ptr) noexcept;
 
-// While a capture is underway: keeps the pages [address, address + bytes)
-// of device `device` mapped, to be unmapped when the captures end after the
-// device's queued work, and returns true; otherwise false (wait for the
-// device and unmap now). Never throws (false when the list cannot grow).
-bool deferUnmap(DeviceIndex device, void* address, std::size_t bytes) noexcept;
+// Unmaps the pages [address, address + bytes) of device `device` after the
+// device's queued work: while a capture is underway, when the captures end
+// (they stay mapped until then); otherwise now, and no capture begins until
+// the synchronisation and the unmap are done. Never throws (unmapped now
+// when the list cannot grow).
+void unmapPages(DeviceIndex device, void* address, std::size_t bytes) noexcept;
 
 // Takes back from the deferred unmaps the pages of [address, address + bytes)
 // (the allocator maps them again: they are still mapped) and returns the

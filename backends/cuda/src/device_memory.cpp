@@ -96,11 +96,7 @@ void DevicePages::unmap(std::int8_t device, void* address, std::size_t bytes) no
   // so its last kernels may still be queued): the device's work is waited
   // for first. During a capture synchronising is prohibited, so the pages
   // stay mapped until the captures end.
-  if (deferUnmap(device, address, bytes)) return;
-  withContext(device, [&] {
-    (void)succeeded(cudaDeviceSynchronize());
-    mapping_.unmap(address, bytes);
-  });
+  unmapPages(device, address, bytes);
 }
 
 // A failed map: the parts mapped before part `failed` are unmapped again
@@ -133,10 +129,7 @@ void* DeviceMemory::allocate(std::int8_t device, std::size_t bytes) {
 void DeviceMemory::free(std::int8_t device, void* data, std::size_t) noexcept {
   // During a capture cudaFree is prohibited (and would invalidate other
   // threads' Global captures): freed when the captures end.
-  if (deferFree(device, data)) return;
-  // Any context frees any device's memory (UVA), but a thread without one
-  // would get device 0's created: the segment's device is current.
-  withContext(device, [&] { (void)succeeded(cudaFree(data)); });
+  freeSegment(device, data);
 }
 
 std::optional<std::int8_t> DeviceMemory::deviceOf(const void* ptr) const {

@@ -44,6 +44,11 @@ cudaError_t cuda_double_launch(cudaStream_t stream, void (*fn)(const void* args)
 // call returns: what another thread may do in that moment.
 void cuda_double_after_next_capture_begins(void (*fn)(void* arg), void* arg);
 
+// Runs fn(arg) once, on the thread that calls cudaFree next, as the call
+// begins (outside the double's lock, before CUDA's rules are checked): what
+// another thread may do between a caller's decision to free and the free.
+void cuda_double_before_next_free(void (*fn)(void* arg), void* arg);
+
 // Whether `stream`'s worker waits now for an event (cudaStreamWaitEvent).
 int cuda_double_stream_waits_for_event(cudaStream_t stream);
 

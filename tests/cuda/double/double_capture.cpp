@@ -345,4 +345,11 @@ void cuda_double_after_next_capture_begins(void (*fn)(void*), void* arg) {
   s.after_capture_begins_arg = arg;
 }
 
+void cuda_double_before_next_free(void (*fn)(void*), void* arg) {
+  State& s = State::get();
+  std::lock_guard lock(s.mutex);
+  s.before_free = fn;
+  s.before_free_arg = arg;
+}
+
 }  // extern "C"

@@ -2,6 +2,7 @@
 // double keeps books on, so tests read results directly.
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "double_runtime.h"
 
@@ -123,6 +124,12 @@ cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
 cudaError_t cudaFree(void* ptr) {
   State& s = State::get();
   std::unique_lock lock(s.mutex);
+  if (void (*before)(void*) = std::exchange(s.before_free, nullptr)) {
+    void* arg = s.before_free_arg;
+    lock.unlock();
+    before(arg);
+    lock.lock();
+  }
   (void)runtimeContext(s);
   return record(release(s, lock, ptr, MemoryKind::Device, "cudaFree"));
 }

@@ -160,6 +160,9 @@ class State {
   // cuda_double_after_next_capture_begins.
   void (*after_capture_begins)(void*) = nullptr;
   void* after_capture_begins_arg = nullptr;
+  // cuda_double_before_next_free's function, run once at cudaFree's entry.
+  void (*before_free)(void*) = nullptr;
+  void* before_free_arg = nullptr;
 
   // Lock held. Records misuse that CUDA reports only as a later fault.
   void violation(std::string text);
