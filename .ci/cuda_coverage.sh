@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Line coverage of backends/cuda/src (the plugin) and backends/cuda/api (the
-# program-side API library) by the CUDA backend's tests, which run
-# on the runtime double (docs/cuda.md): builds only those tests (the
-# coverage preset), runs them, prints gcovr's summary, then every source file
-# of those directories the figure does not count and why (device code: gcov
-# cannot instrument what nvcc compiles for the GPU). Without the CUDA
-# toolkit the backend is not built, and this says so instead. The preset
-# counts with -fprofile-update=atomic: the tests run threads, and counters
-# updated racily once left gcov a branch "taken -1", which gcovr refuses.
+# program-side API library) by the tests, which run the CUDA backend on the
+# runtime double (docs/cuda.md). The counts come from the asan tree, whose
+# preset compiles the backend's host code with gcov's counters
+# (ACCEL_CUDA_COVERAGE, backends/cuda/CMakeLists.txt):
+#   .ci/cuda_coverage.sh            configures the asan tree, builds the CUDA
+#                                   tests alone (the asan-cuda build preset),
+#                                   clears the counts, runs those tests;
+#   .ci/cuda_coverage.sh --counted  takes the counts the asan tree's last
+#                                   test run left (CI runs the whole asan
+#                                   workflow first: the CUDA tests with the
+#                                   rest, and the tool's and plugins' tests
+#                                   that load the backend count too).
+# Then prints gcovr's summary, and every source file of those directories
+# the figure does not count and why (device code: gcov cannot instrument
+# what nvcc compiles for the GPU). Without the CUDA toolkit the backend is
+# not built, and this says so instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
@@ -20,19 +28,29 @@ if ! command -v gcovr >/dev/null; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends gcovr
 fi
-cmake --preset coverage
-cmake --build --preset coverage
-find build/coverage -name '*.gcda' -delete
-# A failing test fails the stage, after the figure is printed.
+tree=build/asan
+report=$tree/cuda_coverage.txt
 tests_status=0
-ctest --preset coverage || tests_status=$?
-gcovr --root . --filter 'backends/cuda/src/' --filter 'backends/cuda/api/' --object-directory build/coverage \
+if [ "${1:-}" = "--counted" ]; then
+  if ! find "$tree" -name '*.gcda' -print -quit 2>/dev/null | grep -q .; then
+    echo "no line counts in $tree: run its tests first (cmake --workflow --preset asan)," \
+         "or run this script without --counted" >&2
+    exit 1
+  fi
+else
+  cmake --preset asan
+  cmake --build --preset asan-cuda
+  find "$tree" -name '*.gcda' -delete
+  # A failing test fails the script, after the figure is printed.
+  ctest --preset asan -R '[Cc]uda' || tests_status=$?
+fi
+gcovr --root . --filter 'backends/cuda/src/' --filter 'backends/cuda/api/' --object-directory "$tree" "$tree" \
   --print-summary \
-  --txt build/coverage/cuda_coverage.txt
-cat build/coverage/cuda_coverage.txt
+  --txt "$report"
+cat "$report"
 # Nothing is left out silently: a source file without coverage data is named.
 for source in backends/cuda/src/*.cpp backends/cuda/src/*.cu backends/cuda/api/*.cpp; do
-  if ! grep -q "^${source}\b" build/coverage/cuda_coverage.txt; then
+  if ! grep -q "^${source}\b" "$report"; then
     case "$source" in
       *.cu) echo "not counted: $source (device code and its <<<>>> launches; gcov cannot" \
                  "instrument nvcc's device code; the launcher is fill_launch.cpp, the" \

@@ -395,6 +395,18 @@ constexpr bool kThreadSanitizer = false;
 constexpr bool kThreadSanitizer = false;
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 // A hooks object outside the process table whose probes answer at once.
 class QuickHooks final : public AcceleratorHooks {
  public:
@@ -420,6 +432,17 @@ TEST(DiscoveryTest, AForkWhileAnotherThreadStartsTheDiscoveryNeverHangsTheChild)
     // thread, which ThreadSanitizer refuses in a child of a multi-threaded
     // process.
     GTEST_SKIP() << "ThreadSanitizer cannot start threads in a fork child";
+  }
+  if (kAddressSanitizer) {
+    // The parent's other thread allocates as the fork lands. GCC 12's
+    // AddressSanitizer does not intercept fork (libasan.so.8 has no fork
+    // interceptor), so its allocator's locks are not taken around one: a
+    // child forked while that thread held one waits for it forever (about
+    // one round in 1500 hung so, 2026-11-29). Without the sanitizer the C
+    // library's allocator is fork-safe, and the test runs.
+    GTEST_SKIP()
+        << "AddressSanitizer's allocator (GCC 12) is not fork-safe while another "
+           "thread allocates";
   }
   ASSERT_EQ(::setenv("ACCEL_DISCOVERY_TIMEOUT", "0.001", 1), 0);
   const DeviceType type = registerDeviceType("disc_claim_race");

@@ -111,7 +111,7 @@ TEST(CudaCaptureRules, ACaptureBegunAsTheCacheFreesASegmentWaitsForTheFree) {
     race.freed = true;
   }
   race.changed.notify_all();
-  ASSERT_TRUE(race.capturing.joinable()) << "emptyCache called no cudaFree";
+  ASSERT_TRUE(race.capturing.joinable()) << "the cache freed no segment with cudaFree";
   race.capturing.join();
   EXPECT_FALSE(race.invalidated) << "the free landed inside the capture";
   EXPECT_EQ(cuda_double_active_captures(), 0);
