@@ -275,6 +275,71 @@ TEST_F(ValidationRules, TheLeakReportNamesWhatWasNeverReleasedAndWhereItWasMade)
   EXPECT_EQ(validationLeakReport(), "");
 }
 
+// The leak report lists blocks by address, whatever order the books keep
+// them in (a new block's record waits unsorted until a rule looks an
+// address up).
+TEST_F(ValidationRules, TheLeakReportListsBlocksByAddress) {
+  setValidationMode(ValidationMode::Log);
+  std::vector<DataPtr> kept;
+  for (std::size_t bytes : {256, 512, 768})
+    kept.push_back(served().getDeviceAllocator(0).allocate(bytes));
+  const std::string report = validationLeakReport();
+  std::vector<std::size_t> at;
+  for (std::size_t bytes : {256, 512, 768}) {
+    at.push_back(report.find("of " + std::to_string(bytes) + " bytes"));
+    ASSERT_NE(at.back(), std::string::npos) << report;
+  }
+  // The arena hands addresses out upwards: the first made is listed first.
+  EXPECT_LT(at[0], at[1]) << report;
+  EXPECT_LT(at[1], at[2]) << report;
+}
+
+// A block is known from its allocation to its free, whether a rule looked
+// it up meanwhile or not; with the quarantine holding nothing its free
+// forgets it at once, so nothing is said of its range after.
+TEST_F(ValidationRules, AFreedBlockLeavesTheBooksOnceLookedUp) {
+  setValidationMode(ValidationMode::Throw);
+  setValidationQuarantine(0, 0);
+  const Stream stream = served().getCurrentStream(0);
+  std::vector<char> host(512);
+  DataPtr data = served().getDeviceAllocator(0).allocate(256);
+  void* ptr = data.get();
+  EXPECT_NO_THROW(served().copyHostToDevice(ptr, host.data(), 64, stream));
+  EXPECT_THROW(served().copyHostToDevice(ptr, host.data(), host.size(), stream),
+               InvalidArgument);
+  data.reset();
+  EXPECT_NO_THROW(served().copyHostToDevice(ptr, host.data(), host.size(), stream));
+  setValidationQuarantine(1024, std::size_t{256} << 20);
+}
+
+// Turning the layer off forgets what it knew: blocks made before (looked
+// up or not) are unknown once it is on again, their frees say nothing and
+// the leak report names none; blocks made after are known.
+TEST_F(ValidationRules, BlocksMadeBeforeTheLayerWasTurnedOffAreForgotten) {
+  setValidationMode(ValidationMode::Throw);
+  const Stream stream = served().getCurrentStream(0);
+  std::vector<char> host(512);
+  DataPtr never_looked_up = served().getDeviceAllocator(0).allocate(256);
+  DataPtr looked_up = served().getDeviceAllocator(0).allocate(256);
+  served().copyHostToDevice(looked_up.get(), host.data(), 64, stream);
+  setValidationMode(ValidationMode::Off);
+  setValidationMode(ValidationMode::Throw);
+  EXPECT_NO_THROW(
+      served().copyHostToDevice(never_looked_up.get(), host.data(), host.size(), stream));
+  EXPECT_NO_THROW(
+      served().copyHostToDevice(looked_up.get(), host.data(), host.size(), stream));
+  EXPECT_EQ(validationLeakReport(), "");
+  const std::uint64_t violations = validationViolations();
+  never_looked_up.reset();
+  looked_up.reset();
+  EXPECT_EQ(validationViolations(), violations);
+  DataPtr made_now = served().getDeviceAllocator(0).allocate(256);
+  EXPECT_THROW(
+      served().copyHostToDevice(made_now.get(), host.data(), host.size(), stream),
+      InvalidArgument);
+  EXPECT_THAT(validationLeakReport(), HasSubstr("1 object(s)"));
+}
+
 // The layer's state is shared by every calling thread (the
 // ThreadSanitizer build runs this): threads make and free blocks, events
 // and streams while the layer is on, one of them breaking a rule now and

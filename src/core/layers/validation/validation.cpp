@@ -74,9 +74,11 @@ void setValidationMode(ValidationMode mode) {
   std::lock_guard<std::mutex> lock(v.mutex);
   if (mode == ValidationMode::Off) {
     if (!v.added) return;
+    // The books let go of the records in live blocks before the layer
+    // leaves the path (ValidationLayer::forgetAll).
+    v.layer.forgetAll();
     detail::removeHookLayer(v.layer);
     v.added = false;
-    v.layer.forgetAll();
     return;
   }
   v.layer.setMode(mode);
