@@ -375,8 +375,8 @@ void ValidationLayer::allocatedNoted(DeviceType type, Device device, const void*
     CapturedStack made = recordedStack();
     BiasedMutex::Guard lock(memory_mutex_);
     if (!active_) return;  // turned off meanwhile
-    auto* record = ::new (static_cast<void*>(note.storage)) LiveRecord{TrackedBlock{
-        address(ptr), bytes, type, device, pinned, std::move(made), nullptr, nullptr}};
+    auto* record = ::new (static_cast<void*>(note.storage))
+        LiveRecord(address(ptr), bytes, type, device, pinned, std::move(made));
     note.dispose = &disposeRecord;
     memory_.allocated(*record);
   } catch (...) {
