@@ -72,6 +72,12 @@ void TrackedMemory::unlink(LiveRecord& record) noexcept {
   record.prev = record.next = nullptr;
 }
 
+bool TrackedMemory::forgetLive(LiveRecord& record) noexcept {
+  if (record.books != books_) return false;
+  unlink(record);
+  return true;
+}
+
 TrackedMemory::Free TrackedMemory::freed(LiveRecord& record, CapturedStack where,
                                          const void* token,
                                          std::vector<const void*>& release) {

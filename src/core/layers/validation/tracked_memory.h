@@ -95,6 +95,10 @@ class TrackedMemory {
   enum class Free : std::uint8_t { Held, NotHeld, NotLive };
   Free freed(LiveRecord& record, CapturedStack where, const void* token,
              std::vector<const void*>& release);
+  // The free of the live block of `record`, forgotten at once whatever the
+  // quarantine's limits (the caller saw them hold nothing). False: the
+  // record is in no books of now; nothing changed.
+  bool forgetLive(LiveRecord& record) noexcept;
   // The quarantined block that starts at `base` (a second free of an
   // allocation whose first free the quarantine holds), null if none.
   [[nodiscard]] const TrackedBlock* heldAt(std::uintptr_t base) const noexcept;

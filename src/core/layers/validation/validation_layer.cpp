@@ -386,6 +386,19 @@ void ValidationLayer::allocatedNoted(DeviceType type, Device device, const void*
 
 bool ValidationLayer::holdsFree(const void* ptr, const void* token,
                                 BlockNote* note) noexcept {
+  // The common case, a live block freed while the quarantine holds nothing,
+  // apart: it needs no stack, no list of frees to give back, no report.
+  if (note != nullptr && note->dispose == &disposeRecord &&
+      !quarantine_holds_.load(std::memory_order_relaxed)) {
+    BiasedMutex::Guard lock(memory_mutex_);
+    // Turned off meanwhile (this free began before): the memory goes back now.
+    if (!active_ || memory_.forgetLive(recordIn(*note))) return false;
+  }
+  return holdOrReportFree(ptr, token, note);
+}
+
+bool ValidationLayer::holdOrReportFree(const void* ptr, const void* token,
+                                       BlockNote* note) noexcept {
   std::vector<const void*> released;
   std::vector<Violation> found;
   std::string call;

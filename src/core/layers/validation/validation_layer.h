@@ -106,6 +106,9 @@ class ValidationLayer final : public HookLayer {
   // Reports each of `found` (no lock held), the first per the mode.
   void report(const std::string& call, std::vector<Violation>& found,
               bool may_throw) const;
+  // holdsFree() but for the free of a live block while the quarantine
+  // holds nothing: a free to hold, or one of a block not live.
+  bool holdOrReportFree(const void* ptr, const void* token, BlockNote* note) noexcept;
   // Gives frees back to their allocators (no lock held).
   static void release(const std::vector<const void*>& tokens) noexcept;
   // Ends the record a note holds (BlockNote::dispose).
