@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <utility>
 #include <vector>
 
 #include "accel/device.h"
@@ -60,13 +59,12 @@ struct LiveRecord {
   // Member by member: a brace-initialised record is zeroed whole first
   // (a `rep stos`, a third of the layer's allocation callback).
   LiveRecord(std::uintptr_t base, std::size_t bytes, DeviceType type, Device device,
-             bool pinned, CapturedStack made) noexcept {
+             bool pinned) noexcept {
     block.base = base;
     block.bytes = bytes;
     block.type = type;
     block.device = device;
     block.pinned = pinned;
-    block.made = std::move(made);
   }
 
   TrackedBlock block;
