@@ -341,6 +341,22 @@ TEST_F(ValidationRules, BlocksMadeBeforeTheLayerWasTurnedOffAreForgotten) {
   EXPECT_THAT(validationLeakReport(), HasSubstr("1 object(s)"));
 }
 
+// A block made on one thread and freed on another leaves the books all the
+// same (the memory books' lock, biased to the thread that took it alone,
+// is then shared), and its free is held and known as one.
+TEST_F(ValidationRules, BlocksFreedOnAnotherThreadAreKnownAsFreed) {
+  setValidationMode(ValidationMode::Throw);
+  std::vector<DataPtr> made;
+  for (int i = 0; i < 8; ++i)
+    made.push_back(served().getDeviceAllocator(0).allocate(256));
+  std::vector<const void*> addresses;
+  for (const DataPtr& data : made) addresses.push_back(data.get());
+  std::thread([&] { made.clear(); }).join();
+  EXPECT_EQ(validationLeakReport(), "");
+  for (const void* freed : addresses)
+    EXPECT_THROW((void)served().getDeviceFromPtr(freed), InvalidArgument);
+}
+
 // The layer's state is shared by every calling thread (the
 // ThreadSanitizer build runs this): threads make and free blocks, events
 // and streams while the layer is on, one of them breaking a rule now and

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "accel/memory/allocator_settings.h"
 #include "layers/hook_layer.h"
 #include "layers/layer_settings.h"
 #include "layers/validation/validation_layer.h"
@@ -30,6 +31,13 @@ Validation& validation() {
     made->layer.setQuarantineLimits(
         detail::QuarantineLimits{settings.quarantine_blocks, settings.quarantine_bytes});
     detail::setRecordedStacks(settings.validate_stacks);
+    try {
+      made->layer.allowBiasedBooks(
+          memory::allocatorSettingsFromEnvironment().biased_lock);
+    } catch (...) {
+      // Malformed: the caching allocator reports it; the books' lock keeps
+      // its default.
+    }
     return made;
   }();
   return *v;

@@ -39,6 +39,10 @@ class ValidationLayer final : public HookLayer {
     return mode_.load(std::memory_order_relaxed);
   }
   void setQuarantineLimits(QuarantineLimits limits) noexcept;
+  // Whether the memory books' lock may be biased to the thread that takes
+  // it alone (true at first; ACCEL_ALLOC_CONF=biased_lock:false says no, as
+  // for the caching allocator's device locks). Never throws.
+  void allowBiasedBooks(bool allowed) noexcept { memory_mutex_.allowBias(allowed); }
 
   void before(const HookCall& call) override;
   void after(const HookCall& call, bool failed) noexcept override;
