@@ -378,7 +378,7 @@ void ValidationLayer::allocatedNoted(DeviceType type, Device device, const void*
   // fences, half of this function's samples in a profile.)
   auto* record = ::new (static_cast<void*>(note.storage))
       LiveRecord(address(ptr), bytes, type, device, pinned);
-  record->block.made = recordedStack();
+  if (recordingStacks()) record->block.made = recordedStack();
   {
     BiasedMutex::Guard lock(memory_mutex_);
     if (active_) {
