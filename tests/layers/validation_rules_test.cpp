@@ -4,6 +4,8 @@
 // is refused with the rule's report and the backend never sees it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <functional>
@@ -355,6 +357,31 @@ TEST_F(ValidationRules, BlocksFreedOnAnotherThreadAreKnownAsFreed) {
   EXPECT_EQ(validationLeakReport(), "");
   for (const void* freed : addresses)
     EXPECT_THROW((void)served().getDeviceFromPtr(freed), InvalidArgument);
+}
+
+// A fork child (which may not use the parent's devices) frees what its
+// parent made through the layer: the books it inherited know the block, and
+// their lock (biased to the forking thread) and the decorator's blocks that
+// thread kept for reuse serve the free.
+TEST_F(ValidationRules, AForkChildFreesWhatItsParentMade) {
+  setValidationMode(ValidationMode::Throw);
+  for (int i = 0; i < 4; ++i)
+    DataPtr kept_for_reuse = served().getDeviceAllocator(0).allocate(256);
+  DataPtr made = served().getDeviceAllocator(0).allocate(512);
+  const pid_t child = ::fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    int code = 0;
+    if (validationLeakReport().find("of 512 bytes") == std::string::npos) code = 1;
+    made.reset();
+    if (!validationLeakReport().empty()) code = 2;
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: the child's books did not know the block; 2: its free left them";
 }
 
 // The layer's state is shared by every calling thread (the
