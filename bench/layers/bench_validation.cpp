@@ -77,6 +77,35 @@ BENCHMARK_CAPTURE(allocatorPair, on_no_stacks_10k_live, accel::ValidationMode::L
 BENCHMARK_CAPTURE(allocatorPair, on_quarantine_1024_no_stacks, accel::ValidationMode::Log,
                   1024, false);
 
+// Two threads making and freeing blocks at once on one device, without
+// stacks: the validation layer's memory books' lock, biased to the thread
+// that takes it alone, is shared from the first overlap on (its bias
+// withdrawn once), the worst case of the bias (docs/validation.md).
+void allocatorPairTwoThreads(benchmark::State& state, accel::ValidationMode mode) {
+  const accel::DeviceType type = backend().deviceType();
+  if (state.thread_index() == 0) {
+    backend().init();
+    accel::setValidationMode(mode);
+    accel::setValidationQuarantine(0, std::size_t{256} << 20);
+    accel::setValidationStacks(false);
+  }
+  // Each thread asks after the start, when thread 0 has set the mode.
+  accel::Allocator* allocator = nullptr;
+  for (auto _ : state) {
+    if (allocator == nullptr) allocator = &accel::getHooks(type).getDeviceAllocator(0);
+    accel::DataPtr data = allocator->allocate(256);
+    benchmark::DoNotOptimize(data.get());
+  }
+  if (state.thread_index() == 0) {
+    accel::setValidationMode(accel::ValidationMode::Off);
+    accel::setValidationQuarantine(1024, std::size_t{256} << 20);
+    accel::setValidationStacks(true);
+  }
+}
+BENCHMARK_CAPTURE(allocatorPairTwoThreads, off, accel::ValidationMode::Off)->Threads(2);
+BENCHMARK_CAPTURE(allocatorPairTwoThreads, on_no_stacks, accel::ValidationMode::Log)
+    ->Threads(2);
+
 // A layer that checks and records nothing.
 class EmptyLayer final : public accel::detail::HookLayer {
  public:

@@ -166,6 +166,31 @@ TEST(HookLayers, AllocationsAndFreesReachTheLayerAndKeepTheCachesView) {
   EXPECT_EQ(layer.frees, layer.allocations);
 }
 
+// Blocks freed on another thread than the one that made them reach the
+// layer alike; that thread keeps the decorator's blocks for its own
+// allocations and gives them back when it exits (the sanitizer builds check
+// that none leaks).
+TEST(HookLayers, BlocksFreedOnAnotherThreadReachTheLayer) {
+  AcceleratorHooks& own = backend();
+  RecordingLayer layer;
+  Added added(layer);
+  Allocator& allocator = getHooks(own.deviceType()).getDeviceAllocator(0);
+  std::vector<DataPtr> made;
+  for (std::size_t i = 1; i <= 100; ++i) made.push_back(allocator.allocate(64 * i));
+  std::thread([&] {
+    made.clear();
+    DataPtr again = allocator.allocate(32);  // from the blocks this thread keeps
+  }).join();
+  auto byAddress = [](const RecordingLayer::Memory& a, const RecordingLayer::Memory& b) {
+    return a.ptr < b.ptr;
+  };
+  ASSERT_EQ(layer.allocations.size(), 101u);
+  ASSERT_EQ(layer.frees.size(), 101u);
+  std::sort(layer.allocations.begin(), layer.allocations.end(), byAddress);
+  std::sort(layer.frees.begin(), layer.frees.end(), byAddress);
+  EXPECT_EQ(layer.frees, layer.allocations);
+}
+
 TEST(HookLayers, BackendRegisteredWhileALayerIsAddedIsLayeredAtOnce) {
   RecordingLayer layer;
   Added added(layer);

@@ -4,6 +4,8 @@
 // is refused with the rule's report and the backend never sees it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <functional>
@@ -273,6 +275,113 @@ TEST_F(ValidationRules, TheLeakReportNamesWhatWasNeverReleasedAndWhereItWasMade)
   served().graphDestroy(graph);
   kept.reset();
   EXPECT_EQ(validationLeakReport(), "");
+}
+
+// The leak report lists blocks by address, whatever order the books keep
+// them in (a new block's record waits unsorted until a rule looks an
+// address up).
+TEST_F(ValidationRules, TheLeakReportListsBlocksByAddress) {
+  setValidationMode(ValidationMode::Log);
+  std::vector<DataPtr> kept;
+  for (std::size_t bytes : {256, 512, 768})
+    kept.push_back(served().getDeviceAllocator(0).allocate(bytes));
+  const std::string report = validationLeakReport();
+  std::vector<std::size_t> at;
+  for (std::size_t bytes : {256, 512, 768}) {
+    at.push_back(report.find("of " + std::to_string(bytes) + " bytes"));
+    ASSERT_NE(at.back(), std::string::npos) << report;
+  }
+  // The arena hands addresses out upwards: the first made is listed first.
+  EXPECT_LT(at[0], at[1]) << report;
+  EXPECT_LT(at[1], at[2]) << report;
+}
+
+// A block is known from its allocation to its free, whether a rule looked
+// it up meanwhile or not; with the quarantine holding nothing its free
+// forgets it at once, so nothing is said of its range after.
+TEST_F(ValidationRules, AFreedBlockLeavesTheBooksOnceLookedUp) {
+  setValidationMode(ValidationMode::Throw);
+  setValidationQuarantine(0, 0);
+  const Stream stream = served().getCurrentStream(0);
+  std::vector<char> host(512);
+  DataPtr data = served().getDeviceAllocator(0).allocate(256);
+  void* ptr = data.get();
+  EXPECT_NO_THROW(served().copyHostToDevice(ptr, host.data(), 64, stream));
+  EXPECT_THROW(served().copyHostToDevice(ptr, host.data(), host.size(), stream),
+               InvalidArgument);
+  data.reset();
+  EXPECT_NO_THROW(served().copyHostToDevice(ptr, host.data(), host.size(), stream));
+  setValidationQuarantine(1024, std::size_t{256} << 20);
+}
+
+// Turning the layer off forgets what it knew: blocks made before (looked
+// up or not) are unknown once it is on again, their frees say nothing and
+// the leak report names none; blocks made after are known.
+TEST_F(ValidationRules, BlocksMadeBeforeTheLayerWasTurnedOffAreForgotten) {
+  setValidationMode(ValidationMode::Throw);
+  const Stream stream = served().getCurrentStream(0);
+  std::vector<char> host(512);
+  DataPtr looked_up = served().getDeviceAllocator(0).allocate(256);
+  served().copyHostToDevice(looked_up.get(), host.data(), 64, stream);
+  DataPtr never_looked_up = served().getDeviceAllocator(0).allocate(256);
+  setValidationMode(ValidationMode::Off);
+  setValidationMode(ValidationMode::Throw);
+  for (DataPtr* old : {&looked_up, &never_looked_up}) {
+    void* ptr = old->get();
+    EXPECT_NO_THROW(served().copyHostToDevice(ptr, host.data(), host.size(), stream));
+    EXPECT_EQ(validationLeakReport(), "");
+    const std::uint64_t violations = validationViolations();
+    old->reset();
+    EXPECT_EQ(validationViolations(), violations);
+    // Its free was none the layer knew of: not held, no use after free.
+    EXPECT_NO_THROW(served().copyHostToDevice(ptr, host.data(), host.size(), stream));
+  }
+  DataPtr made_now = served().getDeviceAllocator(0).allocate(256);
+  EXPECT_THROW(
+      served().copyHostToDevice(made_now.get(), host.data(), host.size(), stream),
+      InvalidArgument);
+  EXPECT_THAT(validationLeakReport(), HasSubstr("1 object(s)"));
+}
+
+// A block made on one thread and freed on another leaves the books all the
+// same (the memory books' lock, biased to the thread that took it alone,
+// is then shared), and its free is held and known as one.
+TEST_F(ValidationRules, BlocksFreedOnAnotherThreadAreKnownAsFreed) {
+  setValidationMode(ValidationMode::Throw);
+  std::vector<DataPtr> made;
+  for (int i = 0; i < 8; ++i)
+    made.push_back(served().getDeviceAllocator(0).allocate(256));
+  std::vector<const void*> addresses;
+  for (const DataPtr& data : made) addresses.push_back(data.get());
+  std::thread([&] { made.clear(); }).join();
+  EXPECT_EQ(validationLeakReport(), "");
+  for (const void* freed : addresses)
+    EXPECT_THROW((void)served().getDeviceFromPtr(freed), InvalidArgument);
+}
+
+// A fork child (which may not use the parent's devices) frees what its
+// parent made through the layer: the books it inherited know the block, and
+// their lock (biased to the forking thread) and the decorator's blocks that
+// thread kept for reuse serve the free.
+TEST_F(ValidationRules, AForkChildFreesWhatItsParentMade) {
+  setValidationMode(ValidationMode::Throw);
+  for (int i = 0; i < 4; ++i)
+    DataPtr kept_for_reuse = served().getDeviceAllocator(0).allocate(256);
+  DataPtr made = served().getDeviceAllocator(0).allocate(512);
+  const pid_t child = ::fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    int code = 0;
+    if (validationLeakReport().find("of 512 bytes") == std::string::npos) code = 1;
+    made.reset();
+    if (!validationLeakReport().empty()) code = 2;
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: the child's books did not know the block; 2: its free left them";
 }
 
 // The layer's state is shared by every calling thread (the

@@ -39,6 +39,7 @@
 #include "accel/graph.h"
 #include "accel/hook_catalogue.h"
 #include "accel/stream.h"
+#include "layers/block_note.h"
 
 namespace accel {
 class AcceleratorHooks;
@@ -94,9 +95,23 @@ class HookLayer {
   // told of (the validation layer's quarantine): asked once per free, after
   // every layer's freed(), until one says yes. A layer that returns true
   // calls releaseHeldFree(token) exactly once, later, to let the memory go
-  // back to its allocator. Default: no.
-  virtual bool holdsFree(const void* /*ptr*/, const void* /*token*/) noexcept {
+  // back to its allocator. `note`: this layer's note on the block when it
+  // noted it (allocatedNoted), else null. Default: no.
+  virtual bool holdsFree(const void* /*ptr*/, const void* /*token*/,
+                         BlockNote* /*note*/) noexcept {
     return false;
+  }
+  // Whether this layer keeps a note with each allocation (block_note.h):
+  // the first layer added that says yes is handed the note of every block
+  // through allocatedNoted() instead of allocated(). Asked when the layer is
+  // added. Default: no.
+  [[nodiscard]] virtual bool keepsBlockNotes() const noexcept { return false; }
+  // allocated() for the layer that keeps notes, with the block's note (empty:
+  // its dispose is null). Default: allocated().
+  virtual void allocatedNoted(DeviceType type, Device device, const void* ptr,
+                              std::size_t bytes, bool pinned,
+                              BlockNote& /*note*/) noexcept {
+    allocated(type, device, ptr, bytes, pinned);
   }
   // Whether this layer reads HookCall::begin_ns. The clock is read for a
   // call only when an added layer wants it (about half the cost of a hook

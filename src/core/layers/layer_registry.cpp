@@ -17,14 +17,15 @@
 
 namespace accel::detail {
 
+constinit std::atomic<const LayerList*> g_current_layers{nullptr};
+
 namespace {
 
 constexpr int kSlots = kHooksTableSize;
 
 struct Registry {
-  std::mutex mutex;  // guards everything but `current`
+  std::mutex mutex;  // guards everything but g_current_layers
   std::vector<HookLayer*> layers;
-  std::atomic<const LayerList*> current{nullptr};
   // Every snapshot published: a caller may still walk an old one.
   std::vector<std::unique_ptr<const LayerList>> published;
   // The decorators (g_decorators), owned: never destroyed.
@@ -47,9 +48,11 @@ void publish(Registry& r) {
   const bool wants_times =
       std::any_of(r.layers.begin(), r.layers.end(),
                   [](const HookLayer* l) { return l->wantsTimes(); });
-  r.published.push_back(
-      std::make_unique<const LayerList>(LayerList{r.layers, wants_times}));
-  r.current.store(r.published.back().get(), std::memory_order_release);
+  auto keeper = std::find_if(r.layers.begin(), r.layers.end(),
+                             [](const HookLayer* l) { return l->keepsBlockNotes(); });
+  r.published.push_back(std::make_unique<const LayerList>(
+      LayerList{r.layers, wants_times, keeper != r.layers.end() ? *keeper : nullptr}));
+  g_current_layers.store(r.published.back().get(), std::memory_order_release);
 }
 
 // The decorator of `backend`'s type, made on first need. Requires r.mutex.
@@ -103,10 +106,6 @@ void withdraw(Registry& r, int slot) noexcept {
 
 }  // namespace
 
-const LayerList* currentLayers() noexcept {
-  return registry().current.load(std::memory_order_acquire);
-}
-
 void addHookLayer(HookLayer& layer) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -136,7 +135,7 @@ void removeHookLayer(HookLayer& layer) noexcept {
     // the path when none is left; otherwise the old snapshot, which still
     // names the layer, stays current until the next change.
     if (!r.layers.empty()) return;
-    r.current.store(nullptr, std::memory_order_release);
+    g_current_layers.store(nullptr, std::memory_order_release);
   }
   if (!r.layers.empty()) return;
   for (int slot = 0; slot < kSlots; ++slot) withdraw(r, slot);

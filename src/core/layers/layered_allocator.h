@@ -4,10 +4,13 @@
 // a free back (the validation layer's quarantine).
 //
 // The DataPtr it returns owns a LayeredBlock (its context) that owns the
-// backend's DataPtr; innerView() lets the core's caches recognise their own
-// block behind it (recordStream, owns).
+// backend's DataPtr and the note-keeping layer's note on it (block_note.h);
+// innerView() lets the core's caches recognise their own block behind it
+// (recordStream, owns). Blocks are recycled: each thread keeps a few freed
+// ones for its next allocations (no malloc and free per allocation).
 //
-// Thread-safety: allocate() and the deleter are thread-safe.
+// Thread-safety: allocate() and the deleter are thread-safe; a block may be
+// freed on another thread than the one that made it.
 // Lifetime: owned by its LayeredHooks, which is never destroyed.
 #pragma once
 

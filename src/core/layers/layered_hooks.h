@@ -35,10 +35,19 @@ namespace accel::detail {
 struct LayerList {
   std::vector<HookLayer*> layers;
   bool wants_times = false;  // any layer's wantsTimes()
+  // The first of `layers` whose keepsBlockNotes() is true, or null.
+  HookLayer* note_keeper = nullptr;
 };
 
-// The current snapshot; null or empty when no layer is added. One acquire load.
-[[nodiscard]] const LayerList* currentLayers() noexcept;
+// The published snapshot (layer_registry.cpp); read through currentLayers().
+extern constinit std::atomic<const LayerList*> g_current_layers;
+
+// The current snapshot; null or empty when no layer is added. One acquire
+// load (of a constant-initialised global: no guard of a function's static
+// on the allocator's path).
+[[nodiscard]] inline const LayerList* currentLayers() noexcept {
+  return g_current_layers.load(std::memory_order_acquire);
+}
 
 class LayeredAllocator;
 

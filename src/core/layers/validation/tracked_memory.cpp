@@ -5,11 +5,19 @@
 
 namespace accel::detail {
 
-const TrackedBlock* TrackedMemory::holding(
-    const std::map<std::uintptr_t, TrackedBlock>& blocks, std::uintptr_t ptr) noexcept {
+namespace {
+
+const TrackedBlock& blockOf(const TrackedBlock& block) noexcept { return block; }
+const TrackedBlock& blockOf(const LiveRecord* record) noexcept { return record->block; }
+
+}  // namespace
+
+template <typename Blocks>
+const TrackedBlock* TrackedMemory::holding(const Blocks& blocks,
+                                           std::uintptr_t ptr) noexcept {
   auto after = blocks.upper_bound(ptr);
   if (after == blocks.begin()) return nullptr;
-  const TrackedBlock& block = std::prev(after)->second;
+  const TrackedBlock& block = blockOf(std::prev(after)->second);
   // A pointer one past the end belongs to no block (an empty range there
   // is not a use).
   return ptr - block.base < block.bytes ? &block : nullptr;
@@ -30,28 +38,66 @@ void TrackedMemory::forget(std::map<std::uintptr_t, TrackedBlock>::iterator it,
   freed_.erase(it);
 }
 
-void TrackedMemory::allocated(TrackedBlock block) {
-  const std::uintptr_t base = block.base;
-  live_.insert_or_assign(base, std::move(block));
+void TrackedMemory::allocated(LiveRecord& record) noexcept {
+  record.books = books_;
+  record.indexed = false;
+  record.prev = nullptr;
+  record.next = waiting_;
+  if (waiting_ != nullptr) waiting_->prev = &record;
+  waiting_ = &record;
 }
 
-TrackedMemory::Free TrackedMemory::freed(std::uintptr_t base, CapturedStack where,
+void TrackedMemory::fileWaiting() {
+  while (LiveRecord* record = waiting_) {
+    // A second live block at one address (a backend that handed it out
+    // twice) replaces the first in the index, as the last one made.
+    index_.insert_or_assign(record->block.base, record);
+    waiting_ = record->next;
+    if (waiting_ != nullptr) waiting_->prev = nullptr;
+    record->indexed = true;
+    record->next = nullptr;
+  }
+}
+
+void TrackedMemory::unlink(LiveRecord& record) noexcept {
+  if (record.indexed) {
+    auto found = index_.find(record.block.base);
+    if (found != index_.end() && found->second == &record) index_.erase(found);
+  } else {
+    if (record.prev != nullptr) record.prev->next = record.next;
+    if (record.next != nullptr) record.next->prev = record.prev;
+    if (waiting_ == &record) waiting_ = record.next;
+  }
+  record.books = 0;
+  record.prev = record.next = nullptr;
+}
+
+bool TrackedMemory::forgetLive(LiveRecord& record) noexcept {
+  if (record.books != books_) return false;
+  unlink(record);
+  return true;
+}
+
+TrackedMemory::Free TrackedMemory::freed(LiveRecord& record, CapturedStack where,
                                          const void* token,
                                          std::vector<const void*>& release) {
-  auto found = live_.find(base);
-  if (found == live_.end()) return Free::NotLive;
-  if (limits_.blocks == 0 || limits_.bytes == 0) {
-    live_.erase(found);
-    return Free::NotHeld;
-  }
-  TrackedBlock block = std::move(found->second);
-  live_.erase(found);
+  if (record.books != books_) return Free::NotLive;
+  unlink(record);
+  if (limits_.blocks == 0 || limits_.bytes == 0) return Free::NotHeld;
+  const std::uintptr_t base = record.block.base;
+  TrackedBlock block = std::move(record.block);
   block.freed = std::move(where);
   block.token = token;
+  const std::size_t bytes = block.bytes;
+  auto held = freed_.insert_or_assign(base, std::move(block)).first;
+  try {
+    held_order_.push_back(base);
+  } catch (...) {
+    freed_.erase(held);  // not held after all: the caller frees it now
+    throw;
+  }
   ++held_blocks_;
-  held_bytes_ += block.bytes;
-  freed_.insert_or_assign(base, std::move(block));
-  held_order_.push_back(base);
+  held_bytes_ += bytes;
   // The quarantine's bounds: the oldest blocks go back first.
   while (!held_order_.empty() &&
          (held_blocks_ > limits_.blocks || held_bytes_ > limits_.bytes)) {
@@ -68,8 +114,9 @@ const TrackedBlock* TrackedMemory::heldAt(std::uintptr_t base) const noexcept {
                                                                  : nullptr;
 }
 
-const TrackedBlock* TrackedMemory::live(std::uintptr_t ptr) const noexcept {
-  return holding(live_, ptr);
+const TrackedBlock* TrackedMemory::live(std::uintptr_t ptr) {
+  fileWaiting();
+  return holding(index_, ptr);
 }
 
 const TrackedBlock* TrackedMemory::freedBlock(std::uintptr_t ptr) const noexcept {
@@ -80,7 +127,9 @@ void TrackedMemory::clear(std::vector<const void*>& release) {
   for (auto& [base, block] : freed_) letGo(block, release);
   freed_.clear();
   held_order_.clear();
-  live_.clear();
+  index_.clear();
+  waiting_ = nullptr;
+  ++books_;  // the records left in blocks' notes are in no books now
 }
 
 }  // namespace accel::detail

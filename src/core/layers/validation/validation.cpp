@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "accel/memory/allocator_settings.h"
 #include "layers/hook_layer.h"
 #include "layers/layer_settings.h"
 #include "layers/validation/validation_layer.h"
@@ -30,6 +31,13 @@ Validation& validation() {
     made->layer.setQuarantineLimits(
         detail::QuarantineLimits{settings.quarantine_blocks, settings.quarantine_bytes});
     detail::setRecordedStacks(settings.validate_stacks);
+    try {
+      made->layer.allowBiasedBooks(
+          memory::allocatorSettingsFromEnvironment().biased_lock);
+    } catch (...) {
+      // Malformed: the caching allocator reports it; the books' lock keeps
+      // its default.
+    }
     return made;
   }();
   return *v;
@@ -74,9 +82,11 @@ void setValidationMode(ValidationMode mode) {
   std::lock_guard<std::mutex> lock(v.mutex);
   if (mode == ValidationMode::Off) {
     if (!v.added) return;
+    // The books let go of the records in live blocks before the layer
+    // leaves the path (ValidationLayer::forgetAll).
+    v.layer.forgetAll();
     detail::removeHookLayer(v.layer);
     v.added = false;
-    v.layer.forgetAll();
     return;
   }
   v.layer.setMode(mode);

@@ -8,8 +8,8 @@
 // layer; its rules are the ones the core cannot check without remembering
 // the history of the process (docs/validation.md lists both).
 //
-// Thread-safety: every member is thread-safe (one lock; reports are made
-// and stacks resolved outside it).
+// Thread-safety: every member is thread-safe (two locks: the memory books'
+// and the rest's; reports are made and stacks resolved outside them).
 #pragma once
 
 #include <atomic>
@@ -26,6 +26,7 @@
 #include "accel/validation.h"
 #include "layers/hook_layer.h"
 #include "layers/validation/tracked_memory.h"
+#include "memory/biased_mutex.h"
 
 namespace accel::detail {
 
@@ -38,22 +39,34 @@ class ValidationLayer final : public HookLayer {
     return mode_.load(std::memory_order_relaxed);
   }
   void setQuarantineLimits(QuarantineLimits limits) noexcept;
+  // Whether the memory books' lock may be biased to the thread that takes
+  // it alone (true at first; ACCEL_ALLOC_CONF=biased_lock:false says no, as
+  // for the caching allocator's device locks). Never throws.
+  void allowBiasedBooks(bool allowed) noexcept { memory_mutex_.allowBias(allowed); }
 
   void before(const HookCall& call) override;
   void after(const HookCall& call, bool failed) noexcept override;
   void allocating(DeviceType type, Device device, std::size_t bytes,
                   bool pinned) override;
-  void allocated(DeviceType type, Device device, const void* ptr, std::size_t bytes,
-                 bool pinned) noexcept override;
-  bool holdsFree(const void* ptr, const void* token) noexcept override;
+  // Its live blocks' records are kept in the decorator's blocks
+  // (tracked_memory.h): it keeps the blocks' notes. A block made while
+  // another layer keeps them (none does) is not tracked.
+  [[nodiscard]] bool keepsBlockNotes() const noexcept override { return true; }
+  void allocatedNoted(DeviceType type, Device device, const void* ptr, std::size_t bytes,
+                      bool pinned, BlockNote& note) noexcept override;
+  bool holdsFree(const void* ptr, const void* token, BlockNote* note) noexcept override;
   // Its rules read no times.
   [[nodiscard]] bool wantsTimes() const noexcept override { return false; }
 
   // Before the layer is added: frees may be held from now on. Never throws.
   void activate() noexcept;
-  // Forgets everything tracked (the layer was turned off); the frees held in
-  // the quarantine are given back, and none is held until activate(), also
-  // by a thread still inside holdsFree. Never throws.
+  // Forgets everything tracked (the layer is being turned off); the frees
+  // held in the quarantine are given back, and none is held until
+  // activate(), also by a thread still inside holdsFree. Call it before the
+  // layer is removed (removeHookLayer): the records of live blocks lie in
+  // the blocks, and a block freed once the layer is removed goes back
+  // without the layer, so the books must have let go of its record by
+  // then. Never throws.
   void forgetAll() noexcept;
   // Replaces the host part of every tracked stack by its frames, resolved
   // now (validation.h: resolveValidationHostStacks). Never throws.
@@ -84,9 +97,10 @@ class ValidationLayer final : public HookLayer {
   };
   using Key = std::pair<DeviceType, std::uint64_t>;
 
-  // The rules; each appends what it finds. Require mutex_.
+  // The rules; each appends what it finds. Require mutex_ (checkMemory
+  // takes memory_mutex_ itself).
   void checkMemory(const HookCall& call, const void* ptr, std::size_t bytes,
-                   std::string_view which, std::vector<Violation>& found) const;
+                   std::string_view which, std::vector<Violation>& found);
   void checkStream(const HookCall& call, std::vector<Violation>& found) const;
   void checkEvent(const HookCall& call, std::uint64_t event, bool must_be_recorded,
                   std::vector<Violation>& found) const;
@@ -96,13 +110,25 @@ class ValidationLayer final : public HookLayer {
   // Reports each of `found` (no lock held), the first per the mode.
   void report(const std::string& call, std::vector<Violation>& found,
               bool may_throw) const;
+  // holdsFree() but for the free of a live block while the quarantine
+  // holds nothing: a free to hold, or one of a block not live.
+  bool holdOrReportFree(const void* ptr, const void* token, BlockNote* note) noexcept;
   // Gives frees back to their allocators (no lock held).
   static void release(const std::vector<const void*>& tokens) noexcept;
+  // Ends the record a note holds (BlockNote::dispose).
+  static void disposeRecord(BlockNote& note) noexcept;
 
   std::atomic<ValidationMode> mode_{ValidationMode::Log};
+  // Guards the events, graphs, captures and streams. Taken before
+  // memory_mutex_ where a function takes both.
   mutable std::mutex mutex_;
+  // Guards the memory books: taken at every allocation and free, nearly
+  // always by one thread at a time, so biased (memory/biased_mutex.h: the
+  // thread that takes it most takes it without a locked instruction, as the
+  // caching allocator's device lock).
+  mutable BiasedMutex memory_mutex_;
   TrackedMemory memory_;
-  bool active_ = false;  // between activate() and forgetAll()
+  bool active_ = false;  // between activate() and forgetAll(); memory_mutex_
   std::map<Key, EventState> events_;
   struct DestroyedEvent {
     int device = -1;

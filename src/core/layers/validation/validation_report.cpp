@@ -139,12 +139,10 @@ CapturedStack captureHere() noexcept {
   }
 }
 
-namespace {
-std::atomic<bool> g_recorded_stacks{true};
-}  // namespace
+constinit std::atomic<bool> g_recorded_stacks{true};
 
 CapturedStack recordedStack() noexcept {
-  if (!g_recorded_stacks.load(std::memory_order_relaxed)) return nullptr;
+  if (!recordingStacks()) return nullptr;
   try {
     return internedStack(hostStackHere());
   } catch (...) {

@@ -12,6 +12,7 @@
 // Thread-safety: the functions are thread-safe; none takes the layer's lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,6 +46,12 @@ void setHostStackProvider(HostStackCapture capture);
 // (setRecordedStacks). Never throws.
 [[nodiscard]] CapturedStack recordedStack() noexcept;
 void setRecordedStacks(bool on) noexcept;
+// Whether recordedStack() records (one load: the allocation callback asks
+// before calling it).
+extern constinit std::atomic<bool> g_recorded_stacks;
+[[nodiscard]] inline bool recordingStacks() noexcept {
+  return g_recorded_stacks.load(std::memory_order_relaxed);
+}
 
 // The first frame of `stack` that is the caller's (a host frame, else the
 // first C++ frame outside libaccel.so): "main (/path/prog)" or "test.py:12 in

@@ -1,5 +1,6 @@
 // The validation layer's reports (validation_layer.h): each violation as
 // its line, and the leak table with the stacks of what was never released.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,7 +44,9 @@ void ValidationLayer::resolveHostStacks() noexcept {
     std::vector<CapturedStack> stacks;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (const auto& [base, block] : memory_.liveBlocks()) stacks.push_back(block.made);
+      BiasedMutex::Guard books(memory_mutex_);
+      memory_.forEachLive(
+          [&](const TrackedBlock& block) { stacks.push_back(block.made); });
       for (const auto& [key, event] : events_) stacks.push_back(event.made);
       for (const auto& [key, made] : graphs_) stacks.push_back(made);
     }
@@ -56,6 +59,7 @@ void ValidationLayer::resolveHostStacks() noexcept {
       if (found != resolved.end()) stack = found->second;
     };
     std::lock_guard<std::mutex> lock(mutex_);
+    BiasedMutex::Guard books(memory_mutex_);
     memory_.forEachLive([&](TrackedBlock& block) { replace(block.made); });
     for (auto& [key, event] : events_) replace(event.made);
     for (auto& [key, made] : graphs_) replace(made);
@@ -87,13 +91,21 @@ std::string ValidationLayer::leakReport() {
   std::vector<Leak> leaks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [base, block] : memory_.liveBlocks()) {
+    BiasedMutex::Guard books(memory_mutex_);
+    // Blocks by address, as they always were listed (the books keep them
+    // in no order).
+    std::vector<const TrackedBlock*> blocks;
+    memory_.forEachLive([&](const TrackedBlock& block) { blocks.push_back(&block); });
+    std::sort(
+        blocks.begin(), blocks.end(),
+        [](const TrackedBlock* a, const TrackedBlock* b) { return a->base < b->base; });
+    for (const TrackedBlock* block : blocks) {
       leaks.push_back(
-          {concat(block.pinned ? "pinned block " : "block ", hexAddress(base), " of ",
-                  block.bytes, " bytes, '", deviceTypeName(block.type), "'",
-                  block.pinned ? std::string()
-                               : concat(" device ", int(block.device.index()))),
-           block.made});
+          {concat(block->pinned ? "pinned block " : "block ", hexAddress(block->base),
+                  " of ", block->bytes, " bytes, '", deviceTypeName(block->type), "'",
+                  block->pinned ? std::string()
+                                : concat(" device ", int(block->device.index()))),
+           block->made});
     }
     for (const auto& [key, event] : events_) {
       leaks.push_back({concat("event ", key.second, ", '", deviceTypeName(key.first),
