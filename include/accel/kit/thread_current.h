@@ -17,10 +17,11 @@
 // Why not a `thread_local std::unordered_map`: thread_local objects with
 // destructors are destroyed before static objects, so a guard restoring the
 // device during static destruction would touch a dead map. The device table
-// here is a fixed, trivially destructible thread_local array; the streams live
-// in a per-thread block that is freed when the thread exits, after which
-// reads answer the defaults and a write allocates a block that is never freed
-// (only code running after its thread's thread_local destructors gets there).
+// and the streams live in per-thread blocks (out of the library's static
+// TLS, of which a library loaded by dlopen has little) that are freed when
+// the thread exits, after which reads answer the defaults and a write
+// allocates a block that is never freed (only code running after its
+// thread's thread_local destructors gets there).
 //
 // Thread-safety: every member may be called from any thread; each thread sees
 // only its own values. The setters take no lock.
@@ -46,8 +47,8 @@ inline constexpr int kMaxLiveThreadCurrents = 128;
 // The calling thread's most recently used entry, exposed only so that
 // device(), read on every getCurrentDevice(), inlines to one initial-exec TLS
 // load and a compare (8 bytes of static TLS; the full per-object table behind
-// it is a larger, dynamically allocated TLS block). Trivially destructible,
-// so it is readable at any point of a thread's or the process's exit.
+// it is a heap block of the thread's). Trivially destructible, so it is
+// readable at any point of a thread's or the process's exit.
 ACCEL_API extern constinit thread_local CurrentDeviceEntry t_last_current_device
     __attribute__((tls_model("initial-exec")));
 // The thread's stream settings (thread_current.cpp); null until the thread
@@ -78,8 +79,11 @@ class ACCEL_API ThreadCurrent {
       return last.index;
     return deviceFromTable();
   }
+  // The thread's first setting allocates its table (1 KiB); the process
+  // terminates if that fails (noexcept: device guards restore in
+  // destructors).
   void setDevice(DeviceIndex index) noexcept;
-  // Sets `index` and returns the previous device.
+  // Sets `index` and returns the previous device. Allocates as setDevice.
   DeviceIndex exchangeDevice(DeviceIndex index) noexcept;
 
   // The calling thread's current stream id on device `index`:

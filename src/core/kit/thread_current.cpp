@@ -38,24 +38,56 @@ using tls::t_last_current_device;
 // One entry per live object, indexed by its slot; `uid` tells the object that
 // owns the entry now from an earlier holder of the slot, whose values must not
 // leak into it. t_last_current_device caches the entry used last, and is kept
-// equal to it on every write.
-constinit thread_local CurrentDeviceEntry t_current_devices[ThreadCurrent::kMaxLive] = {};
+// equal to it on every write. The table is a block of its own, made at the
+// thread's first device setting: as a thread_local array it was 1 KiB of the
+// library's static TLS, which glibc takes from a surplus of about 1.6 KiB
+// shared by every library loaded after the program started (Python imports
+// this one so; torch's libgomp, imported after it, then failed to load with
+// "cannot allocate memory in static TLS block").
+using DeviceTable = CurrentDeviceEntry[ThreadCurrent::kMaxLive];
+constinit thread_local DeviceTable* t_current_devices = nullptr;
 
 using tls::StreamEntry;
 using tls::t_streams;
 using tls::ThreadStreams;
 
-constinit thread_local bool t_streams_released = false;
+constinit thread_local bool t_tables_released = false;
 
-// Frees the thread's block when the thread exits. Constructed on the first
-// stream setting of a thread, so threads that never set one pay nothing.
-struct StreamsReleaser {
-  ~StreamsReleaser() {
+// Frees the thread's blocks when the thread exits. Constructed on the first
+// device or stream setting of a thread, so threads that set neither pay
+// nothing.
+struct TablesReleaser {
+  ~TablesReleaser() {
     delete t_streams;
     t_streams = nullptr;
-    t_streams_released = true;
+    delete[] t_current_devices;
+    t_current_devices = nullptr;
+    t_tables_released = true;
   }
 };
+
+// Arranges for the thread's blocks to be freed at its exit. After the
+// releaser ran (code in a later thread_local destructor, or in a static
+// destructor on the main thread) a block made again is never freed: see the
+// header.
+void releaseTablesAtExit() noexcept {
+  if (!t_tables_released) {
+    thread_local TablesReleaser releaser;
+    (void)releaser;
+  }
+}
+
+// The thread's device table, made on first use. std::terminate when its
+// kilobyte cannot be allocated (the setters are noexcept: a DeviceGuard
+// restores a device in a destructor).
+CurrentDeviceEntry* deviceTable() noexcept {
+  if (t_current_devices == nullptr) {
+    t_current_devices =
+        reinterpret_cast<DeviceTable*>(new CurrentDeviceEntry[ThreadCurrent::kMaxLive]());
+    releaseTablesAtExit();
+  }
+  return *t_current_devices;
+}
 
 struct Slots {
   std::mutex mutex;
@@ -75,13 +107,7 @@ bool isLive(const StreamEntry& entry) noexcept {
 ThreadStreams& threadStreams() {
   if (t_streams == nullptr) {
     t_streams = new ThreadStreams();
-    // After the releaser ran (code in a later thread_local destructor, or in
-    // a static destructor on the main thread) the block is never freed: see
-    // the header.
-    if (!t_streams_released) {
-      thread_local StreamsReleaser releaser;
-      (void)releaser;
-    }
+    releaseTablesAtExit();
   }
   return *t_streams;
 }
@@ -113,19 +139,21 @@ ThreadCurrent::~ThreadCurrent() {
 }
 
 DeviceIndex ThreadCurrent::deviceFromTable() const noexcept {
-  const CurrentDeviceEntry& entry = t_current_devices[slot_];
-  const CurrentDeviceEntry current{uid_,
-                                   entry.uid == uid_ ? entry.index : DeviceIndex{0}};
-  t_last_current_device = current;
-  return current.index;
+  DeviceIndex index = 0;
+  if (t_current_devices != nullptr) {
+    const CurrentDeviceEntry& entry = (*t_current_devices)[slot_];
+    if (entry.uid == uid_) index = entry.index;
+  }
+  t_last_current_device = CurrentDeviceEntry{uid_, index};
+  return index;
 }
 
 void ThreadCurrent::setDevice(DeviceIndex index) noexcept {
-  t_current_devices[slot_] = t_last_current_device = CurrentDeviceEntry{uid_, index};
+  deviceTable()[slot_] = t_last_current_device = CurrentDeviceEntry{uid_, index};
 }
 
 DeviceIndex ThreadCurrent::exchangeDevice(DeviceIndex index) noexcept {
-  CurrentDeviceEntry& entry = t_current_devices[slot_];
+  CurrentDeviceEntry& entry = deviceTable()[slot_];
   const DeviceIndex previous = entry.uid == uid_ ? entry.index : DeviceIndex{0};
   entry = t_last_current_device = CurrentDeviceEntry{uid_, index};
   return previous;
