@@ -44,8 +44,8 @@ using tls::t_last_current_device;
 // shared by every library loaded after the program started (Python imports
 // this one so; torch's libgomp, imported after it, then failed to load with
 // "cannot allocate memory in static TLS block").
-using DeviceTable = CurrentDeviceEntry[ThreadCurrent::kMaxLive];
-constinit thread_local DeviceTable* t_current_devices = nullptr;
+// kMaxLive entries.
+constinit thread_local CurrentDeviceEntry* t_current_devices = nullptr;
 
 using tls::StreamEntry;
 using tls::t_streams;
@@ -82,11 +82,10 @@ void releaseTablesAtExit() noexcept {
 // restores a device in a destructor).
 CurrentDeviceEntry* deviceTable() noexcept {
   if (t_current_devices == nullptr) {
-    t_current_devices =
-        reinterpret_cast<DeviceTable*>(new CurrentDeviceEntry[ThreadCurrent::kMaxLive]());
+    t_current_devices = new CurrentDeviceEntry[ThreadCurrent::kMaxLive]();
     releaseTablesAtExit();
   }
-  return *t_current_devices;
+  return t_current_devices;
 }
 
 struct Slots {
@@ -141,7 +140,7 @@ ThreadCurrent::~ThreadCurrent() {
 DeviceIndex ThreadCurrent::deviceFromTable() const noexcept {
   DeviceIndex index = 0;
   if (t_current_devices != nullptr) {
-    const CurrentDeviceEntry& entry = (*t_current_devices)[slot_];
+    const CurrentDeviceEntry& entry = t_current_devices[slot_];
     if (entry.uid == uid_) index = entry.index;
   }
   t_last_current_device = CurrentDeviceEntry{uid_, index};
