@@ -67,6 +67,19 @@ class EventText {
         .number("pid", pid)
         .number("tid", tid);
   }
+  // An instant event of one thread's track ("ph": "i", "s": "t"): its name
+  // and category, when it happened (`ts_ns`, relative to the document's
+  // origin), and the process and thread track it is drawn on.
+  EventText& instant(std::string_view name, std::string_view cat, std::int64_t ts_ns,
+                     std::int64_t pid, std::int64_t tid) {
+    return text("name", name)
+        .text("cat", cat)
+        .text("ph", "i")
+        .text("s", "t")
+        .micros("ts", ts_ns)
+        .number("pid", pid)
+        .number("tid", tid);
+  }
   EventText& text(std::string_view key, std::string_view value) {
     field(key);
     accel::detail::appendJsonString(out_, value);

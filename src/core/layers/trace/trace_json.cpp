@@ -267,13 +267,7 @@ class Writer {
       for (const auto& [key, pid] : tracks_.processes()) {
         if (key.type != flush->type) continue;
         EventText(out_, first_)
-            .text("name", "empty_cache")
-            .text("cat", "allocator")
-            .text("ph", "i")
-            .text("s", "t")
-            .micros("ts", rel(flush->end))
-            .number("pid", pid)
-            .number("tid", kAllocatorTrack);
+            .instant("empty_cache", "allocator", rel(flush->end), pid, kAllocatorTrack);
       }
     }
   }
@@ -303,13 +297,9 @@ class Writer {
       const auto size = static_cast<std::int64_t>(entry.size);
       {
         EventText event(out_, first_);
-        event.text("name", memory::traceActionName(entry.action))
-            .text("cat", "allocator")
-            .text("ph", "i")
-            .text("s", "t")
-            .micros("ts", rel(entry.time_ns))
-            .number("pid", pid)
-            .number("tid", kAllocatorTrack)
+        event
+            .instant(memory::traceActionName(entry.action), "allocator",
+                     rel(entry.time_ns), pid, kAllocatorTrack)
             .args()
             .address("addr", entry.address)
             .number("size", size)
@@ -351,13 +341,8 @@ class Writer {
       const bool is_alloc = e.kind == TraceEventKind::Allocation;
       const int pid = tracks_.pid(key);
       EventText(out_, first_)
-          .text("name", is_alloc ? "alloc" : "free_completed")
-          .text("cat", "allocator")
-          .text("ph", "i")
-          .text("s", "t")
-          .micros("ts", rel(e.begin))
-          .number("pid", pid)
-          .number("tid", kAllocatorTrack)
+          .instant(is_alloc ? "alloc" : "free_completed", "allocator", rel(e.begin), pid,
+                   kAllocatorTrack)
           .args()
           .address("addr", e.ptr)
           .number("size", static_cast<std::int64_t>(e.bytes));
