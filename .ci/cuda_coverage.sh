@@ -18,6 +18,10 @@
 # not built, and this says so instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -gt 1 ] || { [ $# -eq 1 ] && [ "$1" != "--counted" ]; }; then
+  echo "usage: .ci/cuda_coverage.sh [--counted] (got: $*)" >&2
+  exit 2
+fi
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "no CUDA toolkit (nvcc) here: the CUDA backend is not built, its coverage not measured"
   exit 0
