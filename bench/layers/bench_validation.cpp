@@ -87,19 +87,21 @@ double threadCpuNs() {
 }
 
 // Two threads making and freeing blocks at once on one device, without
-// stacks: the validation layer's memory books' lock, biased to the thread
-// that takes it alone, is shared from the first overlap on (its bias
-// withdrawn once), the worst case of the bias (docs/validation.md).
-// Threads that do not run at the same time do not contend: `overlap` is each
-// thread's CPU time over its loop's wall time, averaged over the threads
-// (1.0: both ran throughout, as bench_memory_threads reports it); a figure
-// whose overlap is far below 1 says nothing about the shared lock.
-void allocatorPairTwoThreads(benchmark::State& state, accel::ValidationMode mode) {
+// stacks, without the quarantine and with it: each thread's blocks go on
+// its own lane of the validation layer's memory books, under a lock of its
+// own (docs/validation.md, "Books per thread"); a lock two threads shared
+// would be taken in turn. Threads that do not run at the same time do not
+// contend: `overlap` is each thread's CPU time over its loop's wall time,
+// averaged over the threads (1.0: both ran throughout, as
+// bench_memory_threads reports it); a figure whose overlap is far below 1
+// says nothing about sharing.
+void allocatorPairTwoThreads(benchmark::State& state, accel::ValidationMode mode,
+                             std::size_t quarantine_blocks = 0) {
   const accel::DeviceType type = backend().deviceType();
   if (state.thread_index() == 0) {
     backend().init();
     accel::setValidationMode(mode);
-    accel::setValidationQuarantine(0, std::size_t{256} << 20);
+    accel::setValidationQuarantine(quarantine_blocks, std::size_t{256} << 20);
     accel::setValidationStacks(false);
   }
   // Each thread asks after the start, when thread 0 has set the mode.
@@ -125,6 +127,9 @@ void allocatorPairTwoThreads(benchmark::State& state, accel::ValidationMode mode
 }
 BENCHMARK_CAPTURE(allocatorPairTwoThreads, off, accel::ValidationMode::Off)->Threads(2);
 BENCHMARK_CAPTURE(allocatorPairTwoThreads, on_no_stacks, accel::ValidationMode::Log)
+    ->Threads(2);
+BENCHMARK_CAPTURE(allocatorPairTwoThreads, on_quarantine_1024_no_stacks,
+                  accel::ValidationMode::Log, 1024)
     ->Threads(2);
 
 // A layer that checks and records nothing.

@@ -47,11 +47,12 @@ enum class ValidationMode : std::uint8_t {
 // tables are checked only when ACCEL_VALIDATE turned it on before they
 // were registered. Throws std::bad_alloc only.
 ACCEL_API void setValidationMode(ValidationMode mode);
-// Bounds the quarantine of freed blocks (docs/validation.md): at most
-// `blocks` blocks and `bytes` bytes are held back; past either the oldest
-// goes back to its allocator. 0 holds nothing back. Defaults: 1024 blocks,
-// 256 MiB, or ACCEL_VALIDATE_QUARANTINE_BLOCKS / _BYTES. Applies to frees
-// from now on. Never throws.
+// Bounds the quarantine of freed blocks (docs/validation.md), which each
+// thread that frees keeps of its own: at most `blocks` blocks and `bytes`
+// bytes are held back per thread; past either that thread's oldest goes
+// back to its allocator. 0 holds nothing back. Defaults: 1024 blocks,
+// 256 MiB, or ACCEL_VALIDATE_QUARANTINE_BLOCKS / _BYTES. Applies at each
+// thread's next free. Thread-safe; never throws.
 ACCEL_API void setValidationQuarantine(std::size_t blocks, std::size_t bytes) noexcept;
 
 // Whether the layer records where each block, event and graph was made and

@@ -167,25 +167,25 @@ void BiasedMutex::lockSlow() noexcept {
                      allow_bias_.load(std::memory_order_relaxed) && biasSupported();
 }
 
-void BiasedMutex::lockForFork() noexcept {
+void BiasedMutex::lockKeepingBias() noexcept {
   mutex_.lock();
   BiasGrant* current = bias_.load(std::memory_order_relaxed);
-  fork_grant_ = current;
+  kept_grant_ = current;
   if (current == nullptr) return;
   // As lockSlow withdraws it, but the lock is not shared by this: the bias
-  // goes back after the fork, so a fork costs its owner nothing later.
+  // goes back at the unlock, so the visit costs its owner nothing later.
   bias_.store(nullptr, std::memory_order_seq_cst);
   processBarrier();
   waitUntilOutside(*current);
 }
 
-void BiasedMutex::unlockAfterFork(bool in_child) noexcept {
-  BiasGrant* grant = fork_grant_;
-  fork_grant_ = nullptr;
+void BiasedMutex::unlockKeepingBias(bool in_fork_child) noexcept {
+  BiasGrant* grant = kept_grant_;
+  kept_grant_ = nullptr;
   // In the child only the forking thread is left: a grant to any other
   // record would name a thread that no longer runs (harmless, but the lock
   // would stay on its slow path until another thread withdrew it).
-  if (grant != nullptr && (!in_child || grant->owner == t_biased_record))
+  if (grant != nullptr && (!in_fork_child || grant->owner == t_biased_record))
     bias_.store(grant, std::memory_order_release);
   mutex_.unlock();
 }

@@ -48,7 +48,7 @@
 // is undefined, as with std::mutex. Lifetime: a BiasedMutex must not be
 // destroyed while held. In a fork child, a lock that a thread which did not
 // survive the fork held (or was inside) stays held, as with std::mutex,
-// unless the forking thread took it with lockForFork (the caching
+// unless the forking thread took it with lockKeepingBias (the caching
 // allocator's fork handlers do, docs/lifecycle.md).
 #pragma once
 
@@ -64,8 +64,11 @@ struct BiasedThreadRecord {
   BiasedThreadRecord* next_free = nullptr;
 };
 
-// The bias of one lock for one thread record: owned by the lock.
-struct BiasGrant {
+// The bias of one lock for one thread record: owned by the lock. A cache
+// line of its own: its owner writes `inside` at every lock and unlock, and
+// the grants of two threads' locks made one after the other would share a
+// line (the validation layer's lanes of its books, one per thread).
+struct alignas(64) BiasGrant {
   explicit BiasGrant(const BiasedThreadRecord* grantee) noexcept : owner(grantee) {}
   const BiasedThreadRecord* const owner;
   std::atomic<bool> inside{false};  // the owner is in a critical section through it
@@ -162,13 +165,16 @@ class BiasedMutex {
     return shared_;
   }
 
-  // Around fork() (the caching allocator's fork handlers): lockForFork takes
-  // the inner mutex and withdraws the bias, waiting for its owner to leave,
-  // without making the lock shared; unlockAfterFork gives the bias back
-  // (in the child only to the forking thread, the one left) and unlocks.
-  // Same thread, in that order, nothing else in between.
-  void lockForFork() noexcept;
-  void unlockAfterFork(bool in_child) noexcept;
+  // For a thread that takes the lock seldom and must not cost its owner the
+  // bias: around fork() (the caching allocator's fork handlers), or a visit
+  // to every thread's lane of the validation layer's books. lockKeepingBias
+  // takes the inner mutex and withdraws the bias, waiting for its owner to
+  // leave (a process-wide barrier when a bias is withdrawn), without making
+  // the lock shared; unlockKeepingBias gives the bias back (in a fork child
+  // only to the forking thread, the one left) and unlocks. Same thread, in
+  // that order; no other lock()/unlock() of this lock by it in between.
+  void lockKeepingBias() noexcept;
+  void unlockKeepingBias(bool in_fork_child = false) noexcept;
 
   // Consecutive slow locks by one thread before it is granted the bias.
   static constexpr std::uint32_t kGrantAfter = 4;
@@ -189,7 +195,7 @@ class BiasedMutex {
   std::uint32_t streak_ = 0;
   bool shared_ = false;
   bool grant_on_unlock_ = false;
-  BiasGrant* fork_grant_ = nullptr;  // the bias lockForFork withdrew
+  BiasGrant* kept_grant_ = nullptr;  // the bias lockKeepingBias withdrew
 };
 
 }  // namespace accel::detail

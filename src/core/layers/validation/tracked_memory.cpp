@@ -1,117 +1,301 @@
 #include "layers/validation/tracked_memory.h"
 
 #include <iterator>
+#include <new>
 #include <utility>
 
 namespace accel::detail {
 
 namespace {
 
-const TrackedBlock& blockOf(const TrackedBlock& block) noexcept { return block; }
-const TrackedBlock& blockOf(const LiveRecord* record) noexcept { return record->block; }
+// The calling thread's lane and the books it belongs to. Initial-exec TLS
+// (one %fs-relative load on the allocation's path). A thread that files
+// records in two books (the layer makes one) keeps the lane of the last.
+struct LaneOfThread {
+  TrackedMemory* books = nullptr;
+  BooksLane* lane = nullptr;
+  bool retired = false;  // its thread_local destructors ran
+};
+constinit thread_local LaneOfThread t_lane
+    __attribute__((tls_model("initial-exec"))) = {};
+
+// Takes the lock of a lane that another thread owns, for a whole-books
+// visit (a switch, a report): the owner keeps its bias.
+class VisitLane {
+ public:
+  explicit VisitLane(BooksLane& lane) noexcept : lane_(lane) {
+    lane_.lock.lockKeepingBias();
+  }
+  ~VisitLane() { lane_.lock.unlockKeepingBias(); }
+  VisitLane(const VisitLane&) = delete;
+  VisitLane& operator=(const VisitLane&) = delete;
+
+ private:
+  BooksLane& lane_;
+};
 
 }  // namespace
+
+// Gives the thread's lane back to its books' pool when the thread exits.
+// Made when the thread first takes a lane.
+struct LaneReturn {
+  LaneReturn() = default;
+  LaneReturn(const LaneReturn&) = delete;
+  LaneReturn& operator=(const LaneReturn&) = delete;
+  ~LaneReturn() {
+    LaneOfThread& mine = t_lane;
+    if (mine.books != nullptr && mine.lane != nullptr) mine.books->giveBack(*mine.lane);
+    mine = LaneOfThread{nullptr, nullptr, true};
+  }
+};
+
+TrackedMemory::~TrackedMemory() {
+  // The destroying thread's lane goes with the books (other threads that
+  // filed records here have exited, giving theirs back: see the header).
+  if (t_lane.books == this) t_lane.books = nullptr;
+  BooksLane* lane = lanes_.load(std::memory_order_acquire);
+  while (lane != nullptr) {
+    BooksLane* next = lane->next;
+    delete lane;
+    lane = next;
+  }
+}
+
+void TrackedMemory::allowBias(bool allowed) noexcept {
+  bias_allowed_.store(allowed, std::memory_order_relaxed);
+  books_lock_.allowBias(allowed);
+  for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
+       lane = lane->next)
+    lane->lock.allowBias(allowed);
+}
+
+BooksLane* TrackedMemory::laneOfThisThread() noexcept {
+  LaneOfThread& mine = t_lane;
+  if (mine.books == this) [[likely]]
+    return mine.lane;
+  std::lock_guard<std::mutex> pool(pool_mutex_);
+  BooksLane* lane = nullptr;
+  if (!mine.retired) {
+    lane = free_lanes_;
+    if (lane != nullptr) {
+      free_lanes_ = lane->next_free;
+      lane->next_free = nullptr;
+    }
+  } else {
+    lane = spare_lane_;  // past its thread_local destructors: nothing gives it back
+  }
+  if (lane == nullptr) {
+    lane = new (std::nothrow) BooksLane();
+    if (lane == nullptr) return nullptr;
+    lane->lock.allowBias(bias_allowed_.load(std::memory_order_relaxed));
+    lane->next = lanes_.load(std::memory_order_relaxed);
+    lanes_.store(lane, std::memory_order_release);
+    if (mine.retired) spare_lane_ = lane;
+  }
+  if (mine.retired) return lane;  // not kept: the thread is ending
+  mine.books = this;
+  mine.lane = lane;
+  static thread_local LaneReturn give_back_at_exit;
+  (void)give_back_at_exit;
+  return lane;
+}
+
+void TrackedMemory::giveBack(BooksLane& lane) noexcept {
+  std::lock_guard<std::mutex> pool(pool_mutex_);
+  lane.next_free = free_lanes_;
+  free_lanes_ = &lane;
+}
 
 template <typename Blocks>
 const TrackedBlock* TrackedMemory::holding(const Blocks& blocks,
                                            std::uintptr_t ptr) noexcept {
   auto after = blocks.upper_bound(ptr);
   if (after == blocks.begin()) return nullptr;
-  const TrackedBlock& block = blockOf(std::prev(after)->second);
+  const TrackedBlock& block = std::prev(after)->second->block;
   // A pointer one past the end belongs to no block (an empty range there
   // is not a use).
   return ptr - block.base < block.bytes ? &block : nullptr;
 }
 
-void TrackedMemory::letGo(TrackedBlock& block,
-                          std::vector<const void*>& release) noexcept {
-  if (block.token == nullptr) return;
-  release.push_back(block.token);
-  block.token = nullptr;
-  --held_blocks_;
-  held_bytes_ -= block.bytes;
-}
-
-void TrackedMemory::forget(std::map<std::uintptr_t, TrackedBlock>::iterator it,
-                           std::vector<const void*>& release) {
-  letGo(it->second, release);
-  freed_.erase(it);
-}
-
-void TrackedMemory::allocated(LiveRecord& record) noexcept {
-  record.books = books_;
-  record.indexed = false;
+bool TrackedMemory::allocated(LiveRecord& record) noexcept {
+  BooksLane* lane = laneOfThisThread();
+  if (lane == nullptr) return false;
+  BiasedMutex::Guard lock(lane->lock);
+  // The switch and the generation are written before clear() visits this
+  // lane under its lock, so read under it they agree with what the lane
+  // holds.
+  if (!active_.load(std::memory_order_relaxed)) return false;
+  record.books = books_.load(std::memory_order_relaxed);
+  record.lane = lane;
+  record.state = LiveRecord::State::Waiting;
   record.prev = nullptr;
-  record.next = waiting_;
-  if (waiting_ != nullptr) waiting_->prev = &record;
-  waiting_ = &record;
-}
-
-void TrackedMemory::fileWaiting() {
-  while (LiveRecord* record = waiting_) {
-    // A second live block at one address (a backend that handed it out
-    // twice) replaces the first in the index, as the last one made.
-    index_.insert_or_assign(record->block.base, record);
-    waiting_ = record->next;
-    if (waiting_ != nullptr) waiting_->prev = nullptr;
-    record->indexed = true;
-    record->next = nullptr;
-  }
-}
-
-void TrackedMemory::unlink(LiveRecord& record) noexcept {
-  if (record.indexed) {
-    auto found = index_.find(record.block.base);
-    if (found != index_.end() && found->second == &record) index_.erase(found);
-  } else {
-    if (record.prev != nullptr) record.prev->next = record.next;
-    if (record.next != nullptr) record.next->prev = record.prev;
-    if (waiting_ == &record) waiting_ = record.next;
-  }
-  record.books = 0;
-  record.prev = record.next = nullptr;
-}
-
-bool TrackedMemory::forgetLive(LiveRecord& record) noexcept {
-  if (record.books != books_) return false;
-  unlink(record);
+  LiveRecord* head = lane->waiting.load(std::memory_order_relaxed);
+  record.next = head;
+  if (head != nullptr) head->prev = &record;
+  lane->waiting.store(&record, std::memory_order_relaxed);
   return true;
 }
 
-TrackedMemory::Free TrackedMemory::freed(LiveRecord& record, CapturedStack where,
-                                         const void* token,
-                                         std::vector<const void*>& release) {
-  if (record.books != books_) return Free::NotLive;
-  unlink(record);
-  if (limits_.blocks == 0 || limits_.bytes == 0) return Free::NotHeld;
-  const std::uintptr_t base = record.block.base;
-  TrackedBlock block = std::move(record.block);
-  block.freed = std::move(where);
-  block.token = token;
-  const std::size_t bytes = block.bytes;
-  auto held = freed_.insert_or_assign(base, std::move(block)).first;
-  try {
-    held_order_.push_back(base);
-  } catch (...) {
-    freed_.erase(held);  // not held after all: the caller frees it now
-    throw;
-  }
-  ++held_blocks_;
-  held_bytes_ += bytes;
-  // The quarantine's bounds: the oldest blocks go back first.
-  while (!held_order_.empty() &&
-         (held_blocks_ > limits_.blocks || held_bytes_ > limits_.bytes)) {
-    auto oldest = freed_.find(held_order_.front());
-    held_order_.pop_front();
-    if (oldest != freed_.end()) forget(oldest, release);
-  }
-  return Free::Held;
+void TrackedMemory::unlinkWaiting(LiveRecord& record) noexcept {
+  BooksLane& lane = *record.lane;
+  if (record.prev != nullptr) record.prev->next = record.next;
+  if (record.next != nullptr) record.next->prev = record.prev;
+  if (lane.waiting.load(std::memory_order_relaxed) == &record)
+    lane.waiting.store(record.next, std::memory_order_relaxed);
+  record.prev = record.next = nullptr;
 }
 
-const TrackedBlock* TrackedMemory::heldAt(std::uintptr_t base) const noexcept {
-  auto found = freed_.find(base);
-  return found != freed_.end() && found->second.token != nullptr ? &found->second
-                                                                 : nullptr;
+bool TrackedMemory::leaveLive(LiveRecord& record) noexcept {
+  {
+    BiasedMutex::Guard lock(record.lane->lock);
+    if (record.books != books_.load(std::memory_order_relaxed)) return false;
+    if (record.state == LiveRecord::State::Waiting) {
+      unlinkWaiting(record);
+      record.state = LiveRecord::State::Gone;
+      record.books = 0;
+      return true;
+    }
+    if (record.state != LiveRecord::State::Indexed) return false;
+  }
+  // Filed in the index: a record never goes back to waiting, so once seen
+  // filed it is the index's (a clear() meanwhile shows in the generation).
+  BiasedMutex::Guard books(books_lock_);
+  if (record.books != books_.load(std::memory_order_relaxed) ||
+      record.state != LiveRecord::State::Indexed)
+    return false;
+  auto found = index_.find(record.block.base);
+  if (found != index_.end() && found->second == &record) index_.erase(found);
+  record.state = LiveRecord::State::Gone;
+  record.books = 0;
+  return true;
+}
+
+bool TrackedMemory::forgetLive(LiveRecord& record) noexcept { return leaveLive(record); }
+
+LiveRecord* TrackedMemory::popHeld(BooksLane& lane) noexcept {
+  LiveRecord* oldest = lane.held_first;
+  lane.held_first = oldest->next;
+  if (lane.held_first == nullptr) lane.held_last = nullptr;
+  if (lane.unfiled.load(std::memory_order_relaxed) == oldest)
+    lane.unfiled.store(oldest->next, std::memory_order_relaxed);
+  --lane.held_blocks;
+  lane.held_bytes -= oldest->block.bytes;
+  oldest->next = nullptr;
+  oldest->state = LiveRecord::State::Gone;
+  oldest->books = 0;
+  return oldest;
+}
+
+void TrackedMemory::unfile(LiveRecord& record) noexcept {
+  auto found = freed_index_.find(record.block.base);
+  if (found != freed_index_.end() && found->second == &record) freed_index_.erase(found);
+  record.filed = false;
+}
+
+TrackedMemory::Free TrackedMemory::hold(LiveRecord& record, CapturedStack where,
+                                        const void* token, LetGo& let_go,
+                                        TrackedBlock& held_already) noexcept {
+  std::uint64_t books = 0;
+  {
+    BiasedMutex::Guard lock(record.lane->lock);
+    books = books_.load(std::memory_order_relaxed);
+    if (record.books != books) return Free::NotLive;
+    if (record.state == LiveRecord::State::Held) {
+      held_already = record.block;  // the record may go once the lock is released
+      return Free::HeldAlready;
+    }
+  }
+  if (!leaveLive(record)) return Free::NotLive;
+  BooksLane* lane = laneOfThisThread();
+  if (lane == nullptr) return Free::NotHeld;
+  // The oldest frees pushed out (at most LetGo::kMost), perhaps this one.
+  LiveRecord* out[LetGo::kMost];
+  std::size_t outs = 0;
+  {
+    BiasedMutex::Guard lock(lane->lock);
+    // Switched off, or cleared, since the record left: not held.
+    if (!active_.load(std::memory_order_relaxed) ||
+        books_.load(std::memory_order_relaxed) != books)
+      return Free::NotHeld;
+    record.block.freed = std::move(where);
+    record.token = token;
+    record.books = books;
+    record.lane = lane;
+    record.state = LiveRecord::State::Held;
+    record.filed = false;
+    record.next = nullptr;
+    if (lane->held_last != nullptr) {
+      lane->held_last->next = &record;
+    } else {
+      lane->held_first = &record;
+    }
+    lane->held_last = &record;
+    if (lane->unfiled.load(std::memory_order_relaxed) == nullptr)
+      lane->unfiled.store(&record, std::memory_order_relaxed);
+    ++lane->held_blocks;
+    lane->held_bytes += record.block.bytes;
+    const std::size_t most_blocks = limit_blocks_.load(std::memory_order_relaxed);
+    const std::size_t most_bytes = limit_bytes_.load(std::memory_order_relaxed);
+    while (outs < LetGo::kMost && lane->held_first != nullptr &&
+           (lane->held_blocks > most_blocks || lane->held_bytes > most_bytes))
+      out[outs++] = popHeld(*lane);
+  }
+  // Those filed in the index of freed blocks leave it before their memory
+  // goes back (a lookup may be reading them until then).
+  bool any_filed = false;
+  for (std::size_t i = 0; i < outs; ++i) any_filed = any_filed || out[i]->filed;
+  if (any_filed) {
+    BiasedMutex::Guard lock(books_lock_);
+    for (std::size_t i = 0; i < outs; ++i)
+      if (out[i]->filed) unfile(*out[i]);
+  }
+  Free result = Free::Held;
+  for (std::size_t i = 0; i < outs; ++i) {
+    if (out[i] == &record) {
+      result = Free::NotHeld;  // pushed out at once: the caller frees it now
+    } else {
+      let_go.tokens[let_go.count++] = out[i]->token;
+    }
+  }
+  return result;
+}
+
+void TrackedMemory::setActive(bool active) noexcept {
+  active_.store(active, std::memory_order_relaxed);
+  if (active) return;
+  // Each lane's lock taken and released once: an allocation that read the
+  // switch on before it took the lane's lock filed its record before, which
+  // clear() then forgets; one after reads it off.
+  for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
+       lane = lane->next)
+    VisitLane visit(*lane);
+}
+
+void TrackedMemory::fileWaiting() {
+  for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
+       lane = lane->next) {
+    // A lane with nothing to file is passed over without its lock: a record
+    // filed on it by a thread this lookup is not ordered after may be
+    // missed, as it would be had that allocation or free come after it.
+    if (lane->waiting.load(std::memory_order_acquire) == nullptr &&
+        lane->unfiled.load(std::memory_order_acquire) == nullptr)
+      continue;
+    BiasedMutex::Guard lock(lane->lock);
+    while (LiveRecord* record = lane->waiting.load(std::memory_order_relaxed)) {
+      // A second live block at one address (a backend that handed it out
+      // twice) replaces the first in the index, as the last one made.
+      index_.insert_or_assign(record->block.base, record);
+      lane->waiting.store(record->next, std::memory_order_relaxed);
+      if (record->next != nullptr) record->next->prev = nullptr;
+      record->state = LiveRecord::State::Indexed;
+      record->next = nullptr;
+    }
+    while (LiveRecord* record = lane->unfiled.load(std::memory_order_relaxed)) {
+      freed_index_.insert_or_assign(record->block.base, record);
+      record->filed = true;
+      lane->unfiled.store(record->next, std::memory_order_relaxed);
+    }
+  }
 }
 
 const TrackedBlock* TrackedMemory::live(std::uintptr_t ptr) {
@@ -119,17 +303,27 @@ const TrackedBlock* TrackedMemory::live(std::uintptr_t ptr) {
   return holding(index_, ptr);
 }
 
-const TrackedBlock* TrackedMemory::freedBlock(std::uintptr_t ptr) const noexcept {
-  return holding(freed_, ptr);
+const TrackedBlock* TrackedMemory::freedBlock(std::uintptr_t ptr) {
+  fileWaiting();
+  return holding(freed_index_, ptr);
 }
 
 void TrackedMemory::clear(std::vector<const void*>& release) {
-  for (auto& [base, block] : freed_) letGo(block, release);
-  freed_.clear();
-  held_order_.clear();
   index_.clear();
-  waiting_ = nullptr;
-  ++books_;  // the records left in blocks' notes are in no books now
+  freed_index_.clear();
+  // The records left in blocks' notes are in no books now; the lanes let
+  // go of theirs under their locks, after the generation moved on.
+  books_.fetch_add(1, std::memory_order_relaxed);
+  for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
+       lane = lane->next) {
+    VisitLane visit(*lane);
+    lane->waiting.store(nullptr, std::memory_order_relaxed);
+    while (lane->held_first != nullptr) {
+      LiveRecord* held = popHeld(*lane);
+      held->filed = false;
+      release.push_back(held->token);
+    }
+  }
 }
 
 }  // namespace accel::detail

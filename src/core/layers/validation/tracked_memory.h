@@ -7,31 +7,53 @@
 // free only link and unlink the record: no node is allocated, nothing is
 // sorted. The ordered index by address that the rules need (a copy's or a
 // pointer query's pointer may point inside a block) is built lazily: a new
-// record waits on a list until a rule next looks an address up, which files
-// every waiting record in the index then. A block freed before any lookup
-// (most of a program's short-lived blocks) never enters the index.
+// record waits until a rule next looks an address up, which files every
+// waiting record in the index then. A block freed before any lookup (most
+// of a program's short-lived blocks) never enters the index.
+//
+// The waiting records are kept per thread: each thread that makes blocks
+// has a lane of the books (BooksLane) with a lock of its own, biased to it,
+// so threads that make and free blocks at once share no lock and no cache
+// line (docs/validation.md, "Books per thread"). A record stays on the lane
+// of the thread that made it; a free on another thread takes that lane's
+// lock. A lane outlives its thread (its blocks may be freed later): the
+// next new thread takes it over.
 //
 // A freed block's memory is held back in the quarantine, so that its
 // address is not handed out again while a late use may come, and such a use
-// is caught as a use after free with where it was freed. The quarantine is
-// bounded by a count of blocks and a number of bytes (QuarantineLimits);
-// past either, the oldest block goes back to its allocator (releaseHeldFree)
-// and is forgotten: once its memory may be reused (by any allocator, host
-// memory by anything in the process) nothing more can be said of its range.
+// is caught as a use after free with where it was freed. Each lane has a
+// quarantine of its own, of the blocks freed by its thread, in the order
+// they were freed; the record stays in the block's note (the block is not
+// recycled while its free is held) and is filed in an index of freed
+// blocks, as a live one, only when a rule next looks an address up. Each
+// lane's quarantine is bounded by a count of blocks and a number of bytes
+// (QuarantineLimits); past either, its oldest block goes back to its
+// allocator (releaseHeldFree) and is forgotten: once its memory may be
+// reused (by any allocator, host memory by anything in the process)
+// nothing more can be said of its range.
 //
-// Thread-safety: not thread-safe; the validation layer holds its lock.
-// Lifetime: a record lives in its block's note from allocated() until the
-// free (freed()) or clear(), whichever comes first; the books never reach a
-// record after that (the block may be recycled).
+// Thread-safety: allocated(), forgetLive() and hold() take the locks they
+// need (lanes'; the books' lock when the record is in an index); every
+// other member requires the books' lock (booksLock()), held by the caller,
+// and takes the lanes' locks it needs under it. Lock order: the books'
+// lock, then the lanes' pool lock, then a lane's lock.
+// Lifetime: the layer's books are never destroyed (blocks may be freed
+// during the process's exit); books that are (tests) must outlive every
+// thread that filed a record in them but the one that destroys them. A
+// record lives in its block's note from allocated() until the
+// free (freed() or forgetLive()) or clear(), whichever comes first; the
+// books never reach a record after that (the block may be recycled).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include "accel/device.h"
+#include "memory/biased_mutex.h"
 #include "memory/stack_capture.h"
 
 namespace accel::detail {
@@ -49,10 +71,11 @@ struct TrackedBlock {
   DeviceType type{};
   Device device;  // the allocator's device (CPU for pinned memory)
   bool pinned = false;
-  CapturedStack made;           // where it was allocated
-  CapturedStack freed;          // where it was freed (freed blocks)
-  const void* token = nullptr;  // the free held back, while held
+  CapturedStack made;   // where it was allocated
+  CapturedStack freed;  // where it was freed (held blocks)
 };
+
+struct BooksLane;
 
 // A live block as the books keep it, in the block's note.
 struct LiveRecord {
@@ -67,79 +90,164 @@ struct LiveRecord {
     block.pinned = pinned;
   }
 
+  // Where the record is. Waiting: on its lane's list of live blocks.
+  // Indexed: in the index of live blocks. Held: in its lane's quarantine
+  // (and in the index of freed blocks when `filed`). Gone: in no books.
+  enum class State : std::uint8_t { Waiting, Indexed, Held, Gone };
+
   TrackedBlock block;
   // The books it is in (TrackedMemory's generation); 0 once it left them.
   std::uint64_t books = 0;
-  bool indexed = false;        // in the index; else on the waiting list
-  LiveRecord* prev = nullptr;  // on the waiting list
-  LiveRecord* next = nullptr;
+  // The lane of the thread that made it, or that holds its free.
+  BooksLane* lane = nullptr;
+  State state = State::Gone;
+  bool filed = false;           // held, and in the index of freed blocks
+  const void* token = nullptr;  // the free held back, while held
+  LiveRecord* prev = nullptr;   // on the lane's list of live blocks
+  LiveRecord* next = nullptr;   // that list, or the lane's quarantine
+};
+
+// One thread's share of the books: the records of the blocks it made that
+// wait to be filed in the index, and its quarantine. Changed under `lock`
+// only; `waiting` and `unfiled` are atomic so that a lookup may see a lane
+// with nothing to file without taking the lock (and so without withdrawing
+// its bias from the thread that owns it). On cache lines of its own, as its
+// owner writes it at every allocation and free.
+struct alignas(64) BooksLane {
+  BiasedMutex lock;
+  std::atomic<LiveRecord*> waiting{nullptr};  // live, not filed; newest first
+  // The quarantine, oldest first, linked by `next`; `unfiled` is the first
+  // of its records not in the index of freed blocks (all after it are not).
+  LiveRecord* held_first = nullptr;
+  LiveRecord* held_last = nullptr;
+  std::atomic<LiveRecord*> unfiled{nullptr};
+  std::size_t held_blocks = 0;
+  std::size_t held_bytes = 0;
+  BooksLane* next = nullptr;       // the books' lanes; set once
+  BooksLane* next_free = nullptr;  // no thread has it; pool lock
 };
 
 class TrackedMemory {
  public:
-  void setLimits(QuarantineLimits limits) noexcept { limits_ = limits; }
+  TrackedMemory() = default;
+  ~TrackedMemory();
+  TrackedMemory(const TrackedMemory&) = delete;
+  TrackedMemory& operator=(const TrackedMemory&) = delete;
+
+  // Guards the index, the quarantine, the limits and the switch.
+  [[nodiscard]] BiasedMutex& booksLock() noexcept { return books_lock_; }
+  // Whether the books' lock and the lanes' locks may be biased (true at
+  // first). Thread-safe.
+  void allowBias(bool allowed) noexcept;
+
+  // ---- no lock held by the caller ----
 
   // A new live block, its record constructed by the caller (who keeps it
-  // alive until freed() or clear()). Never throws.
-  void allocated(LiveRecord& record) noexcept;
-  // The free of the live block of `record`. Held: it went to the
-  // quarantine, and the tokens of older frees pushed out of it were
-  // appended to `release` (give them back after unlocking). NotHeld: the
-  // quarantine holds nothing (limits of 0), the block is forgotten and its
-  // free goes on now. NotLive: the record is in no books of now (made
-  // before clear()); nothing changed. The record leaves the books in the
-  // first two cases, even when this throws (std::bad_alloc, from the
-  // quarantine's books: the block is then forgotten, not held).
-  enum class Free : std::uint8_t { Held, NotHeld, NotLive };
-  Free freed(LiveRecord& record, CapturedStack where, const void* token,
-             std::vector<const void*>& release);
+  // alive until the free or clear()), filed on this thread's lane. False:
+  // the books are switched off (or clear() ran since the switch was read);
+  // the record is not kept. Never throws.
+  bool allocated(LiveRecord& record) noexcept;
   // The free of the live block of `record`, forgotten at once whatever the
   // quarantine's limits (the caller saw them hold nothing). False: the
-  // record is in no books of now; nothing changed.
+  // record is not of a live block of these books; nothing changed. Never
+  // throws.
   bool forgetLive(LiveRecord& record) noexcept;
-  // The quarantined block that starts at `base` (a second free of an
-  // allocation whose first free the quarantine holds), null if none.
-  [[nodiscard]] const TrackedBlock* heldAt(std::uintptr_t base) const noexcept;
+
+  // The frees the quarantine let go of to make room: give each back
+  // (releaseHeldFree) once no lock is held. At most kMost per hold(); a
+  // quarantine still over its limits then lets go of more at the next.
+  struct LetGo {
+    static constexpr std::size_t kMost = 4;
+    const void* tokens[kMost] = {};
+    std::size_t count = 0;
+  };
+  // The free of the block of `record`, `where` it was freed, `token` the
+  // free held back. Held: it went to this thread's quarantine (and older
+  // frees it pushed out are in `let_go`). NotHeld: it went in and out again
+  // (limits of 0, or the block alone is past them): it left the books and
+  // its free goes on now. HeldAlready: the block's free is held already (a
+  // second free of it). NotLive: the record is in no books of now (made
+  // before clear(), or when no lane could be had); nothing changed. Never
+  // throws.
+  enum class Free : std::uint8_t { Held, NotHeld, HeldAlready, NotLive };
+  // On HeldAlready, `held_already` is a copy of the block's record as its
+  // first free left it.
+  Free hold(LiveRecord& record, CapturedStack where, const void* token, LetGo& let_go,
+            TrackedBlock& held_already) noexcept;
+
+  // Each lane's quarantine's bounds, applied at its thread's next free.
+  // Thread-safe.
+  void setLimits(QuarantineLimits limits) noexcept {
+    limit_blocks_.store(limits.blocks, std::memory_order_relaxed);
+    limit_bytes_.store(limits.bytes, std::memory_order_relaxed);
+  }
+
+  // ---- the books' lock held by the caller ----
+
+  // Switches the books on or off; off, allocated() keeps no record.
+  void setActive(bool active) noexcept;
+  [[nodiscard]] bool active() const noexcept {
+    return active_.load(std::memory_order_relaxed);
+  }
 
   // The live block holding address `ptr`, or the quarantined one; null if
-  // none. live() files the waiting records in the index first (throws
-  // std::bad_alloc only; the records not filed then wait on).
+  // none. Both file the waiting records in the indexes first (throw
+  // std::bad_alloc only; the records not filed then wait on). A block
+  // returned stays there until the books' lock is released.
   [[nodiscard]] const TrackedBlock* live(std::uintptr_t ptr);
-  [[nodiscard]] const TrackedBlock* freedBlock(std::uintptr_t ptr) const noexcept;
+  [[nodiscard]] const TrackedBlock* freedBlock(std::uintptr_t ptr);
 
   // Gives every held free back (to `release`) and forgets everything: the
   // records of live blocks leave the books (their frees find them NotLive).
   void clear(std::vector<const void*>& release);
 
   // Calls `visit` with each live block (which may change its stacks), in no
-  // particular order.
+  // particular order. Files the waiting records in the index first (throws
+  // std::bad_alloc, and what `visit` throws).
   template <typename Visit>
   void forEachLive(Visit&& visit) {
+    fileWaiting();
     for (auto& [base, record] : index_) visit(record->block);
-    for (LiveRecord* record = waiting_; record != nullptr; record = record->next)
-      visit(record->block);
   }
 
  private:
   template <typename Blocks>
   static const TrackedBlock* holding(const Blocks& blocks, std::uintptr_t ptr) noexcept;
-  // Files every waiting record in the index.
+  // This thread's lane, made or taken over on first use; null when none
+  // can be had (no memory for one).
+  BooksLane* laneOfThisThread() noexcept;
+  friend struct LaneReturn;
+  void giveBack(BooksLane& lane) noexcept;
+  // Files every lane's waiting records in the index.
   void fileWaiting();
-  // Takes `record` out of the waiting list or the index.
-  void unlink(LiveRecord& record) noexcept;
-  // Stops holding `block` back: its token goes to `release`.
-  void letGo(TrackedBlock& block, std::vector<const void*>& release) noexcept;
-  void forget(std::map<std::uintptr_t, TrackedBlock>::iterator it,
-              std::vector<const void*>& release);
+  // Takes `record` out of its lane's waiting list (its lane's lock held).
+  static void unlinkWaiting(LiveRecord& record) noexcept;
+  // Takes the live record `record` out of the books of generation `books`:
+  // out of its lane's list, or out of the index. False: it was not a live
+  // record of those books. No lock held by the caller.
+  bool leaveLive(LiveRecord& record) noexcept;
+  // Out of the index of freed blocks, if still there (the books' lock held).
+  void unfile(LiveRecord& record) noexcept;
+  // Takes the oldest of `lane`'s quarantine out (its lock held).
+  static LiveRecord* popHeld(BooksLane& lane) noexcept;
 
-  QuarantineLimits limits_;
-  std::uint64_t books_ = 1;  // a record's `books` while it is in these
-  std::map<std::uintptr_t, LiveRecord*> index_;
-  LiveRecord* waiting_ = nullptr;  // live records not in index_ yet, newest first
-  std::map<std::uintptr_t, TrackedBlock> freed_;
-  std::deque<std::uintptr_t> held_order_;  // oldest first; may name forgotten ones
-  std::size_t held_blocks_ = 0;
-  std::size_t held_bytes_ = 0;
+  BiasedMutex books_lock_;
+  // Written under the books' lock, read under a lane's lock too (relaxed:
+  // the locks order them; see setActive and clear).
+  std::atomic<bool> active_{false};
+  std::atomic<std::uint64_t> books_{1};  // a record's `books` while it is in these
+  std::atomic<std::size_t> limit_blocks_{QuarantineLimits{}.blocks};
+  std::atomic<std::size_t> limit_bytes_{QuarantineLimits{}.bytes};
+  std::map<std::uintptr_t, LiveRecord*> index_;        // live blocks filed
+  std::map<std::uintptr_t, LiveRecord*> freed_index_;  // held blocks filed
+
+  std::atomic<BooksLane*> lanes_{nullptr};  // every lane, newest first; never shrinks
+  std::mutex pool_mutex_;                   // the pool of lanes no thread has
+  BooksLane* free_lanes_ = nullptr;
+  // For a thread past its thread_local destructors, or when no lane could
+  // be made: shared by such threads, as any lane may be.
+  BooksLane* spare_lane_ = nullptr;
+  std::atomic<bool> bias_allowed_{true};
 };
 
 }  // namespace accel::detail

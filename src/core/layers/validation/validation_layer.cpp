@@ -28,7 +28,6 @@ bool synchronises(HookId hook) noexcept {
 }  // namespace
 
 void ValidationLayer::setQuarantineLimits(QuarantineLimits limits) noexcept {
-  BiasedMutex::Guard lock(memory_mutex_);
   memory_.setLimits(limits);
   quarantine_holds_.store(limits.blocks != 0 && limits.bytes != 0,
                           std::memory_order_relaxed);
@@ -41,7 +40,7 @@ void ValidationLayer::checkMemory(const HookCall& call, const void* ptr,
                                   std::vector<Violation>& found) {
   if (ptr == nullptr) return;
   const std::uintptr_t begin = address(ptr);
-  BiasedMutex::Guard lock(memory_mutex_);
+  BiasedMutex::Guard lock(memory_.booksLock());
   if (const TrackedBlock* old = memory_.freedBlock(begin)) {
     found.push_back({concat("use after free: ", which, " lies in a block of ", old->bytes,
                             " bytes at ", hexAddress(old->base), " of '",
@@ -379,68 +378,53 @@ void ValidationLayer::allocatedNoted(DeviceType type, Device device, const void*
   auto* record = ::new (static_cast<void*>(note.storage))
       LiveRecord(address(ptr), bytes, type, device, pinned);
   if (recordingStacks()) record->block.made = recordedStack();
-  {
-    BiasedMutex::Guard lock(memory_mutex_);
-    if (active_) {
-      note.dispose = &disposeRecord;
-      memory_.allocated(*record);
-      return;
-    }
+  // Filed on this thread's lane of the books, under the lane's lock alone.
+  if (memory_.allocated(*record)) {
+    note.dispose = &disposeRecord;
+    return;
   }
   record->~LiveRecord();  // turned off meanwhile: not tracked
 }
 
 bool ValidationLayer::holdsFree(const void* ptr, const void* token,
                                 BlockNote* note) noexcept {
+  // A block this layer did not note (made while it was off) is not tracked.
+  if (note == nullptr || note->dispose != &disposeRecord) return false;
+  LiveRecord& record = recordIn(*note);
+  const bool quarantine = quarantine_holds_.load(std::memory_order_relaxed);
   // The common case, a live block freed while the quarantine holds nothing,
-  // apart: it needs no stack, no list of frees to give back, no report.
-  if (note != nullptr && note->dispose == &disposeRecord &&
-      !quarantine_holds_.load(std::memory_order_relaxed)) {
-    BiasedMutex::Guard lock(memory_mutex_);
-    // Turned off meanwhile (this free began before): the memory goes back now.
-    if (!active_ || memory_.forgetLive(recordIn(*note))) return false;
-  }
-  return holdOrReportFree(ptr, token, note);
-}
-
-bool ValidationLayer::holdOrReportFree(const void* ptr, const void* token,
-                                       BlockNote* note) noexcept {
-  std::vector<const void*> released;
-  std::vector<Violation> found;
-  std::string call;
-  bool held = false;
-  try {
-    // Where it was freed matters only for a free the quarantine holds.
-    CapturedStack where =
-        quarantine_holds_.load(std::memory_order_relaxed) ? recordedStack() : nullptr;
-    BiasedMutex::Guard lock(memory_mutex_);
-    // Turned off meanwhile (this free began before): the memory goes back now.
-    if (!active_) return false;
-    const TrackedMemory::Free free =
-        note != nullptr && note->dispose == &disposeRecord
-            ? memory_.freed(recordIn(*note), std::move(where), token, released)
-            : TrackedMemory::Free::NotLive;
-    if (free != TrackedMemory::Free::NotLive) {
-      held = free == TrackedMemory::Free::Held;
-    } else if (const TrackedBlock* old = memory_.heldAt(address(ptr));
-               old != nullptr && old->token == token) {
+  // apart: it needs no stack and no report. Under the lane's lock of the
+  // thread that made the block (the books' lock only when a lookup filed
+  // the record in the index).
+  if (!quarantine && memory_.forgetLive(record)) return false;
+  // Where it was freed matters only for a free the quarantine holds.
+  CapturedStack where = quarantine ? recordedStack() : nullptr;
+  TrackedMemory::LetGo let_go;
+  TrackedBlock first_free;
+  const TrackedMemory::Free free =
+      memory_.hold(record, std::move(where), token, let_go, first_free);
+  for (std::size_t i = 0; i < let_go.count; ++i) releaseHeldFree(let_go.tokens[i]);
+  switch (free) {
+    case TrackedMemory::Free::Held:
+      return true;
+    case TrackedMemory::Free::HeldAlready:
       // The deleter ran twice for one allocation: the first free holds it.
-      held = true;
-      call = describeMemoryCall("free", old->type, old->device, ptr, old->bytes);
-      found.push_back(
-          {"double free: the block was freed already", old->made, old->freed});
-    }
-  } catch (...) {
-    // No memory for the stack: not held, the memory goes back now.
+      try {
+        std::vector<Violation> found;
+        found.push_back({"double free: the block was freed already", first_free.made,
+                         first_free.freed});
+        report(describeMemoryCall("free", first_free.type, first_free.device, ptr,
+                                  first_free.bytes),
+               found, /*may_throw=*/false);
+      } catch (...) {
+        // No memory for the report: the free is still held, not repeated.
+      }
+      return true;
+    case TrackedMemory::Free::NotHeld:
+    case TrackedMemory::Free::NotLive:
+      break;
   }
-  release(released);
-  if (!found.empty()) {
-    try {
-      report(call, found, /*may_throw=*/false);
-    } catch (...) {
-    }
-  }
-  return held;
+  return false;
 }
 
 void ValidationLayer::release(const std::vector<const void*>& tokens) noexcept {
@@ -448,16 +432,16 @@ void ValidationLayer::release(const std::vector<const void*>& tokens) noexcept {
 }
 
 void ValidationLayer::activate() noexcept {
-  BiasedMutex::Guard lock(memory_mutex_);
-  active_ = true;
+  BiasedMutex::Guard lock(memory_.booksLock());
+  memory_.setActive(true);
 }
 
 void ValidationLayer::forgetAll() noexcept {
   std::vector<const void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    BiasedMutex::Guard books(memory_mutex_);
-    active_ = false;
+    BiasedMutex::Guard books(memory_.booksLock());
+    memory_.setActive(false);
     memory_.clear(released);
     events_.clear();
     destroyed_events_.clear();

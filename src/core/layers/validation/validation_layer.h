@@ -8,8 +8,8 @@
 // layer; its rules are the ones the core cannot check without remembering
 // the history of the process (docs/validation.md lists both).
 //
-// Thread-safety: every member is thread-safe (two locks: the memory books'
-// and the rest's; reports are made and stacks resolved outside them).
+// Thread-safety: every member is thread-safe (the memory books' locks and
+// the rest's; reports are made and stacks resolved outside them).
 #pragma once
 
 #include <atomic>
@@ -42,7 +42,7 @@ class ValidationLayer final : public HookLayer {
   // Whether the memory books' lock may be biased to the thread that takes
   // it alone (true at first; ACCEL_ALLOC_CONF=biased_lock:false says no, as
   // for the caching allocator's device locks). Never throws.
-  void allowBiasedBooks(bool allowed) noexcept { memory_mutex_.allowBias(allowed); }
+  void allowBiasedBooks(bool allowed) noexcept { memory_.allowBias(allowed); }
 
   void before(const HookCall& call) override;
   void after(const HookCall& call, bool failed) noexcept override;
@@ -98,7 +98,7 @@ class ValidationLayer final : public HookLayer {
   using Key = std::pair<DeviceType, std::uint64_t>;
 
   // The rules; each appends what it finds. Require mutex_ (checkMemory
-  // takes memory_mutex_ itself).
+  // takes the books' lock itself).
   void checkMemory(const HookCall& call, const void* ptr, std::size_t bytes,
                    std::string_view which, std::vector<Violation>& found);
   void checkStream(const HookCall& call, std::vector<Violation>& found) const;
@@ -110,25 +110,22 @@ class ValidationLayer final : public HookLayer {
   // Reports each of `found` (no lock held), the first per the mode.
   void report(const std::string& call, std::vector<Violation>& found,
               bool may_throw) const;
-  // holdsFree() but for the free of a live block while the quarantine
-  // holds nothing: a free to hold, or one of a block not live.
-  bool holdOrReportFree(const void* ptr, const void* token, BlockNote* note) noexcept;
   // Gives frees back to their allocators (no lock held).
   static void release(const std::vector<const void*>& tokens) noexcept;
   // Ends the record a note holds (BlockNote::dispose).
   static void disposeRecord(BlockNote& note) noexcept;
 
   std::atomic<ValidationMode> mode_{ValidationMode::Log};
-  // Guards the events, graphs, captures and streams. Taken before
-  // memory_mutex_ where a function takes both.
+  // Guards the events, graphs, captures and streams. Taken before the
+  // books' locks where a function takes both.
   mutable std::mutex mutex_;
-  // Guards the memory books: taken at every allocation and free, nearly
-  // always by one thread at a time, so biased (memory/biased_mutex.h: the
-  // thread that takes it most takes it without a locked instruction, as the
-  // caching allocator's device lock).
-  mutable BiasedMutex memory_mutex_;
+  // The memory books, with their own locks (tracked_memory.h): an
+  // allocation and its free take the lane's lock of the thread that made
+  // the block, biased to it (memory/biased_mutex.h: the thread that takes
+  // it most takes it without a locked instruction); the rules' lookups and
+  // the quarantine take the books' lock. Switched on between activate()
+  // and forgetAll().
   TrackedMemory memory_;
-  bool active_ = false;  // between activate() and forgetAll(); memory_mutex_
   std::map<Key, EventState> events_;
   struct DestroyedEvent {
     int device = -1;

@@ -44,7 +44,7 @@ void ValidationLayer::resolveHostStacks() noexcept {
     std::vector<CapturedStack> stacks;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      BiasedMutex::Guard books(memory_mutex_);
+      BiasedMutex::Guard books(memory_.booksLock());
       memory_.forEachLive(
           [&](const TrackedBlock& block) { stacks.push_back(block.made); });
       for (const auto& [key, event] : events_) stacks.push_back(event.made);
@@ -59,7 +59,7 @@ void ValidationLayer::resolveHostStacks() noexcept {
       if (found != resolved.end()) stack = found->second;
     };
     std::lock_guard<std::mutex> lock(mutex_);
-    BiasedMutex::Guard books(memory_mutex_);
+    BiasedMutex::Guard books(memory_.booksLock());
     memory_.forEachLive([&](TrackedBlock& block) { replace(block.made); });
     for (auto& [key, event] : events_) replace(event.made);
     for (auto& [key, made] : graphs_) replace(made);
@@ -91,7 +91,7 @@ std::string ValidationLayer::leakReport() {
   std::vector<Leak> leaks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    BiasedMutex::Guard books(memory_mutex_);
+    BiasedMutex::Guard books(memory_.booksLock());
     // Blocks by address, as they always were listed (the books keep them
     // in no order).
     std::vector<const TrackedBlock*> blocks;

@@ -60,13 +60,13 @@ const bool kLiveDevicesForkCallbacks = [] {
 }  // namespace
 
 void DeviceCache::lockForFork() noexcept {
-  mutex_.lockForFork();
+  mutex_.lockKeepingBias();
   if (thread_caches_ != nullptr) claimThreadCaches(/*drain_blocks=*/true);
 }
 
 void DeviceCache::unlockAfterForkInParent() noexcept {
   if (thread_caches_ != nullptr) releaseThreadCaches();
-  mutex_.unlockAfterFork(/*in_child=*/false);
+  mutex_.unlockKeepingBias();
 }
 
 void DeviceCache::unlockAfterForkInChild() noexcept {
@@ -87,7 +87,7 @@ void DeviceCache::unlockAfterForkInChild() noexcept {
   set_aside_pending_ = true;
   updatePlain();
   updateLocalOk();
-  mutex_.unlockAfterFork(/*in_child=*/true);
+  mutex_.unlockKeepingBias(/*in_fork_child=*/true);
 }
 
 void DeviceCache::setAsideInherited() noexcept {
