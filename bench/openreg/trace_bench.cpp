@@ -11,6 +11,10 @@
 //   SmallFill/traced:0|1            fillRandom of 256 floats and the stream's
 //                                   synchronize: traced, the fill is timed on
 //                                   its stream by two events
+//   CurrentStreamTwoThreads/traced:0|1/threads:2
+//                                   the current stream on two threads at once:
+//                                   both write the one ring (CPU time is both
+//                                   threads' per call)
 //
 // traced:1 runs with accel::trace::start({}) (no file); the ring wraps. Run
 // with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true and
@@ -82,3 +86,14 @@ void BM_SmallFill(benchmark::State& state) {
 BENCHMARK(BM_SmallFill)->ArgName("traced")->Arg(0)->Arg(1)->UseRealTime();
 
 }  // namespace
+
+// Thread 0 starts and stops the trace; the other thread's first calls may
+// come before the start (a few of many millions).
+void BM_CurrentStreamTwoThreads(benchmark::State& state) {
+  const accel::DeviceType type = openregType();
+  if (state.thread_index() == 0 && state.range(0) != 0) accel::trace::start({});
+  accel::AcceleratorHooks& hooks = accel::getHooks(type);
+  for (auto _ : state) benchmark::DoNotOptimize(hooks.getCurrentStream(0));
+  if (state.thread_index() == 0 && state.range(0) != 0) accel::trace::stop();
+}
+BENCHMARK(BM_CurrentStreamTwoThreads)->ArgName("traced")->Arg(0)->Arg(1)->Threads(2);
