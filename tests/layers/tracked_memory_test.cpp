@@ -233,7 +233,9 @@ TEST_F(TrackedMemoryTest, ThreadsMakeFreeAndLookUpAtOnce) {
       const int from = (t + 1) % kThreads;
       for (int i = 1; i < kRounds; i += 2) {
         auto& block = handed[std::size_t(from) * kRounds + std::size_t(i)];
-        if (block != nullptr) EXPECT_TRUE(books_.forgetLive(block->record()));
+        if (block != nullptr) {
+          EXPECT_TRUE(books_.forgetLive(block->record()));
+        }
       }
     });
   }

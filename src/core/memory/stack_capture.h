@@ -1,7 +1,8 @@
 // Host call stacks for memory history: captured cheaply as return addresses
 // when an event is recorded, symbolised only when a snapshot is taken.
 //
-// Capturing is backtrace() into a small vector (no symbol lookup, no string);
+// Capturing walks the return addresses with cached unwind rules
+// (frame_walk.h) into a small vector (no symbol lookup, no string);
 // StackSymbolizer turns addresses into MemoryFrames with dladdr and the C++
 // demangler and keeps the result per address, so a snapshot of many events
 // from the same call sites looks each address up once.

@@ -1,7 +1,5 @@
 #include "layers/validation/interned_stacks.h"
 
-#include <unwind.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -11,26 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include "memory/frame_walk.h"
+
 namespace accel::detail {
 
 namespace {
 
 using memory::detail::CapturedStack;
 using memory::detail::StackRecord;
-
-struct Walk {
-  void** frames;
-  int count = 0;
-};
-
-_Unwind_Reason_Code collect(_Unwind_Context* context, void* arg) {
-  auto* walk = static_cast<Walk*>(arg);
-  if (walk->count == kRecordedFrames) return _URC_END_OF_STACK;
-  const auto ip = _Unwind_GetIP(context);
-  if (ip == 0) return _URC_END_OF_STACK;
-  walk->frames[walk->count++] = reinterpret_cast<void*>(ip);
-  return _URC_NO_REASON;
-}
 
 std::uint64_t hashOf(void* const* frames, int count) noexcept {
   std::uint64_t h = 0xCBF29CE484222325ull;
@@ -72,11 +58,8 @@ CapturedStack recordOf(void* const* frames, int count,
 
 CapturedStack internedStack(std::shared_ptr<const HostStack> host) {
   std::array<void*, kRecordedFrames> frames;
-  Walk walk{frames.data()};
-  _Unwind_Backtrace(&collect, &walk);
-  // This function's own frame is not the caller's.
-  void* const* first = walk.count > 0 ? frames.data() + 1 : frames.data();
-  const int count = walk.count > 0 ? walk.count - 1 : 0;
+  const int count = memory::detail::walkFrames(frames.data(), kRecordedFrames);
+  void* const* first = frames.data();
   if (host) return recordOf(first, count, std::move(host));
 
   Table& interned = table();

@@ -2,17 +2,16 @@
 // event or a graph was made or freed), captured cheaply: they are read only
 // when a violation or a leak is reported, which is rare.
 //
-// A capture walks at most kRecordedFrames return addresses with the
-// unwinder (_Unwind_Backtrace), not the 48 of the memory history's
-// backtrace(): a report shows the caller's first frame and, for leaks, the
-// few below it, and each frame walked costs (though most of a walk's cost
-// is fixed: docs/validation.md has the figures). The addresses of a call
-// site that records often are the same each time, so they are interned: an
-// identical stack seen before is handed out again (one lookup, no
-// allocation, one record shared by every block made there). Stacks with a
-// host part (Python) are not interned: the host part differs each time.
-// The table keeps at most kInternedStacks (never emptied: a record may be
-// in use anywhere); past that each capture gets a record of its own.
+// A capture walks at most kRecordedFrames return addresses with cached
+// unwind rules (memory/frame_walk.h; the unwinder, _Unwind_Backtrace, where
+// those do not serve), not the 48 of the memory history's backtrace(): a
+// report shows the caller's first frame and, for leaks, the few below it,
+// and each frame walked costs (docs/validation.md has the figures). The addresses of a
+// call site that records often are the same each time, so they are interned: an identical
+// stack seen before is handed out again (one lookup, no allocation, one record shared by
+// every block made there). Stacks with a host part (Python) are not interned: the host
+// part differs each time. The table keeps at most kInternedStacks (never emptied: a
+// record may be in use anywhere); past that each capture gets a record of its own.
 //
 // Thread-safety: internedStack is thread-safe (sharded locks).
 #pragma once
