@@ -44,11 +44,11 @@ def main():
     ]
     results = {}
     for name, options in modes:
-        accel.memory._record_memory_history(**options)
+        accel.openreg._record_memory_history(**options)
         stmt()  # warm
         runs = timeit.repeat(stmt, number=args.number, repeat=args.repeats)
         results[name] = statistics.median(runs) / args.number * 1e9
-    accel.memory._record_memory_history(enabled=None)
+    accel.openreg._record_memory_history(enabled=None)
     # The Python frames of the recursion itself, without any allocation.
     empty = statistics.median(timeit.repeat(lambda: deep(args.depth, lambda: None),
                                             number=args.number, repeat=args.repeats))
