@@ -558,8 +558,10 @@ Rule cachedRuleFor(std::uintptr_t pc) noexcept {
     }
     const std::uintptr_t cfa =
         (rule.cfa_at_rbp ? rbp : rsp) + static_cast<std::intptr_t>(rule.cfa_off);
-    // A caller's frame lies above its callee's, 8-aligned.
-    if (cfa <= rsp || (cfa & 7u) != 0) {
+    // A caller's frame lies above its callee's, 8-aligned, and not further
+    // than any frame's size could put it.
+    constexpr std::uintptr_t kFarthest = std::uintptr_t{1} << 26;
+    if (cfa <= rsp || cfa - rsp > kFarthest || (cfa & 7u) != 0) {
       count = unwinderWalkFromCallersCaller(frames, most);
       break;
     }

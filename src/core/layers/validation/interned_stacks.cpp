@@ -56,6 +56,14 @@ CapturedStack recordOf(void* const* frames, int count,
 
 }  // namespace
 
+void lockInternedStacksForFork() noexcept {
+  for (Shard& shard : table().shards) shard.mutex.lock();
+}
+
+void unlockInternedStacksAfterFork() noexcept {
+  for (Shard& shard : table().shards) shard.mutex.unlock();
+}
+
 CapturedStack internedStack(std::shared_ptr<const HostStack> host) {
   std::array<void*, kRecordedFrames> frames;
   const int count = memory::detail::walkFrames(frames.data(), kRecordedFrames);

@@ -33,4 +33,10 @@ inline constexpr std::size_t kInternedStacks = std::size_t{1} << 14;
 [[nodiscard]] memory::detail::CapturedStack internedStack(
     std::shared_ptr<const HostStack> host);
 
+// Around fork() (the validation layer's fork callbacks): takes every shard's
+// lock of the table, so that a child can record stacks; the other releases
+// them. Same thread, in that order. Never throw.
+void lockInternedStacksForFork() noexcept;
+void unlockInternedStacksAfterFork() noexcept;
+
 }  // namespace accel::detail

@@ -271,6 +271,22 @@ void TrackedMemory::setActive(bool active) noexcept {
     VisitLane visit(*lane);
 }
 
+void TrackedMemory::lockForFork() noexcept {
+  books_lock_.lockKeepingBias();
+  pool_mutex_.lock();  // no lane is made meanwhile
+  for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
+       lane = lane->next)
+    lane->lock.lockKeepingBias();
+}
+
+void TrackedMemory::unlockAfterFork(bool in_child) noexcept {
+  for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
+       lane = lane->next)
+    lane->lock.unlockKeepingBias(in_child);
+  pool_mutex_.unlock();
+  books_lock_.unlockKeepingBias(in_child);
+}
+
 void TrackedMemory::fileWaiting() {
   for (BooksLane* lane = lanes_.load(std::memory_order_acquire); lane != nullptr;
        lane = lane->next) {

@@ -201,6 +201,15 @@ class TrackedMemory {
   // records of live blocks leave the books (their frees find them NotLive).
   void clear(std::vector<const void*>& release);
 
+  // Around fork() (the layer's fork callbacks), with no lock of the books
+  // held by the caller: lockForFork takes the books' lock, the lanes' pool
+  // and every lane's lock (without withdrawing a bias for good), so that
+  // the child finds none held by a thread that did not survive;
+  // unlockAfterFork releases them (in the child, a lane's bias goes only to
+  // the forking thread). Same thread, in that order.
+  void lockForFork() noexcept;
+  void unlockAfterFork(bool in_child) noexcept;
+
   // Calls `visit` with each live block (which may change its stacks), in no
   // particular order. Files the waiting records in the index first (throws
   // std::bad_alloc, and what `visit` throws).

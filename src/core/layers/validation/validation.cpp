@@ -3,13 +3,17 @@
 // the leak report at exit.
 #include "accel/validation.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
+#include "accel/fork.h"
 #include "accel/memory/allocator_settings.h"
 #include "layers/hook_layer.h"
 #include "layers/layer_settings.h"
+#include "layers/validation/interned_stacks.h"
 #include "layers/validation/validation_layer.h"
 #include "layers/validation/validation_report.h"
 
@@ -24,6 +28,33 @@ struct Validation {
   bool exit_report_registered = false;
 };
 
+// The process's one Validation, for the fork callbacks (null until made).
+std::atomic<Validation*> g_validation{nullptr};
+
+// Around fork(): every lock of the layer is taken, so that a child forked
+// while another thread held one can switch the layer, free what it
+// inherited and print its leak report at exit. Order: the mode's lock, the
+// layer's (its own, then the books'), then the interned stacks' shards and
+// the host stack provider's lock (a stack is recorded under no lock of the
+// layer's, and those two are never held together).
+void lockValidationForFork() noexcept {
+  Validation* v = g_validation.load(std::memory_order_acquire);
+  if (v == nullptr) return;
+  v->mutex.lock();
+  v->layer.lockForFork();
+  detail::lockInternedStacksForFork();
+  detail::lockHostStackProviderForFork();
+}
+
+void unlockValidationAfterFork(bool in_child) noexcept {
+  Validation* v = g_validation.load(std::memory_order_acquire);
+  if (v == nullptr) return;
+  detail::unlockHostStackProviderAfterFork();
+  detail::unlockInternedStacksAfterFork();
+  v->layer.unlockAfterFork(in_child);
+  v->mutex.unlock();
+}
+
 Validation& validation() {
   static Validation* v = [] {
     auto* made = new Validation();  // never destroyed: hooks run during exit
@@ -37,6 +68,15 @@ Validation& validation() {
     } catch (...) {
       // Malformed: the caching allocator reports it; the books' lock keeps
       // its default.
+    }
+    g_validation.store(made, std::memory_order_release);
+    try {
+      registerForkCallbacks({&lockValidationForFork,
+                             []() noexcept { unlockValidationAfterFork(false); },
+                             []() noexcept { unlockValidationAfterFork(true); }});
+    } catch (...) {
+      // Out of memory: a child forked while a thread held one of the
+      // layer's locks could then wait on it, as on any lock held at fork.
     }
     return made;
   }();
@@ -79,25 +119,33 @@ std::optional<ValidationMode> parseValidationMode(std::string_view text) noexcep
 
 void setValidationMode(ValidationMode mode) {
   Validation& v = validation();
-  std::lock_guard<std::mutex> lock(v.mutex);
-  if (mode == ValidationMode::Off) {
-    if (!v.added) return;
-    // The books let go of the records in live blocks before the layer
-    // leaves the path (ValidationLayer::forgetAll).
-    v.layer.forgetAll();
-    detail::removeHookLayer(v.layer);
-    v.added = false;
-    return;
+  // The frees the quarantine held, given back once no lock of the layer is
+  // held: a backend's free takes its device's lock, which no lock of the
+  // layer may be held around (the fork callbacks take the layer's locks
+  // and the devices' in either order).
+  std::vector<const void*> held;
+  {
+    std::lock_guard<std::mutex> lock(v.mutex);
+    if (mode == ValidationMode::Off) {
+      if (!v.added) return;
+      // The books let go of the records in live blocks before the layer
+      // leaves the path (ValidationLayer::forgetAll).
+      held = v.layer.forgetAll();
+      detail::removeHookLayer(v.layer);
+      v.added = false;
+    } else {
+      v.layer.setMode(mode);
+      if (v.added) return;
+      if (!v.exit_report_registered) {
+        v.exit_report_registered = std::atexit(&printLeaksAtExit) == 0;
+      }
+      detail::resetViolationCount();
+      v.layer.activate();
+      detail::addHookLayer(v.layer);
+      v.added = true;
+    }
   }
-  v.layer.setMode(mode);
-  if (v.added) return;
-  if (!v.exit_report_registered) {
-    v.exit_report_registered = std::atexit(&printLeaksAtExit) == 0;
-  }
-  detail::resetViolationCount();
-  v.layer.activate();
-  detail::addHookLayer(v.layer);
-  v.added = true;
+  detail::ValidationLayer::giveBack(held);
 }
 
 void setValidationQuarantine(std::size_t blocks, std::size_t bytes) noexcept {

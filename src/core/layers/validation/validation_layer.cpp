@@ -427,8 +427,18 @@ bool ValidationLayer::holdsFree(const void* ptr, const void* token,
   return false;
 }
 
-void ValidationLayer::release(const std::vector<const void*>& tokens) noexcept {
+void ValidationLayer::giveBack(const std::vector<const void*>& tokens) noexcept {
   for (const void* token : tokens) releaseHeldFree(token);
+}
+
+void ValidationLayer::lockForFork() noexcept {
+  mutex_.lock();
+  memory_.lockForFork();
+}
+
+void ValidationLayer::unlockAfterFork(bool in_child) noexcept {
+  memory_.unlockAfterFork(in_child);
+  mutex_.unlock();
 }
 
 void ValidationLayer::activate() noexcept {
@@ -436,7 +446,7 @@ void ValidationLayer::activate() noexcept {
   memory_.setActive(true);
 }
 
-void ValidationLayer::forgetAll() noexcept {
+std::vector<const void*> ValidationLayer::forgetAll() noexcept {
   std::vector<const void*> released;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -450,7 +460,7 @@ void ValidationLayer::forgetAll() noexcept {
     captures_running_.store(0, std::memory_order_release);
     streams_.clear();
   }
-  release(released);
+  return released;
 }
 
 }  // namespace accel::detail

@@ -60,19 +60,30 @@ class ValidationLayer final : public HookLayer {
 
   // Before the layer is added: frees may be held from now on. Never throws.
   void activate() noexcept;
-  // Forgets everything tracked (the layer is being turned off); the frees
-  // held in the quarantine are given back, and none is held until
-  // activate(), also by a thread still inside holdsFree. Call it before the
-  // layer is removed (removeHookLayer): the records of live blocks lie in
-  // the blocks, and a block freed once the layer is removed goes back
-  // without the layer, so the books must have let go of its record by
-  // then. Never throws.
-  void forgetAll() noexcept;
+  // Forgets everything tracked (the layer is being turned off) and returns
+  // the frees the quarantine held, for the caller to give back (giveBack)
+  // once it holds no lock: a backend's free takes its device's lock. None
+  // is held until activate(), also by a thread still inside holdsFree. Call
+  // it before the layer is removed (removeHookLayer): the records of live
+  // blocks lie in the blocks, and a block freed once the layer is removed
+  // goes back without the layer, so the books must have let go of its
+  // record by then. Never throws.
+  [[nodiscard]] std::vector<const void*> forgetAll() noexcept;
+  // Gives held frees back to their allocators (no lock of the layer held).
+  static void giveBack(const std::vector<const void*>& tokens) noexcept;
   // Replaces the host part of every tracked stack by its frames, resolved
   // now (validation.h: resolveValidationHostStacks). Never throws.
   void resolveHostStacks() noexcept;
   // The leak table (validation.h); empty when nothing leaked.
   [[nodiscard]] std::string leakReport();
+
+  // Around fork(): takes every lock of the layer (its own, then the
+  // books'), so that a child forked while another thread held one (a hook
+  // call's rule, an allocation, a free) can free what it inherited and
+  // print its leak report at exit; unlockAfterFork releases them. Same
+  // thread, in that order. Never throw.
+  void lockForFork() noexcept;
+  void unlockAfterFork(bool in_child) noexcept;
 
  private:
   // A broken rule found under the lock, reported after it.
@@ -110,8 +121,6 @@ class ValidationLayer final : public HookLayer {
   // Reports each of `found` (no lock held), the first per the mode.
   void report(const std::string& call, std::vector<Violation>& found,
               bool may_throw) const;
-  // Gives frees back to their allocators (no lock held).
-  static void release(const std::vector<const void*>& tokens) noexcept;
   // Ends the record a note holds (BlockNote::dispose).
   static void disposeRecord(BlockNote& note) noexcept;
 

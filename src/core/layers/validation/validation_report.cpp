@@ -27,6 +27,9 @@ std::string hex(const void* ptr) {
 struct HostProvider {
   std::mutex mutex;
   std::shared_ptr<const HostStackCapture> capture;
+  // Whether `capture` is set, read without the lock: a program with no
+  // host (C++ alone) records its stacks without taking it.
+  std::atomic<bool> set{false};
 };
 
 HostProvider& hostProvider() {
@@ -123,6 +126,7 @@ std::shared_ptr<const HostStack> hostStackHere() {
   std::shared_ptr<const HostStackCapture> capture;
   {
     HostProvider& provider = hostProvider();
+    if (!provider.set.load(std::memory_order_acquire)) return nullptr;
     std::lock_guard<std::mutex> lock(provider.mutex);
     capture = provider.capture;
   }
@@ -159,8 +163,13 @@ void setHostStackProvider(HostStackCapture capture) {
                         : std::shared_ptr<const HostStackCapture>();
   HostProvider& provider = hostProvider();
   std::lock_guard<std::mutex> lock(provider.mutex);
+  provider.set.store(shared != nullptr, std::memory_order_release);
   provider.capture = std::move(shared);
 }
+
+void lockHostStackProviderForFork() noexcept { hostProvider().mutex.lock(); }
+
+void unlockHostStackProviderAfterFork() noexcept { hostProvider().mutex.unlock(); }
 
 std::string callerFrame(const CapturedStack& stack) {
   try {

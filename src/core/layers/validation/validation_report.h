@@ -41,6 +41,10 @@ namespace accel::detail {
 // provider is set: setValidationHostStack). Never throws (null then).
 [[nodiscard]] CapturedStack captureHere() noexcept;
 void setHostStackProvider(HostStackCapture capture);
+// Around fork() (the layer's fork callbacks): the host stack provider's
+// lock, so that a child can record stacks. Same thread, in that order.
+void lockHostStackProviderForFork() noexcept;
+void unlockHostStackProviderAfterFork() noexcept;
 // captureHere() for what the layer records (where a block, an event or a
 // graph was made or freed), or null while stacks are off
 // (setRecordedStacks). Never throws.
