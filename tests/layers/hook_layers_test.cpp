@@ -34,7 +34,7 @@ class RecordingLayer final : public detail::HookLayer {
     afters.push_back(call.hook);
     if (failed) ++failures;
     last_result = call.result;
-    last_begin_ns = call.begin_ns;
+    last_begin_ns = call.begin_ticks;
   }
   [[nodiscard]] bool wantsTimes() const noexcept override { return wants_times; }
   void allocated(DeviceType, Device, const void* ptr, std::size_t bytes,

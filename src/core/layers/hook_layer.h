@@ -63,7 +63,7 @@ struct HookCall {
   std::size_t bytes = 0;       // size argument (bytes of a copy, elements of a fill)
   int device2 = -1;            // a second device (fillRandom's generator), -1 none
   CaptureMode capture_mode = CaptureMode::Global;  // graphCaptureBegin's mode
-  std::int64_t begin_ns = 0;  // when the call began (steady-clock ns)
+  std::int64_t begin_ticks = 0;  // when the call began (layer_clock.h's ticks)
   // Set before after(): the id the call returned (createEvent's event,
   // graphCreate's graph, getNewStream's / getCurrentStream's stream id); 0
   // when it returns none or failed.
@@ -113,7 +113,7 @@ class HookLayer {
                               BlockNote& /*note*/) noexcept {
     allocated(type, device, ptr, bytes, pinned);
   }
-  // Whether this layer reads HookCall::begin_ns. The clock is read for a
+  // Whether this layer reads HookCall::begin_ticks. The clock is read for a
   // call only when an added layer wants it (about half the cost of a hook
   // call through the decorator). Asked when the layer is added. Default: yes.
   [[nodiscard]] virtual bool wantsTimes() const noexcept { return true; }

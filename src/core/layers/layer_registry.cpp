@@ -11,6 +11,7 @@
 #include "accel/context.h"
 #include "accel/hooks_table.h"
 #include "layers/hook_layer.h"
+#include "layers/layer_clock.h"
 #include "layers/layer_registry.h"
 #include "layers/layer_settings.h"
 #include "layers/layered_hooks.h"
@@ -18,6 +19,8 @@
 namespace accel::detail {
 
 constinit std::atomic<const LayerList*> g_current_layers{nullptr};
+
+const memory::detail::TraceClock g_layer_clock;
 
 namespace {
 

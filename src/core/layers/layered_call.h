@@ -4,21 +4,15 @@
 // Thread-safety: reads the published layer snapshot once; thread-safe.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
 
 #include "layers/hook_layer.h"
+#include "layers/layer_clock.h"
 #include "layers/layered_hooks.h"
 
 namespace accel::detail {
-
-inline std::int64_t steadyNowNs() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Calls `forward` (the backend's hook) between the layers' before() and
 // after(). A before() that throws stops the call: the layers whose before()
@@ -29,7 +23,7 @@ template <typename Forward>
 std::invoke_result_t<Forward&> runLayered(HookCall& call, Forward&& forward) {
   const LayerList* list = currentLayers();
   if (list == nullptr || list->layers.empty()) return forward();
-  if (list->wants_times) call.begin_ns = steadyNowNs();
+  if (list->wants_times) call.begin_ticks = layerNowTicks();
   const std::vector<HookLayer*>& layers = list->layers;
   std::size_t began = 0;
   auto finish = [&](bool failed) noexcept {

@@ -41,7 +41,7 @@ LayeredHooks::LayeredHooks(AcceleratorHooks& inner)
 LayeredHooks::~LayeredHooks() = default;
 
 HookCall LayeredHooks::callOf(HookId hook) const noexcept {
-  // begin_ns: set by runLayered when a layer wants it.
+  // begin_ticks: set by runLayered when a layer wants it.
   return HookCall{hook, deviceType(), &inner_};
 }
 

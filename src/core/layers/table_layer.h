@@ -35,7 +35,7 @@ struct TableCall {
   DeviceType type;  // the backend's device type
   std::string_view
       function;  // "streams.query": table.function as plugin_abi.h names them
-  std::int64_t begin_ns = 0;  // when the call began (steady-clock ns)
+  std::int64_t begin_ticks = 0;  // when the call began (layer_clock.h's ticks)
 };
 
 class TableObserver {

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <type_traits>
 #include <vector>
 
+#include "layers/layer_clock.h"
 #include "layers/table_layer.h"
 
 namespace accel::detail {
@@ -40,12 +40,6 @@ struct OriginalTables {
   CPluginTables tables;
 };
 
-std::int64_t tableNowNs() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // The trampoline of one function: `Table` is the table's member of
 // CPluginTables, `Function` the function's member of the table, `Ctx` the
 // member holding the ctx that table's functions take.
@@ -64,7 +58,7 @@ struct Trampoline<Table, Function, Ctx> {
     const ObserverList* list = observers().current.load(std::memory_order_acquire);
     if (list == nullptr || list->observers.empty())
       return plugin_function(plugin_ctx, args...);
-    const TableCall info{original.type, name, tableNowNs()};
+    const TableCall info{original.type, name, layerNowTicks()};
     for (TableObserver* observer : list->observers) observer->before(info);
     if constexpr (std::is_void_v<Result>) {
       plugin_function(plugin_ctx, args...);

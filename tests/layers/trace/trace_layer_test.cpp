@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +170,40 @@ TEST_F(TraceTest, StopTakesTheLayerOutOfThePathAndRecordsNothingMore) {
   const json trace = json::parse(trace::toJson());
   EXPECT_EQ(eventsNamed(trace, hookName(HookId::getCurrentStream), "hook").size(), 1u);
   EXPECT_TRUE(eventsNamed(trace, hookName(HookId::getNewStream), "hook").empty());
+}
+
+std::int64_t steadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The ring keeps the time-stamp counter's ticks and the trace converts them
+// (trace_event.h): a hook's span must lie where the steady clock saw the
+// call, and a sleep between two calls must separate them by its length.
+TEST_F(TraceTest, HookSpansLieOnTheSteadyClockWhereTheCallsRan) {
+  trace::start({});
+  const std::int64_t before = steadyNowNs();
+  (void)hooks().getNewStream(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  (void)hooks().getCurrentStream(0);
+  const std::int64_t after = steadyNowNs();
+  trace::stop();
+  const json trace = json::parse(trace::toJson());
+  const auto origin = trace["otherData"]["origin_steady_ns"].get<std::int64_t>();
+  const auto first = eventsNamed(trace, hookName(HookId::getNewStream), "hook");
+  const auto second = eventsNamed(trace, hookName(HookId::getCurrentStream), "hook");
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  auto nsOf = [&](const json& e, const char* field) {
+    return origin + static_cast<std::int64_t>(e[field].get<double>() * 1000.0);
+  };
+  // 50 us of slack: the microseconds' rounding and the rate's measurement.
+  constexpr std::int64_t kSlackNs = 50'000;
+  EXPECT_GE(nsOf(first[0], "ts"), before - kSlackNs);
+  EXPECT_LE(nsOf(second[0], "ts") + nsOf(second[0], "dur") - origin, after + kSlackNs);
+  EXPECT_GE(nsOf(second[0], "ts") - nsOf(first[0], "ts"), 20'000'000 - kSlackNs);
+  EXPECT_LE(nsOf(second[0], "ts") - nsOf(first[0], "ts"), after - before + kSlackNs);
 }
 
 TEST_F(TraceTest, AnUnusablePathIsRefusedNamingItAndTracingStaysOff) {

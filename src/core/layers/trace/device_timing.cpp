@@ -10,7 +10,12 @@ std::uint64_t typeBit(DeviceType type) noexcept {
   return std::uint64_t{1} << (static_cast<unsigned>(type) & 63u);
 }
 
-std::int64_t msToNs(double ms) noexcept { return std::llround(ms * 1e6); }
+// A device's milliseconds in the layer clock's ticks (the ring's unit), at
+// the rate measured now.
+std::int64_t msToTicks(double ms) noexcept {
+  const double ns_per_tick = accel::detail::g_layer_clock.scale().ns_per_tick;
+  return std::llround(ms * 1e6 / (ns_per_tick > 0.0 ? ns_per_tick : 1.0));
+}
 
 }  // namespace
 
@@ -134,8 +139,8 @@ bool DeviceTiming::read(Pending& pending, bool wait) noexcept {
     const double from_reference =
         is_reference ? 0.0 : inner.elapsedTime(reference.event, pending.start);
     const double duration = inner.elapsedTime(pending.start, pending.end);
-    pending.work.begin = reference.host_ns + msToNs(from_reference);
-    pending.work.end = pending.work.begin + msToNs(duration);
+    pending.work.begin = reference.host_ticks + msToTicks(from_reference);
+    pending.work.end = pending.work.begin + msToTicks(duration);
     pending.work.timing = WorkTiming::Events;
   } catch (...) {
     pending.work.timing = WorkTiming::HostSide;

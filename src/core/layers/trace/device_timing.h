@@ -89,7 +89,7 @@ class DeviceTiming {
   };
   struct Reference {
     EventId event = kNoEvent;
-    std::int64_t host_ns = 0;
+    std::int64_t host_ticks = 0;  // the host's time of `event` (ring ticks)
   };
   struct StreamKey {
     DeviceType type;

@@ -1,9 +1,11 @@
 // TraceEvent: one record of the trace ring, a plain value.
 //
-// Times are steady-clock nanoseconds (traceNowNs), the clock the hook layers
-// stamp calls with and the one the memory history's entries are converted
-// to (memory/trace_clock.h), so hooks, device work and the allocator lie on
-// one timeline.
+// Times are the hook layers' clock's ticks while in the ring (traceNowTicks,
+// layers/layer_clock.h: the time-stamp counter where the platform has one),
+// converted to steady-clock nanoseconds when the trace is collected
+// (TraceRecorder::collect), the clock the memory history's entries are
+// converted to too (memory/trace_clock.h), so hooks, device work and the
+// allocator lie on one timeline.
 //
 // Thread-safety: a value type.
 #pragma once
@@ -14,6 +16,7 @@
 #include "accel/device_type.h"
 #include "accel/hook_catalogue.h"
 #include "accel/stream.h"
+#include "layers/layer_clock.h"
 
 namespace accel::trace::detail {
 
@@ -34,8 +37,11 @@ enum class WorkTiming : std::uint8_t {
   Events,    // the backend's timing events measured it (device_timing.h)
 };
 
-// Now, on the trace's timeline: steady-clock ns, the clock the hook layers
-// stamp calls with.
+// Now, in the ring's unit: the hook layers' clock's ticks.
+inline std::int64_t traceNowTicks() noexcept { return accel::detail::layerNowTicks(); }
+
+// Now in steady-clock ns, the collected trace's unit (its origin, the
+// allocator's entries).
 inline std::int64_t traceNowNs() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -55,7 +61,7 @@ struct TraceEvent {
   std::uint64_t bytes = 0;
   std::uint64_t ptr = 0;
   std::uint64_t ptr2 = 0;
-  std::int64_t begin = 0;  // steady-clock ns
+  std::int64_t begin = 0;  // ticks in the ring, steady-clock ns once collected
   std::int64_t end = 0;
 };
 

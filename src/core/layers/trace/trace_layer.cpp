@@ -80,7 +80,7 @@ void TraceLayer::before(const HookCall& call) {
 }
 
 void TraceLayer::after(const HookCall& call, bool failed) noexcept {
-  const std::int64_t end = traceNowNs();
+  const std::int64_t end = traceNowTicks();
   InFlight in_flight;
   if (t_depth > 0 && t_in_flight[t_depth - 1].call == &call)
     in_flight = t_in_flight[--t_depth];
@@ -95,7 +95,7 @@ void TraceLayer::after(const HookCall& call, bool failed) noexcept {
   event.bytes = call.bytes;
   event.ptr = reinterpret_cast<std::uintptr_t>(call.ptr);
   event.ptr2 = reinterpret_cast<std::uintptr_t>(call.ptr2);
-  event.begin = call.begin_ns;
+  event.begin = call.begin_ticks;
   event.end = end;
   if (in_flight.call != nullptr) {
     event.device = static_cast<std::int8_t>(in_flight.stream.device.index());
@@ -174,7 +174,7 @@ void TraceLayer::recordMemoryEvent(TraceEventKind kind, DeviceType type, Device 
   event.device = pinned ? std::int8_t{-1} : static_cast<std::int8_t>(device.index());
   event.ptr = reinterpret_cast<std::uintptr_t>(ptr);
   event.bytes = bytes;
-  event.begin = event.end = traceNowNs();
+  event.begin = event.end = traceNowTicks();
   recorder_.record(event);
 }
 
@@ -189,8 +189,8 @@ void TraceLayer::after(const accel::detail::TableCall& call,
   event.ptr = reinterpret_cast<std::uintptr_t>(call.function.data());
   event.bytes = call.function.size();
   event.object = static_cast<std::uint32_t>(status);
-  event.begin = call.begin_ns;
-  event.end = traceNowNs();
+  event.begin = call.begin_ticks;
+  event.end = traceNowTicks();
   recorder_.record(event);
 }
 

@@ -15,6 +15,7 @@
 
 #include "accel/error.h"
 #include "hooks/fork_handlers.h"
+#include "layers/layer_clock.h"
 
 namespace accel::trace::detail {
 namespace {
@@ -194,6 +195,13 @@ TraceContents TraceRecorder::collect() {
     contents.threads = threads_;
   }
   if (sources_ != nullptr) sources_->complete(contents);
+  // The ring's ticks to steady-clock ns, at the rate measured from the
+  // library's load to now (trace_event.h).
+  const memory::detail::TraceClock::Scale scale = accel::detail::g_layer_clock.scale();
+  for (TraceEvent& event : contents.events) {
+    event.begin = scale.toNs(event.begin);
+    event.end = scale.toNs(event.end);
+  }
   return contents;
 }
 
