@@ -12,15 +12,14 @@
 // instead: the floor of any layer (the decorator's allocator and its block per
 // allocation), below which validation cannot go.
 #include <benchmark/benchmark.h>
-#include <time.h>
 
-#include <chrono>
 #include <vector>
 
 #include "accel/hooks_table.h"
 #include "accel/validation.h"
 #include "layers/hook_layer.h"
 #include "support/test_backend.h"
+#include "thread_overlap.h"
 
 namespace {
 
@@ -79,22 +78,12 @@ BENCHMARK_CAPTURE(allocatorPair, on_no_stacks_10k_live, accel::ValidationMode::L
 BENCHMARK_CAPTURE(allocatorPair, on_quarantine_1024_no_stacks, accel::ValidationMode::Log,
                   1024, false);
 
-// A thread's CPU time, in nanoseconds.
-double threadCpuNs() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) * 1e9 + static_cast<double>(now.tv_nsec);
-}
-
 // Two threads making and freeing blocks at once on one device, without
 // stacks, without the quarantine and with it: each thread's blocks go on
 // its own lane of the validation layer's memory books, under a lock of its
 // own (docs/validation.md, "Books per thread"); a lock two threads shared
 // would be taken in turn. Threads that do not run at the same time do not
-// contend: `overlap` is each thread's CPU time over its loop's wall time,
-// averaged over the threads (1.0: both ran throughout, as
-// bench_memory_threads reports it); a figure whose overlap is far below 1
-// says nothing about sharing.
+// contend: the benchmark reports their `overlap` (thread_overlap.h).
 void allocatorPairTwoThreads(benchmark::State& state, accel::ValidationMode mode,
                              std::size_t quarantine_blocks = 0) {
   const accel::DeviceType type = backend().deviceType();
@@ -106,19 +95,13 @@ void allocatorPairTwoThreads(benchmark::State& state, accel::ValidationMode mode
   }
   // Each thread asks after the start, when thread 0 has set the mode.
   accel::Allocator* allocator = nullptr;
-  const auto wall_begin = std::chrono::steady_clock::now();
-  const double cpu_begin = threadCpuNs();
+  const accel::bench::OverlapMeter overlap;
   for (auto _ : state) {
     if (allocator == nullptr) allocator = &accel::getHooks(type).getDeviceAllocator(0);
     accel::DataPtr data = allocator->allocate(256);
     benchmark::DoNotOptimize(data.get());
   }
-  const double cpu = threadCpuNs() - cpu_begin;
-  const double wall = std::chrono::duration<double, std::nano>(
-                          std::chrono::steady_clock::now() - wall_begin)
-                          .count();
-  state.counters["overlap"] =
-      benchmark::Counter(wall > 0 ? cpu / wall : 0.0, benchmark::Counter::kAvgThreads);
+  overlap.report(state);
   if (state.thread_index() == 0) {
     accel::setValidationMode(accel::ValidationMode::Off);
     accel::setValidationQuarantine(1024, std::size_t{256} << 20);

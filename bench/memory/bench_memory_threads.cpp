@@ -18,7 +18,6 @@
 // from a run whose overlap is far below 1 says nothing about contention.
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "accel/memory/caching_allocator.h"
+#include "thread_overlap.h"
 
 namespace accel::memory {
 namespace {
@@ -47,11 +47,7 @@ constexpr const char* kDesigns[] = {"", "thread_caches:false",
 constexpr const char* kDesignNames[] = {"thread_caches", "biased_lock", "mutex"};
 constexpr int kPairsPerThread = 1 << 20;
 
-double threadCpuNs() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) * 1e9 + static_cast<double>(now.tv_nsec);
-}
+using accel::bench::threadCpuNs;
 
 void BM_Threads_AllocFree(benchmark::State& state) {
   const char* settings = kDesigns[state.range(0)];

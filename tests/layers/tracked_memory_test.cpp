@@ -62,6 +62,15 @@ class TrackedMemoryTest : public ::testing::Test {
   void setLimits(std::size_t blocks, std::size_t bytes) {
     books_.setLimits(QuarantineLimits{blocks, bytes});
   }
+  // Switches the books off and forgets everything, as the layer's
+  // forgetAll does; returns the held frees given back.
+  std::vector<const void*> switchOffAndClear() {
+    BiasedMutex::Guard lock(books_.booksLock());
+    std::vector<const void*> release;
+    books_.setActive(false);
+    books_.clear(release);
+    return release;
+  }
   const TrackedBlock* freedAt(std::uintptr_t ptr) {
     BiasedMutex::Guard lock(books_.booksLock());
     return books_.freedBlock(ptr);
@@ -147,13 +156,7 @@ TEST_F(TrackedMemoryTest, ClearForgetsTheBlocksOfEveryThread) {
   ASSERT_NE(liveAt(0x2000), nullptr);  // files both
   Block late(0x3000, 64);
   ASSERT_TRUE(books_.allocated(late.record()));  // waits on this thread's lane
-  {
-    BiasedMutex::Guard lock(books_.booksLock());
-    std::vector<const void*> release;
-    books_.setActive(false);
-    books_.clear(release);
-    EXPECT_TRUE(release.empty());
-  }
+  EXPECT_TRUE(switchOffAndClear().empty());
   EXPECT_FALSE(books_.forgetLive(waiting.record()));
   EXPECT_FALSE(books_.forgetLive(filed.record()));
   EXPECT_FALSE(books_.forgetLive(late.record()));
@@ -325,12 +328,7 @@ TEST_F(TrackedMemoryTest, ClearGivesBackTheFreesEveryThreadHolds) {
   TrackedMemory::LetGo let_go;
   std::thread([&] { EXPECT_EQ(hold(first, let_go), Free::Held); }).join();
   EXPECT_EQ(hold(second, let_go), Free::Held);
-  std::vector<const void*> release;
-  {
-    BiasedMutex::Guard lock(books_.booksLock());
-    books_.setActive(false);
-    books_.clear(release);
-  }
+  const std::vector<const void*> release = switchOffAndClear();
   EXPECT_EQ(release.size(), 2u);
   EXPECT_NE(std::find(release.begin(), release.end(), &first), release.end());
   EXPECT_NE(std::find(release.begin(), release.end(), &second), release.end());

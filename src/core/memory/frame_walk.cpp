@@ -332,7 +332,8 @@ bool runProgram(Reader read, const Cie& cie, std::uintptr_t pc, std::uintptr_t& 
       case 0x08:
         setRule(read.uleb(), Row::How::Same, 0);
         break;
-      case 0x09: {  // register
+      case 0x09:    // register
+      case 0x14: {  // val_offset
         const std::uint64_t reg = read.uleb();
         (void)read.uleb();
         setRule(reg, Row::How::Other, 0);
@@ -366,7 +367,8 @@ bool runProgram(Reader read, const Cie& cie, std::uintptr_t pc, std::uintptr_t& 
         row.cfa_other = true;
         break;
       }
-      case 0x10: {  // expression
+      case 0x10:    // expression
+      case 0x16: {  // val_expression
         const std::uint64_t reg = read.uleb();
         const std::uint64_t size = read.uleb();
         read.moveTo(read.at() + size);
@@ -386,22 +388,9 @@ bool runProgram(Reader read, const Cie& cie, std::uintptr_t pc, std::uintptr_t& 
       case 0x13:
         row.cfa_off = read.sleb() * cie.data_align;
         break;
-      case 0x14: {  // val_offset
-        const std::uint64_t reg = read.uleb();
-        (void)read.uleb();
-        setRule(reg, Row::How::Other, 0);
-        break;
-      }
       case 0x15: {
         const std::uint64_t reg = read.uleb();
         (void)read.sleb();
-        setRule(reg, Row::How::Other, 0);
-        break;
-      }
-      case 0x16: {  // val_expression
-        const std::uint64_t reg = read.uleb();
-        const std::uint64_t size = read.uleb();
-        read.moveTo(read.at() + size);
         setRule(reg, Row::How::Other, 0);
         break;
       }

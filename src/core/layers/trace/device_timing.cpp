@@ -10,11 +10,11 @@ std::uint64_t typeBit(DeviceType type) noexcept {
   return std::uint64_t{1} << (static_cast<unsigned>(type) & 63u);
 }
 
-// A device's milliseconds in the layer clock's ticks (the ring's unit), at
-// the rate measured now.
-std::int64_t msToTicks(double ms) noexcept {
+// The layer clock's ticks (the ring's unit) in a device's millisecond, at
+// the rate measured now (a reading of both clocks: taken once per work).
+double ticksPerMs() noexcept {
   const double ns_per_tick = accel::detail::g_layer_clock.scale().ns_per_tick;
-  return std::llround(ms * 1e6 / (ns_per_tick > 0.0 ? ns_per_tick : 1.0));
+  return 1e6 / (ns_per_tick > 0.0 ? ns_per_tick : 1.0);
 }
 
 }  // namespace
@@ -139,8 +139,10 @@ bool DeviceTiming::read(Pending& pending, bool wait) noexcept {
     const double from_reference =
         is_reference ? 0.0 : inner.elapsedTime(reference.event, pending.start);
     const double duration = inner.elapsedTime(pending.start, pending.end);
-    pending.work.begin = reference.host_ticks + msToTicks(from_reference);
-    pending.work.end = pending.work.begin + msToTicks(duration);
+    const double ticks_per_ms = ticksPerMs();
+    pending.work.begin =
+        reference.host_ticks + std::llround(from_reference * ticks_per_ms);
+    pending.work.end = pending.work.begin + std::llround(duration * ticks_per_ms);
     pending.work.timing = WorkTiming::Events;
   } catch (...) {
     pending.work.timing = WorkTiming::HostSide;

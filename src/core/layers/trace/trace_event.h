@@ -1,6 +1,6 @@
 // TraceEvent: one record of the trace ring, a plain value.
 //
-// Times are the hook layers' clock's ticks while in the ring (traceNowTicks,
+// Times are the hook layers' clock's ticks while in the ring (layerNowTicks,
 // layers/layer_clock.h: the time-stamp counter where the platform has one),
 // converted to steady-clock nanoseconds when the trace is collected
 // (TraceRecorder::collect), the clock the memory history's entries are
@@ -36,9 +36,6 @@ enum class WorkTiming : std::uint8_t {
   HostSide,  // the hook call's own times: the backend has no timing events
   Events,    // the backend's timing events measured it (device_timing.h)
 };
-
-// Now, in the ring's unit: the hook layers' clock's ticks.
-inline std::int64_t traceNowTicks() noexcept { return accel::detail::layerNowTicks(); }
 
 // Now in steady-clock ns, the collected trace's unit (its origin, the
 // allocator's entries).

@@ -80,7 +80,7 @@ void TraceLayer::before(const HookCall& call) {
 }
 
 void TraceLayer::after(const HookCall& call, bool failed) noexcept {
-  const std::int64_t end = traceNowTicks();
+  const std::int64_t end = accel::detail::layerNowTicks();
   InFlight in_flight;
   if (t_depth > 0 && t_in_flight[t_depth - 1].call == &call)
     in_flight = t_in_flight[--t_depth];
@@ -174,7 +174,7 @@ void TraceLayer::recordMemoryEvent(TraceEventKind kind, DeviceType type, Device 
   event.device = pinned ? std::int8_t{-1} : static_cast<std::int8_t>(device.index());
   event.ptr = reinterpret_cast<std::uintptr_t>(ptr);
   event.bytes = bytes;
-  event.begin = event.end = traceNowTicks();
+  event.begin = event.end = accel::detail::layerNowTicks();
   recorder_.record(event);
 }
 
@@ -190,7 +190,7 @@ void TraceLayer::after(const accel::detail::TableCall& call,
   event.bytes = call.function.size();
   event.object = static_cast<std::uint32_t>(status);
   event.begin = call.begin_ticks;
-  event.end = traceNowTicks();
+  event.end = accel::detail::layerNowTicks();
   recorder_.record(event);
 }
 

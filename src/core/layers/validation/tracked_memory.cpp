@@ -136,31 +136,39 @@ bool TrackedMemory::allocated(LiveRecord& record) noexcept {
   return true;
 }
 
-void TrackedMemory::unlinkWaiting(LiveRecord& record) noexcept {
-  BooksLane& lane = *record.lane;
-  if (record.prev != nullptr) record.prev->next = record.next;
-  if (record.next != nullptr) record.next->prev = record.prev;
-  if (lane.waiting.load(std::memory_order_relaxed) == &record)
-    lane.waiting.store(record.next, std::memory_order_relaxed);
-  record.prev = record.next = nullptr;
-}
-
-bool TrackedMemory::leaveLive(LiveRecord& record) noexcept {
-  {
-    BiasedMutex::Guard lock(record.lane->lock);
-    if (record.books != books_.load(std::memory_order_relaxed)) return false;
-    if (record.state == LiveRecord::State::Waiting) {
-      unlinkWaiting(record);
+TrackedMemory::Found TrackedMemory::leaveLane(LiveRecord& record, std::uint64_t& books,
+                                              TrackedBlock* held_copy) noexcept {
+  BiasedMutex::Guard lock(record.lane->lock);
+  books = books_.load(std::memory_order_relaxed);
+  if (record.books != books) return Found::NotLive;
+  switch (record.state) {
+    case LiveRecord::State::Waiting: {
+      BooksLane& lane = *record.lane;
+      if (record.prev != nullptr) record.prev->next = record.next;
+      if (record.next != nullptr) record.next->prev = record.prev;
+      if (lane.waiting.load(std::memory_order_relaxed) == &record)
+        lane.waiting.store(record.next, std::memory_order_relaxed);
+      record.prev = record.next = nullptr;
       record.state = LiveRecord::State::Gone;
       record.books = 0;
-      return true;
+      return Found::TakenOff;
     }
-    if (record.state != LiveRecord::State::Indexed) return false;
+    case LiveRecord::State::Indexed:
+      return Found::Indexed;
+    case LiveRecord::State::Held:
+      if (held_copy != nullptr) *held_copy = record.block;
+      return Found::Held;
+    case LiveRecord::State::Gone:
+      break;
   }
-  // Filed in the index: a record never goes back to waiting, so once seen
-  // filed it is the index's (a clear() meanwhile shows in the generation).
-  BiasedMutex::Guard books(books_lock_);
-  if (record.books != books_.load(std::memory_order_relaxed) ||
+  return Found::NotLive;
+}
+
+bool TrackedMemory::leaveIndex(LiveRecord& record, std::uint64_t books) noexcept {
+  // A record never goes back from the index to its lane, so once seen filed
+  // it is the index's; a clear() meanwhile shows in the generation.
+  BiasedMutex::Guard lock(books_lock_);
+  if (record.books != books || books_.load(std::memory_order_relaxed) != books ||
       record.state != LiveRecord::State::Indexed)
     return false;
   auto found = index_.find(record.block.base);
@@ -170,7 +178,19 @@ bool TrackedMemory::leaveLive(LiveRecord& record) noexcept {
   return true;
 }
 
-bool TrackedMemory::forgetLive(LiveRecord& record) noexcept { return leaveLive(record); }
+bool TrackedMemory::forgetLive(LiveRecord& record) noexcept {
+  std::uint64_t books = 0;
+  switch (leaveLane(record, books, nullptr)) {
+    case Found::TakenOff:
+      return true;
+    case Found::Indexed:
+      return leaveIndex(record, books);
+    case Found::Held:
+    case Found::NotLive:
+      break;
+  }
+  return false;
+}
 
 LiveRecord* TrackedMemory::popHeld(BooksLane& lane) noexcept {
   LiveRecord* oldest = lane.held_first;
@@ -196,16 +216,17 @@ TrackedMemory::Free TrackedMemory::hold(LiveRecord& record, CapturedStack where,
                                         const void* token, LetGo& let_go,
                                         TrackedBlock& held_already) noexcept {
   std::uint64_t books = 0;
-  {
-    BiasedMutex::Guard lock(record.lane->lock);
-    books = books_.load(std::memory_order_relaxed);
-    if (record.books != books) return Free::NotLive;
-    if (record.state == LiveRecord::State::Held) {
-      held_already = record.block;  // the record may go once the lock is released
+  switch (leaveLane(record, books, &held_already)) {
+    case Found::TakenOff:
+      break;
+    case Found::Indexed:
+      if (!leaveIndex(record, books)) return Free::NotLive;
+      break;
+    case Found::Held:
       return Free::HeldAlready;
-    }
+    case Found::NotLive:
+      return Free::NotLive;
   }
-  if (!leaveLive(record)) return Free::NotLive;
   BooksLane* lane = laneOfThisThread();
   if (lane == nullptr) return Free::NotHeld;
   // The oldest frees pushed out (at most LetGo::kMost), perhaps this one.

@@ -41,7 +41,7 @@
 // during the process's exit); books that are (tests) must outlive every
 // thread that filed a record in them but the one that destroys them. A
 // record lives in its block's note from allocated() until the
-// free (freed() or forgetLive()) or clear(), whichever comes first; the
+// free (hold() or forgetLive()) or clear(), whichever comes first; the
 // books never reach a record after that (the block may be recycled).
 #pragma once
 
@@ -229,12 +229,16 @@ class TrackedMemory {
   void giveBack(BooksLane& lane) noexcept;
   // Files every lane's waiting records in the index.
   void fileWaiting();
-  // Takes `record` out of its lane's waiting list (its lane's lock held).
-  static void unlinkWaiting(LiveRecord& record) noexcept;
-  // Takes the live record `record` out of the books of generation `books`:
-  // out of its lane's list, or out of the index. False: it was not a live
-  // record of those books. No lock held by the caller.
-  bool leaveLive(LiveRecord& record) noexcept;
+  // Where a free found its record, under the lane's lock of the record
+  // (leaveLane): taken off that lane's list of live blocks; in the index of
+  // live blocks (leaveIndex takes it out, under the books' lock); in a
+  // quarantine (its block copied into `held_copy` when not null, before the
+  // record may go); or in no books of now.
+  enum class Found : std::uint8_t { TakenOff, Indexed, Held, NotLive };
+  Found leaveLane(LiveRecord& record, std::uint64_t& books,
+                  TrackedBlock* held_copy) noexcept;
+  // False: a clear() of the books of generation `books` came first.
+  bool leaveIndex(LiveRecord& record, std::uint64_t books) noexcept;
   // Out of the index of freed blocks, if still there (the books' lock held).
   void unfile(LiveRecord& record) noexcept;
   // Takes the oldest of `lane`'s quarantine out (its lock held).
