@@ -24,6 +24,7 @@
 #include "accel/hooks.h"
 #include "accel/hooks_table.h"
 #include "support/forked_child.h"
+#include "support/sanitizers.h"
 
 namespace accel {
 namespace {
@@ -383,29 +384,8 @@ TEST(DiscoveryTest, AForkChildDestroysHooksWhoseFirstDiscoveryRanInTheParent) {
   delete hooks;  // waits for the probe, which returns now
 }
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kThreadSanitizer = true;
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
-#else
-constexpr bool kThreadSanitizer = false;
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using testing::kAddressSanitizer;
+using testing::kThreadSanitizer;
 
 // A hooks object outside the process table whose probes answer at once.
 class QuickHooks final : public AcceleratorHooks {
@@ -440,9 +420,7 @@ TEST(DiscoveryTest, AForkWhileAnotherThreadStartsTheDiscoveryNeverHangsTheChild)
     // child forked while that thread held one waits for it forever (about
     // one round in 1500 hung so, 2026-11-29). Without the sanitizer the C
     // library's allocator is fork-safe, and the test runs.
-    GTEST_SKIP()
-        << "AddressSanitizer's allocator (GCC 12) is not fork-safe while another "
-           "thread allocates";
+    GTEST_SKIP() << testing::kForkUnsafeAllocatorReason;
   }
   ASSERT_EQ(::setenv("ACCEL_DISCOVERY_TIMEOUT", "0.001", 1), 0);
   const DeviceType type = registerDeviceType("disc_claim_race");

@@ -15,24 +15,16 @@
 #include "accel/hooks_table.h"
 #include "accel/validation.h"
 #include "support/forked_child.h"
+#include "support/sanitizers.h"
 #include "support/test_backend.h"
 
 namespace accel {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
 TEST(ValidationFork,
      AChildOfThreadsAllocatingUnderTheLayerFreesWhatItInheritedAndReports) {
-  if (kAddressSanitizer) {
-    GTEST_SKIP() << "GCC 12's AddressSanitizer has no fork interceptor: a child forked "
-                    "while another thread holds its allocator's lock hangs in malloc, "
-                    "which is not the layer's to prevent";
-  }
+  // The parent's threads allocate as the fork lands.
+  if (testing::kAddressSanitizer) GTEST_SKIP() << testing::kForkUnsafeAllocatorReason;
   AcceleratorHooks& backend = testing::registerTestBackend("validforkdev", 1);
   backend.init();
   setValidationMode(ValidationMode::Log);
