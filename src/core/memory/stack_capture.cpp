@@ -31,7 +31,8 @@ CapturedStack captureStack(int skip, bool native, std::shared_ptr<const HostStac
     } else {
       // backtrace()'s frames but its first (this function's): walkFrames
       // starts at its caller's return address, with cached unwind rules
-      // (frame_walk.h), a tenth of the unwinder's cost.
+      // (frame_walk.h; a recording pair with stacks 6.18 us -> 335 ns,
+      // docs/validation.md "Stacks from cached unwind rules").
       const int count = walkFrames(frames, kMaxFrames - 1);
       const int first = skip - 1 < count ? skip - 1 : count;
       record->addresses.assign(frames + first, frames + count);
