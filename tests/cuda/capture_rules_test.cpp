@@ -17,11 +17,12 @@
 #include "accel/random_fill.h"
 #include "device_memory.h"
 #include "double_support.h"
+#include "support/sizes.h"
 
 namespace accel::cuda::testing {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+using accel::testing::kMiB;
 
 // A block freed during a capture after use on the capturing stream is
 // reused only after the work queued on that stream before the capture's end

@@ -10,11 +10,12 @@
 #include "accel/cuda/handles.h"
 #include "accel/device_fill.h"
 #include "double_support.h"
+#include "support/sizes.h"
 
 namespace accel::cuda::testing {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+using accel::testing::kMiB;
 
 TEST(CudaMemory, UnmappingPagesWaitsForQueuedWork) {
   memory::CachingAllocator& allocator = deviceCache();

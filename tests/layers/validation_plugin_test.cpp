@@ -40,7 +40,7 @@ int pluginCalls(const char* function) {
   return calls != nullptr ? calls(function) : -1;
 }
 
-AcceleratorHooks& served() { return getHooks(laxplug().deviceType()); }
+AcceleratorHooks& servedPlugin() { return getHooks(laxplug().deviceType()); }
 
 class ValidationOnAPluginThatChecksNothing : public ::testing::Test {
  protected:
@@ -72,49 +72,50 @@ class ValidationOnAPluginThatChecksNothing : public ::testing::Test {
 
 TEST_F(ValidationOnAPluginThatChecksNothing, WaitOnAnEventNeverRecorded) {
   expectRefused("events.block", "was never recorded", [] {
-    const EventId event = served().createEvent(0);
-    served().blockStream(event, served().getCurrentStream(0));
-    served().destroyEvent(event);
+    const EventId event = servedPlugin().createEvent(0);
+    servedPlugin().blockStream(event, servedPlugin().getCurrentStream(0));
+    servedPlugin().destroyEvent(event);
   });
 }
 
 TEST_F(ValidationOnAPluginThatChecksNothing, RecordAnEventOnAnotherDevicesStream) {
   expectRefused("events.record", "was made on device 0", [] {
-    const EventId event = served().createEvent(0);
-    served().recordEvent(event, served().getCurrentStream(1));
-    served().destroyEvent(event);
+    const EventId event = servedPlugin().createEvent(0);
+    servedPlugin().recordEvent(event, servedPlugin().getCurrentStream(1));
+    servedPlugin().destroyEvent(event);
   });
 }
 
 TEST_F(ValidationOnAPluginThatChecksNothing, UseADestroyedEvent) {
   expectRefused("events.synchronize", "was destroyed", [] {
-    const EventId event = served().createEvent(0);
-    served().recordEvent(event, served().getCurrentStream(0));
-    served().destroyEvent(event);
-    served().synchronizeEvent(event);
+    const EventId event = servedPlugin().createEvent(0);
+    servedPlugin().recordEvent(event, servedPlugin().getCurrentStream(0));
+    servedPlugin().destroyEvent(event);
+    servedPlugin().synchronizeEvent(event);
   });
 }
 
 TEST_F(ValidationOnAPluginThatChecksNothing, UseAStreamWithAnotherDevice) {
   expectRefused("streams.query", "was made on device 1", [] {
-    const Stream made = served().getNewStream(1);
-    (void)served().queryStream(Stream{Device(served().deviceType(), 0), made.id});
+    const Stream made = servedPlugin().getNewStream(1);
+    (void)servedPlugin().queryStream(
+        Stream{Device(servedPlugin().deviceType(), 0), made.id});
   });
 }
 
 TEST_F(ValidationOnAPluginThatChecksNothing, SynchroniseADeviceWhileCapturing) {
   expectRefused("device.synchronize", "a synchronising call while graph", [] {
-    const GraphId graph = served().graphCreate();
-    served().graphCaptureBegin(graph);
+    const GraphId graph = servedPlugin().graphCreate();
+    servedPlugin().graphCaptureBegin(graph);
     try {
-      served().deviceSynchronize(0);
+      servedPlugin().deviceSynchronize(0);
     } catch (...) {
-      served().graphCaptureEnd(graph);
-      served().graphDestroy(graph);
+      servedPlugin().graphCaptureEnd(graph);
+      servedPlugin().graphDestroy(graph);
       throw;
     }
-    served().graphCaptureEnd(graph);
-    served().graphDestroy(graph);
+    servedPlugin().graphCaptureEnd(graph);
+    servedPlugin().graphDestroy(graph);
   });
 }
 
@@ -124,13 +125,13 @@ TEST_F(ValidationOnAPluginThatChecksNothing, SynchroniseADeviceWhileCapturing) {
 // back, so the address stays freed and the copy is caught.
 TEST_F(ValidationOnAPluginThatChecksNothing, ALateCopyIntoAFreedBlock) {
   expectRefused("copies.host_to_device", "use after free", [] {
-    const Stream stream = served().getCurrentStream(0);
-    DataPtr first = served().getDeviceAllocator(0).allocate(512);
+    const Stream stream = servedPlugin().getCurrentStream(0);
+    DataPtr first = servedPlugin().getDeviceAllocator(0).allocate(512);
     void* freed = first.get();
     first.reset();
-    DataPtr next = served().getDeviceAllocator(0).allocate(512);
+    DataPtr next = servedPlugin().getDeviceAllocator(0).allocate(512);
     std::vector<char> host(64, 'x');
-    served().copyHostToDevice(freed, host.data(), host.size(), stream);
+    servedPlugin().copyHostToDevice(freed, host.data(), host.size(), stream);
   });
 }
 

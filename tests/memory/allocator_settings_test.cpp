@@ -14,7 +14,8 @@ namespace {
 
 // The message of the InvalidArgument that parsing `text` throws.
 std::string parseErrorOf(std::string_view text) {
-  return testing::errorOf<InvalidArgument>([&] { (void)parseAllocatorSettings(text); });
+  return accel::testing::errorOf<InvalidArgument>(
+      [&] { (void)parseAllocatorSettings(text); });
 }
 
 TEST(AllocatorSettings, ParsesEveryKey) {
@@ -81,7 +82,7 @@ TEST(AllocatorSettings, BadValuesNameKeyValueAndWhatIsAccepted) {
 
 TEST(AllocatorSettings, EnvironmentErrorNamesTheVariable) {
   ::setenv("ACCEL_TEST_ALLOC_CONF", "bogus:1", 1);
-  const std::string message = testing::errorOf<InvalidArgument>(
+  const std::string message = accel::testing::errorOf<InvalidArgument>(
       [] { (void)allocatorSettingsFromEnvironment("ACCEL_TEST_ALLOC_CONF"); });
   EXPECT_NE(message.find("ACCEL_TEST_ALLOC_CONF"), std::string::npos) << message;
   EXPECT_NE(message.find("'bogus'"), std::string::npos) << message;

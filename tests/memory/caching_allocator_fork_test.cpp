@@ -18,16 +18,17 @@
 
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kMiB;
 constexpr int kHung = 125;  // waitForChild's answer for a child it had to kill
 
-Stream stream0() { return Stream(Device::unchecked(DeviceType::CUDA, 0), 0); }
+using testing::stream0;
 
 // The child's exit status (0: finished well), or kHung when it had not
 // finished after `limit` and was killed.

@@ -11,17 +11,18 @@
 
 #include "accel/error.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kKiB = 1 << 10;
-constexpr std::size_t kMiB = 1 << 20;
-constexpr std::int64_t MiB = 1 << 20;
+using testing::kKiB;
+using testing::kMiB;
+using testing::MiB;
 
-Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+using testing::stream;
 
 // Every flat stat must equal `expected` (absent: 0): the whole of MemoryStats
 // is compared, not a chosen few fields.

@@ -8,15 +8,16 @@
 #include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kMiB;
 
-Stream stream(DeviceIndex device, StreamId id = 0) {
+Stream streamOn(DeviceIndex device, StreamId id = 0) {
   return Stream(Device::unchecked(DeviceType::CUDA, device), id);
 }
 
@@ -31,13 +32,13 @@ class DeviceLookupTest : public ::testing::Test {
 };
 
 TEST_F(DeviceLookupTest, FindBlockResolvesInteriorPointersOfLiveBlocksOnly) {
-  DataPtr a = allocator_.allocate(1, 1000, stream(1, 3));
+  DataPtr a = allocator_.allocate(1, 1000, streamOn(1, 3));
   const std::optional<BlockInfo> found = allocator_.findBlock(1, at(a, 999));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->base, a.get());
   EXPECT_EQ(found->requested, 1000u);
   EXPECT_EQ(found->size, 1024u);
-  EXPECT_EQ(found->stream, stream(1, 3));
+  EXPECT_EQ(found->stream, streamOn(1, 3));
   EXPECT_FALSE(found->freed);
   // The rest of the segment is cached, not handed out: no block there.
   EXPECT_FALSE(allocator_.findBlock(1, at(a, 1024)).has_value());
@@ -50,7 +51,7 @@ TEST_F(DeviceLookupTest, FindBlockResolvesInteriorPointersOfLiveBlocksOnly) {
 }
 
 TEST_F(DeviceLookupTest, DeviceOfAnswersFromTheSegmentsCachedOrInUse) {
-  DataPtr a = allocator_.allocate(1, 3 * kMiB, stream(1));
+  DataPtr a = allocator_.allocate(1, 3 * kMiB, streamOn(1));
   void* inside = at(a, 3 * kMiB - 1);
   EXPECT_EQ(allocator_.deviceOf(inside), DeviceIndex{1});
   a.reset();
@@ -63,7 +64,7 @@ TEST_F(DeviceLookupTest, DeviceOfAnswersFromTheSegmentsCachedOrInUse) {
 }
 
 TEST_F(DeviceLookupTest, BlockFreedWhileUsedStaysAllocatedUntilTheLastUseEnds) {
-  DataPtr a = allocator_.allocate(0, 4096, stream(0));
+  DataPtr a = allocator_.allocate(0, 4096, streamOn(0));
   void* address = a.get();
   BlockUse first = allocator_.useBlock(0, at(a, 100));
   ASSERT_TRUE(first);
@@ -76,7 +77,7 @@ TEST_F(DeviceLookupTest, BlockFreedWhileUsedStaysAllocatedUntilTheLastUseEnds) {
   ASSERT_TRUE(kept.has_value());
   EXPECT_TRUE(kept->freed);
   EXPECT_FALSE(allocator_.useBlock(0, address)) << "a freed block gave a new use";
-  DataPtr b = allocator_.allocate(0, 4096, stream(0));
+  DataPtr b = allocator_.allocate(0, 4096, streamOn(0));
   EXPECT_NE(b.get(), address) << "a block still in use was handed out again";
   first = BlockUse();
   EXPECT_EQ(allocator_.stats(0).allocated_bytes.current, 2 * 4096);
@@ -85,12 +86,12 @@ TEST_F(DeviceLookupTest, BlockFreedWhileUsedStaysAllocatedUntilTheLastUseEnds) {
   EXPECT_EQ(allocator_.stats(0).allocated_bytes.current, 4096);
   EXPECT_EQ(allocator_.stats(0).allocations.freed, 1);
   EXPECT_FALSE(allocator_.findBlock(0, address).has_value());
-  DataPtr c = allocator_.allocate(0, 4096, stream(0));
+  DataPtr c = allocator_.allocate(0, 4096, streamOn(0));
   EXPECT_EQ(c.get(), address);  // and the block is reusable again
 }
 
 TEST_F(DeviceLookupTest, UseEndingBeforeTheFreeChangesNothing) {
-  DataPtr a = allocator_.allocate(0, 700, stream(0));
+  DataPtr a = allocator_.allocate(0, 700, streamOn(0));
   { BlockUse use = allocator_.useBlock(0, a.get()); }
   EXPECT_EQ(allocator_.stats(0).allocations.current, 1);
   void* address = a.get();
@@ -100,7 +101,7 @@ TEST_F(DeviceLookupTest, UseEndingBeforeTheFreeChangesNothing) {
 }
 
 TEST_F(DeviceLookupTest, UsesFromManyThreadsKeepTheBlockUntilTheLastEnds) {
-  DataPtr a = allocator_.allocate(0, 64 << 10, stream(0));
+  DataPtr a = allocator_.allocate(0, 64 << 10, streamOn(0));
   void* address = a.get();
   std::vector<BlockUse> uses;
   for (int i = 0; i < 8; ++i) uses.push_back(allocator_.useBlock(0, address));
@@ -120,7 +121,7 @@ TEST_F(DeviceLookupTest, UsesFromManyThreadsKeepTheBlockUntilTheLastEnds) {
 }
 
 TEST_F(DeviceLookupTest, BlockDeleterIsTheDeleterOfItsDataPtrs) {
-  DataPtr a = allocator_.allocate(0, 10, stream(0));
+  DataPtr a = allocator_.allocate(0, 10, streamOn(0));
   EXPECT_EQ(a.deleter(), CachingAllocator::blockDeleter());
 }
 

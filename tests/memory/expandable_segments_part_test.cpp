@@ -10,11 +10,12 @@
 #include "accel/memory/size_rules.h"
 #include "memory/device_cache/expandable_segments.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory::detail {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+using testing::kMiB;
 constexpr std::size_t kPage = 2 * kMiB;
 
 class ExpandableSegmentsTest : public ::testing::Test {

@@ -5,16 +5,17 @@
 #include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kMiB = 1 << 20;
-constexpr std::int64_t MiB = 1 << 20;
+using testing::kMiB;
+using testing::MiB;
 
-Stream stream0() { return Stream(Device::unchecked(DeviceType::CUDA, 0), 0); }
+using testing::stream0;
 
 TEST(ExpandableSegments, GrowingOverAFreeTailKeepsInactiveSplitBytesExact) {
   FakeSegmentSource source(std::size_t{1} << 30, false, 2 * kMiB);

@@ -11,7 +11,7 @@ namespace accel::memory::detail {
 namespace {
 
 using Action = MemoryTraceEntry::Action;
-const Device kDevice = Device::unchecked(DeviceType::CUDA, 1);
+const Device kHistoryDevice = Device::unchecked(DeviceType::CUDA, 1);
 
 struct Seen {
   Action action;
@@ -22,7 +22,7 @@ struct Seen {
 
 std::vector<MemoryTraceEntry> entries(HistoryRecorder& history) {
   std::vector<MemoryTraceEntry> out;
-  history.appendTo(out, kDevice);
+  history.appendTo(out, kHistoryDevice);
   return out;
 }
 
@@ -61,7 +61,7 @@ TEST(HistoryRecorderTest, AllKeepsEveryEventInOrderOnTheDevicesStreams) {
   const std::vector<MemoryTraceEntry> out = entries(history);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].action, Action::SegmentAlloc);
-  EXPECT_EQ(out[0].stream, Stream(kDevice, 3));
+  EXPECT_EQ(out[0].stream, Stream(kHistoryDevice, 3));
   EXPECT_EQ(out[1].action, Action::Alloc);
   EXPECT_EQ(out[1].size, 512u);
   EXPECT_EQ(out[2].device_free, 77u);
@@ -132,7 +132,7 @@ TEST(HistoryRecorderTest, TheFastPathsEntriesFillAndThenOverwriteTheRing) {
   EXPECT_EQ(out[2].time_ns, out[3].time_ns);  // one clock read for the free
   EXPECT_EQ(out[3].address, 0x2000u);
   EXPECT_EQ(out[3].size, 1024u);
-  EXPECT_EQ(out[3].stream, Stream(kDevice, 5));
+  EXPECT_EQ(out[3].stream, Stream(kHistoryDevice, 5));
 }
 
 TEST(HistoryRecorderTest, StacksAreCapturedOrTakenFromTheBlock) {

@@ -9,13 +9,14 @@
 
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
-constexpr std::size_t kKiB = 1 << 10;
+using testing::kKiB;
 
-Stream stream0() { return Stream(Device::unchecked(DeviceType::CUDA, 0), 0); }
+using testing::stream0;
 
 // A host stack of one frame naming `line`, counting its resolutions.
 class FakeHostStack : public HostStack {

@@ -13,16 +13,17 @@
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/size_rules.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kMiB;
 constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
 
-Stream stream0() { return Stream(Device::unchecked(DeviceType::CUDA, 0), 0); }
+using testing::stream0;
 
 TEST(HugeRequest, IsOutOfMemoryCountedAndAsksTheDeviceForNothingUnderEverySetting) {
   // Sizes whose 2 MiB segment rounding wraps to 0 (2^64 - 2 MiB, 2^64 - 512],

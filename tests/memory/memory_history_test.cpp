@@ -7,15 +7,16 @@
 #include "accel/error.h"
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using Action = MemoryTraceEntry::Action;
-constexpr std::size_t kKiB = 1 << 10;
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kKiB;
+using testing::kMiB;
 
-Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+using testing::stream;
 
 std::vector<Action> actions(const MemorySnapshot& snapshot) {
   std::vector<Action> out;

@@ -13,6 +13,7 @@
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/pinned_caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 #include "support/error_of.h"
 
 namespace accel::memory {
@@ -21,10 +22,10 @@ namespace {
 using testing::FakeSegmentSource;
 using ::testing::HasSubstr;
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+using testing::kMiB;
 constexpr std::int64_t kSmallSegment = 2 << 20;
 
-Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+using testing::stream;
 
 // A source that cannot tell its capacity (SegmentSource's default memoryInfo).
 class CapacityUnknownSource final : public FakeSegmentSource {

@@ -12,12 +12,13 @@
 #include "accel/error.h"
 #include "accel/memory/size_rules.h"
 #include "memory/device_cache/out_of_memory_report.h"
+#include "memory/test_units.h"
 
 namespace accel::memory::detail {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-const Device kDevice = Device::unchecked(DeviceType::CUDA, 0);
+using testing::kMiB;
+const Device kReportDevice = Device::unchecked(DeviceType::CUDA, 0);
 
 // Segments laid out by the test: each a list of (size, allocated) blocks.
 class Segments {
@@ -63,7 +64,7 @@ struct RecordingSink final : OutOfMemorySink {
 
 OutOfMemoryScene scene(std::size_t requested, std::size_t reserved, std::size_t allocated,
                        const Segments* segments = nullptr) {
-  OutOfMemoryScene out{.device = kDevice};
+  OutOfMemoryScene out{.device = kReportDevice};
   out.stream = 3;
   out.requested = requested;
   out.memory = {64 * kMiB, 1 * kMiB};
@@ -95,7 +96,7 @@ TEST(OutOfMemoryReportTest, FactsComeFromTheSegmentsAndFigures) {
   EXPECT_EQ(facts.private_pool_bytes, 4 * kMiB);
   EXPECT_EQ(facts.largest_free_block, 4 * kMiB);
   EXPECT_DOUBLE_EQ(facts.fragmentation, 1.0 - 4.0 / 5.0);
-  EXPECT_EQ(facts.stream, Stream(kDevice, 3));
+  EXPECT_EQ(facts.stream, Stream(kReportDevice, 3));
 }
 
 TEST(OutOfMemoryReportTest, ACapBoundsCapacityAndFreeBytes) {
@@ -169,7 +170,7 @@ TEST(OutOfMemoryReportTest, RaiseTellsTheSinkThenThrowsTheMessage) {
   }
   ASSERT_EQ(sink.events.size(), 1u);
   EXPECT_EQ(sink.events[0].requested_bytes, 2 * kMiB);
-  EXPECT_EQ(sink.events[0].stream, Stream(kDevice, 3));
+  EXPECT_EQ(sink.events[0].stream, Stream(kReportDevice, 3));
 }
 
 }  // namespace

@@ -11,16 +11,17 @@
 
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kMiB = 1 << 20;
-constexpr std::int64_t MiB = 1 << 20;
+using testing::kMiB;
+using testing::MiB;
 
-Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+using testing::stream;
 
 class ParkedBlock : public ::testing::Test {
  protected:

@@ -14,7 +14,7 @@
 namespace accel::memory::detail {
 namespace {
 
-const Device kDevice = Device::unchecked(DeviceType::CUDA, 0);
+const Device kPendingDevice = Device::unchecked(DeviceType::CUDA, 0);
 
 // Events that complete only when the test says so, one by one.
 class EventSource final : public SegmentSource {
@@ -57,7 +57,7 @@ class PendingFreesTest : public ::testing::Test {
     return [this](Block* block) { returned_.push_back(block); };
   }
   EventSource source_;
-  PendingFrees pending_{source_, kDevice};
+  PendingFrees pending_{source_, kPendingDevice};
 };
 
 TEST_F(PendingFreesTest, RecordsOneEventPerStreamUseAndClearsTheUses) {
@@ -68,8 +68,8 @@ TEST_F(PendingFreesTest, RecordsOneEventPerStreamUseAndClearsTheUses) {
   EXPECT_EQ(block.event_count, 2);
   EXPECT_FALSE(block.has_stream_uses);
   ASSERT_EQ(source_.recorded_on.size(), 2u);
-  EXPECT_EQ(source_.recorded_on[0], Stream(kDevice, 2));
-  EXPECT_EQ(source_.recorded_on[1], Stream(kDevice, 3));
+  EXPECT_EQ(source_.recorded_on[0], Stream(kPendingDevice, 2));
+  EXPECT_EQ(source_.recorded_on[1], Stream(kPendingDevice, 3));
 }
 
 TEST_F(PendingFreesTest, ABlockComesBackOnlyWithItsLastEvent) {

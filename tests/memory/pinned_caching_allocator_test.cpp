@@ -4,11 +4,12 @@
 
 #include "accel/error.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
-Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+using testing::stream;
 
 TEST(PinnedCachingAllocator, FreedBlocksAreReusedBySize) {
   testing::FakeSegmentSource source(1 << 20);

@@ -17,6 +17,7 @@
 
 #include "accel/memory/pinned_caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
@@ -25,7 +26,7 @@ using testing::FakeSegmentSource;
 
 constexpr int kHung = 125;  // waitForChild's answer for a child it had to kill
 
-Stream stream0() { return Stream(Device::unchecked(DeviceType::CUDA, 0), 0); }
+using testing::stream0;
 
 // The child's exit status (0: finished well), or kHung when it had not
 // finished after 20 s and was killed.

@@ -1,11 +1,12 @@
 #include "accel/memory/size_rules.h"
+#include "memory/test_units.h"
 
 #include <gtest/gtest.h>
 
 namespace accel::memory {
 namespace {
 
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kMiB;
 
 TEST(SizeRules, RoundsToThe512ByteQuantum) {
   EXPECT_EQ(roundSize(0), 512u);

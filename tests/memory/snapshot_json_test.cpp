@@ -9,15 +9,16 @@
 #include "accel/memory/caching_allocator.h"
 #include "accel/memory/memory_hooks.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using nlohmann::json;
-constexpr std::size_t kKiB = 1 << 10;
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kKiB;
+using testing::kMiB;
 
-Stream stream(StreamId id) { return Stream(Device::unchecked(DeviceType::CUDA, 0), id); }
+using testing::stream;
 
 std::set<std::string> keysOf(const json& object) {
   std::set<std::string> out;

@@ -10,15 +10,16 @@
 
 #include "accel/memory/caching_allocator.h"
 #include "memory/fake_segment_source.h"
+#include "memory/test_units.h"
 
 namespace accel::memory {
 namespace {
 
 using testing::FakeSegmentSource;
 
-constexpr std::size_t kMiB = 1 << 20;
+using testing::kMiB;
 
-Stream stream0(DeviceIndex device = 0) {
+Stream firstStreamOf(DeviceIndex device = 0) {
   return Stream(Device::unchecked(DeviceType::CUDA, device), 0);
 }
 
@@ -53,7 +54,8 @@ TEST(ThreadCaches, StatsCountBlocksInOtherThreadsCachesAsFreedExactly) {
   ParkedThread holder([&] {
     for (int round = 0; round < 3; ++round) {
       std::vector<DataPtr> live;
-      for (int i = 0; i < 6; ++i) live.push_back(allocator.allocate(0, 1000, stream0()));
+      for (int i = 0; i < 6; ++i)
+        live.push_back(allocator.allocate(0, 1000, firstStreamOf()));
     }  // freed into this thread's cache; the next rounds take them back
   });
   const MemoryStats stats = allocator.stats(0);
@@ -73,10 +75,10 @@ TEST(ThreadCaches, StatsCountBlocksInOtherThreadsCachesAsFreedExactly) {
 TEST(ThreadCaches, APeakIsNotRaisedByABlockAnotherThreadHasFreed) {
   FakeSegmentSource source(std::size_t{1} << 30);
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
-  ParkedThread other([&] { allocator.allocate(0, kMiB, stream0()).reset(); });
+  ParkedThread other([&] { allocator.allocate(0, kMiB, firstStreamOf()).reset(); });
   // The other thread's block is cached there, counted as freed: this one is
   // the only live block, so the peak stays one block.
-  DataPtr mine = allocator.allocate(0, kMiB, stream0());
+  DataPtr mine = allocator.allocate(0, kMiB, firstStreamOf());
   EXPECT_NE(mine.get(), nullptr);
   const MemoryStats stats = allocator.stats(0);
   EXPECT_EQ(stats.allocated_bytes.peak, static_cast<std::int64_t>(kMiB));
@@ -96,8 +98,8 @@ TEST(ThreadCaches, PairsRacingWithStatsSnapshotsAndEmptyCacheBalanceOut) {
       const DeviceIndex device = static_cast<DeviceIndex>(t % 2);
       const std::size_t sizes[] = {256, 4096, 64 << 10, 3 * kMiB};
       for (int i = 0; i < kPairs; ++i) {
-        DataPtr a = allocator.allocate(device, sizes[i % 4], stream0(device));
-        DataPtr b = allocator.allocate(device, sizes[(i + t) % 4], stream0(device));
+        DataPtr a = allocator.allocate(device, sizes[i % 4], firstStreamOf(device));
+        DataPtr b = allocator.allocate(device, sizes[(i + t) % 4], firstStreamOf(device));
         if (i % 3 == 0) a.reset();
       }
       running.fetch_sub(1);
@@ -135,7 +137,8 @@ TEST(ThreadCaches, AThreadThatExitsGivesItsCachedBlocksBack) {
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
   std::thread([&] {
     std::vector<DataPtr> live;
-    for (int i = 0; i < 8; ++i) live.push_back(allocator.allocate(0, 2048, stream0()));
+    for (int i = 0; i < 8; ++i)
+      live.push_back(allocator.allocate(0, 2048, firstStreamOf()));
   }).join();
   const MemorySnapshot snapshot = allocator.snapshot({.device = 0});
   ASSERT_EQ(snapshot.segments.size(), 1u);
@@ -148,11 +151,11 @@ TEST(ThreadCaches, AnAllocatorDestroyedBeforeTheThreadsThatCachedItsBlocks) {
   std::atomic<int> phase{0};
   auto allocator = std::make_unique<CachingAllocator>(DeviceType::CUDA, 1, source);
   std::thread thread([&] {
-    allocator->allocate(0, 512, stream0()).reset();  // cached on this thread
+    allocator->allocate(0, 512, firstStreamOf()).reset();  // cached on this thread
     phase.store(1);
     while (phase.load() != 2) std::this_thread::yield();
     // A new allocator (perhaps at the same address): a cache of its own.
-    allocator->allocate(0, 512, stream0()).reset();
+    allocator->allocate(0, 512, firstStreamOf()).reset();
     EXPECT_EQ(allocator->stats(0).allocations.allocated, 1);
   });
   while (phase.load() != 1) std::this_thread::yield();
@@ -172,7 +175,8 @@ TEST(ThreadCaches, TheSwitchTurnsThemOffWithTheSameFigures) {
     CachingAllocator allocator(DeviceType::CUDA, 1, source,
                                parseAllocatorSettings(settings));
     ParkedThread worker([&] {
-      for (int i = 0; i < 100; ++i) allocator.allocate(0, 300 + i % 3, stream0()).reset();
+      for (int i = 0; i < 100; ++i)
+        allocator.allocate(0, 300 + i % 3, firstStreamOf()).reset();
     });
     const MemoryStats stats = allocator.stats(0);
     EXPECT_EQ(stats.allocations.allocated, 100);
@@ -185,12 +189,12 @@ TEST(ThreadCaches, TheSwitchTurnsThemOffWithTheSameFigures) {
 TEST(ThreadCaches, SettingsAndPrivatePoolsChangedWhileAnotherThreadHoldsBlocks) {
   FakeSegmentSource source(std::size_t{1} << 30);
   CachingAllocator allocator(DeviceType::CUDA, 1, source);
-  ParkedThread holder([&] { allocator.allocate(0, 4096, stream0()).reset(); });
+  ParkedThread holder([&] { allocator.allocate(0, 4096, firstStreamOf()).reset(); });
   const MempoolId pool = allocator.createPool();
   allocator.retainPool(0, pool);
-  allocator.beginAllocateToPool(0, pool, stream0());
+  allocator.beginAllocateToPool(0, pool, firstStreamOf());
   // Requests on the routed stream come from the pool, not from any cache.
-  DataPtr routed = allocator.allocate(0, 4096, stream0());
+  DataPtr routed = allocator.allocate(0, 4096, firstStreamOf());
   MemorySnapshot snapshot = allocator.snapshot({.device = 0});
   bool in_pool = false;
   for (const MemorySegment& segment : snapshot.segments) {
@@ -201,7 +205,7 @@ TEST(ThreadCaches, SettingsAndPrivatePoolsChangedWhileAnotherThreadHoldsBlocks) 
   }
   EXPECT_TRUE(in_pool);
   routed.reset();
-  allocator.endAllocateToPool(0, pool, stream0());
+  allocator.endAllocateToPool(0, pool, firstStreamOf());
   allocator.releasePool(0, pool);
   allocator.setSettings(parseAllocatorSettings("roundup_power2_divisions:4"));
   EXPECT_EQ(allocator.stats(0).allocated_bytes.current, 0);

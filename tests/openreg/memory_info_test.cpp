@@ -5,15 +5,16 @@
 
 #include "openreg_test_support.h"
 #include "support/error_of.h"
+#include "support/sizes.h"
 
 namespace {
 
 using openreg_test::OpenRegTest;
 using ::testing::HasSubstr;
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-constexpr std::size_t kCapacity = 64 * kMiB;      // openreg_test_support.h
-constexpr std::size_t kLargeSegment = 20 * kMiB;  // for 1..10 MiB requests
+using accel::testing::kMiB;
+constexpr std::size_t kCapacity = 64 * kMiB;           // openreg_test_support.h
+constexpr std::size_t kLargeSegmentBytes = 20 * kMiB;  // for 1..10 MiB requests
 
 using OpenRegMemoryInfoTest = OpenRegTest;
 
@@ -26,9 +27,10 @@ TEST_F(OpenRegMemoryInfoTest, TotalIsTheConfiguredCapacityAndFreeLosesWhatSegmen
   const accel::DeviceMemoryInfo during = hooks().getMemoryInfo(4);
   EXPECT_EQ(during.total_bytes, kCapacity);
   // The cache's segment counts as used, not just the block: cudaMemGetInfo's view.
-  EXPECT_EQ(during.free_bytes, kCapacity - kLargeSegment);
+  EXPECT_EQ(during.free_bytes, kCapacity - kLargeSegmentBytes);
   block.reset();
-  EXPECT_EQ(hooks().getMemoryInfo(4).free_bytes, kCapacity - kLargeSegment);  // cached
+  EXPECT_EQ(hooks().getMemoryInfo(4).free_bytes,
+            kCapacity - kLargeSegmentBytes);  // cached
   hooks().emptyCache();
   EXPECT_EQ(hooks().getMemoryInfo(4).free_bytes, kCapacity);
 }

@@ -10,6 +10,7 @@
 
 #include "openreg_test_support.h"
 #include "support/error_of.h"
+#include "support/sizes.h"
 
 namespace {
 
@@ -18,7 +19,7 @@ using openreg_test::readBack;
 using openreg_test::upload;
 
 constexpr std::size_t kPage = 4096;
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+using accel::testing::kMiB;
 constexpr std::int64_t kSmallSegment = 2 << 20;   // the small pool's segments
 constexpr std::int64_t kLargeSegment = 20 << 20;  // for 1..10 MiB requests
 

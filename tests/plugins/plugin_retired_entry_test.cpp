@@ -20,7 +20,7 @@ namespace {
 using plugtest::testPluginPath;
 using ::testing::HasSubstr;
 
-PluginRecord loadRefused(const std::string& file) {
+PluginRecord loadTestPluginRefused(const std::string& file) {
   const std::string path = testPluginPath(file);
   try {
     PluginRecord unexpected = loadBackend(path);
@@ -48,17 +48,17 @@ void expectToldToRebuildAgainstTheCAbi(const PluginRecord& r, const char* symbol
 }
 
 TEST(PluginRetiredEntry, ApiOneEntryIsRefusedTellingToRebuild) {
-  PluginRecord r = loadRefused("libaccel_plugtest_v1.so");
+  PluginRecord r = loadTestPluginRefused("libaccel_plugtest_v1.so");
   expectToldToRebuildAgainstTheCAbi(r, "accel_plugin_entry_v1");
   EXPECT_THAT(r.detail, HasSubstr("rebuild the plugin"));
   EXPECT_TRUE(r.registered.empty());
   EXPECT_FALSE(hasBackend("plugtest_v1"));
   // Tried again, refused again: nothing of the first attempt stayed.
-  EXPECT_EQ(loadRefused("libaccel_plugtest_v1.so").detail, r.detail);
+  EXPECT_EQ(loadTestPluginRefused("libaccel_plugtest_v1.so").detail, r.detail);
 }
 
 TEST(PluginRetiredEntry, CxxEntryIsRefusedTellingToRebuildAgainstTheCAbi) {
-  PluginRecord r = loadRefused("libaccel_plugtest_cxx_entry.so");
+  PluginRecord r = loadTestPluginRefused("libaccel_plugtest_cxx_entry.so");
   expectToldToRebuildAgainstTheCAbi(r, "accel_plugin_entry_v2");
   EXPECT_TRUE(r.registered.empty());
   EXPECT_FALSE(hasBackend("plugtest_cxx_entry"));

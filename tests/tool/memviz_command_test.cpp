@@ -14,6 +14,7 @@
 #include <string>
 
 #include "memory/run_command.h"
+#include "tool_run.h"
 
 namespace accel::tool {
 namespace {
@@ -23,11 +24,7 @@ std::string run(const std::string& arguments, int& status) {
       std::string(ACCEL_TOOL_PATH) + " " + arguments + " 2>&1", status);
 }
 
-std::string writeFile(const std::string& name, const std::string& content) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
+using tooltest::writeTempFile;
 
 const char* const kSmallSnapshot =
     R"({"segments":[{"device":0,"address":4096,"total_size":4096,"blocks":[)"
@@ -36,8 +33,8 @@ const char* const kSmallSnapshot =
 
 TEST(MemvizCommand, DeeplyNestedJsonIsRefusedInsteadOfOverflowingTheStack) {
   const std::string path =
-      writeFile("memviz_deep.json", "{\"segments\":" + std::string(100000, '[') +
-                                        std::string(100000, ']') + "}");
+      writeTempFile("memviz_deep.json", "{\"segments\":" + std::string(100000, '[') +
+                                            std::string(100000, ']') + "}");
   int status = -1;
   const std::string out = run("memviz " + path + " -o /dev/null", status);
   EXPECT_EQ(status, 2) << out;  // not a signal (runCommand gives -1 for one)
@@ -63,8 +60,9 @@ TEST(MemreplayCommand, WhatIsNeitherTextNorASnapshotIsRefusedAtItsFirstBytes) {
 // pickle.dumps({"a": 1}, protocol=0) and protocol=1: no PROTO opcode, but
 // pickles all the same; read as text, they were malformed trace lines.
 TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) {
-  const std::string protocol0 = writeFile("memreplay_p0.pickle", "(dp0\nVa\np1\nI1\ns.");
-  const std::string protocol1 = writeFile(
+  const std::string protocol0 =
+      writeTempFile("memreplay_p0.pickle", "(dp0\nVa\np1\nI1\ns.");
+  const std::string protocol1 = writeTempFile(
       "memreplay_p1.pickle", std::string("}q\x00X\x01\x00\x00\x00aq\x01K\x01s.", 15));
   for (const std::string& path : {protocol0, protocol1}) {
     for (const std::string& command :
@@ -83,7 +81,7 @@ TEST(MemreplayCommand, PicklesOfProtocols0And1AreRefusedAsPicklesNotReadAsText) 
 // A pickle cut after its PROTO opcode is still a pickle: refused as
 // truncated, not read as a text trace ("missing ADDRESS") or as "neither".
 TEST(MemvizCommand, APickleCutAfterItsFirstByteIsRefusedAsTruncated) {
-  const std::string path = writeFile("memreplay_cut1.pickle", std::string("\x80", 1));
+  const std::string path = writeTempFile("memreplay_cut1.pickle", std::string("\x80", 1));
   for (const std::string& command :
        {"memreplay " + path, "memviz -o /dev/null " + path}) {
     int status = -1;
@@ -140,7 +138,7 @@ TEST(MemvizCommand, ASocketIsRefusedByKind) {
 }
 
 TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
-  const std::string path = writeFile("memviz_limit.json", kSmallSnapshot);
+  const std::string path = writeTempFile("memviz_limit.json", kSmallSnapshot);
   int status = -1;
   std::string out = run("memviz --max-input-size 100B " + path + " -o /dev/null", status);
   EXPECT_EQ(status, 2) << out;
@@ -165,7 +163,7 @@ TEST(MemvizCommand, InputSizeIsLimitedAndTheLimitCanBeRaised) {
 
 TEST(MemvizCommand, WrongTypesAreAnErrorNamingTheFieldNotAPage) {
   const std::string path =
-      writeFile("memviz_types.json", R"({"segments":[1,2,"x",null]})");
+      writeTempFile("memviz_types.json", R"({"segments":[1,2,"x",null]})");
   const std::string page = ::testing::TempDir() + "memviz_types.html";
   std::remove(page.c_str());
   int status = -1;
@@ -176,7 +174,7 @@ TEST(MemvizCommand, WrongTypesAreAnErrorNamingTheFieldNotAPage) {
 }
 
 TEST(MemvizCommand, ADeviceNotInTheSnapshotIsAnError) {
-  const std::string path = writeFile("memviz_device.json", kSmallSnapshot);
+  const std::string path = writeTempFile("memviz_device.json", kSmallSnapshot);
   int status = -1;
   const std::string out = run("memviz --device 5 " + path + " -o /dev/null", status);
   EXPECT_EQ(status, 2) << out;
@@ -206,7 +204,7 @@ TEST(MemvizCommand, APickleGivesTheSamePageAsTheJson) {
   const std::string json_dir = dir + "memviz_json/";
   const std::string pickle_dir = dir + "memviz_pickle/";
   memory::testing::runCommand("mkdir -p " + json_dir + " " + pickle_dir, status);
-  const std::string json = writeFile("memviz_json/snapshot", kSmallSnapshot);
+  const std::string json = writeTempFile("memviz_json/snapshot", kSmallSnapshot);
   // What accel.memory._dump_snapshot does: pickle.dump of the dict.
   std::string out = memory::testing::runCommand(
       python +
@@ -228,7 +226,7 @@ TEST(MemvizCommand, APickleGivesTheSamePageAsTheJson) {
 }
 
 TEST(MemreplayCommand, WrongTypesInASnapshotNameTheField) {
-  const std::string path = writeFile(
+  const std::string path = writeTempFile(
       "memreplay_types.json",
       R"({"segments":[],"device_traces":[[{"action":"alloc","addr":16,"size":"big"}]]})");
   int status = -1;
@@ -239,20 +237,20 @@ TEST(MemreplayCommand, WrongTypesInASnapshotNameTheField) {
                ": device_traces[0][0].size is the string \"big\"; expected a byte count"),
       std::string::npos)
       << out;
-  const std::string negative = writeFile(
+  const std::string negative = writeTempFile(
       "memreplay_negative.json",
       R"({"segments":[],"device_traces":[[{"action":"alloc","addr":16,"size":-4096}]]})");
   out = run("memreplay " + negative, status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("device_traces[0][0].size is -4096"), std::string::npos) << out;
-  const std::string fraction = writeFile(
+  const std::string fraction = writeTempFile(
       "memreplay_fraction.json",
       R"({"segments":[],"device_traces":[[{"action":"alloc","addr":16.5,"size":1}]]})");
   out = run("memreplay " + fraction, status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("device_traces[0][0].addr is 16.5"), std::string::npos) << out;
   const std::string not_list =
-      writeFile("memreplay_not_list.json", R"({"segments":[],"device_traces":[7]})");
+      writeTempFile("memreplay_not_list.json", R"({"segments":[],"device_traces":[7]})");
   out = run("memreplay " + not_list, status);
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("device_traces[0] is 7; expected an array"), std::string::npos)

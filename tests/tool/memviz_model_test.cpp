@@ -17,7 +17,7 @@ using nlohmann::json;
 
 const SnapshotFields kFields("memviz: snap.json");
 
-std::string errorOf(const std::string& text, std::int64_t device = 0) {
+std::string modelErrorOf(const std::string& text, std::int64_t device = 0) {
   return testing::errorOf<InvalidArgument>([&] {
     const json snapshot = json::parse(text);
     (void)snapshotDevices(snapshot, kFields);
@@ -31,25 +31,26 @@ json segmentWithBlock(const json& block) {
 }
 
 TEST(MemvizModel, WrongTypesNameTheField) {
-  EXPECT_NE(errorOf(R"({"segments":[1,2,"x",null]})")
+  EXPECT_NE(modelErrorOf(R"({"segments":[1,2,"x",null]})")
                 .find("memviz: snap.json: segments[0] is 1; expected an object"),
             std::string::npos);
+  EXPECT_NE(modelErrorOf(R"({"segments":{"a":1}})")
+                .find("segments is an object; expected an array"),
+            std::string::npos);
+  EXPECT_NE(modelErrorOf(R"([1])").find("the document is an array; expected an object"),
+            std::string::npos);
   EXPECT_NE(
-      errorOf(R"({"segments":{"a":1}})").find("segments is an object; expected an array"),
+      modelErrorOf(R"({"device_traces":[]})").find("the document has no \"segments\""),
       std::string::npos);
-  EXPECT_NE(errorOf(R"([1])").find("the document is an array; expected an object"),
-            std::string::npos);
-  EXPECT_NE(errorOf(R"({"device_traces":[]})").find("the document has no \"segments\""),
-            std::string::npos);
   const json block{{"address", 4096}, {"size", 512}, {"state", 7}};
-  EXPECT_NE(errorOf(json{{"segments", {segmentWithBlock(block)}}}.dump())
+  EXPECT_NE(modelErrorOf(json{{"segments", {segmentWithBlock(block)}}}.dump())
                 .find("segments[0].blocks[0].state is 7; expected a string"),
             std::string::npos);
   const json trace{
       {"segments", json::array()},
       {"device_traces", {{{{"action", "alloc"}, {"addr", "x"}, {"size", 1}}}}}};
   EXPECT_NE(
-      errorOf(trace.dump())
+      modelErrorOf(trace.dump())
           .find("device_traces[0][0].addr is the string \"x\"; expected a byte count"),
       std::string::npos);
   const json frames{{"segments", json::array()},
@@ -59,7 +60,7 @@ TEST(MemvizModel, WrongTypesNameTheField) {
                         {"size", 1},
                         {"frames", {{{"name", "f"}, {"line", "12"}}}}}}}}};
   EXPECT_NE(
-      errorOf(frames.dump())
+      modelErrorOf(frames.dump())
           .find("device_traces[0][0].frames[0].line is the string \"12\"; expected an "
                 "integer"),
       std::string::npos);
@@ -71,21 +72,22 @@ TEST(MemvizModel, NegativeAndFractionalSizesAreErrors) {
         R"({"segments":[{"device":0,"address":4096,"total_size":4096,)"
         R"("blocks":[{"size":)" +
         std::string(size) + R"(,"state":"inactive"}]}]})";
-    EXPECT_NE(errorOf(text).find("segments[0].blocks[0].size is "), std::string::npos)
+    EXPECT_NE(modelErrorOf(text).find("segments[0].blocks[0].size is "),
+              std::string::npos)
         << size;
-    EXPECT_NE(errorOf(text).find("expected a byte count (an integer >= 0)"),
+    EXPECT_NE(modelErrorOf(text).find("expected a byte count (an integer >= 0)"),
               std::string::npos)
         << size;
   }
-  EXPECT_NE(
-      errorOf(R"({"segments":[{"device":0,"address":-1,"total_size":1,"blocks":[]}]})")
-          .find("segments[0].address is -1"),
-      std::string::npos);
+  EXPECT_NE(modelErrorOf(
+                R"({"segments":[{"device":0,"address":-1,"total_size":1,"blocks":[]}]})")
+                .find("segments[0].address is -1"),
+            std::string::npos);
 }
 
 TEST(MemvizModel, BlocksOutsideTheirSegmentAreErrors) {
   const json block{{"address", 8192}, {"size", 512}, {"state", "inactive"}};
-  EXPECT_NE(errorOf(json{{"segments", {segmentWithBlock(block)}}}.dump())
+  EXPECT_NE(modelErrorOf(json{{"segments", {segmentWithBlock(block)}}}.dump())
                 .find("segments[0].blocks[0] lies outside its segment"),
             std::string::npos);
 }

@@ -29,7 +29,7 @@ std::string fromHex(std::string_view hex) {
   return out;
 }
 
-std::string errorOf(const std::string& data) {
+std::string pickleErrorOf(const std::string& data) {
   return testing::errorOf<InvalidArgument>(
       [&] { (void)readPickle(data, "snap.pickle"); });
 }
@@ -150,17 +150,17 @@ print(pickle.HIGHEST_PROTOCOL)
 
 TEST(PickleReader, RefusesWhatIsNotPlainDataNamingTheOpcode) {
   // Protocol 0's GLOBAL: how a pickle names a callable to run on load.
-  EXPECT_NE(errorOf("\x80\x02"
-                    "cos\nsystem\n")
+  EXPECT_NE(pickleErrorOf("\x80\x02"
+                          "cos\nsystem\n")
                 .find("opcode 0x63 'c' is not read"),
             std::string::npos);
   // Bytes (SHORT_BINBYTES), not a snapshot's type.
-  EXPECT_NE(errorOf(std::string("\x80\x03"
-                                "C\x01x.",
-                                6))
+  EXPECT_NE(pickleErrorOf(std::string("\x80\x03"
+                                      "C\x01x.",
+                                      6))
                 .find("opcode 0x43"),
             std::string::npos);
-  EXPECT_NE(errorOf(std::string("\x80\x01N.", 4)).find("protocol 1 is not read"),
+  EXPECT_NE(pickleErrorOf(std::string("\x80\x01N.", 4)).find("protocol 1 is not read"),
             std::string::npos);
 }
 
@@ -168,19 +168,20 @@ TEST(PickleReader, TruncatedAndMalformedPicklesAreClearErrors) {
   const std::string whole = fromHex(kProtocol4Hex);
   for (std::size_t cut : {std::size_t{1}, std::size_t{2}, std::size_t{20},
                           whole.size() / 2, whole.size() - 1}) {
-    const std::string message = errorOf(whole.substr(0, cut));
+    const std::string message = pickleErrorOf(whole.substr(0, cut));
     EXPECT_NE(message.find("snap.pickle: pickle offset"), std::string::npos) << cut;
   }
-  EXPECT_NE(
-      errorOf(std::string("\x80\x02}K\x01K\x02s.", 9)).find("a dict key is not a str"),
-      std::string::npos);
-  EXPECT_NE(errorOf(std::string("\x80\x02K\x01K\x02.", 7))
+  EXPECT_NE(pickleErrorOf(std::string("\x80\x02}K\x01K\x02s.", 9))
+                .find("a dict key is not a str"),
+            std::string::npos);
+  EXPECT_NE(pickleErrorOf(std::string("\x80\x02K\x01K\x02.", 7))
                 .find("does not end with exactly one value"),
             std::string::npos);
-  EXPECT_NE(errorOf(std::string("\x80\x02h\x05.", 5)).find("memo entry 5 is unset"),
+  EXPECT_NE(pickleErrorOf(std::string("\x80\x02h\x05.", 5)).find("memo entry 5 is unset"),
             std::string::npos);
-  EXPECT_NE(errorOf(std::string("\x80\x02K\x01\x61.", 6)).find("APPEND without a list"),
-            std::string::npos);
+  EXPECT_NE(
+      pickleErrorOf(std::string("\x80\x02K\x01\x61.", 6)).find("APPEND without a list"),
+      std::string::npos);
 }
 
 TEST(PickleReader, DeepNestingIsRefusedWithoutRecursion) {
@@ -188,7 +189,7 @@ TEST(PickleReader, DeepNestingIsRefusedWithoutRecursion) {
   for (int i = 0; i < 100000; ++i) data += "]q\x01";  // EMPTY_LIST, BINPUT 1
   data += std::string(99999, 'a');  // APPEND: each list into the one below
   data += '.';
-  EXPECT_NE(errorOf(data).find("nest deeper than 64 levels"), std::string::npos);
+  EXPECT_NE(pickleErrorOf(data).find("nest deeper than 64 levels"), std::string::npos);
 }
 
 // Values created far more densely than a snapshot's (1 byte each: empty
@@ -198,7 +199,7 @@ TEST(PickleReader, ValuesDenserThanASnapshotsAreRefused) {
   constexpr std::size_t kValues = 200000;
   const std::string lists =
       "\x80\x04](" + std::string(kValues, ']') + "e.";  // [[], [], ...]
-  EXPECT_NE(errorOf(lists).find("creates more than one value per 3 bytes"),
+  EXPECT_NE(pickleErrorOf(lists).find("creates more than one value per 3 bytes"),
             std::string::npos);
   const std::string nones = "\x80\x04](" + std::string(kValues, 'N') + "e.";
   const nlohmann::json read = readPickle(nones, "snap.pickle");
@@ -230,7 +231,7 @@ TEST(PickleReader, SharedReferencesCannotExpandWithoutBound) {
     data += "a\x94";  // MEMOIZE as k + 1
   }
   data += '.';
-  EXPECT_NE(errorOf(data).find("expand to far more values"), std::string::npos);
+  EXPECT_NE(pickleErrorOf(data).find("expand to far more values"), std::string::npos);
 }
 
 // A string is copied wherever a memo reference names it (JSON cannot share):
@@ -254,8 +255,9 @@ TEST(PickleReader, SharedStringsCannotExpandFarBeyondThePickle) {
   };
   const std::string hostile = listOfReferences(std::size_t{16} << 10, 10000);
   ASSERT_LT(hostile.size(), std::size_t{40} << 10);
-  EXPECT_NE(errorOf(hostile).find("shared references repeat strings into more than"),
-            std::string::npos);
+  EXPECT_NE(
+      pickleErrorOf(hostile).find("shared references repeat strings into more than"),
+      std::string::npos);
   // A filename named by every frame of a long trace is read.
   const nlohmann::json frames = readPickle(listOfReferences(80, 100000), "snap.pickle");
   ASSERT_EQ(frames.size(), 100000u);

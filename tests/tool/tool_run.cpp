@@ -1,8 +1,11 @@
 #include "tool_run.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <stdexcept>
 
 namespace accel::tooltest {
 
@@ -30,6 +33,16 @@ std::string lastLine(const std::string& text) {
   std::size_t start = text.rfind('\n', end);
   return text.substr(start == std::string::npos ? 0 : start + 1,
                      end + 1 - (start == std::string::npos ? 0 : start + 1));
+}
+
+std::string writeTempFile(const std::string& name, const std::string& content) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  if (!out.flush()) {
+    throw std::runtime_error("cannot write " + path);
+  }
+  return path;
 }
 
 }  // namespace accel::tooltest

@@ -26,4 +26,8 @@ inline bool contains(const std::string& text, const std::string& part) {
 // The last non-empty line of `text`.
 std::string lastLine(const std::string& text);
 
+// Writes `content` to ::testing::TempDir() + `name` and returns that path.
+// Throws std::runtime_error when the file cannot be written.
+std::string writeTempFile(const std::string& name, const std::string& content);
+
 }  // namespace accel::tooltest

@@ -13,11 +13,7 @@
 namespace accel::tool {
 namespace {
 
-std::string writeFile(const std::string& name, const std::string& content) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
+using tooltest::writeTempFile;
 
 // Two hook spans and two overlapping spans on one stream (busy 15 us of 20
 // us total), an allocated counter peaking at 3000 bytes, one OOM, and 5
@@ -37,7 +33,7 @@ const char* const kTrace = R"trace({"traceEvents":[
 ],"otherData":{"dropped_events":5}})trace";
 
 TEST(TraceCommand, SummaryPrintsHooksStreamsMemoryAndTheDroppedCount) {
-  const std::string path = writeFile("trace_summary.json", kTrace);
+  const std::string path = writeTempFile("trace_summary.json", kTrace);
   const tooltest::ToolRun run = tooltest::runTool("trace summary " + path);
   ASSERT_EQ(run.status, 0) << run.output;
   const std::string& out = run.output;
@@ -79,7 +75,7 @@ TEST(TraceCommand, WhatIsNotATraceIsRefusedNamingTheFile) {
        "deeper than 32 levels"},
   };
   for (const Case& c : cases) {
-    const std::string path = writeFile(c.name, c.content);
+    const std::string path = writeTempFile(c.name, c.content);
     for (const std::string command :
          {"summary " + path, "view " + path + " -o /dev/null"}) {
       const tooltest::ToolRun run = tooltest::runTool("trace " + command);
@@ -99,7 +95,7 @@ TEST(TraceCommand, AMissingFileAndAnUnwritablePageAreClearErrors) {
       tooltest::runTool("trace summary " + ::testing::TempDir() + "no_such_trace.json");
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("no_such_trace.json"), std::string::npos) << run.output;
-  const std::string path = writeFile("trace_ok.json", kTrace);
+  const std::string path = writeTempFile("trace_ok.json", kTrace);
   run = tooltest::runTool("trace view " + path + " -o /nonexistent_dir/page.html");
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("cannot write '/nonexistent_dir/page.html'"),
@@ -112,7 +108,7 @@ TEST(TraceCommand, AMissingFileAndAnUnwritablePageAreClearErrors) {
 TEST(TraceCommand, ViewPageDrawsInChromiumWithoutErrors) {
   const std::string browser = memory::testing::findChromium();
   if (browser.empty()) GTEST_SKIP() << "chromium is not installed (Debian 'chromium')";
-  const std::string path = writeFile("trace_view.json", kTrace);
+  const std::string path = writeTempFile("trace_view.json", kTrace);
   const std::string page = ::testing::TempDir() + "trace_view.html";
   const tooltest::ToolRun run = tooltest::runTool("trace view " + path + " -o " + page);
   ASSERT_EQ(run.status, 0) << run.output;
