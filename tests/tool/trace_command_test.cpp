@@ -76,7 +76,7 @@ TEST(TraceCommand, WhatIsNotATraceIsRefusedNamingTheFile) {
   };
   for (const Case& c : cases) {
     const std::string path = writeTempFile(c.name, c.content);
-    for (const std::string command :
+    for (const std::string& command :
          {"summary " + path, "view " + path + " -o /dev/null"}) {
       const tooltest::ToolRun run = tooltest::runTool("trace " + command);
       const std::string& out = run.output;
