@@ -10,29 +10,26 @@
 
 namespace accel::testing {
 
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr bool kThreadSanitizer = true;
+// GCC says __SANITIZE_*__; clang answers __has_feature.
+#if defined(__has_feature)
+#define ACCEL_TEST_HAS_FEATURE(feature) __has_feature(feature)
 #else
-inline constexpr bool kThreadSanitizer = false;
+#define ACCEL_TEST_HAS_FEATURE(feature) 0
 #endif
+
+#if defined(__SANITIZE_THREAD__) || ACCEL_TEST_HAS_FEATURE(thread_sanitizer)
+inline constexpr bool kThreadSanitizer = true;
 #else
 inline constexpr bool kThreadSanitizer = false;
 #endif
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if defined(__SANITIZE_ADDRESS__) || ACCEL_TEST_HAS_FEATURE(address_sanitizer)
 inline constexpr bool kAddressSanitizer = true;
 #else
 inline constexpr bool kAddressSanitizer = false;
 #endif
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
+
+#undef ACCEL_TEST_HAS_FEATURE
 
 inline constexpr const char* kForkUnsafeAllocatorReason =
     "AddressSanitizer's allocator (GCC 12) is not fork-safe while another thread "

@@ -72,8 +72,9 @@ bool globMatches(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
-bool anyMatches(std::string_view patterns, std::string_view name) {
-  for (const auto& pattern : splitList(patterns, ':')) {
+bool anyMatches(const std::set<std::string, std::less<>>& patterns,
+                std::string_view name) {
+  for (const auto& pattern : patterns) {
     if (globMatches(pattern, name)) {
       return true;
     }
@@ -81,15 +82,26 @@ bool anyMatches(std::string_view patterns, std::string_view name) {
   return false;
 }
 
-// GoogleTest's filter: positive patterns, then '-' and negative ones; an
-// empty positive part means every case.
-bool filterLetsThrough(std::string_view filter, std::string_view name) {
-  const auto dash = filter.find('-');
-  const auto positive = filter.substr(0, dash);
-  const auto negative =
-      dash == std::string_view::npos ? std::string_view() : filter.substr(dash + 1);
-  return (positive.empty() || anyMatches(positive, name)) && !anyMatches(negative, name);
-}
+// GoogleTest's filter, split once: positive patterns, then '-' and negative
+// ones; no positive pattern means every case.
+class GtestFilter {
+ public:
+  explicit GtestFilter(std::string_view filter) {
+    const auto dash = filter.find('-');
+    positive_ = splitList(filter.substr(0, dash), ':');
+    if (dash != std::string_view::npos)
+      negative_ = splitList(filter.substr(dash + 1), ':');
+  }
+
+  bool letsThrough(std::string_view name) const {
+    return (positive_.empty() || anyMatches(positive_, name)) &&
+           !anyMatches(negative_, name);
+  }
+
+ private:
+  std::set<std::string, std::less<>> positive_;
+  std::set<std::string, std::less<>> negative_;
+};
 
 template <typename Visit>
 void forEachCase(Visit&& visit) {
@@ -158,7 +170,7 @@ int main(int argc, char** argv) {
           "--accel_sources names no file: give test files, as a_test.cpp,b_test.cpp\n");
       return 1;
     }
-    const std::string filter = GTEST_FLAG_GET(filter);
+    const GtestFilter filter(GTEST_FLAG_GET(filter));
     std::set<std::string, std::less<>> files_with_cases;
     std::string selected;
     forEachCase([&](const std::string& name, std::string_view file) {
@@ -166,7 +178,7 @@ int main(int argc, char** argv) {
         return;
       }
       files_with_cases.emplace(file);
-      if (filterLetsThrough(filter, name)) {
+      if (filter.letsThrough(name)) {
         selected += name;
         selected += ':';
       }
