@@ -4,14 +4,10 @@
 #include <cstdio>
 
 #include "accel/error.h"
+#include "json_depth.h"
 #include "pickle_reader.h"
 
 namespace accel::tool {
-namespace {
-
-struct TooDeep {};
-
-}  // namespace
 
 SnapshotForm snapshotFormOf(std::string_view first_bytes) noexcept {
   if (looksLikePickle(first_bytes)) return SnapshotForm::Pickle;
@@ -32,18 +28,14 @@ nlohmann::json parseSnapshotDocument(std::string_view text, std::string_view nam
         throw InvalidArgument(accel::detail::concat(command, ": ", error.message()));
       }
     case SnapshotForm::Json:
-      try {
-        // The callback sees each value's depth as the parser reaches it and
-        // stops the parse there: the deep value is never built.
-        return nlohmann::json::parse(
-            text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-              if (depth > kMaxSnapshotDepth) throw TooDeep{};
-              return true;
-            });
-      } catch (const TooDeep&) {
+      // Counted first (json_depth.h): the deep value is never built.
+      if (jsonNestsDeeperThan(text, kMaxSnapshotDepth)) {
         throw InvalidArgument(accel::detail::concat(
             command, ": ", name, " nests arrays or objects deeper than ",
             kMaxSnapshotDepth, " levels; a memory snapshot needs 6"));
+      }
+      try {
+        return nlohmann::json::parse(text);
       } catch (const nlohmann::json::exception& error) {
         throw InvalidArgument(accel::detail::concat(
             command, ": ", name, " is not valid JSON: ", error.what()));

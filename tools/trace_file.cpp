@@ -5,11 +5,10 @@
 
 #include "accel/error.h"
 #include "input_file.h"
+#include "json_depth.h"
 
 namespace accel::tool {
 namespace {
-
-struct TooDeep {};
 
 constexpr std::string_view kExpectedTrace =
     "a Chrome trace-event JSON file ({\"traceEvents\": [...]} or an array of events), "
@@ -114,17 +113,15 @@ TraceFile readTraceFile(const std::string& path, std::string_view command,
         command, ": ", path, " is empty: not a trace; expected ", kExpectedTrace));
   };
   const std::string text = readInputFile(path, input);
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(
-        text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-          if (depth > kMaxTraceDepth) throw TooDeep{};
-          return true;
-        });
-  } catch (const TooDeep&) {
+  // Counted first (json_depth.h): the deep value is never built.
+  if (jsonNestsDeeperThan(text, kMaxTraceDepth)) {
     throw InvalidArgument(accel::detail::concat(command, ": ", path,
                                                 " nests arrays or objects deeper than ",
                                                 kMaxTraceDepth, " levels: not a trace"));
+  }
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw InvalidArgument(
         accel::detail::concat(command, ": ", path, " is not valid JSON: ", error.what()));

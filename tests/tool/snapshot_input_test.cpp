@@ -1,14 +1,18 @@
 // Reading a snapshot in-process (so that the sanitizer builds see it): the
 // size limit, directories, byte sizes, the form told from the first bytes,
-// and nesting refused while parsing.
+// and nesting refused before parsing, counted as the parser would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "accel/error.h"
 #include "byte_size.h"
 #include "input_file.h"
+#include "json_depth.h"
 #include "snapshot_document.h"
 #include "support/error_of.h"
 
@@ -88,7 +92,7 @@ TEST(SnapshotInput, TheFormIsToldFromTheFirstBytes) {
             std::string::npos);
 }
 
-TEST(SnapshotInput, DeepNestingIsRefusedWhileParsing) {
+TEST(SnapshotInput, DeepNestingIsRefusedBeforeParsing) {
   const std::string deep =
       "{\"segments\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
   EXPECT_NE(testing::errorOf<InvalidArgument>([&] {
@@ -98,6 +102,46 @@ TEST(SnapshotInput, DeepNestingIsRefusedWhileParsing) {
   // 64 levels are fine.
   const std::string ok = std::string(63, '[') + std::string(63, ']');
   EXPECT_NO_THROW((void)parseSnapshotDocument("{\"a\":" + ok + "}", "ok.json", "memviz"));
+}
+
+// The deepest depth nlohmann's parser callback reports for `text`.
+int callbackDepth(const std::string& text) {
+  int deepest = 0;
+  const nlohmann::json parsed = nlohmann::json::parse(
+      text,
+      [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        deepest = std::max(deepest, depth);
+        return true;
+      },
+      /*allow_exceptions=*/false);
+  EXPECT_FALSE(parsed.is_discarded()) << "not JSON: " << text;
+  return deepest;
+}
+
+TEST(SnapshotInput, TheDepthCountAgreesWithTheParsersCallback) {
+  const std::vector<std::string> texts = {
+      "1",
+      "\"[{\"",
+      "[]",
+      "{}",
+      "[[]]",
+      "[1]",
+      "{\"a\": 1}",
+      "{\"a\": {}}",
+      "{\"a\": {\"b\": [true, null, -1.5e3]}}",
+      "[[[[]]], [[[[0]]]]]",
+      "{\"[[[\": \"{{{\\\"[[\"}",
+      "[\"\\\\\", [\"]\"]]",
+      " [ [ ] , { } ] ",
+      "{\"segments\": [{\"blocks\": [{\"frames\": [{\"name\": \"f\"}]}]}]}"};
+  for (const std::string& text : texts) {
+    const int deepest = callbackDepth(text);
+    for (int limit = 0; limit <= 7; ++limit) {
+      EXPECT_EQ(jsonNestsDeeperThan(text, limit), deepest > limit)
+          << text << " with at most " << limit
+          << " levels (the callback's deepest: " << deepest << ")";
+    }
+  }
 }
 
 }  // namespace
