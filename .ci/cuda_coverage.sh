@@ -48,7 +48,17 @@ else
   # A failing test fails the script, after the figure is printed.
   ctest --preset asan -R '[Cc]uda' || tests_status=$?
 fi
-gcovr --root . --filter 'backends/cuda/src/' --filter 'backends/cuda/api/' --object-directory "$tree" "$tree" \
+# The counts are read by the tool of the compiler that wrote them: gcov
+# for GCC's, `llvm-cov gcov` for clang's (the asan preset's clang-16).
+gcov_tool=gcov
+if grep -q '^CMAKE_CXX_COMPILER_ID:.*Clang\|^CMAKE_CXX_COMPILER:.*clang' "$tree/CMakeCache.txt"; then
+  gcov_tool="llvm-cov gcov"
+  for candidate in llvm-cov-16 llvm-cov; do
+    if command -v "$candidate" >/dev/null; then gcov_tool="$candidate gcov"; break; fi
+  done
+fi
+gcovr --gcov-executable "$gcov_tool" --root . --filter 'backends/cuda/src/' --filter 'backends/cuda/api/' \
+  --object-directory "$tree" "$tree" \
   --print-summary \
   --txt "$report"
 cat "$report"

@@ -25,6 +25,11 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmar
 if [ "${ACCEL_WITH_PYTORCH:-0}" = 1 ]; then
   packages+=(libtorch-dev python3-torch)
 fi
+# The sanitizer trees are built by clang-16 (CMakePresets.json): for asan,
+# tsan and deps only.
+case "${1:-}" in
+  deps|asan|tsan) packages+=(clang-16 libclang-rt-16-dev) ;;
+esac
 
 install_deps() {
   local missing=()

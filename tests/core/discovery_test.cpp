@@ -414,9 +414,10 @@ TEST(DiscoveryTest, AForkWhileAnotherThreadStartsTheDiscoveryNeverHangsTheChild)
     GTEST_SKIP() << "ThreadSanitizer cannot start threads in a fork child";
   }
   if (kAddressSanitizer) {
-    // The parent's other thread allocates as the fork lands. GCC 12's
-    // AddressSanitizer does not intercept fork (libasan.so.8 has no fork
-    // interceptor), so its allocator's locks are not taken around one: a
+    // The parent's other thread allocates as the fork lands.
+    // AddressSanitizer does not intercept fork (neither GCC 12's
+    // libasan.so.8 nor clang 16's runtime has a fork interceptor), so its
+    // allocator's locks are not taken around one: a
     // child forked while that thread held one waits for it forever (about
     // one round in 1500 hung so, 2026-11-29). Without the sanitizer the C
     // library's allocator is fork-safe, and the test runs.

@@ -1,8 +1,9 @@
 // Which sanitizer the test program was built with, for the few tests a
 // sanitizer's runtime keeps from running (each says why when it skips).
 //
-// kForkUnsafeAllocatorReason: GCC 12's AddressSanitizer does not intercept
-// fork() (libasan.so.8 has no fork interceptor), so its allocator's locks
+// kForkUnsafeAllocatorReason: AddressSanitizer does not intercept fork()
+// (neither GCC 12's libasan.so.8 nor clang 16's libclang_rt.asan, which
+// builds the asan tree, has a fork interceptor), so its allocator's locks
 // are not taken around one: a child forked while another thread held one
 // waits for it forever. Without the sanitizer the C library's allocator is
 // fork-safe.
@@ -32,7 +33,7 @@ inline constexpr bool kAddressSanitizer = false;
 #undef ACCEL_TEST_HAS_FEATURE
 
 inline constexpr const char* kForkUnsafeAllocatorReason =
-    "AddressSanitizer's allocator (GCC 12) is not fork-safe while another thread "
-    "allocates";
+    "AddressSanitizer's allocator (GCC 12's and clang 16's runtimes) is not "
+    "fork-safe while another thread allocates";
 
 }  // namespace accel::testing
