@@ -117,6 +117,26 @@ TEST(AccelTool, InfoExplainsAPluginThatDoesNotLoad) {
 }
 
 #ifdef ACCEL_TOOL_TEST_HAVE_OPENREG
+// A test runner's GoogleTest settings reach the processes it starts; the
+// check runs its whole suite once all the same (sharded, it ran half).
+TEST(AccelTool, CheckRunsTheWholeSuiteWhateverGoogleTestSettingsTheEnvironmentHolds) {
+  const ToolRun plain = runTool("check --backend openreg");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  const ToolRun sharded =
+      runTool("check --backend openreg",
+              "GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=1 GTEST_REPEAT=2 GTEST_SHUFFLE=1 "
+              "GTEST_FILTER=nothing GTEST_OUTPUT=xml:/nonexistent/report.xml");
+  EXPECT_EQ(sharded.status, 0) << sharded.output;
+  const auto summary = [](const std::string& output) {
+    const std::size_t at = output.find("\nopenreg: ");
+    return at == std::string::npos
+               ? std::string("(no summary)")
+               : output.substr(at + 1, output.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_EQ(summary(sharded.output), summary(plain.output)) << sharded.output;
+  EXPECT_NE(summary(plain.output), "(no summary)") << plain.output;
+}
+
 TEST(AccelTool, CheckPassesOnOpenreg) {
   ToolRun run = runTool("check --backend openreg");
   EXPECT_EQ(run.status, 0) << run.output;
