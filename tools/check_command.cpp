@@ -259,24 +259,14 @@ int runCheck(const CheckOptions& options) {
   for (std::size_t i = 0; i < types.size(); ++i) {
     filter += (i ? ":" : "") + conformance::testFilterFor(types[i], kTestPrefix);
   }
-  // The whole suite runs once, in order, whatever GoogleTest settings the
-  // environment holds (a test runner's, for its own program): a flag given
-  // here outranks its GTEST_* variable, and sharding has only variables,
-  // which a sharded runner sets for every process it starts.
+  // Every case runs, whatever shard of its own cases a test runner gave the
+  // process that started this one: GoogleTest reads sharding from the
+  // environment only, and a sharded runner sets it for every process it
+  // starts (its other GTEST_* variables still apply, docs/accel-tool.md).
   ::unsetenv("GTEST_TOTAL_SHARDS");
   ::unsetenv("GTEST_SHARD_INDEX");
-  std::vector<std::string> args = {"accel check",
-                                   filter,
-                                   "--gtest_repeat=1",
-                                   "--gtest_shuffle=0",
-                                   "--gtest_fail_fast=0",
-                                   "--gtest_also_run_disabled_tests=0",
-                                   "--gtest_break_on_failure=0"};
-  if (options.junit.empty()) {
-    ::unsetenv("GTEST_OUTPUT");  // no report but the one --junit asks for
-  } else {
-    args.push_back("--gtest_output=xml:" + options.junit);
-  }
+  std::vector<std::string> args = {"accel check", filter};
+  if (!options.junit.empty()) args.push_back("--gtest_output=xml:" + options.junit);
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
