@@ -9,14 +9,18 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "accel/context.h"
 #include "accel/error.h"
 #include "accel/fork.h"
 #include "accel/hook_catalogue.h"
 #include "accel/hooks_table.h"
+#include "support/sanitizers.h"
 #include "support/test_backend.h"
 
 namespace accel {
@@ -25,8 +29,30 @@ namespace {
 using testing::registerTestBackend;
 using testing::TestHooks;
 
+// The threads of this process (the entries of /proc/self/task).
+int threadCount() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ++count;
+  }
+  return count;
+}
+
 // Runs `child` in a forked process; returns its exit code (or 100 + signal).
+// Under ThreadSanitizer a child of a multi-threaded process dies when it
+// starts a thread (a backend's discovery does), and an earlier discovery's
+// detached thread may still be ending when a case forks: the fork waits for
+// it (up to 10 s; a thread that stays is the test's failure to show).
+// ThreadSanitizer's own background thread, which it starts with the
+// process's first thread, is no thread of the program's: two threads are
+// the main thread and it.
 int runInChild(const std::function<int()>& child) {
+  if (testing::kThreadSanitizer) {
+    for (int waited_ms = 0; threadCount() > 2 && waited_ms < 10'000; ++waited_ms) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   pid_t pid = ::fork();
   if (pid == -1) return -1;
   if (pid == 0) {
