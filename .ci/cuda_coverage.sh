@@ -51,11 +51,16 @@ fi
 # The counts are read by the tool of the compiler that wrote them: gcov
 # for GCC's, `llvm-cov gcov` for clang's (the asan preset's clang-16).
 gcov_tool=gcov
-if grep -q '^CMAKE_CXX_COMPILER_ID:.*Clang\|^CMAKE_CXX_COMPILER:.*clang' "$tree/CMakeCache.txt"; then
-  gcov_tool="llvm-cov gcov"
+if grep -q '^CMAKE_CXX_COMPILER:[^=]*=.*clang' "$tree/CMakeCache.txt"; then
+  gcov_tool=""
   for candidate in llvm-cov-16 llvm-cov; do
     if command -v "$candidate" >/dev/null; then gcov_tool="$candidate gcov"; break; fi
   done
+  if [ -z "$gcov_tool" ]; then
+    echo "$tree was built by clang: its line counts need llvm-cov (Debian's llvm-16 or llvm)," \
+         "which is not installed" >&2
+    exit 1
+  fi
 fi
 gcovr --gcov-executable "$gcov_tool" --root . --filter 'backends/cuda/src/' --filter 'backends/cuda/api/' \
   --object-directory "$tree" "$tree" \

@@ -121,6 +121,13 @@ int runCheck(const CheckOptions& options) {
     printCaseList(std::cout);
     return 0;
   }
+  // Every case runs, whatever shard of its own cases a test runner gave the
+  // process that started this one: GoogleTest reads sharding from the
+  // environment only, and a sharded runner sets it for every process it
+  // starts (its other GTEST_* variables still apply, docs/accel-tool.md).
+  // Here, before any plugin loads: no other thread reads the environment yet.
+  ::unsetenv("GTEST_TOTAL_SHARDS");
+  ::unsetenv("GTEST_SHARD_INDEX");
   if (!options.junit.empty()) {
     if (std::string problem = junitFileProblem(options.junit); !problem.empty()) {
       std::cerr << "accel check: --junit " << options.junit << ": " << problem
@@ -259,12 +266,6 @@ int runCheck(const CheckOptions& options) {
   for (std::size_t i = 0; i < types.size(); ++i) {
     filter += (i ? ":" : "") + conformance::testFilterFor(types[i], kTestPrefix);
   }
-  // Every case runs, whatever shard of its own cases a test runner gave the
-  // process that started this one: GoogleTest reads sharding from the
-  // environment only, and a sharded runner sets it for every process it
-  // starts (its other GTEST_* variables still apply, docs/accel-tool.md).
-  ::unsetenv("GTEST_TOTAL_SHARDS");
-  ::unsetenv("GTEST_SHARD_INDEX");
   std::vector<std::string> args = {"accel check", filter};
   if (!options.junit.empty()) args.push_back("--gtest_output=xml:" + options.junit);
   std::vector<char*> argv;
