@@ -270,9 +270,8 @@ void foreignAndNullPointersAreRefused(AcceleratorHooks& hooks) {
       [&] { hooks.copyDeviceToHost(nullptr, device.get(), kSmall, stream); },
       {hookName(HookId::copyDeviceToHost), "null"}))
       << hookName(HookId::copyDeviceToHost) << " to nullptr";
-  EXPECT_TRUE(std::all_of(other_host.begin(), other_host.end(), [](unsigned char b) {
-    return b == 0;
-  })) << "a refused copy changed host memory";
+  EXPECT_TRUE(allBytesAre(other_host.data(), other_host.size(), 0))
+      << "a refused copy changed host memory";
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 //
 // A backend whose device or pinned memory is not the core's caches owes the
 // range checks itself; these cases hold it to them all the same.
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -53,12 +52,6 @@ std::vector<DataPtr> overwriteAsNextOwners(Allocator& pinned, const void* freed,
   return owners;
 }
 
-bool allBytesAre(const DataPtr& data, std::size_t bytes, unsigned char value) {
-  const auto* begin = static_cast<const unsigned char*>(data.get());
-  return std::all_of(begin, begin + bytes,
-                     [value](unsigned char b) { return b == value; });
-}
-
 void pinnedBlockFreedAfterItsCopyWaitsForTheStream(AcceleratorHooks& hooks) {
   Allocator& pinned = hooks.getPinnedMemoryAllocator();
   const Stream stream = hooks.getNewStream(0);
@@ -90,7 +83,7 @@ void pinnedBlockFreedAfterItsCopyWaitsForTheStream(AcceleratorHooks& hooks) {
            "bytes (first wrong byte at that offset); the block was reused before the "
            "stream passed the copy";
     for (const DataPtr& owner : owners) {
-      EXPECT_TRUE(allBytesAre(owner, kReuseBytes, 0xA5))
+      EXPECT_TRUE(allBytesAre(owner.get(), kReuseBytes, 0xA5))
           << "round " << round << ": a next owner's pinned block changed";
     }
     owners.clear();
@@ -106,7 +99,7 @@ void pinnedBlockFreedAfterItsCopyWaitsForTheStream(AcceleratorHooks& hooks) {
     owners = overwriteAsNextOwners(pinned, freed, 0x5A);
     hooks.synchronizeStream(stream);
     for (const DataPtr& owner : owners) {
-      EXPECT_TRUE(allBytesAre(owner, kReuseBytes, 0x5A))
+      EXPECT_TRUE(allBytesAre(owner.get(), kReuseBytes, 0x5A))
           << "round " << round << ": " << hookName(HookId::copyDeviceToHost) << " of "
           << kReuseBytes << " bytes into a pinned block freed right after the call "
           << "wrote into the block's next owner; the block was reused before the stream "
@@ -162,7 +155,7 @@ void deviceRangePastTheEndOfItsAllocationIsRefused(AcceleratorHooks& hooks) {
       << "a refused copy changed its allocation";
   EXPECT_EQ(readBack(hooks, neighbour.get(), kSmall, stream), kept_neighbour)
       << "a refused copy changed another allocation";
-  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](unsigned char b) { return b == 0; }))
+  EXPECT_TRUE(allBytesAre(out.data(), out.size(), 0))
       << "a refused copy changed its host destination";
 }
 
@@ -192,7 +185,7 @@ void freedDeviceMemoryIsRefused(AcceleratorHooks& hooks) {
       [&] { hooks.copyDeviceToDevice(freed, live.get(), kSmall, stream); },
       {hookName(HookId::copyDeviceToDevice), "dst"}))
       << hookName(HookId::copyDeviceToDevice) << " into freed device memory";
-  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](unsigned char b) { return b == 0; }))
+  EXPECT_TRUE(allBytesAre(out.data(), out.size(), 0))
       << "a refused copy changed its host destination";
 }
 
@@ -298,9 +291,8 @@ void memoryOfAnotherBackendOrDeviceIsRefused(AcceleratorHooks& hooks) {
       << hookName(HookId::copyDeviceToDevice) << " out of device memory of " << other;
   EXPECT_EQ(readBack(hooks, mine.get(), kSmall, stream), kept)
       << "a refused copy changed device memory";
-  EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](unsigned char b) {
-    return b == 0;
-  })) << "a refused copy changed its host destination";
+  EXPECT_TRUE(allBytesAre(host.data(), host.size(), 0))
+      << "a refused copy changed its host destination";
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST(OpenRegConfigTest, InitReportsAMalformedVariableAndCanBeRetried) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(accel::openreg::allocate(16, 0), accel::InvalidArgument);
+  EXPECT_THROW((void)accel::openreg::allocate(16, 0), accel::InvalidArgument);
   ::setenv("ACCEL_OPENREG_DEVICES", "3", 1);
   accel::globalContext().lazyInitDevice(accel::openreg::deviceType());
   EXPECT_EQ(hooks.deviceCount(), 3);
