@@ -15,7 +15,7 @@
 #   every local variable lives in memory and each of its reads and writes
 #   is a call, and `accel check` took 0.9 s longer per run with the
 #   conformance cases at -O0 (docs/performance.md, "Lighter flags for the
-#   sanitizer trees' front ends and test programs").
+#   sanitizer trees, and what each test process costs").
 #
 # MEASURED marks code a benchmark measures (the Python bindings): it keeps
 # its tree's flags wherever benchmarks are built and takes

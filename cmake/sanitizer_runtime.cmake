@@ -1,5 +1,5 @@
 # The sanitizer's runtime as a shared library, whichever compiler builds the
-# tree (the asan and tsan presets build with clang-15, the release preset
+# tree (the asan and tsan presets build with clang-16, the release preset
 # with GCC; docs/design-notes.md, "The sanitizer trees are clang's").
 #
 # GCC links ASan's and TSan's runtimes as shared libraries by default;

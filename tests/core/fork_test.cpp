@@ -49,7 +49,8 @@ int threadCount() {
 // the main thread and it.
 int runInChild(const std::function<int()>& child) {
   if (testing::kThreadSanitizer) {
-    for (int waited_ms = 0; threadCount() > 2 && waited_ms < 10'000; ++waited_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (threadCount() > 2 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
