@@ -11,8 +11,11 @@
 # the files before it, anonymous namespaces included, so within a target
 # file-scope names must be distinct: the same variable twice is a compile
 # error, but two helper functions of one name and different parameters
-# would overload each other. Targets whose files reuse helper names (the
-# conformance cases, the core's plugins/) are compiled file by file.
+# would overload each other, and a helper of the same name in an inner
+# namespace (accel::detail) would hide one in an outer (accel) without a
+# word. The conformance cases, whose files each write the same small
+# helpers, keep each file's own names in a namespace named after the file
+# (conformance/src/conformance_case.h says how).
 # ACCEL_UNITY_BUILD=OFF compiles everything file by file (what a developer
 # editing one file of a batch may prefer: a batch recompiles as a whole).
 option(ACCEL_UNITY_BUILD "Compile the main job's targets in batches (faster cold builds)" ON)

@@ -6,6 +6,14 @@
 // GoogleTest test. The group files expose their cases through functions
 // rather than static registration because unreferenced objects of a static
 // library are dropped by the linker.
+//
+// The files are compiled in batches (cmake/unity_build.cmake: one
+// translation unit includes several), where each file sees the names of the
+// files before it. So a file keeps its own helpers in an anonymous namespace
+// inside a namespace named after the file (low_cases.cpp: namespace
+// low_cases), and a function it exports says `using namespace low_cases;`:
+// two files may then each have a kBytes or a throwsAccelError, and neither
+// sees the other's.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -16,6 +16,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance {
+namespace conformance_suite {
 namespace {
 
 using detail::ConformanceCase;
@@ -210,6 +211,7 @@ class ConformanceTest : public ::testing::Test {
 };
 
 }  // namespace
+}  // namespace conformance_suite
 
 std::string& detail::runningCaseLabel() {
   static auto* label = new std::string();  // tests run one at a time
@@ -218,6 +220,7 @@ std::string& detail::runningCaseLabel() {
 
 void registerConformanceTests(const std::vector<DeviceType>& types,
                               const SuiteOptions& options) {
+  using namespace conformance_suite;
   ACCEL_CHECK(!options.prefix.empty(), InvalidArgument,
               "registerConformanceTests(): the prefix is empty; pass a name such as "
               "\"Conformance\"");
@@ -248,6 +251,7 @@ void registerConformanceTests(const std::vector<DeviceType>& types,
 
 void registerConformanceTests(const std::vector<std::string>& typeNames,
                               const SuiteOptions& options) {
+  using namespace conformance_suite;
   std::vector<DeviceType> types;
   types.reserve(typeNames.size());
   for (const std::string& name : typeNames) types.push_back(registerDeviceType(name));
@@ -259,12 +263,14 @@ std::string testFilterFor(DeviceType type, std::string_view prefix) {
 }
 
 std::vector<CaseInfo> conformanceCases() {
+  using namespace conformance_suite;
   std::vector<CaseInfo> out;
   for (const ConformanceCase& c : allCases()) out.push_back(infoOf(c));
   return out;
 }
 
 std::optional<TestDescription> describeTest(const ::testing::TestInfo& info) {
+  using namespace conformance_suite;
   Registrations& r = registrations();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.descriptions.find(std::string(info.test_suite_name()) + "." + info.name());
@@ -274,6 +280,7 @@ std::optional<TestDescription> describeTest(const ::testing::TestInfo& info) {
 
 bool detail::registerStatically(const char* prefix,
                                 std::vector<std::string> typeNames) noexcept {
+  using namespace conformance_suite;
   try {
     SuiteOptions options;
     options.prefix = prefix;

@@ -21,6 +21,7 @@
 #include "copies_support.h"
 
 namespace accel::conformance::detail {
+namespace copies_cases {
 namespace {
 
 // 1 byte, an odd size, one that is neither a page nor a power of two, and
@@ -275,8 +276,10 @@ void foreignAndNullPointersAreRefused(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace copies_cases
 
 std::vector<ConformanceCase> copiesCases() {
+  using namespace copies_cases;
   using enum HookId;
   std::vector<ConformanceCase> cases = {
       deviceCase("RoundTripsHostDeviceHostForEverySize",

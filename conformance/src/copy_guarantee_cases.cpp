@@ -17,6 +17,7 @@
 #include "copies_support.h"
 
 namespace accel::conformance::detail {
+namespace copy_guarantee_cases {
 namespace {
 
 // An odd size, neither a page nor a power of two.
@@ -296,8 +297,10 @@ void memoryOfAnotherBackendOrDeviceIsRefused(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace copy_guarantee_cases
 
 std::vector<ConformanceCase> copyGuaranteeCases() {
+  using namespace copy_guarantee_cases;
   using enum HookId;
   return {
       deviceCase("PinnedBlockFreedAfterItsCopyWaitsForTheStream",

@@ -6,6 +6,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace device_cases {
 namespace {
 
 void devicePropertiesAreTypedAndStable(AcceleratorHooks& hooks) {
@@ -66,8 +67,10 @@ void showConfigDescribesBackend(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace device_cases
 
 std::vector<ConformanceCase> deviceCases() {
+  using namespace device_cases;
   using enum HookId;
   return {
       deviceCase("DevicePropertiesAreTypedAndStable", devicePropertiesAreTypedAndStable,

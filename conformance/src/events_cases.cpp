@@ -9,6 +9,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace events_cases {
 namespace {
 
 Stream defaultStreamOf(const AcceleratorHooks& hooks, int index) {
@@ -118,8 +119,10 @@ void eventStreamArgumentsAreValidated(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace events_cases
 
 std::vector<ConformanceCase> eventsCases() {
+  using namespace events_cases;
   using enum HookId;
   return {
       deviceCase("RecordedEventCompletesAfterSynchronize",

@@ -18,6 +18,7 @@
 #include "copies_support.h"
 
 namespace accel::conformance::detail {
+namespace fill_cases {
 namespace {
 
 constexpr std::size_t kCounts[] = {1, 7, 4099};
@@ -174,8 +175,10 @@ void streamOfAnotherDeviceIsRefused(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace fill_cases
 
 std::vector<ConformanceCase> fillCases() {
+  using namespace fill_cases;
   using enum HookId;
   return {
       deviceCase("FillsMatchTheHostFillBitForBit", fillsMatchTheHostFillBitForBit,

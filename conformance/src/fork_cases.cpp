@@ -28,6 +28,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace fork_cases {
 namespace {
 
 // Long enough for any refusal (it is immediate), short enough for a suite.
@@ -262,8 +263,10 @@ void inheritedAllocatorsAreRefused(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace fork_cases
 
 std::vector<ConformanceCase> forkDiscoveryCases() {
+  using namespace fork_cases;
   using enum HookId;
   return {
       noDeviceCase("ForkAfterDiscoveryRefusesTheChild",
@@ -275,6 +278,7 @@ std::vector<ConformanceCase> forkDiscoveryCases() {
 }
 
 std::vector<ConformanceCase> forkDeviceCases() {
+  using namespace fork_cases;
   using enum HookId;
   return {
       deviceCase("ForkRefusesAHooksReferenceKeptAcrossIt",

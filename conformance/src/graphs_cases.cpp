@@ -9,6 +9,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace graphs_cases {
 namespace {
 
 void useNewStreamIfAny(AcceleratorHooks& hooks) {
@@ -86,8 +87,10 @@ void unknownGraphIsRejected(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace graphs_cases
 
 std::vector<ConformanceCase> graphsCases() {
+  using namespace graphs_cases;
   using enum HookId;
   return {
       deviceCase("CaptureAndReplayWithoutKeepingGraph",

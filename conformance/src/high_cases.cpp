@@ -7,6 +7,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace high_cases {
 namespace {
 
 constexpr std::size_t kProbeBytes = 4096;
@@ -224,8 +225,10 @@ void pinnedMemoryIsRecognised(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace high_cases
 
 std::vector<ConformanceCase> highCases() {
+  using namespace high_cases;
   using enum HookId;
   return {
       noDeviceCase("RegisteredBackendInitialises", registeredBackendInitialises, {init}),

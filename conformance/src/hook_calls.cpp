@@ -8,6 +8,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace hook_calls {
 namespace {
 
 struct HookCall {
@@ -102,8 +103,10 @@ static_assert(coversTheCatalogueInOrder(),
               "kHookCalls needs one entry per hook, in hook_catalogue.h's order");
 
 }  // namespace
+}  // namespace hook_calls
 
 bool callHookWithPlaceholders(AcceleratorHooks& hooks, HookId hook) {
+  using namespace hook_calls;
   const HookCall& call = kHookCalls[static_cast<std::size_t>(hook)];
   if (call.call == nullptr) return false;
   call.call(hooks);

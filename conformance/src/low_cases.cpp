@@ -7,6 +7,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace low_cases {
 namespace {
 
 struct Probes {
@@ -170,8 +171,10 @@ void maybeExchangeDeviceIgnoresInvalidIndex(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace low_cases
 
 std::vector<ConformanceCase> lowCases() {
+  using namespace low_cases;
   using enum HookId;
   return {
       noDeviceCase("ProbesNeverCreateDeviceContexts", probesNeverCreateDeviceContexts,

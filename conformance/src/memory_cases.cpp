@@ -14,6 +14,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace memory_cases {
 namespace {
 
 constexpr std::size_t kBytes = std::size_t{1} << 20;
@@ -297,8 +298,10 @@ void hostMemoryStatsFollowPinnedAllocations(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace memory_cases
 
 std::vector<ConformanceCase> memoryCases() {
+  using namespace memory_cases;
   using enum HookId;
   return {deviceCase("MemoryStatsFollowAllocations", memoryStatsFollowAllocations,
                      {memoryStats, getDeviceAllocator}),

@@ -8,6 +8,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace memory_history_cases {
 namespace {
 
 constexpr std::size_t kBytes = std::size_t{1} << 16;
@@ -136,8 +137,10 @@ void outOfMemoryObserverSeesFailedAllocation(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace memory_history_cases
 
 std::vector<ConformanceCase> memoryHistoryCases() {
+  using namespace memory_history_cases;
   using enum HookId;
   return {
       deviceCase("SnapshotShowsRecordedAllocation", snapshotShowsRecordedAllocation,

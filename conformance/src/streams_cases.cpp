@@ -6,6 +6,7 @@
 #include "conformance_case.h"
 
 namespace accel::conformance::detail {
+namespace streams_cases {
 namespace {
 
 void defaultStreamIsStreamZeroOfItsDevice(AcceleratorHooks& hooks) {
@@ -147,8 +148,10 @@ void queryIsTrueAfterSynchronize(AcceleratorHooks& hooks) {
 }
 
 }  // namespace
+}  // namespace streams_cases
 
 std::vector<ConformanceCase> streamsCases() {
+  using namespace streams_cases;
   using enum HookId;
   return {
       deviceCase("DefaultStreamIsStreamZeroOfItsDevice",

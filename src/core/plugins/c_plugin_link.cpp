@@ -311,7 +311,7 @@ std::string coreRange() {
                 abiVersionText(kNewestPluginAbi));
 }
 
-bool fail(PluginRecord& r, PluginStatus status, std::string detail) {
+bool failRecord(PluginRecord& r, PluginStatus status, std::string detail) {
   r.status = status;
   r.detail = std::move(detail);
   return false;
@@ -431,8 +431,8 @@ bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& re
   core->plugin = r.plugin_name.empty() ? r.path : r.plugin_name;
   const std::string who = concat("the plugin '", core->plugin, "'");
   if (!thrown.empty()) {
-    return fail(r, PluginStatus::InitFailed,
-                concat("its ", ACCEL_PLUGIN_ENTRY_NAME, "() threw: ", thrown));
+    return failRecord(r, PluginStatus::InitFailed,
+                      concat("its ", ACCEL_PLUGIN_ENTRY_NAME, "() threw: ", thrown));
   }
   if (status != ACCEL_OK) {
     std::string message = takeMessage(status);
@@ -441,26 +441,27 @@ bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& re
           r.abi_newest == 0 ? std::string(" refused the core's range")
                             : concat(" speaks plugin API ", abiVersionText(r.abi_oldest),
                                      " to ", abiVersionText(r.abi_newest));
-      return fail(
+      return failRecord(
           r, PluginStatus::VersionMismatch,
           concat(who, speaks, ", but ", coreRange(), message.empty() ? "" : ": ", message,
                  "; rebuild the plugin or use an accelhooks whose range meets it"));
     }
-    return fail(r, PluginStatus::InitFailed,
-                concat("its ", ACCEL_PLUGIN_ENTRY_NAME, "() failed with ",
-                       statusName(status), message.empty() ? "" : ": ", message));
+    return failRecord(r, PluginStatus::InitFailed,
+                      concat("its ", ACCEL_PLUGIN_ENTRY_NAME, "() failed with ",
+                             statusName(status), message.empty() ? "" : ": ", message));
   }
   const std::uint32_t version = answer.version;
   if (version < kOldestPluginAbi || version > kNewestPluginAbi) {
-    return fail(r, PluginStatus::VersionMismatch,
-                concat(who, " answered plugin API ", abiVersionText(version),
-                       " (its headers know ", abiVersionText(r.abi_newest), "), but ",
-                       coreRange(),
-                       "; a plugin answers the lower of the core's newest and its own"));
+    return failRecord(
+        r, PluginStatus::VersionMismatch,
+        concat(who, " answered plugin API ", abiVersionText(version),
+               " (its headers know ", abiVersionText(r.abi_newest), "), but ",
+               coreRange(),
+               "; a plugin answers the lower of the core's newest and its own"));
   }
   if (answer.register_backends == nullptr) {
-    return fail(r, PluginStatus::InitFailed,
-                concat(who, " answered without a register_backends function"));
+    return failRecord(r, PluginStatus::InitFailed,
+                      concat(who, " answered without a register_backends function"));
   }
   r.abi_negotiated = version;
   core->negotiated = version;
@@ -473,15 +474,15 @@ bool loadCEntry(accel_plugin_negotiate_fn entry, accel_core& link, Registrar& re
   core->registrar.store(nullptr, std::memory_order_release);
   if (registered == ACCEL_OK) return true;
   if (!thrown.empty()) {
-    return fail(r, PluginStatus::InitFailed,
-                concat("its register_backends threw: ", thrown));
+    return failRecord(r, PluginStatus::InitFailed,
+                      concat("its register_backends threw: ", thrown));
   }
   std::string message = takeMessage(registered);
-  return fail(r,
-              registered == ACCEL_ERROR_DUPLICATE ? PluginStatus::Duplicate
-                                                  : PluginStatus::InitFailed,
-              concat("its register_backends failed with ", statusName(registered),
-                     message.empty() ? "" : ": ", message));
+  return failRecord(r,
+                    registered == ACCEL_ERROR_DUPLICATE ? PluginStatus::Duplicate
+                                                        : PluginStatus::InitFailed,
+                    concat("its register_backends failed with ", statusName(registered),
+                           message.empty() ? "" : ": ", message));
 }
 
 }  // namespace accel::detail

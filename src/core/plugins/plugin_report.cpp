@@ -11,7 +11,7 @@
 namespace accel {
 namespace {
 
-struct Report {
+struct PluginAttempts {
   std::mutex mutex;
   std::vector<PluginRecord> records;
   std::set<std::string> warned;
@@ -19,8 +19,8 @@ struct Report {
 
 // Leaked on purpose: absent-backend errors may be raised during static
 // destruction.
-Report& report() {
-  static auto* r = new Report();
+PluginAttempts& pluginAttempts() {
+  static auto* r = new PluginAttempts();
   return *r;
 }
 
@@ -34,15 +34,15 @@ std::string baseName(const std::string& path) {
 namespace detail {
 
 void recordPluginAttempt(const PluginRecord& record) {
-  std::lock_guard<std::mutex> lock(report().mutex);
-  report().records.push_back(record);
+  std::lock_guard<std::mutex> lock(pluginAttempts().mutex);
+  pluginAttempts().records.push_back(record);
 }
 
 void warnOnce(const std::string& key, const std::string& message) noexcept {
   try {
     {
-      std::lock_guard<std::mutex> lock(report().mutex);
-      if (!report().warned.insert(key).second) return;
+      std::lock_guard<std::mutex> lock(pluginAttempts().mutex);
+      if (!pluginAttempts().warned.insert(key).second) return;
     }
     std::fprintf(stderr, "accelhooks: %s\n", message.c_str());
   } catch (...) {
@@ -131,13 +131,13 @@ PluginLoadError::PluginLoadError(PluginRecord record, std::string message,
 PluginLoadError::~PluginLoadError() = default;
 
 std::vector<PluginRecord> pluginReport() {
-  std::lock_guard<std::mutex> lock(report().mutex);
-  return report().records;
+  std::lock_guard<std::mutex> lock(pluginAttempts().mutex);
+  return pluginAttempts().records;
 }
 
 std::optional<PluginRecord> pluginForDeviceType(DeviceType type) {
-  std::lock_guard<std::mutex> lock(report().mutex);
-  for (const PluginRecord& r : report().records) {
+  std::lock_guard<std::mutex> lock(pluginAttempts().mutex);
+  for (const PluginRecord& r : pluginAttempts().records) {
     if (r.status != PluginStatus::Loaded && r.status != PluginStatus::NoDevices) continue;
     for (DeviceType t : r.registered) {
       if (t == type) return r;
