@@ -41,3 +41,13 @@ function(accel_front_end_optimisation)
     endif()
   endforeach()
 endfunction()
+
+# accel_front_end_source_flags(<source>...): ACCEL_FRONT_END_CXX_FLAGS, when
+# set, for these files of the current directory's targets alone (a file of an
+# OPTIMISED_ONLY target that shares no template library's inline code with
+# the libraries it links). Such a file leaves its target's unity batches.
+function(accel_front_end_source_flags)
+  if(_accel_front_end_cxx_flags)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${_accel_front_end_cxx_flags}")
+  endif()
+endfunction()
