@@ -170,9 +170,9 @@ class CPluginHooks final : public memory::CachingAllocatorHooks<AcceleratorHooks
     ACCEL_CHECK(t_.device_memory.check_allocation != nullptr, InvalidArgument,
                 "divert_allocations: the plugin '", t_.plugin, "' gave '", name(),
                 "' no device_memory.check_allocation to divert allocations to");
-    ACCEL_CHECK(index >= 0 && index < kMaxDevicesPerType, InvalidArgument,
-                "divert_allocations: ", int(index), " is not a device index of '", name(),
-                "'");
+    ACCEL_CHECK(index >= 0 && static_cast<std::size_t>(index) < diverted_.size(),
+                InvalidArgument, "divert_allocations: ", int(index),
+                " is not a device index of '", name(), "'");
     diverted_[static_cast<std::size_t>(index)].store(on, std::memory_order_relaxed);
     refreshDiversion(index);
   }
