@@ -58,7 +58,6 @@ class MinimalHooks final : public AcceleratorHooks {
   MinimalHooks(DeviceType type, int count, Defect defect)
       : AcceleratorHooks(type, capabilitiesFor(defect)),
         count_(count),
-        defect_(defect),
         primary_(std::make_unique<std::atomic<bool>[]>(count)),
         generators_(type, count, [this] { return getCurrentDevice(); }),
         pinned_(*this, Device(DeviceType::CPU, 0)) {
@@ -164,7 +163,6 @@ class MinimalHooks final : public AcceleratorHooks {
   }
 
   const int count_;
-  const Defect defect_;
   std::unique_ptr<std::atomic<bool>[]> primary_;
   DefaultGenerators generators_;
   RangeAllocator pinned_;

@@ -201,7 +201,6 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char*, void**, int, std::uint64_t
 namespace {
 
 using Handle = unsigned long long;
-constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr std::size_t kGranularity = std::size_t{2} << 20;
 
 struct Books {

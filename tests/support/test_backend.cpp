@@ -34,7 +34,8 @@ class TestHooks::HostSegments final : public memory::SegmentSource {
   }
   // The capacity setMemoryCapacity gave, less the segments this source holds.
   DeviceMemoryInfo memoryInfo(DeviceIndex index) const noexcept override {
-    if (pinned_ || index < 0 || index >= kMaxDevicesPerType) return {};
+    if (pinned_ || index < 0 || static_cast<std::size_t>(index) >= held_.size())
+      return {};
     const std::size_t total = hooks_.memoryCapacity();
     const std::size_t held = held_[static_cast<std::size_t>(index)].load();
     return {total, held < total ? total - held : 0};

@@ -80,7 +80,8 @@ cl_program programFor(DeviceIndex device, std::string_view source,
 }
 
 int builtProgramCount(DeviceIndex device) noexcept {
-  if (device < 0 || device >= kMaxDevices) return 0;
+  if (device < 0 || static_cast<std::size_t>(device) >= std::size_t{kMaxDevices})
+    return 0;
   DevicePrograms& programs = programsOf(device);
   std::lock_guard lock(programs.mutex);
   return static_cast<int>(programs.built.size());

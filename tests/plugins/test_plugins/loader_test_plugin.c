@@ -83,7 +83,8 @@ static void free_segment(void* ctx, int8_t device, void* data, size_t bytes) {
 
 /* Neither current-device function: the core keeps the current device. */
 static const accel_low_fns k_low = {sizeof(accel_low_fns), is_built, is_available,
-                                    device_count,          NULL,     NULL};
+                                    device_count,          NULL,     NULL,
+                                    NULL};
 static const accel_high_fns k_high = {sizeof(accel_high_fns), init, NULL};
 
 /* Registers `type_name` and its backend; the core's status (its message is
