@@ -86,7 +86,7 @@ void StreamQueue::workerLoop() {
     // valid, so the front can be used without the lock.
     Operation& operation = queue_.front();
     lock.unlock();
-    execute(operation);
+    std::string error = execute(operation);
     // Drop the references before counting the operation complete, so that
     // whoever waits for it sees the memory already released.
     operation.buffers.clear();
@@ -94,6 +94,14 @@ void StreamQueue::workerLoop() {
     std::function<void()> then = std::move(operation.then);
     lock.lock();
     queue_.pop_front();
+    // The error and the completion in one critical section, the error first:
+    // a query that reports the error (under the lock) sees the operation
+    // complete too, and one that reads the completion without the lock
+    // (acquire) sees error_pending_.
+    if (!error.empty() && pending_error_.empty()) {
+      pending_error_ = std::move(error);
+      error_pending_.store(true, std::memory_order_release);
+    }
     completed_.store(completed_.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
     done_cv_.notify_all();
@@ -105,11 +113,11 @@ void StreamQueue::workerLoop() {
   }
 }
 
-void StreamQueue::execute(Operation& operation) {
+std::string StreamQueue::execute(Operation& operation) {
   const std::int64_t latency = latency_us_.load(std::memory_order_relaxed);
   if (latency > 0) std::this_thread::sleep_for(std::chrono::microseconds(latency));
   const bool device_work = !operation.is_marker;
-  if (device_work && faults_.lost()) return;  // the work of a lost device is dropped
+  if (device_work && faults_.lost()) return {};  // the work of a lost device is dropped
   if (device_work) units_.acquire(priority_);
   std::size_t opened = 0;
   std::string error;
@@ -128,14 +136,8 @@ void StreamQueue::execute(Operation& operation) {
     operation.buffers[i].owner()->revokeAccess(operation.buffers[i]);
   }
   if (device_work) units_.release();
-  if (!error.empty()) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (pending_error_.empty()) {
-      pending_error_ =
-          concat(operation.name, " failed on ", StreamName{stream_}, ": ", error);
-      error_pending_.store(true, std::memory_order_release);
-    }
-  }
+  if (error.empty()) return {};
+  return concat(operation.name, " failed on ", StreamName{stream_}, ": ", error);
 }
 
 void StreamQueue::waitFor(std::uint64_t ticket) {
@@ -189,9 +191,10 @@ bool StreamQueue::query(std::string_view hook) {
   // Lock-free common case. completed_ is read before submitted_: completed
   // never exceeds submitted, so equal values mean that all work was complete
   // when completed_ was read. The worker sets error_pending_ before it counts
-  // the failed operation complete (release), so a completion this read sees
-  // brings its error with it, and the error is reported as the locked path
-  // would. Anything unusual takes the locked path, which has the messages.
+  // the failed operation complete (release, in the same critical section),
+  // so a completion this read sees brings its error with it, and the error
+  // is reported as the locked path would. Anything unusual takes the locked path, which
+  // has the messages.
   if (!capturing_.load(std::memory_order_acquire)) {
     const std::uint64_t completed = completed_.load(std::memory_order_acquire);
     const std::uint64_t submitted = submitted_.load(std::memory_order_acquire);

@@ -8,8 +8,9 @@
 // only), opens the operation's blocks, runs the body, closes the blocks,
 // releases its references and only then counts it completed, so a caller that
 // waited for it sees the memory accounting already updated. An exception
-// thrown by a body is kept as the stream's pending error and reported by the
-// next synchronisation, once.
+// thrown by a body is kept as the stream's pending error, published with the
+// operation's completion, and reported by the next synchronisation or query,
+// once.
 //
 // While a capture is attached, enqueue() records operations into the capture
 // instead of running them; synchronising or querying the stream is then an
@@ -130,7 +131,9 @@ class StreamQueue {
   [[nodiscard]] std::uint64_t lastSubmitted();
   void startWorkerLocked();
   void workerLoop();
-  void execute(Operation& operation);
+  // Runs one operation on the worker; returns its error for the stream's
+  // pending error (empty: it succeeded, or a lost device dropped it).
+  [[nodiscard]] std::string execute(Operation& operation);
 
   const Stream stream_;
   const int priority_;
