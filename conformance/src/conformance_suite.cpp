@@ -251,7 +251,6 @@ void registerConformanceTests(const std::vector<DeviceType>& types,
 
 void registerConformanceTests(const std::vector<std::string>& typeNames,
                               const SuiteOptions& options) {
-  using namespace conformance_suite;
   std::vector<DeviceType> types;
   types.reserve(typeNames.size());
   for (const std::string& name : typeNames) types.push_back(registerDeviceType(name));
@@ -280,7 +279,6 @@ std::optional<TestDescription> describeTest(const ::testing::TestInfo& info) {
 
 bool detail::registerStatically(const char* prefix,
                                 std::vector<std::string> typeNames) noexcept {
-  using namespace conformance_suite;
   try {
     SuiteOptions options;
     options.prefix = prefix;

@@ -193,8 +193,8 @@ bool StreamQueue::query(std::string_view hook) {
   // when completed_ was read. The worker sets error_pending_ before it counts
   // the failed operation complete (release, in the same critical section),
   // so a completion this read sees brings its error with it, and the error
-  // is reported as the locked path would. Anything unusual takes the locked path, which
-  // has the messages.
+  // is reported as the locked path would. Anything unusual takes the locked
+  // path, which has the messages.
   if (!capturing_.load(std::memory_order_acquire)) {
     const std::uint64_t completed = completed_.load(std::memory_order_acquire);
     const std::uint64_t submitted = submitted_.load(std::memory_order_acquire);
