@@ -64,6 +64,21 @@ ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes
   return allocateSlow(lock, bytes, stream);
 }
 
+// A large-pool request (bytes > kSmallSize): never held, so no thread cache
+// or reuse list is looked at; the parked block (parked_block.h) or
+// allocateSlow. CachingAllocator::allocate inlines it for a large request
+// whose device and stream it checked.
+inline Block* DeviceCache::allocateLarge(std::size_t bytes, StreamId stream) {
+  BiasedMutex::Guard lock(mutex_);
+  if (plain_ && parked_ != nullptr) [[likely]] {
+    const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
+    if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
+      if (Block* block = unpark(rounded, bytes, stream)) return block;
+    }
+  }
+  return allocateSlow(lock, bytes, stream);
+}
+
 ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateSlow(BiasedMutex::Guard& lock,
                                                              std::size_t bytes,
                                                              StreamId stream) {
@@ -196,9 +211,13 @@ void DeviceCache::splitAndMark(Block* block, std::size_t rounded, std::size_t re
 }
 
 void DeviceCache::markAllocated(Block* block, std::size_t requested) {
+  markAllocated(block, requested, block->pool->small);
+}
+
+void DeviceCache::markAllocated(Block* block, std::size_t requested, bool small) {
   block->allocated = true;
   block->requested = requested;
-  countAllocation(block->pool->small, block->size, requested);
+  countAllocation(small, block->size, requested);
   if (settings_.max_split_size > 0 && block->size >= settings_.max_split_size) {
     stats_.oversize_allocations.add(1);
   }
@@ -216,10 +235,14 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested) {
 // a default pool, goes to this thread's cache when that has room, else, while
 // nothing rare is on, to the device's reuse list when that list is free or
 // holds its size and has room; anything else is freeSlow (with the lock
-// held). A thread's first free on a device makes its cache.
+// held). A thread's first free on a device makes its cache. A block of a
+// pool that does not hold (large_, a private pool's) goes to the device's
+// lock at once: no thread cache would take it.
 // Everything but the thread cache's hold is a tail call, so the hold pays
 // no frame or register saves.
 void DeviceCache::free(Block* block) noexcept {
+  if (!block->pool->holds) [[unlikely]]
+    return freeUnheld(block);
   ThreadCache* cache = findThreadCache(this);
   if (cache != nullptr && holdLocal(*cache, block)) [[likely]]
     return;
@@ -237,9 +260,8 @@ void DeviceCache::free(Block* block) noexcept {
 
 ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept {
   BiasedMutex::Guard lock(mutex_);
-  const bool held_pool = block->pool->holds;  // all small
   if (plain_ && !block->has_stream_uses &&
-      block->uses.load(std::memory_order_relaxed) == 0 && held_pool) [[likely]] {
+      block->uses.load(std::memory_order_relaxed) == 0) [[likely]] {
     const std::size_t index = ReuseLists::indexOf(block->stream, block->size);
     if (reuse_.hasRoomFor(index, block)) [[likely]] {
       block_stats_.freed(/*small=*/true, sized(block->size), sized(block->requested),
@@ -250,6 +272,11 @@ ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeLocked(Block* block) noexcept 
       return;
     }
   }
+  freeSlow(block);
+}
+
+ACCEL_HOT [[gnu::noinline]] void DeviceCache::freeUnheld(Block* block) noexcept {
+  BiasedMutex::Guard lock(mutex_);
   if (block == last_cut_ && park(block)) return;  // parked_block.h
   freeSlow(block);
 }
@@ -495,16 +522,18 @@ Block* DeviceCache::takeLocal(ThreadCache& cache, std::size_t bytes,
       cache.inside.store(false, std::memory_order_release);
       return block;
     }
-    // A cache holds small-pool blocks only: a larger request is not looked up.
-    const std::size_t rounded = roundSize(bytes, cache.divisions);
-    if (rounded >= bytes && bytes <= kSmallSize) [[likely]]
+    // A cache holds small-pool blocks only: a larger request is not looked
+    // up (nor rounded: a small one does not wrap).
+    if (bytes <= kSmallSize) [[likely]] {
+      const std::size_t rounded = roundSize(bytes, cache.divisions);
       block = cache.lists.take(stream, rounded);
-    if (block != nullptr) [[likely]] {
-      if (coversRequest(cache, bytes)) [[likely]] {
-        countTaken(cache, block, block->size, bytes);
-      } else {
-        cache.lists.putBack(ReuseLists::indexOf(stream, rounded), block);
-        block = nullptr;
+      if (block != nullptr) [[likely]] {
+        if (coversRequest(cache, bytes)) [[likely]] {
+          countTaken(cache, block, block->size, bytes);
+        } else {
+          cache.lists.putBack(ReuseLists::indexOf(stream, rounded), block);
+          block = nullptr;
+        }
       }
     }
   }
@@ -525,8 +554,7 @@ void DeviceCache::countAllocation(bool small, std::size_t size,
 }
 
 bool DeviceCache::holdLocal(ThreadCache& cache, Block* block) noexcept {
-  if (block->has_stream_uses || !block->pool->holds ||
-      block->uses.load(std::memory_order_acquire) != 0) {
+  if (block->has_stream_uses || block->uses.load(std::memory_order_acquire) != 0) {
     return false;  // freeSlow (a backend's use may defer the free)
   }
   cache.inside.store(true, std::memory_order_relaxed);
@@ -608,17 +636,26 @@ void DeviceCache::adjustInactiveSplit(const Block* block, int sign) noexcept {
 namespace accel::memory {
 
 // Here rather than in caching_allocator.cpp: it compiles as one function
-// with DeviceCache's thread-cache path. Everything else is one tail call
-// (allocateUncommon checks again), so that a hit pays no frame and no
-// register saves.
+// with DeviceCache's thread-cache path and its large-pool path
+// (allocateLarge). Everything else is one call to allocateUncommon, which
+// checks again. (GCC 12 makes no tail call of a function that returns a
+// DataPtr in memory, so the register saves stay on every path.)
 ACCEL_HOT DataPtr CachingAllocator::allocate(DeviceIndex index, std::size_t bytes,
                                              Stream stream) {
   const Device where = Device::unchecked(type_, index);
-  if (index >= 0 && index < static_cast<int>(devices_.size()) && stream.device == where &&
-      bytes != 0) [[likely]] {
+  if (index >= 0 && index < static_cast<int>(devices_.size()) && stream.device == where)
+      [[likely]] {
     detail::DeviceCache& cache = *devices_[static_cast<std::size_t>(index)];
-    if (detail::Block* block = cache.allocateFromThreadCache(bytes, stream.id)) [[likely]]
+    // 0 < bytes <= kSmallSize in one comparison: a thread cache holds
+    // small-pool blocks only, so a large request goes to the lock at once.
+    if (bytes - 1 < kSmallSize) [[likely]] {
+      if (detail::Block* block = cache.allocateFromThreadCache(bytes, stream.id))
+          [[likely]]
+        return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
+    } else if (bytes != 0) {
+      detail::Block* block = cache.allocateLarge(bytes, stream.id);
       return DataPtr(block->ptr, block, &detail::freeCachedBlock, where);
+    }
   }
   return detail::DeviceCache::allocateUncommon(*this, index, bytes, stream);
 }

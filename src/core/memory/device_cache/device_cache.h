@@ -80,8 +80,12 @@ class DeviceCache {
     return cache != nullptr ? takeLocal(*cache, bytes, stream) : nullptr;
   }
   [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
-  // CachingAllocator::allocate for everything but a thread cache's hit: a
-  // bad device or stream (throws), 0 bytes, allocateLocked.
+  // allocateLocked for a request above kSmallSize: no thread cache or reuse
+  // list looked at (a large block is never held). Inline, defined in
+  // device_cache.cpp for CachingAllocator::allocate there.
+  [[nodiscard]] Block* allocateLarge(std::size_t bytes, StreamId stream);
+  // CachingAllocator::allocate for everything but a thread cache's hit and a
+  // large request: a bad device or stream (throws), 0 bytes, allocateLocked.
   [[nodiscard]] static DataPtr allocateUncommon(CachingAllocator& allocator,
                                                 DeviceIndex index, std::size_t bytes,
                                                 Stream stream);
@@ -147,8 +151,10 @@ class DeviceCache {
   // The block (of any state) holding `ptr`, or nullptr outside every segment.
   [[nodiscard]] Block* blockAt(const void* ptr) const noexcept;
   [[nodiscard]] BlockInfo infoOf(const Block* block) const noexcept;
-  // free when its fast paths do not apply.
+  // free of a held pool's block when the thread's cache did not take it.
   void freeLocked(Block* block) noexcept;
+  // free of a block of a pool that does not hold (large_, a private pool's).
+  void freeUnheld(Block* block) noexcept;
   // free() when the thread's cache did not take the block (`cache`: the
   // thread's cache, null when it has none yet).
   void freeUncached(Block* block, ThreadCache* cache) noexcept;
@@ -177,6 +183,8 @@ class DeviceCache {
   // then marks it allocated.
   void splitAndMark(Block* block, std::size_t rounded, std::size_t requested);
   void markAllocated(Block* block, std::size_t requested);
+  // The same for a block of `small`'s pools, when the caller knows which.
+  void markAllocated(Block* block, std::size_t requested, bool small);
   // Calls the host capture with the lock released (it may take the host's
   // lock, the GIL, which a thread waiting for ours may hold).
   [[gnu::noinline, gnu::cold]] void captureHostStack(BiasedMutex::Guard& lock);
@@ -216,6 +224,7 @@ class DeviceCache {
   // a block of this thread's cache, or null / false for the device's path.
   [[nodiscard]] Block* takeLocal(ThreadCache& cache, std::size_t bytes,
                                  StreamId stream) noexcept;
+  // holdLocal: `block`'s pool holds.
   [[nodiscard]] bool holdLocal(ThreadCache& cache, Block* block) noexcept;
   // Empties a cache the caller may touch (its own, or claimed): its blocks
   // to the free set, its figures absorbed.

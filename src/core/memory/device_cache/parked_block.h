@@ -84,7 +84,7 @@ inline Block* DeviceCache::unpark(std::size_t rounded, std::size_t bytes,
   } else {
     block_stats_.splitFree(false, sized(rest->size));
   }
-  markAllocated(block, bytes);
+  markAllocated(block, bytes, /*small=*/false);
   return block;
 }
 
