@@ -16,6 +16,7 @@
 #include "accel/error.h"
 #include "accel/hooks_table.h"
 #include "accel/validation.h"
+#include "layers/hook_layer.h"
 #include "layers/lax_backend.h"
 
 namespace accel {
@@ -341,6 +342,53 @@ TEST_F(ValidationRules, BlocksMadeBeforeTheLayerWasTurnedOffAreForgotten) {
       served().copyHostToDevice(made_now.get(), host.data(), host.size(), stream),
       InvalidArgument);
   EXPECT_THAT(validationLeakReport(), HasSubstr("1 object(s)"));
+}
+
+// Alone, the validation layer is called by the decorator directly; beside
+// another layer, through the layers' loops. A block made one way and freed
+// the other is known all the same: its free is held and caught as a use
+// after free, the other layer sees what it should, and nothing is left in
+// the leak report.
+TEST_F(ValidationRules, BesideAnotherLayerTheRulesHoldForBlocksOfEitherPath) {
+  class CountingLayer final : public detail::HookLayer {
+   public:
+    void before(const detail::HookCall&) override {}
+    void after(const detail::HookCall&, bool) noexcept override {}
+    void allocated(DeviceType, Device, const void*, std::size_t, bool) noexcept override {
+      ++allocations;
+    }
+    void freed(DeviceType, Device, const void*, std::size_t, bool) noexcept override {
+      ++frees;
+    }
+    std::atomic<int> allocations{0};
+    std::atomic<int> frees{0};
+  };
+  setValidationMode(ValidationMode::Throw);
+  const Stream stream = served().getCurrentStream(0);
+  std::vector<char> host(64);
+  auto expectUseAfterFree = [&](const void* freed) {
+    try {
+      served().copyDeviceToHost(host.data(), freed, host.size(), stream);
+      ADD_FAILURE() << "a copy from a freed block was let through";
+    } catch (const InvalidArgument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("use after free"));
+    }
+  };
+  DataPtr made_alone = served().getDeviceAllocator(0).allocate(256);
+  CountingLayer counting;
+  detail::addHookLayer(counting);
+  DataPtr made_beside = served().getDeviceAllocator(0).allocate(512);
+  EXPECT_EQ(counting.allocations.load(), 1);
+  const void* freed_beside = made_alone.get();
+  made_alone.reset();  // made alone, freed beside the other layer
+  EXPECT_EQ(counting.frees.load(), 1);
+  expectUseAfterFree(freed_beside);
+  detail::removeHookLayer(counting);
+  const void* freed_alone = made_beside.get();
+  made_beside.reset();  // made beside it, freed alone
+  EXPECT_EQ(counting.frees.load(), 1);
+  expectUseAfterFree(freed_alone);
+  EXPECT_EQ(validationLeakReport(), "");
 }
 
 // A block made on one thread and freed on another leaves the books all the

@@ -15,6 +15,7 @@
 #include "layers/layer_registry.h"
 #include "layers/layer_settings.h"
 #include "layers/layered_hooks.h"
+#include "layers/validation/validation_layer.h"
 
 namespace accel::detail {
 
@@ -53,8 +54,11 @@ void publish(Registry& r) {
                   [](const HookLayer* l) { return l->wantsTimes(); });
   auto keeper = std::find_if(r.layers.begin(), r.layers.end(),
                              [](const HookLayer* l) { return l->keepsBlockNotes(); });
+  auto* validation_alone =
+      r.layers.size() == 1 ? dynamic_cast<ValidationLayer*>(r.layers.front()) : nullptr;
   r.published.push_back(std::make_unique<const LayerList>(
-      LayerList{r.layers, wants_times, keeper != r.layers.end() ? *keeper : nullptr}));
+      LayerList{r.layers, wants_times, keeper != r.layers.end() ? *keeper : nullptr,
+                validation_alone}));
   g_current_layers.store(r.published.back().get(), std::memory_order_release);
 }
 

@@ -30,6 +30,8 @@
 
 namespace accel::detail {
 
+class ValidationLayer;
+
 // The layers added now: an immutable snapshot, published with a release
 // store and never freed (a caller may still walk an old one).
 struct LayerList {
@@ -37,6 +39,9 @@ struct LayerList {
   bool wants_times = false;  // any layer's wantsTimes()
   // The first of `layers` whose keepsBlockNotes() is true, or null.
   HookLayer* note_keeper = nullptr;
+  // The validation layer when it is the only layer: the decorator's
+  // allocator calls its memory callbacks directly (layered_allocator.cpp).
+  ValidationLayer* validation_alone = nullptr;
 };
 
 // The published snapshot (layer_registry.cpp); read through currentLayers().

@@ -121,7 +121,9 @@ class BiasedMutex {
 
   // Returns the grant the lock was taken through, or null when it was taken
   // through the inner mutex; pass it to unlock().
-  [[nodiscard]] BiasGrant* lock() noexcept {
+  // Inline everywhere (always_inline: some callers' compilers kept it a
+  // call, a third of the cost of the lock it takes).
+  [[nodiscard, gnu::always_inline]] BiasGrant* lock() noexcept {
     const BiasedThreadRecord* me = t_biased_record;
     // Acquire: the grant was made by the thread that granted it (a plain
     // load on x86 all the same).
@@ -138,7 +140,7 @@ class BiasedMutex {
     lockSlow();
     return nullptr;
   }
-  void unlock(BiasGrant* grant) noexcept {
+  [[gnu::always_inline]] void unlock(BiasGrant* grant) noexcept {
     if (grant != nullptr) [[likely]] {
       grant->inside.store(false, std::memory_order_release);
       return;

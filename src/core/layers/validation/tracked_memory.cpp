@@ -6,18 +6,10 @@
 
 namespace accel::detail {
 
-namespace {
-
-// The calling thread's lane and the books it belongs to. Initial-exec TLS
-// (one %fs-relative load on the allocation's path). A thread that files
-// records in two books (the layer makes one) keeps the lane of the last.
-struct LaneOfThread {
-  TrackedMemory* books = nullptr;
-  BooksLane* lane = nullptr;
-  bool retired = false;  // its thread_local destructors ran
-};
-constinit thread_local LaneOfThread t_lane
+constinit thread_local LaneOfThread t_books_lane
     __attribute__((tls_model("initial-exec"))) = {};
+
+namespace {
 
 // Takes the lock of a lane that another thread owns, for a whole-books
 // visit (a switch, a report): the owner keeps its bias.
@@ -43,7 +35,7 @@ struct LaneReturn {
   LaneReturn(const LaneReturn&) = delete;
   LaneReturn& operator=(const LaneReturn&) = delete;
   ~LaneReturn() {
-    LaneOfThread& mine = t_lane;
+    LaneOfThread& mine = t_books_lane;
     if (mine.books != nullptr && mine.lane != nullptr) mine.books->giveBack(*mine.lane);
     mine = LaneOfThread{nullptr, nullptr, true};
   }
@@ -52,7 +44,7 @@ struct LaneReturn {
 TrackedMemory::~TrackedMemory() {
   // The destroying thread's lane goes with the books (other threads that
   // filed records here have exited, giving theirs back: see the header).
-  if (t_lane.books == this) t_lane.books = nullptr;
+  if (t_books_lane.books == this) t_books_lane.books = nullptr;
   BooksLane* lane = lanes_.load(std::memory_order_acquire);
   while (lane != nullptr) {
     BooksLane* next = lane->next;
@@ -69,10 +61,8 @@ void TrackedMemory::allowBias(bool allowed) noexcept {
     lane->lock.allowBias(allowed);
 }
 
-BooksLane* TrackedMemory::laneOfThisThread() noexcept {
-  LaneOfThread& mine = t_lane;
-  if (mine.books == this) [[likely]]
-    return mine.lane;
+BooksLane* TrackedMemory::takeLane() noexcept {
+  LaneOfThread& mine = t_books_lane;
   std::lock_guard<std::mutex> pool(pool_mutex_);
   BooksLane* lane = nullptr;
   if (!mine.retired) {
@@ -117,42 +107,15 @@ const TrackedBlock* TrackedMemory::holding(const Blocks& blocks,
   return ptr - block.base < block.bytes ? &block : nullptr;
 }
 
-bool TrackedMemory::allocated(LiveRecord& record) noexcept {
-  BooksLane* lane = laneOfThisThread();
-  if (lane == nullptr) return false;
-  BiasedMutex::Guard lock(lane->lock);
-  // The switch and the generation are written before clear() visits this
-  // lane under its lock, so read under it they agree with what the lane
-  // holds.
-  if (!active_.load(std::memory_order_relaxed)) return false;
-  record.books = books_.load(std::memory_order_relaxed);
-  record.lane = lane;
-  record.state = LiveRecord::State::Waiting;
-  record.prev = nullptr;
-  LiveRecord* head = lane->waiting.load(std::memory_order_relaxed);
-  record.next = head;
-  if (head != nullptr) head->prev = &record;
-  lane->waiting.store(&record, std::memory_order_relaxed);
-  return true;
-}
-
 TrackedMemory::Found TrackedMemory::leaveLane(LiveRecord& record, std::uint64_t& books,
                                               TrackedBlock* held_copy) noexcept {
   BiasedMutex::Guard lock(record.lane->lock);
   books = books_.load(std::memory_order_relaxed);
   if (record.books != books) return Found::NotLive;
   switch (record.state) {
-    case LiveRecord::State::Waiting: {
-      BooksLane& lane = *record.lane;
-      if (record.prev != nullptr) record.prev->next = record.next;
-      if (record.next != nullptr) record.next->prev = record.prev;
-      if (lane.waiting.load(std::memory_order_relaxed) == &record)
-        lane.waiting.store(record.next, std::memory_order_relaxed);
-      record.prev = record.next = nullptr;
-      record.state = LiveRecord::State::Gone;
-      record.books = 0;
+    case LiveRecord::State::Waiting:
+      takeOffLane(record);
       return Found::TakenOff;
-    }
     case LiveRecord::State::Indexed:
       return Found::Indexed;
     case LiveRecord::State::Held:
@@ -178,7 +141,7 @@ bool TrackedMemory::leaveIndex(LiveRecord& record, std::uint64_t books) noexcept
   return true;
 }
 
-bool TrackedMemory::forgetLive(LiveRecord& record) noexcept {
+bool TrackedMemory::forgetLiveSlow(LiveRecord& record) noexcept {
   std::uint64_t books = 0;
   switch (leaveLane(record, books, nullptr)) {
     case Found::TakenOff:

@@ -127,6 +127,19 @@ struct alignas(64) BooksLane {
   BooksLane* next_free = nullptr;  // no thread has it; pool lock
 };
 
+class TrackedMemory;
+
+// The calling thread's lane and the books it belongs to. Initial-exec TLS
+// (one %fs-relative load on the allocation's path). A thread that files
+// records in two books (the layer makes one) keeps the lane of the last.
+struct LaneOfThread {
+  TrackedMemory* books = nullptr;
+  BooksLane* lane = nullptr;
+  bool retired = false;  // its thread_local destructors ran
+};
+extern constinit thread_local LaneOfThread t_books_lane
+    __attribute__((tls_model("initial-exec")));
+
 class TrackedMemory {
  public:
   TrackedMemory() = default;
@@ -222,9 +235,29 @@ class TrackedMemory {
  private:
   template <typename Blocks>
   static const TrackedBlock* holding(const Blocks& blocks, std::uintptr_t ptr) noexcept;
-  // This thread's lane, made or taken over on first use; null when none
-  // can be had (no memory for one).
-  BooksLane* laneOfThisThread() noexcept;
+  // This thread's lane, made or taken over on first use (takeLane); null
+  // when none can be had (no memory for one).
+  BooksLane* laneOfThisThread() noexcept {
+    const LaneOfThread& mine = t_books_lane;
+    if (mine.books == this) [[likely]]
+      return mine.lane;
+    return takeLane();
+  }
+  BooksLane* takeLane() noexcept;
+  // forgetLive when the record is not waiting on its lane (or clear() came
+  // first): it looks again, under the lane's lock.
+  bool forgetLiveSlow(LiveRecord& record) noexcept;
+  // Takes a waiting record off its lane's list (the lane's lock held).
+  static void takeOffLane(LiveRecord& record) noexcept {
+    BooksLane& lane = *record.lane;
+    if (record.prev != nullptr) record.prev->next = record.next;
+    if (record.next != nullptr) record.next->prev = record.prev;
+    if (lane.waiting.load(std::memory_order_relaxed) == &record)
+      lane.waiting.store(record.next, std::memory_order_relaxed);
+    record.prev = record.next = nullptr;
+    record.state = LiveRecord::State::Gone;
+    record.books = 0;
+  }
   friend struct LaneReturn;
   void giveBack(BooksLane& lane) noexcept;
   // Files every lane's waiting records in the index.
@@ -262,5 +295,42 @@ class TrackedMemory {
   BooksLane* spare_lane_ = nullptr;
   std::atomic<bool> bias_allowed_{true};
 };
+
+// allocated() and forgetLive() are inline: the decorator's allocator calls
+// them on every allocation and free (layers/layered_allocator.cpp, through
+// the validation layer's callbacks), where a call's frame was a third of
+// their cost.
+[[gnu::always_inline]] inline bool TrackedMemory::allocated(LiveRecord& record) noexcept {
+  BooksLane* lane = laneOfThisThread();
+  if (lane == nullptr) return false;
+  BiasedMutex::Guard lock(lane->lock);
+  // The switch and the generation are written before clear() visits this
+  // lane under its lock, so read under it they agree with what the lane
+  // holds.
+  if (!active_.load(std::memory_order_relaxed)) return false;
+  record.books = books_.load(std::memory_order_relaxed);
+  record.lane = lane;
+  record.state = LiveRecord::State::Waiting;
+  record.prev = nullptr;
+  LiveRecord* head = lane->waiting.load(std::memory_order_relaxed);
+  record.next = head;
+  if (head != nullptr) head->prev = &record;
+  lane->waiting.store(&record, std::memory_order_relaxed);
+  return true;
+}
+
+[[gnu::always_inline]] inline bool TrackedMemory::forgetLive(
+    LiveRecord& record) noexcept {
+  {
+    // The common case: still waiting on the lane of the thread that made it.
+    BiasedMutex::Guard lock(record.lane->lock);
+    if (record.books == books_.load(std::memory_order_relaxed) &&
+        record.state == LiveRecord::State::Waiting) [[likely]] {
+      takeOffLane(record);
+      return true;
+    }
+  }
+  return forgetLiveSlow(record);
+}
 
 }  // namespace accel::detail

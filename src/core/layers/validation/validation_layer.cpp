@@ -329,9 +329,8 @@ void ValidationLayer::after(const HookCall& call, bool failed) noexcept {
 
 // ---- memory ----
 
-void ValidationLayer::allocating(DeviceType type, Device device, std::size_t bytes,
-                                 bool pinned) {
-  if (pinned || captures_running_.load(std::memory_order_acquire) == 0) return;
+void ValidationLayer::allocatingWhileCapturing(DeviceType type, Device device,
+                                               std::size_t bytes) {
   std::vector<Violation> found;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -351,52 +350,12 @@ void ValidationLayer::allocating(DeviceType type, Device device, std::size_t byt
     report(describeMemoryCall("allocate", type, device, nullptr, bytes), found, true);
 }
 
-namespace {
-
-static_assert(sizeof(LiveRecord) <= BlockNote::kBytes &&
-                  alignof(LiveRecord) <= alignof(std::max_align_t),
-              "a live block's record fits in the decorator's note");
-
-LiveRecord& recordIn(BlockNote& note) noexcept {
-  return *std::launder(reinterpret_cast<LiveRecord*>(note.storage));
-}
-
-}  // namespace
-
 void ValidationLayer::disposeRecord(BlockNote& note) noexcept {
   recordIn(note).~LiveRecord();
 }
 
-void ValidationLayer::allocatedNoted(DeviceType type, Device device, const void* ptr,
-                                     std::size_t bytes, bool pinned,
-                                     BlockNote& note) noexcept {
-  // Made in the block's note, which no other thread reaches yet, before the
-  // lock: only linking it in the books needs the lock. (The stack is
-  // assigned in place, not moved in from a local: the moved-from local's
-  // destructor reloaded what the move had just zeroed, past the lock's
-  // fences, half of this function's samples in a profile.)
-  auto* record = ::new (static_cast<void*>(note.storage))
-      LiveRecord(address(ptr), bytes, type, device, pinned);
-  if (recordingStacks()) record->block.made = recordedStack();
-  // Filed on this thread's lane of the books, under the lane's lock alone.
-  if (memory_.allocated(*record)) {
-    note.dispose = &disposeRecord;
-    return;
-  }
-  record->~LiveRecord();  // turned off meanwhile: not tracked
-}
-
-bool ValidationLayer::holdsFree(const void* ptr, const void* token,
-                                BlockNote* note) noexcept {
-  // A block this layer did not note (made while it was off) is not tracked.
-  if (note == nullptr || note->dispose != &disposeRecord) return false;
-  LiveRecord& record = recordIn(*note);
-  const bool quarantine = quarantine_holds_.load(std::memory_order_relaxed);
-  // The common case, a live block freed while the quarantine holds nothing,
-  // apart: it needs no stack and no report. Under the lane's lock of the
-  // thread that made the block (the books' lock only when a lookup filed
-  // the record in the index).
-  if (!quarantine && memory_.forgetLive(record)) return false;
+bool ValidationLayer::holdsFreeSlow(const void* ptr, const void* token,
+                                    LiveRecord& record, bool quarantine) noexcept {
   // Where it was freed matters only for a free the quarantine holds.
   CapturedStack where = quarantine ? recordedStack() : nullptr;
   TrackedMemory::LetGo let_go;

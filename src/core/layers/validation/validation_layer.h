@@ -15,6 +15,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "accel/validation.h"
 #include "layers/hook_layer.h"
 #include "layers/validation/tracked_memory.h"
+#include "layers/validation/validation_report.h"
 #include "memory/biased_mutex.h"
 
 namespace accel::detail {
@@ -46,6 +48,10 @@ class ValidationLayer final : public HookLayer {
 
   void before(const HookCall& call) override;
   void after(const HookCall& call, bool failed) noexcept override;
+  // The memory callbacks are defined below, inline: the decorator's
+  // allocator calls them directly, without a virtual call, when this layer
+  // is the only one added (layers/layered_allocator.cpp). It has no freed():
+  // holdsFree, asked at every free, does that work.
   void allocating(DeviceType type, Device device, std::size_t bytes,
                   bool pinned) override;
   // Its live blocks' records are kept in the decorator's blocks
@@ -124,6 +130,31 @@ class ValidationLayer final : public HookLayer {
   // Ends the record a note holds (BlockNote::dispose).
   static void disposeRecord(BlockNote& note) noexcept;
 
+ public:
+  // BlockNote::clear() for a note this layer keeps a record in, inline:
+  // ends the record and empties the note, and true; false (nothing done)
+  // when the note holds no record of this layer's.
+  static bool endRecord(BlockNote& note) noexcept {
+    if (note.dispose != &disposeRecord) return false;
+    recordIn(note).~LiveRecord();
+    note.dispose = nullptr;
+    note.keeper = nullptr;
+    return true;
+  }
+
+ private:
+  static LiveRecord& recordIn(BlockNote& note) noexcept {
+    return *std::launder(reinterpret_cast<LiveRecord*>(note.storage));
+  }
+  // allocating() while a graph captures: the capture's pool rule.
+  [[gnu::noinline]] void allocatingWhileCapturing(DeviceType type, Device device,
+                                                  std::size_t bytes);
+  // holdsFree() but for a live block forgotten at once: the quarantine, a
+  // second free, a record the books no longer have. Out of line: its
+  // reports and stacks need a frame the common free does not.
+  [[gnu::noinline]] bool holdsFreeSlow(const void* ptr, const void* token,
+                                       LiveRecord& record, bool quarantine) noexcept;
+
   std::atomic<ValidationMode> mode_{ValidationMode::Log};
   // Guards the events, graphs, captures and streams. Taken before the
   // books' locks where a function takes both.
@@ -150,5 +181,54 @@ class ValidationLayer final : public HookLayer {
   // Streams getNewStream made: (type, id) -> the devices it was made on.
   std::map<Key, std::set<int>> streams_;
 };
+
+static_assert(sizeof(LiveRecord) <= BlockNote::kBytes &&
+                  alignof(LiveRecord) <= alignof(std::max_align_t),
+              "a live block's record fits in the decorator's note");
+
+[[gnu::always_inline]] inline void ValidationLayer::allocating(DeviceType type,
+                                                               Device device,
+                                                               std::size_t bytes,
+                                                               bool pinned) {
+  // Only while a graph captures can an allocation break a rule.
+  if (pinned || captures_running_.load(std::memory_order_acquire) == 0) [[likely]]
+    return;
+  allocatingWhileCapturing(type, device, bytes);
+}
+
+[[gnu::always_inline]] inline void ValidationLayer::allocatedNoted(
+    DeviceType type, Device device, const void* ptr, std::size_t bytes, bool pinned,
+    BlockNote& note) noexcept {
+  // Made in the block's note, which no other thread reaches yet, before the
+  // lock: only linking it in the books needs the lock. (The stack is
+  // assigned in place, not moved in from a local: the moved-from local's
+  // destructor reloaded what the move had just zeroed, past the lock's
+  // fences, half of this function's samples in a profile.)
+  auto* record = ::new (static_cast<void*>(note.storage))
+      LiveRecord(reinterpret_cast<std::uintptr_t>(ptr), bytes, type, device, pinned);
+  if (recordingStacks()) record->block.made = recordedStack();
+  // Filed on this thread's lane of the books, under the lane's lock alone.
+  if (memory_.allocated(*record)) [[likely]] {
+    note.dispose = &disposeRecord;
+    return;
+  }
+  record->~LiveRecord();  // turned off meanwhile: not tracked
+}
+
+[[gnu::always_inline]] inline bool ValidationLayer::holdsFree(const void* ptr,
+                                                              const void* token,
+                                                              BlockNote* note) noexcept {
+  // A block this layer did not note (made while it was off) is not tracked.
+  if (note == nullptr || note->dispose != &disposeRecord) return false;
+  LiveRecord& record = recordIn(*note);
+  const bool quarantine = quarantine_holds_.load(std::memory_order_relaxed);
+  // The common case, a live block freed while the quarantine holds nothing,
+  // apart: it needs no stack and no report. Under the lane's lock of the
+  // thread that made the block (the books' lock only when a lookup filed
+  // the record in the index).
+  if (!quarantine && memory_.forgetLive(record)) [[likely]]
+    return false;
+  return holdsFreeSlow(ptr, token, record, quarantine);
+}
 
 }  // namespace accel::detail
