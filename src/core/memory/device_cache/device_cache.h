@@ -211,6 +211,10 @@ class DeviceCache {
   // split; settleParked merges it, as the free would have. Each returns
   // false, or does nothing, when that does not apply.
   [[nodiscard]] bool park(Block* block) noexcept;
+  // park's figures; with its history entries and the stack let go
+  // (parked_block.cpp, out of line).
+  void countPark(Block* block) noexcept;
+  [[gnu::noinline]] void parkRecorded(Block* block) noexcept;
   // unpark: parked_ is not null.
   [[nodiscard]] Block* unpark(std::size_t rounded, std::size_t bytes, StreamId stream);
   void settleParked() noexcept;

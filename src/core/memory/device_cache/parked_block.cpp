@@ -2,9 +2,29 @@
 // what it is and when it is settled).
 //
 // Thread-safety: the device's lock is held (DeviceCache's private members).
-#include "memory/device_cache/device_cache.h"
+#include "memory/device_cache/parked_block.h"
 
 namespace accel::memory::detail {
+
+void DeviceCache::parkRecorded(Block* block) noexcept {
+  // park's work with its history entries (the free's two, with one clock
+  // read) and the block's stack let go, in the order freeSlow and
+  // returnBlock would write them.
+  const std::size_t size = block->size;
+  const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
+  std::int64_t now = 0;
+  if (history_.recording()) {
+    now = history_.now();
+    history_.record(MemoryTraceEntry::Action::FreeRequested, block, address, size,
+                    block->stream, 0, now);
+  }
+  block->resetStack();
+  countPark(block);
+  if (history_.recording())
+    history_.record(MemoryTraceEntry::Action::FreeCompleted, nullptr, address, size,
+                    block->stream, 0, now);
+  parked_ = block;
+}
 
 void DeviceCache::settleParked() noexcept {
   Block* const block = parked_;

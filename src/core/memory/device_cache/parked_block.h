@@ -2,7 +2,7 @@
 // a cut instead of merging and cutting again. park and unpark are defined
 // here, inline, for the free and allocate paths that are compiled as one
 // function each (device_cache.cpp, which alone includes this header);
-// settleParked is in parked_block.cpp.
+// settleParked and parkRecorded are in parked_block.cpp.
 //
 // Large-pool blocks are never held (docs/design-notes.md, "Large blocks are
 // not held"): a freed one merges at once with its free neighbours, so the
@@ -42,32 +42,32 @@ inline bool DeviceCache::park(Block* block) noexcept {
   Block* const rest = block->next;
   if (rest == nullptr || rest->allocated || (prev != nullptr && !prev->allocated))
     return false;
-  // freeSlow's figures and history, then returnBlock's for a merge with the
-  // free block after it.
-  const std::size_t size = block->size;
-  const auto address = reinterpret_cast<std::uintptr_t>(block->ptr);
-  block_stats_.freed(/*small=*/false, sized(size), sized(block->requested), false);
-  std::int64_t now = 0;
-  if (history_.recording()) {
-    now = history_.now();
-    history_.record(MemoryTraceEntry::Action::FreeRequested, block, address, size,
-                    block->stream, 0, now);
+  // With history entries to write or a stack to let go, out of line: the
+  // common park makes no call, so it keeps its values in scratch registers.
+  if (history_.recording() || block->has_stack) [[unlikely]] {
+    parkRecorded(block);
+    return true;
   }
-  // Still `allocated`, as a held block is: nothing merges with it and its
-  // segment is not whole; with no request, no lookup sees it handed out.
+  countPark(block);
+  parked_ = block;
+  return true;
+}
+
+inline void DeviceCache::countPark(Block* block) noexcept {
+  // freeSlow's figures, then returnBlock's for a merge with the free block
+  // after it. Still `allocated`, as a held block is: nothing merges with it
+  // and its segment is not whole; with no request, no lookup sees it handed
+  // out.
+  const Block* const rest = block->next;
+  const std::size_t size = block->size;
+  block_stats_.freed(/*small=*/false, sized(size), sized(block->requested), false);
   block->requested = 0;
   block->pending_free = false;
-  block->resetStack();
-  if (prev != nullptr || rest->next != nullptr) {
+  if (block->prev != nullptr || rest->next != nullptr) {
     block_stats_.splitReplaced(false, sized(rest->size), 1, sized(size + rest->size));
   } else {
     block_stats_.splitGone(false, sized(rest->size), 1);
   }
-  if (history_.recording())
-    history_.record(MemoryTraceEntry::Action::FreeCompleted, nullptr, address, size,
-                    block->stream, 0, now);
-  parked_ = block;
-  return true;
 }
 
 inline Block* DeviceCache::unpark(std::size_t rounded, std::size_t bytes,
