@@ -1,8 +1,8 @@
 // DeviceCache: the large pool's parked block — a one-deep cache that undoes
 // a cut instead of merging and cutting again. park and unpark are defined
 // here, inline, for the free and allocate paths that are compiled as one
-// function each (device_cache.cpp, which alone includes this header);
-// settleParked and parkRecorded are in parked_block.cpp.
+// function each (device_cache.cpp); settleParked and parkRecorded are in
+// parked_block.cpp, the only other file that includes this header.
 //
 // Large-pool blocks are never held (docs/design-notes.md, "Large blocks are
 // not held"): a freed one merges at once with its free neighbours, so the
@@ -43,7 +43,7 @@ inline bool DeviceCache::park(Block* block) noexcept {
   if (rest == nullptr || rest->allocated || (prev != nullptr && !prev->allocated))
     return false;
   // With history entries to write or a stack to let go, out of line: the
-  // common park makes no call, so it keeps its values in scratch registers.
+  // common park makes no call.
   if (history_.recording() || block->has_stack) [[unlikely]] {
     parkRecorded(block);
     return true;
