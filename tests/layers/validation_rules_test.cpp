@@ -376,7 +376,14 @@ TEST_F(ValidationRules, BesideAnotherLayerTheRulesHoldForBlocksOfEitherPath) {
   };
   DataPtr made_alone = served().getDeviceAllocator(0).allocate(256);
   CountingLayer counting;
+  // Removed at the end of the case whatever happens (the registry must not
+  // keep a layer that is gone); removing it twice does nothing.
+  struct Added {
+    detail::HookLayer& layer;
+    ~Added() { detail::removeHookLayer(layer); }
+  };
   detail::addHookLayer(counting);
+  const Added added{counting};
   DataPtr made_beside = served().getDeviceAllocator(0).allocate(512);
   EXPECT_EQ(counting.allocations.load(), 1);
   const void* freed_beside = made_alone.get();

@@ -235,9 +235,9 @@ void DeviceCache::markAllocated(Block* block, std::size_t requested, bool small)
 // a default pool, goes to this thread's cache when that has room, else, while
 // nothing rare is on, to the device's reuse list when that list is free or
 // holds its size and has room; anything else is freeSlow (with the lock
-// held). A thread's first free on a device makes its cache. A block of a
-// pool that does not hold (large_, a private pool's) goes to the device's
-// lock at once: no thread cache would take it.
+// held). A thread's first free of such a block on a device makes its
+// cache. A block of a pool that does not hold (large_, a private pool's)
+// goes to the device's lock at once: no thread cache would take it.
 // Everything but the thread cache's hold is a tail call, so the hold pays
 // no frame or register saves.
 void DeviceCache::free(Block* block) noexcept {

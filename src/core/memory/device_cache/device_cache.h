@@ -82,8 +82,9 @@ class DeviceCache {
   [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
   // allocateLocked for a request above kSmallSize: no thread cache or reuse
   // list looked at (a large block is never held). Inline, defined in
-  // device_cache.cpp for CachingAllocator::allocate there.
-  [[nodiscard]] Block* allocateLarge(std::size_t bytes, StreamId stream);
+  // device_cache.cpp for CachingAllocator::allocate there: callable there
+  // only.
+  [[nodiscard]] inline Block* allocateLarge(std::size_t bytes, StreamId stream);
   // CachingAllocator::allocate for everything but a thread cache's hit and a
   // large request: a bad device or stream (throws), 0 bytes, allocateLocked.
   [[nodiscard]] static DataPtr allocateUncommon(CachingAllocator& allocator,
@@ -213,7 +214,7 @@ class DeviceCache {
   [[nodiscard]] bool park(Block* block) noexcept;
   // park's figures; with its history entries and the stack let go
   // (parked_block.cpp, out of line).
-  void countPark(Block* block) noexcept;
+  inline void countPark(Block* block) noexcept;
   [[gnu::noinline]] void parkRecorded(Block* block) noexcept;
   // unpark: parked_ is not null.
   [[nodiscard]] Block* unpark(std::size_t rounded, std::size_t bytes, StreamId stream);
