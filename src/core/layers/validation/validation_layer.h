@@ -133,7 +133,9 @@ class ValidationLayer final : public HookLayer {
  public:
   // BlockNote::clear() for a note this layer keeps a record in, inline:
   // ends the record and empties the note, and true; false (nothing done)
-  // when the note holds no record of this layer's.
+  // when the note holds no record of this layer's. The caller owns the note
+  // (the block is going back to the decorator's cache, its record out of
+  // the books); never throws.
   static bool endRecord(BlockNote& note) noexcept {
     if (note.dispose != &disposeRecord) return false;
     recordIn(note).~LiveRecord();

@@ -40,40 +40,37 @@ ACCEL_HOT Block* DeviceCache::allocate(std::size_t bytes, StreamId stream) {
   return allocateLocked(bytes, stream);
 }
 
-// The device's lock, then its own reuse lists or allocateSlow: out of line,
-// so that the thread cache's path above pays no frame for it.
-ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes,
-                                                               StreamId stream) {
-  BiasedMutex::Guard lock(mutex_);
-  if (plain_) [[likely]] {
-    const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
-    if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
-      if (!isSmallSize(rounded)) {      // never held; maybe parked (parked_block.h)
-        if (parked_ != nullptr) {
-          if (Block* block = unpark(rounded, bytes, stream)) return block;
-        }
-      } else if (Block* block = reuse_.take(stream, rounded)) {
-        block->requested = bytes;
-        countAllocation(/*small=*/true, block->size, bytes);  // held: small
-        if (tracing_) [[unlikely]]
-          history_.traceAllocation(block);
-        return block;
-      }
-    }
-  }
-  return allocateSlow(lock, bytes, stream);
-}
-
 // A large-pool request (bytes > kSmallSize): never held, so no thread cache
 // or reuse list is looked at; the parked block (parked_block.h) or
 // allocateSlow. CachingAllocator::allocate inlines it for a large request
-// whose device and stream it checked.
+// whose device and stream it checked; allocateLocked for one that comes
+// through DeviceCache::allocate.
 inline Block* DeviceCache::allocateLarge(std::size_t bytes, StreamId stream) {
   BiasedMutex::Guard lock(mutex_);
   if (plain_ && parked_ != nullptr) [[likely]] {
     const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
     if (rounded >= bytes) [[likely]] {  // else it wrapped: allocateSlow refuses it
       if (Block* block = unpark(rounded, bytes, stream)) return block;
+    }
+  }
+  return allocateSlow(lock, bytes, stream);
+}
+
+// The device's lock, then its own reuse lists or allocateSlow: out of line,
+// so that the thread cache's path above pays no frame for it.
+ACCEL_HOT [[gnu::noinline]] Block* DeviceCache::allocateLocked(std::size_t bytes,
+                                                               StreamId stream) {
+  if (bytes > kSmallSize) return allocateLarge(bytes, stream);
+  BiasedMutex::Guard lock(mutex_);
+  if (plain_) [[likely]] {
+    // A small request does not wrap when rounded, and stays small.
+    const std::size_t rounded = roundSize(bytes, settings_.roundup_power2_divisions);
+    if (Block* block = reuse_.take(stream, rounded)) {
+      block->requested = bytes;
+      countAllocation(/*small=*/true, block->size, bytes);  // held: small
+      if (tracing_) [[unlikely]]
+        history_.traceAllocation(block);
+      return block;
     }
   }
   return allocateSlow(lock, bytes, stream);

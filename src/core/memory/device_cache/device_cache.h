@@ -82,8 +82,8 @@ class DeviceCache {
   [[nodiscard]] Block* allocateLocked(std::size_t bytes, StreamId stream);
   // allocateLocked for a request above kSmallSize: no thread cache or reuse
   // list looked at (a large block is never held). Inline, defined in
-  // device_cache.cpp for CachingAllocator::allocate there: callable there
-  // only.
+  // device_cache.cpp for CachingAllocator::allocate and allocateLocked
+  // there: callable there only.
   [[nodiscard]] inline Block* allocateLarge(std::size_t bytes, StreamId stream);
   // CachingAllocator::allocate for everything but a thread cache's hit and a
   // large request: a bad device or stream (throws), 0 bytes, allocateLocked.
